@@ -1,0 +1,138 @@
+# video-operator Makefile, in the kubebuilder convention. Tools are pinned and installed into ./bin.
+
+# KUBE_VERSION, ETCD_VERSION and SETUP_ENVTEST_VERSION: the one place naming the Kubernetes version.
+include hack/envtest/versions.env
+
+# Image URL to use all building/pushing image targets.
+IMG ?= video-operator:latest
+
+LOCALBIN ?= $(shell pwd)/bin
+$(LOCALBIN):
+	mkdir -p $(LOCALBIN)
+
+## Tool versions
+CONTROLLER_TOOLS_VERSION ?= v0.23.0
+KUSTOMIZE_VERSION ?= v5.8.3
+GOLANGCI_LINT_VERSION ?= v2.15.0
+
+## Tool binaries, versioned in their names so that a version bump installs afresh
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+
+# Setting SHELL to bash allows bash commands to be executed by recipes.
+SHELL = /usr/bin/env bash -o pipefail
+.SHELLFLAGS = -ec
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Display this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: controller-gen ## Generate CRDs and RBAC from the markers in api/ and internal/.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./..." output:crd:artifacts:config=config/crd/bases
+
+.PHONY: generate
+generate: controller-gen ## Generate DeepCopy methods.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./..."
+
+.PHONY: fmt
+fmt: ## Run go fmt.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: envtest-assets
+envtest-assets: ## Obtain kube-apiserver, etcd and kubectl for envtest (cached; built from source when it must).
+	@hack/envtest-assets.sh >/dev/null
+
+.PHONY: test
+test: manifests generate fmt vet envtest-assets ## Run all tests, envtest ones against a real kube-apiserver and etcd.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./... -coverprofile cover.out
+
+.PHONY: lint
+lint: golangci-lint ## Run golangci-lint.
+	$(GOLANGCI_LINT) run
+
+.PHONY: lint-fix
+lint-fix: golangci-lint ## Run golangci-lint and apply its fixes.
+	$(GOLANGCI_LINT) run --fix
+
+.PHONY: verify-generated
+verify-generated: manifests generate ## Fail when generated files differ from what is committed.
+	@git diff --exit-code -- api config || { echo "Generated files are stale: run 'make manifests generate' and commit the result." >&2; exit 1; }
+
+##@ Build
+
+.PHONY: build
+build: manifests generate fmt vet ## Build the manager binary.
+	go build -o bin/manager ./cmd/manager
+
+.PHONY: run
+run: manifests generate fmt vet ## Run the manager from your host against the cluster in your kubeconfig.
+	go run ./cmd/manager
+
+.PHONY: docker-build
+docker-build: ## Build the manager image (needs a container engine).
+	docker build -t $(IMG) .
+
+##@ Deployment
+
+ifndef ignore-not-found
+  ignore-not-found = false
+endif
+
+.PHONY: install
+install: manifests kustomize ## Install the CRDs into the cluster in your kubeconfig.
+	$(KUSTOMIZE) build config/crd | kubectl apply --server-side -f -
+
+.PHONY: uninstall
+uninstall: manifests kustomize ## Remove the CRDs from the cluster. ignore-not-found=true ignores missing ones.
+	$(KUSTOMIZE) build config/crd | kubectl delete --ignore-not-found=$(ignore-not-found) -f -
+
+.PHONY: deploy
+deploy: manifests kustomize ## Deploy the manager to the cluster in your kubeconfig.
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build config/default | kubectl apply --server-side -f -
+
+.PHONY: undeploy
+undeploy: kustomize ## Remove the manager from the cluster. ignore-not-found=true ignores missing objects.
+	$(KUSTOMIZE) build config/default | kubectl delete --ignore-not-found=$(ignore-not-found) -f -
+
+##@ Tools
+
+.PHONY: controller-gen
+controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.
+$(CONTROLLER_GEN): | $(LOCALBIN)
+	$(call go-install-tool,$(CONTROLLER_GEN),sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION),controller-gen)
+
+.PHONY: kustomize
+kustomize: $(KUSTOMIZE) ## Install kustomize into bin/.
+$(KUSTOMIZE): | $(LOCALBIN)
+	$(call go-install-tool,$(KUSTOMIZE),sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION),kustomize)
+
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint into bin/.
+$(GOLANGCI_LINT): | $(LOCALBIN)
+	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION),golangci-lint)
+
+# go-install-tool installs package $(2) at version $(3), whose binary is named $(4), as $(1).
+define go-install-tool
+@[ -f "$(1)" ] || { \
+set -e; \
+echo "Installing $(2)@$(3) into bin/"; \
+tmp=$$(mktemp -d); \
+GOBIN=$$tmp GOWORK=off go install $(2)@$(3); \
+mv $$tmp/$(4) $(1); \
+rm -rf $$tmp; \
+}
+endef

@@ -1,0 +1,137 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command manager runs the video-operator controllers.
+package main
+
+import (
+	"crypto/tls"
+	"flag"
+	"fmt"
+	"os"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+var scheme = runtime.NewScheme()
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(videov1alpha1.AddToScheme(scheme))
+}
+
+// options holds the command-line configuration of the manager.
+type options struct {
+	metricsAddr          string
+	metricsSecure        bool
+	probeAddr            string
+	leaderElect          bool
+	leaderElectionID     string
+	leaderElectNamespace string
+	enableHTTP2          bool
+}
+
+func (o *options) bind(fs *flag.FlagSet) {
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0",
+		"Address the metrics endpoint binds to, for example :8443 (secure) or :8080 (plain); 0 disables it.")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", true,
+		"Serve metrics over HTTPS, with authentication and authorization through the API server.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address the liveness and readiness probes bind to.")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false,
+		"Enable leader election, so that only one of several manager replicas is active at a time.")
+	fs.StringVar(&o.leaderElectionID, "leader-election-id", "video-operator.video.videoops.io",
+		"Name of the Lease used for leader election.")
+	fs.StringVar(&o.leaderElectNamespace, "leader-election-namespace", "",
+		"Namespace of the leader election Lease; defaults to the namespace the manager runs in.")
+	fs.BoolVar(&o.enableHTTP2, "enable-http2", false,
+		"Enable HTTP/2 for the metrics server; off by default because of the HTTP/2 rapid reset and stream cancellation CVEs.")
+}
+
+func main() {
+	var opts options
+	opts.bind(flag.CommandLine)
+	zapOpts := zap.Options{Development: false}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+
+	if err := run(opts); err != nil {
+		ctrl.Log.WithName("setup").Error(err, "Manager exited with an error")
+		os.Exit(1)
+	}
+}
+
+func run(opts options) error {
+	setupLog := ctrl.Log.WithName("setup")
+
+	var tlsOpts []func(*tls.Config)
+	if !opts.enableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+
+	metricsOpts := metricsserver.Options{
+		BindAddress:   opts.metricsAddr,
+		SecureServing: opts.metricsSecure,
+		TLSOpts:       tlsOpts,
+	}
+	if opts.metricsSecure {
+		// Only callers allowed by the API server (TokenReview and SubjectAccessReview) read metrics.
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsOpts,
+		WebhookServer:           webhook.NewServer(webhook.Options{TLSOpts: tlsOpts}),
+		HealthProbeBindAddress:  opts.probeAddr,
+		LeaderElection:          opts.leaderElect,
+		LeaderElectionID:        opts.leaderElectionID,
+		LeaderElectionNamespace: opts.leaderElectNamespace,
+		// The manager exits right after losing the lease, so releasing it on shutdown is safe and
+		// lets a new leader start without waiting for the lease to expire.
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding readiness check: %w", err)
+	}
+
+	setupLog.Info("Starting manager")
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		return fmt.Errorf("running manager: %w", err)
+	}
+	return nil
+}
