@@ -1,0 +1,54 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiclient
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+const redacted = "[REDACTED]"
+
+// secretKey holds the API key behind a closure. fmt prints struct fields by reflection without
+// calling their methods when they are unexported, and prints what a pointer points to under some
+// verbs, but it only ever prints a func as its address: so however a Client or a struct holding
+// one is printed, the key cannot come out.
+type secretKey struct{ value func() string }
+
+func newSecretKey(k string) secretKey { return secretKey{value: func() string { return k }} }
+
+// String, GoString, Format and MarshalText redact the key when it is printed directly.
+func (k secretKey) String() string                  { return redacted }
+func (k secretKey) GoString() string                { return redacted }
+func (k secretKey) Format(f fmt.State, _ rune)      { _, _ = io.WriteString(f, redacted) }
+func (k secretKey) MarshalText() ([]byte, error)    { return []byte(redacted), nil }
+func (k secretKey) header() string                  { return k.value() }
+func (k secretKey) redactIn(s string) string        { return redactKey(s, k.value()) }
+func (k secretKey) redactFunc() func(string) string { return k.redactIn }
+
+// redactKey removes every occurrence of key from s. Keys shorter than 4 bytes are not looked for:
+// replacing every "a" would mangle the message and such a key is rejected by New anyway.
+func redactKey(s, key string) string {
+	if len(key) < minKeyLen || !strings.Contains(s, key) {
+		return s
+	}
+	return strings.ReplaceAll(s, key, redacted)
+}
+
+// minKeyLen is the shortest key New accepts.
+const minKeyLen = 4
