@@ -1,0 +1,228 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SecretKeyRef names one key of a Secret in the object's own namespace. There is deliberately no
+// namespace field: a resource can only use the credentials of its own tenant.
+type SecretKeyRef struct {
+	// name of the Secret, in the same namespace as the object that refers to it.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// key in the Secret's data whose value is the raw API key (no "Bearer" prefix).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key"`
+}
+
+// Phase is a one-word summary of where the job stands, for humans and print columns. Tools must
+// read the conditions instead: the phase may gain values.
+// +kubebuilder:validation:Enum=Pending;Submitting;InProgress;Completed;Failed
+type Phase string
+
+const (
+	// PhasePending: nothing has been submitted for the current generation yet (for example, waiting
+	// for a Secret, for a storyboard's preview, or for an older job to end).
+	PhasePending Phase = "Pending"
+	// PhaseSubmitting: a submission is in flight and its job id is not known yet.
+	PhaseSubmitting Phase = "Submitting"
+	// PhaseInProgress: the service accepted the job and is working on it.
+	PhaseInProgress Phase = "InProgress"
+	// PhaseCompleted: the job of the current generation completed; its outputs are in status.
+	PhaseCompleted Phase = "Completed"
+	// PhaseFailed: the job failed or cannot be submitted without a change by a human.
+	PhaseFailed Phase = "Failed"
+)
+
+// ConditionType names a condition in status.conditions. The three types follow kstatus, so Flux,
+// Argo CD and `kubectl wait` understand the resource without custom code.
+type ConditionType string
+
+const (
+	// ConditionReady is True only when the job for the current spec generation completed.
+	ConditionReady ConditionType = "Ready"
+	// ConditionReconciling is True while work is under way (submitting, rendering, waiting).
+	ConditionReconciling ConditionType = "Reconciling"
+	// ConditionStalled is True when only a human can unblock the resource.
+	ConditionStalled ConditionType = "Stalled"
+)
+
+// ConditionReason is the CamelCase reason of a condition, also used as the reason of events.
+type ConditionReason string
+
+// Reasons of the conditions and events. Ready, Reconciling and Stalled carry one of them; the
+// controller picks the most specific.
+const (
+	// ReasonPending: nothing submitted yet for the current generation.
+	ReasonPending ConditionReason = "Pending"
+	// ReasonSubmitting: a submit call is in flight (see status.submission).
+	ReasonSubmitting ConditionReason = "Submitting"
+	// ReasonInProgress: the service is working on the job.
+	ReasonInProgress ConditionReason = "InProgress"
+	// ReasonCompleted: the job of the current generation completed.
+	ReasonCompleted ConditionReason = "Completed"
+	// ReasonJobFailed: the service reported the job failed (status.failure has its code).
+	ReasonJobFailed ConditionReason = "JobFailed"
+	// ReasonJobNotFound: the service no longer knows the job (JOB_NOT_FOUND).
+	ReasonJobNotFound ConditionReason = "JobNotFound"
+	// ReasonSecretNotFound: the apiKeySecretRef Secret does not exist in the namespace.
+	ReasonSecretNotFound ConditionReason = "SecretNotFound"
+	// ReasonSecretKeyMissing: the Secret exists but has no (non-empty) apiKeySecretRef key.
+	ReasonSecretKeyMissing ConditionReason = "SecretKeyMissing"
+	// ReasonUnauthorized: the service rejected the API key (401).
+	ReasonUnauthorized ConditionReason = "Unauthorized"
+	// ReasonSubmissionUnknown: a submission was interrupted and its job cannot be identified;
+	// a human must confirm before the controller submits again.
+	ReasonSubmissionUnknown ConditionReason = "SubmissionUnknown"
+	// ReasonWaitingForPreview: a VideoRender waits for its storyboard's preview of the current
+	// generation to complete.
+	ReasonWaitingForPreview ConditionReason = "WaitingForPreview"
+	// ReasonWaitingForJob: a newer generation waits for the running job to end (the service has
+	// no cancel).
+	ReasonWaitingForJob ConditionReason = "WaitingForJob"
+	// ReasonStoryboardNotFound: the VideoStoryboard named by storyboardRef does not exist.
+	ReasonStoryboardNotFound ConditionReason = "StoryboardNotFound"
+	// ReasonProjectNotFound: the service does not know projectId (404).
+	ReasonProjectNotFound ConditionReason = "ProjectNotFound"
+	// ReasonProjectBusy: the project is already being rendered (409).
+	ReasonProjectBusy ConditionReason = "ProjectBusy"
+	// ReasonBrandNotFound: brandName names no brand of the account.
+	ReasonBrandNotFound ConditionReason = "BrandNotFound"
+	// ReasonInvalidRequest: the service rejected the request body (400).
+	ReasonInvalidRequest ConditionReason = "InvalidRequest"
+	// ReasonRateLimited: the service answered 429; the controller backs off.
+	ReasonRateLimited ConditionReason = "RateLimited"
+	// ReasonServiceUnavailable: the service failed or could not be reached (5xx, timeouts).
+	ReasonServiceUnavailable ConditionReason = "ServiceUnavailable"
+)
+
+// Default API key Secret, used when apiKeySecretRef is omitted. The CRD schema carries the same
+// values as a default, so they appear in the stored object.
+const (
+	DefaultAPIKeySecretName = "video-api-key"
+	DefaultAPIKeySecretKey  = "apiKey"
+)
+
+// JobStatus is the part of the status that both kinds share: one job of the service, its progress
+// and the conditions. It is embedded inline in VideoStoryboardStatus and VideoRenderStatus.
+type JobStatus struct {
+	// observedGeneration is the metadata.generation the controller last acted on.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// phase summarises the job for humans: Pending, Submitting, InProgress, Completed or Failed.
+	// Automation should read conditions instead.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+
+	// jobId is the service's id of the job that belongs to jobGeneration.
+	// +optional
+	// +kubebuilder:validation:MaxLength=100
+	JobID string `json:"jobId,omitempty"`
+
+	// jobGeneration is the spec generation the job in jobId was submitted for. When it differs
+	// from metadata.generation, the outputs in status describe an older spec.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	JobGeneration int64 `json:"jobGeneration,omitempty"`
+
+	// submission records a submit call that was started but whose job id is not known yet. It is
+	// written before the paid call so that a crash can never lead to a second, unseen submission.
+	// +optional
+	Submission *Submission `json:"submission,omitempty"`
+
+	// progress is the job's progress in percent, 0 to 100.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	Progress *int32 `json:"progress,omitempty"`
+
+	// progressMessage is the service's progress text (renderProgressMessage).
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	ProgressMessage string `json:"progressMessage,omitempty"`
+
+	// renderState is the service's render state, for example RUNNING.
+	// +optional
+	// +kubebuilder:validation:MaxLength=100
+	RenderState string `json:"renderState,omitempty"`
+
+	// submittedAt is when the service accepted the job.
+	// +optional
+	SubmittedAt *metav1.Time `json:"submittedAt,omitempty"`
+
+	// completedAt is when the controller saw the job end (completed or failed).
+	// +optional
+	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
+
+	// lastPolledAt is when the controller last read the job from the service.
+	// +optional
+	LastPolledAt *metav1.Time `json:"lastPolledAt,omitempty"`
+
+	// failure holds the service's error code and message when the job failed or was refused.
+	// +optional
+	Failure *JobFailure `json:"failure,omitempty"`
+
+	// conditions are Ready, Reconciling and Stalled, following kstatus.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Submission is the "submission in flight" record: the controller writes it with an optimistic
+// lock before calling the service, and replaces it with jobId right after the call.
+type Submission struct {
+	// generation is the spec generation being submitted.
+	// +required
+	// +kubebuilder:validation:Minimum=0
+	Generation int64 `json:"generation"`
+
+	// attemptId identifies this submit call. It travels to the service in webhookInput, so a
+	// callback can prove which job an interrupted submission created.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	AttemptID string `json:"attemptId"`
+
+	// startedAt is when the submit call started.
+	// +required
+	StartedAt metav1.Time `json:"startedAt"`
+}
+
+// JobFailure is the reason a job failed, as the service or the controller reported it.
+type JobFailure struct {
+	// code is the service's error code (for example TEXT_TO_VIDEO_FAILED or INVALID_REQUEST_BODY)
+	// or a condition reason when the controller refused to submit.
+	// +optional
+	// +kubebuilder:validation:MaxLength=200
+	Code string `json:"code,omitempty"`
+
+	// message is the service's error message, truncated to 4096 characters.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Message string `json:"message,omitempty"`
+}

@@ -1,0 +1,178 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// VideoRenderSpec says what to render, from exactly one source.
+// +kubebuilder:validation:XValidation:rule="[has(self.storyboard), has(self.storyboardRef), has(self.projectId)].exists_one(x, x)",message="exactly one of storyboard, storyboardRef or projectId is required"
+type VideoRenderSpec struct {
+	// storyboard is a storyboard request rendered directly, without a preview.
+	// +optional
+	Storyboard *StoryboardRequest `json:"storyboard,omitempty"`
+
+	// storyboardRef renders a VideoStoryboard of this namespace once its preview completed, with
+	// the request that was previewed: the review step before paying for the render.
+	// +optional
+	StoryboardRef *StoryboardReference `json:"storyboardRef,omitempty"`
+
+	// projectId renders an existing project: one created in the application, or saved by a
+	// request with saveProject true.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=500
+	ProjectID *string `json:"projectId,omitempty"`
+
+	// apiKeySecretRef names the Secret key holding the service's API key, in this object's
+	// namespace. Defaults to name video-api-key, key apiKey.
+	// +optional
+	// +kubebuilder:default={name: "video-api-key", key: "apiKey"}
+	APIKeySecretRef *SecretKeyRef `json:"apiKeySecretRef,omitempty"`
+}
+
+// StoryboardReference names a VideoStoryboard in the same namespace.
+type StoryboardReference struct {
+	// name of the VideoStoryboard.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// VideoRenderStatus is the render job and, once it completed, its outputs.
+type VideoRenderStatus struct {
+	JobStatus `json:",inline"`
+
+	// outputs are the URLs of the rendered files.
+	// +optional
+	Outputs *RenderOutputs `json:"outputs,omitempty"`
+
+	// videoDuration is the length of the video.
+	// +optional
+	VideoDuration *metav1.Duration `json:"videoDuration,omitempty"`
+
+	// encodingDuration is how long the service took to encode and render.
+	// +optional
+	EncodingDuration *metav1.Duration `json:"encodingDuration,omitempty"`
+
+	// aiCreditsUsed is the total of AI credits the video's aiVisual scenes used, as a decimal
+	// string (Kubernetes status carries no floats).
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	AICreditsUsed string `json:"aiCreditsUsed,omitempty"`
+
+	// clearance is the platform clearance code for a video with a track from the licensed music
+	// library. Each code clears one upload and expires after 7 days; the controller then records
+	// a fresh one.
+	// +optional
+	Clearance *Clearance `json:"clearance,omitempty"`
+}
+
+// RenderOutputs are the URLs of the rendered files.
+type RenderOutputs struct {
+	// videoURL is the download URL of the MP4 video.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	VideoURL string `json:"videoURL,omitempty"`
+
+	// videoShareURL is the share link.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	VideoShareURL string `json:"videoShareURL,omitempty"`
+
+	// videoEmbedURL is the URL to embed in an iframe.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	VideoEmbedURL string `json:"videoEmbedURL,omitempty"`
+
+	// audioURL is the MP3 audio track.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	AudioURL string `json:"audioURL,omitempty"`
+
+	// thumbnail is the URL of the video's thumbnail.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Thumbnail string `json:"thumbnail,omitempty"`
+
+	// srtFile is the captions in SRT.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	SRTFile string `json:"srtFile,omitempty"`
+
+	// txtFile is the transcript; in brief mode it holds the narration the AI wrote.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	TXTFile string `json:"txtFile,omitempty"`
+
+	// vttFile is the captions in WebVTT.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	VTTFile string `json:"vttFile,omitempty"`
+}
+
+// Clearance is a platform clearance code for the licensed music in a video.
+type Clearance struct {
+	// code clears one upload of the video to a platform.
+	// +optional
+	// +kubebuilder:validation:MaxLength=500
+	Code string `json:"code,omitempty"`
+
+	// expiresAt is when the code expires.
+	// +optional
+	ExpiresAt *metav1.Time `json:"expiresAt,omitempty"`
+}
+
+// VideoRender is a paid render: from an inline storyboard, from a reviewed VideoStoryboard, or
+// of a stored project. Its status carries the video, audio, thumbnail and caption URLs.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=vr,categories=videos
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Progress",type=integer,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Video",type=string,JSONPath=`.status.outputs.videoURL`
+// +kubebuilder:printcolumn:name="Job ID",type=string,JSONPath=`.status.jobId`,priority=1
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type VideoRender struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec says what to render.
+	// +required
+	Spec VideoRenderSpec `json:"spec"`
+
+	// status is the render job and its outputs.
+	// +optional
+	Status VideoRenderStatus `json:"status,omitempty"`
+}
+
+// VideoRenderList is a list of VideoRender.
+// +kubebuilder:object:root=true
+type VideoRenderList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []VideoRender `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&VideoRender{}, &VideoRenderList{})
+}

@@ -1,0 +1,115 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// VideoStoryboardSpec is the service's StoryboardRequest, field for field, plus the Secret that
+// holds the API key.
+type VideoStoryboardSpec struct {
+	StoryboardRequest `json:",inline"`
+
+	// apiKeySecretRef names the Secret key holding the service's API key, in this object's
+	// namespace. Defaults to name video-api-key, key apiKey.
+	// +optional
+	// +kubebuilder:default={name: "video-api-key", key: "apiKey"}
+	APIKeySecretRef *SecretKeyRef `json:"apiKeySecretRef,omitempty"`
+}
+
+// VideoStoryboardStatus is the preview job and, once it completed, the preview.
+type VideoStoryboardStatus struct {
+	JobStatus `json:",inline"`
+
+	// previewedGeneration is the spec generation whose preview completed. A VideoRender with
+	// storyboardRef renders only when it equals metadata.generation, so what is rendered is
+	// always what was reviewed.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	PreviewedGeneration int64 `json:"previewedGeneration,omitempty"`
+
+	// preview is the storyboard the service proposed: scene thumbnails, narration and render
+	// parameters.
+	// +optional
+	Preview *StoryboardPreview `json:"preview,omitempty"`
+}
+
+// StoryboardPreview is the result of a completed preview job.
+type StoryboardPreview struct {
+	// scenes of the proposed storyboard, in order.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1000
+	Scenes []PreviewScene `json:"scenes,omitempty"`
+
+	// renderParameters are the render parameters the service returned, as it returned them.
+	// +optional
+	RenderParameters *apiextensionsv1.JSON `json:"renderParameters,omitempty"`
+}
+
+// PreviewScene is one scene of a preview.
+type PreviewScene struct {
+	// thumbnail is the URL of the scene's thumbnail image.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Thumbnail string `json:"thumbnail,omitempty"`
+
+	// story is the scene's narration; in brief mode it is the narration the AI wrote.
+	// +optional
+	// +kubebuilder:validation:MaxLength=15000
+	Story string `json:"story,omitempty"`
+}
+
+// VideoStoryboard is a preview job: the service breaks the request into scenes with thumbnails
+// and render parameters, to review before the paid render. A VideoRender with storyboardRef
+// renders it once the preview completed.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=vsb,categories=videos
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Progress",type=integer,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Preview",type=string,JSONPath=`.status.preview.scenes[0].thumbnail`
+// +kubebuilder:printcolumn:name="Job ID",type=string,JSONPath=`.status.jobId`,priority=1
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type VideoStoryboard struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the storyboard request to preview.
+	// +required
+	Spec VideoStoryboardSpec `json:"spec"`
+
+	// status is the preview job and its result.
+	// +optional
+	Status VideoStoryboardStatus `json:"status,omitempty"`
+}
+
+// VideoStoryboardList is a list of VideoStoryboard.
+// +kubebuilder:object:root=true
+type VideoStoryboardList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []VideoStoryboard `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&VideoStoryboard{}, &VideoStoryboardList{})
+}

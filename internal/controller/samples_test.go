@@ -1,0 +1,190 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+)
+
+// samplesDir holds one sample per use of the service, plus the API key Secret they use.
+var samplesDir = filepath.Join("..", "..", "config", "samples")
+
+// sampleFiles lists the sample manifests (every YAML file but the kustomization).
+func sampleFiles() []string {
+	GinkgoHelper()
+	files, err := filepath.Glob(filepath.Join(samplesDir, "*.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	var samples []string
+	for _, f := range files {
+		if filepath.Base(f) != "kustomization.yaml" {
+			samples = append(samples, f)
+		}
+	}
+	Expect(samples).NotTo(BeEmpty())
+	return samples
+}
+
+// decodeSamples reads every document of a sample file.
+func decodeSamples(path string) []*unstructured.Unstructured {
+	GinkgoHelper()
+	data, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	var objs []*unstructured.Unstructured
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		doc, err := reader.Read()
+		if err == io.EOF {
+			break
+		}
+		Expect(err).NotTo(HaveOccurred())
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		js, err := yaml.YAMLToJSON(doc)
+		Expect(err).NotTo(HaveOccurred(), "%s is not YAML", path)
+		u := &unstructured.Unstructured{}
+		Expect(u.UnmarshalJSON(js)).To(Succeed(), "%s does not decode", path)
+		objs = append(objs, u)
+	}
+	return objs
+}
+
+// kubectlRunner is envtest's kubectl wrapper, whose type lives in an internal package.
+type kubectlRunner interface {
+	Run(args ...string) (stdout, stderr io.Reader, err error)
+}
+
+// runKubectl runs the envtest kubectl as a cluster admin and returns its stdout; stderr goes into
+// the failure message.
+func runKubectl(kubectl kubectlRunner, args ...string) string {
+	GinkgoHelper()
+	stdout, stderr, err := kubectl.Run(args...)
+	out, _ := io.ReadAll(stdout)
+	errOut, _ := io.ReadAll(stderr)
+	Expect(err).NotTo(HaveOccurred(), "kubectl %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), out, errOut)
+	return string(out)
+}
+
+var _ = Describe("The samples in config/samples", func() {
+	It("are all listed in the samples kustomization", func() {
+		data, err := os.ReadFile(filepath.Join(samplesDir, "kustomization.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		var k struct {
+			Resources []string `json:"resources"`
+		}
+		Expect(yaml.Unmarshal(data, &k)).To(Succeed())
+		var names []string
+		for _, f := range sampleFiles() {
+			names = append(names, filepath.Base(f))
+		}
+		Expect(k.Resources).To(ConsistOf(names))
+	})
+
+	It("are accepted by the API server as they are", func() {
+		ns := newNamespace()
+		kinds := map[string]int{}
+		for _, f := range sampleFiles() {
+			for _, obj := range decodeSamples(f) {
+				obj.SetNamespace(ns)
+				Expect(k8sClient.Create(ctx, obj)).To(Succeed(), "sample %s", filepath.Base(f))
+				kinds[obj.GetKind()]++
+			}
+		}
+		Expect(kinds).To(HaveKeyWithValue("Secret", 1))
+		Expect(kinds).To(HaveKey("VideoStoryboard"))
+		Expect(kinds).To(HaveKey("VideoRender"))
+	})
+
+	Context("with kubectl", func() {
+		var kubectl kubectlRunner
+
+		BeforeEach(func() {
+			user, err := testEnv.AddUser(envtest.User{Name: "sample-admin", Groups: []string{"system:masters"}}, nil)
+			Expect(err).NotTo(HaveOccurred())
+			kubectl, err = user.Kubectl()
+			Expect(err).NotTo(HaveOccurred())
+		})
+
+		// "kubectl apply -f config/samples/" would also read kustomization.yaml, which is not an
+		// object, so the directory is applied with -k and each file with -f.
+		DescribeTable("applies every sample with --dry-run=server",
+			func(source func() []string) {
+				ns := newNamespace()
+				out := runKubectl(kubectl, append([]string{"apply", "--dry-run=server", "-n", ns}, source()...)...)
+				for _, f := range sampleFiles() {
+					for _, obj := range decodeSamples(f) {
+						gvk := obj.GroupVersionKind()
+						resource := strings.ToLower(gvk.Kind)
+						if gvk.Group != "" {
+							resource += "." + gvk.Group
+						}
+						Expect(out).To(ContainSubstring("%s/%s created (server dry run)", resource, obj.GetName()))
+					}
+				}
+			},
+			Entry("as a kustomization (-k config/samples/)", func() []string { return []string{"-k", samplesDir} }),
+			Entry("file by file (-f)", func() []string {
+				var args []string
+				for _, f := range sampleFiles() {
+					args = append(args, "-f", f)
+				}
+				return args
+			}),
+		)
+
+		It("explains the aiVisual field with its documentation", func() {
+			out := runKubectl(kubectl, "explain", "videorender.spec.storyboard.scenes.background.aiVisual")
+			Expect(out).To(ContainSubstring("aiVisual generates the background with an AI model"))
+			Expect(out).To(MatchRegexp(`model\s+<string> -required-`))
+			Expect(out).To(ContainSubstring("Video models: pixverse5.5, veo3.1_fast, veo3.1"))
+			Expect(out).To(ContainSubstring("videoDuration is the clip length"))
+		})
+
+		It("lists both kinds under the videos category", func() {
+			ns := newNamespace()
+			for _, name := range []string{
+				"video_v1alpha1_videostoryboard_ai_script.yaml",
+				"video_v1alpha1_videorender_reviewed_storyboard.yaml",
+			} {
+				for _, obj := range decodeSamples(filepath.Join(samplesDir, name)) {
+					obj.SetNamespace(ns)
+					Expect(k8sClient.Create(ctx, obj)).To(Succeed())
+				}
+			}
+			out := runKubectl(kubectl, "get", "videos", "-n", ns, "-o", "name")
+			Expect(strings.Fields(out)).To(ConsistOf(
+				"videostoryboard.video.videoops.io/ai-script",
+				"videorender.video.videoops.io/ai-script",
+			))
+			wide := runKubectl(kubectl, "get", "vr", "-n", ns, "-o", "wide")
+			Expect(strings.Fields(strings.SplitN(wide, "\n", 2)[0])).To(Equal(
+				[]string{"NAME", "PHASE", "PROGRESS", "VIDEO", "JOB", "ID", "REASON", "AGE"}))
+		})
+	})
+})
