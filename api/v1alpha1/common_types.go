@@ -177,9 +177,12 @@ type JobStatus struct {
 	// +optional
 	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
 
-	// lastPolledAt is when the controller last read the job from the service.
+	// lastHandledRetry is the last value of the video.videoops.io/retry annotation the
+	// controller acted on. Setting the annotation to any other value asks for one new job for the
+	// current spec after a failed or refused one.
 	// +optional
-	LastPolledAt *metav1.Time `json:"lastPolledAt,omitempty"`
+	// +kubebuilder:validation:MaxLength=253
+	LastHandledRetry string `json:"lastHandledRetry,omitempty"`
 
 	// failure holds the service's error code and message when the job failed or was refused.
 	// +optional

@@ -59,6 +59,12 @@ type StoryboardReference struct {
 type VideoRenderStatus struct {
 	JobStatus `json:",inline"`
 
+	// storyboardGeneration is, for a storyboardRef render, the generation of the VideoStoryboard
+	// whose preview the current job renders. A newer previewed generation is rendered again.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	StoryboardGeneration int64 `json:"storyboardGeneration,omitempty"`
+
 	// outputs are the URLs of the rendered files.
 	// +optional
 	Outputs *RenderOutputs `json:"outputs,omitempty"`

@@ -564,10 +564,6 @@ func (in *JobStatus) DeepCopyInto(out *JobStatus) {
 		in, out := &in.CompletedAt, &out.CompletedAt
 		*out = (*in).DeepCopy()
 	}
-	if in.LastPolledAt != nil {
-		in, out := &in.LastPolledAt, &out.LastPolledAt
-		*out = (*in).DeepCopy()
-	}
 	if in.Failure != nil {
 		in, out := &in.Failure, &out.Failure
 		*out = new(JobFailure)

@@ -18,22 +18,31 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"crypto/tls"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
+	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/controller"
 )
 
 var scheme = runtime.NewScheme()
@@ -52,6 +61,15 @@ type options struct {
 	leaderElectionID     string
 	leaderElectNamespace string
 	enableHTTP2          bool
+
+	serviceBaseURL  string
+	serviceTimeout  time.Duration
+	serviceRate     float64
+	serviceBurst    int
+	pollMin         time.Duration
+	pollMax         time.Duration
+	concurrency     int
+	watchNamespaces string
 }
 
 func (o *options) bind(fs *flag.FlagSet) {
@@ -68,6 +86,51 @@ func (o *options) bind(fs *flag.FlagSet) {
 		"Namespace of the leader election Lease; defaults to the namespace the manager runs in.")
 	fs.BoolVar(&o.enableHTTP2, "enable-http2", false,
 		"Enable HTTP/2 for the metrics server; off by default because of the HTTP/2 rapid reset and stream cancellation CVEs.")
+
+	fs.StringVar(&o.serviceBaseURL, "service-base-url", os.Getenv("VIDEO_SERVICE_BASE_URL"),
+		"Base URL of the video service, including the /serviceapis prefix (env VIDEO_SERVICE_BASE_URL).")
+	fs.DurationVar(&o.serviceTimeout, "service-timeout", apiclient.DefaultTimeout, "Timeout of one call to the video service.")
+	fs.Float64Var(&o.serviceRate, "service-rate-limit", float64(apiclient.DefaultRateLimit),
+		"Calls per second to the video service, per API key, across both controllers.")
+	fs.IntVar(&o.serviceBurst, "service-burst", apiclient.DefaultBurst, "Burst of calls to the video service, per API key.")
+	fs.DurationVar(&o.pollMin, "poll-min", controller.DefaultPollMin,
+		"Shortest delay between two reads of a running job (the service asks for 10 to 30 seconds).")
+	fs.DurationVar(&o.pollMax, "poll-max", controller.DefaultPollMax,
+		"Longest delay between two reads of a running job; each delay is drawn at random in between.")
+	fs.IntVar(&o.concurrency, "max-concurrent-reconciles", 10, "Objects of each kind reconciled in parallel.")
+	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "",
+		"Comma-separated namespaces to manage; empty manages all namespaces.")
+}
+
+func (o *options) validate() error {
+	var errs []error
+	if o.serviceBaseURL == "" {
+		errs = append(errs, errors.New("--service-base-url (or VIDEO_SERVICE_BASE_URL) is required"))
+	}
+	if o.pollMin <= 0 || o.pollMax < o.pollMin {
+		errs = append(errs, fmt.Errorf("--poll-min (%s) must be positive and at most --poll-max (%s)", o.pollMin, o.pollMax))
+	}
+	if o.serviceRate <= 0 || o.serviceBurst < 1 {
+		errs = append(errs, errors.New("--service-rate-limit must be positive and --service-burst at least 1"))
+	}
+	if o.concurrency < 1 {
+		errs = append(errs, errors.New("--max-concurrent-reconciles must be at least 1"))
+	}
+	return errors.Join(errs...)
+}
+
+// namespaces returns the cache configuration for --watch-namespaces.
+func (o *options) namespaces() map[string]cache.Config {
+	if strings.TrimSpace(o.watchNamespaces) == "" {
+		return nil
+	}
+	out := map[string]cache.Config{}
+	for _, ns := range strings.Split(o.watchNamespaces, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			out[ns] = cache.Config{}
+		}
+	}
+	return out
 }
 
 func main() {
@@ -78,6 +141,10 @@ func main() {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
+	if err := opts.validate(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	if err := run(opts); err != nil {
 		ctrl.Log.WithName("setup").Error(err, "Manager exited with an error")
 		os.Exit(1)
@@ -86,6 +153,7 @@ func main() {
 
 func run(opts options) error {
 	setupLog := ctrl.Log.WithName("setup")
+	ctx := ctrl.SetupSignalHandler()
 
 	var tlsOpts []func(*tls.Config)
 	if !opts.enableHTTP2 {
@@ -108,6 +176,7 @@ func run(opts options) error {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
+		Cache:                   cache.Options{DefaultNamespaces: opts.namespaces()},
 		Metrics:                 metricsOpts,
 		WebhookServer:           webhook.NewServer(webhook.Options{TLSOpts: tlsOpts}),
 		HealthProbeBindAddress:  opts.probeAddr,
@@ -122,6 +191,10 @@ func run(opts options) error {
 		return fmt.Errorf("creating manager: %w", err)
 	}
 
+	if err := setupControllers(ctx, mgr, opts); err != nil {
+		return err
+	}
+
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding health check: %w", err)
 	}
@@ -129,9 +202,40 @@ func run(opts options) error {
 		return fmt.Errorf("adding readiness check: %w", err)
 	}
 
-	setupLog.Info("Starting manager")
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+	setupLog.Info("Starting manager", "serviceBaseURL", opts.serviceBaseURL, "pollMin", opts.pollMin.String(),
+		"pollMax", opts.pollMax.String(), "watchNamespaces", opts.watchNamespaces)
+	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}
 	return nil
+}
+
+// setupControllers builds the service client factory (one rate limiter per API key, shared by
+// both controllers), the metrics and both reconcilers.
+func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error {
+	m, err := controller.NewMetrics(metrics.Registry)
+	if err != nil {
+		return err
+	}
+	factory, err := apiclient.NewFactory(apiclient.Options{
+		BaseURL:  opts.serviceBaseURL,
+		Timeout:  opts.serviceTimeout,
+		Observer: m,
+	}, apiclient.NewLimiterRegistry(rate.Limit(opts.serviceRate), opts.serviceBurst))
+	if err != nil {
+		return fmt.Errorf("configuring the video service client: %w", err)
+	}
+	r, err := controller.NewReconcilers(mgr.GetClient(), controller.Options{
+		ClientFactory: factory,
+		APIReader:     mgr.GetAPIReader(),
+		Recorder:      mgr.GetEventRecorder("video-operator"),
+		PollMin:       opts.pollMin,
+		PollMax:       opts.pollMax,
+		CallTimeout:   opts.serviceTimeout,
+		Metrics:       m,
+	})
+	if err != nil {
+		return err
+	}
+	return r.SetupWithManager(ctx, mgr, opts.concurrency)
 }

@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -59,6 +60,10 @@ func TestControllers(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	// Jobs of the simulated service take a fraction of a second at the specs' time scale.
+	SetDefaultEventuallyTimeout(20 * time.Second)
+	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
+	SetDefaultConsistentlyPollingInterval(50 * time.Millisecond)
 	ctx, cancel = context.WithCancel(context.Background())
 
 	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())

@@ -1,0 +1,132 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/apiclient"
+)
+
+// brandCache keeps each account's video brands for a few minutes, keyed by a fingerprint of the
+// API key (never the key), so a brand is checked before every paid render without listing
+// brands for each one.
+type brandCache struct {
+	clock clock.PassiveClock
+	ttl   time.Duration
+
+	mu      sync.Mutex
+	entries map[string]brandEntry
+}
+
+type brandEntry struct {
+	brands  []apiclient.Brand
+	fetched time.Time
+}
+
+func newBrandCache(c clock.PassiveClock, ttl time.Duration) *brandCache {
+	return &brandCache{clock: c, ttl: ttl, entries: map[string]brandEntry{}}
+}
+
+func (c *brandCache) list(ctx context.Context, keyID string, api apiclient.Interface) ([]apiclient.Brand, error) {
+	c.mu.Lock()
+	e, ok := c.entries[keyID]
+	c.mu.Unlock()
+	if ok && c.clock.Since(e.fetched) < c.ttl {
+		return e.brands, nil
+	}
+	brands, err := api.ListVideoBrands(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.entries[keyID] = brandEntry{brands: brands, fetched: c.clock.Now()}
+	c.mu.Unlock()
+	return brands, nil
+}
+
+// checkBrand refuses to pay for a render whose brandId or brandName the account does not have.
+// blocked is true when the reconcile must end here.
+func (l *lifecycle[T]) checkBrand(ctx context.Context, obj T, api apiclient.Interface, req *videov1alpha1.StoryboardRequest) (ctrl.Result, bool, error) {
+	if req.BrandID == nil && req.BrandName == nil {
+		return ctrl.Result{}, false, nil
+	}
+	key, err := l.keys.apiKey(ctx, obj.GetNamespace(), l.adapter.secretRef(obj))
+	if err != nil {
+		return ctrl.Result{}, true, err
+	}
+	callCtx, cancel := l.callContext(ctx)
+	brands, err := l.brands.list(callCtx, fingerprint(key), api)
+	cancel()
+	if err != nil {
+		res, err := l.callFailed(ctx, obj, err)
+		return res, true, err
+	}
+	known := slices.ContainsFunc(brands, func(b apiclient.Brand) bool {
+		return (req.BrandID != nil && b.ID == *req.BrandID) || (req.BrandName != nil && b.Name == *req.BrandName)
+	})
+	if known {
+		return ctrl.Result{}, false, nil
+	}
+	names := make([]string, 0, len(brands))
+	for _, b := range brands {
+		names = append(names, fmt.Sprintf("%q", b.Name))
+	}
+	field, value := "brandName", ptrValue(req.BrandName)
+	if req.BrandID != nil {
+		field, value = "brandId", *req.BrandID
+	}
+	st := l.adapter.jobStatus(obj)
+	st.Phase = videov1alpha1.PhaseFailed
+	l.stall(obj, videov1alpha1.ReasonBrandNotFound, fmt.Sprintf(
+		"%s %q is not a video brand of this account; known brands: %s. Nothing was submitted",
+		field, value, orNone(strings.Join(names, ", "))))
+	// The account's brands may change: look again when the cache expires.
+	return ctrl.Result{RequeueAfter: l.opts.BrandCacheTTL}, true, nil
+}
+
+// fingerprint identifies an API key in memory without keeping the key in a map key that could
+// be printed: the first 16 bytes of its SHA-256, in hex.
+func fingerprint(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:16])
+}
+
+func ptrValue(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,146 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// indexSecretName indexes both kinds by the name of the Secret their API key comes from, so that
+// a change to a Secret wakes exactly the objects of its namespace that use it.
+const indexSecretName = ".spec.apiKeySecretRef.name"
+
+// secretRefOrDefault applies the documented defaults when apiKeySecretRef is omitted. The CRD
+// defaults it too; this covers objects written before the default existed.
+func secretRefOrDefault(ref *videov1alpha1.SecretKeyRef) videov1alpha1.SecretKeyRef {
+	out := videov1alpha1.SecretKeyRef{Name: videov1alpha1.DefaultAPIKeySecretName, Key: videov1alpha1.DefaultAPIKeySecretKey}
+	if ref != nil {
+		if ref.Name != "" {
+			out.Name = ref.Name
+		}
+		if ref.Key != "" {
+			out.Key = ref.Key
+		}
+	}
+	return out
+}
+
+// credentialError says why no API key could be read; its reason goes into the Stalled condition.
+type credentialError struct {
+	reason  videov1alpha1.ConditionReason
+	message string
+}
+
+func (e *credentialError) Error() string { return e.message }
+
+// keyStore reads API keys from Secrets. The manager caches only the metadata of Secrets (a
+// metadata-only watch); the data is read straight from the API server, and only when the
+// Secret's resourceVersion changed, so the key is neither held for every Secret of the cluster
+// nor read on every poll.
+type keyStore struct {
+	cache  client.Reader // the manager's cache: Secret metadata only
+	reader client.Reader // the API server, uncached
+
+	mu   sync.Mutex
+	keys map[types.NamespacedName]cachedKey
+}
+
+type cachedKey struct {
+	resourceVersion string
+	data            map[string]string // only the keys that were asked for
+}
+
+func newKeyStore(cache, reader client.Reader) *keyStore {
+	return &keyStore{cache: cache, reader: reader, keys: map[types.NamespacedName]cachedKey{}}
+}
+
+// apiKey returns the trimmed API key named by ref in namespace, or a *credentialError.
+func (s *keyStore) apiKey(ctx context.Context, namespace string, ref videov1alpha1.SecretKeyRef) (string, error) {
+	nn := types.NamespacedName{Namespace: namespace, Name: ref.Name}
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	if err := s.cache.Get(ctx, nn, meta); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", &credentialError{reason: videov1alpha1.ReasonSecretNotFound,
+				message: fmt.Sprintf("Secret %q with the API key was not found in namespace %q", ref.Name, namespace)}
+		}
+		return "", fmt.Errorf("reading metadata of Secret %s: %w", nn, err)
+	}
+
+	s.mu.Lock()
+	cached, ok := s.keys[nn]
+	s.mu.Unlock()
+	if ok && cached.resourceVersion == meta.ResourceVersion {
+		if v, found := cached.data[ref.Key]; found {
+			return checkKey(v, ref, namespace)
+		}
+	}
+
+	var secret corev1.Secret
+	if err := s.reader.Get(ctx, nn, &secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", &credentialError{reason: videov1alpha1.ReasonSecretNotFound,
+				message: fmt.Sprintf("Secret %q with the API key was not found in namespace %q", ref.Name, namespace)}
+		}
+		return "", fmt.Errorf("reading Secret %s: %w", nn, err)
+	}
+	raw, found := secret.Data[ref.Key]
+	value := strings.TrimSpace(string(raw))
+
+	s.mu.Lock()
+	entry := s.keys[nn]
+	if entry.resourceVersion != secret.ResourceVersion {
+		entry = cachedKey{resourceVersion: secret.ResourceVersion, data: map[string]string{}}
+	}
+	if found {
+		entry.data[ref.Key] = value
+	}
+	s.keys[nn] = entry
+	s.mu.Unlock()
+
+	if !found {
+		return "", &credentialError{reason: videov1alpha1.ReasonSecretKeyMissing,
+			message: fmt.Sprintf("Secret %q in namespace %q has no key %q", ref.Name, namespace, ref.Key)}
+	}
+	return checkKey(value, ref, namespace)
+}
+
+// forget drops what is known of a Secret, for example when it is deleted.
+func (s *keyStore) forget(nn types.NamespacedName) {
+	s.mu.Lock()
+	delete(s.keys, nn)
+	s.mu.Unlock()
+}
+
+func checkKey(v string, ref videov1alpha1.SecretKeyRef, namespace string) (string, error) {
+	if v == "" {
+		return "", &credentialError{reason: videov1alpha1.ReasonSecretKeyMissing,
+			message: fmt.Sprintf("key %q of Secret %q in namespace %q is empty", ref.Key, ref.Name, namespace)}
+	}
+	return v, nil
+}

@@ -1,0 +1,280 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/simulator"
+)
+
+// testAPIKey is the key the simulator accepts in these specs; every spec asserts it never shows
+// up in a log line, an event or a status.
+const testAPIKey = "sk-video-test-7f3a9c1e5b2d4086"
+
+// harness is one spec's world: its own namespace, a simulator of the service (fast time scale)
+// and a manager scoped to that namespace, so that specs never see each other's objects.
+type harness struct {
+	ns      string
+	sim     *simulator.Server
+	srv     *httptest.Server
+	logs    *syncBuffer
+	metrics *Metrics
+
+	// wrap, when set before startManager, wraps the service client the reconcilers use.
+	wrap func(apiclient.Interface) apiclient.Interface
+	// intercept, when set before startManager, intercepts the manager's Kubernetes client.
+	intercept *interceptor.Funcs
+
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+func newHarness(opts simulator.Options) *harness {
+	GinkgoHelper()
+	if opts.APIKeys == nil {
+		opts.APIKeys = []string{testAPIKey}
+	}
+	if opts.TimeScale == 0 {
+		opts.TimeScale = 0.002 // a 2-minute render takes 0.24 s
+	}
+	if opts.Seed == 0 {
+		opts.Seed = uint64(GinkgoRandomSeed())
+	}
+	h := &harness{ns: newNamespace(), logs: &syncBuffer{}}
+	h.sim = simulator.New(opts)
+	h.srv = httptest.NewServer(h.sim)
+	DeferCleanup(func() {
+		h.stopManager()
+		h.srv.Close()
+		h.sim.Close()
+	})
+	return h
+}
+
+// startManager starts a manager with both controllers against the simulator.
+func (h *harness) startManager() {
+	GinkgoHelper()
+	logger := zap.New(zap.WriteTo(&teeWriter{h.logs, GinkgoWriter}), zap.UseDevMode(true), zap.Level(zapcore.DebugLevel))
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Logger:                 logger,
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{h.ns: {}}},
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+		NewClient: func(c *rest.Config, o client.Options) (client.Client, error) {
+			cl, err := client.NewWithWatch(c, o)
+			if err != nil || h.intercept == nil {
+				return cl, err
+			}
+			return interceptor.NewClient(cl, *h.intercept), nil
+		},
+	})
+	Expect(err).NotTo(HaveOccurred())
+
+	h.metrics, err = NewMetrics(prometheus.NewRegistry())
+	Expect(err).NotTo(HaveOccurred())
+	factory, err := apiclient.NewFactory(apiclient.Options{BaseURL: h.srv.URL + "/serviceapis", Timeout: 5 * time.Second, Observer: h.metrics},
+		apiclient.NewLimiterRegistry(1000, 100))
+	Expect(err).NotTo(HaveOccurred())
+	r, err := NewReconcilers(mgr.GetClient(), Options{
+		ClientFactory: &wrappingFactory{inner: factory, wrap: h.wrap},
+		APIReader:     mgr.GetAPIReader(),
+		Recorder:      mgr.GetEventRecorder("video-operator"),
+		PollMin:       20 * time.Millisecond,
+		PollMax:       60 * time.Millisecond,
+		BackoffBase:   20 * time.Millisecond,
+		BackoffMax:    200 * time.Millisecond,
+		BrandCacheTTL: time.Second,
+		CallTimeout:   5 * time.Second,
+		Metrics:       h.metrics,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	mctx, stop := context.WithCancel(ctx)
+	Expect(r.SetupWithManager(mctx, mgr, 4)).To(Succeed())
+
+	h.stop, h.done = stop, make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(h.done)
+		Expect(mgr.Start(mctx)).To(Succeed())
+	}()
+}
+
+// stopManager stops the manager and waits until it has returned: a crash, as far as the API
+// server and the service can tell.
+func (h *harness) stopManager() {
+	if h.stop == nil {
+		return
+	}
+	h.stop()
+	Eventually(h.done, 30*time.Second).Should(BeClosed())
+	h.stop = nil
+}
+
+// createSecret creates the API key Secret the samples use.
+func (h *harness) createSecret(value string) *corev1.Secret {
+	GinkgoHelper()
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: videov1alpha1.DefaultAPIKeySecretName},
+		StringData: map[string]string{videov1alpha1.DefaultAPIKeySecretKey: value},
+	}
+	Expect(k8sClient.Create(ctx, s)).To(Succeed())
+	return s
+}
+
+// jobsNamed returns the simulator's jobs whose request has the given videoName.
+func (h *harness) jobsNamed(videoName string) []simulator.JobInfo {
+	var out []simulator.JobInfo
+	for _, j := range h.sim.Jobs() {
+		var req struct {
+			VideoName string `json:"videoName"`
+		}
+		if len(j.Request) > 0 && json.Unmarshal(j.Request, &req) == nil && req.VideoName == videoName {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// expectNoKeyLeak asserts that the API key appears in no log line, event or object of the spec.
+func (h *harness) expectNoKeyLeak() {
+	GinkgoHelper()
+	Expect(h.logs.String()).NotTo(ContainSubstring(testAPIKey), "the manager's logs")
+	Expect(h.logs.String()).NotTo(BeEmpty(), "the manager logged nothing: the assertion above proves nothing")
+
+	var events eventsv1.EventList
+	Expect(k8sClient.List(ctx, &events, client.InNamespace(h.ns))).To(Succeed())
+	raw, err := json.Marshal(events)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(string(raw)).NotTo(ContainSubstring(testAPIKey), "events")
+
+	for _, list := range []client.ObjectList{&videov1alpha1.VideoRenderList{}, &videov1alpha1.VideoStoryboardList{}} {
+		Expect(k8sClient.List(ctx, list, client.InNamespace(h.ns))).To(Succeed())
+		raw, err := json.Marshal(list)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(raw)).NotTo(ContainSubstring(testAPIKey), "objects and their status")
+	}
+}
+
+// events returns the reasons of the events about the named object.
+func (h *harness) eventReasons(name string) []string {
+	var events eventsv1.EventList
+	Expect(k8sClient.List(ctx, &events, client.InNamespace(h.ns))).To(Succeed())
+	var out []string
+	for _, e := range events.Items {
+		if e.Regarding.Name == name {
+			out = append(out, e.Reason)
+		}
+	}
+	return out
+}
+
+// kstatusOf computes the object's status the way Flux and kstatus do.
+func kstatusOf(obj client.Object) status.Status {
+	GinkgoHelper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	Expect(err).NotTo(HaveOccurred())
+	u := &unstructured.Unstructured{Object: m}
+	gvk, err := k8sClient.GroupVersionKindFor(obj)
+	Expect(err).NotTo(HaveOccurred())
+	u.SetGroupVersionKind(gvk)
+	res, err := status.Compute(u)
+	Expect(err).NotTo(HaveOccurred())
+	return res.Status
+}
+
+// conditionOf returns the condition of type t of a status, for use in Eventually.
+func conditionOf(st *videov1alpha1.JobStatus, t videov1alpha1.ConditionType) metav1.Condition {
+	if c := meta.FindStatusCondition(st.Conditions, string(t)); c != nil {
+		return *c
+	}
+	return metav1.Condition{}
+}
+
+func key(obj client.Object) types.NamespacedName { return client.ObjectKeyFromObject(obj) }
+
+// wrappingFactory lets a spec wrap the service client the reconcilers use.
+type wrappingFactory struct {
+	inner apiclient.Factory
+	wrap  func(apiclient.Interface) apiclient.Interface
+}
+
+func (f *wrappingFactory) ForKey(k string) (apiclient.Interface, error) {
+	c, err := f.inner.ForKey(k)
+	if err != nil || f.wrap == nil {
+		return c, err
+	}
+	return f.wrap(c), nil
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type teeWriter struct {
+	a, b interface{ Write([]byte) (int, error) }
+}
+
+func (t *teeWriter) Write(p []byte) (int, error) {
+	_, _ = t.b.Write(p)
+	return t.a.Write(p)
+}

@@ -1,0 +1,152 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/apiclient"
+)
+
+// Metrics are the operator's Prometheus metrics. Every label has a small, fixed set of values:
+// no label ever holds an API key, a URL, an object name or a job id. A nil *Metrics records
+// nothing.
+type Metrics struct {
+	jobs        *prometheus.GaugeVec
+	submissions *prometheus.CounterVec
+	endings     *prometheus.CounterVec
+	requests    *prometheus.CounterVec
+	latency     *prometheus.HistogramVec
+	credits     *prometheus.CounterVec
+
+	mu     sync.Mutex
+	phases map[string]map[types.NamespacedName]videov1alpha1.Phase
+}
+
+var _ apiclient.Observer = (*Metrics)(nil)
+
+// NewMetrics creates the metrics and registers them with reg (controller-runtime's
+// metrics.Registry in the manager).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		jobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "video_operator_jobs",
+			Help: "Objects by kind and phase.",
+		}, []string{"kind", "phase"}),
+		submissions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "video_operator_submissions_total",
+			Help: "Submit calls by kind and result: accepted, refused (no job created) or unknown (outcome unknown).",
+		}, []string{"kind", "result"}),
+		endings: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "video_operator_jobs_ended_total",
+			Help: "Jobs seen ending, by kind and result (completed or failed).",
+		}, []string{"kind", "result"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "video_operator_service_requests_total",
+			Help: "Calls to the video service by endpoint and HTTP status code (0 when no response arrived).",
+		}, []string{"endpoint", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "video_operator_service_request_duration_seconds",
+			Help:    "Latency of calls to the video service by endpoint.",
+			Buckets: []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
+		}, []string{"endpoint"}),
+		credits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "video_operator_ai_credits_used_total",
+			Help: "AI credits reported used by completed jobs, by kind.",
+		}, []string{"kind"}),
+		phases: map[string]map[types.NamespacedName]videov1alpha1.Phase{},
+	}
+	for _, c := range []prometheus.Collector{m.jobs, m.submissions, m.endings, m.requests, m.latency, m.credits} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("registering metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// ObserveRequest implements apiclient.Observer. The endpoint is one of the client's constants.
+func (m *Metrics) ObserveRequest(endpoint string, statusCode int, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(endpoint, strconv.Itoa(statusCode)).Inc()
+	m.latency.WithLabelValues(endpoint).Observe(d.Seconds())
+}
+
+func (m *Metrics) submitted(kind, result string) {
+	if m != nil {
+		m.submissions.WithLabelValues(kind, result).Inc()
+	}
+}
+
+func (m *Metrics) ended(kind, result string) {
+	if m != nil {
+		m.endings.WithLabelValues(kind, result).Inc()
+	}
+}
+
+func (m *Metrics) creditsUsed(kind string, credits float64) {
+	if m != nil && credits > 0 {
+		m.credits.WithLabelValues(kind).Add(credits)
+	}
+}
+
+// observePhase keeps the jobs gauge equal to the number of objects in each phase.
+func (m *Metrics) observePhase(kind string, nn types.NamespacedName, phase videov1alpha1.Phase) {
+	if m == nil {
+		return
+	}
+	if phase == "" {
+		phase = videov1alpha1.PhasePending
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	byName := m.phases[kind]
+	if byName == nil {
+		byName = map[types.NamespacedName]videov1alpha1.Phase{}
+		m.phases[kind] = byName
+	}
+	old, seen := byName[nn]
+	if seen && old == phase {
+		return
+	}
+	if seen {
+		m.jobs.WithLabelValues(kind, string(old)).Dec()
+	}
+	byName[nn] = phase
+	m.jobs.WithLabelValues(kind, string(phase)).Inc()
+}
+
+// forget removes a deleted object from the jobs gauge.
+func (m *Metrics) forget(kind string, nn types.NamespacedName) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, ok := m.phases[kind][nn]; ok {
+		m.jobs.WithLabelValues(kind, string(old)).Dec()
+		delete(m.phases[kind], nn)
+	}
+}

@@ -1,0 +1,97 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/videoops/video-operator/internal/apiclient"
+)
+
+// Defaults of the "Limits" table of the interface document: poll every 10 to 30 seconds.
+const (
+	DefaultPollMin       = 10 * time.Second
+	DefaultPollMax       = 30 * time.Second
+	DefaultBackoffBase   = 5 * time.Second
+	DefaultBackoffMax    = 5 * time.Minute
+	DefaultBrandCacheTTL = 5 * time.Minute
+	// DefaultServiceCallTimeout bounds every call to the service, on top of the HTTP client's own.
+	DefaultServiceCallTimeout = 30 * time.Second
+)
+
+// Options configure the job lifecycle shared by both reconcilers.
+type Options struct {
+	// ClientFactory makes a service client for an API key; tests inject fakes.
+	ClientFactory apiclient.Factory
+	// APIReader reads Secrets straight from the API server, so that the manager's cache holds
+	// only Secret metadata and never the data of every Secret in the cluster.
+	APIReader client.Reader
+	// Recorder emits Kubernetes events.
+	Recorder recorder.EventRecorder
+	// Clock is the time source; tests use a fake one.
+	Clock clock.Clock
+
+	// PollMin and PollMax bound the jittered delay between two reads of a running job.
+	PollMin, PollMax time.Duration
+	// BackoffBase and BackoffMax bound the exponential delay after a 429, a 5xx or a network error.
+	BackoffBase, BackoffMax time.Duration
+	// BrandCacheTTL is how long the list of an account's brands is reused.
+	BrandCacheTTL time.Duration
+	// CallTimeout bounds each call to the service.
+	CallTimeout time.Duration
+	// Metrics receives the lifecycle's measurements; nil records nothing.
+	Metrics *Metrics
+}
+
+func (o *Options) setDefaults() error {
+	if o.ClientFactory == nil {
+		return fmt.Errorf("controller options: ClientFactory is required")
+	}
+	if o.APIReader == nil {
+		return fmt.Errorf("controller options: APIReader is required")
+	}
+	if o.Recorder == nil {
+		return fmt.Errorf("controller options: Recorder is required")
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.PollMin <= 0 {
+		o.PollMin = DefaultPollMin
+	}
+	if o.PollMax < o.PollMin {
+		o.PollMax = max(o.PollMin, DefaultPollMax)
+	}
+	if o.BackoffBase <= 0 {
+		o.BackoffBase = DefaultBackoffBase
+	}
+	if o.BackoffMax < o.BackoffBase {
+		o.BackoffMax = max(o.BackoffBase, DefaultBackoffMax)
+	}
+	if o.BrandCacheTTL <= 0 {
+		o.BrandCacheTTL = DefaultBrandCacheTTL
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = DefaultServiceCallTimeout
+	}
+	return nil
+}

@@ -1,0 +1,228 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/apiclient"
+)
+
+// poll reads the running job and records what the service says. stop is true when the reconcile
+// must end here (the job is still running, or the read failed); false once the job has ended,
+// so the caller goes on to decide about the current spec.
+func (l *lifecycle[T]) poll(ctx context.Context, obj T) (stop bool, res ctrl.Result, err error) {
+	st := l.adapter.jobStatus(obj)
+	api, ok, err := l.serviceClient(ctx, obj)
+	if !ok {
+		return true, ctrl.Result{}, err
+	}
+	callCtx, cancel := l.callContext(ctx)
+	job, err := api.GetJob(callCtx, st.JobID)
+	cancel()
+	if err != nil {
+		if apiclient.IsJobNotFound(err) {
+			// A job the service forgot before it ended: nothing more will come of it.
+			now := metav1.NewTime(l.opts.Clock.Now())
+			st.CompletedAt = &now
+			st.Failure = &videov1alpha1.JobFailure{Code: apiclient.CodeJobNotFound,
+				Message: fmt.Sprintf("The service no longer knows job %s, which had not ended", st.JobID)}
+			st.Phase = videov1alpha1.PhaseFailed
+			return false, ctrl.Result{}, nil
+		}
+		res, err := l.callFailed(ctx, obj, err)
+		return true, res, err
+	}
+	l.backoff.reset(objectKey(obj))
+	if ended := l.recordJob(ctx, obj, job); ended {
+		return false, ctrl.Result{}, nil
+	}
+
+	gen := obj.GetGeneration()
+	reason, msg := videov1alpha1.ReasonInProgress, progressMessage(st)
+	if st.JobGeneration != gen {
+		reason = videov1alpha1.ReasonWaitingForJob
+		msg = fmt.Sprintf("Generation %d waits for job %s of generation %d to end (the service cannot cancel a job); %s",
+			gen, st.JobID, st.JobGeneration, msg)
+	}
+	setOutcome(st, gen, outcomeReconciling, reason, msg)
+	return true, ctrl.Result{RequeueAfter: l.backoff.pollDelay(l.opts.PollMin, l.opts.PollMax)}, nil
+}
+
+// refresh reads a completed job again, for a fresh clearance code. Terminal data stays in status
+// whatever the service answers: the service may have cleaned the job.
+func (l *lifecycle[T]) refresh(ctx context.Context, obj T) (ctrl.Result, error) {
+	st := l.adapter.jobStatus(obj)
+	api, ok, err := l.serviceClient(ctx, obj)
+	if !ok {
+		return ctrl.Result{}, err
+	}
+	callCtx, cancel := l.callContext(ctx)
+	job, err := api.GetJob(callCtx, st.JobID)
+	cancel()
+	switch {
+	case apiclient.IsJobNotFound(err):
+		logf.FromContext(ctx).Info("Job no longer known to the service; keeping its recorded outputs", "jobID", st.JobID)
+		l.memo.giveUpRefresh(st.JobID)
+		return ctrl.Result{}, nil
+	case err != nil:
+		return l.callFailed(ctx, obj, err)
+	case !job.Status().IsCompleted():
+		// Only a completed job carries clearance codes; keep what was recorded.
+		l.memo.giveUpRefresh(st.JobID)
+		return ctrl.Result{}, nil
+	}
+	l.backoff.reset(objectKey(obj))
+	l.adapter.recordJob(obj, job)
+	next := l.adapter.refreshAt(obj)
+	if wait := next.Sub(l.opts.Clock.Now()); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	// The service gave no code valid in the future: ask again later, not in a loop.
+	return ctrl.Result{RequeueAfter: l.opts.BackoffMax}, nil
+}
+
+// recordJob maps a job read from the service into status; ended is true when it completed or
+// failed.
+func (l *lifecycle[T]) recordJob(ctx context.Context, obj T, job *apiclient.Job) (ended bool) {
+	st := l.adapter.jobStatus(obj)
+	d := job.Data
+	if p, ok := d.RenderProgress.Int64(); ok {
+		st.Progress = ptrTo(clampPercent(p))
+	} else if p, ok := d.Progress.Int64(); ok {
+		st.Progress = ptrTo(clampPercent(p))
+	}
+	st.ProgressMessage = truncate(d.RenderProgressMessage, 1000)
+	st.RenderState = truncate(d.RenderState, 100)
+	l.adapter.recordJob(obj, job)
+
+	now := metav1.NewTime(l.opts.Clock.Now())
+	switch {
+	case job.Status().IsCompleted():
+		st.CompletedAt = &now
+		st.Progress = ptrTo(int32(100))
+		st.Phase = videov1alpha1.PhaseCompleted
+		if credits, ok := d.AICreditsUsed.Float64(); ok {
+			l.opts.Metrics.creditsUsed(l.adapter.kind(), credits)
+		}
+		l.opts.Metrics.ended(l.adapter.kind(), "completed")
+		l.opts.Recorder.Eventf(obj, nil, "Normal", string(videov1alpha1.ReasonCompleted), "Complete",
+			"Job %s of generation %d completed", st.JobID, st.JobGeneration)
+		return true
+	case job.Status().IsFailed():
+		st.CompletedAt = &now
+		f := job.Failure()
+		st.Failure = &videov1alpha1.JobFailure{Code: truncate(f.Code, 200), Message: truncate(f.Message, 4000)}
+		st.Phase = videov1alpha1.PhaseFailed
+		l.opts.Metrics.ended(l.adapter.kind(), "failed")
+		l.opts.Recorder.Eventf(obj, nil, "Warning", string(videov1alpha1.ReasonJobFailed), "Fail",
+			"Job %s of generation %d failed: %s", st.JobID, st.JobGeneration, failureMessage(st))
+		return true
+	default:
+		// in-progress, and statuses the document does not list (the live service also answers
+		// pending): keep following the job, never take it for completed.
+		st.Phase = videov1alpha1.PhaseInProgress
+		if !job.Status().IsKnown() {
+			logf.FromContext(ctx).V(1).Info("Service reports a job status the interface document does not list",
+				"jobID", st.JobID, "status", string(job.Status()))
+		}
+		return false
+	}
+}
+
+// callFailed handles an error of a read or of the brand list: a rejected key stalls, a passing
+// failure backs off, anything else is returned.
+func (l *lifecycle[T]) callFailed(ctx context.Context, obj T, err error) (ctrl.Result, error) {
+	switch {
+	case apiclient.IsUnauthorized(err):
+		l.unauthorized(obj)
+		return ctrl.Result{}, nil
+	case apiclient.IsRetryable(err):
+		return l.transient(ctx, obj, err)
+	default:
+		return ctrl.Result{}, fmt.Errorf("calling the video service: %w", err)
+	}
+}
+
+// transient backs off exponentially after a 429, a 5xx or a network error, honouring
+// Retry-After, and says so in the Reconciling condition.
+func (l *lifecycle[T]) transient(ctx context.Context, obj T, err error) (ctrl.Result, error) {
+	st := l.adapter.jobStatus(obj)
+	delay := l.backoff.next(objectKey(obj), apiclient.RetryAfter(err))
+	reason := videov1alpha1.ReasonServiceUnavailable
+	if apiclient.IsRateLimited(err) {
+		reason = videov1alpha1.ReasonRateLimited
+	}
+	logf.FromContext(ctx).V(1).Info("Service call failed; backing off", "error", err.Error(), "delay", delay.String())
+	setOutcome(st, obj.GetGeneration(), outcomeReconciling, reason,
+		fmt.Sprintf("The service is not answering normally (%v); trying again in %s", err, delay.Round(l.backoff.unit())))
+	return ctrl.Result{RequeueAfter: delay}, nil
+}
+
+// unauthorized stalls the object until its Secret changes: the watch on Secrets wakes it.
+func (l *lifecycle[T]) unauthorized(obj T) {
+	ref := l.adapter.secretRef(obj)
+	l.stall(obj, videov1alpha1.ReasonUnauthorized, fmt.Sprintf(
+		"The service rejected the API key in key %q of Secret %q (401 Unauthorized); update the Secret to resume", ref.Key, ref.Name))
+}
+
+// failureReason maps a recorded failure to the reason of the Stalled condition.
+func failureReason(f *videov1alpha1.JobFailure) videov1alpha1.ConditionReason {
+	switch f.Code {
+	case apiclient.CodeJobNotFound:
+		return videov1alpha1.ReasonJobNotFound
+	case apiclient.CodeInvalidRequestBody:
+		return videov1alpha1.ReasonInvalidRequest
+	case string(videov1alpha1.ReasonProjectNotFound):
+		return videov1alpha1.ReasonProjectNotFound
+	}
+	if len(f.Code) > 5 && f.Code[:5] == "HTTP_" {
+		return videov1alpha1.ReasonInvalidRequest
+	}
+	return videov1alpha1.ReasonJobFailed
+}
+
+// failureMessage describes the recorded failure and how to retry.
+func failureMessage(st *videov1alpha1.JobStatus) string {
+	what := "The submission was refused"
+	if st.JobID != "" {
+		what = fmt.Sprintf("Job %s failed", st.JobID)
+	}
+	return fmt.Sprintf("%s: %s: %s. Change the spec, or set annotation %s to a new value to try again",
+		what, st.Failure.Code, st.Failure.Message, AnnotationRetry)
+}
+
+func progressMessage(st *videov1alpha1.JobStatus) string {
+	msg := fmt.Sprintf("Job %s is in progress", st.JobID)
+	if st.Progress != nil {
+		msg += fmt.Sprintf(" (%d%%)", *st.Progress)
+	}
+	if st.ProgressMessage != "" {
+		msg += ": " + st.ProgressMessage
+	}
+	return msg
+}
+
+func clampPercent(p int64) int32 { return int32(min(max(p, 0), 100)) }
+
+func ptrTo[V any](v V) *V { return &v }

@@ -1,0 +1,197 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/apiclient"
+)
+
+// +kubebuilder:rbac:groups=video.videoops.io,resources=videorenders,verbs=get;list;watch
+// +kubebuilder:rbac:groups=video.videoops.io,resources=videorenders/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=video.videoops.io,resources=videostoryboards,verbs=get;list;watch
+
+// indexStoryboardRef indexes VideoRenders by the VideoStoryboard they render, so a completed
+// preview wakes exactly the renders waiting for it.
+const indexStoryboardRef = ".spec.storyboardRef.name"
+
+// VideoRenderReconciler runs the paid render job of each VideoRender and records its outputs.
+type VideoRenderReconciler struct {
+	*lifecycle[*videov1alpha1.VideoRender]
+}
+
+// renderAdapter is the VideoRender side of the shared lifecycle.
+type renderAdapter struct {
+	client client.Reader
+}
+
+var _ kindAdapter[*videov1alpha1.VideoRender] = renderAdapter{}
+
+func (renderAdapter) kind() string { return "VideoRender" }
+
+func (renderAdapter) newObject() *videov1alpha1.VideoRender { return &videov1alpha1.VideoRender{} }
+
+func (renderAdapter) jobStatus(o *videov1alpha1.VideoRender) *videov1alpha1.JobStatus {
+	return &o.Status.JobStatus
+}
+
+func (renderAdapter) status(o *videov1alpha1.VideoRender) any { return &o.Status }
+
+func (renderAdapter) secretRef(o *videov1alpha1.VideoRender) videov1alpha1.SecretKeyRef {
+	return secretRefOrDefault(o.Spec.APIKeySecretRef)
+}
+
+// resolve picks the render source. A storyboardRef renders the referenced VideoStoryboard only
+// once its preview of its current generation completed, with that very request: the review gate.
+func (a renderAdapter) resolve(ctx context.Context, o *videov1alpha1.VideoRender) (*target, error) {
+	switch {
+	case o.Spec.Storyboard != nil:
+		return &target{render: o.Spec.Storyboard}, nil
+	case o.Spec.ProjectID != nil:
+		return &target{projectID: *o.Spec.ProjectID}, nil
+	case o.Spec.StoryboardRef == nil:
+		// Admission requires exactly one source; this only guards against a schema change.
+		return &target{wait: &waiting{stalled: true, reason: videov1alpha1.ReasonInvalidRequest,
+			message: "spec has no render source: set one of storyboard, storyboardRef or projectId"}}, nil
+	}
+
+	name := o.Spec.StoryboardRef.Name
+	var sb videov1alpha1.VideoStoryboard
+	if err := a.client.Get(ctx, types.NamespacedName{Namespace: o.Namespace, Name: name}, &sb); err != nil {
+		if apierrors.IsNotFound(err) {
+			return &target{wait: &waiting{reason: videov1alpha1.ReasonStoryboardNotFound,
+				message: fmt.Sprintf("Waiting for VideoStoryboard %q to exist in namespace %q", name, o.Namespace)}}, nil
+		}
+		return nil, fmt.Errorf("getting VideoStoryboard %s/%s: %w", o.Namespace, name, err)
+	}
+	if sb.Status.PreviewedGeneration == sb.Generation && sb.Status.Phase == videov1alpha1.PhaseCompleted {
+		return &target{render: &sb.Spec.StoryboardRequest, sourceGeneration: sb.Generation}, nil
+	}
+	w := &waiting{reason: videov1alpha1.ReasonWaitingForPreview,
+		message: fmt.Sprintf("Waiting for VideoStoryboard %q to complete its preview of generation %d", name, sb.Generation)}
+	if c := condition(&sb.Status.JobStatus, videov1alpha1.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
+		// Only a fix of the storyboard can unblock this render.
+		w.stalled = true
+		w.message = fmt.Sprintf("VideoStoryboard %q is stalled (%s: %s); fix it to render", name, c.Reason, c.Message)
+	}
+	return &target{wait: w}, nil
+}
+
+func (renderAdapter) recordedSource(o *videov1alpha1.VideoRender) int64 {
+	return o.Status.StoryboardGeneration
+}
+
+func (renderAdapter) setRecordedSource(o *videov1alpha1.VideoRender, g int64) {
+	o.Status.StoryboardGeneration = g
+}
+
+// recordJob records outputs, durations, credits and the clearance code of a completed render.
+func (a renderAdapter) recordJob(o *videov1alpha1.VideoRender, job *apiclient.Job) {
+	if !job.Status().IsCompleted() {
+		return
+	}
+	d := job.Data
+	o.Status.Outputs = &videov1alpha1.RenderOutputs{
+		VideoURL:      truncate(d.VideoURL, 4096),
+		VideoShareURL: truncate(d.VideoShareURL, 4096),
+		VideoEmbedURL: truncate(d.VideoEmbedURL, 4096),
+		AudioURL:      truncate(d.AudioURL, 4096),
+		Thumbnail:     truncate(d.Thumbnail, 4096),
+		SRTFile:       truncate(d.SRTFile, 4096),
+		TXTFile:       truncate(d.TXTFile, 4096),
+		VTTFile:       truncate(d.VTTFile, 4096),
+	}
+	o.Status.VideoDuration = seconds(d.VideoDuration)
+	o.Status.EncodingDuration = seconds(d.EncodingDuration)
+	o.Status.AICreditsUsed = decimal(d.AICreditsUsed)
+	o.Status.Clearance = nil
+	if d.PlatformClearanceCode != "" {
+		c := &videov1alpha1.Clearance{Code: truncate(d.PlatformClearanceCode, 500)}
+		if t, err := time.Parse(time.RFC3339, d.PlatformClearanceExpiresAt); err == nil {
+			c.ExpiresAt = &metav1.Time{Time: t}
+		}
+		o.Status.Clearance = c
+	}
+}
+
+func (renderAdapter) resetOutputs(o *videov1alpha1.VideoRender) {
+	o.Status.Outputs = nil
+	o.Status.VideoDuration = nil
+	o.Status.EncodingDuration = nil
+	o.Status.AICreditsUsed = ""
+	o.Status.Clearance = nil
+}
+
+// refreshAt is the expiry of the clearance code: the service then returns a fresh one.
+func (renderAdapter) refreshAt(o *videov1alpha1.VideoRender) time.Time {
+	if c := o.Status.Clearance; c != nil && c.ExpiresAt != nil {
+		return c.ExpiresAt.Time
+	}
+	return time.Time{}
+}
+
+// seconds converts the service's seconds into a Duration (status carries no floats).
+func seconds(n apiclient.Number) *metav1.Duration {
+	f, ok := n.Float64()
+	if !ok || f < 0 {
+		return nil
+	}
+	return &metav1.Duration{Duration: time.Duration(f * float64(time.Second)).Round(time.Millisecond)}
+}
+
+// decimal renders a number as the plain decimal the status schema accepts ("12.5", never "1e3").
+func decimal(n apiclient.Number) string {
+	f, ok := n.Float64()
+	if !ok || f < 0 {
+		return ""
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+// SetupWithManager registers the controller; see VideoStoryboardReconciler.SetupWithManager.
+// A VideoStoryboard's status changes (its preview completing) wake the renders that refer to it.
+func (r *VideoRenderReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&videov1alpha1.VideoRender{}, builder.WithPredicates(
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		WatchesMetadata(secretObject(), handler.EnqueueRequestsFromMapFunc(
+			r.objectsUsingSecret(&videov1alpha1.VideoRenderList{}))).
+		Watches(&videov1alpha1.VideoStoryboard{}, handler.EnqueueRequestsFromMapFunc(r.rendersOfStoryboard)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		Named("videorender").
+		Complete(r)
+}
+
+func (r *VideoRenderReconciler) rendersOfStoryboard(ctx context.Context, sb client.Object) []ctrl.Request {
+	return listRequests(ctx, r.client, &videov1alpha1.VideoRenderList{},
+		client.InNamespace(sb.GetNamespace()), client.MatchingFields{indexStoryboardRef: sb.GetName()})
+}
