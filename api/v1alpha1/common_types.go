@@ -42,16 +42,16 @@ type SecretKeyRef struct {
 type Phase string
 
 const (
-	// PhasePending: nothing has been submitted for the current generation yet (for example, waiting
+	// PhasePending means nothing has been submitted for the current generation yet (for example, waiting
 	// for a Secret, for a storyboard's preview, or for an older job to end).
 	PhasePending Phase = "Pending"
-	// PhaseSubmitting: a submission is in flight and its job id is not known yet.
+	// PhaseSubmitting means a submission is in flight and its job id is not known yet.
 	PhaseSubmitting Phase = "Submitting"
-	// PhaseInProgress: the service accepted the job and is working on it.
+	// PhaseInProgress means the service accepted the job and is working on it.
 	PhaseInProgress Phase = "InProgress"
-	// PhaseCompleted: the job of the current generation completed; its outputs are in status.
+	// PhaseCompleted means the job of the current generation completed; its outputs are in status.
 	PhaseCompleted Phase = "Completed"
-	// PhaseFailed: the job failed or cannot be submitted without a change by a human.
+	// PhaseFailed means the job failed or cannot be submitted without a change by a human.
 	PhaseFailed Phase = "Failed"
 )
 

@@ -180,5 +180,5 @@ type VideoRenderList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&VideoRender{}, &VideoRenderList{})
+	knownTypes = append(knownTypes, &VideoRender{}, &VideoRenderList{})
 }

@@ -111,5 +111,5 @@ type VideoStoryboardList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&VideoStoryboard{}, &VideoStoryboardList{})
+	knownTypes = append(knownTypes, &VideoStoryboard{}, &VideoStoryboardList{})
 }

@@ -75,7 +75,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("video-service-sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, `Usage: video-service-sim [flags]
+		_, _ = fmt.Fprintf(stderr, `Usage: video-service-sim [flags]
 
 Runs a simulator of the video generation service: the storyboard preview and render endpoints,
 project render, job status, brands and projects lists under /serviceapis, with the interface
@@ -228,9 +228,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}
 
 	base := "http://" + ln.Addr().String() + simulator.BasePath
-	fmt.Fprintf(stdout, "video-service-sim serving %s\n", base)
+	_, _ = fmt.Fprintf(stdout, "video-service-sim serving %s\n", base)
 	for _, k := range generated {
-		fmt.Fprintf(stdout, "no API key configured; accepting the generated key %s\n", k)
+		_, _ = fmt.Fprintf(stdout, "no API key configured; accepting the generated key %s\n", k)
 	}
 	if ready != nil {
 		ready <- base
@@ -248,6 +248,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutting down: %w", err)
 	}
-	fmt.Fprintln(stdout, "video-service-sim stopped")
+	_, _ = fmt.Fprintln(stdout, "video-service-sim stopped")
 	return nil
 }

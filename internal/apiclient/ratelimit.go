@@ -29,7 +29,7 @@ import (
 // tenant from flooding the service; the manager exposes them as flags.
 const (
 	DefaultRateLimit rate.Limit = 10
-	DefaultBurst                = 20
+	DefaultBurst     int        = 20
 )
 
 // Limiter paces requests. *rate.Limiter satisfies it. Wait must return early, with an error, when

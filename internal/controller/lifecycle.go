@@ -268,7 +268,7 @@ func (w *statusWriter[T]) flush(ctx context.Context, obj T, optimisticLock bool)
 	if equality.Semantic.DeepEqual(w.adapter.status(w.base), w.adapter.status(obj)) && !optimisticLock {
 		return nil
 	}
-	var patch client.Patch = client.MergeFrom(w.base)
+	patch := client.MergeFrom(w.base)
 	if optimisticLock {
 		patch = client.MergeFromWithOptions(w.base, client.MergeFromWithOptimisticLock{})
 	}

@@ -139,27 +139,27 @@ func (v *validator) enum(m map[string]any, path, k string, allowed []string) (st
 	return s, false
 }
 
-func (v *validator) uri(m map[string]any, path, k string, maxLen int) (string, bool) {
+func (v *validator) uri(m map[string]any, path, k string, maxLen int) {
 	s, ok := v.str(m, path, k, maxLen)
 	if !ok {
-		return "", false
+		return
 	}
 	if u, err := url.Parse(s); err != nil || u.Scheme == "" || u.Host == "" {
 		v.add(join(path, k), "must be an absolute URI")
-		return s, false
 	}
-	return s, true
 }
 
-func (v *validator) boolean(m map[string]any, path, k string) (bool, bool) {
+// boolean returns m[k] when it is a boolean, and false when it is absent or not a boolean (then
+// recording the error).
+func (v *validator) boolean(m map[string]any, path, k string) bool {
 	if !has(m, k) {
-		return false, false
+		return false
 	}
 	b, ok := m[k].(bool)
 	if !ok {
 		v.add(join(path, k), "must be a boolean")
 	}
-	return b, ok
+	return b
 }
 
 // num checks a number within [lo, hi]; a NaN bound is open.
@@ -349,7 +349,7 @@ func validateRequest(req map[string]any) []FieldError {
 	}
 	ai := false
 	if as, ok := v.obj(req, "", "aiStoryboard"); ok {
-		ai, _ = v.boolean(as, "aiStoryboard", "enabled")
+		ai = v.boolean(as, "aiStoryboard", "enabled")
 	}
 	v.str(req, "", "payloadUrl", 0)
 	v.obj(req, "", "projectMetadata")
@@ -448,7 +448,7 @@ func (v *validator) stringsIn(items []any, p string, allowed []string) {
 func (v *validator) voiceOver(vo map[string]any, p string) bool {
 	enabled := false
 	if v.required(vo, p, "enabled") {
-		enabled, _ = v.boolean(vo, p, "enabled")
+		enabled = v.boolean(vo, p, "enabled")
 	}
 	v.exclusive(vo, p, "aiVoices", "externalVoice")
 	v.each(vo, p, "aiVoices", 0, 10, func(av map[string]any, ap string) {
@@ -553,7 +553,7 @@ func (v *validator) subtitleStyle(st map[string]any, p string) {
 		v.num(a, ap, "customSpeedValue", 0.5, nanF(), false)
 		v.enum(a, ap, "direction", directions)
 		v.enum(a, ap, "writingStyle", writingStyles)
-		if _, ok := v.enum(a, ap, "futureWords", futureWords); ok && !((name == "fade" || name == "blur") && typ == "entry") {
+		if _, ok := v.enum(a, ap, "futureWords", futureWords); ok && ((name != "fade" && name != "blur") || typ != "entry") {
 			v.add(join(ap, "futureWords"), "futureWords is only allowed with fade and blur entry animations")
 		}
 	})
