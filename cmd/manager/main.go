@@ -19,10 +19,12 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -35,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -70,6 +73,12 @@ type options struct {
 	pollMax         time.Duration
 	concurrency     int
 	watchNamespaces string
+
+	callbackAddr    string
+	callbackURL     string
+	callbackKeyFile string
+	callbackPoll    time.Duration
+	callbackRate    float64
 }
 
 func (o *options) bind(fs *flag.FlagSet) {
@@ -100,6 +109,18 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.IntVar(&o.concurrency, "max-concurrent-reconciles", 10, "Objects of each kind reconciled in parallel.")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "",
 		"Comma-separated namespaces to manage; empty manages all namespaces.")
+
+	fs.StringVar(&o.callbackAddr, "callback-bind-address", "0",
+		"Address the job-result callback server binds to, for example :9443; 0 disables callbacks.")
+	fs.StringVar(&o.callbackURL, "callback-public-url", "",
+		"URL at which the video service reaches the callback server (without the path). When set, requests "+
+			"whose spec names no webhook carry the operator's callback URL, and polling becomes the fallback.")
+	fs.StringVar(&o.callbackKeyFile, "callback-key-file", "",
+		"File holding the key (at least 32 bytes) that signs callback URLs, for example a mounted Secret. "+
+			"Keep it stable: a callback for a submission interrupted by a restart is recognised only with the same key.")
+	fs.DurationVar(&o.callbackPoll, "callback-poll-interval", controller.DefaultCallbackPollInterval,
+		"Fallback polling interval of jobs that will call back.")
+	fs.Float64Var(&o.callbackRate, "callback-rate-limit", 100, "Callbacks accepted per second.")
 }
 
 func (o *options) validate() error {
@@ -115,6 +136,9 @@ func (o *options) validate() error {
 	}
 	if o.concurrency < 1 {
 		errs = append(errs, errors.New("--max-concurrent-reconciles must be at least 1"))
+	}
+	if (o.callbackURL != "") != (o.callbackAddr != "0" && o.callbackAddr != "") {
+		errs = append(errs, errors.New("--callback-public-url and --callback-bind-address go together"))
 	}
 	return errors.Join(errs...)
 }
@@ -225,6 +249,10 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 	if err != nil {
 		return fmt.Errorf("configuring the video service client: %w", err)
 	}
+	callback, err := callbackOptions(opts)
+	if err != nil {
+		return err
+	}
 	r, err := controller.NewReconcilers(mgr.GetClient(), controller.Options{
 		ClientFactory: factory,
 		APIReader:     mgr.GetAPIReader(),
@@ -233,9 +261,61 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 		PollMax:       opts.pollMax,
 		CallTimeout:   opts.serviceTimeout,
 		Metrics:       m,
+		Callback:      callback,
 	})
 	if err != nil {
 		return err
 	}
-	return r.SetupWithManager(ctx, mgr, opts.concurrency)
+	if err := r.SetupWithManager(ctx, mgr, opts.concurrency); err != nil {
+		return err
+	}
+	if h := r.CallbackHandler(); h != nil {
+		return mgr.Add(callbackServer(opts.callbackAddr, h))
+	}
+	return nil
+}
+
+// callbackOptions reads the callback configuration; nil when callbacks are off.
+func callbackOptions(opts options) (*controller.CallbackOptions, error) {
+	if opts.callbackURL == "" {
+		return nil, nil
+	}
+	var key []byte
+	if opts.callbackKeyFile != "" {
+		b, err := os.ReadFile(opts.callbackKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading --callback-key-file: %w", err)
+		}
+		key = []byte(strings.TrimSpace(string(b)))
+	} else {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, fmt.Errorf("generating a callback key: %w", err)
+		}
+		ctrl.Log.WithName("setup").Info("No --callback-key-file: callback URLs are signed with a key that changes " +
+			"at each start, so the callback of a submission interrupted by a restart is not recognised")
+	}
+	return &controller.CallbackOptions{PublicURL: opts.callbackURL, Key: key, RateLimit: opts.callbackRate,
+		Burst: max(1, int(2*opts.callbackRate)), PollInterval: opts.callbackPoll}, nil
+}
+
+// callbackServer serves the job-result callbacks. It runs only on the leader, whose controllers
+// are the ones a callback wakes.
+func callbackServer(addr string, h http.Handler) manager.Runnable {
+	mux := http.NewServeMux()
+	mux.Handle(controller.CallbackPath, h)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, MaxHeaderBytes: 16 << 10}
+	return manager.RunnableFunc(func(ctx context.Context) error {
+		errc := make(chan error, 1)
+		go func() { errc <- srv.ListenAndServe() }()
+		select {
+		case err := <-errc:
+			return fmt.Errorf("callback server: %w", err)
+		case <-ctx.Done():
+			shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			return srv.Shutdown(shutdown)
+		}
+	})
 }

@@ -16,14 +16,13 @@ limitations under the License.
 
 package controller
 
+import "time"
+
 // warnDeprecations emits a Warning event, once per submission, for fields the service accepts
 // but ignores ("Versioning": animatePPT is ignored in favour of pptSlideAnimation). The renamed
 // storyCoPilot and videoType are passed through as written: the service still accepts them.
 func (l *lifecycle[T]) warnDeprecations(obj T, t *target) {
-	req := t.preview
-	if req == nil {
-		req = t.render
-	}
+	req := t.request()
 	if req == nil {
 		return
 	}
@@ -42,4 +41,7 @@ type sharedState struct {
 	keys   *keyStore
 	brands *brandCache
 	memo   *attemptMemo
+
+	callbacks    *callbacks
+	callbackPoll time.Duration
 }

@@ -20,8 +20,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -68,6 +71,11 @@ type harness struct {
 	wrap func(apiclient.Interface) apiclient.Interface
 	// intercept, when set before startManager, intercepts the manager's Kubernetes client.
 	intercept *interceptor.Funcs
+	// callbackPoll, when set before startManager, enables the operator's callbacks with this
+	// fallback polling interval. The callback server and its key outlive manager restarts.
+	callbackPoll time.Duration
+	callbackSrv  *httptest.Server
+	callbackH    atomic.Pointer[http.Handler]
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -116,6 +124,21 @@ func (h *harness) startManager() {
 	})
 	Expect(err).NotTo(HaveOccurred())
 
+	var callback *CallbackOptions
+	if h.callbackPoll > 0 {
+		if h.callbackSrv == nil {
+			h.callbackSrv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if hp := h.callbackH.Load(); hp != nil {
+					(*hp).ServeHTTP(w, r)
+					return
+				}
+				http.Error(w, "manager down", http.StatusServiceUnavailable)
+			}))
+			DeferCleanup(h.callbackSrv.Close)
+		}
+		callback = &CallbackOptions{PublicURL: h.callbackSrv.URL, Key: []byte(strings.Repeat("k", 32)), PollInterval: h.callbackPoll}
+	}
+
 	h.metrics, err = NewMetrics(prometheus.NewRegistry())
 	Expect(err).NotTo(HaveOccurred())
 	factory, err := apiclient.NewFactory(apiclient.Options{BaseURL: h.srv.URL + "/serviceapis", Timeout: 5 * time.Second, Observer: h.metrics},
@@ -132,8 +155,13 @@ func (h *harness) startManager() {
 		BrandCacheTTL: time.Second,
 		CallTimeout:   5 * time.Second,
 		Metrics:       h.metrics,
+		Callback:      callback,
 	})
 	Expect(err).NotTo(HaveOccurred())
+	if cb := r.CallbackHandler(); cb != nil {
+		var handler http.Handler = cb
+		h.callbackH.Store(&handler)
+	}
 	mctx, stop := context.WithCancel(ctx)
 	Expect(r.SetupWithManager(mctx, mgr, 4)).To(Succeed())
 
@@ -151,6 +179,7 @@ func (h *harness) stopManager() {
 	if h.stop == nil {
 		return
 	}
+	h.callbackH.Store(nil)
 	h.stop()
 	Eventually(h.done, 30*time.Second).Should(BeClosed())
 	h.stop = nil

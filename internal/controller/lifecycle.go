@@ -26,6 +26,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -68,6 +69,14 @@ type target struct {
 	wait             *waiting
 }
 
+// request is the storyboard request to send, nil for a project render.
+func (t *target) request() *videov1alpha1.StoryboardRequest {
+	if t.preview != nil {
+		return t.preview
+	}
+	return t.render
+}
+
 // waiting is a reason not to submit now. stalled means only a human can change it.
 type waiting struct {
 	stalled bool
@@ -85,6 +94,12 @@ type lifecycle[T client.Object] struct {
 	brands  *brandCache
 	memo    *attemptMemo
 	backoff *backoffTracker
+
+	// callbacks is nil unless the manager has a public callback URL; wake then receives the
+	// objects callbacks are about.
+	callbacks    *callbacks
+	callbackPoll time.Duration
+	wake         chan event.GenericEvent
 }
 
 func newLifecycle[T client.Object](c client.Client, adapter kindAdapter[T], opts Options, shared *sharedState) *lifecycle[T] {
@@ -96,6 +111,9 @@ func newLifecycle[T client.Object](c client.Client, adapter kindAdapter[T], opts
 		brands:  shared.brands,
 		memo:    shared.memo,
 		backoff: newBackoffTracker(opts.BackoffBase, opts.BackoffMax),
+
+		callbacks:    shared.callbacks,
+		callbackPoll: shared.callbackPoll,
 	}
 }
 

@@ -37,6 +37,7 @@ type attemptMemo struct {
 	mu        sync.Mutex
 	jobs      map[string]memoEntry // by attempt id
 	noRefresh map[string]time.Time // job ids whose clearance refresh gave up
+	callback  map[string]time.Time // job ids whose request carries the operator's callback
 }
 
 type memoEntry struct {
@@ -45,7 +46,7 @@ type memoEntry struct {
 }
 
 func newAttemptMemo(c clock.PassiveClock) *attemptMemo {
-	return &attemptMemo{clock: c, jobs: map[string]memoEntry{}, noRefresh: map[string]time.Time{}}
+	return &attemptMemo{clock: c, jobs: map[string]memoEntry{}, noRefresh: map[string]time.Time{}, callback: map[string]time.Time{}}
 }
 
 func (m *attemptMemo) remember(attemptID, jobID string) {
@@ -54,6 +55,32 @@ func (m *attemptMemo) remember(attemptID, jobID string) {
 	now := m.clock.Now()
 	m.jobs[attemptID] = memoEntry{jobID: jobID, at: now}
 	m.expireLocked(now)
+}
+
+// rememberFromCallback records the job id a callback reported for an attempt, unless this process
+// already knows it from the submit call itself.
+func (m *attemptMemo) rememberFromCallback(attemptID, jobID string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.jobs[attemptID]; !ok {
+		m.jobs[attemptID] = memoEntry{jobID: jobID, at: m.clock.Now()}
+	}
+}
+
+// expectCallback records that the job's request carries the operator's callback URL.
+func (m *attemptMemo) expectCallback(jobID string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.callback[jobID] = m.clock.Now()
+}
+
+// callbackExpected reports whether the job will call back. It is false after a restart, so such
+// jobs are polled at the normal pace: the safe side.
+func (m *attemptMemo) callbackExpected(jobID string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.callback[jobID]
+	return ok
 }
 
 func (m *attemptMemo) lookup(attemptID string) (string, bool) {
@@ -81,6 +108,12 @@ func (m *attemptMemo) expireLocked(now time.Time) {
 	for k, e := range m.jobs {
 		if now.Sub(e.at) > attemptMemoTTL {
 			delete(m.jobs, k)
+		}
+	}
+	// A job that expected a callback for a day has long ended; forget it.
+	for k, at := range m.callback {
+		if now.Sub(at) > 24*time.Hour {
+			delete(m.callback, k)
 		}
 	}
 }

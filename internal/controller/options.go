@@ -60,6 +60,9 @@ type Options struct {
 	CallTimeout time.Duration
 	// Metrics receives the lifecycle's measurements; nil records nothing.
 	Metrics *Metrics
+	// Callback, when set, makes requests carry the operator's callback URL (when the spec names
+	// no webhook of its own) and serves the callbacks; see CallbackHandler.
+	Callback *CallbackOptions
 }
 
 func (o *Options) setDefaults() error {
@@ -92,6 +95,9 @@ func (o *Options) setDefaults() error {
 	}
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = DefaultServiceCallTimeout
+	}
+	if o.Callback != nil {
+		return o.Callback.validate()
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ func (l *lifecycle[T]) poll(ctx context.Context, obj T) (stop bool, res ctrl.Res
 			gen, st.JobID, st.JobGeneration, msg)
 	}
 	setOutcome(st, gen, outcomeReconciling, reason, msg)
-	return true, ctrl.Result{RequeueAfter: l.backoff.pollDelay(l.opts.PollMin, l.opts.PollMax)}, nil
+	return true, ctrl.Result{RequeueAfter: l.pollDelay(st.JobID)}, nil
 }
 
 // refresh reads a completed job again, for a fresh clearance code. Terminal data stays in status

@@ -20,12 +20,16 @@ import (
 	"context"
 	"fmt"
 
+	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
@@ -34,7 +38,13 @@ import (
 type Reconcilers struct {
 	Storyboard *VideoStoryboardReconciler
 	Render     *VideoRenderReconciler
+
+	callback *CallbackHandler
 }
+
+// CallbackHandler returns the handler of the service's callbacks, or nil when Options.Callback
+// was not set. It must be served at CallbackPath of Options.Callback.PublicURL.
+func (r *Reconcilers) CallbackHandler() *CallbackHandler { return r.callback }
 
 // NewReconcilers builds both reconcilers over one shared job lifecycle.
 func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
@@ -46,11 +56,34 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 		brands: newBrandCache(opts.Clock, opts.BrandCacheTTL),
 		memo:   newAttemptMemo(opts.Clock),
 	}
-	return &Reconcilers{
+	if cb := opts.Callback; cb != nil {
+		shared.callbacks = &callbacks{baseURL: cb.PublicURL, key: cb.Key}
+		shared.callbackPoll = cb.PollInterval
+	}
+	r := &Reconcilers{
 		Storyboard: &VideoStoryboardReconciler{newLifecycle(c, storyboardAdapter{}, opts, shared)},
 		Render:     &VideoRenderReconciler{newLifecycle(c, renderAdapter{client: c}, opts, shared)},
-	}, nil
+	}
+	if cb := opts.Callback; cb != nil {
+		r.Storyboard.wake = make(chan event.GenericEvent, callbackQueue)
+		r.Render.wake = make(chan event.GenericEvent, callbackQueue)
+		r.callback = &CallbackHandler{
+			callbacks: shared.callbacks,
+			cache:     c,
+			memo:      shared.memo,
+			limiter:   rate.NewLimiter(rate.Limit(cb.RateLimit), cb.Burst),
+			wake: []wakeTarget{
+				{list: func() client.ObjectList { return &videov1alpha1.VideoStoryboardList{} }, ch: r.Storyboard.wake},
+				{list: func() client.ObjectList { return &videov1alpha1.VideoRenderList{} }, ch: r.Render.wake},
+			},
+		}
+	}
+	return r, nil
 }
+
+// callbackQueue is how many callbacks may wait for a controller; more are dropped, and polling
+// picks their jobs up.
+const callbackQueue = 1024
 
 // SetupWithManager registers the field indexes and both controllers.
 func (r *Reconcilers) SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) error {
@@ -73,6 +106,11 @@ func (r *Reconcilers) SetupWithManager(ctx context.Context, mgr ctrl.Manager, co
 	}); err != nil {
 		return fmt.Errorf("indexing VideoRenders by VideoStoryboard: %w", err)
 	}
+	if r.callback != nil {
+		if err := indexCallbackFields(ctx, mgr); err != nil {
+			return err
+		}
+	}
 	if err := r.Storyboard.SetupWithManager(mgr, concurrency); err != nil {
 		return fmt.Errorf("setting up the VideoStoryboard controller: %w", err)
 	}
@@ -90,22 +128,69 @@ func secretObject() *metav1.PartialObjectMetadata {
 	return m
 }
 
+// indexCallbackFields indexes both kinds by job id and by the attempt id of an in-flight
+// submission: what a callback names.
+func indexCallbackFields(ctx context.Context, mgr ctrl.Manager) error {
+	for _, obj := range []client.Object{&videov1alpha1.VideoStoryboard{}, &videov1alpha1.VideoRender{}} {
+		status := func(o client.Object) *videov1alpha1.JobStatus {
+			switch v := o.(type) {
+			case *videov1alpha1.VideoStoryboard:
+				return &v.Status.JobStatus
+			case *videov1alpha1.VideoRender:
+				return &v.Status.JobStatus
+			}
+			return &videov1alpha1.JobStatus{}
+		}
+		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, indexJobID, func(o client.Object) []string {
+			if id := status(o).JobID; id != "" {
+				return []string{id}
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("indexing by job id: %w", err)
+		}
+		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, indexAttemptID, func(o client.Object) []string {
+			if sub := status(o).Submission; sub != nil {
+				return []string{sub.AttemptID}
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("indexing by attempt id: %w", err)
+		}
+	}
+	return nil
+}
+
+// itemsOf returns the objects of a list.
+func itemsOf(list client.ObjectList) []client.Object {
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil
+	}
+	out := make([]client.Object, 0, len(items))
+	for _, it := range items {
+		if o, ok := it.(client.Object); ok {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // listRequests lists objects with opts and returns a request for each.
 func listRequests(ctx context.Context, c client.Client, list client.ObjectList, opts ...client.ListOption) []ctrl.Request {
 	if err := c.List(ctx, list, opts...); err != nil {
 		logf.FromContext(ctx).Error(err, "Listing objects to wake")
 		return nil
 	}
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		logf.FromContext(ctx).Error(err, "Reading listed objects")
-		return nil
-	}
+	items := itemsOf(list)
 	reqs := make([]ctrl.Request, 0, len(items))
-	for _, it := range items {
-		if o, ok := it.(client.Object); ok {
-			reqs = append(reqs, ctrl.Request{NamespacedName: objectKey(o)})
-		}
+	for _, o := range items {
+		reqs = append(reqs, ctrl.Request{NamespacedName: objectKey(o)})
 	}
 	return reqs
+}
+
+// wakeSource turns the callbacks of a kind into reconcile requests.
+func (l *lifecycle[T]) wakeSource() source.Source {
+	return source.Channel(l.wake, &handler.EnqueueRequestForObject{})
 }

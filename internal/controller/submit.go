@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -77,12 +78,16 @@ func (l *lifecycle[T]) submit(ctx context.Context, obj T, w *statusWriter[T], t 
 	}
 	l.warnDeprecations(obj, t)
 
+	body, withCallback := l.callbacks.withCallback(t.request(), attempt)
 	callCtx, cancel := l.callContext(ctx)
-	created, err := l.call(callCtx, api, t)
+	created, err := l.call(callCtx, api, t, body)
 	cancel()
 	switch {
 	case err == nil:
 		l.memo.remember(attempt, created.JobID)
+		if withCallback {
+			l.memo.expectCallback(created.JobID)
+		}
 		l.opts.Metrics.submitted(l.adapter.kind(), "accepted")
 		log.Info("Submitted job", "jobID", created.JobID, "generation", gen, "attempt", attempt)
 		l.opts.Recorder.Eventf(obj, nil, "Normal", "Submitted", "Submit",
@@ -92,7 +97,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, obj T, w *statusWriter[T], t 
 			// The job id is remembered in memory: the next reconcile adopts it.
 			return ctrl.Result{}, fmt.Errorf("recording job %s: %w", created.JobID, err)
 		}
-		return ctrl.Result{RequeueAfter: l.backoff.pollDelay(l.opts.PollMin, l.opts.PollMax)}, nil
+		return ctrl.Result{RequeueAfter: l.pollDelay(created.JobID)}, nil
 	case refused(err):
 		st.Submission = nil
 		l.opts.Metrics.submitted(l.adapter.kind(), "refused")
@@ -106,16 +111,26 @@ func (l *lifecycle[T]) submit(ctx context.Context, obj T, w *statusWriter[T], t 
 	}
 }
 
-// call sends the request that t describes.
-func (l *lifecycle[T]) call(ctx context.Context, api apiclient.Interface, t *target) (*apiclient.JobCreated, error) {
+// call sends the request that t describes, with body as the storyboard request.
+func (l *lifecycle[T]) call(ctx context.Context, api apiclient.Interface, t *target, body *videov1alpha1.StoryboardRequest) (*apiclient.JobCreated, error) {
 	switch {
 	case t.preview != nil:
-		return api.CreateStoryboardPreview(ctx, t.preview)
+		return api.CreateStoryboardPreview(ctx, body)
 	case t.render != nil:
-		return api.RenderStoryboard(ctx, t.render)
+		return api.RenderStoryboard(ctx, body)
 	default:
 		return api.RenderProject(ctx, t.projectID)
 	}
+}
+
+// pollDelay is the delay before the next read of a running job: 10-30 s (jittered), or the
+// long fallback interval when the job will call back.
+func (l *lifecycle[T]) pollDelay(jobID string) time.Duration {
+	if l.callbacks != nil && l.memo.callbackExpected(jobID) {
+		d := l.callbackPoll
+		return l.backoff.pollDelay(d-d/10, d+d/10)
+	}
+	return l.backoff.pollDelay(l.opts.PollMin, l.opts.PollMax)
 }
 
 // refused reports a call after which the service certainly created no job: it was never sent,

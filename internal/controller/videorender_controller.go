@@ -180,13 +180,17 @@ func decimal(n apiclient.Number) string {
 // SetupWithManager registers the controller; see VideoStoryboardReconciler.SetupWithManager.
 // A VideoStoryboard's status changes (its preview completing) wake the renders that refer to it.
 func (r *VideoRenderReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoRender{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		WatchesMetadata(secretObject(), handler.EnqueueRequestsFromMapFunc(
 			r.objectsUsingSecret(&videov1alpha1.VideoRenderList{}))).
 		Watches(&videov1alpha1.VideoStoryboard{}, handler.EnqueueRequestsFromMapFunc(r.rendersOfStoryboard)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency})
+	if r.wake != nil {
+		b = b.WatchesRawSource(r.wakeSource())
+	}
+	return b.
 		Named("videorender").
 		Complete(r)
 }

@@ -114,12 +114,16 @@ func (storyboardAdapter) refreshAt(*videov1alpha1.VideoStoryboard) time.Time { r
 // SetupWithManager registers the controller. Status-only updates do not trigger a reconcile
 // (the controller writes them itself); spec, annotation and Secret changes do.
 func (r *VideoStoryboardReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoStoryboard{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		WatchesMetadata(secretObject(), handler.EnqueueRequestsFromMapFunc(
 			r.objectsUsingSecret(&videov1alpha1.VideoStoryboardList{}))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency})
+	if r.wake != nil {
+		b = b.WatchesRawSource(r.wakeSource())
+	}
+	return b.
 		Named("videostoryboard").
 		Complete(r)
 }

@@ -1,0 +1,246 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"golang.org/x/time/rate"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/apiclient"
+)
+
+// Indexes the callback handler uses to find the object a job result is about.
+const (
+	indexJobID     = ".status.jobId"
+	indexAttemptID = ".status.submission.attemptId"
+)
+
+// CallbackPath is where the callback server receives job results: CallbackPath + token.
+const CallbackPath = "/callbacks/"
+
+// callbackAttemptKey is the key of webhookInput under which the operator sends the attempt id,
+// when the spec sets no webhookInput of its own; the service echoes it in the callback.
+const callbackAttemptKey = "videoOperatorAttemptId"
+
+// maxCallbackBody bounds a callback's body: a job result is a few kilobytes.
+const maxCallbackBody = 1 << 20
+
+// callbacks signs and checks callback URLs. A URL carries the submission's attempt id and an
+// HMAC of it, so only the service, which received the URL, can call it, no object name appears
+// in it, and it stays valid across restarts as long as the key does.
+type callbacks struct {
+	baseURL string // public URL of the callback server, without CallbackPath
+	key     []byte
+}
+
+// url returns the callback URL for one submission.
+func (c *callbacks) url(attemptID string) string {
+	return strings.TrimRight(c.baseURL, "/") + CallbackPath + c.token(attemptID)
+}
+
+func (c *callbacks) token(attemptID string) string {
+	return attemptID + "." + base64.RawURLEncoding.EncodeToString(c.mac(attemptID))
+}
+
+func (c *callbacks) mac(attemptID string) []byte {
+	m := hmac.New(sha256.New, c.key)
+	m.Write([]byte("video-operator callback\x00" + attemptID))
+	return m.Sum(nil)
+}
+
+// verify returns the attempt id of a valid token.
+func (c *callbacks) verify(token string) (string, bool) {
+	attempt, sig, ok := strings.Cut(token, ".")
+	if !ok || attempt == "" || len(attempt) > 64 {
+		return "", false
+	}
+	got, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil {
+		return "", false
+	}
+	return attempt, hmac.Equal(got, c.mac(attempt))
+}
+
+// withCallback returns the request to send: the spec's own when it names a webhook, and otherwise
+// a copy carrying the operator's callback URL and, when the spec has no webhookInput, the
+// attempt id. Nothing else is added to what the user wrote.
+func (c *callbacks) withCallback(req *videov1alpha1.StoryboardRequest, attemptID string) (*videov1alpha1.StoryboardRequest, bool) {
+	if c == nil || req == nil || req.Webhook != nil {
+		return req, false
+	}
+	out := req.DeepCopy()
+	u := c.url(attemptID)
+	out.Webhook = &u
+	if out.WebhookInput == nil {
+		raw, _ := json.Marshal(map[string]string{callbackAttemptKey: attemptID})
+		out.WebhookInput = &apiextensionsv1.JSON{Raw: raw}
+	}
+	return out, true
+}
+
+// CallbackHandler receives job results from the service. A result is never trusted for data: it
+// only wakes the reconciler of the object it is about, which then reads the job from the
+// service with the object's own key. For a submission whose job id was never recorded, the
+// callback supplies the job id to adopt (the token proves which attempt it belongs to).
+type CallbackHandler struct {
+	callbacks *callbacks
+	cache     client.Reader
+	memo      *attemptMemo
+	limiter   *rate.Limiter
+	wake      []wakeTarget
+}
+
+// wakeTarget is one kind whose objects a callback can wake.
+type wakeTarget struct {
+	list func() client.ObjectList
+	ch   chan event.GenericEvent
+}
+
+var _ http.Handler = (*CallbackHandler)(nil)
+
+func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if !h.limiter.Allow() {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "too many requests", http.StatusTooManyRequests)
+		return
+	}
+	attempt, ok := h.callbacks.verify(strings.TrimPrefix(r.URL.Path, CallbackPath))
+	if !ok || !strings.HasPrefix(r.URL.Path, CallbackPath) {
+		http.NotFound(w, r)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxCallbackBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "unreadable body", http.StatusBadRequest)
+		return
+	}
+	job, err := apiclient.DecodeJob(body)
+	if err != nil {
+		http.Error(w, "body is not a job result", http.StatusBadRequest)
+		return
+	}
+	jobID := job.JobID
+	if jobID == "" {
+		jobID = job.ID
+	}
+	if echoed := echoedAttempt(job.WebhookInput); echoed != "" && echoed != attempt {
+		http.Error(w, "webhookInput does not match the URL", http.StatusBadRequest)
+		return
+	}
+	h.notify(r.Context(), attempt, jobID)
+	// The same answer whether or not an object matches: a caller learns nothing about objects.
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// notify remembers the attempt's job id and wakes the objects the result is about.
+func (h *CallbackHandler) notify(ctx context.Context, attempt, jobID string) {
+	log := logf.FromContext(ctx)
+	if jobID != "" && len(jobID) <= 100 {
+		h.memo.rememberFromCallback(attempt, jobID)
+	}
+	for _, t := range h.wake {
+		for _, sel := range []client.MatchingFields{{indexAttemptID: attempt}, {indexJobID: jobID}} {
+			if jobID == "" && sel[indexJobID] == "" {
+				continue
+			}
+			list := t.list()
+			if err := h.cache.List(ctx, list, sel); err != nil {
+				log.Error(err, "Listing objects for a callback")
+				continue
+			}
+			for _, obj := range itemsOf(list) {
+				select {
+				case t.ch <- event.GenericEvent{Object: obj}:
+				default:
+					// The queue is full: polling picks the result up later.
+				}
+			}
+		}
+	}
+}
+
+func echoedAttempt(raw json.RawMessage) string {
+	var in map[string]any
+	if len(raw) == 0 || json.Unmarshal(raw, &in) != nil {
+		return ""
+	}
+	s, _ := in[callbackAttemptKey].(string)
+	return s
+}
+
+// CallbackOptions configure the callback server.
+type CallbackOptions struct {
+	// PublicURL is the URL at which the service reaches the callback server, without the path.
+	PublicURL string
+	// Key signs callback URLs. Keep it stable across restarts (a Secret), so that a callback for
+	// a submission interrupted by a restart is still recognised.
+	Key []byte
+	// RateLimit and Burst bound the callbacks accepted per second.
+	RateLimit float64
+	Burst     int
+	// PollInterval replaces the 10-30 s polling of jobs that will call back: polling remains
+	// only as the fallback for lost callbacks.
+	PollInterval time.Duration
+}
+
+// DefaultCallbackPollInterval is the fallback polling interval of jobs that will call back.
+const DefaultCallbackPollInterval = 5 * time.Minute
+
+func (o *CallbackOptions) validate() error {
+	if o.PublicURL == "" {
+		return errors.New("callback options: PublicURL is required")
+	}
+	if len(o.Key) < 32 {
+		return fmt.Errorf("callback options: the signing key must be at least 32 bytes, got %d", len(o.Key))
+	}
+	if o.RateLimit <= 0 {
+		o.RateLimit = 100
+	}
+	if o.Burst <= 0 {
+		o.Burst = 200
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultCallbackPollInterval
+	}
+	return nil
+}
