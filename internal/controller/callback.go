@@ -179,6 +179,8 @@ func (h *CallbackHandler) notify(ctx context.Context, attempt, jobID string) {
 		h.memo.rememberFromCallback(attempt, jobID)
 	}
 	for _, t := range h.wake {
+		// An object can match both indexes while the cache catches up: wake it once.
+		seen := map[client.ObjectKey]bool{}
 		for _, sel := range []client.MatchingFields{{indexAttemptID: attempt}, {indexJobID: jobID}} {
 			if jobID == "" && sel[indexJobID] == "" {
 				continue
@@ -189,6 +191,10 @@ func (h *CallbackHandler) notify(ctx context.Context, attempt, jobID string) {
 				continue
 			}
 			for _, obj := range itemsOf(list) {
+				if seen[client.ObjectKeyFromObject(obj)] {
+					continue
+				}
+				seen[client.ObjectKeyFromObject(obj)] = true
 				select {
 				case t.ch <- event.GenericEvent{Object: obj}:
 				default:

@@ -24,6 +24,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
@@ -339,6 +341,77 @@ spec:
 `)
 			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 			Eventually(func() []string { return h.eventReasons("deck") }).Should(ContainElement("AnimatePPTIgnored"))
+		})
+	})
+
+	Context("with slow previews", func() {
+		BeforeEach(func() {
+			h = newHarness(simulator.Options{PreviewDuration: 30 * time.Minute}) // 3.6 s here
+			h.createSecret(testAPIKey)
+			h.startManager()
+		})
+
+		It("reports a running job as InProgress and a reference render as WaitingForPreview until the preview completes", func() {
+			sb := storyPreview(h.ns, "slow", "Slow preview")
+			vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, "metadata: {name: after-slow}\nspec: {storyboardRef: {name: slow}}")
+			Expect(k8sClient.Create(ctx, sb)).To(Succeed())
+			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+
+			Eventually(func(g Gomega) {
+				got := getStoryboard(sb)(g)
+				g.Expect(got.Status.Phase).To(Equal(videov1alpha1.PhaseInProgress))
+				g.Expect(got.Status.JobID).NotTo(BeEmpty())
+				g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling).Reason).To(Equal(string(videov1alpha1.ReasonInProgress)))
+				g.Expect(kstatusOf(got)).To(Equal(status.InProgressStatus))
+
+				render := getRender(vr)(g)
+				g.Expect(conditionOf(&render.Status.JobStatus, videov1alpha1.ConditionReconciling).Reason).To(Equal(string(videov1alpha1.ReasonWaitingForPreview)))
+				g.Expect(render.Status.Phase).To(Equal(videov1alpha1.PhasePending))
+				g.Expect(kstatusOf(render)).To(Equal(status.InProgressStatus))
+			}).Should(Succeed())
+			Expect(h.jobsNamed("Slow preview")).To(HaveLen(1), "nothing rendered before the preview completed")
+
+			Eventually(func(g Gomega) {
+				got := getRender(vr)(g)
+				g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+				g.Expect(kstatusOf(got)).To(Equal(status.CurrentStatus))
+			}, 30*time.Second).Should(Succeed())
+		})
+	})
+
+	Context("metrics", func() {
+		It("counts jobs by phase and service calls by endpoint and code, with no key or URL in a label", func() {
+			h = newHarness(simulator.Options{})
+			h.createSecret(testAPIKey)
+			h.startManager()
+			Expect(k8sClient.Create(ctx, storyRender(h.ns, "measured", "Measured"))).To(Succeed())
+			Expect(k8sClient.Create(ctx, storyPreview(h.ns, "measured-preview", "Measured preview"))).To(Succeed())
+
+			Eventually(func(g Gomega) {
+				g.Expect(testutil.ToFloat64(h.metrics.jobs.WithLabelValues("VideoRender", "Completed"))).To(Equal(1.0))
+				g.Expect(testutil.ToFloat64(h.metrics.jobs.WithLabelValues("VideoStoryboard", "Completed"))).To(Equal(1.0))
+			}).Should(Succeed())
+			Expect(testutil.ToFloat64(h.metrics.jobs.WithLabelValues("VideoRender", "InProgress"))).To(Equal(0.0), "the gauge moved, not grew")
+			Expect(testutil.ToFloat64(h.metrics.requests.WithLabelValues(apiclient.EndpointRenderStoryboard, "200"))).To(Equal(1.0))
+			Expect(testutil.ToFloat64(h.metrics.requests.WithLabelValues(apiclient.EndpointCreateStoryboard, "200"))).To(Equal(1.0))
+			Expect(testutil.ToFloat64(h.metrics.submissions.WithLabelValues("VideoRender", "accepted"))).To(Equal(1.0))
+			Expect(testutil.ToFloat64(h.metrics.endings.WithLabelValues("VideoRender", "completed"))).To(Equal(1.0))
+			Expect(testutil.CollectAndCount(h.metrics.latency)).To(BeNumerically(">=", 3))
+
+			reg := prometheus.NewRegistry()
+			Expect(reg.Register(h.metrics.requests)).To(Succeed())
+			Expect(reg.Register(h.metrics.jobs)).To(Succeed())
+			families, err := reg.Gather()
+			Expect(err).NotTo(HaveOccurred())
+			for _, f := range families {
+				for _, m := range f.GetMetric() {
+					for _, l := range m.GetLabel() {
+						Expect(l.GetValue()).NotTo(ContainSubstring(testAPIKey))
+						Expect(l.GetValue()).NotTo(ContainSubstring("/"), "no URL or path in %s", f.GetName())
+						Expect(len(l.GetValue())).To(BeNumerically("<=", 20), "bounded label %s=%s", l.GetName(), l.GetValue())
+					}
+				}
+			}
 		})
 	})
 

@@ -1,0 +1,137 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/apiclient"
+)
+
+// "Errors": which answers to a submit call prove that no job was created.
+func TestRefused(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"400 INVALID_REQUEST_BODY", &apiclient.APIError{StatusCode: http.StatusBadRequest, Code: apiclient.CodeInvalidRequestBody}, true},
+		{"401", &apiclient.APIError{StatusCode: http.StatusUnauthorized}, true},
+		{"404 project not found", &apiclient.APIError{StatusCode: http.StatusNotFound}, true},
+		{"409 project busy", &apiclient.APIError{StatusCode: http.StatusConflict}, true},
+		{"429", &apiclient.APIError{StatusCode: http.StatusTooManyRequests}, true},
+		{"the service's own 500 body", &apiclient.APIError{StatusCode: http.StatusInternalServerError, Code: apiclient.CodeInternalError}, true},
+		{"wrapped 500", fmt.Errorf("submitting: %w", &apiclient.APIError{StatusCode: 500, Code: apiclient.CodeInternalError}), true},
+		{"never sent", &apiclient.NotSentError{Err: fmt.Errorf("rate limiter")}, true},
+		{"a proxy's 502 page", &apiclient.APIError{StatusCode: http.StatusBadGateway}, false},
+		{"500 without the documented body", &apiclient.APIError{StatusCode: http.StatusInternalServerError}, false},
+		{"408", &apiclient.APIError{StatusCode: http.StatusRequestTimeout}, false},
+		{"transport error", &apiclient.TransportError{Err: fmt.Errorf("connection reset")}, false},
+		{"unreadable 2xx", &apiclient.DecodeError{StatusCode: 200, Err: apiclient.ErrMalformedJSON}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := refused(tt.err); got != tt.want {
+				t.Errorf("refused(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFailureReason(t *testing.T) {
+	tests := map[string]videov1alpha1.ConditionReason{
+		"TEXT_TO_VIDEO_FAILED": videov1alpha1.ReasonJobFailed,
+		"SOMETHING_NEW":        videov1alpha1.ReasonJobFailed,
+		"JOB_NOT_FOUND":        videov1alpha1.ReasonJobNotFound,
+		"INVALID_REQUEST_BODY": videov1alpha1.ReasonInvalidRequest,
+		"HTTP_403":             videov1alpha1.ReasonInvalidRequest,
+		"ProjectNotFound":      videov1alpha1.ReasonProjectNotFound,
+		"":                     videov1alpha1.ReasonJobFailed,
+	}
+	for code, want := range tests {
+		if got := failureReason(&videov1alpha1.JobFailure{Code: code}); got != want {
+			t.Errorf("failureReason(%q) = %s, want %s", code, got, want)
+		}
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	b := newBackoffTracker(time.Second, 30*time.Second)
+	key := types.NamespacedName{Namespace: "ns", Name: "a"}
+	prevMax := time.Duration(0)
+	for i := range 10 {
+		d := b.next(key, 0)
+		lo := time.Duration(float64(min(time.Second<<i, 30*time.Second)) * 0.8)
+		hi := time.Duration(float64(min(time.Second<<i, 30*time.Second)) * 1.2)
+		if d < lo || d > hi {
+			t.Fatalf("failure %d: delay %s outside [%s, %s]", i+1, d, lo, hi)
+		}
+		prevMax = max(prevMax, d)
+	}
+	if prevMax > 36*time.Second {
+		t.Fatalf("delay %s exceeds the cap with jitter", prevMax)
+	}
+	if d := b.next(key, time.Hour); d != time.Hour {
+		t.Fatalf("Retry-After of 1h not honoured: %s", d)
+	}
+	b.reset(key)
+	if d := b.next(key, 0); d > 1200*time.Millisecond {
+		t.Fatalf("after a success the backoff starts again: %s", d)
+	}
+	for range 1000 {
+		if d := b.pollDelay(10*time.Second, 30*time.Second); d < 10*time.Second || d > 30*time.Second {
+			t.Fatalf("poll delay %s outside the document's 10-30 s", d)
+		}
+	}
+}
+
+func TestConversions(t *testing.T) {
+	if got := decimal("12.5"); got != "12.5" {
+		t.Errorf("decimal(12.5) = %q", got)
+	}
+	if got := decimal("1e3"); got != "1000" {
+		t.Errorf("decimal(1e3) = %q, want a plain decimal the status schema accepts", got)
+	}
+	if got := decimal(""); got != "" {
+		t.Errorf("decimal(absent) = %q", got)
+	}
+	if got := seconds("61.5"); got == nil || got.Duration != 61500*time.Millisecond {
+		t.Errorf("seconds(61.5) = %v", got)
+	}
+	if got := seconds("-1"); got != nil {
+		t.Errorf("seconds(-1) = %v, want nil", got)
+	}
+	s := strings.Repeat("é", 10)
+	if got := truncate(s, 5); !utf8.ValidString(got) {
+		t.Errorf("truncate cut a rune: %q", got)
+	}
+	ref := secretRefOrDefault(nil)
+	if ref.Name != videov1alpha1.DefaultAPIKeySecretName || ref.Key != videov1alpha1.DefaultAPIKeySecretKey {
+		t.Errorf("default secret ref = %+v", ref)
+	}
+	if got := clampPercent(140); got != 100 {
+		t.Errorf("clampPercent(140) = %d", got)
+	}
+}
