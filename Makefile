@@ -5,6 +5,8 @@ include hack/envtest/versions.env
 
 # Image URL to use all building/pushing image targets.
 IMG ?= video-operator:latest
+# Version stamped into the manager binary and image.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 LOCALBIN ?= $(shell pwd)/bin
 $(LOCALBIN):
@@ -12,7 +14,8 @@ $(LOCALBIN):
 
 ## Tool versions
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
-KUSTOMIZE_VERSION ?= v5.8.3
+# v5.8.3 needs Go 1.27; v5.8.2 is the newest that builds with Go 1.26.
+KUSTOMIZE_VERSION ?= v5.8.2
 GOLANGCI_LINT_VERSION ?= v2.15.0
 
 ## Tool binaries, versioned in their names so that a version bump installs afresh
@@ -32,6 +35,12 @@ all: build
 .PHONY: help
 help: ## Display this help.
 	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Getting started
+
+.PHONY: demo
+demo: ## Run the operator locally against the service simulator and show a few videos being made (DEMO_ARGS="--help").
+	@hack/demo.sh $(DEMO_ARGS)
 
 ##@ Development
 
@@ -56,8 +65,12 @@ envtest-assets: ## Obtain kube-apiserver, etcd and kubectl for envtest (cached; 
 	@hack/envtest-assets.sh >/dev/null
 
 .PHONY: test
-test: manifests generate fmt vet envtest-assets ## Run all tests, envtest ones against a real kube-apiserver and etcd.
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./... -coverprofile cover.out
+test: manifests generate fmt vet envtest-assets kustomize ## Run all tests, envtest ones against a real kube-apiserver and etcd.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUSTOMIZE="$(KUSTOMIZE)" go test ./... -coverprofile cover.out
+
+.PHONY: demo-test
+demo-test: ## Run the demo non-interactively and check its end state (CI runs it after make test).
+	hack/demo-test.sh
 
 .PHONY: lint
 lint: golangci-lint ## Run golangci-lint.
@@ -74,18 +87,29 @@ verify-generated: manifests generate ## Fail when generated files differ from wh
 ##@ Build
 
 .PHONY: build
-build: manifests generate fmt vet ## Build the manager binary.
-	go build -o bin/manager ./cmd/manager
+build: manifests generate fmt vet ## Build the manager binary the way the image does (static, trimmed, versioned).
+	VERSION=$(VERSION) hack/build-manager.sh
 
 .PHONY: run
 run: manifests generate fmt vet ## Run the manager from your host against the cluster in your kubeconfig.
 	go run ./cmd/manager
 
+# CONTAINER_TOOL can be docker or podman.
+CONTAINER_TOOL ?= docker
+
 .PHONY: docker-build
-docker-build: ## Build the manager image (needs a container engine).
-	docker build -t $(IMG) .
+docker-build: ## Build the manager image IMG (needs a container engine; its build stage is what make build runs).
+	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the manager image IMG.
+	$(CONTAINER_TOOL) push $(IMG)
 
 ##@ Deployment
+
+# KUBECTL is the kubectl the deployment targets use; the one of the envtest assets
+# ($$(hack/envtest-assets.sh)/kubectl) matches the Kubernetes version the CRDs are tested with.
+KUBECTL ?= kubectl
 
 ifndef ignore-not-found
   ignore-not-found = false
@@ -93,20 +117,25 @@ endif
 
 .PHONY: install
 install: manifests kustomize ## Install the CRDs into the cluster in your kubeconfig.
-	$(KUSTOMIZE) build config/crd | kubectl apply --server-side -f -
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -
 
 .PHONY: uninstall
 uninstall: manifests kustomize ## Remove the CRDs from the cluster. ignore-not-found=true ignores missing ones.
-	$(KUSTOMIZE) build config/crd | kubectl delete --ignore-not-found=$(ignore-not-found) -f -
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
+# deploy renders config/default with the image IMG through a throw-away overlay in bin/ (kustomize
+# wants a relative path to its base), so that it never edits the files in config/ (kustomize edit
+# would rewrite them and drop their comments).
 .PHONY: deploy
-deploy: manifests kustomize ## Deploy the manager to the cluster in your kubeconfig.
-	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
-	$(KUSTOMIZE) build config/default | kubectl apply --server-side -f -
+deploy: manifests kustomize ## Deploy the manager (config/default) with image IMG to the cluster in your kubeconfig.
+	@mkdir -p $(LOCALBIN) && tmp=$$(mktemp -d $(LOCALBIN)/deploy.XXXXXX) && trap 'rm -rf "$$tmp"' EXIT && \
+	printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../../config/default\n' > "$$tmp/kustomization.yaml" && \
+	(cd "$$tmp" && $(KUSTOMIZE) edit set image video-operator=$(IMG)) && \
+	$(KUSTOMIZE) build "$$tmp" | $(KUBECTL) apply --server-side -f -
 
 .PHONY: undeploy
-undeploy: kustomize ## Remove the manager from the cluster. ignore-not-found=true ignores missing objects.
-	$(KUSTOMIZE) build config/default | kubectl delete --ignore-not-found=$(ignore-not-found) -f -
+undeploy: kustomize ## Remove the manager, its namespace, RBAC and the CRDs (with every video!). ignore-not-found=true ignores missing objects.
+	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 ##@ Tools
 

@@ -46,6 +46,7 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/controller"
+	"github.com/videoops/video-operator/internal/version"
 )
 
 var scheme = runtime.NewScheme()
@@ -226,7 +227,7 @@ func run(opts options) error {
 		return fmt.Errorf("adding readiness check: %w", err)
 	}
 
-	setupLog.Info("Starting manager", "serviceBaseURL", opts.serviceBaseURL, "pollMin", opts.pollMin.String(),
+	setupLog.Info("Starting manager", "version", version.Version, "serviceBaseURL", opts.serviceBaseURL, "pollMin", opts.pollMin.String(),
 		"pollMax", opts.pollMax.String(), "watchNamespaces", opts.watchNamespaces)
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running manager: %w", err)
