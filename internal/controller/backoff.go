@@ -69,8 +69,6 @@ func (b *backoffTracker) reset(key types.NamespacedName) {
 	b.mu.Unlock()
 }
 
-func (b *backoffTracker) forget(key types.NamespacedName) { b.reset(key) }
-
 // short is the delay before reading an object again after a write conflict.
 func (b *backoffTracker) short() time.Duration { return b.pollDelay(b.unit(), 2*b.unit()) }
 

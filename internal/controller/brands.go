@@ -71,17 +71,14 @@ func (c *brandCache) list(ctx context.Context, keyID string, api apiclient.Inter
 }
 
 // checkBrand refuses to pay for a render whose brandId or brandName the account does not have.
-// blocked is true when the reconcile must end here.
-func (l *lifecycle[T]) checkBrand(ctx context.Context, obj T, api apiclient.Interface, req *videov1alpha1.StoryboardRequest) (ctrl.Result, bool, error) {
+// keyID is the fingerprint of the API key, which keys the brand cache. blocked is true when the
+// reconcile must end here.
+func (l *lifecycle[T]) checkBrand(ctx context.Context, obj T, api apiclient.Interface, keyID string, req *videov1alpha1.StoryboardRequest) (ctrl.Result, bool, error) {
 	if req.BrandID == nil && req.BrandName == nil {
 		return ctrl.Result{}, false, nil
 	}
-	key, err := l.keys.apiKey(ctx, obj.GetNamespace(), l.adapter.secretRef(obj))
-	if err != nil {
-		return ctrl.Result{}, true, err
-	}
 	callCtx, cancel := l.callContext(ctx)
-	brands, err := l.brands.list(callCtx, fingerprint(key), api)
+	brands, err := l.brands.list(callCtx, keyID, api)
 	cancel()
 	if err != nil {
 		res, err := l.callFailed(ctx, obj, err)

@@ -123,7 +123,7 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	if err := l.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			l.opts.Metrics.forget(l.adapter.kind(), req.NamespacedName)
-			l.backoff.forget(req.NamespacedName)
+			l.backoff.reset(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting %s %s: %w", l.adapter.kind(), req.NamespacedName, err)
@@ -244,28 +244,29 @@ func (l *lifecycle[T]) retryRequested(ctx context.Context, obj T) bool {
 	return true
 }
 
-// serviceClient returns a client for the object's API key, or stalls the object when the key
-// cannot be read. The key is read only when a call is needed, so a finished video does not
-// become Stalled because its Secret was removed.
-func (l *lifecycle[T]) serviceClient(ctx context.Context, obj T) (apiclient.Interface, bool, error) {
+// serviceClient returns a client for the object's API key and the key's fingerprint (to key
+// per-account caches), or stalls the object when the key cannot be read. The key is read only
+// when a call is needed, so a finished video does not become Stalled because its Secret was
+// removed.
+func (l *lifecycle[T]) serviceClient(ctx context.Context, obj T) (api apiclient.Interface, keyID string, ok bool, err error) {
 	key, err := l.keys.apiKey(ctx, obj.GetNamespace(), l.adapter.secretRef(obj))
 	if err != nil {
 		var ce *credentialError
 		if errors.As(err, &ce) {
 			l.stall(obj, ce.reason, ce.message)
-			return nil, false, nil
+			return nil, "", false, nil
 		}
-		return nil, false, err
+		return nil, "", false, err
 	}
-	api, err := l.opts.ClientFactory.ForKey(key)
+	api, err = l.opts.ClientFactory.ForKey(key)
 	if err != nil {
 		// The client refuses keys that cannot be sent in a header; the error never holds the key.
 		ref := l.adapter.secretRef(obj)
 		l.stall(obj, videov1alpha1.ReasonUnauthorized,
 			fmt.Sprintf("The API key in key %q of Secret %q is not usable: %v", ref.Key, ref.Name, err))
-		return nil, false, nil
+		return nil, "", false, nil
 	}
-	return api, true, nil
+	return api, fingerprint(key), true, nil
 }
 
 // callContext bounds one call to the service.

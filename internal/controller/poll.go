@@ -19,6 +19,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,7 +34,7 @@ import (
 // so the caller goes on to decide about the current spec.
 func (l *lifecycle[T]) poll(ctx context.Context, obj T) (stop bool, res ctrl.Result, err error) {
 	st := l.adapter.jobStatus(obj)
-	api, ok, err := l.serviceClient(ctx, obj)
+	api, _, ok, err := l.serviceClient(ctx, obj)
 	if !ok {
 		return true, ctrl.Result{}, err
 	}
@@ -73,7 +74,7 @@ func (l *lifecycle[T]) poll(ctx context.Context, obj T) (stop bool, res ctrl.Res
 // whatever the service answers: the service may have cleaned the job.
 func (l *lifecycle[T]) refresh(ctx context.Context, obj T) (ctrl.Result, error) {
 	st := l.adapter.jobStatus(obj)
-	api, ok, err := l.serviceClient(ctx, obj)
+	api, _, ok, err := l.serviceClient(ctx, obj)
 	if !ok {
 		return ctrl.Result{}, err
 	}
@@ -196,7 +197,7 @@ func failureReason(f *videov1alpha1.JobFailure) videov1alpha1.ConditionReason {
 	case string(videov1alpha1.ReasonProjectNotFound):
 		return videov1alpha1.ReasonProjectNotFound
 	}
-	if len(f.Code) > 5 && f.Code[:5] == "HTTP_" {
+	if strings.HasPrefix(f.Code, "HTTP_") {
 		return videov1alpha1.ReasonInvalidRequest
 	}
 	return videov1alpha1.ReasonJobFailed

@@ -48,12 +48,12 @@ func (l *lifecycle[T]) submit(ctx context.Context, obj T, w *statusWriter[T], t 
 	st := l.adapter.jobStatus(obj)
 	gen := obj.GetGeneration()
 
-	api, ok, err := l.serviceClient(ctx, obj)
+	api, keyID, ok, err := l.serviceClient(ctx, obj)
 	if !ok {
 		return ctrl.Result{}, err
 	}
 	if t.render != nil {
-		if res, blocked, err := l.checkBrand(ctx, obj, api, t.render); blocked {
+		if res, blocked, err := l.checkBrand(ctx, obj, api, keyID, t.render); blocked {
 			return res, err
 		}
 	}
