@@ -115,6 +115,13 @@ const (
 	ReasonRateLimited ConditionReason = "RateLimited"
 	// ReasonServiceUnavailable: the service failed or could not be reached (5xx, timeouts).
 	ReasonServiceUnavailable ConditionReason = "ServiceUnavailable"
+	// ReasonUnexpectedResponse: the service answered with a status the interface document does
+	// not give for that endpoint (for example a 404 from a wrong base URL); the controller backs
+	// off and tries again.
+	ReasonUnexpectedResponse ConditionReason = "UnexpectedResponse"
+	// ReasonReconcileError: the reconcile failed (for example the API server could not be
+	// read) and is retried; status.observedGeneration stays at the last decided generation.
+	ReasonReconcileError ConditionReason = "ReconcileError"
 )
 
 // Default API key Secret, used when apiKeySecretRef is omitted. The CRD schema carries the same
@@ -188,6 +195,14 @@ type JobStatus struct {
 	// +optional
 	Failure *JobFailure `json:"failure,omitempty"`
 
+	// outputsOmitted names the outputs the service returned that were too long to record, with
+	// their length. A URL or a clearance code is never cut: a shortened one would not work.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:MaxLength=200
+	OutputsOmitted []string `json:"outputsOmitted,omitempty"`
+
 	// conditions are Ready, Reconciling and Stalled, following kstatus.
 	// +optional
 	// +listType=map
@@ -214,6 +229,20 @@ type Submission struct {
 	// startedAt is when the submit call started.
 	// +required
 	StartedAt metav1.Time `json:"startedAt"`
+
+	// retry is the value of the video.videoops.io/retry annotation this attempt acts on. It moves
+	// to lastHandledRetry only when a job is recorded or the service refuses the request for
+	// good, so a retry answered by a 429 is not lost.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Retry string `json:"retry,omitempty"`
+
+	// storyboardGeneration is, for a storyboardRef render, the VideoStoryboard generation this
+	// attempt renders. It moves to status.storyboardGeneration only with the job (or a final
+	// refusal), so a refused attempt never passes for a render of that generation.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	StoryboardGeneration int64 `json:"storyboardGeneration,omitempty"`
 }
 
 // JobFailure is the reason a job failed, as the service or the controller reported it.

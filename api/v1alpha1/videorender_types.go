@@ -89,48 +89,78 @@ type VideoRenderStatus struct {
 	// a fresh one.
 	// +optional
 	Clearance *Clearance `json:"clearance,omitempty"`
+
+	// previous is the last completed render of an older spec generation, kept when a newer
+	// generation is submitted: those outputs were paid for and stay usable.
+	// +optional
+	Previous *PreviousRender `json:"previous,omitempty"`
+}
+
+// PreviousRender is a completed render that a newer spec generation replaced.
+type PreviousRender struct {
+	// jobId is the service's id of that render job.
+	// +optional
+	// +kubebuilder:validation:MaxLength=100
+	JobID string `json:"jobId,omitempty"`
+
+	// jobGeneration is the spec generation it rendered.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	JobGeneration int64 `json:"jobGeneration,omitempty"`
+
+	// completedAt is when the controller saw it complete.
+	// +optional
+	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
+
+	// outputs are its URLs.
+	// +optional
+	Outputs *RenderOutputs `json:"outputs,omitempty"`
+
+	// clearance is its last recorded clearance code; it is not refreshed any more.
+	// +optional
+	Clearance *Clearance `json:"clearance,omitempty"`
 }
 
 // RenderOutputs are the URLs of the rendered files.
 type RenderOutputs struct {
 	// videoURL is the download URL of the MP4 video.
 	// +optional
-	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:MaxLength=16384
 	VideoURL string `json:"videoURL,omitempty"`
 
 	// videoShareURL is the share link.
 	// +optional
-	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:MaxLength=16384
 	VideoShareURL string `json:"videoShareURL,omitempty"`
 
 	// videoEmbedURL is the URL to embed in an iframe.
 	// +optional
-	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:MaxLength=16384
 	VideoEmbedURL string `json:"videoEmbedURL,omitempty"`
 
 	// audioURL is the MP3 audio track.
 	// +optional
-	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:MaxLength=16384
 	AudioURL string `json:"audioURL,omitempty"`
 
 	// thumbnail is the URL of the video's thumbnail.
 	// +optional
-	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:MaxLength=16384
 	Thumbnail string `json:"thumbnail,omitempty"`
 
 	// srtFile is the captions in SRT.
 	// +optional
-	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:MaxLength=16384
 	SRTFile string `json:"srtFile,omitempty"`
 
 	// txtFile is the transcript; in brief mode it holds the narration the AI wrote.
 	// +optional
-	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:MaxLength=16384
 	TXTFile string `json:"txtFile,omitempty"`
 
 	// vttFile is the captions in WebVTT.
 	// +optional
-	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:MaxLength=16384
 	VTTFile string `json:"vttFile,omitempty"`
 }
 
@@ -138,7 +168,7 @@ type RenderOutputs struct {
 type Clearance struct {
 	// code clears one upload of the video to a platform.
 	// +optional
-	// +kubebuilder:validation:MaxLength=500
+	// +kubebuilder:validation:MaxLength=1024
 	Code string `json:"code,omitempty"`
 
 	// expiresAt is when the code expires.

@@ -61,13 +61,19 @@ type StoryboardPreview struct {
 	// renderParameters are the render parameters the service returned, as it returned them.
 	// +optional
 	RenderParameters *apiextensionsv1.JSON `json:"renderParameters,omitempty"`
+
+	// raw is the storyboard exactly as the service returned it, kept when its shape is not the
+	// one scenes and renderParameters were read from (the interface document does not give
+	// it), and only when it is small enough for the object.
+	// +optional
+	Raw *apiextensionsv1.JSON `json:"raw,omitempty"`
 }
 
 // PreviewScene is one scene of a preview.
 type PreviewScene struct {
 	// thumbnail is the URL of the scene's thumbnail image.
 	// +optional
-	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:MaxLength=16384
 	Thumbnail string `json:"thumbnail,omitempty"`
 
 	// story is the scene's narration; in brief mode it is the narration the AI wrote.

@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -75,6 +76,8 @@ type options struct {
 	concurrency     int
 	watchNamespaces string
 
+	internalErrorIsRefusal bool
+
 	callbackAddr    string
 	callbackURL     string
 	callbackKeyFile string
@@ -110,6 +113,11 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.IntVar(&o.concurrency, "max-concurrent-reconciles", 10, "Objects of each kind reconciled in parallel.")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "",
 		"Comma-separated namespaces to manage; empty manages all namespaces.")
+
+	fs.BoolVar(&o.internalErrorIsRefusal, "treat-internal-error-as-refused", false,
+		"Take the service's documented 500 body (INTERNAL_ERROR) on a submission as proof that no job was created, "+
+			"and submit again later. The interface document does not promise it: a 500 that did create a job is then "+
+			"paid twice. Off: such a submission stalls with SubmissionUnknown for a human to confirm.")
 
 	fs.StringVar(&o.callbackAddr, "callback-bind-address", "0",
 		"Address the job-result callback server binds to, for example :9443; 0 disables callbacks.")
@@ -211,6 +219,9 @@ func run(opts options) error {
 		// The manager exits right after losing the lease, so releasing it on shutdown is safe and
 		// lets a new leader start without waiting for the lease to expire.
 		LeaderElectionReleaseOnCancel: true,
+		// A paid call in flight and the write of its job id run to their end on shutdown; the
+		// lease is released only after them. The pod's terminationGracePeriodSeconds must be longer.
+		GracefulShutdownTimeout: ptr.To(controller.ShutdownBudget(opts.serviceTimeout)),
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
@@ -263,6 +274,8 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 		CallTimeout:   opts.serviceTimeout,
 		Metrics:       m,
 		Callback:      callback,
+
+		InternalErrorIsRefusal: opts.internalErrorIsRefusal,
 	})
 	if err != nil {
 		return err

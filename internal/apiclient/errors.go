@@ -103,6 +103,10 @@ type APIError struct {
 	ID string
 	// RetryAfter is the parsed Retry-After header, 0 when absent.
 	RetryAfter time.Duration
+	// SuccessFalse is true when the body was JSON with "success": false, the documented shape
+	// of the 404 and 409 of render project. A 404 without it (a proxy's page, a wrong base URL)
+	// says nothing about the project.
+	SuccessFalse bool
 }
 
 // Error implements error. It never contains the API key.
@@ -378,6 +382,7 @@ func parseErrorBody(endpoint string, status int, header http.Header, body []byte
 		}
 		e.Fields = b.Fields
 		e.ID = b.ID
+		e.SuccessFalse = b.Success != nil && !*b.Success
 	}
 	e.Code, e.Message, e.ID = redact(e.Code), redact(e.Message), redact(e.ID)
 	for i := range e.Fields {

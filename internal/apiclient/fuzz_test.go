@@ -17,6 +17,7 @@ limitations under the License.
 package apiclient
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -34,10 +35,20 @@ func FuzzDecodeJob(f *testing.F) {
 		`{"data":{"status":"pending"}}`, `{"data":{"status":"cleaned"}}`,
 		`{"data":{"storyboard":{"scenes":[{"story":"s","thumbnail":"t"}],"renderParams":{"a":1}}}}`,
 		`{"data":null}`, `[]`, `{"data":{"progress":1e999}}`, `{"webhookInput":{"attemptId":"a"}}`,
+		// Case 14, "Undocumented preview shape": storyboards of shapes the document does not rule out.
+		`{"data":{"status":"completed","storyboard":[{"thumbnail":"t","story":"s"},1,null]}}`,
+		`{"data":{"status":"completed","storyboard":"https://x/storyboard.json"}}`,
+		`{"data":{"status":"completed","storyboard":42}}`, `{"data":{"status":"completed","storyboard":false}}`,
+		`{"data":{"status":"completed","storyboard":{"scenes":{"0":{"thumbnail":"t"}},"renderParams":[1]}}}`,
+		`{"data":{"status":"completed","storyboard":{"scenes":[{"thumbnail":{"url":"u","width":320},"story":7}]}}}`,
+		`{"data":{"status":"completed","storyboard":{"scenes":[{"thumbnail":{"url":1,"src":"s"},"story":null},"x"]}}}`,
+		`{"data":{"status":"failed","error_code":"E","storyboard":{"scenes":[{"story":{"text":"s"}}]}}}`,
+		`[{"thumbnail":{"href":"h"},"story":"s"}]`, `{"scenes":"none","renderParams":"fast"}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		checkStoryboardNeverFails(t, b)
 		j, err := DecodeJob(b)
 		if err != nil {
 			return
@@ -59,6 +70,42 @@ func FuzzDecodeJob(f *testing.F) {
 			t.Fatalf("re-encoding a decoded job: %v", err)
 		}
 	})
+}
+
+// checkStoryboardNeverFails: whatever JSON value the service sends as data.storyboard, whose shape
+// the document does not give (case 14, "Undocumented preview shape"), the completed job decodes
+// and keeps the value as received.
+func checkStoryboardNeverFails(t *testing.T, sb []byte) {
+	t.Helper()
+	// Values of 2*9999 bytes or more may nest deeper than encoding/json's 10000 levels once
+	// wrapped in the two objects below; shorter ones cannot.
+	if !json.Valid(sb) || len(sb) >= 2*9999 {
+		return
+	}
+	body := append(append([]byte(`{"data":{"status":"completed","storyboard":`), sb...), "}}"...)
+	j, err := DecodeJob(body)
+	if err != nil {
+		t.Fatalf("storyboard %q made the job unreadable: %v", sb, err)
+	}
+	if !j.Status().IsCompleted() {
+		t.Fatalf("storyboard %q changed the status to %q", sb, j.Status())
+	}
+	v := bytes.Trim(sb, " \t\r\n")
+	got := j.Data.Storyboard
+	if isJSONNull(v) {
+		if got != nil {
+			t.Fatalf("null storyboard decoded as %+v", got)
+		}
+		return
+	}
+	if got == nil || !bytes.Equal(got.Raw, v) {
+		t.Fatalf("storyboard %q kept as %+v", sb, got)
+	}
+	for i, sc := range got.Scenes {
+		if len(sc.Raw) > 0 && !json.Valid(sc.Raw) {
+			t.Fatalf("scene %d raw %q is not JSON", i, sc.Raw)
+		}
+	}
 }
 
 // FuzzParseErrorBody: any error answer gives an APIError with the status kept, never panics, and

@@ -73,7 +73,7 @@ func (c *brandCache) list(ctx context.Context, keyID string, api apiclient.Inter
 // checkBrand refuses to pay for a render whose brandId or brandName the account does not have.
 // keyID is the fingerprint of the API key, which keys the brand cache. blocked is true when the
 // reconcile must end here.
-func (l *lifecycle[T]) checkBrand(ctx context.Context, obj T, api apiclient.Interface, keyID string, req *videov1alpha1.StoryboardRequest) (ctrl.Result, bool, error) {
+func (l *lifecycle[T]) checkBrand(ctx context.Context, tx *statusTxn[T], api apiclient.Interface, keyID string, req *videov1alpha1.StoryboardRequest) (ctrl.Result, bool, error) {
 	if req.BrandID == nil && req.BrandName == nil {
 		return ctrl.Result{}, false, nil
 	}
@@ -81,7 +81,7 @@ func (l *lifecycle[T]) checkBrand(ctx context.Context, obj T, api apiclient.Inte
 	brands, err := l.brands.list(callCtx, keyID, api)
 	cancel()
 	if err != nil {
-		res, err := l.callFailed(ctx, obj, err)
+		res, err := l.callFailed(ctx, tx, err)
 		return res, true, err
 	}
 	known := slices.ContainsFunc(brands, func(b apiclient.Brand) bool {
@@ -98,9 +98,9 @@ func (l *lifecycle[T]) checkBrand(ctx context.Context, obj T, api apiclient.Inte
 	if req.BrandID != nil {
 		field, value = "brandId", *req.BrandID
 	}
-	st := l.adapter.jobStatus(obj)
+	st := l.adapter.jobStatus(tx.obj)
 	st.Phase = videov1alpha1.PhaseFailed
-	l.stall(obj, videov1alpha1.ReasonBrandNotFound, fmt.Sprintf(
+	l.stall(tx, videov1alpha1.ReasonBrandNotFound, fmt.Sprintf(
 		"%s %q is not a video brand of this account; known brands: %s. Nothing was submitted",
 		field, value, orNone(strings.Join(names, ", "))))
 	// The account's brands may change: look again when the cache expires.

@@ -17,6 +17,9 @@ limitations under the License.
 package controller
 
 import (
+	"fmt"
+	"unicode/utf8"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -77,16 +80,70 @@ func isStalledWith(st *videov1alpha1.JobStatus, reason videov1alpha1.ConditionRe
 	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == string(reason)
 }
 
-// maxConditionMessage keeps messages well inside the API's 32768-byte limit on a condition message.
-const maxConditionMessage = 4096
+// Bounds of the status schema (api/v1alpha1) that values from the service are fitted into; a
+// test checks each against the generated CRD.
+const (
+	// maxConditionMessage keeps messages well inside the API's 32768-character limit.
+	maxConditionMessage = 4096
+	maxProgressMessage  = 1024
+	maxRenderState      = 100
+	maxFailureCode      = 200
+	maxFailureMessage   = 4096
+	maxPreviewStory     = 15000
+	// maxURL bounds every output URL and thumbnail; a longer one is left out, never cut.
+	maxURL = 16384
+	// maxClearanceCode bounds a clearance code, which is never cut either.
+	maxClearanceCode = 1024
+	maxOmitted       = 20
+)
 
+// ellipsis marks a value that was cut.
+const ellipsis = "…"
+
+// truncate returns s when it has at most n characters (runes: the unit of the schema's
+// maxLength), and otherwise its first n-1 characters and an ellipsis: n characters in all.
 func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	cut, count := 0, 0
+	for i := range s {
+		if count == n-1 {
+			cut = i
+			break
+		}
+		count++
+	}
+	return s[:cut] + ellipsis
+}
+
+// truncateBytes is truncate for limits in bytes (an event's note), cutting on a rune boundary.
+func truncateBytes(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	// Cut on a rune boundary so the status stays valid UTF-8.
-	for n > 0 && s[n]&0xC0 == 0x80 {
+	n -= len(ellipsis)
+	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
-	return s[:n] + "…"
+	return s[:max(n, 0)] + ellipsis
 }
+
+// fitURL returns u when it fits the status schema. A longer URL, or a clearance code, would not
+// work once cut: it is left out and named in omitted instead.
+func fitURL(name, u string, limit int, omitted *[]string) string {
+	n := utf8.RuneCountInString(u)
+	if n <= limit {
+		return u
+	}
+	if len(*omitted) < maxOmitted {
+		*omitted = append(*omitted, fmt.Sprintf("%s (%d characters, over %d)", name, n, limit))
+	}
+	return ""
+}
+
+// boundedError is an error's text, bounded for a condition message.
+func boundedError(err error) string { return truncate(err.Error(), 1024) }

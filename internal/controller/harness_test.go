@@ -76,7 +76,18 @@ type harness struct {
 	callbackPoll time.Duration
 	callbackSrv  *httptest.Server
 	callbackH    atomic.Pointer[http.Handler]
+	// internalErrorIsRefusal, when set before startManager, opts in to taking the service's 500
+	// on a submission as a refusal.
+	internalErrorIsRefusal bool
 
+	stop context.CancelFunc
+	done chan struct{}
+	// extra are managers started beside the main one (a second replica, an old leader).
+	extra []*runningManager
+}
+
+// runningManager is one manager started by the harness.
+type runningManager struct {
 	stop context.CancelFunc
 	done chan struct{}
 }
@@ -103,8 +114,24 @@ func newHarness(opts simulator.Options) *harness {
 	return h
 }
 
-// startManager starts a manager with both controllers against the simulator.
+// startManager starts the spec's manager with both controllers against the simulator.
 func (h *harness) startManager() {
+	GinkgoHelper()
+	m := h.launch(h.wrap, true)
+	h.stop, h.done = m.stop, m.done
+}
+
+// startExtraManager starts another manager on the same namespace, with its own memo and caches,
+// as a second process would have: an old leader still finishing, or a new one taking over.
+func (h *harness) startExtraManager(wrap func(apiclient.Interface) apiclient.Interface) *runningManager {
+	GinkgoHelper()
+	m := h.launch(wrap, false)
+	h.extra = append(h.extra, m)
+	return m
+}
+
+// launch starts a manager. serveCallbacks routes the callback server to it.
+func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, serveCallbacks bool) *runningManager {
 	GinkgoHelper()
 	logger := zap.New(zap.WriteTo(&teeWriter{h.logs, GinkgoWriter}), zap.UseDevMode(true), zap.Level(zapcore.DebugLevel))
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -139,13 +166,16 @@ func (h *harness) startManager() {
 		callback = &CallbackOptions{PublicURL: h.callbackSrv.URL, Key: []byte(strings.Repeat("k", 32)), PollInterval: h.callbackPoll}
 	}
 
-	h.metrics, err = NewMetrics(prometheus.NewRegistry())
+	metrics, err := NewMetrics(prometheus.NewRegistry())
 	Expect(err).NotTo(HaveOccurred())
-	factory, err := apiclient.NewFactory(apiclient.Options{BaseURL: h.srv.URL + "/serviceapis", Timeout: 5 * time.Second, Observer: h.metrics},
+	if serveCallbacks {
+		h.metrics = metrics
+	}
+	factory, err := apiclient.NewFactory(apiclient.Options{BaseURL: h.srv.URL + "/serviceapis", Timeout: 5 * time.Second, Observer: metrics},
 		apiclient.NewLimiterRegistry(1000, 100))
 	Expect(err).NotTo(HaveOccurred())
 	r, err := NewReconcilers(mgr.GetClient(), Options{
-		ClientFactory: &wrappingFactory{inner: factory, wrap: h.wrap},
+		ClientFactory: &wrappingFactory{inner: factory, wrap: wrap},
 		APIReader:     mgr.GetAPIReader(),
 		Recorder:      mgr.GetEventRecorder("video-operator"),
 		PollMin:       20 * time.Millisecond,
@@ -154,28 +184,41 @@ func (h *harness) startManager() {
 		BackoffMax:    200 * time.Millisecond,
 		BrandCacheTTL: time.Second,
 		CallTimeout:   5 * time.Second,
-		Metrics:       h.metrics,
+		Metrics:       metrics,
 		Callback:      callback,
+
+		InternalErrorIsRefusal: h.internalErrorIsRefusal,
 	})
 	Expect(err).NotTo(HaveOccurred())
-	if cb := r.CallbackHandler(); cb != nil {
+	if cb := r.CallbackHandler(); cb != nil && serveCallbacks {
 		var handler http.Handler = cb
 		h.callbackH.Store(&handler)
 	}
 	mctx, stop := context.WithCancel(ctx)
 	Expect(r.SetupWithManager(mctx, mgr, 4)).To(Succeed())
 
-	h.stop, h.done = stop, make(chan struct{})
+	m := &runningManager{stop: stop, done: make(chan struct{})}
 	go func() {
 		defer GinkgoRecover()
-		defer close(h.done)
+		defer close(m.done)
 		Expect(mgr.Start(mctx)).To(Succeed())
 	}()
+	return m
+}
+
+// stopExtra stops one extra manager and waits until it has returned.
+func (h *harness) stopExtra(m *runningManager) {
+	m.stop()
+	Eventually(m.done, 30*time.Second).Should(BeClosed())
 }
 
 // stopManager stops the manager and waits until it has returned: a crash, as far as the API
 // server and the service can tell.
 func (h *harness) stopManager() {
+	for _, m := range h.extra {
+		h.stopExtra(m)
+	}
+	h.extra = nil
 	if h.stop == nil {
 		return
 	}

@@ -20,10 +20,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -50,12 +51,15 @@ type kindAdapter[T client.Object] interface {
 	recordedSource(obj T) int64
 	setRecordedSource(obj T, generation int64)
 	// recordJob maps a job read from the service into the kind's own status fields; it is
-	// called on every read and must be idempotent.
-	recordJob(obj T, job *apiclient.Job)
+	// called on every read and must be idempotent. It returns the outputs it left out because
+	// they do not fit the status schema (see fitURL).
+	recordJob(obj T, job *apiclient.Job) (omitted []string)
+	// keepPrevious keeps the outputs of the current, completed job when a newer one replaces it.
+	keepPrevious(obj T)
 	// resetOutputs clears the kind's own status fields when a new job replaces the old one.
 	resetOutputs(obj T)
-	// refreshAt is when a completed job must be read again (a clearance code's expiry), or zero.
-	refreshAt(obj T) time.Time
+	// clearance is the recorded platform clearance code, or nil.
+	clearance(obj T) *videov1alpha1.Clearance
 }
 
 // target is what the current spec asks the service for: exactly one of preview, render or
@@ -78,14 +82,17 @@ func (t *target) request() *videov1alpha1.StoryboardRequest {
 }
 
 // waiting is a reason not to submit now. stalled means only a human can change it.
+// keepCompleted means a completed job of the current generation stays Ready meanwhile: the
+// video exists whatever happens to its source.
 type waiting struct {
-	stalled bool
-	reason  videov1alpha1.ConditionReason
-	message string
+	stalled       bool
+	keepCompleted bool
+	reason        videov1alpha1.ConditionReason
+	message       string
 }
 
 // lifecycle is the job lifecycle both reconcilers share: read the object, follow an in-flight
-// submission or a running job, submit once per spec generation, and write one status patch.
+// submission or a running job, submit once per spec generation, and write the status.
 type lifecycle[T client.Object] struct {
 	client  client.Client
 	adapter kindAdapter[T]
@@ -133,24 +140,60 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		return ctrl.Result{}, nil
 	}
 
-	w := &statusWriter[T]{client: l.client, adapter: l.adapter, base: obj.DeepCopyObject().(T)}
-	result, err := l.advance(ctx, obj, w)
-	if perr := w.flush(ctx, obj, false); perr != nil {
-		err = errors.Join(err, fmt.Errorf("writing status: %w", perr))
+	tx := newStatusTxn(l.client, l.adapter, obj)
+	result, err := l.advance(ctx, tx)
+	if tx.aborted {
+		// A write failed and the decisions were discarded; advance chose when to look again.
+		return result, err
 	}
-	l.opts.Metrics.observePhase(l.adapter.kind(), req.NamespacedName, l.adapter.jobStatus(obj).Phase)
+	if err != nil && ctx.Err() != nil {
+		// Shutting down: the next process reconciles this object again.
+		return ctrl.Result{}, nil
+	}
+	st := l.adapter.jobStatus(obj)
+	if err != nil {
+		// No decision was reached for this generation: observedGeneration stays where it was,
+		// so kstatus and Argo CD do not take the old Ready for the new spec.
+		l.reconcileError(tx, err)
+	} else {
+		st.ObservedGeneration = obj.GetGeneration()
+	}
+	// A decision taken is written even when shutdown began meanwhile (the manager waits for
+	// running reconciles): it may follow a paid call.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WriteTimeout)
+	defer cancel()
+	if cerr := tx.commit(wctx); cerr != nil {
+		if apierrors.IsConflict(cerr) {
+			// Decided on a stale read (or someone else wrote meanwhile): read it again.
+			logf.FromContext(ctx).V(1).Info("Status changed since it was read; reconciling again")
+			return ctrl.Result{RequeueAfter: l.backoff.short()}, err
+		}
+		return result, errors.Join(err, fmt.Errorf("writing status: %w", cerr))
+	}
+	l.opts.Metrics.observePhase(l.adapter.kind(), req.NamespacedName, l.adapter.jobStatus(tx.base).Phase)
 	return result, err
 }
 
+// reconcileError says in Reconciling that the reconcile failed and is retried. A completed job
+// of the current generation keeps its Ready condition: its video exists.
+func (l *lifecycle[T]) reconcileError(tx *statusTxn[T], err error) {
+	st := l.adapter.jobStatus(tx.obj)
+	if readyForGeneration(st, tx.obj.GetGeneration()) {
+		return
+	}
+	setOutcome(st, tx.obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonReconcileError,
+		fmt.Sprintf("Reconcile failed and is retried: %s", boundedError(err)))
+}
+
 // advance moves the object one step along its lifecycle and sets its status in memory.
-func (l *lifecycle[T]) advance(ctx context.Context, obj T, w *statusWriter[T]) (ctrl.Result, error) {
+func (l *lifecycle[T]) advance(ctx context.Context, tx *statusTxn[T]) (ctrl.Result, error) {
+	obj := tx.obj
 	st := l.adapter.jobStatus(obj)
 	gen := obj.GetGeneration()
-	st.ObservedGeneration = gen
 
 	// 1. A submission whose job id was never recorded: adopt the job or refuse to guess.
 	if st.Submission != nil {
-		if stop, res, err := l.resolveInFlight(ctx, obj); stop {
+		if stop, res, err := l.resolveInFlight(ctx, tx); stop {
 			return res, err
 		}
 	}
@@ -158,7 +201,7 @@ func (l *lifecycle[T]) advance(ctx context.Context, obj T, w *statusWriter[T]) (
 	// 2. A job that has not ended is followed to its end, whatever generation it belongs to:
 	// the service has no cancel, so a newer spec waits for it.
 	if st.JobID != "" && st.CompletedAt == nil {
-		if stop, res, err := l.poll(ctx, obj); stop {
+		if stop, res, err := l.poll(ctx, tx); stop {
 			return res, err
 		}
 	}
@@ -169,131 +212,141 @@ func (l *lifecycle[T]) advance(ctx context.Context, obj T, w *statusWriter[T]) (
 		return ctrl.Result{}, err
 	}
 	if t.wait != nil {
+		if t.wait.keepCompleted && completedFor(st, gen) {
+			return l.completed(ctx, tx, t)
+		}
 		if st.JobID == "" || st.CompletedAt != nil {
 			st.Phase = videov1alpha1.PhasePending
 		}
-		return l.wait(obj, t.wait)
+		return l.wait(tx, t.wait)
 	}
 	attempted := st.JobGeneration == gen && l.adapter.recordedSource(obj) == t.sourceGeneration &&
 		(st.JobID != "" || st.CompletedAt != nil)
+	retry := ""
 	if attempted {
 		if st.Failure == nil {
-			return l.completed(ctx, obj)
+			return l.completed(ctx, tx, t)
 		}
-		if !l.retryRequested(ctx, obj) {
+		var ok bool
+		if retry, ok = l.retryRequested(obj); !ok {
 			reason := failureReason(st.Failure)
 			st.Phase = videov1alpha1.PhaseFailed
-			l.stall(obj, reason, failureMessage(st))
+			l.stall(tx, reason, failureMessage(st))
 			return ctrl.Result{}, nil
 		}
 	}
 
 	// 4. Nothing was asked for this spec yet: submit it, once.
-	return l.submit(ctx, obj, w, t)
+	return l.submit(ctx, tx, t, retry)
 }
 
-// completed reports a completed job of the current spec, and reads it again when a clearance
-// code expires so that status always holds a usable one.
-func (l *lifecycle[T]) completed(ctx context.Context, obj T) (ctrl.Result, error) {
+// completedFor reports whether the job of generation gen completed (not failed).
+func completedFor(st *videov1alpha1.JobStatus, gen int64) bool {
+	return st.JobGeneration == gen && st.CompletedAt != nil && st.Failure == nil && st.Submission == nil
+}
+
+// readyForGeneration reports whether Ready is True for generation gen.
+func readyForGeneration(st *videov1alpha1.JobStatus, gen int64) bool {
+	c := condition(st, videov1alpha1.ConditionReady)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == gen
+}
+
+// completed reports a completed job of the current spec. It reads the job again when the
+// clearance code must be refreshed (see clearance.go); trouble doing so never takes Ready away.
+func (l *lifecycle[T]) completed(ctx context.Context, tx *statusTxn[T], t *target) (ctrl.Result, error) {
+	obj := tx.obj
 	st := l.adapter.jobStatus(obj)
 	st.Phase = videov1alpha1.PhaseCompleted
-	setOutcome(st, obj.GetGeneration(), outcomeReady, videov1alpha1.ReasonCompleted,
-		fmt.Sprintf("Job %s completed", st.JobID))
+	setOutcome(st, obj.GetGeneration(), outcomeReady, videov1alpha1.ReasonCompleted, completedMessage(st))
 
-	at := l.adapter.refreshAt(obj)
-	if at.IsZero() || l.memo.refreshGaveUp(st.JobID) {
+	at, ok := l.nextClearanceRead(obj, t)
+	if !ok {
 		return ctrl.Result{}, nil
 	}
 	if wait := at.Sub(l.opts.Clock.Now()); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
-	return l.refresh(ctx, obj)
+	return l.refresh(ctx, tx, t), nil
+}
+
+// completedMessage is the Ready message of a completed job.
+func completedMessage(st *videov1alpha1.JobStatus) string {
+	msg := fmt.Sprintf("Job %s completed", st.JobID)
+	if len(st.OutputsOmitted) > 0 {
+		msg += fmt.Sprintf("; outputs too long to record (never cut): %s", strings.Join(st.OutputsOmitted, ", "))
+	}
+	return msg
 }
 
 // wait records a reason not to submit yet.
-func (l *lifecycle[T]) wait(obj T, w *waiting) (ctrl.Result, error) {
+func (l *lifecycle[T]) wait(tx *statusTxn[T], w *waiting) (ctrl.Result, error) {
 	if w.stalled {
-		l.stall(obj, w.reason, w.message)
+		l.stall(tx, w.reason, w.message)
 		return ctrl.Result{}, nil
 	}
-	setOutcome(l.adapter.jobStatus(obj), obj.GetGeneration(), outcomeReconciling, w.reason, w.message)
+	setOutcome(l.adapter.jobStatus(tx.obj), tx.obj.GetGeneration(), outcomeReconciling, w.reason, w.message)
 	// The objects waited for are watched; the requeue only covers an event that was missed.
 	return ctrl.Result{RequeueAfter: l.opts.PollMax}, nil
 }
 
-// stall sets Stalled, with a Warning event when the reason is new.
-func (l *lifecycle[T]) stall(obj T, reason videov1alpha1.ConditionReason, message string) {
+// stall sets Stalled, with a Warning event, once the status is written, when the reason is new.
+func (l *lifecycle[T]) stall(tx *statusTxn[T], reason videov1alpha1.ConditionReason, message string) {
+	obj := tx.obj
 	st := l.adapter.jobStatus(obj)
 	if !isStalledWith(st, reason) {
-		l.opts.Recorder.Eventf(obj, nil, "Warning", string(reason), "Stall", "%s", message)
+		tx.after(func() { l.opts.Recorder.Eventf(obj, nil, "Warning", string(reason), "Stall", "%s", message) })
 	}
 	setOutcome(st, obj.GetGeneration(), outcomeStalled, reason, message)
 }
 
-// retryRequested consumes a new value of the retry annotation.
-func (l *lifecycle[T]) retryRequested(ctx context.Context, obj T) bool {
+// retryRequested returns a value of the retry annotation not handled yet. It is consumed (moved
+// to status.lastHandledRetry) only with the job it leads to, or a final refusal.
+func (l *lifecycle[T]) retryRequested(obj T) (string, bool) {
 	v, ok := obj.GetAnnotations()[AnnotationRetry]
 	st := l.adapter.jobStatus(obj)
-	if !ok || v == "" || v == st.LastHandledRetry {
-		return false
+	if !ok || v == "" || v == st.LastHandledRetry || len(v) > maxAnnotationValue {
+		return "", false
 	}
-	st.LastHandledRetry = v
-	logf.FromContext(ctx).Info("Retry requested by annotation", "annotation", AnnotationRetry, "value", v)
-	l.opts.Recorder.Eventf(obj, nil, "Normal", "RetryRequested", "Retry",
-		"Submitting a new job for generation %d as requested by annotation %s", obj.GetGeneration(), AnnotationRetry)
-	return true
+	return v, true
 }
 
-// serviceClient returns a client for the object's API key and the key's fingerprint (to key
-// per-account caches), or stalls the object when the key cannot be read. The key is read only
-// when a call is needed, so a finished video does not become Stalled because its Secret was
-// removed.
-func (l *lifecycle[T]) serviceClient(ctx context.Context, obj T) (api apiclient.Interface, keyID string, ok bool, err error) {
+// maxAnnotationValue is the longest retry value that status.lastHandledRetry can hold.
+const maxAnnotationValue = 253
+
+// apiClient returns a client for the object's API key and the key's fingerprint (to key
+// per-account caches). A key that cannot be read or used is a *credentialError.
+func (l *lifecycle[T]) apiClient(ctx context.Context, obj T) (apiclient.Interface, string, error) {
 	key, err := l.keys.apiKey(ctx, obj.GetNamespace(), l.adapter.secretRef(obj))
 	if err != nil {
-		var ce *credentialError
-		if errors.As(err, &ce) {
-			l.stall(obj, ce.reason, ce.message)
-			return nil, "", false, nil
-		}
-		return nil, "", false, err
+		return nil, "", err
 	}
-	api, err = l.opts.ClientFactory.ForKey(key)
+	api, err := l.opts.ClientFactory.ForKey(key)
 	if err != nil {
 		// The client refuses keys that cannot be sent in a header; the error never holds the key.
 		ref := l.adapter.secretRef(obj)
-		l.stall(obj, videov1alpha1.ReasonUnauthorized,
-			fmt.Sprintf("The API key in key %q of Secret %q is not usable: %v", ref.Key, ref.Name, err))
+		return nil, "", &credentialError{reason: videov1alpha1.ReasonUnauthorized,
+			message: fmt.Sprintf("The API key in key %q of Secret %q is not usable: %v", ref.Key, ref.Name, err)}
+	}
+	return api, fingerprint(key), nil
+}
+
+// serviceClient is apiClient for work that needs the key: a key that cannot be read or used
+// stalls the object (ok false, nil error). The key is read only when a call is needed, so a
+// finished video does not become Stalled because its Secret was removed.
+func (l *lifecycle[T]) serviceClient(ctx context.Context, tx *statusTxn[T]) (api apiclient.Interface, keyID string, ok bool, err error) {
+	api, keyID, err = l.apiClient(ctx, tx.obj)
+	var ce *credentialError
+	if errors.As(err, &ce) {
+		l.stall(tx, ce.reason, ce.message)
 		return nil, "", false, nil
 	}
-	return api, fingerprint(key), true, nil
+	if err != nil {
+		return nil, "", false, err
+	}
+	return api, keyID, true, nil
 }
 
 // callContext bounds one call to the service.
 func (l *lifecycle[T]) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, l.opts.CallTimeout)
-}
-
-// statusWriter patches the status subresource only when it changed since the last write.
-type statusWriter[T client.Object] struct {
-	client  client.Client
-	adapter kindAdapter[T]
-	base    T
-}
-
-// flush writes the status. optimisticLock makes the write fail with a conflict when the object
-// changed since it was read: the guard that keeps a stale cache from ever submitting twice.
-func (w *statusWriter[T]) flush(ctx context.Context, obj T, optimisticLock bool) error {
-	if equality.Semantic.DeepEqual(w.adapter.status(w.base), w.adapter.status(obj)) && !optimisticLock {
-		return nil
-	}
-	patch := client.MergeFrom(w.base)
-	if optimisticLock {
-		patch = client.MergeFromWithOptions(w.base, client.MergeFromWithOptimisticLock{})
-	}
-	if err := w.client.Status().Patch(ctx, obj, patch); err != nil {
-		return err
-	}
-	w.base = obj.DeepCopyObject().(T)
-	return nil
 }

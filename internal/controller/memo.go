@@ -36,8 +36,16 @@ type attemptMemo struct {
 
 	mu        sync.Mutex
 	jobs      map[string]memoEntry // by attempt id
+	unsent    map[string]time.Time // attempt ids whose in-flight write had an unknown outcome and that were never sent
 	noRefresh map[string]time.Time // job ids whose clearance refresh gave up
+	reads     map[string]jobReads  // by job id: when the job was last read, for clearance reads
 	callback  map[string]time.Time // job ids whose request carries the operator's callback
+}
+
+// jobReads is what the clearance logic needs to know of a job's reads.
+type jobReads struct {
+	last      time.Time
+	rechecked bool // read again after completion for a clearance code
 }
 
 type memoEntry struct {
@@ -46,7 +54,8 @@ type memoEntry struct {
 }
 
 func newAttemptMemo(c clock.PassiveClock) *attemptMemo {
-	return &attemptMemo{clock: c, jobs: map[string]memoEntry{}, noRefresh: map[string]time.Time{}, callback: map[string]time.Time{}}
+	return &attemptMemo{clock: c, jobs: map[string]memoEntry{}, unsent: map[string]time.Time{},
+		noRefresh: map[string]time.Time{}, reads: map[string]jobReads{}, callback: map[string]time.Time{}}
 }
 
 func (m *attemptMemo) remember(attemptID, jobID string) {
@@ -90,6 +99,54 @@ func (m *attemptMemo) lookup(attemptID string) (string, bool) {
 	return e.jobID, ok
 }
 
+// neverSent records that attempt was not sent although its in-flight record may have been
+// written: finding that record later is resolved by clearing it, not by a human.
+func (m *attemptMemo) neverSent(attemptID string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.clock.Now()
+	m.unsent[attemptID] = now
+	m.expireLocked(now)
+}
+
+func (m *attemptMemo) wasNeverSent(attemptID string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.unsent[attemptID]
+	return ok
+}
+
+// jobRead records a successful read of a job.
+func (m *attemptMemo) jobRead(jobID string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.reads[jobID]
+	r.last = m.clock.Now()
+	m.reads[jobID] = r
+}
+
+// lastRead is when the job was last read by this process; zero when not since the start.
+func (m *attemptMemo) lastRead(jobID string) time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.reads[jobID].last
+}
+
+// clearanceChecked records that a completed job was read again for its clearance code.
+func (m *attemptMemo) clearanceChecked(jobID string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.reads[jobID]
+	r.rechecked = true
+	m.reads[jobID] = r
+}
+
+func (m *attemptMemo) clearanceRechecked(jobID string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.reads[jobID].rechecked
+}
+
 // giveUpRefresh stops clearance refreshes of a job the service no longer reports as completed.
 func (m *attemptMemo) giveUpRefresh(jobID string) {
 	m.mu.Lock()
@@ -110,7 +167,17 @@ func (m *attemptMemo) expireLocked(now time.Time) {
 			delete(m.jobs, k)
 		}
 	}
-	// A job that expected a callback for a day has long ended; forget it.
+	for k, at := range m.unsent {
+		if now.Sub(at) > attemptMemoTTL {
+			delete(m.unsent, k)
+		}
+	}
+	// A job that expected a callback, or was read, a day ago has long ended; forget it.
+	for k, r := range m.reads {
+		if now.Sub(r.last) > 24*time.Hour {
+			delete(m.reads, k)
+		}
+	}
 	for k, at := range m.callback {
 		if now.Sub(at) > 24*time.Hour {
 			delete(m.callback, k)

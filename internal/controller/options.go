@@ -36,7 +36,20 @@ const (
 	DefaultBrandCacheTTL = 5 * time.Minute
 	// DefaultServiceCallTimeout bounds every call to the service, on top of the HTTP client's own.
 	DefaultServiceCallTimeout = 30 * time.Second
+	// WriteTimeout bounds one status write around a paid call (the in-flight record, the job id).
+	WriteTimeout = 10 * time.Second
 )
+
+// SubmitBudget bounds one submission, from the in-flight write to the job-id write, given the
+// timeout of a call to the service. It runs to its end even when the manager shuts down.
+func SubmitBudget(callTimeout time.Duration) time.Duration { return callTimeout + 2*WriteTimeout }
+
+// ShutdownBudget is the least graceful-shutdown time that lets every submission in flight end
+// with its job id written: the manager's GracefulShutdownTimeout must be at least this, and a
+// Deployment's terminationGracePeriodSeconds longer still.
+func ShutdownBudget(callTimeout time.Duration) time.Duration {
+	return SubmitBudget(callTimeout) + 5*time.Second
+}
 
 // Options configure the job lifecycle shared by both reconcilers.
 type Options struct {
@@ -60,6 +73,11 @@ type Options struct {
 	CallTimeout time.Duration
 	// Metrics receives the lifecycle's measurements; nil records nothing.
 	Metrics *Metrics
+	// InternalErrorIsRefusal takes the service's documented 500 body ({error: {code:
+	// INTERNAL_ERROR}}) on a submission as proof that no job was created, and submits again
+	// later. The interface document does not promise that: with it set, a 500 that did create a
+	// job is paid twice. Off by default: such a submission stalls with SubmissionUnknown.
+	InternalErrorIsRefusal bool
 	// Callback, when set, makes requests carry the operator's callback URL (when the spec names
 	// no webhook of its own) and serves the callbacks; see CallbackHandler.
 	Callback *CallbackOptions
@@ -74,6 +92,9 @@ func (o *Options) setDefaults() error {
 	}
 	if o.Recorder == nil {
 		return fmt.Errorf("controller options: Recorder is required")
+	}
+	if _, ok := o.Recorder.(boundedRecorder); !ok {
+		o.Recorder = boundedRecorder{o.Recorder}
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}

@@ -18,7 +18,9 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,9 +34,10 @@ import (
 // poll reads the running job and records what the service says. stop is true when the reconcile
 // must end here (the job is still running, or the read failed); false once the job has ended,
 // so the caller goes on to decide about the current spec.
-func (l *lifecycle[T]) poll(ctx context.Context, obj T) (stop bool, res ctrl.Result, err error) {
+func (l *lifecycle[T]) poll(ctx context.Context, tx *statusTxn[T]) (stop bool, res ctrl.Result, err error) {
+	obj := tx.obj
 	st := l.adapter.jobStatus(obj)
-	api, _, ok, err := l.serviceClient(ctx, obj)
+	api, _, ok, err := l.serviceClient(ctx, tx)
 	if !ok {
 		return true, ctrl.Result{}, err
 	}
@@ -51,11 +54,11 @@ func (l *lifecycle[T]) poll(ctx context.Context, obj T) (stop bool, res ctrl.Res
 			st.Phase = videov1alpha1.PhaseFailed
 			return false, ctrl.Result{}, nil
 		}
-		res, err := l.callFailed(ctx, obj, err)
+		res, err := l.callFailed(ctx, tx, err)
 		return true, res, err
 	}
 	l.backoff.reset(objectKey(obj))
-	if ended := l.recordJob(ctx, obj, job); ended {
+	if ended := l.recordJob(ctx, tx, job); ended {
 		return false, ctrl.Result{}, nil
 	}
 
@@ -70,42 +73,10 @@ func (l *lifecycle[T]) poll(ctx context.Context, obj T) (stop bool, res ctrl.Res
 	return true, ctrl.Result{RequeueAfter: l.pollDelay(st.JobID)}, nil
 }
 
-// refresh reads a completed job again, for a fresh clearance code. Terminal data stays in status
-// whatever the service answers: the service may have cleaned the job.
-func (l *lifecycle[T]) refresh(ctx context.Context, obj T) (ctrl.Result, error) {
-	st := l.adapter.jobStatus(obj)
-	api, _, ok, err := l.serviceClient(ctx, obj)
-	if !ok {
-		return ctrl.Result{}, err
-	}
-	callCtx, cancel := l.callContext(ctx)
-	job, err := api.GetJob(callCtx, st.JobID)
-	cancel()
-	switch {
-	case apiclient.IsJobNotFound(err):
-		logf.FromContext(ctx).Info("Job no longer known to the service; keeping its recorded outputs", "jobID", st.JobID)
-		l.memo.giveUpRefresh(st.JobID)
-		return ctrl.Result{}, nil
-	case err != nil:
-		return l.callFailed(ctx, obj, err)
-	case !job.Status().IsCompleted():
-		// Only a completed job carries clearance codes; keep what was recorded.
-		l.memo.giveUpRefresh(st.JobID)
-		return ctrl.Result{}, nil
-	}
-	l.backoff.reset(objectKey(obj))
-	l.adapter.recordJob(obj, job)
-	next := l.adapter.refreshAt(obj)
-	if wait := next.Sub(l.opts.Clock.Now()); wait > 0 {
-		return ctrl.Result{RequeueAfter: wait}, nil
-	}
-	// The service gave no code valid in the future: ask again later, not in a loop.
-	return ctrl.Result{RequeueAfter: l.opts.BackoffMax}, nil
-}
-
 // recordJob maps a job read from the service into status; ended is true when it completed or
-// failed.
-func (l *lifecycle[T]) recordJob(ctx context.Context, obj T, job *apiclient.Job) (ended bool) {
+// failed. The metrics and the event of the ending follow the write of the status that records it.
+func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statusTxn[T], job *apiclient.Job) (ended bool) {
+	obj := tx.obj
 	st := l.adapter.jobStatus(obj)
 	d := job.Data
 	if p, ok := d.RenderProgress.Int64(); ok {
@@ -113,31 +84,39 @@ func (l *lifecycle[T]) recordJob(ctx context.Context, obj T, job *apiclient.Job)
 	} else if p, ok := d.Progress.Int64(); ok {
 		st.Progress = ptrTo(clampPercent(p))
 	}
-	st.ProgressMessage = truncate(d.RenderProgressMessage, 1000)
-	st.RenderState = truncate(d.RenderState, 100)
-	l.adapter.recordJob(obj, job)
+	st.ProgressMessage = truncate(d.RenderProgressMessage, maxProgressMessage)
+	st.RenderState = truncate(d.RenderState, maxRenderState)
+	st.OutputsOmitted = l.adapter.recordJob(obj, job)
+	l.memo.jobRead(st.JobID)
 
 	now := metav1.NewTime(l.opts.Clock.Now())
+	kind, jobID, gen := l.adapter.kind(), st.JobID, st.JobGeneration
 	switch {
 	case job.Status().IsCompleted():
 		st.CompletedAt = &now
 		st.Progress = ptrTo(int32(100))
 		st.Phase = videov1alpha1.PhaseCompleted
-		if credits, ok := d.AICreditsUsed.Float64(); ok {
-			l.opts.Metrics.creditsUsed(l.adapter.kind(), credits)
-		}
-		l.opts.Metrics.ended(l.adapter.kind(), "completed")
-		l.opts.Recorder.Eventf(obj, nil, "Normal", string(videov1alpha1.ReasonCompleted), "Complete",
-			"Job %s of generation %d completed", st.JobID, st.JobGeneration)
+		credits, hasCredits := d.AICreditsUsed.Float64()
+		tx.after(func() {
+			if hasCredits {
+				l.opts.Metrics.creditsUsed(kind, credits)
+			}
+			l.opts.Metrics.ended(kind, "completed")
+			l.opts.Recorder.Eventf(obj, nil, "Normal", string(videov1alpha1.ReasonCompleted), "Complete",
+				"Job %s of generation %d completed", jobID, gen)
+		})
 		return true
 	case job.Status().IsFailed():
 		st.CompletedAt = &now
 		f := job.Failure()
-		st.Failure = &videov1alpha1.JobFailure{Code: truncate(f.Code, 200), Message: truncate(f.Message, 4000)}
+		st.Failure = &videov1alpha1.JobFailure{Code: truncate(f.Code, maxFailureCode), Message: truncate(f.Message, maxFailureMessage)}
 		st.Phase = videov1alpha1.PhaseFailed
-		l.opts.Metrics.ended(l.adapter.kind(), "failed")
-		l.opts.Recorder.Eventf(obj, nil, "Warning", string(videov1alpha1.ReasonJobFailed), "Fail",
-			"Job %s of generation %d failed: %s", st.JobID, st.JobGeneration, failureMessage(st))
+		msg := failureMessage(st)
+		tx.after(func() {
+			l.opts.Metrics.ended(kind, "failed")
+			l.opts.Recorder.Eventf(obj, nil, "Warning", string(videov1alpha1.ReasonJobFailed), "Fail",
+				"Job %s of generation %d failed: %s", jobID, gen, msg)
+		})
 		return true
 	default:
 		// in-progress, and statuses the document does not list (the live service also answers
@@ -153,37 +132,73 @@ func (l *lifecycle[T]) recordJob(ctx context.Context, obj T, job *apiclient.Job)
 
 // callFailed handles an error of a read or of the brand list: a rejected key stalls, a passing
 // failure backs off, anything else is returned.
-func (l *lifecycle[T]) callFailed(ctx context.Context, obj T, err error) (ctrl.Result, error) {
+func (l *lifecycle[T]) callFailed(ctx context.Context, tx *statusTxn[T], err error) (ctrl.Result, error) {
 	switch {
 	case apiclient.IsUnauthorized(err):
-		l.unauthorized(obj)
+		l.unauthorized(tx)
 		return ctrl.Result{}, nil
 	case apiclient.IsRetryable(err):
-		return l.transient(ctx, obj, err)
+		return l.transient(ctx, tx, err)
 	default:
 		return ctrl.Result{}, fmt.Errorf("calling the video service: %w", err)
 	}
 }
 
 // transient backs off exponentially after a 429, a 5xx or a network error, honouring
-// Retry-After, and says so in the Reconciling condition.
-func (l *lifecycle[T]) transient(ctx context.Context, obj T, err error) (ctrl.Result, error) {
+// Retry-After, and says so in the Reconciling condition. The message names what the service
+// answered but not the delay or other details that change on every try: an unchanged message
+// means an unchanged status and no write.
+func (l *lifecycle[T]) transient(ctx context.Context, tx *statusTxn[T], err error) (ctrl.Result, error) {
+	obj := tx.obj
 	st := l.adapter.jobStatus(obj)
 	delay := l.backoff.next(objectKey(obj), apiclient.RetryAfter(err))
 	reason := videov1alpha1.ReasonServiceUnavailable
-	if apiclient.IsRateLimited(err) {
+	switch {
+	case apiclient.IsRateLimited(err):
 		reason = videov1alpha1.ReasonRateLimited
+	case apiclient.IsNotFound(err), apiclient.IsConflict(err):
+		reason = videov1alpha1.ReasonUnexpectedResponse
 	}
 	logf.FromContext(ctx).V(1).Info("Service call failed; backing off", "error", err.Error(), "delay", delay.String())
 	setOutcome(st, obj.GetGeneration(), outcomeReconciling, reason,
-		fmt.Sprintf("The service is not answering normally (%v); trying again in %s", err, delay.Round(l.backoff.unit())))
+		fmt.Sprintf("The service answered %s; retrying with backoff", describeAnswer(err)))
 	return ctrl.Result{RequeueAfter: delay}, nil
 }
 
+// describeAnswer says what the service answered in words that do not change from one try to
+// the next.
+func describeAnswer(err error) string {
+	var ae *apiclient.APIError
+	var te *apiclient.TransportError
+	var de *apiclient.DecodeError
+	switch {
+	case errors.As(err, &ae):
+		s := fmt.Sprintf("HTTP %d", ae.StatusCode)
+		if ae.Code != "" {
+			s += " " + ae.Code
+		}
+		if ae.StatusCode != http.StatusTooManyRequests && ae.Message != "" {
+			s += ": " + truncate(ae.Message, 200)
+		}
+		return s
+	case errors.As(err, &te):
+		if te.Timeout() {
+			return "nothing before the timeout"
+		}
+		return "nothing: the connection failed"
+	case errors.As(err, &de):
+		return fmt.Sprintf("HTTP %d with a body that could not be read", de.StatusCode)
+	case apiclient.IsNotSubmitted(err):
+		return "nothing: the request was not sent"
+	default:
+		return "with an error"
+	}
+}
+
 // unauthorized stalls the object until its Secret changes: the watch on Secrets wakes it.
-func (l *lifecycle[T]) unauthorized(obj T) {
-	ref := l.adapter.secretRef(obj)
-	l.stall(obj, videov1alpha1.ReasonUnauthorized, fmt.Sprintf(
+func (l *lifecycle[T]) unauthorized(tx *statusTxn[T]) {
+	ref := l.adapter.secretRef(tx.obj)
+	l.stall(tx, videov1alpha1.ReasonUnauthorized, fmt.Sprintf(
 		"The service rejected the API key in key %q of Secret %q (401 Unauthorized); update the Secret to resume", ref.Key, ref.Name))
 }
 

@@ -28,7 +28,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -38,50 +37,61 @@ import (
 )
 
 // submit sends the current spec to the service, guarded as DESIGN.md "Never pay twice" says:
-//  1. the in-flight record (generation, attempt id, time) is written with an optimistic lock
-//     before the call, so an object read from a stale cache cannot be submitted again;
+//  1. the in-flight record (generation, attempt id, time, and what the attempt consumes) is
+//     written with an optimistic lock before the call, so an object read from a stale cache
+//     cannot be submitted again;
 //  2. the job id is remembered in memory and written right after the call;
 //  3. when the outcome of the call is unknown, the object stalls with SubmissionUnknown instead
 //     of guessing.
-func (l *lifecycle[T]) submit(ctx context.Context, obj T, w *statusWriter[T], t *target) (ctrl.Result, error) {
+//
+// From the in-flight write to the job-id write, the work runs under its own deadline, not the
+// reconcile's context: a shutdown must not cut a paid call or the write of its job id.
+func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, retry string) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
+	obj := tx.obj
 	st := l.adapter.jobStatus(obj)
 	gen := obj.GetGeneration()
 
-	api, keyID, ok, err := l.serviceClient(ctx, obj)
+	api, keyID, ok, err := l.serviceClient(ctx, tx)
 	if !ok {
 		return ctrl.Result{}, err
 	}
 	if t.render != nil {
-		if res, blocked, err := l.checkBrand(ctx, obj, api, keyID, t.render); blocked {
+		if res, blocked, err := l.checkBrand(ctx, tx, api, keyID, t.render); blocked {
 			return res, err
 		}
+	}
+	if ctx.Err() != nil {
+		// Shutting down: start no new paid call.
+		return ctrl.Result{}, nil
 	}
 
 	attempt, err := newAttemptID()
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	st.Submission = &videov1alpha1.Submission{Generation: gen, AttemptID: attempt, StartedAt: metav1.NewTime(l.opts.Clock.Now())}
-	l.adapter.setRecordedSource(obj, t.sourceGeneration)
+	st.Submission = &videov1alpha1.Submission{Generation: gen, AttemptID: attempt, StartedAt: metav1.NewTime(l.opts.Clock.Now()),
+		Retry: retry, StoryboardGeneration: t.sourceGeneration}
 	st.Phase = videov1alpha1.PhaseSubmitting
 	setOutcome(st, gen, outcomeReconciling, videov1alpha1.ReasonSubmitting,
 		fmt.Sprintf("Submitting generation %d to the service (attempt %s)", gen, attempt))
-	if err := w.flush(ctx, obj, true); err != nil {
-		if apierrors.IsConflict(err) {
-			// The object changed since it was read (or the cache was stale): read it again
-			// rather than risk a second submission.
-			log.V(1).Info("Object changed before submission; reading it again")
-			return ctrl.Result{RequeueAfter: l.backoff.short()}, nil
-		}
-		return ctrl.Result{}, fmt.Errorf("recording the submission in flight: %w", err)
+	if retry != "" {
+		tx.after(func() {
+			l.opts.Recorder.Eventf(obj, nil, "Normal", "RetryRequested", "Retry",
+				"Submitting a new job for generation %d as requested by annotation %s=%s", gen, AnnotationRetry, retry)
+		})
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.submitBudget())
+	defer cancel()
+	if err := l.writeInFlight(sctx, tx, attempt); err != nil {
+		return ctrl.Result{RequeueAfter: l.backoff.short()}, nil
 	}
 	l.warnDeprecations(obj, t)
 
 	body, withCallback := l.callbacks.withCallback(t.request(), attempt)
-	callCtx, cancel := l.callContext(ctx)
+	callCtx, cancelCall := context.WithTimeout(sctx, l.opts.CallTimeout)
 	created, err := l.call(callCtx, api, t, body)
-	cancel()
+	cancelCall()
 	switch {
 	case err == nil:
 		l.memo.remember(attempt, created.JobID)
@@ -90,25 +100,93 @@ func (l *lifecycle[T]) submit(ctx context.Context, obj T, w *statusWriter[T], t 
 		}
 		l.opts.Metrics.submitted(l.adapter.kind(), "accepted")
 		log.Info("Submitted job", "jobID", created.JobID, "generation", gen, "attempt", attempt)
-		l.opts.Recorder.Eventf(obj, nil, "Normal", "Submitted", "Submit",
-			"Submitted job %s for generation %d", created.JobID, gen)
-		l.recordSubmitted(obj, created.JobID)
-		if err := l.flushJobID(ctx, obj, w); err != nil {
+		l.recordSubmitted(tx, created.JobID)
+		if err := l.writeJobID(sctx, tx, attempt, created.JobID); err != nil {
 			// The job id is remembered in memory: the next reconcile adopts it.
-			return ctrl.Result{}, fmt.Errorf("recording job %s: %w", created.JobID, err)
+			log.Error(err, "Recording the job id failed; it is kept in memory and recorded by the next reconcile",
+				"jobID", created.JobID, "attempt", attempt)
+			return ctrl.Result{RequeueAfter: l.backoff.short()}, nil
 		}
 		return ctrl.Result{RequeueAfter: l.pollDelay(created.JobID)}, nil
-	case refused(err):
-		st.Submission = nil
+	case l.refused(err):
 		l.opts.Metrics.submitted(l.adapter.kind(), "refused")
-		return l.refusal(ctx, obj, err)
+		return l.refusal(ctx, tx, t, err)
 	default:
 		l.opts.Metrics.submitted(l.adapter.kind(), "unknown")
 		log.Error(err, "Submission outcome unknown", "attempt", attempt)
 		st.Phase = videov1alpha1.PhaseFailed
-		l.stall(obj, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, st.Submission, err))
-		return ctrl.Result{}, nil
+		l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, st.Submission, err))
+		return ctrl.Result{RequeueAfter: l.unknownRecheck()}, nil
 	}
+}
+
+// submitBudget bounds the work from the in-flight write to the job-id write.
+func (l *lifecycle[T]) submitBudget() time.Duration { return SubmitBudget(l.opts.CallTimeout) }
+
+// unknownRecheck is how often an object in SubmissionUnknown is looked at again: another
+// process may have recorded the job, or its callback may have arrived.
+func (l *lifecycle[T]) unknownRecheck() time.Duration { return l.opts.PollMax }
+
+// writeInFlight writes the in-flight record with the optimistic lock. When the write fails the
+// call is not made; when its outcome is unknown (a timeout, a 5xx), the memo records that the
+// attempt was never sent, so that finding it on the server later is resolved without a human.
+func (l *lifecycle[T]) writeInFlight(ctx context.Context, tx *statusTxn[T], attempt string) error {
+	wctx, cancel := context.WithTimeout(ctx, WriteTimeout)
+	defer cancel()
+	err := tx.commit(wctx)
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsInvalid(err):
+		// The server refused the write: nothing of it landed.
+		logf.FromContext(ctx).V(1).Info("Object changed before submission; reading it again", "attempt", attempt)
+	default:
+		l.memo.neverSent(attempt)
+		logf.FromContext(ctx).Info("Recording the submission in flight failed; it was not sent",
+			"attempt", attempt, "error", err.Error())
+	}
+	return err
+}
+
+// writeJobID writes the job id of a call that was made. It retries a few times within
+// milliseconds, re-reading the object after a conflict, and then relies on the memo: a worker is
+// not held for longer.
+func (l *lifecycle[T]) writeJobID(ctx context.Context, tx *statusTxn[T], attempt, jobID string) error {
+	var err error
+	for i, pause := range []time.Duration{0, 20 * time.Millisecond, 100 * time.Millisecond} {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return errors.Join(err, ctx.Err())
+			case <-time.After(pause):
+			}
+			fresh := l.adapter.newObject()
+			rctx, cancel := context.WithTimeout(ctx, WriteTimeout)
+			gerr := l.opts.APIReader.Get(rctx, objectKey(tx.obj), fresh)
+			cancel()
+			if gerr != nil {
+				err = errors.Join(err, gerr)
+				continue
+			}
+			sub := l.adapter.jobStatus(fresh).Submission
+			if sub == nil || sub.AttemptID != attempt {
+				// Someone else settled the attempt (a callback adoption, another replica).
+				if l.adapter.jobStatus(fresh).JobID == jobID {
+					return nil
+				}
+				return fmt.Errorf("attempt %s is no longer in flight on the server: %w", attempt, err)
+			}
+			tx.rebase(fresh)
+			l.recordSubmitted(tx, jobID)
+		}
+		wctx, cancel := context.WithTimeout(ctx, WriteTimeout)
+		err = tx.commit(wctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+	}
+	return err
 }
 
 // call sends the request that t describes, with body as the storyboard request.
@@ -134,19 +212,27 @@ func (l *lifecycle[T]) pollDelay(jobID string) time.Duration {
 }
 
 // refused reports a call after which the service certainly created no job: it was never sent,
-// the service refused it with a 4xx, or it answered with its own documented 500 body
-// ({error: {code: INTERNAL_ERROR}}). A proxy's 502 page, a transport error or an unreadable 2xx
-// leaves the outcome unknown.
-func refused(err error) bool {
+// or the service refused it with a 4xx. The interface document does not promise that a 500
+// created nothing, so a 500 is unknown unless Options.InternalErrorIsRefusal opts in to taking
+// the service's own 500 body ({error: {code: INTERNAL_ERROR}}) as a refusal. A proxy's 502 page, a
+// transport error or an unreadable 2xx always leaves the outcome unknown.
+func (l *lifecycle[T]) refused(err error) bool {
 	if apiclient.IsNotSubmitted(err) {
 		return true
 	}
+	return l.opts.InternalErrorIsRefusal && isDocumentedInternalError(err)
+}
+
+func isDocumentedInternalError(err error) bool {
 	var ae *apiclient.APIError
 	return errors.As(err, &ae) && ae.StatusCode >= http.StatusInternalServerError && ae.Code == apiclient.CodeInternalError
 }
 
-// refusal records why the service refused a submission.
-func (l *lifecycle[T]) refusal(ctx context.Context, obj T, err error) (ctrl.Result, error) {
+// refusal records why the service refused a submission. A refusal that waiting or a fixed
+// Secret can overcome gives back what the attempt consumed (the retry value, the upstream
+// generation); only a final refusal consumes it.
+func (l *lifecycle[T]) refusal(ctx context.Context, tx *statusTxn[T], t *target, err error) (ctrl.Result, error) {
+	obj := tx.obj
 	st := l.adapter.jobStatus(obj)
 	gen := obj.GetGeneration()
 	var ae *apiclient.APIError
@@ -154,105 +240,165 @@ func (l *lifecycle[T]) refusal(ctx context.Context, obj T, err error) (ctrl.Resu
 
 	switch {
 	case apiclient.IsUnauthorized(err):
-		l.unauthorized(obj)
+		st.Submission = nil
+		st.Phase = videov1alpha1.PhasePending
+		l.unauthorized(tx)
 		return ctrl.Result{}, nil
-	case apiclient.IsConflict(err):
+	case apiclient.IsConflict(err) && t.projectID != "" && ae.SuccessFalse:
+		st.Submission = nil
 		st.Phase = videov1alpha1.PhasePending
 		setOutcome(st, gen, outcomeReconciling, videov1alpha1.ReasonProjectBusy,
 			"The project is already being rendered; trying again later")
 		return ctrl.Result{RequeueAfter: l.backoff.pollDelay(l.opts.PollMin, l.opts.PollMax)}, nil
-	case apiclient.IsRetryable(err), !isAPIError(err):
-		// 429, a documented 500, or a request never sent (for example the rate limiter's wait
-		// was cut short): nothing was created, so trying again later cannot pay twice.
-		st.Phase = videov1alpha1.PhasePending
-		return l.transient(ctx, obj, err)
-	case apiclient.IsNotFound(err):
-		l.recordRefused(obj, string(videov1alpha1.ReasonProjectNotFound), ae.Message)
-		l.stall(obj, videov1alpha1.ReasonProjectNotFound, failureMessage(st))
+	case apiclient.IsNotFound(err) && t.projectID != "" && ae.SuccessFalse:
+		l.recordRefused(tx, string(videov1alpha1.ReasonProjectNotFound), ae.Message)
+		l.stall(tx, videov1alpha1.ReasonProjectNotFound, failureMessage(st))
 		return ctrl.Result{}, nil
+	case apiclient.IsRetryable(err), !isAPIError(err),
+		apiclient.IsNotFound(err), apiclient.IsConflict(err):
+		// 429, a 500 taken as refused, a request never sent (for example the rate limiter's wait
+		// was cut short), or a 404 or 409 the document does not give for this endpoint (a wrong
+		// base URL, a proxy): nothing was created, so trying again later cannot pay twice.
+		st.Submission = nil
+		st.Phase = videov1alpha1.PhasePending
+		return l.transient(ctx, tx, err)
 	default:
 		code := ae.Code
 		if code == "" {
 			code = fmt.Sprintf("HTTP_%d", ae.StatusCode)
 		}
-		l.recordRefused(obj, code, refusalMessage(ae))
-		l.stall(obj, videov1alpha1.ReasonInvalidRequest, failureMessage(st))
+		l.recordRefused(tx, code, refusalMessage(ae))
+		l.stall(tx, videov1alpha1.ReasonInvalidRequest, failureMessage(st))
 		return ctrl.Result{}, nil
 	}
 }
 
+// consumeSubmission moves what the in-flight attempt consumed to its final fields and clears
+// the record: the attempt has a job, or was refused for good.
+func (l *lifecycle[T]) consumeSubmission(obj T) *videov1alpha1.Submission {
+	st := l.adapter.jobStatus(obj)
+	sub := st.Submission
+	st.Submission = nil
+	if sub == nil {
+		return nil
+	}
+	if sub.Retry != "" {
+		st.LastHandledRetry = sub.Retry
+	}
+	l.adapter.setRecordedSource(obj, sub.StoryboardGeneration)
+	return sub
+}
+
 // recordRefused records a refused submission as the attempt of this generation: it stays
 // refused until the spec changes or a retry is requested.
-func (l *lifecycle[T]) recordRefused(obj T, code, message string) {
+func (l *lifecycle[T]) recordRefused(tx *statusTxn[T], code, message string) {
+	obj := tx.obj
 	st := l.adapter.jobStatus(obj)
 	now := metav1.NewTime(l.opts.Clock.Now())
+	l.consumeSubmission(obj)
+	l.replaceJob(tx)
 	st.JobID = ""
 	st.JobGeneration = obj.GetGeneration()
-	st.SubmittedAt = nil
 	st.CompletedAt = &now
-	st.Progress = nil
-	st.ProgressMessage = ""
-	st.RenderState = ""
-	st.Failure = &videov1alpha1.JobFailure{Code: truncate(code, 200), Message: truncate(message, 4000)}
+	st.Failure = &videov1alpha1.JobFailure{Code: truncate(code, maxFailureCode), Message: truncate(message, maxFailureMessage)}
 	st.Phase = videov1alpha1.PhaseFailed
-	l.adapter.resetOutputs(obj)
 }
 
 // recordSubmitted makes jobID the object's current job.
-func (l *lifecycle[T]) recordSubmitted(obj T, jobID string) {
+func (l *lifecycle[T]) recordSubmitted(tx *statusTxn[T], jobID string) {
+	obj := tx.obj
 	st := l.adapter.jobStatus(obj)
 	now := metav1.NewTime(l.opts.Clock.Now())
-	st.JobGeneration = st.Submission.Generation
+	gen := st.Submission.Generation
+	l.consumeSubmission(obj)
+	previous := l.replaceJob(tx)
+	st.JobGeneration = gen
 	st.JobID = jobID
-	st.Submission = nil
 	st.SubmittedAt = &now
+	st.Phase = videov1alpha1.PhaseInProgress
+	setOutcome(st, obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonInProgress,
+		fmt.Sprintf("Job %s submitted for generation %d", jobID, gen))
+	tx.after(func() {
+		note := ""
+		if previous != "" {
+			note = "; " + previous
+		}
+		l.opts.Recorder.Eventf(obj, nil, "Normal", "Submitted", "Submit", "Submitted job %s for generation %d%s", jobID, gen, note)
+	})
+}
+
+// replaceJob clears the current job's fields for a new one, keeping the outputs of a completed
+// one (they were paid for). It returns a note naming the kept outputs, or "".
+func (l *lifecycle[T]) replaceJob(tx *statusTxn[T]) string {
+	obj := tx.obj
+	st := l.adapter.jobStatus(obj)
+	note := ""
+	if st.JobID != "" && st.CompletedAt != nil && st.Failure == nil {
+		l.adapter.keepPrevious(obj)
+		note = fmt.Sprintf("the outputs of job %s of generation %d are kept in status.previous", st.JobID, st.JobGeneration)
+	}
+	st.JobID = ""
+	st.SubmittedAt = nil
 	st.CompletedAt = nil
 	st.Failure = nil
 	st.Progress = nil
 	st.ProgressMessage = ""
 	st.RenderState = ""
-	st.Phase = videov1alpha1.PhaseInProgress
+	st.OutputsOmitted = nil
 	l.adapter.resetOutputs(obj)
-	setOutcome(st, obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonInProgress,
-		fmt.Sprintf("Job %s submitted for generation %d", jobID, st.JobGeneration))
-}
-
-// flushJobID writes the job id right after the call, retrying briefly: until it is written the
-// job is known only in memory.
-func (l *lifecycle[T]) flushJobID(ctx context.Context, obj T, w *statusWriter[T]) error {
-	backoff := wait.Backoff{Steps: 4, Duration: 50 * l.backoff.unit(), Factor: 2, Jitter: 0.2}
-	var last error
-	_ = wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
-		last = w.flush(ctx, obj, false)
-		return last == nil, nil
-	})
-	return last
+	return note
 }
 
 // resolveInFlight handles an in-flight record found at the start of a reconcile: the job id of
 // that submission was never written. stop is true when the reconcile must end here.
-func (l *lifecycle[T]) resolveInFlight(ctx context.Context, obj T) (stop bool, res ctrl.Result, err error) {
+func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statusTxn[T]) (stop bool, res ctrl.Result, err error) {
+	obj := tx.obj
 	st := l.adapter.jobStatus(obj)
 	sub := st.Submission
 	log := logf.FromContext(ctx)
 
 	if jobID, ok := l.memo.lookup(sub.AttemptID); ok {
-		// This process made the call; only the write of its job id was lost or is not in the
-		// cache yet.
+		// This process made the call (or the job's callback named the attempt); only the write
+		// of its job id was lost or is not in the cache yet.
 		log.Info("Adopting the job of an interrupted submission", "jobID", jobID, "attempt", sub.AttemptID)
-		l.recordSubmitted(obj, jobID)
+		l.recordSubmitted(tx, jobID)
+		return false, ctrl.Result{}, nil
+	}
+	if l.memo.wasNeverSent(sub.AttemptID) {
+		// This process wrote the record, could not tell whether the write landed, and did not
+		// call: nothing was created.
+		log.Info("Clearing an attempt that was never sent", "attempt", sub.AttemptID)
+		st.Submission = nil
 		return false, ctrl.Result{}, nil
 	}
 	if confirm := obj.GetAnnotations()[AnnotationConfirmResubmit]; confirm != "" && confirm == sub.AttemptID {
 		log.Info("Resubmission confirmed by annotation", "attempt", sub.AttemptID)
-		l.opts.Recorder.Eventf(obj, nil, "Normal", "ResubmissionConfirmed", "Submit",
-			"Submitting generation %d again as confirmed by annotation %s", sub.Generation, AnnotationConfirmResubmit)
+		tx.after(func() {
+			l.opts.Recorder.Eventf(obj, nil, "Normal", "ResubmissionConfirmed", "Submit",
+				"Submitting generation %d again as confirmed by annotation %s", sub.Generation, AnnotationConfirmResubmit)
+		})
+		// What the unknown attempt consumed is given back: the new attempt consumes it again.
 		st.Submission = nil
 		return false, ctrl.Result{}, nil
 	}
+
+	// Refuse to guess, but only from a fresh read: the cache may not have the job-id write of
+	// another process (an old leader finishing its reconcile) yet.
+	fresh := l.adapter.newObject()
+	if err := l.opts.APIReader.Get(ctx, objectKey(obj), fresh); err != nil {
+		if apierrors.IsNotFound(err) {
+			return true, ctrl.Result{}, nil
+		}
+		return true, ctrl.Result{}, fmt.Errorf("reading %s %s before declaring its submission unknown: %w",
+			l.adapter.kind(), objectKey(obj), err)
+	}
+	if fresh.GetResourceVersion() != obj.GetResourceVersion() {
+		log.V(1).Info("The cache is behind the API server; reconciling again from a fresh read", "attempt", sub.AttemptID)
+		return true, ctrl.Result{RequeueAfter: l.backoff.short()}, nil
+	}
 	st.Phase = videov1alpha1.PhaseFailed
-	l.stall(obj, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, sub, nil))
-	return true, ctrl.Result{}, nil
+	l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, sub, nil))
+	return true, ctrl.Result{RequeueAfter: l.unknownRecheck()}, nil
 }
 
 // unknownMessage tells the user what happened and exactly how to confirm a resubmission.

@@ -88,7 +88,9 @@ func (a renderAdapter) resolve(ctx context.Context, o *videov1alpha1.VideoRender
 	var sb videov1alpha1.VideoStoryboard
 	if err := a.client.Get(ctx, types.NamespacedName{Namespace: o.Namespace, Name: name}, &sb); err != nil {
 		if apierrors.IsNotFound(err) {
-			return &target{wait: &waiting{reason: videov1alpha1.ReasonStoryboardNotFound,
+			// A render already made stays made: deleting the reviewed storyboard afterwards
+			// takes nothing away from it.
+			return &target{wait: &waiting{reason: videov1alpha1.ReasonStoryboardNotFound, keepCompleted: true,
 				message: fmt.Sprintf("Waiting for VideoStoryboard %q to exist in namespace %q", name, o.Namespace)}}, nil
 		}
 		return nil, fmt.Errorf("getting VideoStoryboard %s/%s: %w", o.Namespace, name, err)
@@ -115,31 +117,44 @@ func (renderAdapter) setRecordedSource(o *videov1alpha1.VideoRender, g int64) {
 }
 
 // recordJob records outputs, durations, credits and the clearance code of a completed render.
-func (a renderAdapter) recordJob(o *videov1alpha1.VideoRender, job *apiclient.Job) {
+// URLs and the clearance code are never cut: one that does not fit is left out and named.
+func (a renderAdapter) recordJob(o *videov1alpha1.VideoRender, job *apiclient.Job) (omitted []string) {
 	if !job.Status().IsCompleted() {
-		return
+		return nil
 	}
 	d := job.Data
 	o.Status.Outputs = &videov1alpha1.RenderOutputs{
-		VideoURL:      truncate(d.VideoURL, 4096),
-		VideoShareURL: truncate(d.VideoShareURL, 4096),
-		VideoEmbedURL: truncate(d.VideoEmbedURL, 4096),
-		AudioURL:      truncate(d.AudioURL, 4096),
-		Thumbnail:     truncate(d.Thumbnail, 4096),
-		SRTFile:       truncate(d.SRTFile, 4096),
-		TXTFile:       truncate(d.TXTFile, 4096),
-		VTTFile:       truncate(d.VTTFile, 4096),
+		VideoURL:      fitURL("videoURL", d.VideoURL, maxURL, &omitted),
+		VideoShareURL: fitURL("videoShareURL", d.VideoShareURL, maxURL, &omitted),
+		VideoEmbedURL: fitURL("videoEmbedURL", d.VideoEmbedURL, maxURL, &omitted),
+		AudioURL:      fitURL("audioURL", d.AudioURL, maxURL, &omitted),
+		Thumbnail:     fitURL("thumbnail", d.Thumbnail, maxURL, &omitted),
+		SRTFile:       fitURL("srtFile", d.SRTFile, maxURL, &omitted),
+		TXTFile:       fitURL("txtFile", d.TXTFile, maxURL, &omitted),
+		VTTFile:       fitURL("vttFile", d.VTTFile, maxURL, &omitted),
 	}
 	o.Status.VideoDuration = seconds(d.VideoDuration)
 	o.Status.EncodingDuration = seconds(d.EncodingDuration)
 	o.Status.AICreditsUsed = decimal(d.AICreditsUsed)
 	o.Status.Clearance = nil
-	if d.PlatformClearanceCode != "" {
-		c := &videov1alpha1.Clearance{Code: truncate(d.PlatformClearanceCode, 500)}
+	if code := fitURL("platformClearanceCode", d.PlatformClearanceCode, maxClearanceCode, &omitted); code != "" {
+		c := &videov1alpha1.Clearance{Code: code}
 		if t, err := time.Parse(time.RFC3339, d.PlatformClearanceExpiresAt); err == nil {
 			c.ExpiresAt = &metav1.Time{Time: t}
 		}
 		o.Status.Clearance = c
+	}
+	return omitted
+}
+
+// keepPrevious keeps the completed render's outputs before a newer generation replaces them.
+func (renderAdapter) keepPrevious(o *videov1alpha1.VideoRender) {
+	o.Status.Previous = &videov1alpha1.PreviousRender{
+		JobID:         o.Status.JobID,
+		JobGeneration: o.Status.JobGeneration,
+		CompletedAt:   o.Status.CompletedAt.DeepCopy(),
+		Outputs:       o.Status.Outputs.DeepCopy(),
+		Clearance:     o.Status.Clearance.DeepCopy(),
 	}
 }
 
@@ -151,12 +166,8 @@ func (renderAdapter) resetOutputs(o *videov1alpha1.VideoRender) {
 	o.Status.Clearance = nil
 }
 
-// refreshAt is the expiry of the clearance code: the service then returns a fresh one.
-func (renderAdapter) refreshAt(o *videov1alpha1.VideoRender) time.Time {
-	if c := o.Status.Clearance; c != nil && c.ExpiresAt != nil {
-		return c.ExpiresAt.Time
-	}
-	return time.Time{}
+func (renderAdapter) clearance(o *videov1alpha1.VideoRender) *videov1alpha1.Clearance {
+	return o.Status.Clearance
 }
 
 // seconds converts the service's seconds into a Duration (status carries no floats).

@@ -17,8 +17,10 @@ limitations under the License.
 package controller
 
 import (
+	"bytes"
 	"context"
-	"time"
+	"encoding/json"
+	"fmt"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -74,42 +76,101 @@ func (storyboardAdapter) recordedSource(*videov1alpha1.VideoStoryboard) int64 { 
 func (storyboardAdapter) setRecordedSource(*videov1alpha1.VideoStoryboard, int64) {}
 
 // recordJob records the preview. previewedGeneration moves only when the preview of that
-// generation completed: it is what a storyboardRef render waits for.
-func (storyboardAdapter) recordJob(o *videov1alpha1.VideoStoryboard, job *apiclient.Job) {
+// generation completed: it is what a storyboardRef render waits for. The document does not give
+// the preview's shape, so it is read best-effort (see apiclient.Storyboard) and, when it is not
+// the shape scenes were read from, kept raw for the user. The whole preview stays inside a size
+// budget that leaves room for the spec in etcd; what does not fit is named in outputsOmitted.
+func (storyboardAdapter) recordJob(o *videov1alpha1.VideoStoryboard, job *apiclient.Job) (omitted []string) {
 	if !job.Status().IsCompleted() {
-		return
+		return nil
 	}
 	o.Status.PreviewedGeneration = o.Status.JobGeneration
 	sb := job.Data.Storyboard
-	if sb == nil {
-		o.Status.Preview = &videov1alpha1.StoryboardPreview{}
-		return
-	}
 	preview := &videov1alpha1.StoryboardPreview{}
+	o.Status.Preview = preview
+	if sb == nil {
+		return nil
+	}
+	budget := previewBudget(o)
 	for i, s := range sb.Scenes {
-		if i == maxPreviewScenes {
+		thumb := fitURL(fmt.Sprintf("scenes[%d].thumbnail", i), s.Thumbnail, maxURL, &omitted)
+		story := truncate(s.Story, maxPreviewStory)
+		cost := len(thumb) + len(story) + 32
+		if i == maxPreviewScenes || cost > budget {
+			omitted = append(omitted, fmt.Sprintf("scenes[%d:] (%d scenes over the status size budget)", i, len(sb.Scenes)-i))
 			break
 		}
-		preview.Scenes = append(preview.Scenes, videov1alpha1.PreviewScene{
-			Thumbnail: truncate(s.Thumbnail, 4096),
-			Story:     truncate(s.Story, 15000),
-		})
+		budget -= cost
+		preview.Scenes = append(preview.Scenes, videov1alpha1.PreviewScene{Thumbnail: thumb, Story: story})
 	}
-	if len(sb.RenderParams) > 0 && string(sb.RenderParams) != "null" && len(sb.RenderParams) <= maxRenderParamsBytes {
-		preview.RenderParameters = &apiextensionsv1.JSON{Raw: append([]byte(nil), sb.RenderParams...)}
+	preview.RenderParameters = keepJSON("renderParameters", sb.RenderParams, &budget, &omitted)
+	if !documentedPreviewShape(sb) {
+		preview.Raw = keepJSON("preview.raw", sb.Raw, &budget, &omitted)
 	}
-	o.Status.Preview = preview
+	if len(omitted) > maxOmitted {
+		omitted = omitted[:maxOmitted]
+	}
+	return omitted
 }
 
-// Bounds that keep a preview inside the CRD's status schema and far from etcd's object limit.
+// documentedPreviewShape reports whether the storyboard was an object whose scenes all gave a
+// thumbnail: the shape the status fields were read from.
+func documentedPreviewShape(sb *apiclient.Storyboard) bool {
+	raw := bytes.TrimSpace(sb.Raw)
+	if len(raw) == 0 || raw[0] != '{' || len(sb.Scenes) == 0 {
+		return false
+	}
+	for _, s := range sb.Scenes {
+		if s.Thumbnail == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// keepJSON returns raw as a status value when it is present, at most maxRawJSON bytes and within
+// the budget (which it then uses up); otherwise it names it in omitted.
+func keepJSON(name string, raw json.RawMessage, budget *int, omitted *[]string) *apiextensionsv1.JSON {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if len(raw) > maxRawJSON || len(raw) > *budget {
+		*omitted = append(*omitted, fmt.Sprintf("%s (%d bytes, over the status size budget)", name, len(raw)))
+		return nil
+	}
+	*budget -= len(raw)
+	return &apiextensionsv1.JSON{Raw: append([]byte(nil), raw...)}
+}
+
+// previewBudget is how many bytes the preview may take in status: what etcd leaves after the
+// spec, at most maxPreviewBytes.
+func previewBudget(o *videov1alpha1.VideoStoryboard) int {
+	spec, err := json.Marshal(o.Spec)
+	if err != nil {
+		return 0
+	}
+	return min(max(objectBudget-len(spec), 0), maxPreviewBytes)
+}
+
+// Bounds that keep a preview inside the CRD's status schema and the object inside etcd's limit
+// of about 1.5 MiB.
 const (
-	maxPreviewScenes     = 1000
-	maxRenderParamsBytes = 64 << 10
+	maxPreviewScenes = 1000
+	maxRawJSON       = 64 << 10
+	maxPreviewBytes  = 512 << 10
+	// objectBudget is what spec and preview may take together, leaving room for metadata and
+	// the rest of the status below etcd's request limit.
+	objectBudget = 1_300_000
 )
+
+func (storyboardAdapter) keepPrevious(*videov1alpha1.VideoStoryboard) {}
 
 func (storyboardAdapter) resetOutputs(o *videov1alpha1.VideoStoryboard) { o.Status.Preview = nil }
 
-func (storyboardAdapter) refreshAt(*videov1alpha1.VideoStoryboard) time.Time { return time.Time{} }
+func (storyboardAdapter) clearance(*videov1alpha1.VideoStoryboard) *videov1alpha1.Clearance {
+	return nil
+}
 
 // SetupWithManager registers the controller. Status-only updates do not trigger a reconcile
 // (the controller writes them itself); spec, annotation and Secret changes do.

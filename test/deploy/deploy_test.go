@@ -29,8 +29,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -43,6 +45,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
+
+	"github.com/videoops/video-operator/internal/controller"
 )
 
 const (
@@ -224,6 +228,19 @@ func TestDeployManifests(t *testing.T) {
 		t.Error("no arg takes its value from the ConfigMap")
 	}
 
+	// Issue 9, case 3 "Shutdown": a rolling update must let every paid call in flight finish and
+	// its job id be written. The pod's grace period must exceed the manager's shutdown budget for
+	// the configured call timeout, or the kubelet kills the manager in the middle of it.
+	callTimeout, err := time.ParseDuration(cm.Data["VIDEO_SERVICE_TIMEOUT"])
+	if err != nil {
+		t.Fatalf("VIDEO_SERVICE_TIMEOUT %q: %v", cm.Data["VIDEO_SERVICE_TIMEOUT"], err)
+	}
+	budget := controller.ShutdownBudget(callTimeout)
+	if g := pod.TerminationGracePeriodSeconds; g == nil || time.Duration(*g)*time.Second <= budget {
+		t.Errorf("terminationGracePeriodSeconds = %v, must exceed the shutdown budget %s (call timeout %s plus the status writes)",
+			ptrString(g), budget, callTimeout)
+	}
+
 	var svc corev1.Service
 	typed(t, objs, "Service", "", &svc)
 	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 8443 {
@@ -248,6 +265,13 @@ func TestDeployManifests(t *testing.T) {
 			}
 		}
 	}
+}
+
+func ptrString(p *int64) string {
+	if p == nil {
+		return "unset"
+	}
+	return strconv.FormatInt(*p, 10)
 }
 
 // TestOperatorOverlay checks that the overlay example sets the image and the service URL.

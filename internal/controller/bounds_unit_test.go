@@ -1,0 +1,241 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/yaml"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/apiclient"
+)
+
+// Issue 9, case 7 "Status writes rejected forever": every bound the controller fits a service
+// value into must be exactly the generated schema's maxLength, or the API server refuses the
+// status write on every reconcile.
+func TestBoundsMatchTheGeneratedSchema(t *testing.T) {
+	render := loadStatusSchema(t, "video.videoops.io_videorenders.yaml")
+	preview := loadStatusSchema(t, "video.videoops.io_videostoryboards.yaml")
+	tests := []struct {
+		schema apiextensionsv1.JSONSchemaProps
+		path   string
+		bound  int
+	}{
+		{render, "progressMessage", maxProgressMessage},
+		{render, "renderState", maxRenderState},
+		{render, "failure.code", maxFailureCode},
+		{render, "failure.message", maxFailureMessage},
+		{render, "outputs.videoURL", maxURL},
+		{render, "outputs.videoShareURL", maxURL},
+		{render, "outputs.videoEmbedURL", maxURL},
+		{render, "outputs.audioURL", maxURL},
+		{render, "outputs.thumbnail", maxURL},
+		{render, "outputs.srtFile", maxURL},
+		{render, "outputs.txtFile", maxURL},
+		{render, "outputs.vttFile", maxURL},
+		{render, "clearance.code", maxClearanceCode},
+		{render, "lastHandledRetry", maxAnnotationValue},
+		{render, "submission.retry", maxAnnotationValue},
+		{preview, "preview.scenes[].thumbnail", maxURL},
+		{preview, "preview.scenes[].story", maxPreviewStory},
+		{preview, "progressMessage", maxProgressMessage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			p := lookup(t, tt.schema, tt.path)
+			if p.MaxLength == nil || int(*p.MaxLength) != tt.bound {
+				t.Fatalf("schema maxLength of status.%s is %v, the controller fits values into %d", tt.path, p.MaxLength, tt.bound)
+			}
+		})
+	}
+	omitted := lookup(t, render, "outputsOmitted")
+	if omitted.MaxItems == nil || int(*omitted.MaxItems) != maxOmitted {
+		t.Errorf("outputsOmitted maxItems %v, want %d", omitted.MaxItems, maxOmitted)
+	}
+	for _, s := range []apiextensionsv1.JSONSchemaProps{render, preview} {
+		c := lookup(t, s, "conditions[].message")
+		if c.MaxLength == nil || int(*c.MaxLength) < maxConditionMessage {
+			t.Errorf("condition message maxLength %v is below %d", c.MaxLength, maxConditionMessage)
+		}
+	}
+}
+
+func loadStatusSchema(t *testing.T, file string) apiextensionsv1.JSONSchemaProps {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "crd", "bases", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(raw, &crd); err != nil {
+		t.Fatal(err)
+	}
+	return crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
+}
+
+// lookup follows a dotted path; "[]" steps into a list's items.
+func lookup(t *testing.T, s apiextensionsv1.JSONSchemaProps, path string) apiextensionsv1.JSONSchemaProps {
+	t.Helper()
+	for _, part := range strings.Split(path, ".") {
+		name, list := strings.CutSuffix(part, "[]")
+		next, ok := s.Properties[name]
+		if !ok {
+			t.Fatalf("status schema has no %q (in %s)", name, path)
+		}
+		s = next
+		if list {
+			s = *s.Items.Schema
+		}
+	}
+	return s
+}
+
+func TestTruncateByRunes(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly", 7, "exactly"},
+		{"abcdefgh", 5, "abcd…"},
+		{strings.Repeat("é", 10), 5, "éééé…"},
+		{"日本語のテキスト", 3, "日本…"},
+		{"ab", 1, "…"},
+		{"ab", 0, ""},
+	}
+	for _, tt := range tests {
+		got := truncate(tt.in, tt.n)
+		if got != tt.want {
+			t.Errorf("truncate(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+		if utf8.RuneCountInString(got) > tt.n {
+			t.Errorf("truncate(%q, %d) has %d characters", tt.in, tt.n, utf8.RuneCountInString(got))
+		}
+	}
+}
+
+// Issue 9, case 16 "Events over 1 KiB are refused": the note is cut to the events API's limit in
+// bytes, on a rune boundary.
+func TestBoundedRecorder(t *testing.T) {
+	rec := events.NewFakeRecorder(4)
+	r := boundedRecorder{fakeAnnotated{rec}}
+	long := strings.Repeat("€", 2000) // 6000 bytes
+	r.Eventf(nil, nil, "Warning", "JobFailed", "Fail", "Job %s failed: %s", "j1", long)
+	r.Eventf(nil, nil, "Normal", "Submitted", "Submit", "a note with a literal 100%% and no args")
+	got := []string{<-rec.Events, <-rec.Events}
+	note := strings.TrimPrefix(got[0], "Warning JobFailed ")
+	if len(note) > maxEventNote || !utf8.ValidString(note) || !strings.HasPrefix(note, "Job j1 failed: €") || !strings.HasSuffix(note, ellipsis) {
+		t.Errorf("bounded note: %d bytes, valid %v, %q…", len(note), utf8.ValidString(note), note[:40])
+	}
+	if got[1] != "Normal Submitted a note with a literal 100% and no args" {
+		t.Errorf("formatted note = %q", got[1])
+	}
+}
+
+// fakeAnnotated adds AnnotatedEventf to client-go's fake recorder.
+type fakeAnnotated struct{ *events.FakeRecorder }
+
+func (f fakeAnnotated) AnnotatedEventf(regarding, related runtime.Object, _ map[string]string, eventtype, reason, action, note string, args ...any) {
+	f.Eventf(regarding, related, eventtype, reason, action, note, args...)
+}
+
+// Issue 9, case 15: the Reconciling message of a backoff must not change from one try to the
+// next, or every try is a status write.
+func TestDescribeAnswerIsStable(t *testing.T) {
+	pairs := [][2]error{
+		{&apiclient.APIError{StatusCode: http.StatusTooManyRequests, RetryAfter: time.Second, Message: "slow down 1"},
+			&apiclient.APIError{StatusCode: http.StatusTooManyRequests, RetryAfter: 7 * time.Second, Message: "slow down 2"}},
+		{&apiclient.TransportError{Err: errors.New("dial tcp 127.0.0.1:41234: connect: connection refused")},
+			&apiclient.TransportError{Err: errors.New("dial tcp 127.0.0.1:41235: connect: connection refused")}},
+		{&apiclient.TransportError{Err: context.DeadlineExceeded}, &apiclient.TransportError{Err: context.DeadlineExceeded}},
+	}
+	for _, p := range pairs {
+		if a, b := describeAnswer(p[0]), describeAnswer(p[1]); a != b {
+			t.Errorf("describeAnswer changes between tries: %q vs %q", a, b)
+		}
+	}
+	if got := describeAnswer(&apiclient.APIError{StatusCode: 404, Message: "404 page not found"}); got != "HTTP 404: 404 page not found" {
+		t.Errorf("a 404 says what the service answered: %q", got)
+	}
+}
+
+// The status transaction: a failed write changes nothing, leaves obj as the server has it, and
+// drops the effects of the decisions it carried (issue 9, cases 1 and 13).
+func TestStatusTxnFailedWriteIsDiscarded(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := videov1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	vr := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(vr).WithStatusSubresource(vr).Build()
+	stale := &videov1alpha1.VideoRender{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(vr), stale); err != nil {
+		t.Fatal(err)
+	}
+	// Someone else writes first: stale is now stale.
+	fresh := stale.DeepCopy()
+	fresh.Status.Phase = videov1alpha1.PhaseInProgress
+	if err := c.Status().Update(context.Background(), fresh); err != nil {
+		t.Fatal(err)
+	}
+
+	tx := newStatusTxn[*videov1alpha1.VideoRender](c, renderAdapter{}, stale)
+	ran := 0
+	tx.obj.Status.Submission = &videov1alpha1.Submission{Generation: 1, AttemptID: "never-sent"}
+	tx.after(func() { ran++ })
+	err := tx.commit(context.Background())
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("commit on a stale object: %v, want a conflict", err)
+	}
+	if ran != 0 || !tx.aborted || tx.obj.Status.Submission != nil {
+		t.Fatalf("after a failed write: effects ran %d, aborted %v, submission %+v", ran, tx.aborted, tx.obj.Status.Submission)
+	}
+	if err := tx.commit(context.Background()); !errors.Is(err, errTxnAborted) {
+		t.Fatalf("a second commit of an aborted transaction: %v", err)
+	}
+	var server videov1alpha1.VideoRender
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(vr), &server); err != nil {
+		t.Fatal(err)
+	}
+	if server.Status.Submission != nil || server.Status.Phase != videov1alpha1.PhaseInProgress {
+		t.Fatalf("the server's status changed: %+v", server.Status)
+	}
+
+	tx.rebase(&server)
+	tx.obj.Status.Phase = videov1alpha1.PhaseCompleted
+	tx.after(func() { ran++ })
+	if err := tx.commit(context.Background()); err != nil || ran != 1 {
+		t.Fatalf("commit after rebase: %v, effects ran %d", err, ran)
+	}
+}

@@ -1,0 +1,110 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"errors"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// statusTxn is one reconcile's change to one object's status. Decisions are made on obj in
+// memory; they reach the server only through commit, which is conditional on the
+// resourceVersion of the object they were based on. So a decision taken from a stale cache, or
+// by a process that lost the lease, never lands: the API server refuses it with a conflict.
+//
+// What a decision causes besides the status (events, metrics) is queued with after and happens
+// only once the decision is written, so a write that fails causes nothing and a decision that
+// is taken again is not counted twice.
+type statusTxn[T client.Object] struct {
+	client  client.Client
+	adapter kindAdapter[T]
+	// obj is the object being decided on.
+	obj T
+	// base is the object as the server last had it, as far as this reconcile knows.
+	base T
+	// effects run once the status they follow from is written.
+	effects []func()
+	// aborted is set by a failed write: the decisions of this reconcile are void, and nothing
+	// more is written by it.
+	aborted bool
+}
+
+// errTxnAborted is returned by commit after an earlier write of the same reconcile failed.
+var errTxnAborted = errors.New("an earlier status write of this reconcile failed; its decisions were discarded")
+
+func newStatusTxn[T client.Object](c client.Client, adapter kindAdapter[T], obj T) *statusTxn[T] {
+	return &statusTxn[T]{client: c, adapter: adapter, obj: obj, base: obj.DeepCopyObject().(T)}
+}
+
+// after queues a side effect of the decision being made; it runs after the next successful
+// commit.
+func (t *statusTxn[T]) after(f func()) { t.effects = append(t.effects, f) }
+
+// changed reports whether the status in memory differs from the server's.
+func (t *statusTxn[T]) changed() bool {
+	return !equality.Semantic.DeepEqual(t.adapter.status(t.base), t.adapter.status(t.obj))
+}
+
+// commit writes the status, when it changed, with the base's resourceVersion as a precondition
+// (a merge patch with an optimistic lock), then runs the queued effects. When the write fails
+// for any reason, obj goes back to base, the effects are dropped and the transaction is
+// aborted: an unknown write outcome is never followed by a second, unconditional write.
+func (t *statusTxn[T]) commit(ctx context.Context) error {
+	if t.aborted {
+		return errTxnAborted
+	}
+	if t.changed() {
+		patch := client.MergeFromWithOptions(t.base, client.MergeFromWithOptimisticLock{})
+		if err := t.client.Status().Patch(ctx, t.obj, patch); err != nil {
+			t.abort()
+			return err
+		}
+		t.base = t.obj.DeepCopyObject().(T)
+	}
+	effects := t.effects
+	t.effects = nil
+	for _, f := range effects {
+		f()
+	}
+	return nil
+}
+
+// abort discards the decisions in memory and their effects.
+func (t *statusTxn[T]) abort() {
+	overwrite(t.obj, t.base)
+	t.effects = nil
+	t.aborted = true
+}
+
+// rebase starts the transaction again from a fresh read of the object: decisions made so far
+// are discarded, and later commits are conditional on the fresh resourceVersion.
+func (t *statusTxn[T]) rebase(fresh T) {
+	overwrite(t.obj, fresh)
+	t.base = fresh.DeepCopyObject().(T)
+	t.effects = nil
+	t.aborted = false
+}
+
+// overwrite makes *dst a deep copy of *src. Both kinds are pointers to structs, and callers
+// hold dst, so it is replaced in place.
+func overwrite[T client.Object](dst, src T) {
+	reflect.ValueOf(dst).Elem().Set(reflect.ValueOf(src.DeepCopyObject()).Elem())
+}

@@ -1,0 +1,869 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/simulator"
+)
+
+// Issue 9, "The job lifecycle tells the truth and never pays twice": one spec per case, each
+// driven through the real reconcilers against a real API server and the simulated service.
+var _ = Describe("The job lifecycle tells the truth and never pays twice", func() {
+	var h *harness
+
+	AfterEach(func() {
+		if h != nil {
+			h.expectNoKeyLeak()
+		}
+	})
+
+	// start makes the spec's world: simulator, Secret, manager.
+	start := func(opts simulator.Options) {
+		h = newHarness(opts)
+		h.createSecret(testAPIKey)
+	}
+
+	// neverUnknown asserts that the object never became Stalled(SubmissionUnknown): no such
+	// event was emitted for it.
+	neverUnknown := func(name string) {
+		GinkgoHelper()
+		Expect(h.eventReasons(name)).NotTo(ContainElement(string(videov1alpha1.ReasonSubmissionUnknown)))
+	}
+
+	It("case 1: a conflict on the locked in-flight write leaves the server's status as it was and sends nothing", func() {
+		start(simulator.Options{})
+		var conflicted sync.Map // attempt ids whose in-flight write was refused
+		var landed patchLog
+		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			data, _ := patch.Data(obj)
+			if attempt := inFlightAttempt(data); attempt != "" {
+				if _, loaded := conflicted.LoadOrStore("first", attempt); !loaded {
+					conflicted.Store(attempt, true)
+					return apierrors.NewConflict(schema.GroupResource{Group: videov1alpha1.GroupVersion.Group, Resource: "videorenders"}, obj.GetName(),
+						fmt.Errorf("injected conflict"))
+				}
+			}
+			err := c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			if err == nil {
+				landed.add(string(data))
+			}
+			return err
+		}}
+		h.startManager()
+		vr := storyRender(h.ns, "conflict", "Conflict")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+		first, ok := conflicted.Load("first")
+		Expect(ok).To(BeTrue(), "the in-flight write was refused once")
+		Expect(landed.containing(first.(string))).To(BeEmpty(), "the refused attempt reached the server by a later write")
+		Expect(h.jobsNamed("Conflict")).To(HaveLen(1))
+		Expect(h.sim.Calls(apiclient.EndpointRenderStoryboard)).To(Equal(1), "no call was made for the refused attempt")
+		neverUnknown("conflict")
+	})
+
+	It("case 1: after a failed job-id write and a stale read, the job is adopted, not replaced by a never-sent attempt", func() {
+		start(simulator.Options{})
+		var jobIDFailures atomic.Int32
+		var stale atomic.Pointer[videov1alpha1.VideoRender]
+		var staleServed atomic.Bool
+		h.intercept = &interceptor.Funcs{
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+				data, _ := patch.Data(obj)
+				if inFlightAttempt(data) != "" && stale.Load() == nil {
+					// Keep the object as it was before the in-flight write: what a lagging cache serves.
+					before := &videov1alpha1.VideoRender{}
+					Expect(c.Get(ctx, client.ObjectKeyFromObject(obj), before)).To(Succeed())
+					stale.Store(before)
+				}
+				if strings.Contains(string(data), `"jobId"`) && jobIDFailures.Add(1) <= 4 {
+					return errInjected
+				}
+				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			},
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if vr, ok := obj.(*videov1alpha1.VideoRender); ok && jobIDFailures.Load() >= 3 && stale.Load() != nil && staleServed.CompareAndSwap(false, true) {
+					stale.Load().DeepCopyInto(vr)
+					return nil
+				}
+				return c.Get(ctx, key, obj, opts...)
+			},
+		}
+		h.startManager()
+		vr := storyRender(h.ns, "stale", "Stale")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+		Expect(staleServed.Load()).To(BeTrue(), "a stale read was served")
+		jobs := h.jobsNamed("Stale")
+		Expect(jobs).To(HaveLen(1))
+		Expect(getRender(vr)(Default).Status.JobID).To(Equal(jobs[0].ID), "the paid job is the one recorded")
+		Consistently(func() int { return len(h.jobsNamed("Stale")) }, "500ms").Should(Equal(1))
+		neverUnknown("stale")
+	})
+
+	It("case 2: an in-flight write whose outcome is unknown, with no call made, is cleared without a human", func() {
+		start(simulator.Options{})
+		var unknownOnce atomic.Bool
+		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			data, _ := patch.Data(obj)
+			err := c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			if err == nil && inFlightAttempt(data) != "" && unknownOnce.CompareAndSwap(false, true) {
+				// The write landed, but the answer was lost: a timeout, as far as the process knows.
+				return apierrors.NewTimeoutError("injected: the answer to the write was lost", 1)
+			}
+			return err
+		}}
+		h.startManager()
+		vr := storyRender(h.ns, "unknown-write", "Unknown write")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+		Expect(unknownOnce.Load()).To(BeTrue())
+		Expect(h.jobsNamed("Unknown write")).To(HaveLen(1))
+		neverUnknown("unknown-write")
+	})
+
+	It("case 3: a shutdown during N in-flight submissions lets each call and its job-id write finish", func() {
+		// Each render call takes 1.5 s, so the manager is stopped while all of them are in flight.
+		start(simulator.Options{Faults: simulator.Faults{Latency: 1500 * time.Millisecond,
+			Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
+		h.startManager()
+		const n = 4
+		var renders []*videov1alpha1.VideoRender
+		for i := range n {
+			vr := storyRender(h.ns, fmt.Sprintf("rolling-%d", i), fmt.Sprintf("Rolling %d", i))
+			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+			renders = append(renders, vr)
+		}
+		Eventually(func(g Gomega) {
+			for _, vr := range renders {
+				g.Expect(getRender(vr)(g).Status.Submission).NotTo(BeNil(), "%s is in flight", vr.Name)
+			}
+		}).Should(Succeed())
+
+		By("stopping the manager, as a rolling update does")
+		h.stopManager()
+		for _, vr := range renders {
+			got := getRender(vr)(Default)
+			Expect(got.Status.Submission).To(BeNil(), "%s: the job id was written before the manager exited", vr.Name)
+			Expect(got.Status.JobID).NotTo(BeEmpty(), vr.Name)
+			Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeFalse(), vr.Name)
+		}
+
+		By("starting the new manager")
+		h.startManager()
+		for i, vr := range renders {
+			Eventually(func(g Gomega) {
+				got := getRender(vr)(g)
+				g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%s: %+v", vr.Name, got.Status.Conditions)
+			}).Should(Succeed())
+			Expect(h.jobsNamed(fmt.Sprintf("Rolling %d", i))).To(HaveLen(1), vr.Name)
+			neverUnknown(vr.Name)
+		}
+	})
+
+	It("case 4: a documented 500 on submit is an unknown outcome by default: nothing is sent again", func() {
+		start(simulator.Options{Faults: simulator.Faults{ServerErrorShare: 1, Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
+		h.startManager()
+		vr := storyRender(h.ns, "five-hundred", "Five hundred")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message).To(ContainSubstring("INTERNAL_ERROR"))
+		}).Should(Succeed())
+		Consistently(func() int { return h.sim.Calls(apiclient.EndpointRenderStoryboard) }, "500ms").Should(Equal(1),
+			"the service may have created the job: it is not paid for again without a human")
+	})
+
+	It("case 4: with the opt-in, a documented 500 on submit is taken as refused and submitted again", func() {
+		start(simulator.Options{Faults: simulator.Faults{ServerErrorShare: 1, Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
+		h.internalErrorIsRefusal = true
+		h.startManager()
+		vr := storyRender(h.ns, "opted-in", "Opted in")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func() int { return h.sim.Calls(apiclient.EndpointRenderStoryboard) }).Should(BeNumerically(">=", 2))
+		Expect(getRender(vr)(Default).Status.Phase).NotTo(Equal(videov1alpha1.PhaseFailed))
+		h.sim.SetFaults(simulator.Faults{})
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+		Expect(h.jobsNamed("Opted in")).To(HaveLen(1))
+	})
+
+	It("case 5: a retry answered by a 429 is not lost", func() {
+		start(simulator.Options{})
+		h.startManager()
+		vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
+metadata: {name: retry-429}
+spec:
+  storyboard:
+    videoName: Retry 429
+    voiceOver: {enabled: true, aiVoices: [{speaker: NoSuchVoice}]}
+    scenes:
+      - story: This voice does not exist.
+`)
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(stalledWith(&getRender(vr)(g).Status.JobStatus, videov1alpha1.ReasonJobFailed)).To(BeTrue())
+		}).Should(Succeed())
+
+		h.sim.SetFaults(simulator.Faults{RateLimitShare: 1, RetryAfter: 10 * time.Millisecond, Endpoints: []string{apiclient.EndpointRenderStoryboard}})
+		setAnnotation(vr, AnnotationRetry, "try-again")
+		Eventually(func() int { return h.sim.Counters().Faults["rate_limit"] }).Should(BeNumerically(">=", 1))
+		Expect(getRender(vr)(Default).Status.LastHandledRetry).To(BeEmpty(), "a refused attempt consumes nothing")
+		h.sim.SetFaults(simulator.Faults{})
+
+		Eventually(func() int { return len(h.jobsNamed("Retry 429")) }).Should(Equal(2), "the retry was submitted once the 429s stopped")
+		Eventually(func(g Gomega) {
+			g.Expect(getRender(vr)(g).Status.LastHandledRetry).To(Equal("try-again"))
+		}).Should(Succeed())
+		Consistently(func() int { return len(h.jobsNamed("Retry 429")) }, "500ms").Should(Equal(2))
+	})
+
+	It("case 5: a storyboardRef render refused by a 429 still renders the new preview", func() {
+		start(simulator.Options{})
+		h.startManager()
+		sb := storyPreview(h.ns, "ref-429", "Ref 429")
+		vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, "metadata: {name: ref-429-render}\nspec: {storyboardRef: {name: ref-429}}")
+		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue())
+			g.Expect(got.Status.StoryboardGeneration).To(Equal(int64(1)))
+		}).Should(Succeed())
+
+		By("editing the storyboard while renders are answered 429")
+		h.sim.SetFaults(simulator.Faults{RateLimitShare: 1, RetryAfter: 10 * time.Millisecond, Endpoints: []string{apiclient.EndpointRenderStoryboard}})
+		Eventually(func() error {
+			cur := getStoryboard(sb)(Default)
+			cur.Spec.Scenes[0].Story = ptrTo("The second version. It was reviewed again.")
+			return k8sClient.Update(ctx, cur)
+		}).Should(Succeed())
+		Eventually(func() int { return h.sim.Counters().Faults["rate_limit"] }).Should(BeNumerically(">=", 1))
+		Expect(getRender(vr)(Default).Status.StoryboardGeneration).To(Equal(int64(1)), "the refused attempt did not claim generation 2")
+		h.sim.SetFaults(simulator.Faults{})
+
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(got.Status.StoryboardGeneration).To(Equal(int64(2)))
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+		Expect(renderJobs(h.jobsNamed("Ref 429"))).To(Equal(2), "one render per previewed generation")
+	})
+
+	It("case 5: confirm-resubmit after a retry resubmits", func() {
+		start(simulator.Options{})
+		var renders atomic.Int32
+		var crashed atomic.Bool
+		h.wrap = func(c apiclient.Interface) apiclient.Interface {
+			return &crashAfterSubmit{Interface: c, crash: func() bool {
+				// The first render fails at the service; the manager dies right after the second.
+				if renders.Add(1) == 2 && crashed.CompareAndSwap(false, true) {
+					h.stop()
+					return true
+				}
+				return false
+			}}
+		}
+		h.startManager()
+		vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
+metadata: {name: retry-confirm}
+spec:
+  storyboard:
+    videoName: Retry confirm
+    voiceOver: {enabled: true, aiVoices: [{speaker: NoSuchVoice}]}
+    scenes:
+      - story: This voice does not exist.
+`)
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(stalledWith(&getRender(vr)(g).Status.JobStatus, videov1alpha1.ReasonJobFailed)).To(BeTrue())
+		}).Should(Succeed())
+		setAnnotation(vr, AnnotationRetry, "r1")
+		Eventually(crashed.Load).Should(BeTrue())
+		h.stopManager()
+		Expect(h.jobsNamed("Retry confirm")).To(HaveLen(2))
+
+		h.wrap = nil
+		h.startManager()
+		var attempt string
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(), "%+v", got.Status.Conditions)
+			attempt = got.Status.Submission.AttemptID
+			g.Expect(got.Status.Submission.Retry).To(Equal("r1"), "the retry the attempt consumes travels with it")
+		}).Should(Succeed())
+		setAnnotation(vr, AnnotationConfirmResubmit, attempt)
+		Eventually(func() int { return len(h.jobsNamed("Retry confirm")) }).Should(Equal(3), "the confirmed attempt is sent again")
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(got.Status.LastHandledRetry).To(Equal("r1"))
+			g.Expect(got.Status.Submission).To(BeNil())
+		}).Should(Succeed())
+		Consistently(func() int { return len(h.jobsNamed("Retry confirm")) }, "500ms").Should(Equal(3))
+	})
+
+	It("case 6: a stall from a stale process does not orphan the job another process records", func() {
+		start(simulator.Options{RenderDuration: 10 * time.Minute}) // 1.2 s here
+		release := make(chan struct{})
+		var called atomic.Bool
+		h.wrap = func(c apiclient.Interface) apiclient.Interface {
+			return &gatedRender{Interface: c, gate: release, entered: &called}
+		}
+		h.startManager()
+		vr := storyRender(h.ns, "hand-over", "Hand over")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(called.Load).Should(BeTrue(), "the old leader is in its paid call")
+
+		By("a new leader starting meanwhile: it cannot know the attempt and stalls")
+		newLeader := h.startExtraManager(nil)
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+
+		By("the old leader finishing its call and recording the job, then exiting")
+		close(release)
+		Eventually(func(g Gomega) { g.Expect(getRender(vr)(g).Status.JobID).NotTo(BeEmpty()) }).Should(Succeed())
+		h.stop()
+		Eventually(h.done, 30*time.Second).Should(BeClosed())
+		h.stop = nil
+
+		By("the new leader following the job to its end")
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+		jobs := h.jobsNamed("Hand over")
+		Expect(jobs).To(HaveLen(1))
+		Expect(getRender(vr)(Default).Status.JobID).To(Equal(jobs[0].ID))
+		h.stopExtra(newLeader)
+		h.extra = nil
+	})
+
+	It("case 7: values longer than the status schema allows are bounded, and URLs are never cut", func() {
+		start(simulator.Options{})
+		longURL := "https://cdn.example.com/v/" + strings.Repeat("é", maxURL) // too long: left out
+		fitting := "https://cdn.example.com/s/" + strings.Repeat("a", maxURL-len("https://cdn.example.com/s/"))
+		h.wrap = func(c apiclient.Interface) apiclient.Interface {
+			return &jobRewriter{Interface: c, rewrite: func(j *apiclient.Job) {
+				j.Data.RenderState = strings.Repeat("R", 300)
+				j.Data.RenderProgressMessage = strings.Repeat("ü", 3000)
+				if j.Status().IsCompleted() {
+					j.Data.VideoURL = longURL
+					j.Data.VideoShareURL = fitting
+					j.Data.PlatformClearanceCode = strings.Repeat("C", 2000)
+					if j.Data.Storyboard != nil {
+						for i := range j.Data.Storyboard.Scenes {
+							j.Data.Storyboard.Scenes[i].Story = strings.Repeat("ß", 20000)
+							j.Data.Storyboard.Scenes[i].Thumbnail = longURL
+						}
+					}
+				}
+				if j.Status().IsFailed() {
+					j.Data.ErrorCode = strings.Repeat("E", 500)
+					j.Data.ErrorMessage = strings.Repeat("€", 10000)
+				}
+			}}
+		}
+		h.startManager()
+		vr := storyRender(h.ns, "long-values", "Long values")
+		sb := storyPreview(h.ns, "long-preview", "Long preview")
+		bad := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
+metadata: {name: long-failure}
+spec:
+  storyboard:
+    videoName: Long failure
+    voiceOver: {enabled: true, aiVoices: [{speaker: NoSuchVoice}]}
+    scenes:
+      - story: This voice does not exist.
+`)
+		for _, o := range []client.Object{vr, sb, bad} {
+			Expect(k8sClient.Create(ctx, o)).To(Succeed())
+		}
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(got.Status.Outputs.VideoURL).To(BeEmpty(), "a URL too long to record is left out, not cut")
+			g.Expect(got.Status.Outputs.VideoShareURL).To(Equal(fitting), "a URL that fits is kept whole")
+			g.Expect(got.Status.Clearance).To(BeNil())
+			g.Expect(got.Status.OutputsOmitted).To(ContainElements(HavePrefix("videoURL ("), HavePrefix("platformClearanceCode (")))
+			g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReady).Message).To(ContainSubstring("videoURL"))
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			got := getStoryboard(sb)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(got.Status.Preview.Scenes).NotTo(BeEmpty())
+			g.Expect([]rune(got.Status.Preview.Scenes[0].Story)).To(HaveLen(maxPreviewStory))
+			g.Expect(got.Status.Preview.Scenes[0].Thumbnail).To(BeEmpty())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(bad)(g)
+			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonJobFailed)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect([]rune(got.Status.Failure.Code)).To(HaveLen(maxFailureCode))
+			g.Expect([]rune(got.Status.Failure.Message)).To(HaveLen(maxFailureMessage))
+			g.Expect(got.Status.Failure.Message).To(HaveSuffix(ellipsis))
+		}).Should(Succeed())
+
+		By("case 16: the failure's event is emitted although its message is 30 KB")
+		Eventually(func(g Gomega) {
+			var events eventsv1.EventList
+			g.Expect(k8sClient.List(ctx, &events, client.InNamespace(h.ns))).To(Succeed())
+			found := false
+			for _, e := range events.Items {
+				if e.Regarding.Name == "long-failure" && e.Reason == string(videov1alpha1.ReasonJobFailed) {
+					found = true
+					g.Expect(len(e.Note)).To(BeNumerically("<=", maxEventNote))
+				}
+			}
+			g.Expect(found).To(BeTrue(), "the JobFailed event")
+		}).Should(Succeed())
+	})
+
+	It("case 8: a failed reconcile of a new generation does not claim it, and says so", func() {
+		start(simulator.Options{})
+		var secretReads atomic.Bool
+		h.intercept = &interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if m, ok := obj.(*metav1.PartialObjectMetadata); ok && m.Kind == "Secret" && secretReads.Load() {
+				return errInjected
+			}
+			return c.Get(ctx, key, obj, opts...)
+		}}
+		h.startManager()
+		vr := storyRender(h.ns, "gen-error", "Gen error")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(readyFor(&getRender(vr)(g).Status.JobStatus, 1)).To(BeTrue())
+		}).Should(Succeed())
+
+		secretReads.Store(true)
+		Eventually(func() error {
+			cur := getRender(vr)(Default)
+			cur.Spec.Storyboard.Scenes[0].Story = ptrTo("A second version. It cannot be submitted yet.")
+			return k8sClient.Update(ctx, cur)
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(got.Generation).To(Equal(int64(2)))
+			rec := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling)
+			g.Expect(rec.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(rec.Reason).To(Equal(string(videov1alpha1.ReasonReconcileError)))
+			g.Expect(got.Status.ObservedGeneration).To(Equal(int64(1)), "no decision was taken for generation 2")
+			g.Expect(kstatusOf(got)).To(Equal(status.InProgressStatus))
+		}).Should(Succeed())
+
+		secretReads.Store(false)
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, 2)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(kstatusOf(got)).To(Equal(status.CurrentStatus))
+		}).Should(Succeed())
+	})
+
+	It("case 9: a 404 on a preview POST backs off and says what the service answered", func() {
+		start(simulator.Options{})
+		var notFound atomic.Int32
+		notFound.Store(3)
+		h.wrap = func(c apiclient.Interface) apiclient.Interface {
+			return &previewNotFound{Interface: c, left: &notFound}
+		}
+		h.startManager()
+		sb := storyPreview(h.ns, "wrong-path", "Wrong path")
+		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getStoryboard(sb)(g)
+			rec := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling)
+			g.Expect(rec.Reason).To(Equal(string(videov1alpha1.ReasonUnexpectedResponse)), "%+v", got.Status.Conditions)
+			g.Expect(rec.Message).To(ContainSubstring("HTTP 404"))
+			g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Status).NotTo(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			got := getStoryboard(sb)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+		Expect(h.eventReasons("wrong-path")).NotTo(ContainElement(string(videov1alpha1.ReasonProjectNotFound)))
+	})
+
+	It("case 10: a finished video stays Ready through refresh 429s, a removed Secret and a removed storyboard", func() {
+		start(simulator.Options{ClearanceExpiry: 2 * time.Second})
+		h.startManager()
+		withMusic := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
+metadata: {name: stays-ready}
+spec:
+  storyboard:
+    videoName: Stays ready
+    backgroundMusic: {enabled: true, autoMusic: true}
+    scenes:
+      - story: Library music needs a clearance code per upload.
+`)
+		sb := storyPreview(h.ns, "source", "Source")
+		fromRef := fromYAML(&videov1alpha1.VideoRender{}, h.ns, "metadata: {name: from-ref}\nspec: {storyboardRef: {name: source}}")
+		for _, o := range []client.Object{withMusic, sb, fromRef} {
+			Expect(k8sClient.Create(ctx, o)).To(Succeed())
+		}
+		var code string
+		Eventually(func(g Gomega) {
+			got := getRender(withMusic)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue())
+			g.Expect(got.Status.Clearance).NotTo(BeNil())
+			code = got.Status.Clearance.Code
+			g.Expect(readyFor(&getRender(fromRef)(g).Status.JobStatus, 1)).To(BeTrue())
+		}).Should(Succeed())
+
+		By("answering every read with 429 past the code's expiry, removing the Secret and the storyboard")
+		h.sim.SetFaults(simulator.Faults{RateLimitShare: 1, RetryAfter: 10 * time.Millisecond, Endpoints: []string{apiclient.EndpointGetJob}})
+		Expect(k8sClient.Delete(ctx, getStoryboard(sb)(Default))).To(Succeed())
+		Eventually(func() []string { return h.eventReasons("stays-ready") }, 10*time.Second).Should(ContainElement("ClearanceRefreshFailed"))
+		Expect(k8sClient.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: videov1alpha1.DefaultAPIKeySecretName}})).To(Succeed())
+		Consistently(func(g Gomega) {
+			for _, vr := range []*videov1alpha1.VideoRender{withMusic, fromRef} {
+				got := getRender(vr)(g)
+				g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%s: %+v", vr.Name, got.Status.Conditions)
+				g.Expect(got.Status.Phase).To(Equal(videov1alpha1.PhaseCompleted))
+				g.Expect(kstatusOf(got)).To(Equal(status.CurrentStatus))
+			}
+		}, "3s").Should(Succeed())
+		Expect(getRender(withMusic)(Default).Status.Clearance.Code).To(Equal(code), "the recorded code is kept meanwhile")
+
+		By("restoring the Secret and the service: a fresh code is recorded")
+		h.sim.SetFaults(simulator.Faults{})
+		h.createSecret(testAPIKey)
+		Eventually(func(g Gomega) {
+			got := getRender(withMusic)(g)
+			g.Expect(got.Status.Clearance.Code).NotTo(Equal(code))
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue())
+		}, 15*time.Second).Should(Succeed())
+	})
+
+	It("case 11: the older generation's outputs are kept when a newer one is rendered", func() {
+		start(simulator.Options{RenderDuration: 10 * time.Minute}) // 1.2 s here
+		h.startManager()
+		vr := storyRender(h.ns, "two-gens", "Two gens")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		var firstJob string
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(got.Status.Phase).To(Equal(videov1alpha1.PhaseInProgress))
+			firstJob = got.Status.JobID
+		}).Should(Succeed())
+		Eventually(func() error {
+			cur := getRender(vr)(Default)
+			cur.Spec.Storyboard.Scenes[0].Story = ptrTo("A second version, edited while the first rendered.")
+			return k8sClient.Update(ctx, cur)
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, 2)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(got.Status.Previous).NotTo(BeNil())
+			g.Expect(got.Status.Previous.JobID).To(Equal(firstJob))
+			g.Expect(got.Status.Previous.JobGeneration).To(Equal(int64(1)))
+			g.Expect(got.Status.Previous.Outputs).NotTo(BeNil())
+			g.Expect(got.Status.Previous.Outputs.VideoURL).To(ContainSubstring(firstJob))
+			g.Expect(got.Status.Outputs.VideoURL).NotTo(Equal(got.Status.Previous.Outputs.VideoURL))
+		}, 30*time.Second).Should(Succeed())
+		Expect(h.jobsNamed("Two gens")).To(HaveLen(2))
+		Expect(eventNotes(h.ns, "two-gens", "Submitted")).To(ContainElement(ContainSubstring("status.previous")))
+	})
+
+	It("case 12: a completed read without a clearance code is read once more, and an unreadable expiry is refreshed later", func() {
+		start(simulator.Options{})
+		var stripped atomic.Bool
+		var reads atomic.Int32
+		h.wrap = func(c apiclient.Interface) apiclient.Interface {
+			return &jobRewriter{Interface: c, rewrite: func(j *apiclient.Job) {
+				if !j.Status().IsCompleted() || j.Data.PlatformClearanceCode == "" {
+					return
+				}
+				reads.Add(1)
+				if stripped.CompareAndSwap(false, true) {
+					// The completing read carries no code yet.
+					j.Data.PlatformClearanceCode, j.Data.PlatformClearanceExpiresAt = "", ""
+					return
+				}
+				j.Data.PlatformClearanceExpiresAt = "next tuesday"
+			}}
+		}
+		h.startManager()
+		vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
+metadata: {name: late-code}
+spec:
+  storyboard:
+    videoName: Late code
+    backgroundMusic: {enabled: true}
+    scenes:
+      - story: The code arrives on the next status call.
+`)
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue())
+			g.Expect(got.Status.Clearance).NotTo(BeNil(), "the code of the next status call is recorded")
+			g.Expect(got.Status.Clearance.Code).To(HavePrefix("PCC-"))
+			g.Expect(got.Status.Clearance.ExpiresAt).To(BeNil(), "the expiry could not be read")
+		}).Should(Succeed())
+		after := reads.Load()
+		Eventually(reads.Load, 10*time.Second).Should(BeNumerically(">", after), "an unreadable expiry is read again later")
+		Expect(getRender(vr)(Default).Status.Clearance.Code).To(HavePrefix("PCC-"), "the code is kept meanwhile")
+		Expect(h.jobsNamed("Late code")).To(HaveLen(1))
+	})
+
+	It("case 13: metrics and events follow the persisted transition only", func() {
+		start(simulator.Options{})
+		var failed atomic.Int32
+		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			data, _ := patch.Data(obj)
+			if strings.Contains(string(data), `"completedAt"`) && failed.Add(1) <= 2 {
+				return errInjected
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		}}
+		h.startManager()
+		vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
+metadata: {name: credits}
+spec:
+  storyboard:
+    videoName: Credits
+    scenes:
+      - story: One AI image is 2.5 credits.
+        background:
+          type: image
+          aiVisual: {model: flux-schnell, prompt: A lighthouse at dawn}
+`)
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+		Expect(failed.Load()).To(BeNumerically(">", 2), "the completing write failed twice")
+		recorded := getRender(vr)(Default).Status.AICreditsUsed
+		Expect(recorded).NotTo(BeEmpty())
+		Expect(fmt.Sprint(testutil.ToFloat64(h.metrics.credits.WithLabelValues("VideoRender")))).To(Equal(recorded))
+		Expect(testutil.ToFloat64(h.metrics.endings.WithLabelValues("VideoRender", "completed"))).To(Equal(1.0))
+		Expect(eventNotes(h.ns, "credits", string(videov1alpha1.ReasonCompleted))).To(HaveLen(1))
+	})
+
+	It("case 14: an undocumented preview shape is read best-effort and kept raw", func() {
+		start(simulator.Options{})
+		h.wrap = func(c apiclient.Interface) apiclient.Interface {
+			return &jobRewriter{Interface: c, rewrite: func(j *apiclient.Job) {
+				if !j.Status().IsCompleted() || j.Data.Storyboard == nil {
+					return
+				}
+				odd := `[{"thumbnail": {"url": "https://cdn.example.com/t0.png", "width": 320}, "story": "First."}, {"thumbnail": 7, "story": null}]`
+				var decoded apiclient.Job
+				Expect(json.Unmarshal([]byte(`{"job_id":"x","success":true,"data":{"status":"completed","storyboard":`+odd+`}}`), &decoded)).To(Succeed())
+				j.Data.Storyboard = decoded.Data.Storyboard
+			}}
+		}
+		h.startManager()
+		sb := storyPreview(h.ns, "odd-shape", "Odd shape")
+		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getStoryboard(sb)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+			p := got.Status.Preview
+			g.Expect(p.Scenes).To(HaveLen(2))
+			g.Expect(p.Scenes[0].Thumbnail).To(Equal("https://cdn.example.com/t0.png"))
+			g.Expect(p.Scenes[0].Story).To(Equal("First."))
+			g.Expect(p.Raw).NotTo(BeNil(), "the preview is kept as the service sent it")
+			g.Expect(string(p.Raw.Raw)).To(ContainSubstring(`"width":320`))
+		}).Should(Succeed())
+	})
+
+	It("case 15: backoff messages are stable, so a 429 storm does not rewrite the status on every try", func() {
+		start(simulator.Options{Faults: simulator.Faults{RateLimitShare: 1, RetryAfter: 10 * time.Millisecond,
+			Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
+		var writes atomic.Int32
+		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			writes.Add(1)
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		}}
+		h.startManager()
+		vr := storyRender(h.ns, "storm", "Storm")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func() int { return h.sim.Counters().Faults["rate_limit"] }, 30*time.Second).Should(BeNumerically(">=", 6))
+		refusals := h.sim.Counters().Faults["rate_limit"]
+		// Each try writes the in-flight record and then its refusal; what must not grow is a
+		// write per try for a message that changes.
+		Expect(int(writes.Load())).To(BeNumerically("<=", 2*refusals+2))
+		got := getRender(vr)(Default)
+		Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling).Message).NotTo(MatchRegexp(`[0-9]+(\.[0-9]+)?m?s\b`),
+			"no delay in the message")
+	})
+})
+
+// inFlightAttempt returns the attempt id a status patch writes into status.submission, or "".
+func inFlightAttempt(patch []byte) string {
+	var p struct {
+		Status struct {
+			Submission *struct {
+				AttemptID string `json:"attemptId"`
+			} `json:"submission"`
+		} `json:"status"`
+	}
+	if json.Unmarshal(patch, &p) != nil || p.Status.Submission == nil {
+		return ""
+	}
+	return p.Status.Submission.AttemptID
+}
+
+// patchLog records the status patches that reached the server.
+type patchLog struct {
+	mu      sync.Mutex
+	patches []string
+}
+
+func (l *patchLog) add(p string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.patches = append(l.patches, p)
+}
+
+func (l *patchLog) containing(s string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, p := range l.patches {
+		if strings.Contains(p, s) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// setAnnotation sets one annotation, retrying on conflict.
+func setAnnotation(obj client.Object, key, value string) {
+	GinkgoHelper()
+	Eventually(func() error {
+		cur := obj.DeepCopyObject().(client.Object)
+		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
+			return err
+		}
+		a := cur.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		a[key] = value
+		cur.SetAnnotations(a)
+		return k8sClient.Update(ctx, cur)
+	}).Should(Succeed())
+}
+
+// eventNotes returns the notes of the events with reason about the named object.
+func eventNotes(ns, name, reason string) []string {
+	GinkgoHelper()
+	var events eventsv1.EventList
+	Expect(k8sClient.List(ctx, &events, client.InNamespace(ns))).To(Succeed())
+	var out []string
+	for _, e := range events.Items {
+		if e.Regarding.Name == name && e.Reason == reason {
+			out = append(out, e.Note)
+		}
+	}
+	return out
+}
+
+func renderJobs(jobs []simulator.JobInfo) int {
+	n := 0
+	for _, j := range jobs {
+		if j.Kind == "render" {
+			n++
+		}
+	}
+	return n
+}
+
+// gatedRender holds a render call until gate is closed, as a process whose paid call is still
+// under way.
+type gatedRender struct {
+	apiclient.Interface
+	gate    <-chan struct{}
+	entered *atomic.Bool
+}
+
+func (g *gatedRender) RenderStoryboard(ctx context.Context, body any) (*apiclient.JobCreated, error) {
+	g.entered.Store(true)
+	select {
+	case <-g.gate:
+	case <-ctx.Done():
+		return nil, &apiclient.NotSentError{Endpoint: apiclient.EndpointRenderStoryboard, Err: ctx.Err()}
+	}
+	return g.Interface.RenderStoryboard(ctx, body)
+}
+
+// jobRewriter changes each job read from the service, as a service answering otherwise would.
+type jobRewriter struct {
+	apiclient.Interface
+	rewrite func(*apiclient.Job)
+}
+
+func (r *jobRewriter) GetJob(ctx context.Context, id string) (*apiclient.Job, error) {
+	j, err := r.Interface.GetJob(ctx, id)
+	if err == nil {
+		r.rewrite(j)
+	}
+	return j, err
+}
+
+// previewNotFound answers preview submissions with a 404 that is not the document's (a wrong
+// base path behind a proxy) while left is positive.
+type previewNotFound struct {
+	apiclient.Interface
+	left *atomic.Int32
+}
+
+func (p *previewNotFound) CreateStoryboardPreview(ctx context.Context, body any) (*apiclient.JobCreated, error) {
+	if p.left.Add(-1) >= 0 {
+		return nil, &apiclient.APIError{Endpoint: apiclient.EndpointCreateStoryboard, StatusCode: 404, Message: "404 page not found"}
+	}
+	return p.Interface.CreateStoryboardPreview(ctx, body)
+}
