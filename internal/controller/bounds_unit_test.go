@@ -34,6 +34,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -237,5 +238,45 @@ func TestStatusTxnFailedWriteIsDiscarded(t *testing.T) {
 	tx.after(func() { ran++ })
 	if err := tx.commit(context.Background()); err != nil || ran != 1 {
 		t.Fatalf("commit after rebase: %v, effects ran %d", err, ran)
+	}
+}
+
+// Issue 9, case 15 "Worker held for minutes": the job-id write is retried a few times within
+// milliseconds, re-reading the object, and then left to the memo; it never holds the worker in
+// a long backoff.
+func TestWriteJobIDGivesUpQuicklyAndKeepsTheJobInMemory(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := videov1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	vr := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", Generation: 1}}
+	vr.Status.Submission = &videov1alpha1.Submission{Generation: 1, AttemptID: "attempt-1"}
+	attempts := 0
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(vr).WithStatusSubresource(vr).
+		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+			attempts++
+			return errors.New("injected: the API server is unavailable")
+		}}).Build()
+	r, err := NewReconcilers(c, Options{ClientFactory: &apiclient.FakeFactory{Client: &apiclient.Fake{}}, APIReader: c,
+		Recorder: fakeAnnotated{events.NewFakeRecorder(10)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := r.Render.lifecycle
+	obj := &videov1alpha1.VideoRender{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(vr), obj); err != nil {
+		t.Fatal(err)
+	}
+	tx := newStatusTxn(c, l.adapter, obj)
+	l.memo.remember("attempt-1", "job-1")
+	l.recordSubmitted(tx, "job-1")
+	if err := l.writeJobID(context.Background(), tx, "attempt-1", "job-1"); err == nil {
+		t.Fatal("writeJobID succeeded although every write failed")
+	}
+	if attempts != 3 {
+		t.Errorf("writeJobID tried %d writes, want 3 quick tries before leaving the job to the memo", attempts)
+	}
+	if job, ok := l.memo.lookup("attempt-1"); !ok || job != "job-1" {
+		t.Errorf("the memo lost the job: %q %v", job, ok)
 	}
 }

@@ -97,7 +97,7 @@ func (storyboardAdapter) recordJob(o *videov1alpha1.VideoStoryboard, job *apicli
 		story := truncate(s.Story, maxPreviewStory)
 		cost := len(thumb) + len(story) + 32
 		if i == maxPreviewScenes || cost > budget {
-			omitted = append(omitted, fmt.Sprintf("scenes[%d:] (%d scenes over the status size budget)", i, len(sb.Scenes)-i))
+			omitted = append(omitted, fmt.Sprintf("scenes[%d:] (%d scenes over the status bounds)", i, len(sb.Scenes)-i))
 			break
 		}
 		budget -= cost
