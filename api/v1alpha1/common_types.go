@@ -18,6 +18,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // SecretKeyRef names one key of a Secret in the object's own namespace. There is deliberately no
@@ -243,6 +244,12 @@ type Submission struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	StoryboardGeneration int64 `json:"storyboardGeneration,omitempty"`
+
+	// storyboardUID is the uid of that VideoStoryboard: one deleted and created again starts at
+	// generation 1 anew.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	StoryboardUID types.UID `json:"storyboardUID,omitempty"`
 }
 
 // JobFailure is the reason a job failed, as the service or the controller reported it.

@@ -18,6 +18,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // VideoRenderSpec says what to render, from exactly one source.
@@ -64,6 +65,12 @@ type VideoRenderStatus struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	StoryboardGeneration int64 `json:"storyboardGeneration,omitempty"`
+
+	// storyboardUID is the uid of that VideoStoryboard, so a storyboard deleted and created again
+	// (at generation 1 anew) is rendered again.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	StoryboardUID types.UID `json:"storyboardUID,omitempty"`
 
 	// outputs are the URLs of the rendered files.
 	// +optional

@@ -66,6 +66,8 @@ func TestBoundsMatchTheGeneratedSchema(t *testing.T) {
 		{render, "outputs.vttFile", maxURL},
 		{render, "clearance.code", maxClearanceCode},
 		{render, "lastHandledRetry", maxAnnotationValue},
+		{render, "aiCreditsUsed", maxCredits},
+		{render, "jobId", maxJobID},
 		{render, "submission.retry", maxAnnotationValue},
 		{preview, "preview.scenes[].thumbnail", maxURL},
 		{preview, "preview.scenes[].story", maxPreviewStory},
@@ -211,7 +213,7 @@ func TestStatusTxnFailedWriteIsDiscarded(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	tx := newStatusTxn[*videov1alpha1.VideoRender](c, renderAdapter{}, stale)
+	tx := newStatusTxn[*videov1alpha1.VideoRender](c, c, renderAdapter{}, stale)
 	ran := 0
 	tx.obj.Status.Submission = &videov1alpha1.Submission{Generation: 1, AttemptID: "never-sent"}
 	tx.after(func() { ran++ })
@@ -267,7 +269,7 @@ func TestWriteJobIDGivesUpQuicklyAndKeepsTheJobInMemory(t *testing.T) {
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(vr), obj); err != nil {
 		t.Fatal(err)
 	}
-	tx := newStatusTxn(c, l.adapter, obj)
+	tx := newStatusTxn(c, c, l.adapter, obj)
 	l.memo.remember("attempt-1", "job-1")
 	l.recordSubmitted(tx, "job-1")
 	if err := l.writeJobID(context.Background(), tx, "attempt-1", "job-1"); err == nil {

@@ -92,6 +92,9 @@ func (l *lifecycle[T]) refresh(ctx context.Context, tx *statusTxn[T], t *target)
 		log.Info("Job no longer known to the service; keeping its recorded outputs", "jobID", jobID)
 		l.memo.giveUpRefresh(jobID)
 		return ctrl.Result{}
+	case err != nil && ctx.Err() != nil:
+		// Shutting down: not a failure of the service.
+		return ctrl.Result{}
 	case err != nil:
 		delay := l.backoff.next(objectKey(obj), apiclient.RetryAfter(err))
 		log.Info("Reading the completed job again for its clearance code failed; retrying",

@@ -95,6 +95,9 @@ const (
 	// maxClearanceCode bounds a clearance code, which is never cut either.
 	maxClearanceCode = 1024
 	maxOmitted       = 20
+	// maxCredits is the bound of status.aiCreditsUsed, a decimal string; a longer number is left
+	// out rather than cut (a cut number is a wrong number).
+	maxCredits = 32
 )
 
 // ellipsis marks a value that was cut.

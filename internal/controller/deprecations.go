@@ -41,6 +41,8 @@ type sharedState struct {
 	keys   *keyStore
 	brands *brandCache
 	memo   *attemptMemo
+	// circuits pause the paid submissions of a key after an unknown outcome.
+	circuits *circuits
 
 	callbacks    *callbacks
 	callbackPoll time.Duration

@@ -25,6 +25,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -46,10 +47,10 @@ type kindAdapter[T client.Object] interface {
 	secretRef(obj T) videov1alpha1.SecretKeyRef
 	// resolve says what the current spec asks the service for, or why nothing can be sent yet.
 	resolve(ctx context.Context, obj T) (*target, error)
-	// recordedSource and setRecordedSource keep the generation of an upstream object (the
-	// previewed VideoStoryboard of a storyboardRef render) the current job belongs to.
-	recordedSource(obj T) int64
-	setRecordedSource(obj T, generation int64)
+	// recordedSource and setRecordedSource keep the generation and uid of an upstream object
+	// (the previewed VideoStoryboard of a storyboardRef render) the current job belongs to.
+	recordedSource(obj T) (generation int64, uid types.UID)
+	setRecordedSource(obj T, generation int64, uid types.UID)
 	// recordJob maps a job read from the service into the kind's own status fields; it is
 	// called on every read and must be idempotent. It returns the outputs it left out because
 	// they do not fit the status schema (see fitURL).
@@ -68,8 +69,10 @@ type target struct {
 	preview   *videov1alpha1.StoryboardRequest
 	render    *videov1alpha1.StoryboardRequest
 	projectID string
-	// sourceGeneration is the upstream generation the job will belong to (storyboardRef only).
+	// sourceGeneration and sourceUID name the upstream object the job will belong to
+	// (storyboardRef only): a storyboard deleted and created again starts at generation 1.
 	sourceGeneration int64
+	sourceUID        types.UID
 	wait             *waiting
 }
 
@@ -94,13 +97,14 @@ type waiting struct {
 // lifecycle is the job lifecycle both reconcilers share: read the object, follow an in-flight
 // submission or a running job, submit once per spec generation, and write the status.
 type lifecycle[T client.Object] struct {
-	client  client.Client
-	adapter kindAdapter[T]
-	opts    Options
-	keys    *keyStore
-	brands  *brandCache
-	memo    *attemptMemo
-	backoff *backoffTracker
+	client   client.Client
+	adapter  kindAdapter[T]
+	opts     Options
+	keys     *keyStore
+	brands   *brandCache
+	memo     *attemptMemo
+	circuits *circuits
+	backoff  *backoffTracker
 
 	// callbacks is nil unless the manager has a public callback URL; wake then receives the
 	// objects callbacks are about.
@@ -111,13 +115,14 @@ type lifecycle[T client.Object] struct {
 
 func newLifecycle[T client.Object](c client.Client, adapter kindAdapter[T], opts Options, shared *sharedState) *lifecycle[T] {
 	return &lifecycle[T]{
-		client:  c,
-		adapter: adapter,
-		opts:    opts,
-		keys:    shared.keys,
-		brands:  shared.brands,
-		memo:    shared.memo,
-		backoff: newBackoffTracker(opts.BackoffBase, opts.BackoffMax),
+		client:   c,
+		adapter:  adapter,
+		opts:     opts,
+		keys:     shared.keys,
+		brands:   shared.brands,
+		memo:     shared.memo,
+		circuits: shared.circuits,
+		backoff:  newBackoffTracker(opts.BackoffBase, opts.BackoffMax),
 
 		callbacks:    shared.callbacks,
 		callbackPoll: shared.callbackPoll,
@@ -140,14 +145,15 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		return ctrl.Result{}, nil
 	}
 
-	tx := newStatusTxn(l.client, l.adapter, obj)
+	tx := newStatusTxn(l.client, l.opts.APIReader, l.adapter, obj)
 	result, err := l.advance(ctx, tx)
 	if tx.aborted {
 		// A write failed and the decisions were discarded; advance chose when to look again.
 		return result, err
 	}
-	if err != nil && ctx.Err() != nil {
-		// Shutting down: the next process reconciles this object again.
+	if errors.Is(err, errShuttingDown) || (err != nil && ctx.Err() != nil) {
+		// Shutting down before a decision: nothing is written, the next process reconciles this
+		// object again.
 		return ctrl.Result{}, nil
 	}
 	st := l.adapter.jobStatus(obj)
@@ -220,15 +226,16 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statusTxn[T]) (ctrl.Resu
 		}
 		return l.wait(tx, t.wait)
 	}
-	attempted := st.JobGeneration == gen && l.adapter.recordedSource(obj) == t.sourceGeneration &&
-		(st.JobID != "" || st.CompletedAt != nil)
-	retry := ""
+	attempted := st.JobGeneration == gen && l.sameSource(obj, t) && (st.JobID != "" || st.CompletedAt != nil)
+	// A retry value not handled yet is consumed by the next submission, whatever causes it, so
+	// that a value already set (copied with the object, or set with a spec edit) never makes a
+	// later failure pay again by itself.
+	retry, retryPending := l.retryRequested(obj)
 	if attempted {
 		if st.Failure == nil {
 			return l.completed(ctx, tx, t)
 		}
-		var ok bool
-		if retry, ok = l.retryRequested(obj); !ok {
+		if !retryPending {
 			reason := failureReason(st.Failure)
 			st.Phase = videov1alpha1.PhaseFailed
 			l.stall(tx, reason, failureMessage(st))
@@ -236,8 +243,15 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statusTxn[T]) (ctrl.Resu
 		}
 	}
 
-	// 4. Nothing was asked for this spec yet: submit it, once.
-	return l.submit(ctx, tx, t, retry)
+	// 4. Nothing was asked for this spec yet (or a retry was): submit it, once.
+	return l.submit(ctx, tx, t, retry, attempted)
+}
+
+// sameSource reports whether the current job renders the upstream object t names: the same
+// VideoStoryboard (by uid, when one was recorded) at the same generation.
+func (l *lifecycle[T]) sameSource(obj T, t *target) bool {
+	gen, uid := l.adapter.recordedSource(obj)
+	return gen == t.sourceGeneration && (uid == "" || uid == t.sourceUID)
 }
 
 // completedFor reports whether the job of generation gen completed (not failed).

@@ -36,7 +36,7 @@ type attemptMemo struct {
 
 	mu        sync.Mutex
 	jobs      map[string]memoEntry // by attempt id
-	unsent    map[string]time.Time // attempt ids whose in-flight write had an unknown outcome and that were never sent
+	noJob     map[string]time.Time // attempt ids that certainly created no job: never sent, or refused
 	noRefresh map[string]time.Time // job ids whose clearance refresh gave up
 	reads     map[string]jobReads  // by job id: when the job was last read, for clearance reads
 	callback  map[string]time.Time // job ids whose request carries the operator's callback
@@ -54,7 +54,7 @@ type memoEntry struct {
 }
 
 func newAttemptMemo(c clock.PassiveClock) *attemptMemo {
-	return &attemptMemo{clock: c, jobs: map[string]memoEntry{}, unsent: map[string]time.Time{},
+	return &attemptMemo{clock: c, jobs: map[string]memoEntry{}, noJob: map[string]time.Time{},
 		noRefresh: map[string]time.Time{}, reads: map[string]jobReads{}, callback: map[string]time.Time{}}
 }
 
@@ -99,20 +99,22 @@ func (m *attemptMemo) lookup(attemptID string) (string, bool) {
 	return e.jobID, ok
 }
 
-// neverSent records that attempt was not sent although its in-flight record may have been
-// written: finding that record later is resolved by clearing it, not by a human.
-func (m *attemptMemo) neverSent(attemptID string) {
+// settleNoJob records that attempt certainly created no job: it was never sent (its in-flight
+// write failed), or the service refused it. Finding its record on the server later (because the
+// write that would have cleared it failed) is resolved by clearing it, not by a human.
+func (m *attemptMemo) settleNoJob(attemptID string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock.Now()
-	m.unsent[attemptID] = now
+	m.noJob[attemptID] = now
 	m.expireLocked(now)
 }
 
-func (m *attemptMemo) wasNeverSent(attemptID string) bool {
+// createdNoJob reports an attempt recorded by settleNoJob.
+func (m *attemptMemo) createdNoJob(attemptID string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, ok := m.unsent[attemptID]
+	_, ok := m.noJob[attemptID]
 	return ok
 }
 
@@ -167,9 +169,9 @@ func (m *attemptMemo) expireLocked(now time.Time) {
 			delete(m.jobs, k)
 		}
 	}
-	for k, at := range m.unsent {
+	for k, at := range m.noJob {
 		if now.Sub(at) > attemptMemoTTL {
-			delete(m.unsent, k)
+			delete(m.noJob, k)
 		}
 	}
 	// A job that expected a callback, or was read, a day ago has long ended; forget it.

@@ -45,10 +45,11 @@ const (
 func SubmitBudget(callTimeout time.Duration) time.Duration { return callTimeout + 2*WriteTimeout }
 
 // ShutdownBudget is the least graceful-shutdown time that lets every submission in flight end
-// with its job id written: the manager's GracefulShutdownTimeout must be at least this, and a
-// Deployment's terminationGracePeriodSeconds longer still.
+// with its outcome written (the job id, a refusal, or an unknown outcome, which the reconcile
+// writes last): the manager's GracefulShutdownTimeout must be at least this, and a Deployment's
+// terminationGracePeriodSeconds longer still.
 func ShutdownBudget(callTimeout time.Duration) time.Duration {
-	return SubmitBudget(callTimeout) + 5*time.Second
+	return SubmitBudget(callTimeout) + WriteTimeout + 5*time.Second
 }
 
 // Options configure the job lifecycle shared by both reconcilers.

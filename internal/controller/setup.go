@@ -52,9 +52,10 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 		return nil, err
 	}
 	shared := &sharedState{
-		keys:   newKeyStore(c, opts.APIReader),
-		brands: newBrandCache(opts.Clock, opts.BrandCacheTTL),
-		memo:   newAttemptMemo(opts.Clock),
+		keys:     newKeyStore(c, opts.APIReader),
+		brands:   newBrandCache(opts.Clock, opts.BrandCacheTTL),
+		memo:     newAttemptMemo(opts.Clock),
+		circuits: newCircuits(),
 	}
 	if cb := opts.Callback; cb != nil {
 		shared.callbacks = &callbacks{baseURL: cb.PublicURL, key: cb.Key}

@@ -17,11 +17,14 @@ limitations under the License.
 package controller
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -34,7 +37,10 @@ import (
 // only once the decision is written, so a write that fails causes nothing and a decision that
 // is taken again is not counted twice.
 type statusTxn[T client.Object] struct {
-	client  client.Client
+	client client.Client
+	// reader reads the object from the API server, uncached, to learn the outcome of a write
+	// whose answer was lost.
+	reader  client.Reader
 	adapter kindAdapter[T]
 	// obj is the object being decided on.
 	obj T
@@ -50,8 +56,8 @@ type statusTxn[T client.Object] struct {
 // errTxnAborted is returned by commit after an earlier write of the same reconcile failed.
 var errTxnAborted = errors.New("an earlier status write of this reconcile failed; its decisions were discarded")
 
-func newStatusTxn[T client.Object](c client.Client, adapter kindAdapter[T], obj T) *statusTxn[T] {
-	return &statusTxn[T]{client: c, adapter: adapter, obj: obj, base: obj.DeepCopyObject().(T)}
+func newStatusTxn[T client.Object](c client.Client, reader client.Reader, adapter kindAdapter[T], obj T) *statusTxn[T] {
+	return &statusTxn[T]{client: c, reader: reader, adapter: adapter, obj: obj, base: obj.DeepCopyObject().(T)}
 }
 
 // after queues a side effect of the decision being made; it runs after the next successful
@@ -64,9 +70,11 @@ func (t *statusTxn[T]) changed() bool {
 }
 
 // commit writes the status, when it changed, with the base's resourceVersion as a precondition
-// (a merge patch with an optimistic lock), then runs the queued effects. When the write fails
-// for any reason, obj goes back to base, the effects are dropped and the transaction is
-// aborted: an unknown write outcome is never followed by a second, unconditional write.
+// (a merge patch with an optimistic lock), then runs the queued effects. When the answer to the
+// write is lost (a timeout, a 5xx), a fresh read tells whether it landed. When the write did not
+// land, or that cannot be told, obj goes back to base, the effects are dropped and the
+// transaction is aborted: an unknown write outcome is never followed by a second, unconditional
+// write.
 func (t *statusTxn[T]) commit(ctx context.Context) error {
 	if t.aborted {
 		return errTxnAborted
@@ -74,8 +82,12 @@ func (t *statusTxn[T]) commit(ctx context.Context) error {
 	if t.changed() {
 		patch := client.MergeFromWithOptions(t.base, client.MergeFromWithOptimisticLock{})
 		if err := t.client.Status().Patch(ctx, t.obj, patch); err != nil {
-			t.abort()
-			return err
+			fresh, landed := t.landed(ctx, err)
+			if !landed {
+				t.abort()
+				return err
+			}
+			overwrite(t.obj, fresh)
 		}
 		t.base = t.obj.DeepCopyObject().(T)
 	}
@@ -85,6 +97,32 @@ func (t *statusTxn[T]) commit(ctx context.Context) error {
 		f()
 	}
 	return nil
+}
+
+// landed reads the object again after a write that failed without a clear refusal, and
+// reports whether the server holds exactly the status that was written (and returns it).
+func (t *statusTxn[T]) landed(ctx context.Context, writeErr error) (T, bool) {
+	var zero T
+	if t.reader == nil || refusedWrite(writeErr) {
+		return zero, false
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WriteTimeout)
+	defer cancel()
+	fresh := t.adapter.newObject()
+	if err := t.reader.Get(rctx, client.ObjectKeyFromObject(t.obj), fresh); err != nil {
+		return zero, false
+	}
+	// Compare as the server stores it (times in seconds), not as held in memory.
+	want, err1 := json.Marshal(t.adapter.status(t.obj))
+	got, err2 := json.Marshal(t.adapter.status(fresh))
+	return fresh, err1 == nil && err2 == nil && bytes.Equal(want, got)
+}
+
+// refusedWrite reports an error by which the API server refused a write: nothing of it landed.
+func refusedWrite(err error) bool {
+	return apierrors.IsConflict(err) || apierrors.IsInvalid(err) || apierrors.IsNotFound(err) ||
+		apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsUnauthorized(err) ||
+		apierrors.IsRequestEntityTooLargeError(err)
 }
 
 // abort discards the decisions in memory and their effects.

@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,7 +47,7 @@ import (
 //
 // From the in-flight write to the job-id write, the work runs under its own deadline, not the
 // reconcile's context: a shutdown must not cut a paid call or the write of its job id.
-func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, retry string) (ctrl.Result, error) {
+func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, retry string, isRetry bool) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
 	obj := tx.obj
 	st := l.adapter.jobStatus(obj)
@@ -61,9 +62,12 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 			return res, err
 		}
 	}
+	if ok, res, err := l.circuitClosed(ctx, tx, api, keyID); !ok {
+		return res, err
+	}
 	if ctx.Err() != nil {
 		// Shutting down: start no new paid call.
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, errShuttingDown
 	}
 
 	attempt, err := newAttemptID()
@@ -71,11 +75,11 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 		return ctrl.Result{}, err
 	}
 	st.Submission = &videov1alpha1.Submission{Generation: gen, AttemptID: attempt, StartedAt: metav1.NewTime(l.opts.Clock.Now()),
-		Retry: retry, StoryboardGeneration: t.sourceGeneration}
+		Retry: retry, StoryboardGeneration: t.sourceGeneration, StoryboardUID: t.sourceUID}
 	st.Phase = videov1alpha1.PhaseSubmitting
 	setOutcome(st, gen, outcomeReconciling, videov1alpha1.ReasonSubmitting,
 		fmt.Sprintf("Submitting generation %d to the service (attempt %s)", gen, attempt))
-	if retry != "" {
+	if isRetry {
 		tx.after(func() {
 			l.opts.Recorder.Eventf(obj, nil, "Normal", "RetryRequested", "Retry",
 				"Submitting a new job for generation %d as requested by annotation %s=%s", gen, AnnotationRetry, retry)
@@ -84,7 +88,10 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.submitBudget())
 	defer cancel()
 	if err := l.writeInFlight(sctx, tx, attempt); err != nil {
-		return ctrl.Result{RequeueAfter: l.backoff.short()}, nil
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return ctrl.Result{RequeueAfter: l.backoff.short()}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("recording the submission in flight: %w", err)
 	}
 	l.warnDeprecations(obj, t)
 
@@ -92,6 +99,12 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 	callCtx, cancelCall := context.WithTimeout(sctx, l.opts.CallTimeout)
 	created, err := l.call(callCtx, api, t, body)
 	cancelCall()
+	if err == nil && utf8.RuneCountInString(created.JobID) > maxJobID {
+		// A job was created, but its id cannot be recorded: say so instead of guessing.
+		err = fmt.Errorf("the service created job %q, whose id is longer than the %d characters status.jobId holds",
+			truncate(created.JobID, 200), maxJobID)
+		created = nil
+	}
 	switch {
 	case err == nil:
 		l.memo.remember(attempt, created.JobID)
@@ -110,15 +123,25 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 		return ctrl.Result{RequeueAfter: l.pollDelay(created.JobID)}, nil
 	case l.refused(err):
 		l.opts.Metrics.submitted(l.adapter.kind(), "refused")
+		// Should the write of the refusal fail, the record found later is cleared, not stalled on.
+		l.memo.settleNoJob(attempt)
 		return l.refusal(ctx, tx, t, err)
 	default:
 		l.opts.Metrics.submitted(l.adapter.kind(), "unknown")
-		log.Error(err, "Submission outcome unknown", "attempt", attempt)
+		l.circuits.trip(keyID)
+		log.Error(err, "Submission outcome unknown; pausing paid submissions of this API key until the service answers", "attempt", attempt)
 		st.Phase = videov1alpha1.PhaseFailed
 		l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, st.Submission, err))
 		return ctrl.Result{RequeueAfter: l.unknownRecheck()}, nil
 	}
 }
+
+// errShuttingDown ends a reconcile that found the manager shutting down before it decided
+// anything: nothing of it is written.
+var errShuttingDown = errors.New("shutting down")
+
+// maxJobID is the longest job id status.jobId holds.
+const maxJobID = 100
 
 // submitBudget bounds the work from the in-flight write to the job-id write.
 func (l *lifecycle[T]) submitBudget() time.Duration { return SubmitBudget(l.opts.CallTimeout) }
@@ -137,13 +160,14 @@ func (l *lifecycle[T]) writeInFlight(ctx context.Context, tx *statusTxn[T], atte
 	switch {
 	case err == nil:
 		return nil
-	case apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsInvalid(err):
-		// The server refused the write: nothing of it landed.
+	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+		// The object changed or went: nothing of the write landed.
 		logf.FromContext(ctx).V(1).Info("Object changed before submission; reading it again", "attempt", attempt)
 	default:
-		l.memo.neverSent(attempt)
-		logf.FromContext(ctx).Info("Recording the submission in flight failed; it was not sent",
-			"attempt", attempt, "error", err.Error())
+		// Refused for another reason, or its outcome is unknown: the call is not made, and a
+		// record of this attempt found on the server later is cleared.
+		l.memo.settleNoJob(attempt)
+		logf.FromContext(ctx).Error(err, "Recording the submission in flight failed; it was not sent", "attempt", attempt)
 	}
 	return err
 }
@@ -285,7 +309,7 @@ func (l *lifecycle[T]) consumeSubmission(obj T) *videov1alpha1.Submission {
 	if sub.Retry != "" {
 		st.LastHandledRetry = sub.Retry
 	}
-	l.adapter.setRecordedSource(obj, sub.StoryboardGeneration)
+	l.adapter.setRecordedSource(obj, sub.StoryboardGeneration, sub.StoryboardUID)
 	return sub
 }
 
@@ -364,10 +388,10 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statusTxn[T]) (s
 		l.recordSubmitted(tx, jobID)
 		return false, ctrl.Result{}, nil
 	}
-	if l.memo.wasNeverSent(sub.AttemptID) {
-		// This process wrote the record, could not tell whether the write landed, and did not
-		// call: nothing was created.
-		log.Info("Clearing an attempt that was never sent", "attempt", sub.AttemptID)
+	if l.memo.createdNoJob(sub.AttemptID) {
+		// This process knows the attempt created nothing: it was never sent (the write of its
+		// record failed), or the service refused it and the write saying so failed.
+		log.Info("Clearing an attempt that created no job", "attempt", sub.AttemptID)
 		st.Submission = nil
 		return false, ctrl.Result{}, nil
 	}

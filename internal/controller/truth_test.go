@@ -402,6 +402,8 @@ spec:
 					j.Data.VideoURL = longURL
 					j.Data.VideoShareURL = fitting
 					j.Data.PlatformClearanceCode = strings.Repeat("C", 2000)
+					j.Data.AICreditsUsed = "1e40" // 41 digits as a plain decimal: over the schema's 32
+
 					if j.Data.Storyboard != nil {
 						for i := range j.Data.Storyboard.Scenes {
 							j.Data.Storyboard.Scenes[i].Story = strings.Repeat("ß", 20000)
@@ -436,7 +438,9 @@ spec:
 			g.Expect(got.Status.Outputs.VideoURL).To(BeEmpty(), "a URL too long to record is left out, not cut")
 			g.Expect(got.Status.Outputs.VideoShareURL).To(Equal(fitting), "a URL that fits is kept whole")
 			g.Expect(got.Status.Clearance).To(BeNil())
-			g.Expect(got.Status.OutputsOmitted).To(ContainElements(HavePrefix("videoURL ("), HavePrefix("platformClearanceCode (")))
+			g.Expect(got.Status.AICreditsUsed).To(BeEmpty(), "a number too long to record is left out, not cut")
+			g.Expect(got.Status.OutputsOmitted).To(ContainElements(HavePrefix("videoURL ("), HavePrefix("platformClearanceCode ("),
+				HavePrefix("aiCreditsUsed (")))
 			g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReady).Message).To(ContainSubstring("videoURL"))
 		}).Should(Succeed())
 		Eventually(func(g Gomega) {
@@ -452,20 +456,6 @@ spec:
 			g.Expect([]rune(got.Status.Failure.Code)).To(HaveLen(maxFailureCode))
 			g.Expect([]rune(got.Status.Failure.Message)).To(HaveLen(maxFailureMessage))
 			g.Expect(got.Status.Failure.Message).To(HaveSuffix(ellipsis))
-		}).Should(Succeed())
-
-		By("case 16: the failure's event is emitted although its message is 30 KB")
-		Eventually(func(g Gomega) {
-			var events eventsv1.EventList
-			g.Expect(k8sClient.List(ctx, &events, client.InNamespace(h.ns))).To(Succeed())
-			found := false
-			for _, e := range events.Items {
-				if e.Regarding.Name == "long-failure" && e.Reason == string(videov1alpha1.ReasonJobFailed) {
-					found = true
-					g.Expect(len(e.Note)).To(BeNumerically("<=", maxEventNote))
-				}
-			}
-			g.Expect(found).To(BeTrue(), "the JobFailed event")
 		}).Should(Succeed())
 	})
 
@@ -562,7 +552,6 @@ spec:
 		By("answering every read with 429 past the code's expiry, removing the Secret and the storyboard")
 		h.sim.SetFaults(simulator.Faults{RateLimitShare: 1, RetryAfter: 10 * time.Millisecond, Endpoints: []string{apiclient.EndpointGetJob}})
 		Expect(k8sClient.Delete(ctx, getStoryboard(sb)(Default))).To(Succeed())
-		Eventually(func() []string { return h.eventReasons("stays-ready") }, 10*time.Second).Should(ContainElement("ClearanceRefreshFailed"))
 		Expect(k8sClient.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: videov1alpha1.DefaultAPIKeySecretName}})).To(Succeed())
 		Consistently(func(g Gomega) {
 			for _, vr := range []*videov1alpha1.VideoRender{withMusic, fromRef} {
@@ -573,6 +562,7 @@ spec:
 			}
 		}, "3s").Should(Succeed())
 		Expect(getRender(withMusic)(Default).Status.Clearance.Code).To(Equal(code), "the recorded code is kept meanwhile")
+		Expect(h.eventReasons("stays-ready")).To(ContainElement("ClearanceRefreshFailed"), "refresh trouble is evented")
 
 		By("restoring the Secret and the service: a fresh code is recorded")
 		h.sim.SetFaults(simulator.Faults{})
@@ -739,6 +729,193 @@ spec:
 		Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling).Message).NotTo(MatchRegexp(`[0-9]+(\.[0-9]+)?m?s\b`),
 			"no delay in the message")
 	})
+	It("case 16: an event whose message is over 1 KiB is bounded, not refused by the events API", func() {
+		start(simulator.Options{})
+		h.wrap = func(c apiclient.Interface) apiclient.Interface {
+			return &jobRewriter{Interface: c, rewrite: func(j *apiclient.Job) {
+				if j.Status().IsFailed() {
+					j.Data.ErrorMessage = strings.Repeat("€", 4000) // 12 KB
+				}
+			}}
+		}
+		h.startManager()
+		bad := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
+metadata: {name: long-event}
+spec:
+  storyboard:
+    videoName: Long event
+    voiceOver: {enabled: true, aiVoices: [{speaker: NoSuchVoice}]}
+    scenes:
+      - story: This voice does not exist.
+`)
+		Expect(k8sClient.Create(ctx, bad)).To(Succeed())
+		Eventually(func(g Gomega) {
+			notes := eventNotesG(g, h.ns, "long-event", string(videov1alpha1.ReasonJobFailed))
+			g.Expect(notes).NotTo(BeEmpty(), "the JobFailed event")
+			for _, n := range notes {
+				g.Expect(len(n)).To(BeNumerically("<=", maxEventNote))
+				g.Expect(n).To(HavePrefix("Job "))
+			}
+		}).Should(Succeed())
+	})
+
+	It("case 7: a job id longer than status.jobId holds stalls with SubmissionUnknown naming it, and is not paid again", func() {
+		start(simulator.Options{})
+		h.wrap = func(c apiclient.Interface) apiclient.Interface {
+			return &renderHook{Interface: c, after: func(created *apiclient.JobCreated, err error) (*apiclient.JobCreated, error) {
+				if err == nil {
+					created.JobID += strings.Repeat("x", 100)
+				}
+				return created, err
+			}}
+		}
+		h.startManager()
+		vr := storyRender(h.ns, "long-id", "Long id")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message).To(ContainSubstring(h.jobsNamed("Long id")[0].ID))
+		}).Should(Succeed())
+		Consistently(func() int { return h.sim.Calls(apiclient.EndpointRenderStoryboard) }, "500ms").Should(Equal(1))
+	})
+
+	It("case 1 and 5: a refusal whose status write conflicts is not taken for an unknown outcome", func() {
+		start(simulator.Options{Faults: simulator.Faults{RateLimitShare: 1, RetryAfter: 10 * time.Millisecond,
+			Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
+		var bumped atomic.Bool
+		var vr *videov1alpha1.VideoRender
+		h.wrap = func(c apiclient.Interface) apiclient.Interface {
+			return &renderHook{Interface: c, after: func(created *apiclient.JobCreated, err error) (*apiclient.JobCreated, error) {
+				if bumped.CompareAndSwap(false, true) {
+					// Someone labels the object while the call is under way: the write of its
+					// refusal then conflicts.
+					setLabel(vr, "touched", "yes")
+				}
+				return created, err
+			}}
+		}
+		h.startManager()
+		vr = storyRender(h.ns, "refused-conflict", "Refused conflict")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func() int { return h.sim.Counters().Faults["rate_limit"] }).Should(BeNumerically(">=", 2))
+		h.sim.SetFaults(simulator.Faults{})
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+		Expect(bumped.Load()).To(BeTrue())
+		Expect(h.jobsNamed("Refused conflict")).To(HaveLen(1))
+		neverUnknown("refused-conflict")
+	})
+
+	It("case 5: a retry value set before the first submission does not pay again after its failure", func() {
+		start(simulator.Options{})
+		h.startManager()
+		vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
+metadata:
+  name: preset-retry
+  annotations: {video.videoops.io/retry: "copied-from-a-template"}
+spec:
+  storyboard:
+    videoName: Preset retry
+    voiceOver: {enabled: true, aiVoices: [{speaker: NoSuchVoice}]}
+    scenes:
+      - story: This voice does not exist.
+`)
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonJobFailed)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(got.Status.LastHandledRetry).To(Equal("copied-from-a-template"), "consumed by the first submission")
+		}).Should(Succeed())
+		Consistently(func() int { return len(h.jobsNamed("Preset retry")) }, "1s").Should(Equal(1))
+	})
+
+	It("case 10: a VideoStoryboard deleted and created again is rendered again, though its generation is 1 again", func() {
+		start(simulator.Options{})
+		h.startManager()
+		sb := storyPreview(h.ns, "recreated", "Recreated")
+		vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, "metadata: {name: of-recreated}\nspec: {storyboardRef: {name: recreated}}")
+		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		var firstJob string
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue())
+			firstJob = got.Status.JobID
+		}).Should(Succeed())
+
+		Expect(k8sClient.Delete(ctx, getStoryboard(sb)(Default))).To(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(readyFor(&getRender(vr)(g).Status.JobStatus, 1)).To(BeTrue(), "the video exists without its storyboard")
+		}, "500ms").Should(Succeed())
+		again := storyPreview(h.ns, "recreated", "Recreated")
+		again.Spec.Scenes[0].Story = ptrTo("Different content under the same name. It was reviewed anew.")
+		Expect(k8sClient.Create(ctx, again)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(got.Status.JobID).NotTo(Equal(firstJob))
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(got.Status.StoryboardUID).To(Equal(getStoryboard(again)(g).UID))
+		}).Should(Succeed())
+		Expect(renderJobs(h.jobsNamed("Recreated"))).To(Equal(2))
+	})
+
+	It("case 13: a write that landed although its answer was lost counts its transition once", func() {
+		start(simulator.Options{})
+		var lost atomic.Bool
+		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			data, _ := patch.Data(obj)
+			err := c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			if err == nil && strings.Contains(string(data), `"completedAt"`) && lost.CompareAndSwap(false, true) {
+				return apierrors.NewTimeoutError("injected: the answer to the write was lost", 1)
+			}
+			return err
+		}}
+		h.startManager()
+		vr := storyRender(h.ns, "lost-answer", "Lost answer")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(readyFor(&getRender(vr)(g).Status.JobStatus, 1)).To(BeTrue())
+		}).Should(Succeed())
+		Expect(lost.Load()).To(BeTrue())
+		Eventually(func() []string { return eventNotes(h.ns, "lost-answer", string(videov1alpha1.ReasonCompleted)) }).Should(HaveLen(1))
+		Expect(testutil.ToFloat64(h.metrics.endings.WithLabelValues("VideoRender", "completed"))).To(Equal(1.0))
+	})
+
+	It("DESIGN \"Never pay twice\": after an unknown outcome, paid submissions of the key pause until a cheap read succeeds", func() {
+		start(simulator.Options{Faults: simulator.Faults{ServerErrorShare: 1,
+			Endpoints: []string{apiclient.EndpointRenderStoryboard, apiclient.EndpointListBrands}}})
+		h.startManager()
+		first := storyRender(h.ns, "outage-first", "Outage first")
+		Expect(k8sClient.Create(ctx, first)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(stalledWith(&getRender(first)(g).Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue())
+		}).Should(Succeed())
+
+		second := storyRender(h.ns, "outage-second", "Outage second")
+		Expect(k8sClient.Create(ctx, second)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(second)(g)
+			rec := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling)
+			g.Expect(rec.Reason).To(Equal(string(videov1alpha1.ReasonServiceUnavailable)), "%+v", got.Status.Conditions)
+			g.Expect(rec.Message).To(ContainSubstring("paused"))
+			g.Expect(got.Status.Submission).To(BeNil())
+		}).Should(Succeed())
+		Consistently(func() int { return h.sim.Calls(apiclient.EndpointRenderStoryboard) }, "500ms").Should(Equal(1),
+			"the outage costs only the call already made")
+		Expect(h.sim.Calls(apiclient.EndpointListBrands)).To(BeNumerically(">=", 1))
+
+		h.sim.SetFaults(simulator.Faults{})
+		Eventually(func(g Gomega) {
+			got := getRender(second)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+		Expect(h.jobsNamed("Outage second")).To(HaveLen(1))
+		Expect(stalledWith(&getRender(first)(Default).Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(),
+			"the unknown outcome still waits for a human")
+	})
 })
 
 // inFlightAttempt returns the attempt id a status patch writes into status.submission, or "".
@@ -798,6 +975,37 @@ func setAnnotation(obj client.Object, key, value string) {
 	}).Should(Succeed())
 }
 
+// setLabel sets one label, retrying on conflict.
+func setLabel(obj client.Object, key, value string) {
+	GinkgoHelper()
+	Eventually(func() error {
+		cur := obj.DeepCopyObject().(client.Object)
+		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
+			return err
+		}
+		l := cur.GetLabels()
+		if l == nil {
+			l = map[string]string{}
+		}
+		l[key] = value
+		cur.SetLabels(l)
+		return k8sClient.Update(ctx, cur)
+	}).Should(Succeed())
+}
+
+// eventNotesG is eventNotes for use inside Eventually.
+func eventNotesG(g Gomega, ns, name, reason string) []string {
+	var events eventsv1.EventList
+	g.Expect(k8sClient.List(ctx, &events, client.InNamespace(ns))).To(Succeed())
+	var out []string
+	for _, e := range events.Items {
+		if e.Regarding.Name == name && e.Reason == reason {
+			out = append(out, e.Note)
+		}
+	}
+	return out
+}
+
 // eventNotes returns the notes of the events with reason about the named object.
 func eventNotes(ns, name, reason string) []string {
 	GinkgoHelper()
@@ -838,6 +1046,16 @@ func (g *gatedRender) RenderStoryboard(ctx context.Context, body any) (*apiclien
 		return nil, &apiclient.NotSentError{Endpoint: apiclient.EndpointRenderStoryboard, Err: ctx.Err()}
 	}
 	return g.Interface.RenderStoryboard(ctx, body)
+}
+
+// renderHook lets a spec change what a render call returns, after the real call was made.
+type renderHook struct {
+	apiclient.Interface
+	after func(*apiclient.JobCreated, error) (*apiclient.JobCreated, error)
+}
+
+func (r *renderHook) RenderStoryboard(ctx context.Context, body any) (*apiclient.JobCreated, error) {
+	return r.after(r.Interface.RenderStoryboard(ctx, body))
 }
 
 // jobRewriter changes each job read from the service, as a service answering otherwise would.

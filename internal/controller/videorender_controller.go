@@ -96,7 +96,7 @@ func (a renderAdapter) resolve(ctx context.Context, o *videov1alpha1.VideoRender
 		return nil, fmt.Errorf("getting VideoStoryboard %s/%s: %w", o.Namespace, name, err)
 	}
 	if sb.Status.PreviewedGeneration == sb.Generation && sb.Status.Phase == videov1alpha1.PhaseCompleted {
-		return &target{render: &sb.Spec.StoryboardRequest, sourceGeneration: sb.Generation}, nil
+		return &target{render: &sb.Spec.StoryboardRequest, sourceGeneration: sb.Generation, sourceUID: sb.UID}, nil
 	}
 	w := &waiting{reason: videov1alpha1.ReasonWaitingForPreview,
 		message: fmt.Sprintf("Waiting for VideoStoryboard %q to complete its preview of generation %d", name, sb.Generation)}
@@ -108,12 +108,12 @@ func (a renderAdapter) resolve(ctx context.Context, o *videov1alpha1.VideoRender
 	return &target{wait: w}, nil
 }
 
-func (renderAdapter) recordedSource(o *videov1alpha1.VideoRender) int64 {
-	return o.Status.StoryboardGeneration
+func (renderAdapter) recordedSource(o *videov1alpha1.VideoRender) (int64, types.UID) {
+	return o.Status.StoryboardGeneration, o.Status.StoryboardUID
 }
 
-func (renderAdapter) setRecordedSource(o *videov1alpha1.VideoRender, g int64) {
-	o.Status.StoryboardGeneration = g
+func (renderAdapter) setRecordedSource(o *videov1alpha1.VideoRender, g int64, uid types.UID) {
+	o.Status.StoryboardGeneration, o.Status.StoryboardUID = g, uid
 }
 
 // recordJob records outputs, durations, credits and the clearance code of a completed render.
@@ -135,7 +135,7 @@ func (a renderAdapter) recordJob(o *videov1alpha1.VideoRender, job *apiclient.Jo
 	}
 	o.Status.VideoDuration = seconds(d.VideoDuration)
 	o.Status.EncodingDuration = seconds(d.EncodingDuration)
-	o.Status.AICreditsUsed = decimal(d.AICreditsUsed)
+	o.Status.AICreditsUsed = fitURL("aiCreditsUsed", decimal(d.AICreditsUsed), maxCredits, &omitted)
 	o.Status.Clearance = nil
 	if code := fitURL("platformClearanceCode", d.PlatformClearanceCode, maxClearanceCode, &omitted); code != "" {
 		c := &videov1alpha1.Clearance{Code: code}
@@ -173,11 +173,14 @@ func (renderAdapter) clearance(o *videov1alpha1.VideoRender) *videov1alpha1.Clea
 // seconds converts the service's seconds into a Duration (status carries no floats).
 func seconds(n apiclient.Number) *metav1.Duration {
 	f, ok := n.Float64()
-	if !ok || f < 0 {
+	if !ok || f < 0 || f > maxSeconds {
 		return nil
 	}
 	return &metav1.Duration{Duration: time.Duration(f * float64(time.Second)).Round(time.Millisecond)}
 }
+
+// maxSeconds is the longest duration recorded; a longer one would overflow time.Duration.
+const maxSeconds = 1e9
 
 // decimal renders a number as the plain decimal the status schema accepts ("12.5", never "1e3").
 func decimal(n apiclient.Number) string {

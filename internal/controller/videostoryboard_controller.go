@@ -23,6 +23,7 @@ import (
 	"fmt"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -71,9 +72,11 @@ func (storyboardAdapter) resolve(_ context.Context, o *videov1alpha1.VideoStoryb
 	return &target{preview: &o.Spec.StoryboardRequest}, nil
 }
 
-func (storyboardAdapter) recordedSource(*videov1alpha1.VideoStoryboard) int64 { return 0 }
+func (storyboardAdapter) recordedSource(*videov1alpha1.VideoStoryboard) (int64, types.UID) {
+	return 0, ""
+}
 
-func (storyboardAdapter) setRecordedSource(*videov1alpha1.VideoStoryboard, int64) {}
+func (storyboardAdapter) setRecordedSource(*videov1alpha1.VideoStoryboard, int64, types.UID) {}
 
 // recordJob records the preview. previewedGeneration moves only when the preview of that
 // generation completed: it is what a storyboardRef render waits for. The document does not give
