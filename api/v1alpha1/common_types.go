@@ -18,7 +18,6 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // SecretKeyRef names one key of a Secret in the object's own namespace. There is deliberately no
@@ -249,7 +248,7 @@ type Submission struct {
 	// generation 1 anew.
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
-	StoryboardUID types.UID `json:"storyboardUID,omitempty"`
+	StoryboardUID string `json:"storyboardUID,omitempty"`
 }
 
 // JobFailure is the reason a job failed, as the service or the controller reported it.

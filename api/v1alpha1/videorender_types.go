@@ -18,7 +18,6 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // VideoRenderSpec says what to render, from exactly one source.
@@ -70,7 +69,7 @@ type VideoRenderStatus struct {
 	// (at generation 1 anew) is rendered again.
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
-	StoryboardUID types.UID `json:"storyboardUID,omitempty"`
+	StoryboardUID string `json:"storyboardUID,omitempty"`
 
 	// outputs are the URLs of the rendered files.
 	// +optional

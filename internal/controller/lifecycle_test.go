@@ -244,15 +244,7 @@ spec:
 		})
 
 		It("stalls with the service's code and message when the job fails, and retries on request", func() {
-			vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
-metadata: {name: bad-voice}
-spec:
-  storyboard:
-    videoName: Bad voice
-    voiceOver: {enabled: true, aiVoices: [{speaker: NoSuchVoice}]}
-    scenes:
-      - story: This voice does not exist.
-`)
+			vr := badVoiceRender(h.ns, "bad-voice", "Bad voice")
 			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 			Eventually(func(g Gomega) {
 				got := getRender(vr)(g)
@@ -511,16 +503,7 @@ spec:
 		It("ends Stalled(SubmissionUnknown) after a crash between the paid call and the job id write, with one submission", func() {
 			h = newHarness(simulator.Options{})
 			h.createSecret(testAPIKey)
-			var crashed atomic.Bool
-			h.wrap = func(c apiclient.Interface) apiclient.Interface {
-				return &crashAfterSubmit{Interface: c, crash: func() bool {
-					if crashed.CompareAndSwap(false, true) {
-						h.stop() // the manager dies right after the service accepted the job
-						return true
-					}
-					return false
-				}}
-			}
+			crashed := h.crashAfterRender(1) // the manager dies right after the service accepted the job
 			h.startManager()
 			vr := storyRender(h.ns, "crash", "Crash")
 			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
@@ -608,16 +591,7 @@ spec:
 			h = newHarness(simulator.Options{RenderDuration: 30 * time.Minute})
 			h.createSecret(testAPIKey)
 			h.callbackPoll = time.Hour
-			var crashed atomic.Bool
-			h.wrap = func(c apiclient.Interface) apiclient.Interface {
-				return &crashAfterSubmit{Interface: c, crash: func() bool {
-					if crashed.CompareAndSwap(false, true) {
-						h.stop()
-						return true
-					}
-					return false
-				}}
-			}
+			crashed := h.crashAfterRender(1) // the manager dies right after the service accepted the job
 			h.startManager()
 			vr := storyRender(h.ns, "crash-callback", "Crash callback")
 			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
@@ -669,6 +643,23 @@ spec:
 		})
 	})
 })
+
+// crashAfterRender makes the manager die right after the service accepted its nth render call
+// (see crashAfterSubmit); the flag says when it happened.
+func (h *harness) crashAfterRender(n int32) *atomic.Bool {
+	var renders atomic.Int32
+	crashed := &atomic.Bool{}
+	h.wrap = func(c apiclient.Interface) apiclient.Interface {
+		return &crashAfterSubmit{Interface: c, crash: func() bool {
+			if renders.Add(1) == n && crashed.CompareAndSwap(false, true) {
+				h.stop()
+				return true
+			}
+			return false
+		}}
+	}
+	return crashed
+}
 
 // crashAfterSubmit calls crash right after the service accepted a render, before the caller
 // sees the answer. When crash reports that the process died, the reconcile ends with a panic

@@ -29,6 +29,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -75,7 +76,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 		return ctrl.Result{}, err
 	}
 	st.Submission = &videov1alpha1.Submission{Generation: gen, AttemptID: attempt, StartedAt: metav1.NewTime(l.opts.Clock.Now()),
-		Retry: retry, StoryboardGeneration: t.sourceGeneration, StoryboardUID: t.sourceUID}
+		Retry: retry, StoryboardGeneration: t.sourceGeneration, StoryboardUID: string(t.sourceUID)}
 	st.Phase = videov1alpha1.PhaseSubmitting
 	setOutcome(st, gen, outcomeReconciling, videov1alpha1.ReasonSubmitting,
 		fmt.Sprintf("Submitting generation %d to the service (attempt %s)", gen, attempt))
@@ -309,7 +310,7 @@ func (l *lifecycle[T]) consumeSubmission(obj T) *videov1alpha1.Submission {
 	if sub.Retry != "" {
 		st.LastHandledRetry = sub.Retry
 	}
-	l.adapter.setRecordedSource(obj, sub.StoryboardGeneration, sub.StoryboardUID)
+	l.adapter.setRecordedSource(obj, sub.StoryboardGeneration, types.UID(sub.StoryboardUID))
 	return sub
 }
 

@@ -241,15 +241,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 	It("case 5: a retry answered by a 429 is not lost", func() {
 		start(simulator.Options{})
 		h.startManager()
-		vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
-metadata: {name: retry-429}
-spec:
-  storyboard:
-    videoName: Retry 429
-    voiceOver: {enabled: true, aiVoices: [{speaker: NoSuchVoice}]}
-    scenes:
-      - story: This voice does not exist.
-`)
+		vr := badVoiceRender(h.ns, "retry-429", "Retry 429")
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(stalledWith(&getRender(vr)(g).Status.JobStatus, videov1alpha1.ReasonJobFailed)).To(BeTrue())
@@ -302,28 +294,10 @@ spec:
 
 	It("case 5: confirm-resubmit after a retry resubmits", func() {
 		start(simulator.Options{})
-		var renders atomic.Int32
-		var crashed atomic.Bool
-		h.wrap = func(c apiclient.Interface) apiclient.Interface {
-			return &crashAfterSubmit{Interface: c, crash: func() bool {
-				// The first render fails at the service; the manager dies right after the second.
-				if renders.Add(1) == 2 && crashed.CompareAndSwap(false, true) {
-					h.stop()
-					return true
-				}
-				return false
-			}}
-		}
+		// The first render fails at the service; the manager dies right after the second.
+		crashed := h.crashAfterRender(2)
 		h.startManager()
-		vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
-metadata: {name: retry-confirm}
-spec:
-  storyboard:
-    videoName: Retry confirm
-    voiceOver: {enabled: true, aiVoices: [{speaker: NoSuchVoice}]}
-    scenes:
-      - story: This voice does not exist.
-`)
+		vr := badVoiceRender(h.ns, "retry-confirm", "Retry confirm")
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(stalledWith(&getRender(vr)(g).Status.JobStatus, videov1alpha1.ReasonJobFailed)).To(BeTrue())
@@ -420,15 +394,7 @@ spec:
 		h.startManager()
 		vr := storyRender(h.ns, "long-values", "Long values")
 		sb := storyPreview(h.ns, "long-preview", "Long preview")
-		bad := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
-metadata: {name: long-failure}
-spec:
-  storyboard:
-    videoName: Long failure
-    voiceOver: {enabled: true, aiVoices: [{speaker: NoSuchVoice}]}
-    scenes:
-      - story: This voice does not exist.
-`)
+		bad := badVoiceRender(h.ns, "long-failure", "Long failure")
 		for _, o := range []client.Object{vr, sb, bad} {
 			Expect(k8sClient.Create(ctx, o)).To(Succeed())
 		}
@@ -739,15 +705,7 @@ spec:
 			}}
 		}
 		h.startManager()
-		bad := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
-metadata: {name: long-event}
-spec:
-  storyboard:
-    videoName: Long event
-    voiceOver: {enabled: true, aiVoices: [{speaker: NoSuchVoice}]}
-    scenes:
-      - story: This voice does not exist.
-`)
+		bad := badVoiceRender(h.ns, "long-event", "Long event")
 		Expect(k8sClient.Create(ctx, bad)).To(Succeed())
 		Eventually(func(g Gomega) {
 			notes := eventNotesG(g, h.ns, "long-event", string(videov1alpha1.ReasonJobFailed))
@@ -857,7 +815,7 @@ spec:
 			got := getRender(vr)(g)
 			g.Expect(got.Status.JobID).NotTo(Equal(firstJob))
 			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-			g.Expect(got.Status.StoryboardUID).To(Equal(getStoryboard(again)(g).UID))
+			g.Expect(got.Status.StoryboardUID).To(Equal(string(getStoryboard(again)(g).UID)))
 		}).Should(Succeed())
 		Expect(renderJobs(h.jobsNamed("Recreated"))).To(Equal(2))
 	})
@@ -960,37 +918,34 @@ func (l *patchLog) containing(s string) []string {
 // setAnnotation sets one annotation, retrying on conflict.
 func setAnnotation(obj client.Object, key, value string) {
 	GinkgoHelper()
-	Eventually(func() error {
-		cur := obj.DeepCopyObject().(client.Object)
-		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
-			return err
-		}
-		a := cur.GetAnnotations()
-		if a == nil {
-			a = map[string]string{}
-		}
-		a[key] = value
-		cur.SetAnnotations(a)
-		return k8sClient.Update(ctx, cur)
-	}).Should(Succeed())
+	updateMeta(obj, func(o client.Object) { o.SetAnnotations(with(o.GetAnnotations(), key, value)) })
 }
 
 // setLabel sets one label, retrying on conflict.
 func setLabel(obj client.Object, key, value string) {
+	GinkgoHelper()
+	updateMeta(obj, func(o client.Object) { o.SetLabels(with(o.GetLabels(), key, value)) })
+}
+
+// updateMeta reads the object, changes it and updates it, retrying on conflict.
+func updateMeta(obj client.Object, change func(client.Object)) {
 	GinkgoHelper()
 	Eventually(func() error {
 		cur := obj.DeepCopyObject().(client.Object)
 		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
 			return err
 		}
-		l := cur.GetLabels()
-		if l == nil {
-			l = map[string]string{}
-		}
-		l[key] = value
-		cur.SetLabels(l)
+		change(cur)
 		return k8sClient.Update(ctx, cur)
 	}).Should(Succeed())
+}
+
+func with(m map[string]string, key, value string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[key] = value
+	return m
 }
 
 // eventNotesG is eventNotes for use inside Eventually.
@@ -1009,15 +964,21 @@ func eventNotesG(g Gomega, ns, name, reason string) []string {
 // eventNotes returns the notes of the events with reason about the named object.
 func eventNotes(ns, name, reason string) []string {
 	GinkgoHelper()
-	var events eventsv1.EventList
-	Expect(k8sClient.List(ctx, &events, client.InNamespace(ns))).To(Succeed())
-	var out []string
-	for _, e := range events.Items {
-		if e.Regarding.Name == name && e.Reason == reason {
-			out = append(out, e.Note)
-		}
-	}
-	return out
+	return eventNotesG(Default, ns, name, reason)
+}
+
+// badVoiceRender is a render whose job fails at the service: its speaker is no known voice
+// ("Errors": TEXT_TO_VIDEO_FAILED).
+func badVoiceRender(ns, name, videoName string) *videov1alpha1.VideoRender {
+	return fromYAML(&videov1alpha1.VideoRender{}, ns, `
+metadata: {name: `+name+`}
+spec:
+  storyboard:
+    videoName: `+videoName+`
+    voiceOver: {enabled: true, aiVoices: [{speaker: NoSuchVoice}]}
+    scenes:
+      - story: This voice does not exist.
+`)
 }
 
 func renderJobs(jobs []simulator.JobInfo) int {

@@ -109,11 +109,11 @@ func (a renderAdapter) resolve(ctx context.Context, o *videov1alpha1.VideoRender
 }
 
 func (renderAdapter) recordedSource(o *videov1alpha1.VideoRender) (int64, types.UID) {
-	return o.Status.StoryboardGeneration, o.Status.StoryboardUID
+	return o.Status.StoryboardGeneration, types.UID(o.Status.StoryboardUID)
 }
 
 func (renderAdapter) setRecordedSource(o *videov1alpha1.VideoRender, g int64, uid types.UID) {
-	o.Status.StoryboardGeneration, o.Status.StoryboardUID = g, uid
+	o.Status.StoryboardGeneration, o.Status.StoryboardUID = g, string(uid)
 }
 
 // recordJob records outputs, durations, credits and the clearance code of a completed render.
