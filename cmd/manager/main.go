@@ -77,6 +77,7 @@ type options struct {
 	watchNamespaces string
 
 	internalErrorIsRefusal bool
+	allowInsecureURL       bool
 
 	callbackAddr    string
 	callbackURL     string
@@ -114,6 +115,9 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "",
 		"Comma-separated namespaces to manage; empty manages all namespaces.")
 
+	fs.BoolVar(&o.allowInsecureURL, "allow-insecure-service-url", false,
+		"Accept a plain http:// --service-base-url on a host other than the loopback interface. The API key then "+
+			"crosses the network in clear text: only for a simulator inside the cluster.")
 	fs.BoolVar(&o.internalErrorIsRefusal, "treat-internal-error-as-refused", false,
 		"Take the service's documented 500 body (INTERNAL_ERROR) on a submission as proof that no job was created, "+
 			"and submit again later. The interface document does not promise it: a 500 that did create a job is then "+
@@ -254,9 +258,10 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 		return err
 	}
 	factory, err := apiclient.NewFactory(apiclient.Options{
-		BaseURL:  opts.serviceBaseURL,
-		Timeout:  opts.serviceTimeout,
-		Observer: m,
+		BaseURL:           opts.serviceBaseURL,
+		Timeout:           opts.serviceTimeout,
+		Observer:          m,
+		AllowInsecureHTTP: opts.allowInsecureURL,
 	}, apiclient.NewLimiterRegistry(rate.Limit(opts.serviceRate), opts.serviceBurst))
 	if err != nil {
 		return fmt.Errorf("configuring the video service client: %w", err)

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -93,6 +94,9 @@ type Options struct {
 	// BaseURL is the service host followed by /serviceapis, for example
 	// http://127.0.0.1:8080/serviceapis. Required; http or https.
 	BaseURL string
+	// AllowInsecureHTTP accepts a plain http:// BaseURL on a host that is not the loopback
+	// interface. Off, such a URL is refused: the API key would cross the network in clear text.
+	AllowInsecureHTTP bool
 	// HTTPClient sends the requests. Default: one with DefaultTimeout plus a margin and a
 	// connection pool sized for many concurrent polls.
 	HTTPClient *http.Client
@@ -148,7 +152,7 @@ func New(apiKey string, opts Options) (*Client, error) {
 			return nil, errors.New("apiclient: API key contains spaces, control or non-ASCII characters")
 		}
 	}
-	base, err := normaliseBaseURL(opts.BaseURL)
+	base, err := normaliseBaseURL(opts.BaseURL, opts.AllowInsecureHTTP)
 	if err != nil {
 		return nil, err
 	}
@@ -179,16 +183,19 @@ func New(apiKey string, opts Options) (*Client, error) {
 }
 
 // NewHTTPClient returns the default HTTP client: its own timeout (a backstop behind the
-// per-request context) and a pool that keeps connections to the one service host open for many
-// concurrent polls.
+// per-request context), a pool that keeps connections to the one service host open for many
+// concurrent polls, and no redirects. A redirect would resend the Authorization header (even from
+// https to http) and turn a paid POST into a GET; the interface document names none, so a 3xx is
+// returned as the answer.
 func NewHTTPClient(timeout time.Duration) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = 256
 	t.MaxIdleConnsPerHost = 64
-	return &http.Client{Transport: t, Timeout: timeout + 5*time.Second}
+	return &http.Client{Transport: t, Timeout: timeout + 5*time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-func normaliseBaseURL(raw string) (string, error) {
+func normaliseBaseURL(raw string, allowInsecure bool) (string, error) {
 	if raw == "" {
 		return "", errors.New("apiclient: base URL is required (service host followed by /serviceapis)")
 	}
@@ -199,12 +206,25 @@ func normaliseBaseURL(raw string) (string, error) {
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", fmt.Errorf("apiclient: base URL %q must be an absolute http or https URL", redactURL(raw))
 	}
+	if u.Scheme == "http" && !allowInsecure && !isLoopback(u.Hostname()) {
+		return "", fmt.Errorf("apiclient: base URL %q is plain http: the API key would cross the network in clear text; "+
+			"use https (plain http is accepted on the loopback interface, or with the insecure option)", redactURL(raw))
+	}
 	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		// User info would be a second credential beside the Authorization header, and one that
 		// ends up in logs with the URL.
 		return "", fmt.Errorf("apiclient: base URL %q must not have user info, a query or a fragment", redactURL(raw))
 	}
 	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// isLoopback reports a host on the loopback interface: localhost, 127.0.0.0/8 or ::1.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // redactURL hides a password in a URL; unparsable input is hidden whole.
@@ -421,6 +441,10 @@ func (c *Client) do(ctx context.Context, ep, method, path string, payload []byte
 	resp, err := c.httpClient.Do(req)
 	if err != nil {
 		c.observe(ep, 0, time.Since(start))
+		if isDialError(err) {
+			// No connection was made (refused, unreachable, DNS): the request never left.
+			return nil, &NotSentError{Endpoint: ep, Err: err}
+		}
 		return nil, &TransportError{Endpoint: ep, Err: err}
 	}
 	defer func() { _ = resp.Body.Close() }()
@@ -441,6 +465,17 @@ func (c *Client) do(ctx context.Context, ep, method, path string, payload []byte
 		return nil, parseErrorBody(ep, resp.StatusCode, resp.Header, body, c.now(), res.redact)
 	}
 	return res, nil
+}
+
+// isDialError reports a failure to open the connection, before any byte of the request was
+// written.
+func isDialError(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns)
 }
 
 func (c *Client) observe(ep string, status int, d time.Duration) {

@@ -277,7 +277,7 @@ func IsJobFailed(err error) bool {
 }
 
 // IsRetryable reports a failure worth retrying later with back-off: 429, 408, any 5xx, a
-// transport error or timeout, and an unusable 2xx body (usually a proxy's doing) unless it was
+// transport error or timeout, a connection that could not be opened, and an unusable 2xx body (usually a proxy's doing) unless it was
 // merely too large, which a retry will not change. It is false once the caller's own context is
 // cancelled.
 //
@@ -294,7 +294,9 @@ func IsRetryable(err error) bool {
 	}
 	var te *TransportError
 	var de *DecodeError
-	return errors.As(err, &te) || (errors.As(err, &de) && !errors.Is(err, ErrBodyTooLarge))
+	var ns *NotSentError
+	return errors.As(err, &te) || (errors.As(err, &de) && !errors.Is(err, ErrBodyTooLarge)) ||
+		(errors.As(err, &ns) && isDialError(ns.Err))
 }
 
 // IsNotSubmitted reports an error after which the service certainly created no job: the request

@@ -37,7 +37,7 @@ var _ Factory = (*DefaultFactory)(nil)
 // limiters.ForKey(key); a nil limiters means no client-side limit. When opts.HTTPClient is nil,
 // one is made here and shared by every client.
 func NewFactory(opts Options, limiters LimiterSource) (*DefaultFactory, error) {
-	if _, err := normaliseBaseURL(opts.BaseURL); err != nil {
+	if _, err := normaliseBaseURL(opts.BaseURL, opts.AllowInsecureHTTP); err != nil {
 		return nil, err
 	}
 	if opts.HTTPClient == nil {
