@@ -73,6 +73,8 @@ type options struct {
 	serviceBurst    int
 	pollMin         time.Duration
 	pollMax         time.Duration
+	backoffBase     time.Duration
+	backoffMax      time.Duration
 	concurrency     int
 	watchNamespaces string
 
@@ -111,6 +113,10 @@ func (o *options) bind(fs *flag.FlagSet) {
 		"Shortest delay between two reads of a running job (the service asks for 10 to 30 seconds).")
 	fs.DurationVar(&o.pollMax, "poll-max", controller.DefaultPollMax,
 		"Longest delay between two reads of a running job; each delay is drawn at random in between.")
+	fs.DurationVar(&o.backoffBase, "retry-backoff-base", controller.DefaultBackoffBase,
+		"First delay after a 429, a 5xx or a network error; it doubles with each further failure (with jitter), "+
+			"and a longer Retry-After of the service wins.")
+	fs.DurationVar(&o.backoffMax, "retry-backoff-max", controller.DefaultBackoffMax, "Longest delay after repeated failures.")
 	fs.IntVar(&o.concurrency, "max-concurrent-reconciles", 10, "Objects of each kind reconciled in parallel.")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "",
 		"Comma-separated namespaces to manage; empty manages all namespaces.")
@@ -143,6 +149,9 @@ func (o *options) validate() error {
 	}
 	if o.pollMin <= 0 || o.pollMax < o.pollMin {
 		errs = append(errs, fmt.Errorf("--poll-min (%s) must be positive and at most --poll-max (%s)", o.pollMin, o.pollMax))
+	}
+	if o.backoffBase <= 0 || o.backoffMax < o.backoffBase {
+		errs = append(errs, fmt.Errorf("--retry-backoff-base (%s) must be positive and at most --retry-backoff-max (%s)", o.backoffBase, o.backoffMax))
 	}
 	if o.serviceRate <= 0 || o.serviceBurst < 1 {
 		errs = append(errs, errors.New("--service-rate-limit must be positive and --service-burst at least 1"))
@@ -276,6 +285,8 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 		Recorder:      mgr.GetEventRecorder("video-operator"),
 		PollMin:       opts.pollMin,
 		PollMax:       opts.pollMax,
+		BackoffBase:   opts.backoffBase,
+		BackoffMax:    opts.backoffMax,
 		CallTimeout:   opts.serviceTimeout,
 		Metrics:       m,
 		Callback:      callback,

@@ -1,0 +1,193 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package faults
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/controller"
+	"github.com/videoops/video-operator/internal/simulator"
+)
+
+// size picks the short or the long variant's number.
+func size(short, longer int) int {
+	if *long {
+		return longer
+	}
+	return short
+}
+
+// shutdownWithin is how long a SIGTERMed manager may take: its shutdown budget for the
+// --service-timeout the suite passes, and a margin.
+var shutdownWithin = controller.ShutdownBudget(5*time.Second) + 5*time.Second
+
+// A rolling update: SIGTERM while N paid calls are in flight. Every call and its job-id write
+// finish before the process exits, so nothing is unknown and nothing is orphaned.
+func TestSIGTERMDuringSubmissions(t *testing.T) {
+	w := newWorld(t, simulator.Options{Faults: simulator.Faults{Latency: 1500 * time.Millisecond,
+		Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
+	n := size(6, 20)
+	old := w.startManager()
+	w.createRenders("rolling", 0, n)
+	waitFor(t, 20*time.Second, "every submission in flight", func() bool {
+		items, err := w.renders(t.Context())
+		must(t, err)
+		inFlight := 0
+		for _, vr := range items {
+			if vr.Status.Submission != nil {
+				inFlight++
+			}
+		}
+		return inFlight == n
+	})
+	took := old.kill(t, syscall.SIGTERM, shutdownWithin)
+	t.Logf("the manager exited %s after SIGTERM (%v)", took.Round(time.Millisecond), old.err)
+	if old.err != nil {
+		t.Errorf("the SIGTERMed manager exited with %v", old.err)
+	}
+
+	w.startManager()
+	w.waitTerminal(60 * time.Second)
+	r := w.measure("SIGTERM during submissions (rolling update)")
+	r.expectNoDoubleCharge(w)
+	if r.UnknownCallMade+r.UnknownNoCall != 0 || r.Orphans != 0 || r.Ready != n {
+		t.Errorf("a rolling update must leave 0 SubmissionUnknown, 0 orphans and every object Ready: %s", r)
+	}
+	w.expectNoKeyLeak()
+}
+
+// SIGKILL in a loop while objects are submitted: a crash between the paid call and the job-id
+// write cannot be told apart from a call that never reached the service, so such objects stall
+// with SubmissionUnknown (the remaining window); with callbacks, the job's callback adopts them.
+// Never a second job for one object, and never a silent orphan.
+func TestSIGKILLLoop(t *testing.T) {
+	for _, callbacks := range []bool{false, true} {
+		name := "polling"
+		if callbacks {
+			name = "callbacks"
+		}
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t, simulator.Options{Faults: simulator.Faults{Latency: 300 * time.Millisecond,
+				Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
+			var extra []string
+			if callbacks {
+				extra = callbackFlags(t)
+			}
+			n, kills := size(12, 200), size(3, 8)
+			w.startManager(extra...)
+			per := n / (kills + 1)
+			for k := range kills {
+				w.createRenders("killed", k*per, (k+1)*per)
+				time.Sleep(time.Duration(400+150*k) * time.Millisecond)
+				w.procs[len(w.procs)-1].kill(t, syscall.SIGKILL, 10*time.Second)
+				w.startManager(extra...)
+			}
+			w.createRenders("killed", kills*per, n)
+			w.waitTerminal(90 * time.Second)
+			r := w.measure(fmt.Sprintf("SIGKILL x%d during submissions (%s)", kills, name))
+			r.expectNoDoubleCharge(w)
+			if r.Objects != n {
+				t.Errorf("objects lost: %d of %d", r.Objects, n)
+			}
+			w.expectNoKeyLeak()
+		})
+	}
+}
+
+// A service outage longer than a poll interval, as refused connections: the requests never
+// left, so no submission is unknown and every object completes once the service is back.
+func TestRefusedConnectionOutage(t *testing.T) {
+	w := newWorld(t, simulator.Options{})
+	n := size(6, 50)
+	w.startManager()
+	w.svc.down()
+	w.createRenders("refused", 0, n)
+	time.Sleep(2 * time.Second) // several poll intervals and backoffs of the manager
+	w.svc.up()
+	w.waitTerminal(90 * time.Second)
+	r := w.measure("service outage: connection refused")
+	r.expectNoDoubleCharge(w)
+	if r.UnknownCallMade+r.UnknownNoCall != 0 || r.Ready != n {
+		t.Errorf("a refused connection sent nothing: want 0 SubmissionUnknown and every object Ready: %s", r)
+	}
+	w.expectNoKeyLeak()
+}
+
+// A service outage answering 500 to everything: a 500 after sending is an unknown outcome, so the
+// first submission stalls; the key's circuit then holds every other paid submission until the
+// brand list answers again, instead of each one becoming SubmissionUnknown.
+func TestServerErrorOutage(t *testing.T) {
+	w := newWorld(t, simulator.Options{})
+	n := size(6, 50)
+	w.startManager()
+	// The manager is up and has rendered once before the outage begins: nothing is in flight.
+	w.createRenders("before", 0, 1)
+	w.waitTerminal(30 * time.Second)
+	w.sim.SetFaults(simulator.Faults{ServerErrorShare: 1})
+	for i := range n {
+		w.createRenders("outage", i, i+1)
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	w.sim.SetFaults(simulator.Faults{})
+	w.waitTerminal(90 * time.Second)
+	r := w.measure("service outage: every call answered 500")
+	r.expectNoDoubleCharge(w)
+	if unknown := r.UnknownCallMade + r.UnknownNoCall; unknown > 1 || r.Ready != n+1-unknown {
+		t.Errorf("the outage began with nothing in flight: want at most the first submission unknown, the rest Ready: %s", r)
+	}
+	w.expectNoKeyLeak()
+}
+
+// Half of all calls answered 429: a 429 creates nothing, so every object completes with one job.
+func TestRateLimitStorm(t *testing.T) {
+	w := newWorld(t, simulator.Options{Faults: simulator.Faults{RateLimitShare: 0.5, RetryAfter: 100 * time.Millisecond}})
+	n := size(8, 100)
+	w.startManager()
+	w.createRenders("storm", 0, n)
+	w.waitTerminal(90 * time.Second)
+	r := w.measure("429 storm (half of all calls)")
+	r.expectNoDoubleCharge(w)
+	if r.UnknownCallMade+r.UnknownNoCall != 0 || r.Ready != n || r.Orphans != 0 {
+		t.Errorf("a 429 creates nothing: want every object Ready with one job: %s", r)
+	}
+	if c := w.sim.Counters().Faults["rate_limit"]; c == 0 {
+		t.Error("the storm did not happen")
+	}
+	w.expectNoKeyLeak()
+}
+
+// callbackFlags turns on the operator's callbacks on a free loopback port, with a stable key.
+func callbackFlags(t *testing.T) []string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	addr := ln.Addr().String()
+	must(t, ln.Close())
+	keyFile := filepath.Join(t.TempDir(), "callback-key")
+	must(t, os.WriteFile(keyFile, []byte(strings.Repeat("k", 32)), 0o600))
+	return []string{"--callback-bind-address=" + addr, "--callback-public-url=http://" + addr,
+		"--callback-key-file=" + keyFile, "--callback-poll-interval=5s"}
+}
