@@ -61,7 +61,7 @@ func TestRedirectsAreNotFollowed(t *testing.T) {
 // Issue 10, "An outage costs at most what was in flight": a refused connection means the request
 // never left, so a submission is certainly not created and a read is retried.
 func TestRefusedConnectionIsNotSent(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

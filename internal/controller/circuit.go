@@ -18,7 +18,12 @@ package controller
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -29,58 +34,156 @@ import (
 
 // circuits pauses the paid submissions of an API key after one of them had an unknown outcome
 // (a 5xx, a timeout, an unreadable answer): the service may be failing, and each further paid
-// call could be one more job nobody can identify. A cheap read that succeeds (the brand list)
-// closes the circuit, so an outage costs at most the calls already in flight (DESIGN.md "Never
-// pay twice"). Keys are identified by their fingerprint, never the key.
+// call could be one more job nobody can identify (DESIGN.md "Never pay twice"). Keys are
+// identified by their fingerprint, never the key.
+//
+// A key's circuit is closed (calls go), open (paid calls wait; a cheap read probes the service)
+// or half-open: one trial paid call goes and the others wait for its answer; a definite answer
+// (a job, or a refusal) closes the circuit, an unknown one opens it again. A key this process
+// has not called yet starts half-open, so that after a restart in the middle of an outage only
+// one paid call is at risk, not one per worker.
+//
+// An outage of the paid endpoint alone, behind a brand list that still answers, cannot be seen
+// without a paid call: there, consecutive unknown outcomes space the trials out exponentially
+// (from the backoff base to its maximum), so such an outage costs a few calls an hour, not one
+// per object.
 type circuits struct {
-	mu   sync.Mutex
-	open map[string]bool
+	clock     clock.PassiveClock
+	base, max time.Duration
+
+	mu    sync.Mutex
+	state map[string]*circuit
 }
 
-func newCircuits() *circuits { return &circuits{open: map[string]bool{}} }
-
-func (c *circuits) trip(keyID string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.open[keyID] = true
+type circuit struct {
+	closed bool
+	// open: the last paid call's outcome was unknown; a probe must succeed before a trial, and
+	// not before until.
+	open  bool
+	until time.Time
+	// unknowns counts consecutive unknown outcomes.
+	unknowns int
+	// trial is the attempt id of the trial call under way, if any.
+	trial string
 }
 
-func (c *circuits) isOpen(keyID string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.open[keyID]
+func newCircuits(c clock.PassiveClock, base, maxDelay time.Duration) *circuits {
+	return &circuits{clock: c, base: base, max: maxDelay, state: map[string]*circuit{}}
 }
 
-func (c *circuits) reset(keyID string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.open, keyID)
-}
-
-// circuitClosed reports whether a paid submission of the key may go ahead. With the circuit
-// open it probes the service with the brand list: a success closes the circuit; a failure keeps
-// the object waiting, with nothing sent and nothing consumed.
-func (l *lifecycle[T]) circuitClosed(ctx context.Context, tx *statusTxn[T], api apiclient.Interface, keyID string) (bool, ctrl.Result, error) {
-	if !l.circuits.isOpen(keyID) {
-		return true, ctrl.Result{}, nil
+func (c *circuits) get(keyID string) *circuit {
+	s, ok := c.state[keyID]
+	if !ok {
+		s = &circuit{}
+		c.state[keyID] = s
 	}
-	callCtx, cancel := l.callContext(ctx)
-	_, err := api.ListVideoBrands(callCtx)
-	cancel()
+	return s
+}
+
+// admission is what a paid submission of a key may do now.
+type admission int
+
+const (
+	admitGo admission = iota
+	admitTrial
+	admitProbe
+	admitWait
+)
+
+// admit decides for one submission. attempt becomes the trial when it is admitted as one.
+func (c *circuits) admit(keyID, attempt string) admission {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.get(keyID)
+	switch {
+	case s.closed:
+		return admitGo
+	case s.trial != "", s.open && c.clock.Now().Before(s.until):
+		return admitWait
+	case s.open:
+		return admitProbe
+	}
+	s.trial = attempt
+	return admitTrial
+}
+
+// probed records a probe that found the service answering: the next submission is the trial.
+func (c *circuits) probed(keyID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.get(keyID).open = false
+}
+
+// outcome records the answer to a paid call of the key: definite (a job or a refusal) closes
+// the circuit, unknown opens it. It also ends the attempt's trial.
+func (c *circuits) outcome(keyID, attempt string, definite bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.get(keyID)
+	if s.trial == attempt {
+		s.trial = ""
+	}
+	s.closed, s.open = definite, !definite
+	if definite {
+		s.unknowns = 0
+		return
+	}
+	delay := c.base << min(s.unknowns, 20)
+	s.unknowns++
+	s.until = c.clock.Now().Add(min(delay, c.max))
+}
+
+// abandon ends a trial whose call was not made (its in-flight write failed): the next
+// submission tries again.
+func (c *circuits) abandon(keyID, attempt string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.get(keyID); s.trial == attempt {
+		s.trial = ""
+	}
+}
+
+// admitSubmission decides whether the paid submission of attempt may go now. With the circuit
+// open it probes the service with the brand list first; any answer that shows the service up
+// (a 2xx, or a 4xx other than 429 and 408) lets one trial call through. Waiting objects change
+// nothing and consume nothing.
+func (l *lifecycle[T]) admitSubmission(ctx context.Context, tx *statusTxn[T], api apiclient.Interface, keyID, attempt string) (bool, ctrl.Result, error) {
+	a := l.circuits.admit(keyID, attempt)
+	if a == admitProbe {
+		callCtx, cancel := l.callContext(ctx)
+		_, err := api.ListVideoBrands(callCtx)
+		cancel()
+		if !serviceAnswers(err) {
+			return false, l.paused(tx, "an earlier submission's outcome is unknown and the service answered "+
+				describeAnswer(err)+" to a check", l.backoff.next(objectKey(tx.obj), apiclient.RetryAfter(err))), nil
+		}
+		logf.FromContext(ctx).Info("The service answers again; one paid submission of this API key goes first")
+		l.circuits.probed(keyID)
+		a = l.circuits.admit(keyID, attempt)
+	}
+	if a == admitWait {
+		return false, l.paused(tx, "waiting for the answer to another submission of this API key", l.backoff.short()), nil
+	}
+	return true, ctrl.Result{}, nil
+}
+
+// serviceAnswers reports an answer that shows the service up, whatever it says of the key.
+func serviceAnswers(err error) bool {
+	var ae *apiclient.APIError
 	if err == nil {
-		logf.FromContext(ctx).Info("The service answers again; paid submissions of this API key resume")
-		l.circuits.reset(keyID)
-		return true, ctrl.Result{}, nil
+		return true
 	}
-	if apiclient.IsUnauthorized(err) {
-		l.unauthorized(tx)
-		return false, ctrl.Result{}, nil
-	}
+	return errors.As(err, &ae) && ae.StatusCode >= 400 && ae.StatusCode < 500 &&
+		!apiclient.IsRateLimited(err) && ae.StatusCode != http.StatusRequestTimeout
+}
+
+// paused says, in Reconciling, why the object's paid submission waits.
+func (l *lifecycle[T]) paused(tx *statusTxn[T], why string, retryIn time.Duration) ctrl.Result {
 	st := l.adapter.jobStatus(tx.obj)
-	st.Phase = videov1alpha1.PhasePending
-	delay := l.backoff.next(objectKey(tx.obj), apiclient.RetryAfter(err))
+	if st.JobID == "" || st.CompletedAt != nil {
+		st.Phase = videov1alpha1.PhasePending
+	}
 	setOutcome(st, tx.obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonServiceUnavailable,
-		"Paid submissions of this API key are paused: an earlier submission's outcome is unknown and the service answered "+
-			describeAnswer(err)+" to a check; retrying with backoff")
-	return false, ctrl.Result{RequeueAfter: delay}, nil
+		"Paid submissions of this API key are paused: "+why+"; retrying with backoff")
+	return ctrl.Result{RequeueAfter: retryIn}
 }

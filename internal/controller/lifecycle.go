@@ -73,6 +73,7 @@ type target struct {
 	// (storyboardRef only): a storyboard deleted and created again starts at generation 1.
 	sourceGeneration int64
 	sourceUID        types.UID
+	sourceCreated    time.Time
 	wait             *waiting
 }
 
@@ -152,8 +153,12 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		return result, err
 	}
 	if errors.Is(err, errShuttingDown) || (err != nil && ctx.Err() != nil) {
-		// Shutting down before a decision: nothing is written, the next process reconciles this
-		// object again.
+		// Shutting down before a decision about the spec: what was settled so far (a cleared
+		// record, a job read) is written, but not observedGeneration; the next process
+		// reconciles this object again.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WriteTimeout)
+		defer cancel()
+		_ = tx.commit(wctx)
 		return ctrl.Result{}, nil
 	}
 	st := l.adapter.jobStatus(obj)
@@ -248,10 +253,23 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statusTxn[T]) (ctrl.Resu
 }
 
 // sameSource reports whether the current job renders the upstream object t names: the same
-// VideoStoryboard (by uid, when one was recorded) at the same generation.
+// VideoStoryboard at the same generation. A storyboard created after the job was recorded is
+// another one, whatever uid was recorded (none, before the field existed; or a stale one left by
+// an older version of the operator).
 func (l *lifecycle[T]) sameSource(obj T, t *target) bool {
 	gen, uid := l.adapter.recordedSource(obj)
-	return gen == t.sourceGeneration && (uid == "" || uid == t.sourceUID)
+	if gen != t.sourceGeneration {
+		return false
+	}
+	if uid == t.sourceUID {
+		return true
+	}
+	st := l.adapter.jobStatus(obj)
+	recorded := st.SubmittedAt
+	if recorded == nil {
+		recorded = st.CompletedAt
+	}
+	return recorded == nil || !t.sourceCreated.After(recorded.Time)
 }
 
 // completedFor reports whether the job of generation gen completed (not failed).

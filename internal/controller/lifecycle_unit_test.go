@@ -121,6 +121,11 @@ func TestConversions(t *testing.T) {
 	if got := decimal("1e3"); got != "1000" {
 		t.Errorf("decimal(1e3) = %q, want a plain decimal the status schema accepts", got)
 	}
+	for _, zero := range []apiclient.Number{"0", "-0", "-0.0", "0.000"} {
+		if got := decimal(zero); got != "0" {
+			t.Errorf("decimal(%s) = %q, want 0 (the status pattern refuses a sign)", zero, got)
+		}
+	}
 	if got := decimal(""); got != "" {
 		t.Errorf("decimal(absent) = %q", got)
 	}

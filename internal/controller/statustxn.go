@@ -17,7 +17,6 @@ limitations under the License.
 package controller
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -87,7 +86,10 @@ func (t *statusTxn[T]) commit(ctx context.Context) error {
 				t.abort()
 				return err
 			}
-			overwrite(t.obj, fresh)
+			// Only the resourceVersion is taken from the fresh read: the spec may have changed
+			// meanwhile, and the decisions of this reconcile belong to the spec they were
+			// taken for.
+			t.obj.SetResourceVersion(fresh.GetResourceVersion())
 		}
 		t.base = t.obj.DeepCopyObject().(T)
 	}
@@ -106,16 +108,28 @@ func (t *statusTxn[T]) landed(ctx context.Context, writeErr error) (T, bool) {
 	if t.reader == nil || refusedWrite(writeErr) {
 		return zero, false
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WriteTimeout)
-	defer cancel()
+	// Within the caller's own deadline: the submission budget must cover this read.
 	fresh := t.adapter.newObject()
-	if err := t.reader.Get(rctx, client.ObjectKeyFromObject(t.obj), fresh); err != nil {
+	if err := t.reader.Get(ctx, client.ObjectKeyFromObject(t.obj), fresh); err != nil {
 		return zero, false
 	}
-	// Compare as the server stores it (times in seconds), not as held in memory.
-	want, err1 := json.Marshal(t.adapter.status(t.obj))
-	got, err2 := json.Marshal(t.adapter.status(fresh))
-	return fresh, err1 == nil && err2 == nil && bytes.Equal(want, got)
+	return fresh, sameJSON(t.adapter.status(t.obj), t.adapter.status(fresh))
+}
+
+// sameJSON compares two values as the API server stores them: times in seconds, and free-form
+// JSON (render parameters, a raw preview) with its keys in any order.
+func sameJSON(a, b any) bool {
+	var x, y any
+	for _, p := range []struct {
+		in  any
+		out *any
+	}{{a, &x}, {b, &y}} {
+		raw, err := json.Marshal(p.in)
+		if err != nil || json.Unmarshal(raw, p.out) != nil {
+			return false
+		}
+	}
+	return reflect.DeepEqual(x, y)
 }
 
 // refusedWrite reports an error by which the API server refused a write: nothing of it landed.

@@ -63,9 +63,6 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 			return res, err
 		}
 	}
-	if ok, res, err := l.circuitClosed(ctx, tx, api, keyID); !ok {
-		return res, err
-	}
 	if ctx.Err() != nil {
 		// Shutting down: start no new paid call.
 		return ctrl.Result{}, errShuttingDown
@@ -75,6 +72,11 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if ok, res, err := l.admitSubmission(ctx, tx, api, keyID, attempt); !ok {
+		return res, err
+	}
+	// Ends a trial whose call is not made; a no-op once its outcome was recorded.
+	defer l.circuits.abandon(keyID, attempt)
 	st.Submission = &videov1alpha1.Submission{Generation: gen, AttemptID: attempt, StartedAt: metav1.NewTime(l.opts.Clock.Now()),
 		Retry: retry, StoryboardGeneration: t.sourceGeneration, StoryboardUID: string(t.sourceUID)}
 	st.Phase = videov1alpha1.PhaseSubmitting
@@ -100,6 +102,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 	callCtx, cancelCall := context.WithTimeout(sctx, l.opts.CallTimeout)
 	created, err := l.call(callCtx, api, t, body)
 	cancelCall()
+	l.circuits.outcome(keyID, attempt, err == nil || l.refused(err))
 	if err == nil && utf8.RuneCountInString(created.JobID) > maxJobID {
 		// A job was created, but its id cannot be recorded: say so instead of guessing.
 		err = fmt.Errorf("the service created job %q, whose id is longer than the %d characters status.jobId holds",
@@ -129,7 +132,6 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 		return l.refusal(ctx, tx, t, err)
 	default:
 		l.opts.Metrics.submitted(l.adapter.kind(), "unknown")
-		l.circuits.trip(keyID)
 		log.Error(err, "Submission outcome unknown; pausing paid submissions of this API key until the service answers", "attempt", attempt)
 		st.Phase = videov1alpha1.PhaseFailed
 		l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, st.Submission, err))
@@ -426,18 +428,18 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statusTxn[T]) (s
 	return true, ctrl.Result{RequeueAfter: l.unknownRecheck()}, nil
 }
 
-// unknownMessage tells the user what happened and exactly how to confirm a resubmission.
+// unknownMessage tells the user what happened and exactly how to confirm a resubmission. The
+// command comes before the cause, which may be long: an event keeps only its first kilobyte.
 func unknownMessage(kind string, obj client.Object, sub *videov1alpha1.Submission, cause error) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "The submission of generation %d (attempt %s, started %s) may or may not have created a job at the service",
-		sub.Generation, sub.AttemptID, sub.StartedAt.UTC().Format("2006-01-02T15:04:05Z"))
-	if cause != nil {
-		fmt.Fprintf(&b, " (%v)", cause)
-	}
-	fmt.Fprintf(&b, ". To avoid paying twice nothing is sent again automatically. Check the service for a job started at that time; "+
+	fmt.Fprintf(&b, "The submission of generation %d (attempt %s, started %s) may or may not have created a job at the service. "+
+		"To avoid paying twice nothing is sent again automatically. Check the service for a job started at that time; "+
 		"to submit again, run: kubectl annotate %s %s -n %s %s=%s",
-		strings.ToLower(kind), obj.GetName(), obj.GetNamespace(),
-		AnnotationConfirmResubmit, sub.AttemptID)
+		sub.Generation, sub.AttemptID, sub.StartedAt.UTC().Format("2006-01-02T15:04:05Z"),
+		strings.ToLower(kind), obj.GetName(), obj.GetNamespace(), AnnotationConfirmResubmit, sub.AttemptID)
+	if cause != nil {
+		fmt.Fprintf(&b, " (the call ended with: %s)", truncate(cause.Error(), 500))
+	}
 	return b.String()
 }
 

@@ -174,6 +174,11 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		start(simulator.Options{Faults: simulator.Faults{Latency: 1500 * time.Millisecond,
 			Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
 		h.startManager()
+		// A manager that has called the service before: the key's circuit is closed, so the
+		// submissions go together rather than after a first trial.
+		warm := storyRender(h.ns, "warm-up", "Warm up")
+		Expect(k8sClient.Create(ctx, warm)).To(Succeed())
+		Eventually(func(g Gomega) { g.Expect(getRender(warm)(g).Status.JobID).NotTo(BeEmpty()) }).Should(Succeed())
 		const n = 4
 		var renders []*videov1alpha1.VideoRender
 		for i := range n {
@@ -873,6 +878,59 @@ spec:
 		Expect(h.jobsNamed("Outage second")).To(HaveLen(1))
 		Expect(stalledWith(&getRender(first)(Default).Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(),
 			"the unknown outcome still waits for a human")
+	})
+	It("case 2: a lost answer to the in-flight write while the spec changes sends the spec the record names", func() {
+		start(simulator.Options{})
+		var once atomic.Bool
+		var vr *videov1alpha1.VideoRender
+		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			data, _ := patch.Data(obj)
+			// Patch a copy: the caller must not learn the outcome from its own object.
+			err := c.SubResource(sub).Patch(ctx, obj.DeepCopyObject().(client.Object), patch, opts...)
+			if err == nil && inFlightAttempt(data) != "" && once.CompareAndSwap(false, true) {
+				// The write landed; while its answer is lost, the user edits the spec.
+				updateMeta(vr, func(o client.Object) {
+					o.(*videov1alpha1.VideoRender).Spec.Storyboard.VideoName = "Edited"
+				})
+				return apierrors.NewTimeoutError("injected: the answer to the write was lost", 1)
+			}
+			return err
+		}}
+		h.startManager()
+		vr = storyRender(h.ns, "edited-meanwhile", "Original")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(got.Generation).To(Equal(int64(2)))
+			g.Expect(readyFor(&got.Status.JobStatus, 2)).To(BeTrue(), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+		Expect(h.jobsNamed("Original")).To(HaveLen(1), "generation 1 was sent as generation 1")
+		Expect(h.jobsNamed("Edited")).To(HaveLen(1), "generation 2 was sent once")
+	})
+
+	It("DESIGN \"Never pay twice\": an outage of the paid endpoint alone spaces its trials out", func() {
+		start(simulator.Options{Faults: simulator.Faults{ServerErrorShare: 1, Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
+		h.startManager()
+		for i := range 6 {
+			Expect(k8sClient.Create(ctx, storyRender(h.ns, fmt.Sprintf("render-outage-%d", i), fmt.Sprintf("Render outage %d", i)))).To(Succeed())
+		}
+		// With the harness's backoff (20 ms doubling to 200 ms), trials are spaced out: within
+		// half a second only a few of the six objects are tried, never all at once.
+		Eventually(func() int { return h.sim.Calls(apiclient.EndpointRenderStoryboard) }).Should(BeNumerically(">=", 1))
+		time.Sleep(300 * time.Millisecond)
+		Expect(h.sim.Calls(apiclient.EndpointRenderStoryboard)).To(BeNumerically("<=", 4),
+			"each unknown outcome holds the key's next trial back")
+		h.sim.SetFaults(simulator.Faults{})
+		Eventually(func(g Gomega) {
+			var list videov1alpha1.VideoRenderList
+			g.Expect(k8sClient.List(ctx, &list, client.InNamespace(h.ns))).To(Succeed())
+			for _, r := range list.Items {
+				g.Expect(readyFor(&r.Status.JobStatus, 1) || stalledWith(&r.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(), r.Name)
+			}
+		}).Should(Succeed())
+		for i := range 6 {
+			Expect(len(h.jobsNamed(fmt.Sprintf("Render outage %d", i)))).To(BeNumerically("<=", 1))
+		}
 	})
 })
 

@@ -75,7 +75,7 @@ func (renderAdapter) secretRef(o *videov1alpha1.VideoRender) videov1alpha1.Secre
 func (a renderAdapter) resolve(ctx context.Context, o *videov1alpha1.VideoRender) (*target, error) {
 	switch {
 	case o.Spec.Storyboard != nil:
-		return &target{render: o.Spec.Storyboard}, nil
+		return &target{render: o.Spec.Storyboard.DeepCopy()}, nil
 	case o.Spec.ProjectID != nil:
 		return &target{projectID: *o.Spec.ProjectID}, nil
 	case o.Spec.StoryboardRef == nil:
@@ -96,7 +96,8 @@ func (a renderAdapter) resolve(ctx context.Context, o *videov1alpha1.VideoRender
 		return nil, fmt.Errorf("getting VideoStoryboard %s/%s: %w", o.Namespace, name, err)
 	}
 	if sb.Status.PreviewedGeneration == sb.Generation && sb.Status.Phase == videov1alpha1.PhaseCompleted {
-		return &target{render: &sb.Spec.StoryboardRequest, sourceGeneration: sb.Generation, sourceUID: sb.UID}, nil
+		return &target{render: sb.Spec.StoryboardRequest.DeepCopy(), sourceGeneration: sb.Generation, sourceUID: sb.UID,
+			sourceCreated: sb.CreationTimestamp.Time}, nil
 	}
 	w := &waiting{reason: videov1alpha1.ReasonWaitingForPreview,
 		message: fmt.Sprintf("Waiting for VideoStoryboard %q to complete its preview of generation %d", name, sb.Generation)}
@@ -187,6 +188,9 @@ func decimal(n apiclient.Number) string {
 	f, ok := n.Float64()
 	if !ok || f < 0 {
 		return ""
+	}
+	if f == 0 {
+		return "0" // not "-0", which the status schema's pattern refuses
 	}
 	return strconv.FormatFloat(f, 'f', -1, 64)
 }

@@ -69,7 +69,7 @@ func (storyboardAdapter) secretRef(o *videov1alpha1.VideoStoryboard) videov1alph
 
 // resolve: a preview of the spec's request, exactly as written (apiKeySecretRef is not part of it).
 func (storyboardAdapter) resolve(_ context.Context, o *videov1alpha1.VideoStoryboard) (*target, error) {
-	return &target{preview: &o.Spec.StoryboardRequest}, nil
+	return &target{preview: o.Spec.StoryboardRequest.DeepCopy()}, nil
 }
 
 func (storyboardAdapter) recordedSource(*videov1alpha1.VideoStoryboard) (int64, types.UID) {

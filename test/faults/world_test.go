@@ -95,7 +95,7 @@ func run(m *testing.M) int {
 
 	// The manager binary, built as the image builds it.
 	managerBin = filepath.Join(workDir, "manager")
-	build := exec.Command("go", "build", "-o", managerBin, "./cmd/manager")
+	build := exec.CommandContext(context.Background(), "go", "build", "-o", managerBin, "./cmd/manager")
 	build.Dir = filepath.Join("..", "..")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building the manager: %v\n%s", err, out)
@@ -207,7 +207,7 @@ func (w *world) startManager(extra ...string) *managerProc {
 		"--max-concurrent-reconciles=20",
 		"--metrics-bind-address=0", "--health-probe-bind-address=0",
 	}, extra...)
-	cmd := exec.Command(managerBin, args...)
+	cmd := exec.CommandContext(context.Background(), managerBin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	must(w.t, cmd.Start())
 	p := &managerProc{cmd: cmd, log: logPath, done: make(chan struct{})}
@@ -392,7 +392,7 @@ type switchableServer struct {
 }
 
 func newSwitchableServer(t *testing.T, h http.Handler) *switchableServer {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	must(t, err)
 	s := &switchableServer{t: t, handler: h, addr: ln.Addr().String()}
 	s.url = "http://" + s.addr
@@ -429,7 +429,7 @@ func (s *switchableServer) up() {
 	var ln net.Listener
 	var err error
 	for range 50 {
-		if ln, err = net.Listen("tcp", s.addr); err == nil {
+		if ln, err = (&net.ListenConfig{}).Listen(context.Background(), "tcp", s.addr); err == nil {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
