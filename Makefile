@@ -68,6 +68,12 @@ envtest-assets: ## Obtain kube-apiserver, etcd and kubectl for envtest (cached; 
 test: manifests generate fmt vet envtest-assets kustomize ## Run all tests, envtest ones against a real kube-apiserver and etcd.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUSTOMIZE="$(KUSTOMIZE)" go test ./... -coverprofile cover.out
 
+.PHONY: test-faults-long
+test-faults-long: envtest-assets ## The long variant of the process-level fault suite (docs/reliability.md); rows go to $(FAULTS_REPORT).
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" FAULTS_REPORT="$(FAULTS_REPORT)" go test ./test/faults/ -count=1 -v -timeout 60m -args -faults.long
+
+FAULTS_REPORT ?= $(shell pwd)/bin/faults-report.jsonl
+
 .PHONY: demo-test
 demo-test: ## Run the demo non-interactively and check its end state (CI runs it after make test).
 	hack/demo-test.sh

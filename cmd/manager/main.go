@@ -292,6 +292,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 		Callback:      callback,
 
 		InternalErrorIsRefusal: opts.internalErrorIsRefusal,
+		Audit:                  controller.NewAuditLogger(os.Stderr),
 	})
 	if err != nil {
 		return err

@@ -17,8 +17,11 @@ limitations under the License.
 package controller
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -280,5 +283,27 @@ func TestWriteJobIDGivesUpQuicklyAndKeepsTheJobInMemory(t *testing.T) {
 	}
 	if job, ok := l.memo.lookup("attempt-1"); !ok || job != "job-1" {
 		t.Errorf("the memo lost the job: %q %v", job, ok)
+	}
+}
+
+// Issue 10, "An audit trail of money": every paid submission is logged, none sampled away, as
+// JSON a platform team can reconcile against the service's bill.
+func TestAuditLoggerDoesNotSample(t *testing.T) {
+	var buf bytes.Buffer
+	audit := NewAuditLogger(&buf)
+	const n = 1000
+	for i := range n {
+		audit.Info("Paid submission", "attempt", fmt.Sprintf("a%d", i), "outcome", "accepted")
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != n {
+		t.Fatalf("%d audit lines for %d submissions", len(lines), n)
+	}
+	var first map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+		t.Fatalf("an audit line is not JSON: %v: %s", err, lines[0])
+	}
+	if first["logger"] != "audit" || first["outcome"] != "accepted" || first["attempt"] != "a0" {
+		t.Errorf("audit line fields: %v", first)
 	}
 }

@@ -188,6 +188,7 @@ func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, ser
 		Callback:      callback,
 
 		InternalErrorIsRefusal: h.internalErrorIsRefusal,
+		Audit:                  NewAuditLogger(&teeWriter{h.logs, GinkgoWriter}),
 	})
 	Expect(err).NotTo(HaveOccurred())
 	if cb := r.CallbackHandler(); cb != nil && serveCallbacks {

@@ -18,6 +18,8 @@ package controller
 
 import (
 	"fmt"
+	"github.com/go-logr/logr"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -72,6 +74,9 @@ type Options struct {
 	BrandCacheTTL time.Duration
 	// CallTimeout bounds each call to the service.
 	CallTimeout time.Duration
+	// Audit receives one line per paid submission and its outcome, never sampled (see
+	// NewAuditLogger); the default is the global logger named "audit".
+	Audit logr.Logger
 	// Metrics receives the lifecycle's measurements; nil records nothing.
 	Metrics *Metrics
 	// InternalErrorIsRefusal takes the service's documented 500 body ({error: {code:
@@ -96,6 +101,9 @@ func (o *Options) setDefaults() error {
 	}
 	if _, ok := o.Recorder.(boundedRecorder); !ok {
 		o.Recorder = boundedRecorder{o.Recorder}
+	}
+	if o.Audit.GetSink() == nil {
+		o.Audit = logf.Log.WithName("audit")
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}

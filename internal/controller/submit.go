@@ -91,6 +91,9 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.submitBudget())
 	defer cancel()
 	if err := l.writeInFlight(sctx, tx, attempt); err != nil {
+		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			l.auditSubmission(obj, gen, attempt, "not-sent", "", err)
+		}
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			return ctrl.Result{RequeueAfter: l.backoff.short()}, nil
 		}
@@ -116,7 +119,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 			l.memo.expectCallback(created.JobID)
 		}
 		l.opts.Metrics.submitted(l.adapter.kind(), "accepted")
-		log.Info("Submitted job", "jobID", created.JobID, "generation", gen, "attempt", attempt)
+		l.auditSubmission(obj, gen, attempt, "accepted", created.JobID, nil)
 		l.recordSubmitted(tx, created.JobID)
 		if err := l.writeJobID(sctx, tx, attempt, created.JobID); err != nil {
 			// The job id is remembered in memory: the next reconcile adopts it.
@@ -127,11 +130,13 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 		return ctrl.Result{RequeueAfter: l.pollDelay(created.JobID)}, nil
 	case l.refused(err):
 		l.opts.Metrics.submitted(l.adapter.kind(), "refused")
+		l.auditSubmission(obj, gen, attempt, "refused", "", err)
 		// Should the write of the refusal fail, the record found later is cleared, not stalled on.
 		l.memo.settleNoJob(attempt)
 		return l.refusal(ctx, tx, t, err)
 	default:
 		l.opts.Metrics.submitted(l.adapter.kind(), "unknown")
+		l.auditSubmission(obj, gen, attempt, "unknown", "", err)
 		log.Error(err, "Submission outcome unknown; pausing paid submissions of this API key until the service answers", "attempt", attempt)
 		st.Phase = videov1alpha1.PhaseFailed
 		l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, st.Submission, err))

@@ -76,6 +76,7 @@ func TestSIGTERMDuringSubmissions(t *testing.T) {
 	w.waitTerminal(60 * time.Second)
 	r := w.measure("SIGTERM during submissions (rolling update)")
 	r.expectNoDoubleCharge(w)
+	w.expectBillMatchesAudit(r)
 	if r.UnknownCallMade+r.UnknownNoCall != 0 || r.Orphans != 0 || r.Ready != n+1 {
 		t.Errorf("a rolling update must leave 0 SubmissionUnknown, 0 orphans and every object Ready: %s", r)
 	}
@@ -133,6 +134,7 @@ func TestRefusedConnectionOutage(t *testing.T) {
 	w.waitTerminal(90 * time.Second)
 	r := w.measure("service outage: connection refused")
 	r.expectNoDoubleCharge(w)
+	w.expectBillMatchesAudit(r)
 	if r.UnknownCallMade+r.UnknownNoCall != 0 || r.Ready != n {
 		t.Errorf("a refused connection sent nothing: want 0 SubmissionUnknown and every object Ready: %s", r)
 	}
@@ -159,6 +161,7 @@ func TestServerErrorOutage(t *testing.T) {
 	w.waitTerminal(90 * time.Second)
 	r := w.measure("service outage: every call answered 500")
 	r.expectNoDoubleCharge(w)
+	w.expectBillMatchesAudit(r)
 	if unknown := r.UnknownCallMade + r.UnknownNoCall; unknown > 1 || r.Ready != n+1-unknown {
 		t.Errorf("the outage began with nothing in flight: want at most the first submission unknown, the rest Ready: %s", r)
 	}
@@ -174,6 +177,7 @@ func TestRateLimitStorm(t *testing.T) {
 	w.waitTerminal(90 * time.Second)
 	r := w.measure("429 storm (half of all calls)")
 	r.expectNoDoubleCharge(w)
+	w.expectBillMatchesAudit(r)
 	if r.UnknownCallMade+r.UnknownNoCall != 0 || r.Ready != n || r.Orphans != 0 {
 		t.Errorf("a 429 creates nothing: want every object Ready with one job: %s", r)
 	}

@@ -38,7 +38,7 @@ type report struct {
 	// Orphans are jobs at the service that no object holds (in jobId or previous.jobId).
 	Orphans int `json:"orphans"`
 	// UnknownCallMade and UnknownNoCall split the objects in SubmissionUnknown by whether the
-	// service created a job for them.
+	// service created a job for them (a call cut on the wire, or answered 500, created none).
 	UnknownCallMade int `json:"unknownCallMade"`
 	UnknownNoCall   int `json:"unknownNoCall"`
 	// Ready objects completed; NeverTerminal ones are neither Ready nor Stalled at the end.

@@ -380,6 +380,37 @@ func (w *world) expectNoKeyLeak() {
 	}
 }
 
+// auditCounts counts the managers' audit lines of paid submissions by outcome.
+func (w *world) auditCounts() map[string]int {
+	w.t.Helper()
+	w.mu.Lock()
+	procs := append([]*managerProc(nil), w.procs...)
+	w.mu.Unlock()
+	counts := map[string]int{}
+	for _, p := range procs {
+		b, err := os.ReadFile(p.log)
+		must(w.t, err)
+		for _, line := range strings.Split(string(b), "\n") {
+			var entry struct {
+				Logger, Msg, Outcome string
+			}
+			if json.Unmarshal([]byte(line), &entry) == nil && entry.Logger == "audit" && entry.Msg == "Paid submission" {
+				counts[entry.Outcome]++
+			}
+		}
+	}
+	return counts
+}
+
+// expectBillMatchesAudit checks that the audit log names every job the service created: what a
+// platform team reconciles the bill with.
+func (w *world) expectBillMatchesAudit(r report) {
+	w.t.Helper()
+	if a := w.auditCounts()["accepted"]; a != r.Jobs {
+		w.t.Errorf("%s: the audit log has %d accepted submissions, the service created %d jobs", r.Case, a, r.Jobs)
+	}
+}
+
 // switchableServer serves the simulator on a fixed loopback address that can be taken down (a
 // refused connection: nothing listens) and brought back.
 type switchableServer struct {

@@ -1,0 +1,51 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"io"
+
+	"github.com/go-logr/logr"
+	"go.uber.org/zap/zapcore"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+// NewAuditLogger returns the logger of paid submissions: JSON lines on w, never sampled. The
+// manager's production logger samples repeated messages (after 100 a second, one in 100), which
+// would drop lines a platform team needs to reconcile the service's bill against.
+func NewAuditLogger(w io.Writer) logr.Logger {
+	// Sampling is only added outside development mode; development mode's other defaults are
+	// set back to production's.
+	return zap.New(zap.WriteTo(w), zap.UseDevMode(true), zap.JSONEncoder(),
+		zap.Level(zapcore.InfoLevel), zap.StacktraceLevel(zapcore.PanicLevel)).WithName("audit")
+}
+
+// auditSubmission records one paid submission and its outcome: accepted (with the job id),
+// refused (certainly no job), unknown (maybe a job), or not-sent (its in-flight record could not
+// be written, so the call was not made).
+func (l *lifecycle[T]) auditSubmission(obj client.Object, gen int64, attempt, outcome, jobID string, err error) {
+	kv := []any{"kind", l.adapter.kind(), "namespace", obj.GetNamespace(), "name", obj.GetName(),
+		"generation", gen, "attempt", attempt, "outcome", outcome}
+	if jobID != "" {
+		kv = append(kv, "jobID", jobID)
+	}
+	if err != nil {
+		kv = append(kv, "error", boundedError(err))
+	}
+	l.opts.Audit.Info("Paid submission", kv...)
+}
