@@ -18,12 +18,12 @@ package controller
 
 import (
 	"fmt"
-	"github.com/go-logr/logr"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/videoops/video-operator/internal/apiclient"
