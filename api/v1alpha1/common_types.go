@@ -86,6 +86,9 @@ const (
 	ReasonJobFailed ConditionReason = "JobFailed"
 	// ReasonJobNotFound: the service no longer knows the job (JOB_NOT_FOUND).
 	ReasonJobNotFound ConditionReason = "JobNotFound"
+	// ReasonJobDeadlineExceeded: the job had not ended within the manager's --job-deadline; the
+	// controller stopped waiting for it (status.failure.code JOB_DEADLINE_EXCEEDED).
+	ReasonJobDeadlineExceeded ConditionReason = "JobDeadlineExceeded"
 	// ReasonSecretNotFound: the apiKeySecretRef Secret does not exist in the namespace.
 	ReasonSecretNotFound ConditionReason = "SecretNotFound"
 	// ReasonSecretKeyMissing: the Secret exists but has no (non-empty) apiKeySecretRef key.

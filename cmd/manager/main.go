@@ -73,6 +73,7 @@ type options struct {
 	serviceBurst    int
 	pollMin         time.Duration
 	pollMax         time.Duration
+	jobDeadline     time.Duration
 	backoffBase     time.Duration
 	backoffMax      time.Duration
 	concurrency     int
@@ -113,6 +114,9 @@ func (o *options) bind(fs *flag.FlagSet) {
 		"Shortest delay between two reads of a running job (the service asks for 10 to 30 seconds).")
 	fs.DurationVar(&o.pollMax, "poll-max", controller.DefaultPollMax,
 		"Longest delay between two reads of a running job; each delay is drawn at random in between.")
+	fs.DurationVar(&o.jobDeadline, "job-deadline", controller.DefaultJobDeadline,
+		"How long a job may run before the controller stops waiting for it: it is recorded as failed "+
+			"(JOB_DEADLINE_EXCEEDED), so that a spec change or a retry submits a new one. 0 disables it.")
 	fs.DurationVar(&o.backoffBase, "retry-backoff-base", controller.DefaultBackoffBase,
 		"First delay after a 429, a 5xx or a network error; it doubles with each further failure (with jitter), "+
 			"and a longer Retry-After of the service wins.")
@@ -222,7 +226,7 @@ func run(opts options) error {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   cache.Options{DefaultNamespaces: opts.namespaces()},
+		Cache:                   cache.Options{DefaultNamespaces: opts.namespaces(), DefaultTransform: controller.CacheTransform},
 		Metrics:                 metricsOpts,
 		WebhookServer:           webhook.NewServer(webhook.Options{TLSOpts: tlsOpts}),
 		HealthProbeBindAddress:  opts.probeAddr,
@@ -286,6 +290,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 		PollMin:       opts.pollMin,
 		PollMax:       opts.pollMax,
 		BackoffBase:   opts.backoffBase,
+		JobDeadline:   jobDeadline(opts.jobDeadline),
 		BackoffMax:    opts.backoffMax,
 		CallTimeout:   opts.serviceTimeout,
 		Metrics:       m,
@@ -304,6 +309,14 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 		return mgr.Add(callbackServer(opts.callbackAddr, h))
 	}
 	return nil
+}
+
+// jobDeadline maps the flag's "0 disables" onto the controller's "negative disables".
+func jobDeadline(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
 
 // callbackOptions reads the callback configuration; nil when callbacks are off.

@@ -45,6 +45,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -349,6 +350,7 @@ func (d *demo) startService(ctx context.Context) (baseURL, apiKey string, err er
 func (d *demo) startManager(ctx context.Context, baseURL string) error {
 	mgr, err := ctrl.NewManager(d.rest, ctrl.Options{
 		Scheme:                 scheme,
+		Cache:                  cache.Options{DefaultTransform: controller.CacheTransform},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 	})

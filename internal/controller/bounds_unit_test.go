@@ -307,3 +307,29 @@ func TestAuditLoggerDoesNotSample(t *testing.T) {
 		t.Errorf("audit line fields: %v", first)
 	}
 }
+
+// Issue 10, "Client and credential hardening": the cache holds no Secret annotation (where
+// kubectl keeps the Secret's data) and no managedFields; a video's annotations stay, the retry
+// and confirm-resubmit annotations are read from the cache.
+func TestCacheTransform(t *testing.T) {
+	secret := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "video-api-key",
+		Annotations:   map[string]string{"kubectl.kubernetes.io/last-applied-configuration": `{"data":{"apiKey":"c2stdmlkZW8="}}`},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}}}
+	out, err := CacheTransform(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.(*metav1.PartialObjectMetadata); got.Annotations != nil || got.ManagedFields != nil {
+		t.Errorf("Secret metadata kept annotations or managedFields: %+v", got.ObjectMeta)
+	}
+	vr := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Name: "v",
+		Annotations:   map[string]string{AnnotationRetry: "1"},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}}}
+	out, err = CacheTransform(vr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.(*videov1alpha1.VideoRender); got.Annotations[AnnotationRetry] != "1" || got.ManagedFields != nil {
+		t.Errorf("VideoRender: annotations %v, managedFields %v", got.Annotations, got.ManagedFields)
+	}
+}

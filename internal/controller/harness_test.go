@@ -79,6 +79,8 @@ type harness struct {
 	// internalErrorIsRefusal, when set before startManager, opts in to taking the service's 500
 	// on a submission as a refusal.
 	internalErrorIsRefusal bool
+	// jobDeadline, when set before startManager, is the manager's job deadline.
+	jobDeadline time.Duration
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -137,7 +139,7 @@ func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, ser
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Logger:                 logger,
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{h.ns: {}}},
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{h.ns: {}}, DefaultTransform: CacheTransform},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
@@ -188,6 +190,7 @@ func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, ser
 		Callback:      callback,
 
 		InternalErrorIsRefusal: h.internalErrorIsRefusal,
+		JobDeadline:            h.jobDeadline,
 		Audit:                  NewAuditLogger(&teeWriter{h.logs, GinkgoWriter}),
 	})
 	Expect(err).NotTo(HaveOccurred())

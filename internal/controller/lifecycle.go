@@ -61,6 +61,9 @@ type kindAdapter[T client.Object] interface {
 	resetOutputs(obj T)
 	// clearance is the recorded platform clearance code, or nil.
 	clearance(obj T) *videov1alpha1.Clearance
+	// describeRequest names what the spec asks for, so that a user can find its job at the
+	// service: the request's videoName, or the project or storyboard it renders.
+	describeRequest(obj T) string
 }
 
 // target is what the current spec asks the service for: exactly one of preview, render or

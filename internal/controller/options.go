@@ -36,6 +36,9 @@ const (
 	DefaultBackoffBase   = 5 * time.Second
 	DefaultBackoffMax    = 5 * time.Minute
 	DefaultBrandCacheTTL = 5 * time.Minute
+	// DefaultJobDeadline is how long a job may run before the controller stops waiting for it.
+	// Renders take minutes (an AI design step adds 1 to 3); a job running for hours is stuck.
+	DefaultJobDeadline = 6 * time.Hour
 	// DefaultServiceCallTimeout bounds every call to the service, on top of the HTTP client's own.
 	DefaultServiceCallTimeout = 30 * time.Second
 	// WriteTimeout bounds one status write around a paid call (the in-flight record, the job id).
@@ -74,6 +77,10 @@ type Options struct {
 	BrandCacheTTL time.Duration
 	// CallTimeout bounds each call to the service.
 	CallTimeout time.Duration
+	// JobDeadline is how long after its submission a job that has not ended is given up: it is
+	// recorded as failed (JOB_DEADLINE_EXCEEDED) and the object stalls, so that a spec change or
+	// a retry can submit a new job. Negative disables it; zero means DefaultJobDeadline.
+	JobDeadline time.Duration
 	// Audit receives one line per paid submission and its outcome, never sampled (see
 	// NewAuditLogger); the default is the global logger named "audit".
 	Audit logr.Logger
@@ -122,6 +129,9 @@ func (o *Options) setDefaults() error {
 	}
 	if o.BrandCacheTTL <= 0 {
 		o.BrandCacheTTL = DefaultBrandCacheTTL
+	}
+	if o.JobDeadline == 0 {
+		o.JobDeadline = DefaultJobDeadline
 	}
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = DefaultServiceCallTimeout

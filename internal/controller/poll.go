@@ -61,6 +61,17 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statusTxn[T]) (stop bool, r
 	if ended := l.recordJob(ctx, tx, job); ended {
 		return false, ctrl.Result{}, nil
 	}
+	if l.pastDeadline(st) {
+		// The service cannot cancel it; the object stops waiting so that a new spec or a retry
+		// can be submitted.
+		now := metav1.NewTime(l.opts.Clock.Now())
+		st.CompletedAt = &now
+		st.Failure = &videov1alpha1.JobFailure{Code: codeJobDeadlineExceeded, Message: fmt.Sprintf(
+			"Job %s had not ended %s after its submission (the manager's --job-deadline); the controller stopped waiting for it",
+			st.JobID, l.opts.JobDeadline)}
+		st.Phase = videov1alpha1.PhaseFailed
+		return false, ctrl.Result{}, nil
+	}
 
 	gen := obj.GetGeneration()
 	reason, msg := videov1alpha1.ReasonInProgress, progressMessage(st)
@@ -202,9 +213,19 @@ func (l *lifecycle[T]) unauthorized(tx *statusTxn[T]) {
 		"The service rejected the API key in key %q of Secret %q (401 Unauthorized); update the Secret to resume", ref.Key, ref.Name))
 }
 
+// codeJobDeadlineExceeded is the failure code of a job given up after the job deadline.
+const codeJobDeadlineExceeded = "JOB_DEADLINE_EXCEEDED"
+
+// pastDeadline reports a running job older than the job deadline.
+func (l *lifecycle[T]) pastDeadline(st *videov1alpha1.JobStatus) bool {
+	return l.opts.JobDeadline > 0 && st.SubmittedAt != nil && l.opts.Clock.Since(st.SubmittedAt.Time) > l.opts.JobDeadline
+}
+
 // failureReason maps a recorded failure to the reason of the Stalled condition.
 func failureReason(f *videov1alpha1.JobFailure) videov1alpha1.ConditionReason {
 	switch f.Code {
+	case codeJobDeadlineExceeded:
+		return videov1alpha1.ReasonJobDeadlineExceeded
 	case apiclient.CodeJobNotFound:
 		return videov1alpha1.ReasonJobNotFound
 	case apiclient.CodeInvalidRequestBody:

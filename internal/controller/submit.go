@@ -139,7 +139,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 		l.auditSubmission(obj, gen, attempt, "unknown", "", err)
 		log.Error(err, "Submission outcome unknown; pausing paid submissions of this API key until the service answers", "attempt", attempt)
 		st.Phase = videov1alpha1.PhaseFailed
-		l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, st.Submission, err))
+		l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, l.adapter.describeRequest(obj), st.Submission, l.submitBudget(), err))
 		return ctrl.Result{RequeueAfter: l.unknownRecheck()}, nil
 	}
 }
@@ -429,23 +429,31 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statusTxn[T]) (s
 		return true, ctrl.Result{RequeueAfter: l.backoff.short()}, nil
 	}
 	st.Phase = videov1alpha1.PhaseFailed
-	l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, sub, nil))
+	l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, l.adapter.describeRequest(obj), sub, l.submitBudget(), nil))
 	return true, ctrl.Result{RequeueAfter: l.unknownRecheck()}, nil
 }
 
 // unknownMessage tells the user what happened and exactly how to confirm a resubmission. The
 // command comes before the cause, which may be long: an event keeps only its first kilobyte.
-func unknownMessage(kind string, obj client.Object, sub *videov1alpha1.Submission, cause error) string {
+func unknownMessage(kind string, obj client.Object, request string, sub *videov1alpha1.Submission, budget time.Duration, cause error) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "The submission of generation %d (attempt %s, started %s) may or may not have created a job at the service. "+
-		"To avoid paying twice nothing is sent again automatically. Check the service for a job started at that time; "+
+	fmt.Fprintf(&b, "The submission of generation %d (%s; attempt %s, sent from %s) may or may not have created a job at the service. "+
+		"To avoid paying twice nothing is sent again automatically. Check the service for a job created in that window; "+
 		"to submit again, run: kubectl annotate %s %s -n %s %s=%s",
-		sub.Generation, sub.AttemptID, sub.StartedAt.UTC().Format("2006-01-02T15:04:05Z"),
+		sub.Generation, truncate(request, 200), sub.AttemptID, attemptWindow(sub, budget),
 		strings.ToLower(kind), obj.GetName(), obj.GetNamespace(), AnnotationConfirmResubmit, sub.AttemptID)
 	if cause != nil {
 		fmt.Fprintf(&b, " (the call ended with: %s)", truncate(cause.Error(), 500))
 	}
 	return b.String()
+}
+
+// attemptWindow is when the attempt's call may have reached the service: from its start to the
+// end of its budget.
+func attemptWindow(sub *videov1alpha1.Submission, budget time.Duration) string {
+	const layout = "2006-01-02T15:04:05Z"
+	start := sub.StartedAt.UTC()
+	return fmt.Sprintf("%s to %s", start.Format(layout), start.Add(budget).Format(layout))
 }
 
 func refusalMessage(ae *apiclient.APIError) string {

@@ -221,7 +221,9 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		Eventually(func(g Gomega) {
 			got := getRender(vr)(g)
 			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(), "%+v", got.Status.Conditions)
-			g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message).To(ContainSubstring("INTERNAL_ERROR"))
+			msg := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message
+			g.Expect(msg).To(ContainSubstring("INTERNAL_ERROR"))
+			g.Expect(msg).To(ContainSubstring(`videoName "Five hundred"`), "the user can find the job at the service")
 		}).Should(Succeed())
 		Consistently(func() int { return h.sim.Calls(apiclient.EndpointRenderStoryboard) }, "500ms").Should(Equal(1),
 			"the service may have created the job: it is not paid for again without a human")
@@ -931,6 +933,23 @@ spec:
 		for i := range 6 {
 			Expect(len(h.jobsNamed(fmt.Sprintf("Render outage %d", i)))).To(BeNumerically("<=", 1))
 		}
+	})
+	It("a job that never ends stalls with JobDeadlineExceeded at the job deadline, and a retry submits anew", func() {
+		start(simulator.Options{RenderDuration: 100 * time.Hour}) // 12 minutes here: never, for this spec
+		h.jobDeadline = time.Second
+		h.startManager()
+		vr := storyRender(h.ns, "never-ends", "Never ends")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonJobDeadlineExceeded)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(got.Status.Failure.Code).To(Equal(codeJobDeadlineExceeded))
+			g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message).To(ContainSubstring(AnnotationRetry))
+			g.Expect(kstatusOf(got)).To(Equal(status.FailedStatus))
+		}).Should(Succeed())
+		Consistently(func() int { return len(h.jobsNamed("Never ends")) }, "500ms").Should(Equal(1))
+		setAnnotation(vr, AnnotationRetry, "once-more")
+		Eventually(func() int { return len(h.jobsNamed("Never ends")) }).Should(Equal(2))
 	})
 })
 

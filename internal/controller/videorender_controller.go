@@ -167,6 +167,18 @@ func (renderAdapter) resetOutputs(o *videov1alpha1.VideoRender) {
 	o.Status.Clearance = nil
 }
 
+func (renderAdapter) describeRequest(o *videov1alpha1.VideoRender) string {
+	switch {
+	case o.Spec.Storyboard != nil:
+		return fmt.Sprintf("videoName %q", o.Spec.Storyboard.VideoName)
+	case o.Spec.ProjectID != nil:
+		return fmt.Sprintf("a render of project %q", *o.Spec.ProjectID)
+	case o.Spec.StoryboardRef != nil:
+		return fmt.Sprintf("the request of VideoStoryboard %q", o.Spec.StoryboardRef.Name)
+	}
+	return "no request"
+}
+
 func (renderAdapter) clearance(o *videov1alpha1.VideoRender) *videov1alpha1.Clearance {
 	return o.Status.Clearance
 }

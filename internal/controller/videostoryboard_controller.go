@@ -171,6 +171,10 @@ func (storyboardAdapter) keepPrevious(*videov1alpha1.VideoStoryboard) {}
 
 func (storyboardAdapter) resetOutputs(o *videov1alpha1.VideoStoryboard) { o.Status.Preview = nil }
 
+func (storyboardAdapter) describeRequest(o *videov1alpha1.VideoStoryboard) string {
+	return fmt.Sprintf("a preview with videoName %q", o.Spec.VideoName)
+}
+
 func (storyboardAdapter) clearance(*videov1alpha1.VideoStoryboard) *videov1alpha1.Clearance {
 	return nil
 }
