@@ -65,6 +65,9 @@ type options struct {
 	leaderElect          bool
 	leaderElectionID     string
 	leaderElectNamespace string
+	leaseDuration        time.Duration
+	renewDeadline        time.Duration
+	retryPeriod          time.Duration
 	enableHTTP2          bool
 
 	serviceBaseURL  string
@@ -101,6 +104,11 @@ func (o *options) bind(fs *flag.FlagSet) {
 		"Name of the Lease used for leader election.")
 	fs.StringVar(&o.leaderElectNamespace, "leader-election-namespace", "",
 		"Namespace of the leader election Lease; defaults to the namespace the manager runs in.")
+	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second,
+		"How long a standby waits after the leader's last renewal before taking over (a leader that is killed cannot release the lease).")
+	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second,
+		"How long the leader retries renewing before it gives up leadership and exits.")
+	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often replicas try to acquire or renew the lease.")
 	fs.BoolVar(&o.enableHTTP2, "enable-http2", false,
 		"Enable HTTP/2 for the metrics server; off by default because of the HTTP/2 rapid reset and stream cancellation CVEs.")
 
@@ -153,6 +161,9 @@ func (o *options) validate() error {
 	}
 	if o.pollMin <= 0 || o.pollMax < o.pollMin {
 		errs = append(errs, fmt.Errorf("--poll-min (%s) must be positive and at most --poll-max (%s)", o.pollMin, o.pollMax))
+	}
+	if o.retryPeriod <= 0 || o.renewDeadline <= o.retryPeriod || o.leaseDuration <= o.renewDeadline {
+		errs = append(errs, errors.New("leader election needs --leader-elect-lease-duration > --leader-elect-renew-deadline > --leader-elect-retry-period > 0"))
 	}
 	if o.backoffBase <= 0 || o.backoffMax < o.backoffBase {
 		errs = append(errs, fmt.Errorf("--retry-backoff-base (%s) must be positive and at most --retry-backoff-max (%s)", o.backoffBase, o.backoffMax))
@@ -233,6 +244,9 @@ func run(opts options) error {
 		LeaderElection:          opts.leaderElect,
 		LeaderElectionID:        opts.leaderElectionID,
 		LeaderElectionNamespace: opts.leaderElectNamespace,
+		LeaseDuration:           &opts.leaseDuration,
+		RenewDeadline:           &opts.renewDeadline,
+		RetryPeriod:             &opts.retryPeriod,
 		// The manager exits right after losing the lease, so releasing it on shutdown is safe and
 		// lets a new leader start without waiting for the lease to expire.
 		LeaderElectionReleaseOnCancel: true,

@@ -116,8 +116,11 @@ type CallbackHandler struct {
 	callbacks *callbacks
 	cache     client.Reader
 	memo      *attemptMemo
-	limiter   *rate.Limiter
-	wake      []wakeTarget
+	// limiter bounds the signed callbacks accepted; refusals bounds the answers to requests
+	// whose signature does not verify.
+	limiter  *rate.Limiter
+	refusals *rate.Limiter
+	wake     []wakeTarget
 }
 
 // wakeTarget is one kind whose objects a callback can wake.
@@ -134,14 +137,22 @@ func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	// The signature is checked before any rate limit is spent, and refused requests have a budget
+	// of their own: junk cannot make the service's genuine callback wait, and the service does not
+	// retry a callback it could not deliver.
+	attempt, ok := h.callbacks.verify(strings.TrimPrefix(r.URL.Path, CallbackPath))
+	if !ok || !strings.HasPrefix(r.URL.Path, CallbackPath) {
+		if !h.refusals.Allow() {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "too many requests", http.StatusTooManyRequests)
+			return
+		}
+		http.NotFound(w, r)
+		return
+	}
 	if !h.limiter.Allow() {
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "too many requests", http.StatusTooManyRequests)
-		return
-	}
-	attempt, ok := h.callbacks.verify(strings.TrimPrefix(r.URL.Path, CallbackPath))
-	if !ok || !strings.HasPrefix(r.URL.Path, CallbackPath) {
-		http.NotFound(w, r)
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxCallbackBody))

@@ -57,6 +57,7 @@ func newTestCallbackHandler(t *testing.T, limit rate.Limit, objs ...client.Objec
 		cache:     c,
 		memo:      newAttemptMemo(clocktesting.NewFakeClock(time.Now())),
 		limiter:   rate.NewLimiter(limit, 1),
+		refusals:  rate.NewLimiter(limit, 1),
 		wake:      []wakeTarget{{list: func() client.ObjectList { return &videov1alpha1.VideoRenderList{} }, ch: ch}},
 	}, ch
 }
@@ -174,5 +175,47 @@ func TestWithCallback(t *testing.T) {
 	var nilCallbacks *callbacks
 	if got, injected := nilCallbacks.withCallback(req, "a1"); injected || got != req {
 		t.Fatalf("without callbacks the request is sent as written")
+	}
+}
+
+// Issue 10, "Callback authentication": requests whose signature does not verify spend a budget
+// of their own, so they cannot make the service's genuine callback get 429.
+func TestCallbackJunkDoesNotStarveGenuineCallbacks(t *testing.T) {
+	h, _ := newTestCallbackHandler(t, rate.Every(time.Hour))
+	for range 20 {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodPost, CallbackPath+"attempt-1.AAAA", strings.NewReader(`{}`)))
+		if rec.Code != http.StatusNotFound && rec.Code != http.StatusTooManyRequests {
+			t.Fatalf("junk answered %d", rec.Code)
+		}
+	}
+	rec := httptest.NewRecorder()
+	path := CallbackPath + h.callbacks.token("a")
+	h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodPost, path, strings.NewReader(`{"job_id":"j"}`)))
+	if rec.Code != http.StatusAccepted {
+		t.Fatalf("the genuine callback after a flood of junk got %d, want 202", rec.Code)
+	}
+}
+
+// Issue 10, "Callback authentication": two callbacks naming different jobs for one attempt (a
+// replayed URL with another body) contest it; neither is adopted.
+func TestCallbackContestedAttemptIsNotAdopted(t *testing.T) {
+	h, _ := newTestCallbackHandler(t, rate.Inf)
+	path := CallbackPath + h.callbacks.token("attempt-1")
+	for _, job := range []string{"job-genuine", "job-forged"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodPost, path,
+			strings.NewReader(`{"job_id":"`+job+`","data":{"status":"completed"}}`)))
+		if rec.Code != http.StatusAccepted {
+			t.Fatalf("callback answered %d", rec.Code)
+		}
+	}
+	if job, ok := h.memo.lookup("attempt-1"); ok {
+		t.Fatalf("a contested attempt was adopted as %q", job)
+	}
+	h.memo.remember("attempt-2", "job-own")
+	h.memo.rememberFromCallback("attempt-2", "job-other")
+	if job, ok := h.memo.lookup("attempt-2"); !ok || job != "job-own" {
+		t.Fatalf("the job this process got from its own call must win: %q %v", job, ok)
 	}
 }

@@ -51,6 +51,10 @@ type jobReads struct {
 type memoEntry struct {
 	jobID string
 	at    time.Time
+	// fromCallback: the job id came from a callback, not from this process's own call.
+	fromCallback bool
+	// contested: callbacks named different jobs for the attempt; none is adopted.
+	contested bool
 }
 
 func newAttemptMemo(c clock.PassiveClock) *attemptMemo {
@@ -67,12 +71,19 @@ func (m *attemptMemo) remember(attemptID, jobID string) {
 }
 
 // rememberFromCallback records the job id a callback reported for an attempt, unless this process
-// already knows it from the submit call itself.
+// already knows it from the submit call itself. Two callbacks that name different jobs for one
+// attempt contest it: one of them lies (a replayed URL with another body), so neither is adopted
+// and the object stays for a human to decide.
 func (m *attemptMemo) rememberFromCallback(attemptID, jobID string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.jobs[attemptID]; !ok {
-		m.jobs[attemptID] = memoEntry{jobID: jobID, at: m.clock.Now()}
+	e, ok := m.jobs[attemptID]
+	switch {
+	case !ok:
+		m.jobs[attemptID] = memoEntry{jobID: jobID, at: m.clock.Now(), fromCallback: true}
+	case e.fromCallback && e.jobID != jobID:
+		e.contested = true
+		m.jobs[attemptID] = e
 	}
 }
 
@@ -96,6 +107,9 @@ func (m *attemptMemo) lookup(attemptID string) (string, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.jobs[attemptID]
+	if e.contested {
+		return "", false
+	}
 	return e.jobID, ok
 }
 

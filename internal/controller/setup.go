@@ -73,6 +73,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 			cache:     c,
 			memo:      shared.memo,
 			limiter:   rate.NewLimiter(rate.Limit(cb.RateLimit), cb.Burst),
+			refusals:  rate.NewLimiter(rate.Limit(cb.RateLimit), cb.Burst),
 			wake: []wakeTarget{
 				{list: func() client.ObjectList { return &videov1alpha1.VideoStoryboardList{} }, ch: r.Storyboard.wake},
 				{list: func() client.ObjectList { return &videov1alpha1.VideoRenderList{} }, ch: r.Render.wake},

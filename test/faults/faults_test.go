@@ -21,6 +21,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -198,4 +199,78 @@ func callbackFlags(t *testing.T) []string {
 	must(t, os.WriteFile(keyFile, []byte(strings.Repeat("k", 32)), 0o600))
 	return []string{"--callback-bind-address=" + addr, "--callback-public-url=http://" + addr,
 		"--callback-key-file=" + keyFile, "--callback-poll-interval=5s"}
+}
+
+// Two replicas with leader election; the leader is stopped repeatedly while renders are
+// submitted, and a new replica replaces it each time. A SIGTERMed leader finishes its paid
+// calls and releases the lease (0 SubmissionUnknown, 0 orphans); a SIGKILLed one leaves the
+// same window as a single replica's SIGKILL, and the standby takes over when the lease expires.
+func TestLeaderHandOver(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			w := newWorld(t, simulator.Options{Faults: simulator.Faults{Latency: 300 * time.Millisecond,
+				Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
+			ha := []string{"--leader-elect", "--leader-election-namespace=" + w.ns, "--leader-election-id=faults-" + w.ns,
+				"--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms"}
+			w.startManager(ha...)
+			w.startManager(ha...)
+			leader := w.waitLeader(t, nil)
+			// Let the leader call once so that its key's circuit is closed (a new key's first paid
+			// call goes alone).
+			w.createRenders("warm", 0, 1)
+			w.waitTerminal(30 * time.Second)
+
+			n, handovers := size(12, 100), size(3, 6)
+			per := n / handovers
+			var takeovers []time.Duration
+			for k := range handovers {
+				w.createRenders("handover", k*per, (k+1)*per)
+				time.Sleep(400 * time.Millisecond)
+				killedAt := time.Now()
+				leader.kill(t, sig, shutdownWithin)
+				w.startManager(ha...) // the replacement pod
+				leader = w.waitLeader(t, leader)
+				takeovers = append(takeovers, time.Since(killedAt))
+			}
+			w.createRenders("handover", handovers*per, n)
+			w.waitTerminal(90 * time.Second)
+			w.note = fmt.Sprintf("take-over %s to %s", slices.Min(takeovers).Round(10*time.Millisecond),
+				slices.Max(takeovers).Round(10*time.Millisecond))
+			r := w.measure(fmt.Sprintf("2 replicas, leader %s x%d", sig, handovers))
+			r.expectNoDoubleCharge(w)
+			if sig == syscall.SIGTERM {
+				w.expectBillMatchesAudit(r)
+				if r.UnknownCallMade+r.UnknownNoCall != 0 || r.Orphans != 0 || r.Ready != n+1 {
+					t.Errorf("a clean hand-over must leave 0 SubmissionUnknown, 0 orphans and every object Ready: %s", r)
+				}
+			}
+			w.expectNoKeyLeak()
+		})
+	}
+}
+
+// waitLeader returns the live manager that leads, other than previous: the one whose log says
+// it acquired the lease.
+func (w *world) waitLeader(t *testing.T, previous *managerProc) *managerProc {
+	t.Helper()
+	var leader *managerProc
+	waitFor(t, 30*time.Second, "a leader", func() bool {
+		w.mu.Lock()
+		procs := append([]*managerProc(nil), w.procs...)
+		w.mu.Unlock()
+		for _, p := range procs {
+			select {
+			case <-p.done:
+				continue
+			default:
+			}
+			b, err := os.ReadFile(p.log)
+			if err == nil && p != previous && strings.Contains(strings.ToLower(string(b)), "successfully acquired lease") {
+				leader = p
+				return true
+			}
+		}
+		return false
+	})
+	return leader
 }

@@ -48,6 +48,8 @@ type report struct {
 	// Ready (seen by polling the API server every 25 ms).
 	LatencyP50 time.Duration `json:"latencyP50"`
 	LatencyP99 time.Duration `json:"latencyP99"`
+	// Note is what else the case measured (take-over times).
+	Note string `json:"note,omitempty"`
 }
 
 // measure builds the report of a case from the objects and the simulator's jobs.
@@ -67,7 +69,7 @@ func (w *world) measure(name string) report {
 		}
 	}
 	held := map[string]bool{}
-	r := report{Case: name, Objects: len(items), Jobs: len(jobs)}
+	r := report{Case: name, Objects: len(items), Jobs: len(jobs), Note: w.note}
 	var latencies []time.Duration
 	w.mu.Lock()
 	seen := map[string]time.Time{}
@@ -119,9 +121,9 @@ func (w *world) measure(name string) report {
 
 // String prints the report as one row of docs/reliability.md's table.
 func (r report) String() string {
-	return fmt.Sprintf("| %s | %d | %d | %d | %d | %d / %d | %d | %d | %s / %s |",
+	return fmt.Sprintf("| %s | %d | %d | %d | %d | %d / %d | %d | %d | %s / %s | %s |",
 		r.Case, r.Objects, r.Jobs, r.MaxJobsPerObject, r.Orphans, r.UnknownCallMade, r.UnknownNoCall,
-		r.Ready, r.NeverTerminal, r.LatencyP50.Round(time.Millisecond), r.LatencyP99.Round(time.Millisecond))
+		r.Ready, r.NeverTerminal, r.LatencyP50.Round(time.Millisecond), r.LatencyP99.Round(time.Millisecond), r.Note)
 }
 
 // expectNoDoubleCharge asserts what must hold in every case, whatever was injected: at most one

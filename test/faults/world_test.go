@@ -149,6 +149,8 @@ type world struct {
 	procs []*managerProc
 	// ready records when each object was first seen Completed or Stalled, for latencies.
 	ready map[string]time.Time
+	// note goes into the case's report.
+	note string
 }
 
 func newWorld(t *testing.T, opts simulator.Options) *world {
