@@ -47,9 +47,14 @@ import (
 // without a paid call: there, consecutive unknown outcomes space the trials out exponentially
 // (from the backoff base to its maximum), so such an outage costs a few calls an hour, not one
 // per object.
+//
+// A paid call that is still unanswered after a fifth of the call timeout makes the key suspect:
+// new paid submissions wait for its answer, so that an outage in the form of hanging calls costs
+// the calls already sent, not one more per object while the first waits for its timeout.
 type circuits struct {
 	clock     clock.PassiveClock
 	base, max time.Duration
+	slow      time.Duration
 
 	mu    sync.Mutex
 	state map[string]*circuit
@@ -65,19 +70,32 @@ type circuit struct {
 	unknowns int
 	// trial is the attempt id of the trial call under way, if any.
 	trial string
+	// inFlight are the paid calls under way, by attempt id, with when they started.
+	inFlight map[string]time.Time
 }
 
-func newCircuits(c clock.PassiveClock, base, maxDelay time.Duration) *circuits {
-	return &circuits{clock: c, base: base, max: maxDelay, state: map[string]*circuit{}}
+func newCircuits(c clock.PassiveClock, base, maxDelay, slow time.Duration) *circuits {
+	return &circuits{clock: c, base: base, max: maxDelay, slow: slow, state: map[string]*circuit{}}
 }
 
 func (c *circuits) get(keyID string) *circuit {
 	s, ok := c.state[keyID]
 	if !ok {
-		s = &circuit{}
+		s = &circuit{inFlight: map[string]time.Time{}}
 		c.state[keyID] = s
 	}
 	return s
+}
+
+// suspect reports a paid call of the key unanswered for longer than the slow threshold.
+func (c *circuits) suspect(s *circuit) bool {
+	now := c.clock.Now()
+	for _, started := range s.inFlight {
+		if now.Sub(started) > c.slow {
+			return true
+		}
+	}
+	return false
 }
 
 // admission is what a paid submission of a key may do now.
@@ -96,7 +114,10 @@ func (c *circuits) admit(keyID, attempt string) admission {
 	defer c.mu.Unlock()
 	s := c.get(keyID)
 	switch {
+	case c.suspect(s):
+		return admitWait
 	case s.closed:
+		s.inFlight[attempt] = c.clock.Now()
 		return admitGo
 	case s.trial != "", s.open && c.clock.Now().Before(s.until):
 		return admitWait
@@ -104,6 +125,7 @@ func (c *circuits) admit(keyID, attempt string) admission {
 		return admitProbe
 	}
 	s.trial = attempt
+	s.inFlight[attempt] = c.clock.Now()
 	return admitTrial
 }
 
@@ -123,6 +145,7 @@ func (c *circuits) outcome(keyID, attempt string, definite bool) {
 	if s.trial == attempt {
 		s.trial = ""
 	}
+	delete(s.inFlight, attempt)
 	s.closed, s.open = definite, !definite
 	if definite {
 		s.unknowns = 0
@@ -133,14 +156,16 @@ func (c *circuits) outcome(keyID, attempt string, definite bool) {
 	s.until = c.clock.Now().Add(min(delay, c.max))
 }
 
-// abandon ends a trial whose call was not made (its in-flight write failed): the next
-// submission tries again.
+// abandon ends an admission whose call was not made (its in-flight write failed): the next
+// submission tries again. After an outcome it is a no-op.
 func (c *circuits) abandon(keyID, attempt string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if s := c.get(keyID); s.trial == attempt {
+	s := c.get(keyID)
+	if s.trial == attempt {
 		s.trial = ""
 	}
+	delete(s.inFlight, attempt)
 }
 
 // admitSubmission decides whether the paid submission of attempt may go now. With the circuit

@@ -55,7 +55,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 		keys:     newKeyStore(c, opts.APIReader),
 		brands:   newBrandCache(opts.Clock, opts.BrandCacheTTL),
 		memo:     newAttemptMemo(opts.Clock),
-		circuits: newCircuits(opts.Clock, opts.BackoffBase, opts.BackoffMax),
+		circuits: newCircuits(opts.Clock, opts.BackoffBase, opts.BackoffMax, opts.CallTimeout/5),
 	}
 	if cb := opts.Callback; cb != nil {
 		shared.callbacks = &callbacks{baseURL: cb.PublicURL, key: cb.Key}

@@ -274,3 +274,70 @@ func (w *world) waitLeader(t *testing.T, previous *managerProc) *managerProc {
 	})
 	return leader
 }
+
+// A service outage as timeouts: every call hangs past --service-timeout (5 s here). A timeout
+// after sending is an unknown outcome; a paid call unanswered past a fifth of the timeout makes
+// the key suspect, so the submissions that come after it wait instead of hanging too.
+func TestTimeoutOutage(t *testing.T) {
+	w := newWorld(t, simulator.Options{})
+	n := size(4, 20)
+	w.startManager()
+	w.createRenders("before", 0, 1)
+	w.waitTerminal(30 * time.Second)
+	w.sim.SetFaults(simulator.Faults{Latency: 8 * time.Second})
+	// The first submission hangs; once it is unanswered past a fifth of the call timeout the key
+	// is suspect, and the others, created after, wait for its answer.
+	w.createRenders("timeout", 0, 1)
+	time.Sleep(1500 * time.Millisecond)
+	w.createRenders("timeout", 1, n)
+	time.Sleep(5 * time.Second) // past the first call's timeout
+	w.sim.SetFaults(simulator.Faults{})
+	w.waitTerminal(90 * time.Second)
+	r := w.measure("service outage: every call times out")
+	r.expectNoDoubleCharge(w)
+	if unknown := r.UnknownCallMade + r.UnknownNoCall; unknown > 1 || r.Ready != n+1-unknown {
+		t.Errorf("the outage began with nothing in flight: want at most the first submission unknown, the rest Ready: %s", r)
+	}
+	w.expectNoKeyLeak()
+}
+
+// Malformed and truncated answers: the service did the work but its answer cannot be read. A
+// submission whose answer is unreadable may have created its job, so it stalls (and its job is
+// an orphan the object names); reads are retried. Never a second job, never a silent orphan.
+func TestUnreadableAnswers(t *testing.T) {
+	w := newWorld(t, simulator.Options{Faults: simulator.Faults{MalformedShare: 0.15, TruncatedShare: 0.15}})
+	n := size(8, 60)
+	w.startManager()
+	w.createRenders("garbled", 0, n)
+	w.waitTerminal(90 * time.Second)
+	r := w.measure("malformed and truncated answers (30% of calls)")
+	r.expectNoDoubleCharge(w)
+	c := w.sim.Counters().Faults
+	if c["malformed"]+c["truncated"] == 0 {
+		t.Error("no answer was garbled")
+	}
+	w.expectNoKeyLeak()
+}
+
+// A job that never ends: --job-deadline gives it up with a clear reason, and nothing is paid
+// again by itself.
+func TestJobThatNeverEnds(t *testing.T) {
+	w := newWorld(t, simulator.Options{RenderDuration: 1000 * time.Hour}) // 5 hours here
+	n := size(4, 20)
+	w.startManager("--job-deadline=2s")
+	w.createRenders("endless", 0, n)
+	w.waitTerminal(60 * time.Second)
+	r := w.measure("a job that never ends (--job-deadline=2s)")
+	r.expectNoDoubleCharge(w)
+	items, err := w.renders(t.Context())
+	must(t, err)
+	for i := range items {
+		if !stalledWith(&items[i], "JobDeadlineExceeded") {
+			t.Errorf("%s is not stalled with JobDeadlineExceeded: %+v", items[i].Name, items[i].Status.Conditions)
+		}
+	}
+	if r.Jobs != n {
+		t.Errorf("%d jobs for %d objects", r.Jobs, n)
+	}
+	w.expectNoKeyLeak()
+}
