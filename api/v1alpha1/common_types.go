@@ -206,6 +206,12 @@ type JobStatus struct {
 	// +kubebuilder:validation:items:MaxLength=200
 	OutputsOmitted []string `json:"outputsOmitted,omitempty"`
 
+	// callback is the last job-result callback received for this object by a replica of the
+	// manager that does not lead. Writing it wakes the leader at once, whichever replica the
+	// service reached; the leader trusts nothing in it and reads the job with the object's key.
+	// +optional
+	Callback *CallbackReceipt `json:"callback,omitempty"`
+
 	// conditions are Ready, Reconciling and Stalled, following kstatus.
 	// +optional
 	// +listType=map
@@ -252,6 +258,24 @@ type Submission struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	StoryboardUID string `json:"storyboardUID,omitempty"`
+}
+
+// CallbackReceipt is a job-result callback as a replica received it.
+type CallbackReceipt struct {
+	// attemptId is the submission attempt the callback URL was signed for.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	AttemptID string `json:"attemptId"`
+
+	// jobId is the job the callback's body named (not verified).
+	// +optional
+	// +kubebuilder:validation:MaxLength=100
+	JobID string `json:"jobId,omitempty"`
+
+	// receivedAt is when the replica received it.
+	// +required
+	ReceivedAt metav1.Time `json:"receivedAt"`
 }
 
 // JobFailure is the reason a job failed, as the service or the controller reported it.

@@ -297,6 +297,9 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 	if err != nil {
 		return err
 	}
+	if callback != nil {
+		callback.Elected = mgr.Elected()
+	}
 	r, err := controller.NewReconcilers(mgr.GetClient(), controller.Options{
 		ClientFactory: factory,
 		APIReader:     mgr.GetAPIReader(),
@@ -357,14 +360,15 @@ func callbackOptions(opts options) (*controller.CallbackOptions, error) {
 		Burst: max(1, int(2*opts.callbackRate)), PollInterval: opts.callbackPoll}, nil
 }
 
-// callbackServer serves the job-result callbacks. It runs only on the leader, whose controllers
-// are the ones a callback wakes.
+// callbackServer serves the job-result callbacks on every replica: the service may reach any of
+// them behind a Service and does not retry. A replica that does not lead records the callback on
+// its object, which wakes the leader (see controller.CallbackHandler).
 func callbackServer(addr string, h http.Handler) manager.Runnable {
 	mux := http.NewServeMux()
 	mux.Handle(controller.CallbackPath, h)
 	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, MaxHeaderBytes: 16 << 10}
-	return manager.RunnableFunc(func(ctx context.Context) error {
+	return everyReplica(func(ctx context.Context) error {
 		errc := make(chan error, 1)
 		go func() { errc <- srv.ListenAndServe() }()
 		select {
@@ -377,3 +381,12 @@ func callbackServer(addr string, h http.Handler) manager.Runnable {
 		}
 	})
 }
+
+// everyReplica is a runnable that runs whether or not this replica holds the leader lease.
+type everyReplica func(ctx context.Context) error
+
+// Start implements manager.Runnable.
+func (f everyReplica) Start(ctx context.Context) error { return f(ctx) }
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable.
+func (everyReplica) NeedLeaderElection() bool { return false }

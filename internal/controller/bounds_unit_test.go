@@ -34,6 +34,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -331,5 +332,41 @@ func TestCacheTransform(t *testing.T) {
 	}
 	if got := out.(*videov1alpha1.VideoRender); got.Annotations[AnnotationRetry] != "1" || got.ManagedFields != nil {
 		t.Errorf("VideoRender: annotations %v, managedFields %v", got.Annotations, got.ManagedFields)
+	}
+}
+
+// Issue 9, case 5 and the second review: a storyboardRef render's job belongs to one
+// VideoStoryboard, by uid; a job recorded before uids were recorded belongs to another storyboard
+// only if that one was created after the job.
+func TestSameSource(t *testing.T) {
+	submitted := metav1.NewTime(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
+	tests := []struct {
+		name       string
+		recorded   string
+		target     string
+		created    time.Time
+		generation int64
+		want       bool
+	}{
+		{"same uid", "uid-a", "uid-a", submitted.Add(time.Hour), 1, true},
+		{"recreated storyboard", "uid-a", "uid-b", submitted.Add(-time.Hour), 1, false},
+		{"other generation", "uid-a", "uid-a", submitted.Add(-time.Hour), 2, false},
+		{"legacy job, storyboard older than it", "", "uid-b", submitted.Add(-time.Hour), 1, true},
+		{"legacy job, storyboard created after it", "", "uid-b", submitted.Add(time.Hour), 1, false},
+		{"inline storyboard", "", "", time.Time{}, 0, true},
+	}
+	l := &lifecycle[*videov1alpha1.VideoRender]{adapter: renderAdapter{}}
+	for _, tt := range tests {
+		vr := &videov1alpha1.VideoRender{}
+		vr.Status.StoryboardGeneration = 1
+		if tt.target == "" {
+			vr.Status.StoryboardGeneration = 0
+		}
+		vr.Status.StoryboardUID = tt.recorded
+		vr.Status.SubmittedAt = &submitted
+		got := l.sameSource(vr, &target{sourceGeneration: tt.generation, sourceUID: types.UID(tt.target), sourceCreated: tt.created})
+		if got != tt.want {
+			t.Errorf("%s: sameSource = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

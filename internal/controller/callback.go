@@ -31,9 +31,12 @@ import (
 
 	"golang.org/x/time/rate"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
@@ -115,7 +118,12 @@ func (c *callbacks) withCallback(req *videov1alpha1.StoryboardRequest, attemptID
 type CallbackHandler struct {
 	callbacks *callbacks
 	cache     client.Reader
-	memo      *attemptMemo
+	// writer records a callback on its object when this replica does not lead (elected is not
+	// closed): the status change wakes the leader's reconcile, whichever replica the service
+	// reached.
+	writer  client.Client
+	elected <-chan struct{}
+	memo    *attemptMemo
 	// limiter bounds the signed callbacks accepted; refusals bounds the answers to requests
 	// whose signature does not verify.
 	limiter  *rate.Limiter
@@ -206,6 +214,10 @@ func (h *CallbackHandler) notify(ctx context.Context, attempt, jobID string) {
 					continue
 				}
 				seen[client.ObjectKeyFromObject(obj)] = true
+				if !h.leads() {
+					h.record(ctx, obj, attempt, jobID)
+					continue
+				}
 				select {
 				case t.ch <- event.GenericEvent{Object: obj}:
 				default:
@@ -214,6 +226,46 @@ func (h *CallbackHandler) notify(ctx context.Context, attempt, jobID string) {
 			}
 		}
 	}
+}
+
+// leads reports whether this replica's controllers run (it holds the lease, or there is none).
+func (h *CallbackHandler) leads() bool {
+	if h.elected == nil {
+		return true
+	}
+	select {
+	case <-h.elected:
+		return true
+	default:
+		return false
+	}
+}
+
+// record writes the callback into the object's status.callback, for the leader to act on.
+func (h *CallbackHandler) record(ctx context.Context, obj client.Object, attempt, jobID string) {
+	st := jobStatusOf(obj)
+	if st == nil || h.writer == nil {
+		return
+	}
+	base := obj.DeepCopyObject().(client.Object)
+	if len(jobID) > 100 {
+		jobID = ""
+	}
+	st.Callback = &videov1alpha1.CallbackReceipt{AttemptID: attempt, JobID: jobID, ReceivedAt: metav1.Now()}
+	if err := h.writer.Status().Patch(ctx, obj, client.MergeFrom(base)); err != nil {
+		logf.FromContext(ctx).Error(err, "Recording a callback for the leader", "object", client.ObjectKeyFromObject(obj))
+	}
+}
+
+// jobStatusOf returns the shared status of either kind.
+func jobStatusOf(obj client.Object) *videov1alpha1.JobStatus {
+	switch v := obj.(type) {
+	case *videov1alpha1.VideoStoryboard:
+		return &v.Status.JobStatus
+	case *videov1alpha1.VideoRender:
+		return &v.Status.JobStatus
+	}
+	return nil
 }
 
 func echoedAttempt(raw json.RawMessage) string {
@@ -238,6 +290,10 @@ type CallbackOptions struct {
 	// PollInterval replaces the 10-30 s polling of jobs that will call back: polling remains
 	// only as the fallback for lost callbacks.
 	PollInterval time.Duration
+	// Elected is closed once this replica leads (the manager's Elected()). The callback server
+	// runs on every replica; one that does not lead records each callback on its object, which
+	// wakes the leader. Nil means this replica always leads.
+	Elected <-chan struct{}
 }
 
 // DefaultCallbackPollInterval is the fallback polling interval of jobs that will call back.
@@ -260,4 +316,19 @@ func (o *CallbackOptions) validate() error {
 		o.PollInterval = DefaultCallbackPollInterval
 	}
 	return nil
+}
+
+// callbackRecorded passes the updates that record a callback in status.callback: a replica that
+// does not lead received it, and the leader must act on it now.
+func callbackRecorded() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			before, after := jobStatusOf(e.ObjectOld), jobStatusOf(e.ObjectNew)
+			return before != nil && after != nil && after.Callback != nil &&
+				!equality.Semantic.DeepEqual(before.Callback, after.Callback)
+		},
+	}
 }

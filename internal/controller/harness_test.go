@@ -81,6 +81,9 @@ type harness struct {
 	internalErrorIsRefusal bool
 	// jobDeadline, when set before startManager, is the manager's job deadline.
 	jobDeadline time.Duration
+	// leaderElection, when set before startManager, runs the managers with leader election
+	// (a Lease in the spec's namespace), as replicas of one Deployment.
+	leaderElection bool
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -92,6 +95,8 @@ type harness struct {
 type runningManager struct {
 	stop context.CancelFunc
 	done chan struct{}
+	// elected is closed once the manager leads.
+	elected <-chan struct{}
 }
 
 func newHarness(opts simulator.Options) *harness {
@@ -136,13 +141,21 @@ func (h *harness) startExtraManager(wrap func(apiclient.Interface) apiclient.Int
 func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, serveCallbacks bool) *runningManager {
 	GinkgoHelper()
 	logger := zap.New(zap.WriteTo(&teeWriter{h.logs, GinkgoWriter}), zap.UseDevMode(true), zap.Level(zapcore.DebugLevel))
+	lease, renew, retry := 2*time.Second, 1500*time.Millisecond, 200*time.Millisecond
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Logger:                 logger,
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{h.ns: {}}, DefaultTransform: CacheTransform},
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+		LeaderElection:                h.leaderElection,
+		LeaderElectionNamespace:       h.ns,
+		LeaderElectionID:              "video-operator-" + h.ns,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &lease,
+		RenewDeadline:                 &renew,
+		RetryPeriod:                   &retry,
+		Scheme:                        scheme,
+		Logger:                        logger,
+		Cache:                         cache.Options{DefaultNamespaces: map[string]cache.Config{h.ns: {}}, DefaultTransform: CacheTransform},
+		Metrics:                       metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:        "0",
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
 		NewClient: func(c *rest.Config, o client.Options) (client.Client, error) {
 			cl, err := client.NewWithWatch(c, o)
 			if err != nil || h.intercept == nil {
@@ -165,7 +178,8 @@ func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, ser
 			}))
 			DeferCleanup(h.callbackSrv.Close)
 		}
-		callback = &CallbackOptions{PublicURL: h.callbackSrv.URL, Key: []byte(strings.Repeat("k", 32)), PollInterval: h.callbackPoll}
+		callback = &CallbackOptions{PublicURL: h.callbackSrv.URL, Key: []byte(strings.Repeat("k", 32)), PollInterval: h.callbackPoll,
+			Elected: mgr.Elected()}
 	}
 
 	metrics, err := NewMetrics(prometheus.NewRegistry())
@@ -201,7 +215,7 @@ func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, ser
 	mctx, stop := context.WithCancel(ctx)
 	Expect(r.SetupWithManager(mctx, mgr, 4)).To(Succeed())
 
-	m := &runningManager{stop: stop, done: make(chan struct{})}
+	m := &runningManager{stop: stop, done: make(chan struct{}), elected: mgr.Elected()}
 	go func() {
 		defer GinkgoRecover()
 		defer close(m.done)

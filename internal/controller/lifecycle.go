@@ -205,6 +205,12 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statusTxn[T]) (ctrl.Resu
 	st := l.adapter.jobStatus(obj)
 	gen := obj.GetGeneration()
 
+	// A callback another replica received names the job of the attempt in flight: the same as if
+	// this replica had received it (a read of the job with the object's key follows).
+	if rc := st.Callback; rc != nil && st.Submission != nil && rc.AttemptID == st.Submission.AttemptID && rc.JobID != "" {
+		l.memo.rememberFromCallback(rc.AttemptID, rc.JobID)
+	}
+
 	// 1. A submission whose job id was never recorded: adopt the job or refuse to guess.
 	if st.Submission != nil {
 		if stop, res, err := l.resolveInFlight(ctx, tx); stop {
@@ -256,16 +262,16 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statusTxn[T]) (ctrl.Resu
 }
 
 // sameSource reports whether the current job renders the upstream object t names: the same
-// VideoStoryboard at the same generation. A storyboard created after the job was recorded is
-// another one, whatever uid was recorded (none, before the field existed; or a stale one left by
-// an older version of the operator).
+// VideoStoryboard (by uid) at the same generation. A job recorded before the uid was (by an older
+// version of the operator) belongs to another storyboard only if that one was created after the
+// job was recorded.
 func (l *lifecycle[T]) sameSource(obj T, t *target) bool {
 	gen, uid := l.adapter.recordedSource(obj)
 	if gen != t.sourceGeneration {
 		return false
 	}
-	if uid == t.sourceUID {
-		return true
+	if uid != "" || t.sourceUID == "" {
+		return uid == t.sourceUID
 	}
 	st := l.adapter.jobStatus(obj)
 	recorded := st.SubmittedAt

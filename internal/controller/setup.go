@@ -71,6 +71,8 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 		r.callback = &CallbackHandler{
 			callbacks: shared.callbacks,
 			cache:     c,
+			writer:    c,
+			elected:   cb.Elected,
 			memo:      shared.memo,
 			limiter:   rate.NewLimiter(rate.Limit(cb.RateLimit), cb.Burst),
 			refusals:  rate.NewLimiter(rate.Limit(cb.RateLimit), cb.Burst),
@@ -135,11 +137,8 @@ func secretObject() *metav1.PartialObjectMetadata {
 func indexCallbackFields(ctx context.Context, mgr ctrl.Manager) error {
 	for _, obj := range []client.Object{&videov1alpha1.VideoStoryboard{}, &videov1alpha1.VideoRender{}} {
 		status := func(o client.Object) *videov1alpha1.JobStatus {
-			switch v := o.(type) {
-			case *videov1alpha1.VideoStoryboard:
-				return &v.Status.JobStatus
-			case *videov1alpha1.VideoRender:
-				return &v.Status.JobStatus
+			if st := jobStatusOf(o); st != nil {
+				return st
 			}
 			return &videov1alpha1.JobStatus{}
 		}

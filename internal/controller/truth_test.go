@@ -951,6 +951,25 @@ spec:
 		setAnnotation(vr, AnnotationRetry, "once-more")
 		Eventually(func() int { return len(h.jobsNamed("Never ends")) }).Should(Equal(2))
 	})
+	It("issue 10: a callback reaches the leader's reconcile whichever replica receives it", func() {
+		start(simulator.Options{})
+		h.callbackPoll = time.Hour // no polling: only the callback can end the job
+		h.leaderElection = true
+		leader := h.startExtraManager(nil)
+		Eventually(leader.elected, 30*time.Second).Should(BeClosed())
+		h.startManager() // a standby replica; the service's callbacks reach this one
+		vr := storyRender(h.ns, "any-replica", "Any replica")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(got.Status.Callback).NotTo(BeNil(), "the standby recorded the callback for the leader")
+			g.Expect(got.Status.Callback.JobID).To(Equal(got.Status.JobID))
+		}).Should(Succeed())
+		Expect(h.sim.Counters().WebhooksDelivered).To(Equal(1))
+		Expect(h.sim.Calls(apiclient.EndpointRenderStoryboard)).To(Equal(1))
+		Expect(h.sim.Calls(apiclient.EndpointGetJob)).To(Equal(1), "one read, woken by the callback")
+	})
 })
 
 // inFlightAttempt returns the attempt id a status patch writes into status.submission, or "".

@@ -212,7 +212,7 @@ func decimal(n apiclient.Number) string {
 func (r *VideoRenderReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoRender{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, callbackRecorded()))).
 		WatchesMetadata(secretObject(), handler.EnqueueRequestsFromMapFunc(
 			r.objectsUsingSecret(&videov1alpha1.VideoRenderList{}))).
 		Watches(&videov1alpha1.VideoStoryboard{}, handler.EnqueueRequestsFromMapFunc(r.rendersOfStoryboard)).

@@ -184,7 +184,7 @@ func (storyboardAdapter) clearance(*videov1alpha1.VideoStoryboard) *videov1alpha
 func (r *VideoStoryboardReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoStoryboard{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, callbackRecorded()))).
 		WatchesMetadata(secretObject(), handler.EnqueueRequestsFromMapFunc(
 			r.objectsUsingSecret(&videov1alpha1.VideoStoryboardList{}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency})
