@@ -35,7 +35,7 @@ import (
 // Environment variables read by --real.
 const (
 	envBaseURL = "VIDEO_SERVICE_BASE_URL"
-	envAPIKey  = "VIDEO_API_KEY"
+	envAPIKey  = "VIDEO_API_KEY" //nolint:gosec // the name of an environment variable, not a key
 )
 
 // config is the demo's command line.

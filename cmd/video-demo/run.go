@@ -190,7 +190,7 @@ func (d *demo) prepare() error {
 
 	d.stateDir = filepath.Join(repo, ".demo")
 	d.runDir = filepath.Join(d.stateDir, "run")
-	if err := os.MkdirAll(d.stateDir, 0o755); err != nil {
+	if err := os.MkdirAll(d.stateDir, 0o750); err != nil {
 		return err
 	}
 	if err := d.lock(); err != nil {
@@ -225,12 +225,12 @@ func (d *demo) prepare() error {
 // lock refuses to start while another demo runs from the same folder: both would use .demo/.
 func (d *demo) lock() error {
 	path := filepath.Join(d.stateDir, "demo.pid")
-	if b, err := os.ReadFile(path); err == nil {
+	if b, err := os.ReadFile(path); err == nil { //nolint:gosec // the demo's own pid file
 		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid != os.Getpid() && syscall.Kill(pid, 0) == nil {
 			return fmt.Errorf("another demo is running (process %d); stop it with Ctrl-C first, or delete %s if it is gone", pid, path)
 		}
 	}
-	if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
 		return err
 	}
 	d.onExit("", func() error { return os.Remove(path) })
@@ -458,7 +458,7 @@ func (d *demo) applyManifests(ctx context.Context, apiKey string) ([]objectRef, 
 }
 
 func (d *demo) readManifest(name string) (*unstructured.Unstructured, error) {
-	data, err := os.ReadFile(filepath.Join(d.repo, "hack", "demo", name))
+	data, err := os.ReadFile(filepath.Join(d.repo, "hack", "demo", name)) //nolint:gosec // the demo's own files
 	if err != nil {
 		return nil, err
 	}

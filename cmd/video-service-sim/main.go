@@ -191,7 +191,7 @@ func (c *config) options(stderr io.Writer) (simulator.Options, []string, error) 
 }
 
 func readKeys(path string) ([]string, error) {
-	f, err := os.Open(path)
+	f, err := os.Open(path) //nolint:gosec // the keys file the operator named with --api-keys-file
 	if err != nil {
 		return nil, fmt.Errorf("reading API keys: %w", err)
 	}

@@ -33,7 +33,7 @@ import (
 
 // indexSecretName indexes both kinds by the name of the Secret their API key comes from, so that
 // a change to a Secret wakes exactly the objects of its namespace that use it.
-const indexSecretName = ".spec.apiKeySecretRef.name"
+const indexSecretName = ".spec.apiKeySecretRef.name" //nolint:gosec // a field index name, not a credential
 
 // secretRefOrDefault applies the documented defaults when apiKeySecretRef is omitted. The CRD
 // defaults it too; this covers objects written before the default existed.

@@ -190,7 +190,7 @@ func New(opts Options) *Server {
 		voices:        map[string]bool{},
 		webhookClient: opts.WebhookClient,
 		webhookSem:    make(chan struct{}, 64),
-		rng:           rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		rng:           rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), //nolint:gosec // seeded on purpose: a run is reproducible
 		faults:        opts.Faults,
 		brands:        append([]Brand(nil), opts.Brands...),
 		jobs:          map[string]*job{},
