@@ -37,6 +37,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -289,6 +290,60 @@ func TestOperatorOverlay(t *testing.T) {
 	}
 	if cm.Data["VIDEO_POLL_MAX"] == "" || cm.Data["VIDEO_SERVICE_BURST"] == "" {
 		t.Errorf("the merge lost the base's settings: %v", cm.Data)
+	}
+}
+
+// TestCallbacksOverlay checks that config/callbacks fits together: every replica serves
+// callbacks on the port the Service targets, the Ingress routes the callback path to that
+// Service, the key comes from a Secret, and every $(VAR) of the new args is defined.
+func TestCallbacksOverlay(t *testing.T) {
+	objs := decode(t, kustomizeBuild(t, filepath.Join(root, "config", "callbacks")))
+	var d appsv1.Deployment
+	typed(t, objs, "Deployment", "", &d)
+	if d.Spec.Replicas == nil || *d.Spec.Replicas < 2 {
+		t.Errorf("replicas = %v: the overlay runs replicas that all serve callbacks", d.Spec.Replicas)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	for _, a := range []string{"--callback-bind-address=:9443", "--callback-public-url=$(VIDEO_CALLBACK_PUBLIC_URL)",
+		"--callback-key-file=/etc/video-operator/callback/key"} {
+		if !slices.Contains(c.Args, a) {
+			t.Errorf("args %q lack %s", c.Args, a)
+		}
+	}
+	port := slices.IndexFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == "callbacks" && p.ContainerPort == 9443 })
+	if port < 0 {
+		t.Errorf("no container port callbacks/9443: %+v", c.Ports)
+	}
+	var cm corev1.ConfigMap
+	typed(t, objs, "ConfigMap", c.EnvFrom[0].ConfigMapRef.Name, &cm)
+	if !strings.HasPrefix(cm.Data["VIDEO_CALLBACK_PUBLIC_URL"], "https://") {
+		t.Errorf("VIDEO_CALLBACK_PUBLIC_URL = %q", cm.Data["VIDEO_CALLBACK_PUBLIC_URL"])
+	}
+	mounted := slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool {
+		return m.MountPath == "/etc/video-operator/callback" && m.ReadOnly
+	})
+	fromSecret := slices.ContainsFunc(d.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool {
+		return v.Secret != nil && v.Secret.SecretName == "video-operator-callback-key"
+	})
+	if !mounted || !fromSecret {
+		t.Errorf("the callback key must be mounted read-only from Secret video-operator-callback-key: %+v %+v", c.VolumeMounts, d.Spec.Template.Spec.Volumes)
+	}
+
+	var svc corev1.Service
+	typed(t, objs, "Service", "video-operator-callbacks", &svc)
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort.String() != "callbacks" {
+		t.Errorf("the callback Service must target the callbacks port: %+v", svc.Spec.Ports)
+	}
+	for k, v := range svc.Spec.Selector {
+		if d.Spec.Template.Labels[k] != v {
+			t.Errorf("the callback Service selects %s=%s, which the manager's pods do not carry", k, v)
+		}
+	}
+	var ing networkingv1.Ingress
+	typed(t, objs, "Ingress", "video-operator-callbacks", &ing)
+	path := ing.Spec.Rules[0].HTTP.Paths[0]
+	if path.Path != controller.CallbackPath || path.Backend.Service.Name != svc.Name || path.Backend.Service.Port.Name != svc.Spec.Ports[0].Name {
+		t.Errorf("the Ingress must route %s to Service %s: %+v", controller.CallbackPath, svc.Name, path)
 	}
 }
 
