@@ -55,6 +55,12 @@ const CallbackPath = "/callbacks/"
 // when the spec sets no webhookInput of its own; the service echoes it in the callback.
 const callbackAttemptKey = "videoOperatorAttemptId"
 
+// callbackProofKey is the key of webhookInput under which the operator sends a second HMAC of
+// the attempt id. It travels only in the request and the callback bodies, never in the URL, so
+// whoever learned a callback URL (from a proxy's log, say) still cannot forge a callback body
+// that names a job.
+const callbackProofKey = "videoOperatorProof"
+
 // maxCallbackBody bounds a callback's body: a job result is a few kilobytes.
 const maxCallbackBody = 1 << 20
 
@@ -81,6 +87,13 @@ func (c *callbacks) mac(attemptID string) []byte {
 	return m.Sum(nil)
 }
 
+// proof is the body-only secret of an attempt (see callbackProofKey).
+func (c *callbacks) proof(attemptID string) string {
+	m := hmac.New(sha256.New, c.key)
+	m.Write([]byte("video-operator callback proof\x00" + attemptID))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
 // verify returns the attempt id of a valid token.
 func (c *callbacks) verify(token string) (string, bool) {
 	attempt, sig, ok := strings.Cut(token, ".")
@@ -105,7 +118,7 @@ func (c *callbacks) withCallback(req *videov1alpha1.StoryboardRequest, attemptID
 	u := c.url(attemptID)
 	out.Webhook = &u
 	if out.WebhookInput == nil {
-		raw, _ := json.Marshal(map[string]string{callbackAttemptKey: attemptID})
+		raw, _ := json.Marshal(map[string]string{callbackAttemptKey: attemptID, callbackProofKey: c.proof(attemptID)})
 		out.WebhookInput = &apiextensionsv1.JSON{Raw: raw}
 	}
 	return out, true
@@ -182,20 +195,28 @@ func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if jobID == "" {
 		jobID = job.ID
 	}
-	if echoed := echoedAttempt(job.WebhookInput); echoed != "" && echoed != attempt {
+	echoed, proof := echoedAttempt(job.WebhookInput)
+	if echoed != "" && (echoed != attempt || !hmac.Equal([]byte(proof), []byte(h.callbacks.proof(attempt)))) {
 		http.Error(w, "webhookInput does not match the URL", http.StatusBadRequest)
 		return
 	}
-	h.notify(r.Context(), attempt, jobID)
+	adopt := jobID
+	if echoed == "" {
+		// The spec has a webhookInput of its own, sent as written: without the proof, the body
+		// may wake objects, but not name a job to adopt.
+		adopt = ""
+	}
+	h.notify(r.Context(), attempt, jobID, adopt)
 	// The same answer whether or not an object matches: a caller learns nothing about objects.
 	w.WriteHeader(http.StatusAccepted)
 }
 
 // notify remembers the attempt's job id and wakes the objects the result is about.
-func (h *CallbackHandler) notify(ctx context.Context, attempt, jobID string) {
+// adopt is the job id the callback proved to be the attempt's, or "".
+func (h *CallbackHandler) notify(ctx context.Context, attempt, jobID, adopt string) {
 	log := logf.FromContext(ctx)
-	if jobID != "" && len(jobID) <= 100 {
-		h.memo.rememberFromCallback(attempt, jobID)
+	if adopt != "" && len(adopt) <= 100 {
+		h.memo.rememberFromCallback(attempt, adopt)
 	}
 	for _, t := range h.wake {
 		// An object can match both indexes while the cache catches up: wake it once.
@@ -215,7 +236,7 @@ func (h *CallbackHandler) notify(ctx context.Context, attempt, jobID string) {
 				}
 				seen[client.ObjectKeyFromObject(obj)] = true
 				if !h.leads() {
-					h.record(ctx, obj, attempt, jobID)
+					h.record(ctx, obj, attempt, adopt)
 					continue
 				}
 				select {
@@ -268,13 +289,15 @@ func jobStatusOf(obj client.Object) *videov1alpha1.JobStatus {
 	return nil
 }
 
-func echoedAttempt(raw json.RawMessage) string {
+// echoedAttempt returns the attempt id and proof the operator put in webhookInput, as echoed.
+func echoedAttempt(raw json.RawMessage) (attempt, proof string) {
 	var in map[string]any
 	if len(raw) == 0 || json.Unmarshal(raw, &in) != nil {
-		return ""
+		return "", ""
 	}
-	s, _ := in[callbackAttemptKey].(string)
-	return s
+	attempt, _ = in[callbackAttemptKey].(string)
+	proof, _ = in[callbackProofKey].(string)
+	return attempt, proof
 }
 
 // CallbackOptions configure the callback server.

@@ -86,8 +86,17 @@ func TestCallbackHandler(t *testing.T) {
 		wantAdopt  string // job id remembered for attempt-1
 	}{
 		{name: "a result for an interrupted submission wakes it and supplies the job id to adopt",
-			method: http.MethodPost, path: valid, body: `{"job_id":"job-new","success":true,"data":{"status":"completed"},"webhookInput":{"videoOperatorAttemptId":"attempt-1"}}`,
+			method: http.MethodPost, path: valid, body: `{"job_id":"job-new","success":true,"data":{"status":"completed"},"webhookInput":{"videoOperatorAttemptId":"attempt-1","videoOperatorProof":"` + signer.proof("attempt-1") + `"}}`,
 			wantStatus: http.StatusAccepted, wantWoken: []string{"interrupted"}, wantAdopt: "job-new"},
+		{name: "a replayed URL with a body that lacks the proof is refused",
+			method: http.MethodPost, path: valid, body: `{"job_id":"job-forged","data":{"status":"completed"},"webhookInput":{"videoOperatorAttemptId":"attempt-1"}}`,
+			wantStatus: http.StatusBadRequest},
+		{name: "a proof of another attempt is refused",
+			method: http.MethodPost, path: valid, body: `{"job_id":"job-forged","data":{"status":"completed"},"webhookInput":{"videoOperatorAttemptId":"attempt-1","videoOperatorProof":"` + signer.proof("attempt-2") + `"}}`,
+			wantStatus: http.StatusBadRequest},
+		{name: "a body without the operator's webhookInput wakes the attempt's object but names no job to adopt",
+			method: http.MethodPost, path: valid, body: `{"job_id":"job-unproven","data":{"status":"completed"},"webhookInput":{"mine":1}}`,
+			wantStatus: http.StatusAccepted, wantWoken: []string{"interrupted"}},
 		{name: "a result for a recorded job wakes its object",
 			method: http.MethodPost, path: other, body: `{"job_id":"job-running","data":{"status":"completed"}}`,
 			wantStatus: http.StatusAccepted, wantWoken: []string{"running"}},
@@ -169,8 +178,8 @@ func TestWithCallback(t *testing.T) {
 	if attempt, ok := c.verify(strings.TrimPrefix(*got.Webhook, "https://operator.example"+CallbackPath)); !ok || attempt != "a1" {
 		t.Fatalf("the callback URL does not verify: %q %v", attempt, ok)
 	}
-	if echoedAttempt(got.WebhookInput.Raw) != "a1" {
-		t.Fatalf("webhookInput = %s", got.WebhookInput.Raw)
+	if attempt, proof := echoedAttempt(got.WebhookInput.Raw); attempt != "a1" || proof != c.proof("a1") || strings.Contains(*got.Webhook, proof) {
+		t.Fatalf("webhookInput = %s: want the attempt and its proof, the proof not in the URL %s", got.WebhookInput.Raw, *got.Webhook)
 	}
 	var nilCallbacks *callbacks
 	if got, injected := nilCallbacks.withCallback(req, "a1"); injected || got != req {
@@ -202,10 +211,11 @@ func TestCallbackJunkDoesNotStarveGenuineCallbacks(t *testing.T) {
 func TestCallbackContestedAttemptIsNotAdopted(t *testing.T) {
 	h, _ := newTestCallbackHandler(t, rate.Inf)
 	path := CallbackPath + h.callbacks.token("attempt-1")
+	proof := h.callbacks.proof("attempt-1")
 	for _, job := range []string{"job-genuine", "job-forged"} {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodPost, path,
-			strings.NewReader(`{"job_id":"`+job+`","data":{"status":"completed"}}`)))
+			strings.NewReader(`{"job_id":"`+job+`","data":{"status":"completed"},"webhookInput":{"videoOperatorAttemptId":"attempt-1","videoOperatorProof":"`+proof+`"}}`)))
 		if rec.Code != http.StatusAccepted {
 			t.Fatalf("callback answered %d", rec.Code)
 		}

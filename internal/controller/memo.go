@@ -103,6 +103,21 @@ func (m *attemptMemo) callbackExpected(jobID string) bool {
 	return ok
 }
 
+// fromCallback reports whether the job id remembered for attempt came from a callback, not from
+// this process's own call: it must be confirmed with the object's key before it is adopted.
+func (m *attemptMemo) fromCallback(attemptID string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.jobs[attemptID].fromCallback
+}
+
+// forget drops what a callback said of attempt, once the service disowned that job.
+func (m *attemptMemo) forget(attemptID string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.jobs, attemptID)
+}
+
 func (m *attemptMemo) lookup(attemptID string) (string, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -390,8 +390,13 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statusTxn[T]) (s
 	log := logf.FromContext(ctx)
 
 	if jobID, ok := l.memo.lookup(sub.AttemptID); ok {
-		// This process made the call (or the job's callback named the attempt); only the write
-		// of its job id was lost or is not in the cache yet.
+		if l.memo.fromCallback(sub.AttemptID) {
+			// Only a callback named the job: adopt it once the service confirms, to the
+			// object's own key, that the job exists.
+			return l.adoptFromCallback(ctx, tx, jobID)
+		}
+		// This process made the call; only the write of its job id was lost or is not in the
+		// cache yet.
 		log.Info("Adopting the job of an interrupted submission", "jobID", jobID, "attempt", sub.AttemptID)
 		l.recordSubmitted(tx, jobID)
 		return false, ctrl.Result{}, nil
@@ -431,6 +436,38 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statusTxn[T]) (s
 	st.Phase = videov1alpha1.PhaseFailed
 	l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, l.adapter.describeRequest(obj), sub, l.submitBudget(), nil))
 	return true, ctrl.Result{RequeueAfter: l.unknownRecheck()}, nil
+}
+
+// adoptFromCallback adopts the job a callback named for the attempt in flight, after reading it
+// with the object's own key. A job the service does not know for that key is not adopted.
+func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, tx *statusTxn[T], jobID string) (stop bool, res ctrl.Result, err error) {
+	obj := tx.obj
+	sub := l.adapter.jobStatus(obj).Submission
+	log := logf.FromContext(ctx)
+	api, _, ok, err := l.serviceClient(ctx, tx)
+	if !ok {
+		return true, ctrl.Result{}, err
+	}
+	callCtx, cancel := l.callContext(ctx)
+	job, err := api.GetJob(callCtx, jobID)
+	cancel()
+	switch {
+	case apiclient.IsJobNotFound(err):
+		log.Info("A callback named a job the service does not know for this key; not adopting it", "jobID", jobID, "attempt", sub.AttemptID)
+		l.memo.forget(sub.AttemptID)
+		// The attempt's outcome is unknown again: the next reconcile decides from a fresh read.
+		return true, ctrl.Result{RequeueAfter: l.backoff.short()}, nil
+	case err != nil:
+		res, err := l.callFailed(ctx, tx, err)
+		return true, res, err
+	}
+	log.Info("Adopting the job a callback named for an interrupted submission", "jobID", jobID, "attempt", sub.AttemptID)
+	l.auditSubmission(obj, sub.Generation, sub.AttemptID, "adopted", jobID, nil)
+	l.recordSubmitted(tx, jobID)
+	if ended := l.recordJob(ctx, tx, job); ended {
+		return false, ctrl.Result{}, nil
+	}
+	return true, ctrl.Result{RequeueAfter: l.pollDelay(jobID)}, nil
 }
 
 // unknownMessage tells the user what happened and exactly how to confirm a resubmission. The

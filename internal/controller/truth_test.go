@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -969,6 +970,43 @@ spec:
 		Expect(h.sim.Counters().WebhooksDelivered).To(Equal(1))
 		Expect(h.sim.Calls(apiclient.EndpointRenderStoryboard)).To(Equal(1))
 		Expect(h.sim.Calls(apiclient.EndpointGetJob)).To(Equal(1), "one read, woken by the callback")
+	})
+	It("issue 10: a callback naming a job the service does not know for the object's key is not adopted", func() {
+		start(simulator.Options{RenderDuration: 30 * time.Minute}) // 3.6 s: the real callback comes late
+		h.callbackPoll = time.Hour
+		crashed := h.crashAfterRender(1)
+		h.startManager()
+		vr := storyRender(h.ns, "forged", "Forged")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(crashed.Load).Should(BeTrue())
+		h.stopManager()
+		h.wrap = nil
+		h.startManager()
+		sub := getRender(vr)(Default).Status.Submission
+		Expect(sub).NotTo(BeNil())
+
+		By("a signed callback with the proof, naming a job that does not exist")
+		signer := &callbacks{key: []byte(strings.Repeat("k", 32))}
+		body := `{"job_id":"00000000-0000-4000-8000-000000000000","data":{"status":"completed"},"webhookInput":{"` +
+			callbackAttemptKey + `":"` + sub.AttemptID + `","` + callbackProofKey + `":"` + signer.proof(sub.AttemptID) + `"}}`
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.callbackSrv.URL+CallbackPath+signer.token(sub.AttemptID), strings.NewReader(body))
+		Expect(err).NotTo(HaveOccurred())
+		resp, err := http.DefaultClient.Do(req)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(resp.Body.Close()).To(Succeed())
+		Expect(resp.StatusCode).To(Equal(http.StatusAccepted))
+		Consistently(func(g Gomega) {
+			g.Expect(getRender(vr)(g).Status.JobID).NotTo(Equal("00000000-0000-4000-8000-000000000000"))
+		}, "1s").Should(Succeed())
+
+		By("the service's own callback arriving later")
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+		}, 30*time.Second).Should(Succeed())
+		jobs := h.jobsNamed("Forged")
+		Expect(jobs).To(HaveLen(1))
+		Expect(getRender(vr)(Default).Status.JobID).To(Equal(jobs[0].ID))
 	})
 })
 
