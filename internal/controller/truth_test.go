@@ -998,6 +998,7 @@ spec:
 		Consistently(func(g Gomega) {
 			g.Expect(getRender(vr)(g).Status.JobID).NotTo(Equal("00000000-0000-4000-8000-000000000000"))
 		}, "1s").Should(Succeed())
+		Expect(h.logs.String()).To(ContainSubstring("not adopting it"), "the named job was checked with the object's key")
 
 		By("the service's own callback arriving later")
 		Eventually(func(g Gomega) {
