@@ -341,3 +341,28 @@ func TestJobThatNeverEnds(t *testing.T) {
 	}
 	w.expectNoKeyLeak()
 }
+
+// The API server failing the manager's status writes: 500s and conflicts (not applied) and
+// answers lost after the write was applied. A write that fails changes nothing, and one whose
+// answer was lost is read back, so nothing is paid twice and no submission becomes unknown.
+func TestAPIServerWriteFaults(t *testing.T) {
+	w := newWorld(t, simulator.Options{})
+	proxy := newAPIProxy(t, restConfig, apiFaults{ServerError: 0.15, Conflict: 0.15, LostAnswer: 0.1})
+	n := size(8, 60)
+	w.startManager("--kubeconfig=" + proxy.kubeconfig)
+	w.createRenders("writes", 0, n)
+	w.waitTerminal(90 * time.Second)
+	w.note = fmt.Sprintf("status writes failed: %d 500, %d conflicts, %d lost answers",
+		proxy.counts["server_error"].Load(), proxy.counts["conflict"].Load(), proxy.counts["lost_answer"].Load())
+	r := w.measure("API server: 15% of status writes 500, 15% conflict, 10% answer lost")
+	r.expectNoDoubleCharge(w)
+	w.expectBillMatchesAudit(r)
+	if r.UnknownCallMade+r.UnknownNoCall != 0 || r.Ready != n || r.Orphans != 0 {
+		t.Errorf("failed status writes must cost nothing: want every object Ready with one job: %s", r)
+	}
+	if proxy.counts["server_error"].Load()+proxy.counts["conflict"].Load()+proxy.counts["lost_answer"].Load() == 0 {
+		t.Error("no status write was failed")
+	}
+	w.expectNoKeyLeak()
+	w.stopAll()
+}

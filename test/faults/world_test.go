@@ -40,6 +40,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -57,6 +58,7 @@ const apiKey = "sk-video-faults-5d1c9e7a3b2f4068"
 
 var (
 	scheme     = runtime.NewScheme()
+	restConfig *rest.Config
 	k8s        client.Client
 	kubeconfig string
 	managerBin string
@@ -107,6 +109,7 @@ func run(m *testing.M) int {
 		ErrorIfCRDPathMissing: true,
 	}
 	cfg, err := env.Start()
+	restConfig = cfg
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)
 		return 1
