@@ -91,12 +91,10 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.submitBudget())
 	defer cancel()
 	if err := l.writeInFlight(sctx, tx, attempt); err != nil {
-		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
-			l.auditSubmission(obj, gen, attempt, "not-sent", "", err)
-		}
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			return ctrl.Result{RequeueAfter: l.backoff.short()}, nil
 		}
+		l.auditSubmission(obj, gen, attempt, "not-sent", "", err)
 		return ctrl.Result{}, fmt.Errorf("recording the submission in flight: %w", err)
 	}
 	l.warnDeprecations(obj, t)
