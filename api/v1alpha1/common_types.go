@@ -206,9 +206,10 @@ type JobStatus struct {
 	// +kubebuilder:validation:items:MaxLength=200
 	OutputsOmitted []string `json:"outputsOmitted,omitempty"`
 
-	// callback is the last job-result callback received for this object by a replica of the
-	// manager that does not lead. Writing it wakes the leader at once, whichever replica the
-	// service reached; the leader trusts nothing in it and reads the job with the object's key.
+	// callback is a job-result callback received for this object by a replica of the manager that
+	// does not lead, until the leader acts on it. Writing it wakes the leader at once, whichever
+	// replica the service reached; the leader trusts nothing in it and reads the job with the
+	// object's key.
 	// +optional
 	Callback *CallbackReceipt `json:"callback,omitempty"`
 

@@ -235,8 +235,17 @@ func (h *CallbackHandler) notify(ctx context.Context, attempt, jobID, adopt stri
 					continue
 				}
 				seen[client.ObjectKeyFromObject(obj)] = true
-				if !h.leads() {
+				// Only a callback that proved its job (the proof in webhookInput) is written
+				// down, once: on every replica, the leader included, for the attempt in flight,
+				// so that its adoption survives a hand-over; by a replica that does not lead, for
+				// the object running that job, to wake the leader.
+				leads := h.leads()
+				inFlight := adopt != "" && attemptInFlight(obj) == attempt
+				running := adopt != "" && jobStatusOf(obj).JobID == adopt
+				if inFlight || (running && !leads) {
 					h.record(ctx, obj, attempt, adopt)
+				}
+				if !leads {
 					continue
 				}
 				select {
@@ -265,17 +274,26 @@ func (h *CallbackHandler) leads() bool {
 // record writes the callback into the object's status.callback, for the leader to act on.
 func (h *CallbackHandler) record(ctx context.Context, obj client.Object, attempt, jobID string) {
 	st := jobStatusOf(obj)
-	if st == nil || h.writer == nil {
+	if st == nil || h.writer == nil || len(jobID) > 100 {
 		return
 	}
-	base := obj.DeepCopyObject().(client.Object)
-	if len(jobID) > 100 {
-		jobID = ""
+	if rc := st.Callback; rc != nil && rc.AttemptID == attempt && rc.JobID == jobID {
+		return // already written down: a replay costs no write
 	}
+	base := obj.DeepCopyObject().(client.Object)
 	st.Callback = &videov1alpha1.CallbackReceipt{AttemptID: attempt, JobID: jobID, ReceivedAt: metav1.Now()}
-	if err := h.writer.Status().Patch(ctx, obj, client.MergeFrom(base)); err != nil {
+	// Conditional on what was read: a receipt never replaces one written meanwhile.
+	if err := h.writer.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 		logf.FromContext(ctx).Error(err, "Recording a callback for the leader", "object", client.ObjectKeyFromObject(obj))
 	}
+}
+
+// attemptInFlight is the attempt id of the object's submission in flight, or "".
+func attemptInFlight(obj client.Object) string {
+	if st := jobStatusOf(obj); st != nil && st.Submission != nil {
+		return st.Submission.AttemptID
+	}
+	return ""
 }
 
 // jobStatusOf returns the shared status of either kind.

@@ -117,7 +117,6 @@ func (c *circuits) admit(keyID, attempt string) admission {
 	case c.suspect(s):
 		return admitWait
 	case s.closed:
-		s.inFlight[attempt] = c.clock.Now()
 		return admitGo
 	case s.trial != "", s.open && c.clock.Now().Before(s.until):
 		return admitWait
@@ -125,8 +124,15 @@ func (c *circuits) admit(keyID, attempt string) admission {
 		return admitProbe
 	}
 	s.trial = attempt
-	s.inFlight[attempt] = c.clock.Now()
 	return admitTrial
+}
+
+// calling records that the paid call of attempt starts now: only the service's time counts
+// toward the suspect threshold, not the status writes before the call.
+func (c *circuits) calling(keyID, attempt string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.get(keyID).inFlight[attempt] = c.clock.Now()
 }
 
 // probed records a probe that found the service answering: the next submission is the trial.

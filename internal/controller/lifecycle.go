@@ -205,10 +205,16 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statusTxn[T]) (ctrl.Resu
 	st := l.adapter.jobStatus(obj)
 	gen := obj.GetGeneration()
 
-	// A callback another replica received names the job of the attempt in flight: the same as if
-	// this replica had received it (a read of the job with the object's key follows).
-	if rc := st.Callback; rc != nil && st.Submission != nil && rc.AttemptID == st.Submission.AttemptID && rc.JobID != "" {
-		l.memo.rememberFromCallback(rc.AttemptID, rc.JobID)
+	// A callback another replica received: the same as if this replica had received it (for the
+	// attempt in flight, a read of the job with the object's key follows). It is consumed here,
+	// so that a job the service disowns is not offered again on every reconcile.
+	if rc := st.Callback; rc != nil {
+		if st.Submission != nil && rc.AttemptID == st.Submission.AttemptID && rc.JobID != "" {
+			// Kept until the adoption is decided (adoptFromCallback clears it).
+			l.memo.rememberFromCallback(rc.AttemptID, rc.JobID)
+		} else {
+			st.Callback = nil
+		}
 	}
 
 	// 1. A submission whose job id was never recorded: adopt the job or refuse to guess.

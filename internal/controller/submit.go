@@ -101,6 +101,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 
 	body, withCallback := l.callbacks.withCallback(t.request(), attempt)
 	callCtx, cancelCall := context.WithTimeout(sctx, l.opts.CallTimeout)
+	l.circuits.calling(keyID, attempt)
 	created, err := l.call(callCtx, api, t, body)
 	cancelCall()
 	l.circuits.outcome(keyID, attempt, err == nil || l.refused(err))
@@ -391,13 +392,17 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statusTxn[T]) (s
 		if l.memo.fromCallback(sub.AttemptID) {
 			// Only a callback named the job: adopt it once the service confirms, to the
 			// object's own key, that the job exists.
-			return l.adoptFromCallback(ctx, tx, jobID)
+			if stop, res, err, adopted := l.adoptFromCallback(ctx, tx, jobID); adopted || stop {
+				return stop, res, err
+			}
+			// The service disowned the job: the attempt's outcome is unknown, as before.
+		} else {
+			// This process made the call; only the write of its job id was lost or is not in
+			// the cache yet.
+			log.Info("Adopting the job of an interrupted submission", "jobID", jobID, "attempt", sub.AttemptID)
+			l.recordSubmitted(tx, jobID)
+			return false, ctrl.Result{}, nil
 		}
-		// This process made the call; only the write of its job id was lost or is not in the
-		// cache yet.
-		log.Info("Adopting the job of an interrupted submission", "jobID", jobID, "attempt", sub.AttemptID)
-		l.recordSubmitted(tx, jobID)
-		return false, ctrl.Result{}, nil
 	}
 	if l.memo.createdNoJob(sub.AttemptID) {
 		// This process knows the attempt created nothing: it was never sent (the write of its
@@ -438,13 +443,17 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statusTxn[T]) (s
 
 // adoptFromCallback adopts the job a callback named for the attempt in flight, after reading it
 // with the object's own key. A job the service does not know for that key is not adopted.
-func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, tx *statusTxn[T], jobID string) (stop bool, res ctrl.Result, err error) {
+// adopted is false, with stop false, when the service does not know the job for this key: the
+// caller goes on as if no callback had come. A recorded receipt (status.callback) is cleared only
+// with that definite answer or with the adoption, never on a passing failure.
+func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, tx *statusTxn[T], jobID string) (stop bool, res ctrl.Result, err error, adopted bool) {
 	obj := tx.obj
-	sub := l.adapter.jobStatus(obj).Submission
+	st := l.adapter.jobStatus(obj)
+	sub := st.Submission
 	log := logf.FromContext(ctx)
 	api, _, ok, err := l.serviceClient(ctx, tx)
 	if !ok {
-		return true, ctrl.Result{}, err
+		return true, ctrl.Result{}, err, false
 	}
 	callCtx, cancel := l.callContext(ctx)
 	job, err := api.GetJob(callCtx, jobID)
@@ -453,19 +462,20 @@ func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, tx *statusTxn[T], 
 	case apiclient.IsJobNotFound(err):
 		log.Info("A callback named a job the service does not know for this key; not adopting it", "jobID", jobID, "attempt", sub.AttemptID)
 		l.memo.forget(sub.AttemptID)
-		// The attempt's outcome is unknown again: the next reconcile decides from a fresh read.
-		return true, ctrl.Result{RequeueAfter: l.backoff.short()}, nil
+		st.Callback = nil
+		return false, ctrl.Result{}, nil, false
 	case err != nil:
 		res, err := l.callFailed(ctx, tx, err)
-		return true, res, err
+		return true, res, err, false
 	}
 	log.Info("Adopting the job a callback named for an interrupted submission", "jobID", jobID, "attempt", sub.AttemptID)
 	l.auditSubmission(obj, sub.Generation, sub.AttemptID, "adopted", jobID, nil)
 	l.recordSubmitted(tx, jobID)
+	st.Callback = nil
 	if ended := l.recordJob(ctx, tx, job); ended {
-		return false, ctrl.Result{}, nil
+		return false, ctrl.Result{}, nil, true
 	}
-	return true, ctrl.Result{RequeueAfter: l.pollDelay(jobID)}, nil
+	return true, ctrl.Result{RequeueAfter: l.pollDelay(jobID)}, nil, true
 }
 
 // unknownMessage tells the user what happened and exactly how to confirm a resubmission. The
