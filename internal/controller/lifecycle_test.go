@@ -284,11 +284,7 @@ spec:
 				firstJob = got.Status.JobID
 			}).Should(Succeed())
 
-			Eventually(func() error {
-				cur := getRender(vr)(Default)
-				cur.Spec.Storyboard.Scenes[0].Story = ptrTo("A second version of the story. With a new ending.")
-				return k8sClient.Update(ctx, cur)
-			}).Should(Succeed())
+			editStory(vr, "A second version of the story. With a new ending.")
 			Eventually(func(g Gomega) {
 				got := getRender(vr)(g)
 				g.Expect(got.Generation).To(Equal(int64(2)))

@@ -450,11 +450,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		}).Should(Succeed())
 
 		secretReads.Store(true)
-		Eventually(func() error {
-			cur := getRender(vr)(Default)
-			cur.Spec.Storyboard.Scenes[0].Story = ptrTo("A second version. It cannot be submitted yet.")
-			return k8sClient.Update(ctx, cur)
-		}).Should(Succeed())
+		editStory(vr, "A second version. It cannot be submitted yet.")
 		Eventually(func(g Gomega) {
 			got := getRender(vr)(g)
 			g.Expect(got.Generation).To(Equal(int64(2)))
@@ -559,11 +555,7 @@ spec:
 			g.Expect(got.Status.Phase).To(Equal(videov1alpha1.PhaseInProgress))
 			firstJob = got.Status.JobID
 		}).Should(Succeed())
-		Eventually(func() error {
-			cur := getRender(vr)(Default)
-			cur.Spec.Storyboard.Scenes[0].Story = ptrTo("A second version, edited while the first rendered.")
-			return k8sClient.Update(ctx, cur)
-		}).Should(Succeed())
+		editStory(vr, "A second version, edited while the first rendered.")
 		Eventually(func(g Gomega) {
 			got := getRender(vr)(g)
 			g.Expect(readyFor(&got.Status.JobStatus, 2)).To(BeTrue(), "%+v", got.Status.Conditions)
@@ -892,7 +884,7 @@ spec:
 			err := c.SubResource(sub).Patch(ctx, obj.DeepCopyObject().(client.Object), patch, opts...)
 			if err == nil && inFlightAttempt(data) != "" && once.CompareAndSwap(false, true) {
 				// The write landed; while its answer is lost, the user edits the spec.
-				updateMeta(vr, func(o client.Object) {
+				updateObject(vr, func(o client.Object) {
 					o.(*videov1alpha1.VideoRender).Spec.Storyboard.VideoName = "Edited"
 				})
 				return apierrors.NewTimeoutError("injected: the answer to the write was lost", 1)
@@ -1053,17 +1045,17 @@ func (l *patchLog) containing(s string) []string {
 // setAnnotation sets one annotation, retrying on conflict.
 func setAnnotation(obj client.Object, key, value string) {
 	GinkgoHelper()
-	updateMeta(obj, func(o client.Object) { o.SetAnnotations(with(o.GetAnnotations(), key, value)) })
+	updateObject(obj, func(o client.Object) { o.SetAnnotations(with(o.GetAnnotations(), key, value)) })
 }
 
 // setLabel sets one label, retrying on conflict.
 func setLabel(obj client.Object, key, value string) {
 	GinkgoHelper()
-	updateMeta(obj, func(o client.Object) { o.SetLabels(with(o.GetLabels(), key, value)) })
+	updateObject(obj, func(o client.Object) { o.SetLabels(with(o.GetLabels(), key, value)) })
 }
 
-// updateMeta reads the object, changes it and updates it, retrying on conflict.
-func updateMeta(obj client.Object, change func(client.Object)) {
+// updateObject reads the object, changes it and updates it, retrying on conflict.
+func updateObject(obj client.Object, change func(client.Object)) {
 	GinkgoHelper()
 	Eventually(func() error {
 		cur := obj.DeepCopyObject().(client.Object)
@@ -1073,6 +1065,12 @@ func updateMeta(obj client.Object, change func(client.Object)) {
 		change(cur)
 		return k8sClient.Update(ctx, cur)
 	}).Should(Succeed())
+}
+
+// editStory changes the story of a render's first scene: a new spec generation.
+func editStory(vr *videov1alpha1.VideoRender, story string) {
+	GinkgoHelper()
+	updateObject(vr, func(o client.Object) { o.(*videov1alpha1.VideoRender).Spec.Storyboard.Scenes[0].Story = ptrTo(story) })
 }
 
 func with(m map[string]string, key, value string) map[string]string {
