@@ -135,9 +135,9 @@ func truncateBytes(s string, n int) string {
 	return s[:max(n, 0)] + ellipsis
 }
 
-// fitURL returns u when it fits the status schema. A longer URL, or a clearance code, would not
-// work once cut: it is left out and named in omitted instead.
-func fitURL(name, u string, limit int, omitted *[]string) string {
+// fitWhole returns u when it fits the status schema's bound. A value that only works whole (a
+// URL, a clearance code, a number) is left out and named in omitted instead of being cut.
+func fitWhole(name, u string, limit int, omitted *[]string) string {
 	n := utf8.RuneCountInString(u)
 	if n <= limit {
 		return u

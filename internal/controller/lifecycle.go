@@ -53,7 +53,7 @@ type kindAdapter[T client.Object] interface {
 	setRecordedSource(obj T, generation int64, uid types.UID)
 	// recordJob maps a job read from the service into the kind's own status fields; it is
 	// called on every read and must be idempotent. It returns the outputs it left out because
-	// they do not fit the status schema (see fitURL).
+	// they do not fit the status schema (see fitWhole).
 	recordJob(obj T, job *apiclient.Job) (omitted []string)
 	// keepPrevious keeps the outputs of the current, completed job when a newer one replaces it.
 	keepPrevious(obj T)

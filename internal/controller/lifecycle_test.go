@@ -89,6 +89,15 @@ func readyFor(st *videov1alpha1.JobStatus, generation int64) bool {
 	return c.Status == metav1.ConditionTrue && c.ObservedGeneration == generation && st.ObservedGeneration == generation
 }
 
+// eventuallyReady waits until the render is Ready for its current generation.
+func eventuallyReady(vr *videov1alpha1.VideoRender) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		got := getRender(vr)(g)
+		g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+	}).Should(Succeed())
+}
+
 func stalledWith(st *videov1alpha1.JobStatus, reason videov1alpha1.ConditionReason) bool {
 	c := conditionOf(st, videov1alpha1.ConditionStalled)
 	return c.Status == metav1.ConditionTrue && c.Reason == string(reason)
@@ -194,10 +203,7 @@ spec:
 				got := getRender(second)(g)
 				g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling).Reason).To(Equal(string(videov1alpha1.ReasonProjectBusy)))
 			}).Should(Succeed())
-			Eventually(func(g Gomega) {
-				got := getRender(second)(g)
-				g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-			}).Should(Succeed())
+			eventuallyReady(second)
 		})
 
 		It("renders a reviewed storyboard only after its preview completed, and again after a new preview", func() {
@@ -431,10 +437,7 @@ spec:
 			By("adding the key: the Secret watch resumes the work at once")
 			s.StringData = map[string]string{videov1alpha1.DefaultAPIKeySecretKey: "  " + testAPIKey + "\n"}
 			Expect(k8sClient.Update(ctx, s)).To(Succeed())
-			Eventually(func(g Gomega) {
-				got := getRender(vr)(g)
-				g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-			}).Should(Succeed())
+			eventuallyReady(vr)
 		})
 
 		It("stalls with Unauthorized on a rejected key until the Secret changes", func() {
@@ -451,10 +454,7 @@ spec:
 
 			s.StringData = map[string]string{videov1alpha1.DefaultAPIKeySecretKey: testAPIKey}
 			Expect(k8sClient.Update(ctx, s)).To(Succeed())
-			Eventually(func(g Gomega) {
-				got := getRender(vr)(g)
-				g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-			}).Should(Succeed())
+			eventuallyReady(vr)
 			Expect(h.jobsNamed("Wrong key")).To(HaveLen(1))
 		})
 	})
@@ -528,10 +528,7 @@ spec:
 				cur.Annotations = map[string]string{AnnotationConfirmResubmit: attempt}
 				return k8sClient.Update(ctx, cur)
 			}).Should(Succeed())
-			Eventually(func(g Gomega) {
-				got := getRender(vr)(g)
-				g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-			}).Should(Succeed())
+			eventuallyReady(vr)
 			Consistently(func() int { return len(h.jobsNamed("Crash")) }, "500ms").Should(Equal(2))
 		})
 
@@ -551,10 +548,7 @@ spec:
 			h.startManager()
 			vr := storyRender(h.ns, "lost-write", "Lost write")
 			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-			Eventually(func(g Gomega) {
-				got := getRender(vr)(g)
-				g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-			}).Should(Succeed())
+			eventuallyReady(vr)
 			Expect(failures.Load()).To(BeNumerically(">", 8), "the job id write failed repeatedly")
 			Consistently(func() int { return len(h.jobsNamed("Lost write")) }, "500ms").Should(Equal(1))
 		})
@@ -568,10 +562,7 @@ spec:
 			h.startManager()
 			vr := storyRender(h.ns, "called-back", "Called back")
 			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-			Eventually(func(g Gomega) {
-				got := getRender(vr)(g)
-				g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-			}).Should(Succeed())
+			eventuallyReady(vr)
 			jobs := h.jobsNamed("Called back")
 			Expect(jobs).To(HaveLen(1))
 			Expect(jobs[0].Webhook).To(HavePrefix(h.callbackSrv.URL + CallbackPath))

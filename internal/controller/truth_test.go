@@ -90,10 +90,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		vr := storyRender(h.ns, "conflict", "Conflict")
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 
-		Eventually(func(g Gomega) {
-			got := getRender(vr)(g)
-			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-		}).Should(Succeed())
+		eventuallyReady(vr)
 		first, ok := conflicted.Load("first")
 		Expect(ok).To(BeTrue(), "the in-flight write was refused once")
 		Expect(landed.containing(first.(string))).To(BeEmpty(), "the refused attempt reached the server by a later write")
@@ -133,10 +130,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		vr := storyRender(h.ns, "stale", "Stale")
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 
-		Eventually(func(g Gomega) {
-			got := getRender(vr)(g)
-			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-		}).Should(Succeed())
+		eventuallyReady(vr)
 		Expect(staleServed.Load()).To(BeTrue(), "a stale read was served")
 		jobs := h.jobsNamed("Stale")
 		Expect(jobs).To(HaveLen(1))
@@ -161,10 +155,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		vr := storyRender(h.ns, "unknown-write", "Unknown write")
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 
-		Eventually(func(g Gomega) {
-			got := getRender(vr)(g)
-			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-		}).Should(Succeed())
+		eventuallyReady(vr)
 		Expect(unknownOnce.Load()).To(BeTrue())
 		Expect(h.jobsNamed("Unknown write")).To(HaveLen(1))
 		neverUnknown("unknown-write")
@@ -239,10 +230,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		Eventually(func() int { return h.sim.Calls(apiclient.EndpointRenderStoryboard) }).Should(BeNumerically(">=", 2))
 		Expect(getRender(vr)(Default).Status.Phase).NotTo(Equal(videov1alpha1.PhaseFailed))
 		h.sim.SetFaults(simulator.Faults{})
-		Eventually(func(g Gomega) {
-			got := getRender(vr)(g)
-			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-		}).Should(Succeed())
+		eventuallyReady(vr)
 		Expect(h.jobsNamed("Opted in")).To(HaveLen(1))
 	})
 
@@ -361,10 +349,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		h.stop = nil
 
 		By("the new leader following the job to its end")
-		Eventually(func(g Gomega) {
-			got := getRender(vr)(g)
-			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-		}).Should(Succeed())
+		eventuallyReady(vr)
 		jobs := h.jobsNamed("Hand over")
 		Expect(jobs).To(HaveLen(1))
 		Expect(getRender(vr)(Default).Status.JobID).To(Equal(jobs[0].ID))
@@ -635,10 +620,7 @@ spec:
           aiVisual: {model: flux-schnell, prompt: A lighthouse at dawn}
 `)
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-		Eventually(func(g Gomega) {
-			got := getRender(vr)(g)
-			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-		}).Should(Succeed())
+		eventuallyReady(vr)
 		Expect(failed.Load()).To(BeNumerically(">", 2), "the completing write failed twice")
 		recorded := getRender(vr)(Default).Status.AICreditsUsed
 		Expect(recorded).NotTo(BeEmpty())
@@ -758,10 +740,7 @@ spec:
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 		Eventually(func() int { return h.sim.Counters().Faults["rate_limit"] }).Should(BeNumerically(">=", 2))
 		h.sim.SetFaults(simulator.Faults{})
-		Eventually(func(g Gomega) {
-			got := getRender(vr)(g)
-			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-		}).Should(Succeed())
+		eventuallyReady(vr)
 		Expect(bumped.Load()).To(BeTrue())
 		Expect(h.jobsNamed("Refused conflict")).To(HaveLen(1))
 		neverUnknown("refused-conflict")
@@ -866,10 +845,7 @@ spec:
 		Expect(h.sim.Calls(apiclient.EndpointListBrands)).To(BeNumerically(">=", 1))
 
 		h.sim.SetFaults(simulator.Faults{})
-		Eventually(func(g Gomega) {
-			got := getRender(second)(g)
-			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-		}).Should(Succeed())
+		eventuallyReady(second)
 		Expect(h.jobsNamed("Outage second")).To(HaveLen(1))
 		Expect(stalledWith(&getRender(first)(Default).Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(),
 			"the unknown outcome still waits for a human")

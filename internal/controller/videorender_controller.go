@@ -125,20 +125,20 @@ func (a renderAdapter) recordJob(o *videov1alpha1.VideoRender, job *apiclient.Jo
 	}
 	d := job.Data
 	o.Status.Outputs = &videov1alpha1.RenderOutputs{
-		VideoURL:      fitURL("videoURL", d.VideoURL, maxURL, &omitted),
-		VideoShareURL: fitURL("videoShareURL", d.VideoShareURL, maxURL, &omitted),
-		VideoEmbedURL: fitURL("videoEmbedURL", d.VideoEmbedURL, maxURL, &omitted),
-		AudioURL:      fitURL("audioURL", d.AudioURL, maxURL, &omitted),
-		Thumbnail:     fitURL("thumbnail", d.Thumbnail, maxURL, &omitted),
-		SRTFile:       fitURL("srtFile", d.SRTFile, maxURL, &omitted),
-		TXTFile:       fitURL("txtFile", d.TXTFile, maxURL, &omitted),
-		VTTFile:       fitURL("vttFile", d.VTTFile, maxURL, &omitted),
+		VideoURL:      fitWhole("videoURL", d.VideoURL, maxURL, &omitted),
+		VideoShareURL: fitWhole("videoShareURL", d.VideoShareURL, maxURL, &omitted),
+		VideoEmbedURL: fitWhole("videoEmbedURL", d.VideoEmbedURL, maxURL, &omitted),
+		AudioURL:      fitWhole("audioURL", d.AudioURL, maxURL, &omitted),
+		Thumbnail:     fitWhole("thumbnail", d.Thumbnail, maxURL, &omitted),
+		SRTFile:       fitWhole("srtFile", d.SRTFile, maxURL, &omitted),
+		TXTFile:       fitWhole("txtFile", d.TXTFile, maxURL, &omitted),
+		VTTFile:       fitWhole("vttFile", d.VTTFile, maxURL, &omitted),
 	}
 	o.Status.VideoDuration = seconds(d.VideoDuration)
 	o.Status.EncodingDuration = seconds(d.EncodingDuration)
-	o.Status.AICreditsUsed = fitURL("aiCreditsUsed", decimal(d.AICreditsUsed), maxCredits, &omitted)
+	o.Status.AICreditsUsed = fitWhole("aiCreditsUsed", decimal(d.AICreditsUsed), maxCredits, &omitted)
 	o.Status.Clearance = nil
-	if code := fitURL("platformClearanceCode", d.PlatformClearanceCode, maxClearanceCode, &omitted); code != "" {
+	if code := fitWhole("platformClearanceCode", d.PlatformClearanceCode, maxClearanceCode, &omitted); code != "" {
 		c := &videov1alpha1.Clearance{Code: code}
 		if t, err := time.Parse(time.RFC3339, d.PlatformClearanceExpiresAt); err == nil {
 			c.ExpiresAt = &metav1.Time{Time: t}

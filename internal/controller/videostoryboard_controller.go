@@ -96,7 +96,7 @@ func (storyboardAdapter) recordJob(o *videov1alpha1.VideoStoryboard, job *apicli
 	}
 	budget := previewBudget(o)
 	for i, s := range sb.Scenes {
-		thumb := fitURL(fmt.Sprintf("scenes[%d].thumbnail", i), s.Thumbnail, maxURL, &omitted)
+		thumb := fitWhole(fmt.Sprintf("scenes[%d].thumbnail", i), s.Thumbnail, maxURL, &omitted)
 		story := truncate(s.Story, maxPreviewStory)
 		cost := len(thumb) + len(story) + 32
 		if i == maxPreviewScenes || cost > budget {
