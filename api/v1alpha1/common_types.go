@@ -116,6 +116,9 @@ const (
 	ReasonInvalidRequest ConditionReason = "InvalidRequest"
 	// ReasonRateLimited: the service answered 429; the controller backs off.
 	ReasonRateLimited ConditionReason = "RateLimited"
+	// ReasonCallBudget: the API key's call budget (the manager's --service-rate-limit) has no
+	// slot for the submission yet; it goes, once, when its slot comes.
+	ReasonCallBudget ConditionReason = "CallBudget"
 	// ReasonServiceUnavailable: the service failed or could not be reached (5xx, timeouts).
 	ReasonServiceUnavailable ConditionReason = "ServiceUnavailable"
 	// ReasonUnexpectedResponse: the service answered with a status the interface document does
@@ -157,6 +160,13 @@ type JobStatus struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	JobGeneration int64 `json:"jobGeneration,omitempty"`
+
+	// callsBack is true when the request of the job in jobId carried the operator's callback URL:
+	// the controller reads the job when the service calls back, and polls it only as a fallback.
+	// It is kept here, not in memory, so that a restarted manager does not poll every such job at
+	// the normal pace.
+	// +optional
+	CallsBack bool `json:"callsBack,omitempty"`
 
 	// submission records a submit call that was started but whose job id is not known yet. It is
 	// written before the paid call so that a crash can never lead to a second, unseen submission.

@@ -29,7 +29,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -277,8 +276,9 @@ func run(opts options) error {
 	return nil
 }
 
-// setupControllers builds the service client factory (one rate limiter per API key, shared by
-// both controllers), the metrics and both reconcilers.
+// setupControllers builds the service client factory, the metrics and both reconcilers. The
+// clients carry no rate limiter: its wait would park a reconcile worker. The controllers pace
+// each API key's calls with a budget that requeues instead (--service-rate-limit).
 func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error {
 	m, err := controller.NewMetrics(metrics.Registry)
 	if err != nil {
@@ -289,7 +289,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 		Timeout:           opts.serviceTimeout,
 		Observer:          m,
 		AllowInsecureHTTP: opts.allowInsecureURL,
-	}, apiclient.NewLimiterRegistry(rate.Limit(opts.serviceRate), opts.serviceBurst))
+	}, nil)
 	if err != nil {
 		return fmt.Errorf("configuring the video service client: %w", err)
 	}
@@ -310,6 +310,8 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 		JobDeadline:   jobDeadline(opts.jobDeadline),
 		BackoffMax:    opts.backoffMax,
 		CallTimeout:   opts.serviceTimeout,
+		ServiceRate:   opts.serviceRate,
+		ServiceBurst:  opts.serviceBurst,
 		Metrics:       m,
 		Callback:      callback,
 

@@ -34,7 +34,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -361,8 +360,8 @@ func (d *demo) startManager(ctx context.Context, baseURL string) error {
 	if err != nil {
 		return err
 	}
-	factory, err := apiclient.NewFactory(apiclient.Options{BaseURL: baseURL, Timeout: apiclient.DefaultTimeout, Observer: m},
-		apiclient.NewLimiterRegistry(rate.Limit(apiclient.DefaultRateLimit), apiclient.DefaultBurst))
+	// No client-side limiter: the controllers' per-key call budget paces the calls.
+	factory, err := apiclient.NewFactory(apiclient.Options{BaseURL: baseURL, Timeout: apiclient.DefaultTimeout, Observer: m}, nil)
 	if err != nil {
 		return fmt.Errorf("configuring the service client: %w", err)
 	}

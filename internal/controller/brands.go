@@ -53,6 +53,14 @@ func newBrandCache(c clock.PassiveClock, ttl time.Duration) *brandCache {
 	return &brandCache{clock: c, ttl: ttl, entries: map[string]brandEntry{}}
 }
 
+// cached reports whether list would answer keyID without a call.
+func (c *brandCache) cached(keyID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[keyID]
+	return ok && c.clock.Since(e.fetched) < c.ttl
+}
+
 func (c *brandCache) list(ctx context.Context, keyID string, api apiclient.Interface) ([]apiclient.Brand, error) {
 	c.mu.Lock()
 	e, ok := c.entries[keyID]
@@ -65,8 +73,16 @@ func (c *brandCache) list(ctx context.Context, keyID string, api apiclient.Inter
 		return nil, err
 	}
 	c.mu.Lock()
-	c.entries[keyID] = brandEntry{brands: brands, fetched: c.clock.Now()}
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	now := c.clock.Now()
+	c.entries[keyID] = brandEntry{brands: brands, fetched: now}
+	// Expired lists are dropped when another is stored: keys that are no longer used do not
+	// stay in memory.
+	for id, e := range c.entries {
+		if now.Sub(e.fetched) >= c.ttl {
+			delete(c.entries, id)
+		}
+	}
 	return brands, nil
 }
 
@@ -76,6 +92,11 @@ func (c *brandCache) list(ctx context.Context, keyID string, api apiclient.Inter
 func (l *lifecycle[T]) checkBrand(ctx context.Context, tx *statusTxn[T], api apiclient.Interface, keyID string, req *videov1alpha1.StoryboardRequest) (ctrl.Result, bool, error) {
 	if req.BrandID == nil && req.BrandName == nil {
 		return ctrl.Result{}, false, nil
+	}
+	if !l.brands.cached(keyID) {
+		if wait := l.budgets.urgent(keyID, l.budgetKey(objectKey(tx.obj))); wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, true, nil
+		}
 	}
 	callCtx, cancel := l.callContext(ctx)
 	brands, err := l.brands.list(callCtx, keyID, api)

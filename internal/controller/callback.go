@@ -248,6 +248,10 @@ func (h *CallbackHandler) notify(ctx context.Context, attempt, jobID, adopt stri
 				if !leads {
 					continue
 				}
+				if jobID != "" && jobStatusOf(obj).JobID == jobID {
+					// The job ended: its read goes before routine polls.
+					h.memo.wake(jobID)
+				}
 				select {
 				case t.ch <- event.GenericEvent{Object: obj}:
 				default:

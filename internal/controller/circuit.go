@@ -48,6 +48,11 @@ import (
 // (from the backoff base to its maximum), so such an outage costs a few calls an hour, not one
 // per object.
 //
+// A paid call goes only when the service answered a call of the key within the last second
+// (the fresh window); otherwise the brand list is read first. An idle key pays one cheap read for
+// that, a busy one nothing, and an outage that began while the key was idle costs no paid call.
+// A 5xx, a timeout or an unreadable answer to any call, a read included, opens the circuit.
+//
 // A paid call that is still unanswered after a fifth of the call timeout makes the key suspect:
 // new paid submissions wait for its answer, so that an outage in the form of hanging calls costs
 // the calls already sent, not one more per object while the first waits for its timeout.
@@ -55,6 +60,9 @@ type circuits struct {
 	clock     clock.PassiveClock
 	base, max time.Duration
 	slow      time.Duration
+	// fresh is how recent an answer of the service must be for a paid call to go without a
+	// check first.
+	fresh time.Duration
 
 	mu    sync.Mutex
 	state map[string]*circuit
@@ -72,10 +80,19 @@ type circuit struct {
 	trial string
 	// inFlight are the paid calls under way, by attempt id, with when they started.
 	inFlight map[string]time.Time
+	// answered is when a call of the key last got an answer that shows the service up.
+	answered time.Time
+	// probing is set while a check of the service is under way: one at a time per key, so that
+	// a hanging service holds one worker, not all of them.
+	probing bool
 }
 
+// circuitFreshness is how recent an answer of the service must be for a paid call to go without
+// checking the service first.
+const circuitFreshness = time.Second
+
 func newCircuits(c clock.PassiveClock, base, maxDelay, slow time.Duration) *circuits {
-	return &circuits{clock: c, base: base, max: maxDelay, slow: slow, state: map[string]*circuit{}}
+	return &circuits{clock: c, base: base, max: maxDelay, slow: slow, fresh: circuitFreshness, state: map[string]*circuit{}}
 }
 
 func (c *circuits) get(keyID string) *circuit {
@@ -113,18 +130,40 @@ func (c *circuits) admit(keyID, attempt string) admission {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.get(keyID)
+	now := c.clock.Now()
 	switch {
 	case c.suspect(s):
 		return admitWait
+	case s.trial != "", s.probing, s.open && now.Before(s.until):
+		return admitWait
+	case s.open, now.Sub(s.answered) > c.fresh:
+		s.probing = true
+		return admitProbe
 	case s.closed:
 		return admitGo
-	case s.trial != "", s.open && c.clock.Now().Before(s.until):
-		return admitWait
-	case s.open:
-		return admitProbe
 	}
 	s.trial = attempt
 	return admitTrial
+}
+
+// answered records an answer of the service to a call of the key.
+func (c *circuits) answered(keyID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.get(keyID).answered = c.clock.Now()
+}
+
+// troubled records a call of the key that was sent and got no usable answer (a 5xx, a timeout,
+// an unreadable body): the next paid submission checks the service first. It counts no unknown
+// outcome: nothing paid is at stake in a read.
+func (c *circuits) troubled(keyID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.get(keyID)
+	s.answered = time.Time{}
+	if s.closed {
+		s.closed, s.open = false, true
+	}
 }
 
 // calling records that the paid call of attempt starts now: only the service's time counts
@@ -139,7 +178,20 @@ func (c *circuits) calling(keyID, attempt string) {
 func (c *circuits) probed(keyID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.get(keyID).open = false
+	s := c.get(keyID)
+	s.open, s.probing = false, false
+	s.answered = c.clock.Now()
+}
+
+// probeFailed records a check that found the service not answering: the next one waits for the
+// key's backoff.
+func (c *circuits) probeFailed(keyID string, retryIn time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.get(keyID)
+	s.probing = false
+	s.closed, s.open = false, true
+	s.until = laterOf(s.until, c.clock.Now().Add(retryIn))
 }
 
 // outcome records the answer to a paid call of the key: definite (a job or a refusal) closes
@@ -174,26 +226,27 @@ func (c *circuits) abandon(keyID, attempt string) {
 	delete(s.inFlight, attempt)
 }
 
-// admitSubmission decides whether the paid submission of attempt may go now. With the circuit
-// open it probes the service with the brand list first; any answer that shows the service up
-// (a 2xx, or a 4xx other than 429 and 408) lets one trial call through. Waiting objects change
-// nothing and consume nothing.
+// admitSubmission decides whether the paid submission of attempt may go now. When the key has
+// no recent answer, or its circuit is open, it checks the service with the brand list first (the
+// caller holds a budget slot for one call: the check uses it, and the submission comes back for
+// its own); any answer that shows the service up (a 2xx, or a 4xx other than 429 and 408) lets
+// the submission through. Waiting objects consume nothing.
 func (l *lifecycle[T]) admitSubmission(ctx context.Context, tx *statusTxn[T], api apiclient.Interface, keyID, attempt string) (bool, ctrl.Result, error) {
-	a := l.circuits.admit(keyID, attempt)
-	if a == admitProbe {
+	switch l.circuits.admit(keyID, attempt) {
+	case admitProbe:
 		callCtx, cancel := l.callContext(ctx)
 		_, err := api.ListVideoBrands(callCtx)
 		cancel()
 		if !serviceAnswers(err) {
-			return false, l.paused(tx, "an earlier submission's outcome is unknown and the service answered "+
-				describeAnswer(err)+" to a check", l.backoff.next(objectKey(tx.obj), apiclient.RetryAfter(err))), nil
+			retryIn := l.backoff.next(objectKey(tx.obj), apiclient.RetryAfter(err))
+			l.circuits.probeFailed(keyID, retryIn)
+			return false, l.paused(tx, "the service answered "+describeAnswer(err)+" to a check made before paying", retryIn), nil
 		}
-		logf.FromContext(ctx).Info("The service answers again; one paid submission of this API key goes first")
+		logf.FromContext(ctx).V(1).Info("The service answered a check; the paid submission follows")
 		l.circuits.probed(keyID)
-		a = l.circuits.admit(keyID, attempt)
-	}
-	if a == admitWait {
-		return false, l.paused(tx, "waiting for the answer to another submission of this API key", l.backoff.short()), nil
+		return false, ctrl.Result{RequeueAfter: time.Millisecond}, nil
+	case admitWait:
+		return false, l.paused(tx, "waiting for the answer to another call of this API key", l.backoff.short()), nil
 	}
 	return true, ctrl.Result{}, nil
 }

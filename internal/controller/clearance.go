@@ -80,9 +80,12 @@ func (l *lifecycle[T]) refresh(ctx context.Context, tx *statusTxn[T], t *target)
 	jobID := st.JobID
 	log := logf.FromContext(ctx)
 
-	api, _, err := l.apiClient(ctx, obj)
+	api, keyID, err := l.apiClient(ctx, obj)
 	var job *apiclient.Job
 	if err == nil {
+		if wait := l.budgets.routine(keyID); wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}
+		}
 		callCtx, cancel := l.callContext(ctx)
 		job, err = api.GetJob(callCtx, jobID)
 		cancel()

@@ -16,8 +16,6 @@ limitations under the License.
 
 package controller
 
-import "time"
-
 // warnDeprecations emits a Warning event, once per submission, for fields the service accepts
 // but ignores ("Versioning": animatePPT is ignored in favour of pptSlideAnimation). The renamed
 // storyCoPilot and videoType are passed through as written: the service still accepts them.
@@ -33,17 +31,4 @@ func (l *lifecycle[T]) warnDeprecations(obj T, t *target) {
 			return
 		}
 	}
-}
-
-// sharedState is what both reconcilers share: one key store, one brand cache and one memo of
-// submissions, so that a key or a brand list is read once for both kinds.
-type sharedState struct {
-	keys   *keyStore
-	brands *brandCache
-	memo   *attemptMemo
-	// circuits pause the paid submissions of a key after an unknown outcome.
-	circuits *circuits
-
-	callbacks    *callbacks
-	callbackPoll time.Duration
 }

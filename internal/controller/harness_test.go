@@ -187,8 +187,7 @@ func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, ser
 	if serveCallbacks {
 		h.metrics = metrics
 	}
-	factory, err := apiclient.NewFactory(apiclient.Options{BaseURL: h.srv.URL + "/serviceapis", Timeout: 5 * time.Second, Observer: metrics},
-		apiclient.NewLimiterRegistry(1000, 100))
+	factory, err := apiclient.NewFactory(apiclient.Options{BaseURL: h.srv.URL + "/serviceapis", Timeout: 5 * time.Second, Observer: metrics}, nil)
 	Expect(err).NotTo(HaveOccurred())
 	r, err := NewReconcilers(mgr.GetClient(), Options{
 		ClientFactory: &wrappingFactory{inner: factory, wrap: wrap},
@@ -200,6 +199,8 @@ func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, ser
 		BackoffMax:    200 * time.Millisecond,
 		BrandCacheTTL: time.Second,
 		CallTimeout:   5 * time.Second,
+		ServiceRate:   1000,
+		ServiceBurst:  100,
 		Metrics:       metrics,
 		Callback:      callback,
 

@@ -108,6 +108,7 @@ type lifecycle[T client.Object] struct {
 	brands   *brandCache
 	memo     *attemptMemo
 	circuits *circuits
+	budgets  *callBudgets
 	backoff  *backoffTracker
 
 	// callbacks is nil unless the manager has a public callback URL; wake then receives the
@@ -126,6 +127,7 @@ func newLifecycle[T client.Object](c client.Client, adapter kindAdapter[T], opts
 		brands:   shared.brands,
 		memo:     shared.memo,
 		circuits: shared.circuits,
+		budgets:  shared.budgets,
 		backoff:  newBackoffTracker(opts.BackoffBase, opts.BackoffMax),
 
 		callbacks:    shared.callbacks,
@@ -140,6 +142,7 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		if apierrors.IsNotFound(err) {
 			l.opts.Metrics.forget(l.adapter.kind(), req.NamespacedName)
 			l.backoff.reset(req.NamespacedName)
+			l.budgets.done("", l.budgetKey(req.NamespacedName))
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting %s %s: %w", l.adapter.kind(), req.NamespacedName, err)
@@ -213,6 +216,9 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statusTxn[T]) (ctrl.Resu
 			// Kept until the adoption is decided (adoptFromCallback clears it).
 			l.memo.rememberFromCallback(rc.AttemptID, rc.JobID)
 		} else {
+			if rc.JobID != "" && rc.JobID == st.JobID && st.CompletedAt == nil {
+				l.memo.wake(rc.JobID)
+			}
 			st.Callback = nil
 		}
 	}
@@ -374,7 +380,14 @@ func (l *lifecycle[T]) apiClient(ctx context.Context, obj T) (apiclient.Interfac
 		return nil, "", &credentialError{reason: videov1alpha1.ReasonUnauthorized,
 			message: fmt.Sprintf("The API key in key %q of Secret %q is not usable: %v", ref.Key, ref.Name, err)}
 	}
-	return api, fingerprint(key), nil
+	id := fingerprint(key)
+	return &keyedClient{Interface: api, keyID: id, budgets: l.budgets, circuits: l.circuits, pause: l.backoff.unit() * 2},
+		id, nil
+}
+
+// budgetKey names an object in the call budgets, which both kinds share.
+func (l *lifecycle[T]) budgetKey(key types.NamespacedName) string {
+	return l.adapter.kind() + "/" + key.String()
 }
 
 // serviceClient is apiClient for work that needs the key: a key that cannot be read or used

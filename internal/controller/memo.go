@@ -39,7 +39,10 @@ type attemptMemo struct {
 	noJob     map[string]time.Time // attempt ids that certainly created no job: never sent, or refused
 	noRefresh map[string]time.Time // job ids whose clearance refresh gave up
 	reads     map[string]jobReads  // by job id: when the job was last read, for clearance reads
-	callback  map[string]time.Time // job ids whose request carries the operator's callback
+	woken     map[string]time.Time // job ids a callback said ended: their next read goes first
+	// sweptAt is when expired entries were last dropped: at most once a minute, not on every
+	// call, since the maps hold one entry per job.
+	sweptAt time.Time
 }
 
 // jobReads is what the clearance logic needs to know of a job's reads.
@@ -59,7 +62,7 @@ type memoEntry struct {
 
 func newAttemptMemo(c clock.PassiveClock) *attemptMemo {
 	return &attemptMemo{clock: c, jobs: map[string]memoEntry{}, noJob: map[string]time.Time{},
-		noRefresh: map[string]time.Time{}, reads: map[string]jobReads{}, callback: map[string]time.Time{}}
+		noRefresh: map[string]time.Time{}, reads: map[string]jobReads{}, woken: map[string]time.Time{}}
 }
 
 func (m *attemptMemo) remember(attemptID, jobID string) {
@@ -87,19 +90,21 @@ func (m *attemptMemo) rememberFromCallback(attemptID, jobID string) {
 	}
 }
 
-// expectCallback records that the job's request carries the operator's callback URL.
-func (m *attemptMemo) expectCallback(jobID string) {
+// wake records that a callback said the job ended: its next read is not a routine poll.
+func (m *attemptMemo) wake(jobID string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.callback[jobID] = m.clock.Now()
+	now := m.clock.Now()
+	m.woken[jobID] = now
+	m.expireLocked(now)
 }
 
-// callbackExpected reports whether the job will call back. It is false after a restart, so such
-// jobs are polled at the normal pace: the safe side.
-func (m *attemptMemo) callbackExpected(jobID string) bool {
+// takeWake reports, once, that a callback woke the job.
+func (m *attemptMemo) takeWake(jobID string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, ok := m.callback[jobID]
+	_, ok := m.woken[jobID]
+	delete(m.woken, jobID)
 	return ok
 }
 
@@ -151,9 +156,11 @@ func (m *attemptMemo) createdNoJob(attemptID string) bool {
 func (m *attemptMemo) jobRead(jobID string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	now := m.clock.Now()
 	r := m.reads[jobID]
-	r.last = m.clock.Now()
+	r.last = now
 	m.reads[jobID] = r
+	m.expireLocked(now)
 }
 
 // lastRead is when the job was last read by this process; zero when not since the start.
@@ -182,7 +189,9 @@ func (m *attemptMemo) clearanceRechecked(jobID string) bool {
 func (m *attemptMemo) giveUpRefresh(jobID string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.noRefresh[jobID] = m.clock.Now()
+	now := m.clock.Now()
+	m.noRefresh[jobID] = now
+	m.expireLocked(now)
 }
 
 func (m *attemptMemo) refreshGaveUp(jobID string) bool {
@@ -193,6 +202,10 @@ func (m *attemptMemo) refreshGaveUp(jobID string) bool {
 }
 
 func (m *attemptMemo) expireLocked(now time.Time) {
+	if now.Sub(m.sweptAt) < time.Minute {
+		return
+	}
+	m.sweptAt = now
 	for k, e := range m.jobs {
 		if now.Sub(e.at) > attemptMemoTTL {
 			delete(m.jobs, k)
@@ -209,9 +222,13 @@ func (m *attemptMemo) expireLocked(now time.Time) {
 			delete(m.reads, k)
 		}
 	}
-	for k, at := range m.callback {
-		if now.Sub(at) > 24*time.Hour {
-			delete(m.callback, k)
+	// A refresh given up a day ago may be tried once more; a wake-up nobody took is for an
+	// object that is gone.
+	for _, set := range []map[string]time.Time{m.noRefresh, m.woken} {
+		for k, at := range set {
+			if now.Sub(at) > 24*time.Hour {
+				delete(set, k)
+			}
 		}
 	}
 }

@@ -77,6 +77,10 @@ type Options struct {
 	BrandCacheTTL time.Duration
 	// CallTimeout bounds each call to the service.
 	CallTimeout time.Duration
+	// ServiceRate and ServiceBurst are the call budget of each API key: calls per second, and
+	// calls at once. Zero means apiclient.DefaultRateLimit and apiclient.DefaultBurst.
+	ServiceRate  float64
+	ServiceBurst int
 	// JobDeadline is how long after its submission a job that has not ended is given up: it is
 	// recorded as failed (JOB_DEADLINE_EXCEEDED) and the object stalls, so that a spec change or
 	// a retry can submit a new job. Negative disables it; zero means DefaultJobDeadline.
@@ -135,6 +139,12 @@ func (o *Options) setDefaults() error {
 	}
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = DefaultServiceCallTimeout
+	}
+	if o.ServiceRate <= 0 {
+		o.ServiceRate = float64(apiclient.DefaultRateLimit)
+	}
+	if o.ServiceBurst < 1 {
+		o.ServiceBurst = apiclient.DefaultBurst
 	}
 	if o.Callback != nil {
 		return o.Callback.validate()

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,13 +38,24 @@ import (
 func (l *lifecycle[T]) poll(ctx context.Context, tx *statusTxn[T]) (stop bool, res ctrl.Result, err error) {
 	obj := tx.obj
 	st := l.adapter.jobStatus(obj)
-	api, _, ok, err := l.serviceClient(ctx, tx)
+	api, keyID, ok, err := l.serviceClient(ctx, tx)
 	if !ok {
 		return true, ctrl.Result{}, err
+	}
+	if wait := l.pollSlot(keyID, obj, st.JobID); wait > 0 {
+		return true, ctrl.Result{RequeueAfter: wait}, nil
 	}
 	callCtx, cancel := l.callContext(ctx)
 	job, err := api.GetJob(callCtx, st.JobID)
 	cancel()
+	if err == nil || apiclient.IsJobNotFound(err) {
+		// Whatever happens next, this job is no longer polled.
+		defer func() {
+			if st.CompletedAt != nil {
+				l.budgets.done(keyID, l.budgetKey(objectKey(obj)))
+			}
+		}()
+	}
 	if err != nil {
 		if apiclient.IsJobNotFound(err) {
 			// A job the service forgot before it ended: nothing more will come of it.
@@ -74,14 +86,44 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statusTxn[T]) (stop bool, r
 	}
 
 	gen := obj.GetGeneration()
-	reason, msg := videov1alpha1.ReasonInProgress, progressMessage(st)
+	delay := l.pollDelay(keyID, obj)
+	reason, msg := videov1alpha1.ReasonInProgress, progressMessage(st)+l.budgetNote(keyID)
 	if st.JobGeneration != gen {
 		reason = videov1alpha1.ReasonWaitingForJob
 		msg = fmt.Sprintf("Generation %d waits for job %s of generation %d to end (the service cannot cancel a job); %s",
 			gen, st.JobID, st.JobGeneration, msg)
 	}
 	setOutcome(st, gen, outcomeReconciling, reason, msg)
-	return true, ctrl.Result{RequeueAfter: l.pollDelay(st.JobID)}, nil
+	return true, ctrl.Result{RequeueAfter: delay}, nil
+}
+
+// pollSlot asks the key's budget for the read of a running job: 0 to read now, or when to come
+// back. A read a callback asked for goes before routine polls. The first read of a job this
+// process did not submit (after a restart or a hand-over) is spread over the poll window, so that
+// thousands of running jobs are not all read at once.
+func (l *lifecycle[T]) pollSlot(keyID string, obj T, jobID string) time.Duration {
+	key := l.budgetKey(objectKey(obj))
+	if l.memo.takeWake(jobID) || l.budgets.holds(keyID, key) {
+		return l.budgets.urgent(keyID, key)
+	}
+	if !l.budgets.tracks(keyID, key) {
+		spacing := l.budgets.pollSpacing(keyID, key)
+		return l.backoff.pollDelay(0, max(l.opts.PollMin, spacing))
+	}
+	return l.budgets.routine(keyID)
+}
+
+// budgetNote says, in the InProgress message, that the key's budget spaces the reads of its jobs
+// out beyond the poll interval. The interval is rounded so that the message, and so the status,
+// changes only when the spacing really does.
+func (l *lifecycle[T]) budgetNote(keyID string) string {
+	n := l.budgets.activeJobs(keyID)
+	spacing := time.Duration(float64(n) * float64(time.Second) / (l.opts.ServiceRate * pollShare))
+	if spacing <= l.opts.PollMax {
+		return ""
+	}
+	return fmt.Sprintf("; %d running jobs share this API key's budget of %g calls/s, so each is read about every %s",
+		roundCount(n), l.opts.ServiceRate, roundDuration(spacing))
 }
 
 // recordJob maps a job read from the service into status; ended is true when it completed or

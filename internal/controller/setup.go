@@ -19,6 +19,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
@@ -56,6 +57,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 		brands:   newBrandCache(opts.Clock, opts.BrandCacheTTL),
 		memo:     newAttemptMemo(opts.Clock),
 		circuits: newCircuits(opts.Clock, opts.BackoffBase, opts.BackoffMax, opts.CallTimeout/5),
+		budgets:  newCallBudgets(opts.Clock, opts.ServiceRate, opts.ServiceBurst, budgetIdle),
 	}
 	if cb := opts.Callback; cb != nil {
 		shared.callbacks = &callbacks{baseURL: cb.PublicURL, key: cb.Key}
@@ -84,6 +86,24 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 	}
 	return r, nil
 }
+
+// sharedState is what both reconcilers share: one key store, one brand cache and one memo of
+// submissions, so that a key or a brand list is read once for both kinds.
+type sharedState struct {
+	keys   *keyStore
+	brands *brandCache
+	memo   *attemptMemo
+	// circuits pause the paid submissions of a key after an unknown outcome.
+	circuits *circuits
+	// budgets pace the calls of each key.
+	budgets *callBudgets
+
+	callbacks    *callbacks
+	callbackPoll time.Duration
+}
+
+// budgetIdle is how long the call budget of a key nobody uses is kept.
+const budgetIdle = 10 * time.Minute
 
 // callbackQueue is how many callbacks may wait for a controller; more are dropped, and polling
 // picks their jobs up.

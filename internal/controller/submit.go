@@ -72,6 +72,9 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if wait := l.budgets.urgent(keyID, l.budgetKey(objectKey(obj))); wait > 0 {
+		return l.budgetWait(tx, wait), nil
+	}
 	if ok, res, err := l.admitSubmission(ctx, tx, api, keyID, attempt); !ok {
 		return res, err
 	}
@@ -114,19 +117,20 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 	switch {
 	case err == nil:
 		l.memo.remember(attempt, created.JobID)
-		if withCallback {
-			l.memo.expectCallback(created.JobID)
-		}
 		l.opts.Metrics.submitted(l.adapter.kind(), "accepted")
 		l.auditSubmission(obj, gen, attempt, "accepted", created.JobID, nil)
 		l.recordSubmitted(tx, created.JobID)
+		st.CallsBack = withCallback
+		// This process follows the job from its start: its first poll is not spread as after a
+		// restart.
+		l.budgets.pollSpacing(keyID, l.budgetKey(objectKey(obj)))
 		if err := l.writeJobID(sctx, tx, attempt, created.JobID); err != nil {
 			// The job id is remembered in memory: the next reconcile adopts it.
 			log.Error(err, "Recording the job id failed; it is kept in memory and recorded by the next reconcile",
 				"jobID", created.JobID, "attempt", attempt)
 			return ctrl.Result{RequeueAfter: l.backoff.short()}, nil
 		}
-		return ctrl.Result{RequeueAfter: l.pollDelay(created.JobID)}, nil
+		return ctrl.Result{RequeueAfter: l.pollDelay(keyID, obj)}, nil
 	case l.refused(err):
 		l.opts.Metrics.submitted(l.adapter.kind(), "refused")
 		l.auditSubmission(obj, gen, attempt, "refused", "", err)
@@ -234,12 +238,14 @@ func (l *lifecycle[T]) call(ctx context.Context, api apiclient.Interface, t *tar
 
 // pollDelay is the delay before the next read of a running job: 10-30 s (jittered), or the
 // long fallback interval when the job will call back.
-func (l *lifecycle[T]) pollDelay(jobID string) time.Duration {
-	if l.callbacks != nil && l.memo.callbackExpected(jobID) {
-		d := l.callbackPoll
-		return l.backoff.pollDelay(d-d/10, d+d/10)
+func (l *lifecycle[T]) pollDelay(keyID string, obj T) time.Duration {
+	d := l.backoff.pollDelay(l.opts.PollMin, l.opts.PollMax)
+	if l.callbacks != nil && l.adapter.jobStatus(obj).CallsBack {
+		d = l.backoff.pollDelay(l.callbackPoll-l.callbackPoll/10, l.callbackPoll+l.callbackPoll/10)
 	}
-	return l.backoff.pollDelay(l.opts.PollMin, l.opts.PollMax)
+	// The key's running jobs together stay within its budget.
+	spacing := l.budgets.pollSpacing(keyID, l.budgetKey(objectKey(obj)))
+	return max(d, l.backoff.pollDelay(spacing, spacing+spacing/4))
 }
 
 // refused reports a call after which the service certainly created no job: it was never sent,
@@ -345,6 +351,9 @@ func (l *lifecycle[T]) recordSubmitted(tx *statusTxn[T], jobID string) {
 	previous := l.replaceJob(tx)
 	st.JobGeneration = gen
 	st.JobID = jobID
+	// Set by the caller that knows the request carried the callback URL; an adopted job is
+	// polled at the normal pace, the safe side.
+	st.CallsBack = false
 	st.SubmittedAt = &now
 	st.Phase = videov1alpha1.PhaseInProgress
 	setOutcome(st, obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonInProgress,
@@ -451,9 +460,12 @@ func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, tx *statusTxn[T], 
 	st := l.adapter.jobStatus(obj)
 	sub := st.Submission
 	log := logf.FromContext(ctx)
-	api, _, ok, err := l.serviceClient(ctx, tx)
+	api, keyID, ok, err := l.serviceClient(ctx, tx)
 	if !ok {
 		return true, ctrl.Result{}, err, false
+	}
+	if wait := l.budgets.urgent(keyID, l.budgetKey(objectKey(obj))); wait > 0 {
+		return true, ctrl.Result{RequeueAfter: wait}, nil, false
 	}
 	callCtx, cancel := l.callContext(ctx)
 	job, err := api.GetJob(callCtx, jobID)
@@ -471,11 +483,13 @@ func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, tx *statusTxn[T], 
 	log.Info("Adopting the job a callback named for an interrupted submission", "jobID", jobID, "attempt", sub.AttemptID)
 	l.auditSubmission(obj, sub.Generation, sub.AttemptID, "adopted", jobID, nil)
 	l.recordSubmitted(tx, jobID)
+	// Its request carried the operator's callback URL: the callback came.
+	st.CallsBack = true
 	st.Callback = nil
 	if ended := l.recordJob(ctx, tx, job); ended {
 		return false, ctrl.Result{}, nil, true
 	}
-	return true, ctrl.Result{RequeueAfter: l.pollDelay(jobID)}, nil, true
+	return true, ctrl.Result{RequeueAfter: l.pollDelay(keyID, obj)}, nil, true
 }
 
 // unknownMessage tells the user what happened and exactly how to confirm a resubmission. The

@@ -821,28 +821,41 @@ spec:
 		Expect(testutil.ToFloat64(h.metrics.endings.WithLabelValues("VideoRender", "completed"))).To(Equal(1.0))
 	})
 
-	It("DESIGN \"Never pay twice\": after an unknown outcome, paid submissions of the key pause until a cheap read succeeds", func() {
-		start(simulator.Options{Faults: simulator.Faults{ServerErrorShare: 1,
-			Endpoints: []string{apiclient.EndpointRenderStoryboard, apiclient.EndpointListBrands}}})
+	It("DESIGN \"Never pay twice\": an outage that began while the key was idle costs no paid call; after an unknown outcome, paid submissions pause until a cheap read succeeds", func() {
+		outage := simulator.Faults{ServerErrorShare: 1, Endpoints: []string{apiclient.EndpointRenderStoryboard, apiclient.EndpointListBrands}}
+		start(simulator.Options{Faults: outage})
 		h.startManager()
 		first := storyRender(h.ns, "outage-first", "Outage first")
 		Expect(k8sClient.Create(ctx, first)).To(Succeed())
+		// Issue 10: the key has no recent answer, so the service is checked before paying.
+		expectPaused := func(vr *videov1alpha1.VideoRender) {
+			Eventually(func(g Gomega) {
+				got := getRender(vr)(g)
+				rec := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling)
+				g.Expect(rec).NotTo(BeNil())
+				g.Expect(rec.Reason).To(Equal(string(videov1alpha1.ReasonServiceUnavailable)), "%+v", got.Status.Conditions)
+				g.Expect(rec.Message).To(ContainSubstring("paused"))
+				g.Expect(got.Status.Submission).To(BeNil())
+			}).Should(Succeed())
+		}
+		expectPaused(first)
+		Consistently(func() int { return h.sim.Calls(apiclient.EndpointRenderStoryboard) }, "500ms").Should(BeZero(),
+			"an outage that began while nothing was in flight costs no paid call")
+
+		// The brand list answers again but renders still fail: the trial call's outcome is unknown.
+		h.sim.SetFaults(simulator.Faults{ServerErrorShare: 1, Endpoints: []string{apiclient.EndpointRenderStoryboard}})
 		Eventually(func(g Gomega) {
 			g.Expect(stalledWith(&getRender(first)(g).Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue())
 		}).Should(Succeed())
+		Expect(h.sim.Calls(apiclient.EndpointRenderStoryboard)).To(Equal(1))
 
+		h.sim.SetFaults(outage)
 		second := storyRender(h.ns, "outage-second", "Outage second")
 		Expect(k8sClient.Create(ctx, second)).To(Succeed())
-		Eventually(func(g Gomega) {
-			got := getRender(second)(g)
-			rec := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling)
-			g.Expect(rec.Reason).To(Equal(string(videov1alpha1.ReasonServiceUnavailable)), "%+v", got.Status.Conditions)
-			g.Expect(rec.Message).To(ContainSubstring("paused"))
-			g.Expect(got.Status.Submission).To(BeNil())
-		}).Should(Succeed())
+		expectPaused(second)
 		Consistently(func() int { return h.sim.Calls(apiclient.EndpointRenderStoryboard) }, "500ms").Should(Equal(1),
 			"the outage costs only the call already made")
-		Expect(h.sim.Calls(apiclient.EndpointListBrands)).To(BeNumerically(">=", 1))
+		Expect(h.sim.Calls(apiclient.EndpointListBrands)).To(BeNumerically(">=", 2))
 
 		h.sim.SetFaults(simulator.Faults{})
 		eventuallyReady(second)

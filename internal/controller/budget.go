@@ -1,0 +1,329 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// callBudgets paces the calls to the service, one budget per API key (the service limits the
+// key, not the client), without ever making a reconcile worker wait: a call that does not fit
+// the budget now is not made, and the object is requeued for when it fits (DESIGN.md "Scale
+// targets"). A worker parked on one tenant's bucket would starve every other tenant.
+//
+// Each key's budget is a token bucket kept as a theoretical arrival time (GCRA): a call at time
+// now conforms when tat-now <= tolerance, and moves tat on by one interval.
+//
+// Calls have two priorities. Urgent calls (submissions, the read a callback asks for, the check
+// of an unknown outcome) reserve their slot even in the future: the object is requeued for the
+// slot and holds it, so urgent calls go in the order they asked. Routine polls take a token only
+// when one is free now and a reserve stays for urgent calls; otherwise they come back later
+// without reserving. Routine polls are also spaced so that, together, they use at most
+// pollShare of the rate: pollSpacing.
+//
+// A 429 pauses the whole key until its Retry-After, and every call after the pause gets a
+// random delay on top, so that the objects that were told the same Retry-After do not all come
+// back at the same instant.
+//
+// Keys are identified by their fingerprint, never the key.
+type callBudgets struct {
+	clock     clock.PassiveClock
+	interval  time.Duration // one call's share of a second: 1/rate
+	tolerance time.Duration // how far ahead tat may run: (burst-1) intervals
+	reserve   time.Duration // what routine polls leave free for urgent calls
+	idle      time.Duration // a key with nothing held and unused this long is forgotten
+
+	mu   sync.Mutex
+	keys map[string]*keyBudget
+	// sweptAt is when forgotten keys and reservations were last dropped.
+	sweptAt time.Time
+}
+
+// pollShare is the part of a key's rate that routine polls may use; the rest goes to submissions
+// and reads that cannot wait.
+const pollShare = 0.8
+
+type keyBudget struct {
+	tat         time.Time
+	pausedUntil time.Time
+	// pauseJitter spreads the calls that come after a pause.
+	pauseJitter time.Duration
+	usedAt      time.Time
+	// held are the urgent slots reserved by objects, by object (kind/namespace/name).
+	held map[string]time.Time
+	// active are the running jobs polled with this key, with when they were last seen, so that
+	// the poll interval grows with the number of jobs instead of the calls overrunning the budget.
+	active map[string]time.Time
+}
+
+// newCallBudgets returns budgets of rate calls per second and burst calls at once per key.
+func newCallBudgets(c clock.PassiveClock, rate float64, burst int, idle time.Duration) *callBudgets {
+	burst = max(burst, 1)
+	interval := time.Duration(float64(time.Second) / rate)
+	return &callBudgets{
+		clock:     c,
+		interval:  interval,
+		tolerance: time.Duration(burst-1) * interval,
+		reserve:   time.Duration(burst/4) * interval,
+		idle:      idle,
+		keys:      map[string]*keyBudget{},
+	}
+}
+
+func (b *callBudgets) key(keyID string, now time.Time) *keyBudget {
+	k, ok := b.keys[keyID]
+	if !ok {
+		k = &keyBudget{tat: now, held: map[string]time.Time{}, active: map[string]time.Time{}}
+		b.keys[keyID] = k
+	}
+	k.usedAt = now
+	return k
+}
+
+// urgent takes a slot for a call of obj that cannot wait for a routine poll: 0 means call now;
+// otherwise the slot is held for obj, which comes back after the returned delay and then calls
+// without asking again.
+func (b *callBudgets) urgent(keyID string, obj string) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.clock.Now()
+	b.sweep(now)
+	k := b.key(keyID, now)
+	if at, ok := k.held[obj]; ok {
+		if wait := at.Sub(now); wait > 0 {
+			return wait
+		}
+		delete(k.held, obj)
+		return 0
+	}
+	start := laterOf(now, k.pausedUntil)
+	tat := laterOf(k.tat, start)
+	at := laterOf(tat.Add(-b.tolerance), start)
+	k.tat = tat.Add(b.interval)
+	if k.pausedUntil.After(now) {
+		at = at.Add(k.jitter())
+	}
+	if !at.After(now) {
+		return 0
+	}
+	k.held[obj] = at
+	return at.Sub(now)
+}
+
+// routine takes a token for a routine poll when one is free now, leaving the reserve for urgent
+// calls; otherwise it returns when to try again, with jitter, and takes nothing.
+func (b *callBudgets) routine(keyID string) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.clock.Now()
+	b.sweep(now)
+	k := b.key(keyID, now)
+	start := laterOf(now, k.pausedUntil)
+	tat := laterOf(k.tat, start)
+	at := laterOf(tat.Add(b.reserve-b.tolerance), start)
+	if !at.After(now) {
+		k.tat = tat.Add(b.interval)
+		return 0
+	}
+	return at.Sub(now) + k.jitter() + b.spread(k)
+}
+
+// jitter is the random delay added to calls that follow a pause.
+func (k *keyBudget) jitter() time.Duration {
+	if k.pauseJitter <= 0 {
+		return 0
+	}
+	return rand.N(k.pauseJitter) //nolint:gosec // jitter, not security
+}
+
+// spread is a random delay over the time the key's active jobs need to be polled once, so that
+// routine polls turned away together do not come back together.
+func (b *callBudgets) spread(k *keyBudget) time.Duration {
+	window := time.Duration(float64(len(k.active)) * float64(b.interval) / pollShare)
+	if window <= 0 {
+		return 0
+	}
+	return rand.N(window) //nolint:gosec // jitter, not security
+}
+
+// pause stops every call of the key until retryAfter from now (a 429). The calls after it get a
+// random delay of up to a fifth of the pause, or the time the burst takes at the key's rate.
+func (b *callBudgets) pause(keyID string, retryAfter time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.clock.Now()
+	k := b.key(keyID, now)
+	until := now.Add(retryAfter)
+	if until.After(k.pausedUntil) {
+		k.pausedUntil = until
+		k.pauseJitter = max(retryAfter/5, b.tolerance+b.interval)
+	}
+}
+
+// pollSpacing is the least delay between two routine polls of one job of the key, so that its
+// active jobs together stay within pollShare of the rate: active / (rate × pollShare). It
+// records obj as one of them.
+func (b *callBudgets) pollSpacing(keyID string, obj string) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.clock.Now()
+	k := b.key(keyID, now)
+	k.active[obj] = now
+	return time.Duration(float64(len(k.active)) * float64(b.interval) / pollShare)
+}
+
+// holds reports a slot held by obj.
+func (b *callBudgets) holds(keyID, obj string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k, ok := b.keys[keyID]
+	if !ok {
+		return false
+	}
+	_, held := k.held[obj]
+	return held
+}
+
+// tracks reports whether obj is one of the key's running jobs this process polls.
+func (b *callBudgets) tracks(keyID, obj string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k, ok := b.keys[keyID]
+	if !ok {
+		return false
+	}
+	_, active := k.active[obj]
+	return active
+}
+
+// activeJobs is how many running jobs of the key this process polls.
+func (b *callBudgets) activeJobs(keyID string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if k, ok := b.keys[keyID]; ok {
+		return len(k.active)
+	}
+	return 0
+}
+
+// done forgets obj: its job ended, or the object is gone. Its held slot is given up. An empty
+// keyID (an object deleted, its key unknown) looks in every key.
+func (b *callBudgets) done(keyID string, obj string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if k, ok := b.keys[keyID]; ok {
+		delete(k.active, obj)
+		delete(k.held, obj)
+		return
+	}
+	if keyID != "" {
+		return
+	}
+	for _, k := range b.keys {
+		delete(k.active, obj)
+		delete(k.held, obj)
+	}
+}
+
+// sweep drops, at most once per idle period, what nobody will ask for again: slots held by
+// objects that did not come back (deleted meanwhile), active jobs not polled for twice their
+// spacing and an idle period (their objects are gone), and keys unused for an idle period with
+// nothing held.
+func (b *callBudgets) sweep(now time.Time) {
+	if now.Sub(b.sweptAt) < b.idle {
+		return
+	}
+	b.sweptAt = now
+	for id, k := range b.keys {
+		for obj, at := range k.held {
+			if now.Sub(at) > b.idle {
+				delete(k.held, obj)
+			}
+		}
+		stale := 2*time.Duration(float64(len(k.active))*float64(b.interval)/pollShare) + b.idle
+		for obj, seen := range k.active {
+			if now.Sub(seen) > stale {
+				delete(k.active, obj)
+			}
+		}
+		if len(k.held) == 0 && len(k.active) == 0 && now.Sub(k.usedAt) > b.idle && !k.pausedUntil.After(now) {
+			delete(b.keys, id)
+		}
+	}
+}
+
+// size is the number of keys, held slots and active jobs kept, for tests of eviction.
+func (b *callBudgets) size() (keys, held, active int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, k := range b.keys {
+		held += len(k.held)
+		active += len(k.active)
+	}
+	return len(b.keys), held, active
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// roundCount rounds n to two significant digits, and roundDuration d up to one of 1, 2 and 5
+// times a power of ten seconds: numbers for messages that must not change at every reconcile.
+func roundCount(n int) int {
+	p := 1
+	for n/p >= 100 {
+		p *= 10
+	}
+	return n / p * p
+}
+
+func roundDuration(d time.Duration) time.Duration {
+	for unit := time.Second; ; unit *= 10 {
+		for _, m := range []time.Duration{1, 2, 5} {
+			if d <= m*unit {
+				return m * unit
+			}
+		}
+	}
+}
+
+// budgetWait requeues a paid submission for the slot it holds in the key's budget. A wait longer
+// than the shortest poll interval is said in Reconciling (in words that do not change while it
+// waits, so that the status is written once); a shorter one changes nothing.
+func (l *lifecycle[T]) budgetWait(tx *statusTxn[T], wait time.Duration) ctrl.Result {
+	if wait > l.opts.PollMin {
+		st := l.adapter.jobStatus(tx.obj)
+		if st.JobID == "" || st.CompletedAt != nil {
+			st.Phase = videov1alpha1.PhasePending
+		}
+		setOutcome(st, tx.obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonCallBudget, fmt.Sprintf(
+			"The submission waits for its slot in this API key's call budget of %g calls/s; it is sent once, when the slot comes",
+			l.opts.ServiceRate))
+	}
+	return ctrl.Result{RequeueAfter: wait}
+}

@@ -1,0 +1,243 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// Issue 11, "A call budget per API key that never blocks a worker".
+
+// Urgent calls beyond the burst hold slots in the order they asked, one interval apart, and a
+// held slot is used, not taken twice, when its object comes back.
+func TestBudgetUrgentCallsHoldSlotsInOrder(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	b := newCallBudgets(clk, 10, 4, time.Hour) // 10 calls/s, 4 at once
+	for i := range 4 {
+		if wait := b.urgent("a", fmt.Sprint("o", i)); wait != 0 {
+			t.Fatalf("call %d of the burst waits %s", i, wait)
+		}
+	}
+	var last time.Duration
+	for i := 4; i < 10; i++ {
+		wait := b.urgent("a", fmt.Sprint("o", i))
+		if wait <= last {
+			t.Fatalf("call %d waits %s, not after the previous one (%s)", i, wait, last)
+		}
+		last = wait
+	}
+	if want := 600 * time.Millisecond; last != want {
+		t.Errorf("the 10th call of a 4-call burst at 10/s waits %s, want %s", last, want)
+	}
+	// o9 comes back early: it still waits for its own slot, and takes no new one.
+	clk.Step(300 * time.Millisecond)
+	if wait := b.urgent("a", "o9"); wait != 300*time.Millisecond {
+		t.Errorf("an object back early waits %s for its held slot, want 300ms", wait)
+	}
+	clk.Step(300 * time.Millisecond)
+	if wait := b.urgent("a", "o9"); wait != 0 {
+		t.Errorf("an object back at its slot waits %s", wait)
+	}
+	if _, held, _ := b.size(); held != 5 {
+		t.Errorf("%d slots held, want the 5 not used yet (o4..o8 are past theirs but not back)", held)
+	}
+}
+
+// Routine polls never take the reserve kept for urgent calls, and never hold a slot.
+func TestBudgetRoutinePollsLeaveTheReserve(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	b := newCallBudgets(clk, 10, 8, time.Hour) // reserve: 2 of 8
+	went := 0
+	for range 20 {
+		if b.routine("a") == 0 {
+			went++
+		}
+	}
+	if went != 6 {
+		t.Errorf("%d routine polls went at once, want 6 (a burst of 8 minus a reserve of 2)", went)
+	}
+	if _, held, _ := b.size(); held != 0 {
+		t.Errorf("routine polls hold %d slots", held)
+	}
+	for i := range 2 {
+		if wait := b.urgent("a", fmt.Sprint("s", i)); wait != 0 {
+			t.Errorf("urgent call %d waits %s behind routine polls", i, wait)
+		}
+	}
+	if wait := b.routine("a"); wait <= 0 {
+		t.Errorf("a routine poll went with the bucket empty")
+	}
+}
+
+// One tenant's backlog never delays another tenant's calls.
+func TestBudgetKeysAreIndependent(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	b := newCallBudgets(clk, 10, 20, time.Hour)
+	for i := range 300 {
+		b.urgent("tenant-a", fmt.Sprint("a", i))
+	}
+	if wait := b.urgent("tenant-a", "late"); wait < 25*time.Second {
+		t.Fatalf("tenant A's 301st call waits only %s", wait)
+	}
+	for i := range 10 {
+		if wait := b.urgent("tenant-b", fmt.Sprint("b", i)); wait != 0 {
+			t.Errorf("tenant B's call %d waits %s behind tenant A's backlog", i, wait)
+		}
+	}
+}
+
+// A 429 pauses the whole key until Retry-After, and the calls after it are spread, not sent at
+// the same instant.
+func TestBudgetPauseAfterRateLimit(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	b := newCallBudgets(clk, 100, 20, time.Hour)
+	b.pause("a", 30*time.Second)
+	seen := map[time.Duration]bool{}
+	for i := range 40 {
+		wait := b.urgent("a", fmt.Sprint("o", i))
+		if wait < 30*time.Second {
+			t.Fatalf("call %d waits %s, inside the 30 s pause", i, wait)
+		}
+		seen[wait] = true
+	}
+	if len(seen) < 35 {
+		t.Errorf("40 calls after a pause come back at %d distinct times: not spread", len(seen))
+	}
+	if wait := b.routine("a"); wait < 30*time.Second {
+		t.Errorf("a routine poll waits %s, inside the pause", wait)
+	}
+	if wait := b.urgent("b", "x"); wait != 0 {
+		t.Errorf("another key waits %s for a's pause", wait)
+	}
+	// A shorter Retry-After later does not shorten the pause.
+	b.pause("a", time.Second)
+	if wait := b.routine("a"); wait < 29*time.Second {
+		t.Errorf("a shorter Retry-After cut the pause to %s", wait)
+	}
+}
+
+// The poll spacing of a key's jobs grows with their number, so that together they stay within
+// pollShare of the rate; done jobs stop counting.
+func TestBudgetPollSpacing(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	b := newCallBudgets(clk, 10, 20, time.Hour)
+	var spacing time.Duration
+	for i := range 1000 {
+		spacing = b.pollSpacing("a", fmt.Sprint("job", i))
+	}
+	if want := 125 * time.Second; spacing != want { // 1000 jobs / (10/s × 0.8)
+		t.Errorf("1000 jobs at 10 calls/s are spaced %s, want %s", spacing, want)
+	}
+	for i := range 500 {
+		b.done("a", fmt.Sprint("job", i))
+	}
+	if n := b.activeJobs("a"); n != 500 {
+		t.Errorf("%d active jobs after 500 of 1000 ended", n)
+	}
+	b.done("", "job999") // an object deleted, its key unknown
+	if n := b.activeJobs("a"); n != 499 {
+		t.Errorf("%d active jobs after a deletion, want 499", n)
+	}
+}
+
+// Memory stays bounded: slots nobody came back for, jobs nobody polls any more and idle keys
+// are dropped.
+func TestBudgetEviction(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	b := newCallBudgets(clk, 10, 1, time.Minute)
+	for k := range 50 {
+		for i := range 20 {
+			b.urgent(fmt.Sprint("key", k), fmt.Sprint("o", i))
+			b.pollSpacing(fmt.Sprint("key", k), fmt.Sprint("o", i))
+		}
+	}
+	if keys, held, active := b.size(); keys != 50 || held != 50*19 || active != 50*20 {
+		t.Fatalf("kept %d keys, %d held slots, %d active jobs; want 50, 950, 1000", keys, held, active)
+	}
+	clk.Step(10 * time.Minute)
+	b.urgent("other", "x") // sweeps
+	if keys, held, active := b.size(); keys != 1 || held != 0 || active != 0 {
+		t.Errorf("after 10 idle minutes kept %d keys, %d held slots, %d active jobs; want only the key in use", keys, held, active)
+	}
+}
+
+func TestRoundForMessages(t *testing.T) {
+	for _, c := range []struct {
+		in   time.Duration
+		want time.Duration
+	}{{800 * time.Millisecond, time.Second}, {31 * time.Second, 50 * time.Second}, {125 * time.Second, 200 * time.Second},
+		{1250 * time.Second, 2000 * time.Second}} {
+		if got := roundDuration(c.in); got != c.want {
+			t.Errorf("roundDuration(%s) = %s, want %s", c.in, got, c.want)
+		}
+	}
+	for in, want := range map[int]int{7: 7, 99: 99, 123: 120, 10_049: 10_000} {
+		if got := roundCount(in); got != want {
+			t.Errorf("roundCount(%d) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+// Issue 10, "An outage costs at most what was in flight when it began": a paid call goes
+// without a check only right after an answer of the service; a failed read opens the circuit.
+func TestCircuitChecksAnIdleKeyFirst(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	c := newCircuits(clk, time.Second, time.Minute, 6*time.Second)
+	if a := c.admit("k", "a1"); a != admitProbe {
+		t.Fatalf("a key never heard from: admission %d, want a probe first", a)
+	}
+	c.probed("k")
+	if a := c.admit("k", "a1"); a != admitTrial {
+		t.Fatalf("after a probe: admission %d, want one trial", a)
+	}
+	c.outcome("k", "a1", true)
+	if a := c.admit("k", "a2"); a != admitGo {
+		t.Errorf("right after a definite answer: admission %d, want go", a)
+	}
+	clk.Step(2 * circuitFreshness)
+	if a := c.admit("k", "a3"); a != admitProbe {
+		t.Errorf("after %s without an answer: admission %d, want a probe", 2*circuitFreshness, a)
+	}
+	if a := c.admit("k", "b3"); a != admitWait {
+		t.Errorf("while a check is under way: admission %d, want wait (one check at a time)", a)
+	}
+	c.probed("k")
+	if a := c.admit("k", "a3"); a != admitGo {
+		t.Errorf("right after a check: admission %d, want go", a)
+	}
+	clk.Step(2 * circuitFreshness)
+	c.answered("k") // a poll answered
+	if a := c.admit("k", "a4"); a != admitGo {
+		t.Errorf("right after a poll's answer: admission %d, want go", a)
+	}
+	c.troubled("k") // a poll got a 500
+	if a := c.admit("k", "a5"); a != admitProbe {
+		t.Errorf("after a read failed: admission %d, want a probe", a)
+	}
+	c.probeFailed("k", time.Minute)
+	if a := c.admit("k", "a5"); a != admitWait {
+		t.Errorf("after a failed check: admission %d, want wait for the backoff", a)
+	}
+	clk.Step(time.Minute + time.Second)
+	if a := c.admit("k", "a5"); a != admitProbe {
+		t.Errorf("after the backoff: admission %d, want another check", a)
+	}
+}

@@ -1,0 +1,90 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"cmp"
+	"context"
+	"time"
+
+	"github.com/videoops/video-operator/internal/apiclient"
+)
+
+// keyedClient is the service client of one API key as the controllers use it: every answer,
+// whichever call it follows, tells the key's budget and circuit what the service is doing. A
+// 429 pauses the key's calls; an answer shows the service up; a 5xx, a timeout or an unreadable
+// answer to any call makes the next paid submission check the service first.
+type keyedClient struct {
+	apiclient.Interface
+	keyID    string
+	budgets  *callBudgets
+	circuits *circuits
+	// pause is how long a 429 without a Retry-After pauses the key.
+	pause time.Duration
+}
+
+var _ apiclient.Interface = (*keyedClient)(nil)
+
+func (k *keyedClient) observe(ctx context.Context, err error) {
+	switch {
+	case ctx.Err() != nil && err != nil:
+		// Cut by our own deadline or shutdown: it says nothing about the service.
+	case apiclient.IsRateLimited(err):
+		k.budgets.pause(k.keyID, cmp.Or(apiclient.RetryAfter(err), k.pause))
+		k.circuits.answered(k.keyID)
+	case serviceAnswers(err):
+		k.circuits.answered(k.keyID)
+	case !apiclient.IsNotSubmitted(err):
+		// Sent, and no usable answer: a paid call now could be one nobody can identify.
+		k.circuits.troubled(k.keyID)
+	}
+}
+
+// CreateStoryboardPreview implements apiclient.Interface.
+func (k *keyedClient) CreateStoryboardPreview(ctx context.Context, body any) (*apiclient.JobCreated, error) {
+	r, err := k.Interface.CreateStoryboardPreview(ctx, body)
+	k.observe(ctx, err)
+	return r, err
+}
+
+// RenderStoryboard implements apiclient.Interface.
+func (k *keyedClient) RenderStoryboard(ctx context.Context, body any) (*apiclient.JobCreated, error) {
+	r, err := k.Interface.RenderStoryboard(ctx, body)
+	k.observe(ctx, err)
+	return r, err
+}
+
+// RenderProject implements apiclient.Interface.
+func (k *keyedClient) RenderProject(ctx context.Context, projectID string) (*apiclient.JobCreated, error) {
+	r, err := k.Interface.RenderProject(ctx, projectID)
+	k.observe(ctx, err)
+	return r, err
+}
+
+// GetJob implements apiclient.Interface.
+func (k *keyedClient) GetJob(ctx context.Context, jobID string) (*apiclient.Job, error) {
+	r, err := k.Interface.GetJob(ctx, jobID)
+	k.observe(ctx, err)
+	return r, err
+}
+
+// ListVideoBrands implements apiclient.Interface.
+func (k *keyedClient) ListVideoBrands(ctx context.Context) ([]apiclient.Brand, error) {
+	r, err := k.Interface.ListVideoBrands(ctx)
+	k.observe(ctx, err)
+	return r, err
+}
