@@ -153,6 +153,7 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	}
 
 	tx := newStatusTxn(l.client, l.opts.APIReader, l.adapter, obj)
+	tx.written = l.opts.Metrics.statusWritten
 	result, err := l.advance(ctx, tx)
 	if tx.aborted {
 		// A write failed and the decisions were discarded; advance chose when to look again.

@@ -39,6 +39,10 @@ type Metrics struct {
 	requests    *prometheus.CounterVec
 	latency     *prometheus.HistogramVec
 	credits     *prometheus.CounterVec
+	// statusWrite and answerToWrite split the time from a job's end to its status between the
+	// API server (the write) and the manager (from the service's answer to issuing the write).
+	statusWrite   prometheus.Histogram
+	answerToWrite prometheus.Histogram
 
 	mu     sync.Mutex
 	phases map[string]map[types.NamespacedName]videov1alpha1.Phase
@@ -75,9 +79,21 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "video_operator_ai_credits_used_total",
 			Help: "AI credits reported used by completed jobs, by kind.",
 		}, []string{"kind"}),
+		statusWrite: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "video_operator_status_write_duration_seconds",
+			Help:    "Time the API server takes to answer a status write of the operator.",
+			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
+		}),
+		answerToWrite: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "video_operator_answer_to_write_seconds",
+			Help: "Time from the service's answer that a job ended (a poll or the read a callback asked for) " +
+				"to the operator issuing the status write that records it.",
+			Buckets: []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5},
+		}),
 		phases: map[string]map[types.NamespacedName]videov1alpha1.Phase{},
 	}
-	for _, c := range []prometheus.Collector{m.jobs, m.submissions, m.endings, m.requests, m.latency, m.credits} {
+	for _, c := range []prometheus.Collector{m.jobs, m.submissions, m.endings, m.requests, m.latency, m.credits,
+		m.statusWrite, m.answerToWrite} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering metrics: %w", err)
 		}
@@ -92,6 +108,18 @@ func (m *Metrics) ObserveRequest(endpoint string, statusCode int, d time.Duratio
 	}
 	m.requests.WithLabelValues(endpoint, strconv.Itoa(statusCode)).Inc()
 	m.latency.WithLabelValues(endpoint).Observe(d.Seconds())
+}
+
+// statusWritten records one status write: how long the API server took, and, for the write that
+// records a job's end, how long the manager took from the service's answer to issuing it.
+func (m *Metrics) statusWritten(sinceAnswer, write time.Duration) {
+	if m == nil {
+		return
+	}
+	m.statusWrite.Observe(write.Seconds())
+	if sinceAnswer > 0 {
+		m.answerToWrite.Observe(sinceAnswer.Seconds())
+	}
 }
 
 func (m *Metrics) submitted(kind, result string) {

@@ -42,8 +42,8 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statusTxn[T]) (stop bool, r
 	if !ok {
 		return true, ctrl.Result{}, err
 	}
-	if wait := l.pollSlot(keyID, obj, st.JobID); wait > 0 {
-		return true, ctrl.Result{RequeueAfter: wait}, nil
+	if wait, urgent := l.pollSlot(keyID, obj, st.JobID); wait > 0 {
+		return true, l.pollResult(wait, urgent), nil
 	}
 	callCtx, cancel := l.callContext(ctx)
 	job, err := api.GetJob(callCtx, st.JobID)
@@ -94,23 +94,31 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statusTxn[T]) (stop bool, r
 			gen, st.JobID, st.JobGeneration, msg)
 	}
 	setOutcome(st, gen, outcomeReconciling, reason, msg)
-	return true, ctrl.Result{RequeueAfter: delay}, nil
+	return true, l.pollResult(delay, false), nil
+}
+
+// pollResult requeues a running job's next read; a routine one waits behind other work.
+func (l *lifecycle[T]) pollResult(after time.Duration, urgent bool) ctrl.Result {
+	if urgent {
+		return ctrl.Result{RequeueAfter: after}
+	}
+	return ctrl.Result{RequeueAfter: after, Priority: ptrTo(priorityRoutine)}
 }
 
 // pollSlot asks the key's budget for the read of a running job: 0 to read now, or when to come
 // back. A read a callback asked for goes before routine polls. The first read of a job this
 // process did not submit (after a restart or a hand-over) is spread over the poll window, so that
 // thousands of running jobs are not all read at once.
-func (l *lifecycle[T]) pollSlot(keyID string, obj T, jobID string) time.Duration {
+func (l *lifecycle[T]) pollSlot(keyID string, obj T, jobID string) (wait time.Duration, urgent bool) {
 	key := l.budgetKey(objectKey(obj))
 	if l.memo.takeWake(jobID) || l.budgets.holds(keyID, key) {
-		return l.budgets.urgent(keyID, key)
+		return l.budgets.urgent(keyID, key), true
 	}
 	if !l.budgets.tracks(keyID, key) {
 		spacing := l.budgets.pollSpacing(keyID, key)
-		return l.backoff.pollDelay(0, max(l.opts.PollMin, spacing))
+		return l.backoff.pollDelay(0, max(l.opts.PollMin, spacing)), false
 	}
-	return l.budgets.routine(keyID)
+	return l.budgets.routine(keyID), false
 }
 
 // budgetNote says, in the InProgress message, that the key's budget spaces the reads of its jobs
@@ -144,6 +152,9 @@ func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statusTxn[T], job *api
 
 	now := metav1.NewTime(l.opts.Clock.Now())
 	kind, jobID, gen := l.adapter.kind(), st.JobID, st.JobGeneration
+	if job.Status().IsCompleted() || job.Status().IsFailed() {
+		tx.answered = time.Now()
+	}
 	switch {
 	case job.Status().IsCompleted():
 		st.CompletedAt = &now

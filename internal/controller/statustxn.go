@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -50,6 +51,11 @@ type statusTxn[T client.Object] struct {
 	// aborted is set by a failed write: the decisions of this reconcile are void, and nothing
 	// more is written by it.
 	aborted bool
+	// answered is when the service's answer that ended the job arrived; written, when set, is
+	// told how long the manager took from it to issuing the write, and how long the API server
+	// took to answer the write (DESIGN.md "Scale targets" measures them apart).
+	answered time.Time
+	written  func(sinceAnswer, write time.Duration)
 }
 
 // errTxnAborted is returned by commit after an earlier write of the same reconcile failed.
@@ -80,7 +86,17 @@ func (t *statusTxn[T]) commit(ctx context.Context) error {
 	}
 	if t.changed() {
 		patch := client.MergeFromWithOptions(t.base, client.MergeFromWithOptimisticLock{})
-		if err := t.client.Status().Patch(ctx, t.obj, patch); err != nil {
+		issued := time.Now()
+		err := t.client.Status().Patch(ctx, t.obj, patch)
+		if t.written != nil {
+			var sinceAnswer time.Duration
+			if !t.answered.IsZero() {
+				sinceAnswer = issued.Sub(t.answered)
+				t.answered = time.Time{}
+			}
+			t.written(sinceAnswer, time.Since(issued))
+		}
+		if err != nil {
 			fresh, landed := t.landed(ctx, err)
 			if !landed {
 				t.abort()
