@@ -241,3 +241,20 @@ func TestCircuitChecksAnIdleKeyFirst(t *testing.T) {
 		t.Errorf("after the backoff: admission %d, want another check", a)
 	}
 }
+
+// The circuits of keys no longer used are dropped; one with a call under way is kept.
+func TestCircuitEviction(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	c := newCircuits(clk, time.Second, time.Minute, 6*time.Second)
+	for i := range 100 {
+		c.answered(fmt.Sprint("key", i))
+	}
+	c.admit("busy", "a1") // a check under way
+	clk.Step(circuitIdle + time.Second)
+	c.admit("new", "b1")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.state["busy"]; !ok || len(c.state) != 2 {
+		t.Errorf("after an idle period kept %d circuits (busy kept: %v), want the busy one and the new one", len(c.state), ok)
+	}
+}

@@ -66,7 +66,13 @@ type circuits struct {
 
 	mu    sync.Mutex
 	state map[string]*circuit
+	// sweptAt is when the circuits of idle keys were last dropped.
+	sweptAt time.Time
 }
+
+// circuitIdle is how long the circuit of a key with nothing under way is kept after its last
+// answer. A key seen again later starts as a new one: checked, then one trial.
+const circuitIdle = 10 * time.Minute
 
 type circuit struct {
 	closed bool
@@ -129,8 +135,9 @@ const (
 func (c *circuits) admit(keyID, attempt string) admission {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := c.get(keyID)
 	now := c.clock.Now()
+	c.sweep(now)
+	s := c.get(keyID)
 	switch {
 	case c.suspect(s):
 		return admitWait
@@ -144,6 +151,20 @@ func (c *circuits) admit(keyID, attempt string) admission {
 	}
 	s.trial = attempt
 	return admitTrial
+}
+
+// sweep drops, at most once per idle period, the circuits of keys with nothing under way, no
+// pause running, and no answer for an idle period.
+func (c *circuits) sweep(now time.Time) {
+	if now.Sub(c.sweptAt) < circuitIdle {
+		return
+	}
+	c.sweptAt = now
+	for id, s := range c.state {
+		if len(s.inFlight) == 0 && s.trial == "" && !s.probing && !s.until.After(now) && now.Sub(s.answered) > circuitIdle {
+			delete(c.state, id)
+		}
+	}
 }
 
 // answered records an answer of the service to a call of the key.

@@ -18,6 +18,7 @@ package controller
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -84,6 +85,10 @@ type harness struct {
 	// leaderElection, when set before startManager, runs the managers with leader election
 	// (a Lease in the spec's namespace), as replicas of one Deployment.
 	leaderElection bool
+	// serviceRate and serviceBurst, when set before startManager, are each API key's call
+	// budget; the default is wide enough not to slow a spec down.
+	serviceRate  float64
+	serviceBurst int
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -199,8 +204,8 @@ func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, ser
 		BackoffMax:    200 * time.Millisecond,
 		BrandCacheTTL: time.Second,
 		CallTimeout:   5 * time.Second,
-		ServiceRate:   1000,
-		ServiceBurst:  100,
+		ServiceRate:   cmp.Or(h.serviceRate, 1000),
+		ServiceBurst:  cmp.Or(h.serviceBurst, 100),
 		Metrics:       metrics,
 		Callback:      callback,
 
@@ -250,8 +255,14 @@ func (h *harness) stopManager() {
 // createSecret creates the API key Secret the samples use.
 func (h *harness) createSecret(value string) *corev1.Secret {
 	GinkgoHelper()
+	return h.createNamedSecret(videov1alpha1.DefaultAPIKeySecretName, value)
+}
+
+// createNamedSecret creates a Secret named name holding the API key value under the default key.
+func (h *harness) createNamedSecret(name, value string) *corev1.Secret {
+	GinkgoHelper()
 	s := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: videov1alpha1.DefaultAPIKeySecretName},
+		ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: name},
 		StringData: map[string]string{videov1alpha1.DefaultAPIKeySecretKey: value},
 	}
 	Expect(k8sClient.Create(ctx, s)).To(Succeed())
@@ -273,7 +284,14 @@ func (h *harness) jobsNamed(videoName string) []simulator.JobInfo {
 }
 
 // expectNoKeyLeak asserts that the API key appears in no log line, event or object of the spec.
-func (h *harness) expectNoKeyLeak() {
+func (h *harness) expectNoKeyLeak(others ...string) {
+	GinkgoHelper()
+	for _, key := range append(others, testAPIKey) {
+		h.expectNoLeakOf(key)
+	}
+}
+
+func (h *harness) expectNoLeakOf(testAPIKey string) {
 	GinkgoHelper()
 	Expect(h.logs.String()).NotTo(ContainSubstring(testAPIKey), "the manager's logs")
 	Expect(h.logs.String()).NotTo(BeEmpty(), "the manager logged nothing: the assertion above proves nothing")

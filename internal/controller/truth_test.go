@@ -832,7 +832,6 @@ spec:
 			Eventually(func(g Gomega) {
 				got := getRender(vr)(g)
 				rec := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling)
-				g.Expect(rec).NotTo(BeNil())
 				g.Expect(rec.Reason).To(Equal(string(videov1alpha1.ReasonServiceUnavailable)), "%+v", got.Status.Conditions)
 				g.Expect(rec.Message).To(ContainSubstring("paused"))
 				g.Expect(got.Status.Submission).To(BeNil())
