@@ -112,6 +112,10 @@ func TestSIGKILLLoop(t *testing.T) {
 			}
 			w.createRenders("killed", kills*per, n)
 			w.waitTerminal(90 * time.Second)
+			if callbacks {
+				// Interrupted submissions whose job a late callback named: recovered, not orphaned.
+				w.note = fmt.Sprintf("adopted from a late callback: %d", w.auditCounts()["adopted"])
+			}
 			r := w.measure(fmt.Sprintf("SIGKILL x%d during submissions (%s)", kills, name))
 			r.expectNoDoubleCharge(w)
 			if r.Objects != n {
@@ -199,14 +203,21 @@ func TestRateLimitStorm(t *testing.T) {
 // callbackFlags turns on the operator's callbacks on a free loopback port, with a stable key.
 func callbackFlags(t *testing.T) []string {
 	t.Helper()
-	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
-	must(t, err)
-	addr := ln.Addr().String()
-	must(t, ln.Close())
+	addr := freeAddr(t)
 	keyFile := filepath.Join(t.TempDir(), "callback-key")
 	must(t, os.WriteFile(keyFile, []byte(strings.Repeat("k", 32)), 0o600))
 	return []string{"--callback-bind-address=" + addr, "--callback-public-url=http://" + addr,
 		"--callback-key-file=" + keyFile, "--callback-poll-interval=5s"}
+}
+
+// freeAddr returns a loopback address with a free port.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
+	must(t, err)
+	addr := ln.Addr().String()
+	must(t, ln.Close())
+	return addr
 }
 
 // Two replicas with leader election; the leader is stopped repeatedly while renders are
@@ -255,6 +266,45 @@ func TestLeaderHandOver(t *testing.T) {
 			w.expectNoKeyLeak()
 		})
 	}
+}
+
+// Two replicas with callbacks behind one address, as behind a Service: the service's callbacks
+// reach whichever replica the address picks, also the standby and also during a hand-over, and
+// every one must still wake the leader's reconcile (the document promises no webhook retry). The
+// fallback poll of jobs that call back is a minute, longer than the case lasts: every object
+// completes through its callback or not at all.
+func TestCallbacksOnEveryReplica(t *testing.T) {
+	w := newWorld(t, simulator.Options{Faults: simulator.Faults{Latency: 300 * time.Millisecond,
+		Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
+	lb := newCallbackBalancer(t)
+	ha := []string{"--leader-elect", "--leader-election-namespace=" + w.ns, "--leader-election-id=faults-" + w.ns,
+		"--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms"}
+	replica := func() *managerProc { return w.startManager(append(ha, lb.replicaFlags(t)...)...) }
+	replica()
+	replica()
+	leader := w.waitLeader(t, nil)
+
+	n, handovers := size(12, 60), size(2, 4)
+	per := n / handovers
+	for k := range handovers {
+		w.createRenders("cb", k*per, (k+1)*per)
+		time.Sleep(600 * time.Millisecond)
+		leader.kill(t, syscall.SIGTERM, shutdownWithin)
+		replica()
+		leader = w.waitLeader(t, leader)
+	}
+	w.createRenders("cb", handovers*per, n)
+	w.waitTerminal(45 * time.Second) // less than the one-minute fallback poll
+	c := w.sim.Counters()
+	w.note = fmt.Sprintf("callbacks: %d delivered (at least %d to a replica that never led), %d failed", c.WebhooksDelivered, lb.toStandby(w), c.WebhooksFailed)
+	r := w.measure(fmt.Sprintf("2 replicas with callbacks behind one address, leader terminated x%d", handovers))
+	r.expectNoDoubleCharge(w)
+	w.expectBillMatchesAudit(r)
+	if r.UnknownCallMade+r.UnknownNoCall != 0 || r.Orphans != 0 || r.Ready != n || c.WebhooksFailed != 0 {
+		t.Errorf("every callback must reach a replica and wake the leader: want 0 SubmissionUnknown, 0 orphans, "+
+			"every object Ready and no failed webhook: %s", r)
+	}
+	w.expectNoKeyLeak()
 }
 
 // waitLeader returns the live manager that leads, other than previous: the one whose log says
