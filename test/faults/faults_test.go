@@ -279,7 +279,7 @@ func TestCallbacksOnEveryReplica(t *testing.T) {
 	lb := newCallbackBalancer(t)
 	ha := []string{"--leader-elect", "--leader-election-namespace=" + w.ns, "--leader-election-id=faults-" + w.ns,
 		"--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms"}
-	replica := func() *managerProc { return w.startManager(append(ha, lb.replicaFlags(t)...)...) }
+	replica := func() { w.startManager(append(ha, lb.replicaFlags(t)...)...) }
 	replica()
 	replica()
 	leader := w.waitLeader(t, nil)
