@@ -61,6 +61,7 @@ type options struct {
 	metricsAddr          string
 	metricsSecure        bool
 	probeAddr            string
+	pprofAddr            string
 	leaderElect          bool
 	leaderElectionID     string
 	leaderElectNamespace string
@@ -97,6 +98,8 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", true,
 		"Serve metrics over HTTPS, with authentication and authorization through the API server.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address the liveness and readiness probes bind to.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "0",
+		"Address of the Go profiler (net/http/pprof), for example 127.0.0.1:6060; 0 disables it. Keep it off the network: it shows the process's memory.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false,
 		"Enable leader election, so that only one of several manager replicas is active at a time.")
 	fs.StringVar(&o.leaderElectionID, "leader-election-id", "video-operator.video.videoops.io",
@@ -240,6 +243,7 @@ func run(opts options) error {
 		Metrics:                 metricsOpts,
 		WebhookServer:           webhook.NewServer(webhook.Options{TLSOpts: tlsOpts}),
 		HealthProbeBindAddress:  opts.probeAddr,
+		PprofBindAddress:        opts.pprofAddr,
 		LeaderElection:          opts.leaderElect,
 		LeaderElectionID:        opts.leaderElectionID,
 		LeaderElectionNamespace: opts.leaderElectNamespace,

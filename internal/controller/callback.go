@@ -252,15 +252,36 @@ func (h *CallbackHandler) notify(ctx context.Context, attempt, jobID, adopt stri
 					// The job ended: its read goes before routine polls.
 					h.memo.wake(jobID)
 				}
-				select {
-				case t.ch <- event.GenericEvent{Object: obj}:
-				default:
-					// The queue is full: polling picks the result up later.
+				if !t.send(ctx, obj) {
+					log.Info("Callback queue full; the job's fallback poll will read it", "object", client.ObjectKeyFromObject(obj))
 				}
 			}
 		}
 	}
 }
+
+// send hands obj to the controller, waiting a little when its queue is full (a burst of
+// callbacks): a callback that is dropped is only seen at the job's fallback poll, minutes later.
+func (t wakeTarget) send(ctx context.Context, obj client.Object) bool {
+	select {
+	case t.ch <- event.GenericEvent{Object: obj}:
+		return true
+	default:
+	}
+	timer := time.NewTimer(callbackQueueWait)
+	defer timer.Stop()
+	select {
+	case t.ch <- event.GenericEvent{Object: obj}:
+		return true
+	case <-timer.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// callbackQueueWait bounds how long a callback's answer waits for room in a full queue.
+const callbackQueueWait = 5 * time.Second
 
 // leads reports whether this replica's controllers run (it holds the lease, or there is none).
 func (h *CallbackHandler) leads() bool {

@@ -107,9 +107,10 @@ type sharedState struct {
 // budgetIdle is how long the call budget of a key nobody uses is kept.
 const budgetIdle = 10 * time.Minute
 
-// callbackQueue is how many callbacks may wait for a controller; more are dropped, and polling
+// callbackQueue is how many callbacks may wait for a controller; more wait a little in the
+// callback's request (callbackQueueWait), then are dropped, and polling
 // picks their jobs up.
-const callbackQueue = 1024
+const callbackQueue = 4096
 
 // SetupWithManager registers the field indexes and both controllers.
 func (r *Reconcilers) SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) error {

@@ -181,23 +181,58 @@ func TestServerErrorOutage(t *testing.T) {
 // docs/reliability.md).
 func idle() { time.Sleep(1500 * time.Millisecond) }
 
-// Half of all calls answered 429: a 429 creates nothing, so every object completes with one job.
+// A 429 storm: the key keeps exceeding its quota, and the service answers 429 (Retry-After: 1)
+// to every call for 1.5 s out of every 3. A 429 creates nothing, so every object completes with
+// one job; each 429 pauses the whole key until its Retry-After, so a storm costs a few calls
+// per window instead of one per object and retry.
 func TestRateLimitStorm(t *testing.T) {
-	w := newWorld(t, simulator.Options{Faults: simulator.Faults{RateLimitShare: 0.5, RetryAfter: 100 * time.Millisecond}})
+	w := newWorld(t, simulator.Options{})
 	n := size(8, 100)
 	w.startManager()
+	stop := make(chan struct{})
+	stormy := make(chan struct{})
+	go func() {
+		defer close(stormy)
+		for {
+			w.sim.SetFaults(simulator.Faults{RateLimitShare: 1, RetryAfter: time.Second})
+			select {
+			case <-stop:
+				w.sim.SetFaults(simulator.Faults{})
+				return
+			case <-time.After(1500 * time.Millisecond):
+			}
+			w.sim.SetFaults(simulator.Faults{})
+			select {
+			case <-stop:
+				return
+			case <-time.After(1500 * time.Millisecond):
+			}
+		}
+	}()
 	w.createRenders("storm", 0, n)
 	w.waitTerminal(90 * time.Second)
-	r := w.measure("429 storm (half of all calls)")
+	close(stop)
+	<-stormy
+	c := w.sim.Counters()
+	w.note = fmt.Sprintf("%d calls answered 429, %d calls in all", c.Faults["rate_limit"], totalCalls(c))
+	r := w.measure("429 storms (every call, 1.5 s out of every 3)")
 	r.expectNoDoubleCharge(w)
 	w.expectBillMatchesAudit(r)
 	if r.UnknownCallMade+r.UnknownNoCall != 0 || r.Ready != n || r.Orphans != 0 {
 		t.Errorf("a 429 creates nothing: want every object Ready with one job: %s", r)
 	}
-	if c := w.sim.Counters().Faults["rate_limit"]; c == 0 {
+	if c.Faults["rate_limit"] == 0 {
 		t.Error("the storm did not happen")
 	}
 	w.expectNoKeyLeak()
+}
+
+func totalCalls(c simulator.Counters) int {
+	n := 0
+	for _, v := range c.Calls {
+		n += v
+	}
+	return n
 }
 
 // callbackFlags turns on the operator's callbacks on a free loopback port, with a stable key.
