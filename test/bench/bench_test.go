@@ -298,8 +298,8 @@ func render(i int) *videov1alpha1.VideoRender {
 	}
 }
 
-// cpu is the CPU seconds of the processes measured.
-type cpu struct{ manager, apiServer, etcd, harness float64 }
+// cpu is the CPU seconds of the processes measured, and of the whole machine.
+type cpu struct{ manager, apiServer, etcd, harness, machine float64 }
 
 func (s *scaleRun) cpuNow() cpu {
 	var c cpu
@@ -314,6 +314,7 @@ func (s *scaleRun) cpuNow() cpu {
 	if st, err := readProcStat(s.etcdPID); s.etcdPID != 0 && err == nil {
 		c.etcd = st.cpuSeconds
 	}
+	c.machine, _ = machineBusySeconds()
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		c.harness = float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
@@ -323,7 +324,7 @@ func (s *scaleRun) cpuNow() cpu {
 
 // sample adds a timeline step: progress, the manager's memory and CPU, its workqueues.
 func (s *scaleRun) sample() {
-	step := timeStep{Seconds: time.Since(s.start).Seconds(), Terminal: s.watch.count()}
+	step := timeStep{Seconds: time.Since(s.start).Seconds(), Terminal: s.watch.count(), Load1: loadAverage()}
 	for _, n := range s.sim.Counters().SubmissionsByKey {
 		step.Jobs += n
 	}
@@ -343,7 +344,9 @@ func (s *scaleRun) sample() {
 		}
 	}
 	s.timeline = append(s.timeline, step)
-	s.b.Logf("t=%4.0fs jobs=%d terminal=%d manager RSS=%.0f MiB CPU=%.0f s", step.Seconds, step.Jobs, step.Terminal, step.RSSMiB, step.CPUSeconds)
+	// Progress goes to stderr as it happens (b.Logf would hold it until the end).
+	fmt.Fprintf(os.Stderr, "bench: t=%4.0fs jobs=%d terminal=%d manager RSS=%.0f MiB CPU=%.1f s, load %.1f\n",
+		step.Seconds, step.Jobs, step.Terminal, step.RSSMiB, step.CPUSeconds, step.Load1)
 }
 
 func must(b *testing.B, err error) {

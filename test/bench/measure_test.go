@@ -193,6 +193,15 @@ func (s *scaleRun) measureProcesses(r *result, cpu0 cpu) {
 	c := s.cpuNow()
 	r.ManagerCPUSeconds = c.manager
 	r.HarnessCPUSeconds = c.harness - cpu0.harness
+	if c.machine > 0 {
+		ours := r.ManagerCPUSeconds + r.HarnessCPUSeconds + (c.apiServer - cpu0.apiServer) + (c.etcd - cpu0.etcd)
+		r.OtherCPUSeconds = max(c.machine-cpu0.machine-ours, 0)
+	} else {
+		r.Unmeasured = append(r.Unmeasured, "other CPU on the machine: /proc/stat unreadable")
+	}
+	for _, step := range s.timeline {
+		r.Load1Max = max(r.Load1Max, step.Load1)
+	}
 	if s.apiPID != 0 {
 		r.APIServerCPUSeconds = c.apiServer - cpu0.apiServer
 	} else {
@@ -241,7 +250,8 @@ func (s *scaleRun) report(r *result) {
 	_, _ = fmt.Fprintf(out, "objects %d: ready %d, stalled %d, never terminal %d; jobs %d, orphans %d; webhooks delivered %d, failed %d; manager log errors %d\n",
 		r.Objects, r.Ready, r.Stalled, r.NeverTerminal, r.Jobs, r.Orphans, r.WebhooksDelivered, r.WebhooksFailed, r.ManagerLogErrors)
 	_, _ = fmt.Fprintf(out, "service calls: %v\nstatus writes: %d (answers %v); API requests: %v\n", r.ServiceCalls, r.StatusWrites, r.StatusWriteCodes, r.APIRequests)
-	_, _ = fmt.Fprintf(out, "CPU seconds: manager %.1f, API server %.1f, etcd %.1f, harness %.1f\n", r.ManagerCPUSeconds, r.APIServerCPUSeconds, r.EtcdCPUSeconds, r.HarnessCPUSeconds)
+	_, _ = fmt.Fprintf(out, "CPU seconds: manager %.1f, API server %.1f, etcd %.1f, harness %.1f, other processes %.1f (load1 max %.1f)\n",
+		r.ManagerCPUSeconds, r.APIServerCPUSeconds, r.EtcdCPUSeconds, r.HarnessCPUSeconds, r.OtherCPUSeconds, r.Load1Max)
 	printHistograms(out, r.Metrics)
 	for _, u := range r.Unmeasured {
 		_, _ = fmt.Fprintf(out, "not measured: %s\n", u)

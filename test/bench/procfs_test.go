@@ -116,3 +116,44 @@ func childNamed(comm string) (int, error) {
 	}
 	return 0, fmt.Errorf("no child process named %s", comm)
 }
+
+// machineBusySeconds is the CPU time all processes of the machine spent, from the first line
+// of /proc/stat (everything but idle and iowait): with the harness's own processes subtracted,
+// it tells whether something else shared the machine during a run.
+func machineBusySeconds() (float64, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return 0, fmt.Errorf("unexpected /proc/stat line %q", line)
+	}
+	busy := 0.0
+	for i, v := range f[1:] {
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return 0, err
+		}
+		// idle (index 3) and iowait (index 4) are not work; guest times are already in user.
+		if i != 3 && i != 4 && i < 8 {
+			busy += n
+		}
+	}
+	return busy / clockTicks, nil
+}
+
+// loadAverage is the one-minute load average.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
+}

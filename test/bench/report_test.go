@@ -76,7 +76,12 @@ type result struct {
 	// HarnessCPUSeconds is this process's CPU (simulator, proxy, watch, creates): it shares the
 	// machine with the manager, so it is reported rather than hidden.
 	HarnessCPUSeconds float64 `json:"harnessCPUSeconds"`
-	ManagerLogErrors  int     `json:"managerLogErrors"`
+	// OtherCPUSeconds is the machine's busy CPU time during the run minus the processes above:
+	// other work on the machine, which the figures above then competed with.
+	OtherCPUSeconds float64 `json:"otherCPUSeconds"`
+	// Load1Max is the highest one-minute load average sampled during the run.
+	Load1Max         float64 `json:"load1Max"`
+	ManagerLogErrors int     `json:"managerLogErrors"`
 
 	Metrics    scrape     `json:"metrics"` // the last scrape of the manager's /metrics
 	Timeline   []timeStep `json:"timeline"`
@@ -130,6 +135,7 @@ type timeStep struct {
 	Jobs       int                `json:"jobs"`
 	Terminal   int                `json:"terminal"`
 	RSSMiB     float64            `json:"managerRSSMiB"`
+	Load1      float64            `json:"load1"`
 	CPUSeconds float64            `json:"managerCPUSeconds"`
 	Depth      map[string]float64 `json:"workqueueDepth,omitempty"`
 	QueueP99   map[string]float64 `json:"queueDurationP99Seconds,omitempty"`
@@ -153,18 +159,18 @@ func readResult(path string) (*result, error) {
 }
 
 // markdownHeader and markdownRow are docs/benchmarks.md's table.
-const markdownHeader = `| run | N | ns / keys | callbacks | manager flags | calls/job (submit + get) | completion→status p50 / p99 / max | submit/s (peak) | submit delay p99 | status writes/obj (max) | mgr peak RSS | mgr CPU | apiserver CPU | dup jobs | wall |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|`
+const markdownHeader = `| run | N | ns / keys | callbacks | manager flags | calls/job (submit + get) | completion→status p50 / p99 / max | submit/s (peak) | submit delay p99 | status writes/obj (max) | mgr peak RSS | mgr CPU | apiserver CPU | other CPU | dup jobs | wall |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|`
 
 func (r *result) markdownRow() string {
 	submit := r.ServiceCallsPerJob["render_storyboard"] + r.ServiceCallsPerJob["create_storyboard"] + r.ServiceCallsPerJob["render_project"]
-	return fmt.Sprintf("| %s | %d | %d / %d | %s | `%s` | %.2f (%.2f + %.2f) | %s / %s / %s | %.1f (%d) | %s | %.2f (%d) | %.0f MiB | %.1f s | %.1f s | %d | %.0f s |",
+	return fmt.Sprintf("| %s | %d | %d / %d | %s | `%s` | %.2f (%.2f + %.2f) | %s / %s / %s | %.1f (%d) | %s | %.2f (%d) | %.0f MiB | %.1f s | %.1f s | %.0f s | %d | %.0f s |",
 		r.Label, r.Params.N, r.Params.Namespaces, r.Params.Keys, onOff(r.Params.Callbacks), strings.Join(r.Params.ManagerArgs, " "),
 		r.TotalCallsPerJob, submit, r.ServiceCallsPerJob["get_job"],
 		msString(r.CompletionToStatus.P50), msString(r.CompletionToStatus.P99), msString(r.CompletionToStatus.Max),
 		r.SubmitThroughput, r.SubmitPeak1s, msString(r.SubmitDelay.P99),
 		r.StatusWritesPerObj, r.StatusWritesMaxObj, r.ManagerPeakRSSMiB, r.ManagerCPUSeconds, r.APIServerCPUSeconds,
-		r.DuplicateObjects, r.WallSeconds)
+		r.OtherCPUSeconds, r.DuplicateObjects, r.WallSeconds)
 }
 
 func onOff(b bool) string {
