@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // These unit tests run in `go test ./...`; the benchmark itself runs only with -bench.
@@ -111,5 +112,38 @@ func TestClassify(t *testing.T) {
 		if got := a.String() + " " + a.namespace + "/" + a.name; got != want {
 			t.Errorf("%s %s: %q, want %q", method, path, got, want)
 		}
+	}
+}
+
+func TestComparisonAndRow(t *testing.T) {
+	base := &result{Label: "before", Params: params{N: 10}, TotalCallsPerJob: 4, CompletionToStatus: latency{P99: 2000}}
+	cur := &result{Label: "after", Params: params{N: 10}, TotalCallsPerJob: 2, CompletionToStatus: latency{P99: 500}}
+	var b strings.Builder
+	writeComparison(&b, base, cur)
+	for _, want := range []string{"| calls per job | 4.00 | 2.00 | -2.00 (-50%) |", "| completion→status p99 (ms) | 2000.00 | 500.00 | -1500.00 (-75%) |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("comparison lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "unlike runs") {
+		t.Error("runs of the same N and mode are alike")
+	}
+	if cols, hdr := strings.Count(cur.markdownRow(), "|"), strings.Count(strings.Split(markdownHeader, "\n")[0], "|"); cols != hdr {
+		t.Errorf("the row has %d separators, the header %d", cols, hdr)
+	}
+}
+
+func TestPeakPerSecondAndSummary(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	if got := peakPerSecond([]time.Time{at(0), at(2500), at(100), at(900), at(1500), at(2000)}); got != 3 {
+		t.Errorf("peak %d, want 3 (0, 100 and 900 ms)", got)
+	}
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(i)*time.Millisecond)
+	}
+	if s := summarise(d); s.P50 != 50 || s.P99 != 99 || s.Max != 100 || s.Count != 100 {
+		t.Errorf("%+v", s)
 	}
 }
