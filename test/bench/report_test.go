@@ -165,12 +165,24 @@ const markdownHeader = `| run | N | ns / keys | callbacks | manager flags | call
 func (r *result) markdownRow() string {
 	submit := r.ServiceCallsPerJob["render_storyboard"] + r.ServiceCallsPerJob["create_storyboard"] + r.ServiceCallsPerJob["render_project"]
 	return fmt.Sprintf("| %s | %d | %d / %d | %s | `%s` | %.2f (%.2f + %.2f) | %s / %s / %s | %.1f (%d) | %s | %.2f (%d) | %.0f MiB | %.1f s | %.1f s | %.0f s | %d | %.0f s |",
-		r.Label, r.Params.N, r.Params.Namespaces, r.Params.Keys, onOff(r.Params.Callbacks), strings.Join(r.Params.ManagerArgs, " "),
+		r.Label, r.Params.N, r.Params.Namespaces, r.Params.Keys, onOff(r.Params.Callbacks), strings.Join(shownArgs(r.Params.ManagerArgs), " "),
 		r.TotalCallsPerJob, submit, r.ServiceCallsPerJob["get_job"],
 		msString(r.CompletionToStatus.P50), msString(r.CompletionToStatus.P99), msString(r.CompletionToStatus.Max),
 		r.SubmitThroughput, r.SubmitPeak1s, msString(r.SubmitDelay.P99),
 		r.StatusWritesPerObj, r.StatusWritesMaxObj, r.ManagerPeakRSSMiB, r.ManagerCPUSeconds, r.APIServerCPUSeconds,
 		r.OtherCPUSeconds, r.DuplicateObjects, r.WallSeconds)
+}
+
+// shownArgs leaves out the --callback-* flags, which hold this run's loopback port and temporary
+// key file: the callbacks column says whether they were given.
+func shownArgs(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if !strings.HasPrefix(a, "--callback-") {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func onOff(b bool) string {
