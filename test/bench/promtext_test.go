@@ -141,17 +141,19 @@ type histSummary struct {
 	// estimate whose precision is the bucket layout's.
 	P50 float64 `json:"p50Seconds"`
 	P99 float64 `json:"p99Seconds"`
+	// P99Bucket is the bucket (lower, upper] the p99 lies in: all the histogram knows of it.
+	P99Bucket [2]float64 `json:"p99BucketSeconds"`
 	// MaxBucket is the upper bound of the highest non-empty bucket (+Inf is reported as the
 	// largest finite bound, with Overflow set).
 	MaxBucket float64 `json:"maxBucketSeconds"`
 	Overflow  bool    `json:"overflow,omitempty"`
 }
 
-// quantile estimates the q-quantile like histogram_quantile.
-func (h histogram) quantile(q float64) float64 {
+// quantile estimates the q-quantile like histogram_quantile, and returns the bucket it lies in.
+func (h histogram) quantile(q float64) (estimate float64, bucket [2]float64) {
 	bounds := h.bounds()
 	if len(bounds) == 0 || h.count == 0 {
-		return 0
+		return 0, bucket
 	}
 	rank := q * h.count
 	prevBound, prevCount := 0.0, 0.0
@@ -159,16 +161,16 @@ func (h histogram) quantile(q float64) float64 {
 		c := h.buckets[b]
 		if c >= rank {
 			if math.IsInf(b, 1) {
-				return prevBound
+				return prevBound, [2]float64{prevBound, math.MaxFloat64}
 			}
 			if c == prevCount {
-				return b
+				return b, [2]float64{prevBound, b}
 			}
-			return prevBound + (b-prevBound)*(rank-prevCount)/(c-prevCount)
+			return prevBound + (b-prevBound)*(rank-prevCount)/(c-prevCount), [2]float64{prevBound, b}
 		}
 		prevBound, prevCount = b, c
 	}
-	return prevBound
+	return prevBound, [2]float64{prevBound, prevBound}
 }
 
 func (h histogram) bounds() []float64 {
@@ -181,7 +183,9 @@ func (h histogram) bounds() []float64 {
 }
 
 func (h histogram) summary() histSummary {
-	s := histSummary{Count: h.count, Sum: h.sum, P50: h.quantile(0.5), P99: h.quantile(0.99)}
+	s := histSummary{Count: h.count, Sum: h.sum}
+	s.P50, _ = h.quantile(0.5)
+	s.P99, s.P99Bucket = h.quantile(0.99)
 	if h.count > 0 {
 		s.Mean = h.sum / h.count
 	}

@@ -271,7 +271,8 @@ func printHistograms(w io.Writer, m scrape) {
 		if h.Overflow {
 			over = " (observations above the last bucket)"
 		}
-		_, _ = fmt.Fprintf(w, "%s: count %.0f, mean %.4fs, p50 %.4fs, p99 %.4fs, max bucket %gs%s\n", k, h.Count, h.Mean, h.P50, h.P99, h.MaxBucket, over)
+		_, _ = fmt.Fprintf(w, "%s: count %.0f, mean %.4fs, p50 %.4fs, p99 %.4fs in (%g, %g], max bucket %gs%s\n",
+			k, h.Count, h.Mean, h.P50, h.P99, h.P99Bucket[0], h.P99Bucket[1], h.MaxBucket, over)
 	}
 	gauges := make([]string, 0, len(m.Gauges))
 	for k := range m.Gauges {

@@ -68,7 +68,7 @@ func TestParseTextAndHistograms(t *testing.T) {
 	s := h.summary()
 	// The median (rank 50) is the top of the first bucket; the p99 (rank 99) is 9/10 of the way
 	// through the (1, 10] bucket.
-	if s.Count != 100 || s.Mean != 0.425 || s.P50 != 0.1 || math.Abs(s.P99-9.1) > 1e-9 || s.MaxBucket != 10 || s.Overflow {
+	if s.Count != 100 || s.Mean != 0.425 || s.P50 != 0.1 || math.Abs(s.P99-9.1) > 1e-9 || s.MaxBucket != 10 || s.Overflow || s.P99Bucket != [2]float64{1, 10} {
 		t.Errorf("summary %+v", s)
 	}
 	ops := histograms(samples, operatorHistograms)
