@@ -111,7 +111,7 @@ func (p *countingProxy) handler(next http.Handler) http.Handler {
 	})
 }
 
-// Shutdown cuts the watches that stream through the proxy.
+// Close stops the proxy and cuts the watches that stream through it.
 func (p *countingProxy) Close() { _ = p.srv.Close() }
 
 // counts returns copies of the counters.

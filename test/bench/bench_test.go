@@ -120,7 +120,16 @@ func runScale(b *testing.B) *result {
 	var err error
 	s.dir, err = os.MkdirTemp("", "video-operator-bench-")
 	must(b, err)
-	b.Logf("work directory (manager log): %s", s.dir)
+	// Registered first, so it runs last, once the manager and the API server are gone. The
+	// report copies the manager's log next to itself; a run that failed before keeps the
+	// directory for its log.
+	b.Cleanup(func() {
+		if b.Failed() {
+			fmt.Fprintf(os.Stderr, "bench: the run failed; the manager's log is kept in %s\n", s.dir)
+			return
+		}
+		_ = os.RemoveAll(s.dir)
+	})
 
 	bin, err := buildManager(ctx, repoRoot, s.dir)
 	must(b, err)

@@ -242,6 +242,9 @@ func (s *scaleRun) report(r *result) {
 	base := fmt.Sprintf("%s-n%d-%s", r.Date.Format("20060102T150405Z"), r.Params.N, map[bool]string{true: "callbacks", false: "polling"}[r.Params.Callbacks])
 	jsonPath := filepath.Join(dir, base+".json")
 	must(s.b, r.writeJSON(jsonPath))
+	if log, err := os.ReadFile(s.mgr.log); err == nil {
+		must(s.b, os.WriteFile(filepath.Join(dir, base+"-manager.log"), log, 0o644))
+	}
 	row := r.markdownRow()
 	must(s.b, os.WriteFile(filepath.Join(dir, base+".md"), []byte(markdownHeader+"\n"+row+"\n"), 0o644))
 

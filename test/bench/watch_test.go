@@ -35,10 +35,9 @@ import (
 // generation) from an informer: one watch stream, not repeated lists, so that observing 10,000
 // objects adds no load of its own beyond the events the manager's writes cause anyway.
 type terminalWatch struct {
-	mu       sync.Mutex
-	seen     map[string]seenTerminal // by ns/name
-	changed  chan struct{}           // signalled (not closed) when seen grows
-	informer cache.Informer
+	mu      sync.Mutex
+	seen    map[string]seenTerminal // by ns/name
+	changed chan struct{}           // signalled (not closed) when seen grows
 	// cache is the watch's store: the final list of objects is read from it, not from the API
 	// server.
 	cache cache.Cache
@@ -60,7 +59,7 @@ func startTerminalWatch(ctx context.Context, cfg *rest.Config, scheme *runtime.S
 	if err != nil {
 		return nil, err
 	}
-	w := &terminalWatch{seen: map[string]seenTerminal{}, changed: make(chan struct{}, 1), informer: inf, cache: c}
+	w := &terminalWatch{seen: map[string]seenTerminal{}, changed: make(chan struct{}, 1), cache: c}
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.observe(obj) },
 		UpdateFunc: func(_, obj any) { w.observe(obj) },
