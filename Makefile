@@ -98,9 +98,10 @@ bench: envtest-assets ## The scale benchmark (test/bench, docs/benchmarks.md): N
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./test/bench -run '^$$' -bench Scale -benchtime 1x -count=1 -timeout 60m -args \
 		-bench.n=$(strip $(BENCH_N)) -bench.namespaces=$(strip $(BENCH_NAMESPACES)) -bench.keys=$(strip $(BENCH_KEYS)) \
 		-bench.callbacks=$(strip $(BENCH_CALLBACKS)) -bench.time-scale=$(strip $(BENCH_TIME_SCALE)) \
-		-bench.manager-args="$(strip $(BENCH_MANAGER_ARGS))" -bench.out="$(strip $(BENCH_OUT))" \
-		-bench.baseline="$(strip $(BENCH_BASELINE))" -bench.label="$(strip $(BENCH_LABEL))" $(BENCH_ARGS)
+		-bench.manager-args="$(strip $(BENCH_MANAGER_ARGS))" -bench.out="$(abspath $(strip $(BENCH_OUT)))" \
+		-bench.baseline="$(if $(strip $(BENCH_BASELINE)),$(abspath $(strip $(BENCH_BASELINE))))" -bench.label="$(strip $(BENCH_LABEL))" $(BENCH_ARGS)
 
+# go test runs the benchmark in test/bench: the recipe makes BENCH_OUT and BENCH_BASELINE absolute.
 BENCH_N ?= 1000 ## VideoRenders to create.
 BENCH_NAMESPACES ?= 10 ## namespaces (tenants), one API key Secret each.
 BENCH_KEYS ?= 5 ## distinct API keys (namespace i uses key i mod BENCH_KEYS).

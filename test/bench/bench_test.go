@@ -82,6 +82,12 @@ func BenchmarkScale(b *testing.B) {
 	if *flagN < 1 || *flagNamespaces < 1 || *flagKeys < 1 || *flagWorkers < 1 || *flagRenderMax < *flagRenderMin {
 		b.Fatal("-bench.n, -bench.namespaces, -bench.keys and -bench.create-workers must be positive, and -bench.render-max at least -bench.render-min")
 	}
+	// A baseline that cannot be read is found now, not after a long run.
+	if *flagBaseline != "" {
+		if _, err := readResult(*flagBaseline); err != nil {
+			b.Fatalf("-bench.baseline: %v", err)
+		}
+	}
 	// The harness's own informer and envtest log through controller-runtime; their lines are not
 	// what the benchmark reports.
 	logf.SetLogger(logr.Discard())

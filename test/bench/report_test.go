@@ -229,11 +229,11 @@ var figures = []struct {
 
 // writeComparison prints each figure of base and cur with the difference.
 func writeComparison(w io.Writer, base, cur *result) {
-	_, _ = fmt.Fprintf(w, "\nCompared with %s (%s, N=%d, callbacks %s):\n\n| figure | baseline | this run | delta |\n|---|---|---|---|\n",
-		base.Label, base.Tree, base.Params.N, onOff(base.Params.Callbacks))
+	_, _ = fmt.Fprintf(w, "\nCompared with %s (%s, N=%d, callbacks %s):\n\n", base.Label, base.Tree, base.Params.N, onOff(base.Params.Callbacks))
 	if base.Params.N != cur.Params.N || base.Params.Callbacks != cur.Params.Callbacks {
-		_, _ = fmt.Fprintln(w, "(the runs differ in N or callbacks: the deltas compare unlike runs)")
+		_, _ = fmt.Fprint(w, "The runs differ in N or callbacks: the deltas compare unlike runs.\n\n")
 	}
+	_, _ = fmt.Fprint(w, "| figure | baseline | this run | delta |\n|---|---|---|---|\n")
 	for _, f := range figures {
 		b, c := f.get(base), f.get(cur)
 		delta := fmt.Sprintf("%+.2f", c-b)
