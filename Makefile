@@ -34,7 +34,7 @@ all: build
 
 .PHONY: help
 help: ## Display this help.
-	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } /^[A-Z_]+ \?=.*##/ { split($$0, v, " "); printf "  \033[33m%-18s\033[0m %s\n", v[1], substr($$0, index($$0, "##") + 3) } ' $(MAKEFILE_LIST)
 
 ##@ Getting started
 
@@ -74,6 +74,7 @@ test-faults-long: envtest-assets ## The long variant of the process-level fault 
 
 FAULTS_REPORT ?= $(shell pwd)/bin/faults-report.jsonl
 
+
 .PHONY: demo-test
 demo-test: ## Run the demo non-interactively and check its end state (CI runs it after make test).
 	hack/demo-test.sh
@@ -89,6 +90,28 @@ lint-fix: golangci-lint ## Run golangci-lint and apply its fixes.
 .PHONY: verify-generated
 verify-generated: manifests generate ## Fail when generated files differ from what is committed.
 	@git diff --exit-code -- api config || { echo "Generated files are stale: run 'make manifests generate' and commit the result." >&2; exit 1; }
+
+##@ Benchmarks
+
+.PHONY: bench
+bench: envtest-assets ## The scale benchmark (test/bench, docs/benchmarks.md): N renders against the manager built from this tree; not part of make test.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./test/bench -run '^$$' -bench Scale -benchtime 1x -count=1 -timeout 60m -args \
+		-bench.n=$(strip $(BENCH_N)) -bench.namespaces=$(strip $(BENCH_NAMESPACES)) -bench.keys=$(strip $(BENCH_KEYS)) \
+		-bench.callbacks=$(strip $(BENCH_CALLBACKS)) -bench.time-scale=$(strip $(BENCH_TIME_SCALE)) \
+		-bench.manager-args="$(strip $(BENCH_MANAGER_ARGS))" -bench.out="$(abspath $(strip $(BENCH_OUT)))" \
+		-bench.baseline="$(if $(strip $(BENCH_BASELINE)),$(abspath $(strip $(BENCH_BASELINE))))" -bench.label="$(strip $(BENCH_LABEL))" $(BENCH_ARGS)
+
+# go test runs the benchmark in test/bench: the recipe makes BENCH_OUT and BENCH_BASELINE absolute.
+BENCH_N ?= 1000 ## VideoRenders to create.
+BENCH_NAMESPACES ?= 10 ## namespaces (tenants), one API key Secret each.
+BENCH_KEYS ?= 5 ## distinct API keys (namespace i uses key i mod BENCH_KEYS).
+BENCH_CALLBACKS ?= false ## true starts the manager with job-result callbacks.
+BENCH_TIME_SCALE ?= 0.083333 ## simulator time scale (1/12: renders of 10-30 s).
+BENCH_MANAGER_ARGS ?= --poll-min=2s --poll-max=6s ## flags passed to the manager, e.g. --service-rate-limit=2000.
+BENCH_OUT ?= $(shell pwd)/bin/bench ## directory of the JSON and Markdown reports.
+BENCH_BASELINE ?= ## a report JSON to print deltas against, e.g. docs/bench/baseline-n1000-polling.json.
+BENCH_LABEL ?= ## name of the run in the report.
+BENCH_ARGS ?= ## more -bench.* flags (go test ./test/bench -args -help lists them).
 
 ##@ Build
 

@@ -67,6 +67,7 @@ type job struct {
 	created   time.Time
 	ends      time.Time
 	design    time.Duration // scaled AI storyboard design step, 0 without it
+	nominal   time.Duration // unscaled duration of the work after the design step
 	failure   *jobFailure
 	plan      *jobPlan
 	base      string // scheme and host of output URLs
@@ -113,10 +114,11 @@ func (s *Server) newJobLocked(kind jobKind, endpoint, keyID string, plan *jobPla
 		webhookInput: plan.webhookInput,
 		heapIndex:    -1,
 	}
-	nominal := s.opts.RenderDuration
-	if kind == kindPreview {
-		nominal = s.opts.PreviewDuration
+	nominal := s.opts.PreviewDuration
+	if kind != kindPreview {
+		nominal = s.renderDurationLocked()
 	}
+	j.nominal = nominal
 	if plan.aiStoryboard {
 		span := s.opts.DesignDurationMax - s.opts.DesignDurationMin
 		d := s.opts.DesignDurationMin
@@ -146,6 +148,16 @@ func (s *Server) newJobLocked(kind jobKind, endpoint, keyID string, plan *jobPla
 		heap.Push(&s.due, j)
 	}
 	return j
+}
+
+// renderDurationLocked is the unscaled duration of a new render: RenderDuration, or a draw up to
+// RenderDurationMax; s.mu is held (the draw uses the seeded source).
+func (s *Server) renderDurationLocked() time.Duration {
+	span := s.opts.RenderDurationMax - s.opts.RenderDuration
+	if span <= 0 {
+		return s.opts.RenderDuration
+	}
+	return s.opts.RenderDuration + time.Duration(s.rng.Int64N(int64(span)+1))
 }
 
 // uuidLocked returns a version 4 UUID from the seeded source, so runs are reproducible.
@@ -297,8 +309,7 @@ func (s *Server) completedDataLocked(j *job, now time.Time) map[string]any {
 	data["txtFile"] = s.fileURL(j, "transcript.txt")
 	data["vttFile"] = s.fileURL(j, "captions.vtt")
 	data["videoDuration"] = json.Number(formatSeconds(p.videoSeconds()))
-	nominal := s.opts.RenderDuration
-	data["encodingDuration"] = json.Number(formatSeconds(math.Round(nominal.Seconds()*8) / 10))
+	data["encodingDuration"] = json.Number(formatSeconds(math.Round(j.nominal.Seconds()*8) / 10))
 	if p.aiVisuals > 0 {
 		data["aiCreditsUsed"] = json.Number(strconv.FormatFloat(p.aiCredits, 'f', -1, 64))
 	}

@@ -84,8 +84,12 @@ type Options struct {
 	TimeScale float64
 	// PreviewDuration, RenderDuration and the design step's range are the unscaled durations.
 	// Zero means the Default constants.
-	PreviewDuration   time.Duration
-	RenderDuration    time.Duration
+	PreviewDuration time.Duration
+	RenderDuration  time.Duration
+	// RenderDurationMax, when above RenderDuration, makes each render's unscaled duration a draw
+	// from the seeded source, uniform in [RenderDuration, RenderDurationMax]: a load of jobs that
+	// all end at once is not what a real service produces, and a benchmark needs the spread.
+	RenderDurationMax time.Duration
 	DesignDurationMin time.Duration
 	DesignDurationMax time.Duration
 	// ClearanceExpiry is how long a platform clearance code is valid. Zero means 7 days.

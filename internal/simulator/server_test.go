@@ -308,3 +308,36 @@ func TestCaptions(t *testing.T) {
 		t.Errorf("vtt %q", vtt)
 	}
 }
+
+// RenderDurationMax spreads render durations over the range, drawn from the seed: the same seed
+// gives the same durations, and previews keep PreviewDuration.
+func TestRenderDurationRange(t *testing.T) {
+	durations := func() []time.Duration {
+		e := start(t, Options{Seed: 7, RenderDuration: 2 * time.Minute, RenderDurationMax: 6 * time.Minute})
+		var out []time.Duration
+		for range 20 {
+			_, m, _ := e.call(t, "POST", "/serviceapis/v2/video/storyboard/render", key, minimal)
+			info, _ := e.sim.Job(jobID(t, m))
+			out = append(out, info.EndsAt.Sub(info.CreatedAt))
+		}
+		_, m, _ := e.call(t, "POST", "/serviceapis/v2/video/storyboard", key, minimal)
+		if info, _ := e.sim.Job(jobID(t, m)); info.EndsAt.Sub(info.CreatedAt) != DefaultPreviewDuration {
+			t.Errorf("a preview took %s, want %s", info.EndsAt.Sub(info.CreatedAt), DefaultPreviewDuration)
+		}
+		return out
+	}
+	a, b := durations(), durations()
+	distinct := map[time.Duration]bool{}
+	for i, d := range a {
+		if d < 2*time.Minute || d > 6*time.Minute {
+			t.Errorf("render %d took %s, outside [2m, 6m]", i, d)
+		}
+		if d != b[i] {
+			t.Errorf("render %d: %s then %s with the same seed", i, d, b[i])
+		}
+		distinct[d] = true
+	}
+	if len(distinct) < 10 {
+		t.Errorf("only %d distinct durations in 20 renders: %v", len(distinct), a)
+	}
+}

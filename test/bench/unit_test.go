@@ -1,0 +1,149 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bench
+
+import (
+	"math"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// These unit tests run in `go test ./...`; the benchmark itself runs only with -bench.
+
+const exposition = `# HELP workqueue_depth Current depth of workqueue
+# TYPE workqueue_depth gauge
+workqueue_depth{controller="videorender",name="videorender"} 7
+workqueue_depth{controller="videostoryboard",name="videostoryboard"} 0
+# TYPE workqueue_queue_duration_seconds histogram
+workqueue_queue_duration_seconds_bucket{controller="videorender",name="videorender",le="0.1"} 50
+workqueue_queue_duration_seconds_bucket{controller="videorender",name="videorender",le="1"} 90
+workqueue_queue_duration_seconds_bucket{controller="videorender",name="videorender",le="10"} 100
+workqueue_queue_duration_seconds_bucket{controller="videorender",name="videorender",le="+Inf"} 100
+workqueue_queue_duration_seconds_sum{controller="videorender",name="videorender"} 42.5
+workqueue_queue_duration_seconds_count{controller="videorender",name="videorender"} 100
+video_operator_status_write_seconds_bucket{kind="VideoRender",le="0.5"} 1
+video_operator_status_write_seconds_bucket{kind="VideoRender",le="+Inf"} 2
+video_operator_status_write_seconds_sum{kind="VideoRender"} 3
+video_operator_status_write_seconds_count{kind="VideoRender"} 2
+odd_metric{msg="a \"quoted\", comma"} 1 1700000000000
+`
+
+func TestParseTextAndHistograms(t *testing.T) {
+	samples, err := parseText(strings.NewReader(exposition))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(samples) != 13 {
+		t.Fatalf("%d samples, want 13", len(samples))
+	}
+	if got := samples[len(samples)-1].labels["msg"]; got != `a "quoted", comma` {
+		t.Errorf("escaped label: %q", got)
+	}
+	depth := values(samples, workqueueGauges)
+	if depth[`workqueue_depth{controller="videorender",name="videorender"}`] != 7 {
+		t.Errorf("depth: %v", depth)
+	}
+	hs := histograms(samples, workqueueHistograms)
+	h := hs[`workqueue_queue_duration_seconds{controller="videorender",name="videorender"}`]
+	if h == nil {
+		t.Fatalf("no series: %v", hs)
+	}
+	s := h.summary()
+	// The median (rank 50) is the top of the first bucket; the p99 (rank 99) is 9/10 of the way
+	// through the (1, 10] bucket.
+	if s.Count != 100 || s.Mean != 0.425 || s.P50 != 0.1 || math.Abs(s.P99-9.1) > 1e-9 || s.MaxBucket != 10 || s.Overflow || s.P99Bucket != [2]float64{1, 10} {
+		t.Errorf("summary %+v", s)
+	}
+	ops := histograms(samples, operatorHistograms)
+	o := ops[`video_operator_status_write_seconds{kind="VideoRender"}`].summary()
+	if !o.Overflow || o.MaxBucket != 0.5 || o.P99 != 0.5 {
+		t.Errorf("an observation above the last finite bucket: %+v", o)
+	}
+	if len(histograms(samples, regexp.MustCompile(`^absent_seconds$`))) != 0 {
+		t.Error("a family that is not exposed must give no series")
+	}
+}
+
+func TestParseProcStat(t *testing.T) {
+	st, err := parseProcStat("4242 (kube (api) server) S 17 4242 17 0 -1 4194560 1 0 0 0 250 130 0 0 20 0 12 0 1 2 3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.comm != "kube (api) server" || st.ppid != 17 || st.cpuSeconds != 3.8 {
+		t.Errorf("%+v", st)
+	}
+	if _, err := parseProcStat("garbage"); err == nil {
+		t.Error("a malformed line must fail")
+	}
+}
+
+func TestClassify(t *testing.T) {
+	for path, want := range map[string]string{
+		"/apis/video.videoops.io/v1alpha1/namespaces/b-1/videorenders/r-1/status": "PATCH videorenders/status b-1/r-1",
+		"/apis/video.videoops.io/v1alpha1/videorenders?watch=true":                "WATCH videorenders /",
+		"/api/v1/namespaces/b-1/secrets/video-api-key":                            "GET secrets b-1/video-api-key",
+		"/api/v1/namespaces/b-1":                                                  "GET namespaces /b-1",
+		"/api/v1/namespaces/b-1/events":                                           "CREATE events b-1/",
+		"/version":                                                                "GET other /",
+	} {
+		method := map[bool]string{true: "PATCH", false: "GET"}[strings.HasSuffix(path, "/status")]
+		if strings.HasSuffix(path, "/events") {
+			method = "POST"
+		}
+		r := httptest.NewRequestWithContext(t.Context(), method, path, nil)
+		a := classify(r)
+		if got := a.String() + " " + a.namespace + "/" + a.name; got != want {
+			t.Errorf("%s %s: %q, want %q", method, path, got, want)
+		}
+	}
+}
+
+func TestComparisonAndRow(t *testing.T) {
+	base := &result{Label: "before", Params: params{N: 10}, TotalCallsPerJob: 4, CompletionToStatus: latency{P99: 2000}}
+	cur := &result{Label: "after", Params: params{N: 10}, TotalCallsPerJob: 2, CompletionToStatus: latency{P99: 500}}
+	var b strings.Builder
+	writeComparison(&b, base, cur)
+	for _, want := range []string{"| calls per job | 4.00 | 2.00 | -2.00 (-50%) |", "| completion→status p99 (ms) | 2000.00 | 500.00 | -1500.00 (-75%) |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("comparison lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "unlike runs") {
+		t.Error("runs of the same N and mode are alike")
+	}
+	if cols, hdr := strings.Count(cur.markdownRow(), "|"), strings.Count(strings.Split(markdownHeader, "\n")[0], "|"); cols != hdr {
+		t.Errorf("the row has %d separators, the header %d", cols, hdr)
+	}
+}
+
+func TestPeakPerSecondAndSummary(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	if got := peakPerSecond([]time.Time{at(0), at(2500), at(100), at(900), at(1500), at(2000)}); got != 3 {
+		t.Errorf("peak %d, want 3 (0, 100 and 900 ms)", got)
+	}
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(i)*time.Millisecond)
+	}
+	if s := summarise(d); s.P50 != 50 || s.P99 != 99 || s.Max != 100 || s.Count != 100 {
+		t.Errorf("%+v", s)
+	}
+}
