@@ -94,7 +94,7 @@ var _ = Describe("the kubectl-video binary", Ordered, func() {
 		path := "PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH")
 		out, _, err := run([]string{path}, kubectl, "video", "--kubeconfig", kubeconfig, "-n", liveNS, "preview", "vsb/from-binary")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(out).To(ContainSubstring(`Storyboard vsb/` + liveNS + `/from-binary: "From the binary"`))
+		Expect(out).To(ContainSubstring(`Storyboard ` + liveNS + `/from-binary: "From the binary"`))
 		Expect(out).To(ContainSubstring("Scene 3"))
 	})
 })

@@ -173,7 +173,7 @@ func PreviewText(ctx context.Context, env *Env, name string) error {
 		return err
 	}
 	p := &printer{w: env.Out}
-	p.line("Storyboard vsb/%s/%s: %q, generation %d, %d scenes", vsb.Namespace, vsb.Name, vsb.Spec.VideoName, vsb.Generation, len(vsb.Status.Preview.Scenes))
+	p.line("Storyboard %s/%s: %q, generation %d, %d scenes", vsb.Namespace, vsb.Name, vsb.Spec.VideoName, vsb.Generation, len(vsb.Status.Preview.Scenes))
 	for i, sc := range vsb.Status.Preview.Scenes {
 		p.line("")
 		p.line("Scene %d  %s", i+1, orDash(sc.Thumbnail))

@@ -131,8 +131,11 @@ func describeRender(p *printer, vsb *videov1alpha1.VideoStoryboard, vr *videov1a
 	p.field("  Video name", orDash(vsb.Spec.VideoName))
 	p.field("  Generation", fmt.Sprintf("%d (preview job %s)", vsb.Generation, orDash(vsb.Status.JobID)))
 	p.field("  Scenes", fmt.Sprintf("%d", len(vsb.Status.Preview.Scenes)))
-	for _, pr := range renderParams(vsb.Status.Preview) {
-		p.field("  "+pr.Name, pr.Value)
+	if params := renderParams(vsb.Status.Preview); len(params) > 0 {
+		p.line("  Render parameters:")
+		for _, pr := range params {
+			p.line("    %-22s %s", pr.Name, pr.Value)
+		}
 	}
 	if ref := vr.Spec.APIKeySecretRef; ref != nil {
 		p.field("  API key", fmt.Sprintf("Secret %s, key %s", ref.Name, ref.Key))
