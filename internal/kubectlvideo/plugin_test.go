@@ -71,6 +71,22 @@ var _ = Describe("kubectl video", func() {
 			Expect(string(page)).To(ContainSubstring("Review the storyboard the service designed"))
 		})
 
+		It("opens the contact sheet with --open: a file handed to the browser", func() {
+			var opened string
+			var out bytes.Buffer
+			cmd := NewCommand(strings.NewReader(""), &out, GinkgoWriter, Overrides{Client: k8sClient, Namespace: liveNS,
+				Open: func(p string) error { opened = p; return nil }})
+			cmd.SetArgs([]string{"preview", "vsb/meet", "--open"})
+			Expect(cmd.ExecuteContext(ctx)).To(Succeed())
+			Expect(opened).To(BeAnExistingFile())
+			DeferCleanup(os.Remove, opened)
+			Expect(filepath.IsAbs(opened)).To(BeTrue())
+			Expect(out.String()).To(ContainSubstring("to " + opened))
+			page, err := os.ReadFile(opened)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(strings.Count(string(page), `class="scene-card"`)).To(Equal(3))
+		})
+
 		It("renders it after confirmation, and creates nothing when the answer is no", func() {
 			r := kubectlVideo(liveNS, "n\n", "render", "vsb/meet")
 			Expect(r.err).To(MatchError(ContainSubstring("not confirmed: nothing was created")))
