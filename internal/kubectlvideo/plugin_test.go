@@ -271,7 +271,7 @@ spec:
 		})
 	})
 
-	Describe("bad input", func() {
+	Describe("bad input, and states written directly, in namespaces no manager watches", func() {
 		var ns string
 		BeforeEach(func() { ns = newNamespace("static-") })
 
@@ -337,6 +337,34 @@ spec:
 			r = kubectlVideo(ns, "", "retry", "vr/pending")
 			Expect(r.err).To(MatchError(ContainSubstring("vr/pending has not failed")))
 			Expect(getRenderNamed(ns, "pending")(Default).Annotations).To(BeEmpty(), "no refused command wrote anything")
+		})
+
+		It("shows a submission in flight with its window, and a clearance code with its expiry", func() {
+			vr := fromYAML(&videov1alpha1.VideoRender{}, ns, `
+metadata: {name: in-flight}
+spec:
+  storyboardRef: {name: not-there}
+`)
+			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+			started := metav1.NewTime(time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC))
+			expires := metav1.NewTime(time.Now().Add(49 * time.Hour))
+			vr.Status.Phase = videov1alpha1.PhaseSubmitting
+			vr.Status.Submission = &videov1alpha1.Submission{Generation: 1, AttemptID: "attempt-42", StartedAt: started}
+			vr.Status.Clearance = &videov1alpha1.Clearance{Code: "CLR-123", ExpiresAt: &expires}
+			vr.Status.Progress = ptr.To[int32](0)
+			setStatus(vr)
+			r := kubectlVideo(ns, "", "status", "vr/in-flight")
+			Expect(r.err).NotTo(HaveOccurred())
+			Expect(r.out).To(ContainSubstring("Submission:   in flight: attempt attempt-42, generation 1"))
+			Expect(r.out).To(MatchRegexp(`window:\s+2026-11-20T10:00:00Z to 2026-11-20T10:00:50Z`), "the default budget: 30 s call, two 10 s writes")
+			Expect(r.out).NotTo(ContainSubstring("confirm-resubmit"), "a submission in flight is not for a human to resolve")
+			Expect(r.out).To(MatchRegexp(`Clearance:\s+CLR-123 \(expires \S+Z, in (2d|4[89]h)\)`))
+			Expect(r.out).To(ContainSubstring("Storyboard:   vsb/not-there: VideoStoryboard \"not-there\" not found"))
+			Expect(r.out).To(ContainSubstring("Conditions:   none yet"))
+			Expect(r.out).To(ContainSubstring("Events:       none"))
+
+			r = kubectlVideo(ns, "", "confirm-resubmit", "vr/in-flight", "--yes")
+			Expect(r.err).To(MatchError(ContainSubstring("is not in SubmissionUnknown (phase Submitting")))
 		})
 
 		It("links a thumbnail it cannot fetch instead of embedding it, and says so", func() {

@@ -79,4 +79,3 @@ func TestParseTargetAliases(t *testing.T) {
 		}
 	}
 }
-
