@@ -142,7 +142,10 @@ var _ = Describe("kubectl video", func() {
 			Expect(r.out).To(ContainSubstring("Job:          " + vr.Status.JobID))
 			Expect(r.out).To(ContainSubstring("video       " + vr.Status.Outputs.VideoURL))
 			Expect(r.out).To(MatchRegexp(`Storyboard:\s+vsb/meet \(phase Completed, generation 1, previewed 1, rendered 1\)`))
-			Expect(r.out).To(MatchRegexp(`Normal\s+Submitted\s+Submitted job ` + vr.Status.JobID))
+			// Events are recorded asynchronously, after the status.
+			Eventually(func(g Gomega) {
+				g.Expect(kubectlVideo(liveNS, "", "status", "vr/meet").out).To(MatchRegexp(`Normal\s+Submitted\s+Submitted job ` + vr.Status.JobID))
+			}).Should(Succeed())
 
 			r = kubectlVideo(liveNS, "", "status", "vsb", "meet")
 			Expect(r.err).NotTo(HaveOccurred())
