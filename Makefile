@@ -119,6 +119,15 @@ BENCH_ARGS ?= ## more -bench.* flags (go test ./test/bench -args -help lists the
 build: manifests generate fmt vet ## Build the manager binary the way the image does (static, trimmed, versioned).
 	VERSION=$(VERSION) hack/build-manager.sh
 
+.PHONY: install-plugin
+install-plugin: | $(LOCALBIN) ## Build the kubectl plugin into bin/kubectl-video: with bin/ on the PATH, run kubectl video --help.
+	go build -trimpath -ldflags "-s -w" -o $(LOCALBIN)/kubectl-video ./cmd/kubectl-video
+
+.PHONY: plugin-screenshot
+plugin-screenshot: envtest-assets ## Refresh docs/images/kubectl-video-preview.png from the plugin's headless-Chromium test.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUBECTL_VIDEO_SCREENSHOT="$(shell pwd)/docs/images/kubectl-video-preview.png" \
+		go test ./internal/kubectlvideo/ -count=1 -ginkgo.focus=Chromium
+
 .PHONY: run
 run: manifests generate fmt vet ## Run the manager from your host against the cluster in your kubeconfig.
 	go run ./cmd/manager

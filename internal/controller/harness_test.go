@@ -310,7 +310,8 @@ func (h *harness) expectNoLeakOf(testAPIKey string) {
 	}
 }
 
-// events returns the reasons of the events about the named object.
+// events returns the reasons of the events about the named object. Events are recorded
+// asynchronously, after the status write: wait for one with Eventually.
 func (h *harness) eventReasons(name string) []string {
 	var events eventsv1.EventList
 	Expect(k8sClient.List(ctx, &events, client.InNamespace(h.ns))).To(Succeed())

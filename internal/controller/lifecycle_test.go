@@ -136,7 +136,7 @@ var _ = Describe("Controllers against the simulated service", func() {
 			}).Should(Succeed())
 			Expect(h.jobsNamed("Preview one")).To(HaveLen(1))
 			Expect(h.jobsNamed("Preview one")[0].Kind).To(Equal("preview"))
-			Expect(h.eventReasons("preview")).To(ContainElements("Submitted", "Completed"))
+			Eventually(func() []string { return h.eventReasons("preview") }).Should(ContainElements("Submitted", "Completed"))
 		})
 
 		It("renders an inline storyboard and records every output, the durations and the clearance code", func() {
@@ -262,7 +262,7 @@ spec:
 				g.Expect(got.Status.Phase).To(Equal(videov1alpha1.PhaseFailed))
 				g.Expect(kstatusOf(got)).To(Equal(status.FailedStatus))
 			}).Should(Succeed())
-			Expect(h.eventReasons("bad-voice")).To(ContainElement(string(videov1alpha1.ReasonJobFailed)))
+			Eventually(func() []string { return h.eventReasons("bad-voice") }).Should(ContainElement(string(videov1alpha1.ReasonJobFailed)))
 			Consistently(func() int { return len(h.jobsNamed("Bad voice")) }, "500ms").Should(Equal(1), "a failed job is not retried by itself")
 
 			By("asking for a retry with the annotation")

@@ -517,7 +517,7 @@ spec:
 			}
 		}, "3s").Should(Succeed())
 		Expect(getRender(withMusic)(Default).Status.Clearance.Code).To(Equal(code), "the recorded code is kept meanwhile")
-		Expect(h.eventReasons("stays-ready")).To(ContainElement("ClearanceRefreshFailed"), "refresh trouble is evented")
+		Eventually(func() []string { return h.eventReasons("stays-ready") }).Should(ContainElement("ClearanceRefreshFailed"), "refresh trouble is evented")
 
 		By("restoring the Secret and the service: a fresh code is recorded")
 		h.sim.SetFaults(simulator.Faults{})

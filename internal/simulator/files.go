@@ -27,14 +27,14 @@ import (
 
 // Output files of completed jobs, served by the simulator itself so that every URL in a job
 // answer can be fetched. They are small placeholders with the right content type (the media
-// files are not playable), except the captions and transcript, which hold the job's narration.
+// files are not playable), except the captions and transcript, which hold the job's narration,
+// and the thumbnails, which are real images (thumbnails.go).
 // Like the real service's output links they need no Authorization header.
 
 // Placeholder bytes: the file signatures of each format, so that sniffers recognise them.
 var (
 	placeholderMP4 = append([]byte("\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom"), make([]byte, 32)...)
 	placeholderMP3 = append([]byte("ID3\x03\x00\x00\x00\x00\x00\x00"), make([]byte, 32)...)
-	placeholderJPG = []byte("\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00\xff\xd9")
 )
 
 // completedJob returns a completed, not cleaned job, or nil.
@@ -67,7 +67,7 @@ func (s *Server) handleFile(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
-		ctype, body = "image/jpeg", placeholderJPG
+		ctype, body = "image/jpeg", thumbnailJPEG(n)
 	} else {
 		switch name {
 		case "video.mp4":
@@ -75,7 +75,7 @@ func (s *Server) handleFile(w http.ResponseWriter, r *http.Request) {
 		case "audio.mp3":
 			ctype, body = "audio/mpeg", placeholderMP3
 		case "thumbnail.jpg":
-			ctype, body = "image/jpeg", placeholderJPG
+			ctype, body = "image/jpeg", thumbnailJPEG(1)
 		case "captions.srt":
 			ctype, body = "application/x-subrip", []byte(captions(p, false))
 		case "captions.vtt":

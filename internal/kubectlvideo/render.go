@@ -1,0 +1,161 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package kubectlvideo
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// RenderOptions are the flags of render.
+type RenderOptions struct {
+	// Name of the VideoRender; the storyboard's name when empty.
+	Name string
+	// Yes skips the confirmation, for scripts.
+	Yes bool
+	// DryRun prints the VideoRender as YAML instead of creating it.
+	DryRun bool
+}
+
+func newRenderCommand(env *Env) *cobra.Command {
+	var o RenderOptions
+	cmd := &cobra.Command{
+		Use:   "render vsb/NAME [--name R] [--yes | --dry-run]",
+		Short: "Create the VideoRender that renders a reviewed storyboard (a paid render), after confirmation",
+		Long: "Shows what will be paid for, asks for confirmation and creates a VideoRender with storyboardRef,\n" +
+			"which renders exactly the request whose preview completed. --dry-run prints the VideoRender as\n" +
+			"YAML for a GitOps repository instead (there, merging it is the approval).",
+		Example: "  kubectl video render vsb/meet-video-operator\n" +
+			"  kubectl video render vsb/meet-video-operator --name meet-final --yes\n" +
+			"  kubectl video render vsb/meet-video-operator --dry-run > videos/meet-video-operator.yaml",
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := parseTargetOf(args, KindStoryboard, "render")
+			if err != nil {
+				return err
+			}
+			return Render(cmd.Context(), env, t.Name, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Name, "name", "", "name of the VideoRender (default: the storyboard's name)")
+	cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "create it without asking")
+	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "print the VideoRender as YAML instead of creating it")
+	return cmd
+}
+
+// Render creates the VideoRender of a storyboard whose preview completed.
+func Render(ctx context.Context, env *Env, storyboardName string, o RenderOptions) error {
+	vsb, err := reviewedStoryboard(ctx, env, storyboardName)
+	if err != nil {
+		return err
+	}
+	vr := renderFor(vsb, o.Name)
+	if o.DryRun {
+		out, err := yaml.Marshal(vr)
+		if err != nil {
+			return fmt.Errorf("printing VideoRender %s: %w", vr.Name, err)
+		}
+		_, err = env.Out.Write(out)
+		return err
+	}
+	refs, err := rendersOf(ctx, env.Client, vsb)
+	if err != nil {
+		return err
+	}
+	describeRender(&printer{w: env.Out}, vsb, vr, refs)
+	if !o.Yes {
+		ok, err := confirm(env, fmt.Sprintf("Create VideoRender %s and pay for the render?", vr.Name))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("not confirmed: nothing was created")
+		}
+	}
+	if err := env.Client.Create(ctx, vr); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("VideoRender %q already exists in namespace %q: choose another name with --name", vr.Name, vr.Namespace)
+		}
+		return fmt.Errorf("creating VideoRender %s/%s: %w", vr.Namespace, vr.Name, err)
+	}
+	_, _ = fmt.Fprintf(env.Out, "Created vr/%s. Follow it with: kubectl video status vr/%s\n", vr.Name, vr.Name)
+	return nil
+}
+
+// renderFor is the VideoRender that renders the storyboard, with the same API key.
+func renderFor(vsb *videov1alpha1.VideoStoryboard, name string) *videov1alpha1.VideoRender {
+	if name == "" {
+		name = vsb.Name
+	}
+	vr := &videov1alpha1.VideoRender{
+		TypeMeta:   metav1.TypeMeta{APIVersion: videov1alpha1.GroupVersion.String(), Kind: string(KindRender)},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: vsb.Namespace},
+		Spec: videov1alpha1.VideoRenderSpec{
+			StoryboardRef: &videov1alpha1.StoryboardReference{Name: vsb.Name},
+		},
+	}
+	// The render pays with the account that made the preview, unless it is the default anyway.
+	if ref := vsb.Spec.APIKeySecretRef; ref != nil &&
+		(ref.Name != videov1alpha1.DefaultAPIKeySecretName || ref.Key != videov1alpha1.DefaultAPIKeySecretKey) {
+		vr.Spec.APIKeySecretRef = ref.DeepCopy()
+	}
+	return vr
+}
+
+// describeRender says what the render will pay for, and warns when it is rendered already.
+func describeRender(p *printer, vsb *videov1alpha1.VideoStoryboard, vr *videov1alpha1.VideoRender, refs []videov1alpha1.VideoRender) {
+	p.line("This creates VideoRender %s/%s, a paid render of storyboard vsb/%s as previewed:", vr.Namespace, vr.Name, vsb.Name)
+	p.field("  Video name", orDash(vsb.Spec.VideoName))
+	p.field("  Generation", fmt.Sprintf("%d (preview job %s)", vsb.Generation, orDash(vsb.Status.JobID)))
+	p.field("  Scenes", fmt.Sprintf("%d", len(vsb.Status.Preview.Scenes)))
+	if params := renderParams(vsb.Status.Preview); len(params) > 0 {
+		p.line("  Render parameters:")
+		for _, pr := range params {
+			p.line("    %-22s %s", pr.Name, pr.Value)
+		}
+	}
+	if ref := vr.Spec.APIKeySecretRef; ref != nil {
+		p.field("  API key", fmt.Sprintf("Secret %s, key %s", ref.Name, ref.Key))
+	}
+	if len(refs) > 0 {
+		p.line("WARNING: vsb/%s is already rendered by %s: another VideoRender pays for it again.", vsb.Name, strings.Join(renderSummaries(refs), ", "))
+	}
+}
+
+// confirm asks a yes/no question on the command's streams; only "y" or "yes" agrees.
+func confirm(env *Env, question string) (bool, error) {
+	_, _ = fmt.Fprintf(env.Out, "%s [y/N]: ", question)
+	line, err := bufio.NewReader(env.In).ReadString('\n')
+	if err != nil && line == "" {
+		_, _ = fmt.Fprintln(env.Out)
+		return false, fmt.Errorf("no answer on standard input (use --yes to confirm in a script): nothing was done")
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, nil
+}

@@ -1,0 +1,168 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package kubectlvideo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// Env is what every command runs with: the streams, a client of the cluster and the
+// namespace, as kubectl resolved them from the kubeconfig and the flags.
+type Env struct {
+	In          io.Reader
+	Out, ErrOut io.Writer
+
+	Client        client.Client
+	Namespace     string
+	AllNamespaces bool
+
+	// HTTP fetches thumbnails and outputs: they are public URLs of the service, fetched
+	// without the API key.
+	HTTP *http.Client
+	// Now is the clock, for ages and expiries.
+	Now func() time.Time
+	// Open shows a file to the user (preview --open).
+	Open func(path string) error
+}
+
+// Overrides replace what the command would otherwise build from the kubeconfig; tests set them.
+type Overrides struct {
+	// Client, when set, is used instead of one built from the kubeconfig flags.
+	Client client.Client
+	// Namespace is the namespace when Client is set and -n is not given.
+	Namespace string
+	HTTP      *http.Client
+	Now       func() time.Time
+	Open      func(path string) error
+}
+
+// Scheme holds the kinds the plugin reads: both video kinds and events.
+func Scheme() (*k8sruntime.Scheme, error) {
+	s := k8sruntime.NewScheme()
+	for _, add := range []func(*k8sruntime.Scheme) error{videov1alpha1.AddToScheme, eventsv1.AddToScheme} {
+		if err := add(s); err != nil {
+			return nil, fmt.Errorf("building the scheme: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// NewCommand returns `kubectl video` with its subcommands. The kubeconfig flags are kubectl's
+// own (-n, --context, --kubeconfig, ...), so the plugin talks to the cluster kubectl would.
+func NewCommand(in io.Reader, out, errOut io.Writer, ov Overrides) *cobra.Command {
+	flags := genericclioptions.NewConfigFlags(true)
+	env := &Env{In: in, Out: out, ErrOut: errOut}
+	root := &cobra.Command{
+		Use:   "kubectl-video",
+		Short: "Review, approve and follow the videos of video-operator",
+		Long: "kubectl video works with VideoStoryboard (vsb) and VideoRender (vr) objects:\n" +
+			"  status             one screen with phase, conditions, job, submission, outputs and events\n" +
+			"  preview            a storyboard preview as a contact sheet (text, or a self-contained HTML file)\n" +
+			"  render             create the VideoRender of a reviewed storyboard, after confirmation\n" +
+			"  retry              ask for a new job after a failed one\n" +
+			"  confirm-resubmit   confirm that a submission whose outcome is unknown may be sent again\n" +
+			"  outputs            list and download the files of a finished render",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return env.complete(flags, ov)
+		},
+	}
+	root.SetIn(in)
+	root.SetOut(out)
+	root.SetErr(errOut)
+	root.CompletionOptions.DisableDefaultCmd = true
+	flags.AddFlags(root.PersistentFlags())
+	root.PersistentFlags().BoolVarP(&env.AllNamespaces, "all-namespaces", "A", false, "status without an object: list the videos of every namespace")
+	root.AddCommand(newStatusCommand(env), newPreviewCommand(env), newRenderCommand(env),
+		newRetryCommand(env), newConfirmResubmitCommand(env), newOutputsCommand(env))
+	return root
+}
+
+// complete builds the client and resolves the namespace, from the overrides or the kubeconfig.
+func (e *Env) complete(flags *genericclioptions.ConfigFlags, ov Overrides) error {
+	e.HTTP, e.Now, e.Open = ov.HTTP, ov.Now, ov.Open
+	if e.HTTP == nil {
+		e.HTTP = &http.Client{Timeout: 5 * time.Minute}
+	}
+	if e.Now == nil {
+		e.Now = time.Now
+	}
+	if e.Open == nil {
+		e.Open = openInBrowser
+	}
+	if ov.Client != nil {
+		e.Client, e.Namespace = ov.Client, ov.Namespace
+		if flags.Namespace != nil && *flags.Namespace != "" {
+			e.Namespace = *flags.Namespace
+		}
+		return nil
+	}
+	cfg, err := flags.ToRESTConfig()
+	if err != nil {
+		return fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return fmt.Errorf("reading the namespace from the kubeconfig: %w", err)
+	}
+	scheme, err := Scheme()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("connecting to the cluster: %w", err)
+	}
+	// Strict validation, as kubectl: an unknown field is an error, not silently dropped.
+	e.Client, e.Namespace = client.WithFieldValidation(c, metav1.FieldValidationStrict), ns
+	return nil
+}
+
+// openInBrowser opens a file with $BROWSER, or the desktop's opener.
+func openInBrowser(path string) error {
+	name := "xdg-open"
+	switch {
+	case os.Getenv("BROWSER") != "":
+		name = os.Getenv("BROWSER")
+	case runtime.GOOS == "darwin":
+		name = "open"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// The opener is the user's own choice ($BROWSER) or the platform's; the path is ours.
+	if err := exec.CommandContext(ctx, name, path).Start(); err != nil { //nolint:gosec
+		return fmt.Errorf("opening %s with %s (set $BROWSER to choose a browser): %w", path, name, err)
+	}
+	return nil
+}
