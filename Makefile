@@ -17,11 +17,17 @@ CONTROLLER_TOOLS_VERSION ?= v0.23.0
 # v5.8.3 needs Go 1.27; v5.8.2 is the newest that builds with Go 1.26.
 KUSTOMIZE_VERSION ?= v5.8.2
 GOLANGCI_LINT_VERSION ?= v2.15.0
+# kube-api-linter has no release tags: a pseudo-version of its golangci-lint build (TOOLCHAIN.md).
+KUBE_API_LINTER_VERSION ?= v0.0.0-20260716143926-092fe0c72997
+# Helm v3.22.0 builds with Go 1.26 from the module proxy (~80 s cold on 2 cores).
+HELM_VERSION ?= v3.22.0
 
 ## Tool binaries, versioned in their names so that a version bump installs afresh
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+KUBE_API_LINTER ?= $(LOCALBIN)/golangci-lint-kube-api-linter-$(KUBE_API_LINTER_VERSION)
+HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
 
 # Setting SHELL to bash allows bash commands to be executed by recipes.
 SHELL = /usr/bin/env bash -o pipefail
@@ -79,8 +85,9 @@ demo-test: ## Run the demo non-interactively and check its end state (CI runs it
 	hack/demo-test.sh
 
 .PHONY: lint
-lint: golangci-lint ## Run golangci-lint.
+lint: golangci-lint kube-api-linter ## Run golangci-lint on all the code, and kube-api-linter (API conventions) on api/.
 	$(GOLANGCI_LINT) run
+	$(KUBE_API_LINTER) run --config .golangci-kal.yml ./api/...
 
 .PHONY: lint-fix
 lint-fix: golangci-lint ## Run golangci-lint and apply its fixes.
@@ -144,6 +151,16 @@ undeploy: kustomize ## Remove the manager, its namespace, RBAC and the CRDs (wit
 	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 ##@ Tools
+
+.PHONY: kube-api-linter
+kube-api-linter: $(KUBE_API_LINTER) ## Install the golangci-lint build with kube-api-linter into bin/.
+$(KUBE_API_LINTER): | $(LOCALBIN)
+	$(call go-install-tool,$(KUBE_API_LINTER),sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter,$(KUBE_API_LINTER_VERSION),golangci-lint-kube-api-linter)
+
+.PHONY: helm
+helm: $(HELM) ## Install helm into bin/.
+$(HELM): | $(LOCALBIN)
+	$(call go-install-tool,$(HELM),helm.sh/helm/v3/cmd/helm,$(HELM_VERSION),helm)
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.
