@@ -51,8 +51,13 @@ demo: ## Run the operator locally against the service simulator and show a few v
 ##@ Development
 
 .PHONY: manifests
-manifests: controller-gen ## Generate CRDs and RBAC from the markers in api/ and internal/.
+manifests: controller-gen ## Generate CRDs and RBAC from the markers in api/ and internal/, and copy them into the Helm chart.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./..." output:crd:artifacts:config=config/crd/bases
+	hack/helm-chart.sh
+
+.PHONY: helm-chart
+helm-chart: ## Refresh the Helm chart's copies of the CRDs and RBAC rules (dist/chart/files/) from config/.
+	hack/helm-chart.sh
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods.
@@ -71,8 +76,8 @@ envtest-assets: ## Obtain kube-apiserver, etcd and kubectl for envtest (cached; 
 	@hack/envtest-assets.sh >/dev/null
 
 .PHONY: test
-test: manifests generate fmt vet envtest-assets kustomize ## Run all tests, envtest ones against a real kube-apiserver and etcd.
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUSTOMIZE="$(KUSTOMIZE)" go test ./... -coverprofile cover.out
+test: manifests generate fmt vet envtest-assets kustomize helm ## Run all tests, envtest ones against a real kube-apiserver and etcd.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" go test ./... -coverprofile cover.out
 
 .PHONY: test-faults-long
 test-faults-long: envtest-assets ## The long variant of the process-level fault suite (docs/reliability.md); rows go to $(FAULTS_REPORT).
@@ -95,9 +100,13 @@ lint-fix: golangci-lint ## Run golangci-lint and apply its fixes.
 
 .PHONY: verify-generated
 verify-generated: manifests generate ## Fail when generated files differ from what is committed.
-	@git diff --exit-code -- api config || { echo "Generated files are stale: run 'make manifests generate' and commit the result." >&2; exit 1; }
+	@git diff --exit-code -- api config dist/chart || { echo "Generated files are stale: run 'make manifests generate' and commit the result." >&2; exit 1; }
 
 ##@ Build
+
+.PHONY: build-installer
+build-installer: manifests kustomize ## Write dist/install.yaml (CRDs, RBAC, Deployment of image IMG) for kubectl apply -f.
+	hack/build-installer.sh $(KUSTOMIZE) $(IMG) dist/install.yaml
 
 .PHONY: build
 build: manifests generate fmt vet ## Build the manager binary the way the image does (static, trimmed, versioned).
