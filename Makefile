@@ -17,11 +17,17 @@ CONTROLLER_TOOLS_VERSION ?= v0.23.0
 # v5.8.3 needs Go 1.27; v5.8.2 is the newest that builds with Go 1.26.
 KUSTOMIZE_VERSION ?= v5.8.2
 GOLANGCI_LINT_VERSION ?= v2.15.0
+# kube-api-linter has no release tags: a pseudo-version of its golangci-lint build (TOOLCHAIN.md).
+KUBE_API_LINTER_VERSION ?= v0.0.0-20260716143926-092fe0c72997
+# Helm v3.22.0 builds with Go 1.26 from the module proxy (~80 s cold on 2 cores).
+HELM_VERSION ?= v3.22.0
 
 ## Tool binaries, versioned in their names so that a version bump installs afresh
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+KUBE_API_LINTER ?= $(LOCALBIN)/golangci-lint-kube-api-linter-$(KUBE_API_LINTER_VERSION)
+HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
 
 # Setting SHELL to bash allows bash commands to be executed by recipes.
 SHELL = /usr/bin/env bash -o pipefail
@@ -45,28 +51,40 @@ demo: ## Run the operator locally against the service simulator and show a few v
 ##@ Development
 
 .PHONY: manifests
-manifests: controller-gen ## Generate CRDs and RBAC from the markers in api/ and internal/.
+manifests: controller-gen ## Generate CRDs and RBAC from the markers in api/ and internal/, and copy them into the Helm chart.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./..." output:crd:artifacts:config=config/crd/bases
+	hack/helm-chart.sh
+
+.PHONY: helm-chart
+helm-chart: ## Refresh the Helm chart's copies of the CRDs and RBAC rules (dist/chart/files/) from config/.
+	hack/helm-chart.sh
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./..."
 
+# MONITORING_TEST is a module of its own (test/monitoring/go.mod): the Prometheus module its
+# PromQL checks need stays out of the manager's go.mod. ./... at the top does not reach it.
+MONITORING_TEST = test/monitoring
+
 .PHONY: fmt
 fmt: ## Run go fmt.
 	go fmt ./...
+	cd $(MONITORING_TEST) && go fmt ./...
 
 .PHONY: vet
 vet: ## Run go vet.
 	go vet ./...
+	cd $(MONITORING_TEST) && go vet ./...
 
 .PHONY: envtest-assets
 envtest-assets: ## Obtain kube-apiserver, etcd and kubectl for envtest (cached; built from source when it must).
 	@hack/envtest-assets.sh >/dev/null
 
 .PHONY: test
-test: manifests generate fmt vet envtest-assets kustomize ## Run all tests, envtest ones against a real kube-apiserver and etcd.
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUSTOMIZE="$(KUSTOMIZE)" go test ./... -coverprofile cover.out
+test: manifests generate fmt vet envtest-assets kustomize helm ## Run all tests, envtest ones against a real kube-apiserver and etcd.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" go test ./... -coverprofile cover.out
+	cd $(MONITORING_TEST) && KUBEBUILDER_ASSETS="$$(../../hack/envtest-assets.sh)" go test ./...
 
 .PHONY: test-faults-long
 test-faults-long: envtest-assets ## The long variant of the process-level fault suite (docs/reliability.md); rows go to $(FAULTS_REPORT).
@@ -80,8 +98,10 @@ demo-test: ## Run the demo non-interactively and check its end state (CI runs it
 	hack/demo-test.sh
 
 .PHONY: lint
-lint: golangci-lint ## Run golangci-lint.
+lint: golangci-lint kube-api-linter ## Run golangci-lint on all the code, and kube-api-linter (API conventions) on api/.
 	$(GOLANGCI_LINT) run
+	cd $(MONITORING_TEST) && $(GOLANGCI_LINT) run
+	$(KUBE_API_LINTER) run --config .golangci-kal.yml ./api/...
 
 .PHONY: lint-fix
 lint-fix: golangci-lint ## Run golangci-lint and apply its fixes.
@@ -89,7 +109,7 @@ lint-fix: golangci-lint ## Run golangci-lint and apply its fixes.
 
 .PHONY: verify-generated
 verify-generated: manifests generate ## Fail when generated files differ from what is committed.
-	@git diff --exit-code -- api config || { echo "Generated files are stale: run 'make manifests generate' and commit the result." >&2; exit 1; }
+	@git diff --exit-code -- api config dist/chart || { echo "Generated files are stale: run 'make manifests generate' and commit the result." >&2; exit 1; }
 
 ##@ Benchmarks
 
@@ -114,6 +134,10 @@ BENCH_LABEL ?= ## name of the run in the report.
 BENCH_ARGS ?= ## more -bench.* flags (go test ./test/bench -args -help lists them).
 
 ##@ Build
+
+.PHONY: build-installer
+build-installer: manifests kustomize ## Write dist/install.yaml (CRDs, RBAC, Deployment of image IMG) for kubectl apply -f.
+	hack/build-installer.sh $(KUSTOMIZE) $(IMG) dist/install.yaml
 
 .PHONY: build
 build: manifests generate fmt vet ## Build the manager binary the way the image does (static, trimmed, versioned).
@@ -176,6 +200,16 @@ undeploy: kustomize ## Remove the manager, its namespace, RBAC and the CRDs (wit
 	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 ##@ Tools
+
+.PHONY: kube-api-linter
+kube-api-linter: $(KUBE_API_LINTER) ## Install the golangci-lint build with kube-api-linter into bin/.
+$(KUBE_API_LINTER): | $(LOCALBIN)
+	$(call go-install-tool,$(KUBE_API_LINTER),sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter,$(KUBE_API_LINTER_VERSION),golangci-lint-kube-api-linter)
+
+.PHONY: helm
+helm: $(HELM) ## Install helm into bin/.
+$(HELM): | $(LOCALBIN)
+	$(call go-install-tool,$(HELM),helm.sh/helm/v3/cmd/helm,$(HELM_VERSION),helm)
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.

@@ -140,6 +140,13 @@ const (
 // JobStatus is the part of the status that both kinds share: one job of the service, its progress
 // and the conditions. It is embedded inline in VideoStoryboardStatus and VideoRenderStatus.
 type JobStatus struct {
+	// conditions are Ready, Reconciling and Stalled, following kstatus.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
 	// observedGeneration is the metadata.generation the controller last acted on.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
@@ -222,13 +229,6 @@ type JobStatus struct {
 	// object's key.
 	// +optional
 	Callback *CallbackReceipt `json:"callback,omitempty"`
-
-	// conditions are Ready, Reconciling and Stalled, following kstatus.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	// +kubebuilder:validation:MaxItems=8
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // Submission is the "submission in flight" record: the controller writes it with an optimistic

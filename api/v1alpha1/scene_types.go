@@ -77,7 +77,7 @@ type Scene struct {
 	// +optional
 	CreateSceneOnEndOfSentence *bool `json:"createSceneOnEndOfSentence,omitempty"`
 
-	// maxSubtitleLines, 1 to 4, turns on word-by-word captions synchronised to the voice-over.
+	// maxSubtitleLines (1 to 4) turns on word-by-word captions synchronised to the voice-over.
 	// Not usable with smart layouts.
 	// +optional
 	// +kubebuilder:validation:Minimum=1

@@ -279,23 +279,23 @@ type ContentRating string
 
 // VideohostPrivacy is who can see, embed and comment on the uploaded video.
 type VideohostPrivacy struct {
-	// view: who can watch the video.
+	// view says who can watch the video.
 	// +optional
 	View *PrivacyView `json:"view,omitempty"`
 
-	// embed: where the video can be embedded.
+	// embed says where the video can be embedded.
 	// +optional
 	Embed *PrivacyEmbed `json:"embed,omitempty"`
 
-	// comments: who can comment.
+	// comments says who can comment.
 	// +optional
 	Comments *PrivacyComments `json:"comments,omitempty"`
 
-	// add: whether viewers can add the video to their collections.
+	// add says whether viewers can add the video to their collections.
 	// +optional
 	Add *bool `json:"add,omitempty"`
 
-	// download: whether viewers can download the video.
+	// download says whether viewers can download the video.
 	// +optional
 	Download *bool `json:"download,omitempty"`
 }

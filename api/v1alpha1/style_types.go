@@ -81,7 +81,7 @@ type TextStyle struct {
 	// +optional
 	Alignment *TextAlignment `json:"alignment,omitempty"`
 
-	// decorations: bold, underline, italics, linethrough.
+	// decorations are any of bold, underline, italics and linethrough.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=4

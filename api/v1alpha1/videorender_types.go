@@ -42,7 +42,7 @@ type VideoRenderSpec struct {
 	// apiKeySecretRef names the Secret key holding the service's API key, in this object's
 	// namespace. Defaults to name video-api-key, key apiKey.
 	// +optional
-	// +kubebuilder:default={name: "video-api-key", key: "apiKey"}
+	// +default={"name": "video-api-key", "key": "apiKey"}
 	APIKeySecretRef *SecretKeyRef `json:"apiKeySecretRef,omitempty"`
 }
 
@@ -195,6 +195,7 @@ type Clearance struct {
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type VideoRender struct {
 	metav1.TypeMeta `json:",inline"`
+	// metadata is the object's standard metadata.
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 

@@ -1,0 +1,149 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package deploy
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// buildInstaller runs what `make build-installer` runs and returns dist/install.yaml's content.
+func buildInstaller(t *testing.T, img string) []byte {
+	t.Helper()
+	k := os.Getenv("KUSTOMIZE")
+	if k == "" {
+		t.Fatal("KUSTOMIZE is not set: run the tests through 'make test'")
+	}
+	out := filepath.Join(t.TempDir(), "install.yaml")
+	cmd := exec.CommandContext(t.Context(), filepath.Join(root, "hack", "build-installer.sh"), k, img, out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cmd, err, b)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestInstaller checks that dist/install.yaml is config/default with the image set: every object
+// of config/default, nothing else, and the manager running the given image.
+func TestInstaller(t *testing.T) {
+	const img = "registry.example.com/video-operator:v9.9.9"
+	objs := decode(t, buildInstaller(t, img))
+	want := decode(t, kustomizeBuild(t, filepath.Join(root, "config", "default")))
+	var got, wantKeys []string
+	for _, o := range objs {
+		got = append(got, key(o))
+	}
+	for _, o := range want {
+		wantKeys = append(wantKeys, key(o))
+	}
+	slices.Sort(got)
+	slices.Sort(wantKeys)
+	if !slices.Equal(got, wantKeys) {
+		t.Errorf("install.yaml holds %v, config/default %v", got, wantKeys)
+	}
+	for _, k := range []string{"CustomResourceDefinition/videorenders.video.videoops.io", "ClusterRole/video-operator-manager-role",
+		"Deployment/video-operator-controller-manager", "Namespace/" + namespace} {
+		if !slices.Contains(got, k) {
+			t.Errorf("install.yaml lacks %s", k)
+		}
+	}
+	var d appsv1.Deployment
+	typed(t, objs, "Deployment", "", &d)
+	if c := d.Spec.Template.Spec.Containers[0]; c.Image != img {
+		t.Errorf("the manager's image is %s, want %s", c.Image, img)
+	}
+}
+
+// TestChartInstallerAndMonitoringApplyToAPIServer applies each rendering a platform team would
+// install to a real API server with --dry-run=server: the chart with its default and its full
+// values, dist/install.yaml, and config/monitoring. The Prometheus Operator's CRDs are installed
+// first, so that the ServiceMonitor and the PrometheusRule are validated against their schemas.
+func TestChartInstallerAndMonitoringApplyToAPIServer(t *testing.T) {
+	renderings := map[string][]byte{
+		"chart, default values": helmTemplate(t),
+		"chart, full values":    helmTemplate(t, "--values", fullValuesFile),
+		"install.yaml":          buildInstaller(t, "registry.example.com/video-operator:v0.1.0"),
+		"config/monitoring":     kustomizeBuild(t, filepath.Join(root, "config", "monitoring")),
+	}
+
+	env := &envtest.Environment{
+		CRDInstallOptions: envtest.CRDInstallOptions{
+			Paths:              []string{filepath.Join(root, "test", "testdata", "prometheus-operator-crds")},
+			ErrorIfPathMissing: true,
+		},
+	}
+	if _, err := env.Start(); err != nil {
+		t.Fatalf("starting envtest (run the tests through 'make test', which provides KUBEBUILDER_ASSETS): %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	if len(env.CRDs) != 2 {
+		t.Fatalf("installed %d Prometheus Operator CRDs, want 2 (ServiceMonitor, PrometheusRule)", len(env.CRDs))
+	}
+	user, err := env.AddUser(envtest.User{Name: "installer", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	apply := func(t *testing.T, input []byte, args ...string) string {
+		t.Helper()
+		cmd := exec.CommandContext(t.Context(), kubectl(t), append([]string{"--kubeconfig", kubeconfig, "apply", "--server-side", "-f", "-"}, args...)...)
+		cmd.Stdin = bytes.NewReader(input)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl apply %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	// A dry run creates nothing, so the namespace the objects go to is created for real, as
+	// `helm install --create-namespace` or the installer's own Namespace would.
+	apply(t, []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+namespace+"\n"))
+
+	for name, rendered := range renderings {
+		t.Run(name, func(t *testing.T) {
+			objs := decode(t, rendered)
+			if len(objs) == 0 {
+				t.Fatal("renders nothing")
+			}
+			out := apply(t, rendered, "--dry-run=server")
+			if got := strings.Count(out, "(server dry run)"); got != len(objs) {
+				t.Errorf("the dry run applied %d objects, want %d:\n%s", got, len(objs), out)
+			}
+		})
+	}
+}

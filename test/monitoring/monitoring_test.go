@@ -1,0 +1,519 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package monitoring checks the alerts and the dashboard in config/monitoring against the metrics
+// the manager really exposes: it runs the manager binary against envtest and the service
+// simulator, scrapes its /metrics while videos are made (job reads answered 429 or 500 at times,
+// one tenant with a rejected key, one failed job), then parses every PromQL expression, checks that each metric and label it
+// selects exists in the scrape, and evaluates it with the Prometheus engine on the scraped
+// series. A renamed metric or label fails here.
+//
+// It is a module of its own so that the Prometheus server module, needed only for its PromQL
+// engine, does not move the manager's dependencies (go.mod of the repository root).
+package monitoring
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/parser"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/simulator"
+)
+
+var root = filepath.Join("..", "..")
+
+const goodKey, badKey = "monitoring-key-123", "a-key-the-service-refuses"
+
+// expression is one PromQL expression of the monitoring files.
+type expression struct {
+	source string // "alert X" or "panel Y"
+	expr   string
+}
+
+// rule is the part of a PrometheusRule rule the test reads.
+type rule struct {
+	Alert string `json:"alert"`
+	Expr  string `json:"expr"`
+}
+
+func loadRules(t *testing.T) []rule {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "config", "monitoring", "prometheus-rule.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pr struct {
+		Spec struct {
+			Groups []struct {
+				Rules []rule `json:"rules"`
+			} `json:"groups"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(data, &pr); err != nil {
+		t.Fatal(err)
+	}
+	var rules []rule
+	for _, g := range pr.Spec.Groups {
+		rules = append(rules, g.Rules...)
+	}
+	if len(rules) == 0 {
+		t.Fatal("prometheus-rule.yaml has no rules")
+	}
+	return rules
+}
+
+// grafanaVariables replaces the dashboard's Grafana variables with what Grafana would send.
+var grafanaVariables = strings.NewReplacer("$__rate_interval", "1m", "$__interval", "15s", "$__range", "1h")
+
+func loadDashboard(t *testing.T) []expression {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "config", "monitoring", "grafana-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(data, &dash); err != nil {
+		t.Fatal(err)
+	}
+	var out []expression
+	for _, p := range dash.Panels {
+		if len(p.Targets) == 0 {
+			t.Errorf("panel %q has no query", p.Title)
+		}
+		for _, tg := range p.Targets {
+			if strings.Contains(grafanaVariables.Replace(tg.Expr), "$") {
+				t.Errorf("panel %q uses a variable the test does not know: %s", p.Title, tg.Expr)
+			}
+			out = append(out, expression{source: "panel " + p.Title, expr: grafanaVariables.Replace(tg.Expr)})
+		}
+	}
+	return out
+}
+
+// running is the manager at work: envtest, the simulator, the manager process and its scrapes.
+type running struct {
+	k8s     client.Client
+	scrapes *scrapes
+}
+
+// TestAlertsAndDashboardAgainstTheManager is the whole check; see the package comment.
+func TestAlertsAndDashboardAgainstTheManager(t *testing.T) {
+	rules := loadRules(t)
+	panels := loadDashboard(t)
+	r := runManager(t)
+
+	all := slices.Clone(panels)
+	for _, rl := range rules {
+		all = append(all, expression{source: "alert " + rl.Alert, expr: rl.Expr})
+	}
+	names := r.scrapes.names()
+	p := parser.NewParser(parser.Options{})
+	for _, e := range all {
+		expr, err := p.ParseExpr(e.expr)
+		if err != nil {
+			t.Errorf("%s: %v\n%s", e.source, err, e.expr)
+			continue
+		}
+		checkSelectors(t, e, expr, names)
+	}
+
+	results := evaluate(t, r.scrapes, all)
+	for _, e := range panels {
+		if results[e.source+e.expr] == 0 {
+			t.Errorf("%s shows nothing for a manager that made videos:\n%s", e.source, e.expr)
+		}
+	}
+	// The scenario: one tenant's key is refused, one job fails (stalled), 429s and 5xx are
+	// injected on job reads, the manager leads, polling runs, and nothing is stuck or unknown.
+	fires := map[string]bool{
+		"VideoOperatorNoLeader":               false,
+		"VideoOperatorObjectsStalled":         true,
+		"VideoOperatorObjectsStuckSubmitting": false,
+		"VideoOperatorSubmissionUnknown":      false,
+		"VideoOperatorAPIKeyRejected":         true,
+		"VideoOperatorServiceRateLimited":     true,
+		"VideoOperatorServiceErrors":          true,
+		"VideoOperatorPollLag":                false,
+		"VideoOperatorPollingStopped":         false,
+	}
+	for _, rl := range rules {
+		want, ok := fires[rl.Alert]
+		if !ok {
+			t.Errorf("alert %s has no expectation in this test: add it to the scenario", rl.Alert)
+			continue
+		}
+		if got := results["alert "+rl.Alert+rl.Expr] > 0; got != want {
+			t.Errorf("alert %s fires = %v, want %v in this scenario:\n%s", rl.Alert, got, want, rl.Expr)
+		}
+		delete(fires, rl.Alert)
+	}
+	for alert := range fires {
+		t.Errorf("alert %s is expected but not in prometheus-rule.yaml", alert)
+	}
+}
+
+// checkSelectors checks that every metric an expression selects is in the scrape, with every
+// label the expression matches on or groups by.
+func checkSelectors(t *testing.T, e expression, expr parser.Expr, names map[string][]string) {
+	t.Helper()
+	parser.Inspect(expr, func(node parser.Node, path []parser.Node) error {
+		vs, ok := node.(*parser.VectorSelector)
+		if !ok {
+			return nil
+		}
+		if vs.Name == "" {
+			t.Errorf("%s: selector %s has no metric name", e.source, vs)
+			return nil
+		}
+		have, ok := names[vs.Name]
+		if !ok {
+			t.Errorf("%s: metric %s is not exposed by the manager", e.source, vs.Name)
+			return nil
+		}
+		for _, m := range vs.LabelMatchers {
+			if m.Name != model.MetricNameLabel && !slices.Contains(have, m.Name) {
+				t.Errorf("%s: metric %s has no label %q (it has %v)", e.source, vs.Name, m.Name, have)
+			}
+		}
+		// Labels grouped by around this selector must exist on it too (le on _bucket series).
+		for _, n := range path {
+			if agg, ok := n.(*parser.AggregateExpr); ok && !agg.Without {
+				for _, g := range agg.Grouping {
+					if !slices.Contains(have, g) && !producedByFunction(g) {
+						t.Errorf("%s: %s groups by %q, which %s does not carry (it has %v)", e.source, agg.Op, g, vs.Name, have)
+					}
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// producedByFunction is a label no selector carries but a function adds; none is used today.
+func producedByFunction(string) bool { return false }
+
+// evaluate runs every expression at the time of the last scrape and returns the number of
+// series each returned, keyed by source and expression.
+func evaluate(t *testing.T, s *scrapes, exprs []expression) map[string]int {
+	t.Helper()
+	engine := promql.NewEngine(promql.EngineOpts{MaxSamples: 1_000_000, Timeout: time.Minute, LookbackDelta: 5 * time.Minute})
+	out := map[string]int{}
+	for _, e := range exprs {
+		q, err := engine.NewInstantQuery(t.Context(), s.queryable(), nil, e.expr, s.last)
+		if err != nil {
+			t.Errorf("%s: %v", e.source, err)
+			continue
+		}
+		res := q.Exec(t.Context())
+		if res.Err != nil {
+			t.Errorf("%s: evaluating: %v\n%s", e.source, res.Err, e.expr)
+			continue
+		}
+		switch v := res.Value.(type) {
+		case promql.Vector:
+			out[e.source+e.expr] = len(v)
+			t.Logf("%s = %v", e.source, v)
+		case promql.Scalar:
+			out[e.source+e.expr] = 1
+		default:
+			t.Errorf("%s: a %s, want an instant vector", e.source, res.Value.Type())
+		}
+		q.Close()
+	}
+	return out
+}
+
+// runManager starts envtest, the simulator and the manager binary, makes videos in two tenants
+// (one with a key the service refuses) while some job reads are answered 429 or 500, and scrapes the
+// manager's /metrics every half second until the videos are done.
+func runManager(t *testing.T) *running {
+	t.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests through 'make test'")
+	}
+	dir := t.TempDir()
+	managerBin := filepath.Join(dir, "manager")
+	build := exec.CommandContext(t.Context(), "go", "build", "-o", managerBin, "./cmd/manager")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the manager: %v\n%s", err, out)
+	}
+
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join(root, "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting envtest: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	user, err := env.AddUser(envtest.User{Name: "video-operator", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := videov1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	k8s, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	sim := simulator.New(simulator.Options{APIKeys: []string{goodKey}, TimeScale: 0.005,
+		Faults: simulator.Faults{RateLimitShare: 0.3, ServerErrorShare: 0.15, RetryAfter: time.Second,
+			// Faults on job reads only: a 5xx on a paid call would leave its outcome unknown.
+			Endpoints: []string{apiclient.EndpointGetJob}}})
+	svc := httptest.NewServer(sim)
+	t.Cleanup(svc.Close)
+	t.Cleanup(sim.Close)
+
+	metricsAddr := freeAddr(t)
+	logPath := filepath.Join(dir, "manager.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, managerBin,
+		"--kubeconfig="+kubeconfig,
+		"--service-base-url="+svc.URL+"/serviceapis",
+		"--metrics-bind-address="+metricsAddr, "--metrics-secure=false",
+		"--health-probe-bind-address=0",
+		"--leader-elect", "--leader-election-namespace=default",
+		"--poll-min=100ms", "--poll-max=300ms",
+		"--retry-backoff-base=100ms", "--retry-backoff-max=1s",
+		"--service-rate-limit=500", "--service-burst=500")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		_ = logFile.Close()
+		if t.Failed() {
+			if b, err := os.ReadFile(logPath); err == nil {
+				t.Logf("manager log (last 4000 bytes):\n%s", tail(b, 4000))
+			}
+		}
+	})
+
+	r := &running{k8s: k8s, scrapes: newScrapes()}
+	for ns, key := range map[string]string{"team-a": goodKey, "team-b": badKey} {
+		create(t, k8s, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		create(t, k8s, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: videov1alpha1.DefaultAPIKeySecretName},
+			StringData: map[string]string{videov1alpha1.DefaultAPIKeySecretKey: key}})
+	}
+	for i := range 3 {
+		createYAML(t, k8s, &videov1alpha1.VideoRender{}, "team-a", fmt.Sprintf(`
+metadata: {name: render-%d}
+spec:
+  storyboard:
+    videoName: Render %d
+    scenes:
+      - story: A video made while its metrics are scraped.
+        background:
+          type: image
+          aiVisual: {model: flux-schnell, prompt: A lighthouse at dawn}
+`, i, i))
+	}
+	createYAML(t, k8s, &videov1alpha1.VideoStoryboard{}, "team-a", `
+metadata: {name: preview}
+spec:
+  videoName: Preview
+  scenes:
+    - story: A preview made while its metrics are scraped.
+`)
+	// An unknown voice makes the service fail the job: an object Failed, for the stalled alert.
+	createYAML(t, k8s, &videov1alpha1.VideoRender{}, "team-a", `
+metadata: {name: unknown-voice}
+spec:
+  storyboard:
+    videoName: Unknown voice
+    voiceOver:
+      enabled: true
+      aiVoices:
+        - speaker: NoSuchVoice
+    scenes:
+      - story: The service does not know this voice and fails the job.
+`)
+	createYAML(t, k8s, &videov1alpha1.VideoRender{}, "team-b", `
+metadata: {name: refused-key}
+spec:
+  storyboard:
+    videoName: Refused key
+    scenes:
+      - story: The service refuses this tenant's key.
+`)
+
+	metricsURL := "http://" + metricsAddr + "/metrics"
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if err := r.scrapes.scrape(t.Context(), metricsURL); err != nil && time.Now().After(deadline) {
+			t.Fatalf("the manager's metrics never answered: %v", err)
+		}
+		if done(t, k8s) && len(r.scrapes.series) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the videos did not reach their final phase within 30 s: %s", phases(t, k8s))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	// Two more scrapes, so that rates over the last seconds have samples after the end.
+	for range 2 {
+		time.Sleep(500 * time.Millisecond)
+		if err := r.scrapes.scrape(t.Context(), metricsURL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
+}
+
+// done says whether team-a's videos completed (the one with an unknown voice failed) and
+// team-b's render stalled on its key.
+func done(t *testing.T, k8s client.Client) bool {
+	t.Helper()
+	var renders videov1alpha1.VideoRenderList
+	var boards videov1alpha1.VideoStoryboardList
+	if err := k8s.List(t.Context(), &renders); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.List(t.Context(), &boards); err != nil {
+		t.Fatal(err)
+	}
+	for _, vr := range renders.Items {
+		switch vr.Name {
+		case "unknown-voice":
+			if vr.Status.Phase != videov1alpha1.PhaseFailed {
+				return false
+			}
+		case "refused-key":
+			// A rejected key stalls the object before any job: it stays Pending, Stalled.
+			if !meta.IsStatusConditionTrue(vr.Status.Conditions, string(videov1alpha1.ConditionStalled)) {
+				return false
+			}
+		default:
+			if vr.Status.Phase != videov1alpha1.PhaseCompleted {
+				return false
+			}
+		}
+	}
+	for _, sb := range boards.Items {
+		if sb.Status.Phase != videov1alpha1.PhaseCompleted {
+			return false
+		}
+	}
+	return len(renders.Items) == 5 && len(boards.Items) == 1
+}
+
+// phases lists each object's phase and Ready reason, for a failure message.
+func phases(t *testing.T, k8s client.Client) string {
+	t.Helper()
+	var out []string
+	var renders videov1alpha1.VideoRenderList
+	var boards videov1alpha1.VideoStoryboardList
+	if err := k8s.List(t.Context(), &renders); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.List(t.Context(), &boards); err != nil {
+		t.Fatal(err)
+	}
+	for _, vr := range renders.Items {
+		out = append(out, fmt.Sprintf("%s/%s %s %v", vr.Namespace, vr.Name, vr.Status.Phase, vr.Status.Conditions))
+	}
+	for _, sb := range boards.Items {
+		out = append(out, fmt.Sprintf("%s/%s %s %v", sb.Namespace, sb.Name, sb.Status.Phase, sb.Status.Conditions))
+	}
+	return strings.Join(out, "\n")
+}
+
+func create(t *testing.T, k8s client.Client, obj client.Object) {
+	t.Helper()
+	if err := k8s.Create(t.Context(), obj); err != nil {
+		t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+	}
+}
+
+func createYAML(t *testing.T, k8s client.Client, obj client.Object, ns, doc string) {
+	t.Helper()
+	if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
+		t.Fatal(err)
+	}
+	obj.SetNamespace(ns)
+	create(t, client.WithFieldValidation(k8s, metav1.FieldValidationStrict), obj)
+}
+
+// freeAddr returns a loopback address with a port free at the time of the call.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
