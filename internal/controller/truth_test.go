@@ -897,10 +897,11 @@ spec:
 		for i := range 6 {
 			Expect(k8sClient.Create(ctx, storyRender(h.ns, fmt.Sprintf("render-outage-%d", i), fmt.Sprintf("Render outage %d", i)))).To(Succeed())
 		}
-		// With the harness's backoff (20 ms doubling to 200 ms), trials are spaced out: within
-		// half a second only a few of the six objects are tried, never all at once.
+		// With the harness's backoff (20 ms doubling to 200 ms), trials are spaced out (at about
+		// 0, 20, 60, 140 and 300 ms): within 200 ms only four of the six objects are tried, never
+		// all at once.
 		Eventually(func() int { return h.sim.Calls(apiclient.EndpointRenderStoryboard) }).Should(BeNumerically(">=", 1))
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 		Expect(h.sim.Calls(apiclient.EndpointRenderStoryboard)).To(BeNumerically("<=", 4),
 			"each unknown outcome holds the key's next trial back")
 		h.sim.SetFaults(simulator.Faults{})
