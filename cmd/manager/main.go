@@ -153,7 +153,9 @@ func (o *options) bind(fs *flag.FlagSet) {
 			"Keep it stable: a callback for a submission interrupted by a restart is recognised only with the same key.")
 	fs.DurationVar(&o.callbackPoll, "callback-poll-interval", controller.DefaultCallbackPollInterval,
 		"Fallback polling interval of jobs that will call back.")
-	fs.Float64Var(&o.callbackRate, "callback-rate-limit", 100, "Callbacks accepted per second.")
+	fs.Float64Var(&o.callbackRate, "callback-rate-limit", 1000,
+		"Signed callbacks accepted per second (twice as many at once). The service does not retry a refused callback: "+
+			"its job is then read at its fallback poll, so keep this above the rate at which jobs end.")
 }
 
 func (o *options) validate() error {

@@ -141,6 +141,7 @@ type CallbackHandler struct {
 	// whose signature does not verify.
 	limiter  *rate.Limiter
 	refusals *rate.Limiter
+	metrics  *Metrics
 	wake     []wakeTarget
 }
 
@@ -163,6 +164,7 @@ func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// retry a callback it could not deliver.
 	attempt, ok := h.callbacks.verify(strings.TrimPrefix(r.URL.Path, CallbackPath))
 	if !ok || !strings.HasPrefix(r.URL.Path, CallbackPath) {
+		h.metrics.callback("unsigned")
 		if !h.refusals.Allow() {
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, "too many requests", http.StatusTooManyRequests)
@@ -172,6 +174,9 @@ func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !h.limiter.Allow() {
+		h.metrics.callback("rate_limited")
+		logf.FromContext(r.Context()).V(1).Info("Refused a signed callback over --callback-rate-limit; the job's fallback poll will read it",
+			"attempt", attempt)
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "too many requests", http.StatusTooManyRequests)
 		return
@@ -180,14 +185,17 @@ func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
+			h.metrics.callback("invalid")
 			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
 			return
 		}
+		h.metrics.callback("invalid")
 		http.Error(w, "unreadable body", http.StatusBadRequest)
 		return
 	}
 	job, err := apiclient.DecodeJob(body)
 	if err != nil {
+		h.metrics.callback("invalid")
 		http.Error(w, "body is not a job result", http.StatusBadRequest)
 		return
 	}
@@ -197,6 +205,7 @@ func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	echoed, proof := echoedAttempt(job.WebhookInput)
 	if echoed != "" && (echoed != attempt || !hmac.Equal([]byte(proof), []byte(h.callbacks.proof(attempt)))) {
+		h.metrics.callback("invalid")
 		http.Error(w, "webhookInput does not match the URL", http.StatusBadRequest)
 		return
 	}
@@ -206,6 +215,7 @@ func (h *CallbackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// may wake objects, but not name a job to adopt.
 		adopt = ""
 	}
+	h.metrics.callback("accepted")
 	h.notify(r.Context(), attempt, jobID, adopt)
 	// The same answer whether or not an object matches: a caller learns nothing about objects.
 	w.WriteHeader(http.StatusAccepted)

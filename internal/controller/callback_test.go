@@ -17,6 +17,8 @@ limitations under the License.
 package controller
 
 import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -148,6 +150,11 @@ func TestCallbackHandler(t *testing.T) {
 
 func TestCallbackHandlerRateLimit(t *testing.T) {
 	h, _ := newTestCallbackHandler(t, rate.Every(time.Hour))
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.metrics = m
 	path := CallbackPath + h.callbacks.token("a")
 	codes := []int{}
 	for range 3 {
@@ -157,6 +164,13 @@ func TestCallbackHandlerRateLimit(t *testing.T) {
 	}
 	if codes[0] != http.StatusAccepted || codes[1] != http.StatusTooManyRequests || codes[2] != http.StatusTooManyRequests {
 		t.Fatalf("codes = %v, want one 202 then 429s", codes)
+	}
+	// A refused signed callback is lost (the service does not retry): it must show in the metrics.
+	if got := testutil.ToFloat64(m.callbacks.WithLabelValues("rate_limited")); got != 2 {
+		t.Errorf("rate_limited callbacks = %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(m.callbacks.WithLabelValues("accepted")); got != 1 {
+		t.Errorf("accepted callbacks = %v, want 1", got)
 	}
 }
 

@@ -39,6 +39,7 @@ type Metrics struct {
 	requests    *prometheus.CounterVec
 	latency     *prometheus.HistogramVec
 	credits     *prometheus.CounterVec
+	callbacks   *prometheus.CounterVec
 	// statusWrite and answerToWrite split the time from a job's end to its status between the
 	// API server (the write) and the manager (from the service's answer to issuing the write).
 	statusWrite   prometheus.Histogram
@@ -79,6 +80,11 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "video_operator_ai_credits_used_total",
 			Help: "AI credits reported used by completed jobs, by kind.",
 		}, []string{"kind"}),
+		callbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "video_operator_callbacks_total",
+			Help: "Job-result callbacks received, by result: accepted, rate_limited (a signed callback refused: " +
+				"the service does not retry, the job's fallback poll reads it), unsigned (no valid signature), invalid (unreadable body).",
+		}, []string{"result"}),
 		statusWrite: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "video_operator_status_write_duration_seconds",
 			Help:    "Time the API server takes to answer a status write of the operator.",
@@ -93,7 +99,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		phases: map[string]map[types.NamespacedName]videov1alpha1.Phase{},
 	}
 	for _, c := range []prometheus.Collector{m.jobs, m.submissions, m.endings, m.requests, m.latency, m.credits,
-		m.statusWrite, m.answerToWrite} {
+		m.callbacks, m.statusWrite, m.answerToWrite} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering metrics: %w", err)
 		}
@@ -119,6 +125,12 @@ func (m *Metrics) statusWritten(sinceAnswer, write time.Duration) {
 	m.statusWrite.Observe(write.Seconds())
 	if sinceAnswer > 0 {
 		m.answerToWrite.Observe(sinceAnswer.Seconds())
+	}
+}
+
+func (m *Metrics) callback(result string) {
+	if m != nil {
+		m.callbacks.WithLabelValues(result).Inc()
 	}
 }
 

@@ -80,6 +80,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 			memo:      shared.memo,
 			limiter:   rate.NewLimiter(rate.Limit(cb.RateLimit), cb.Burst),
 			refusals:  rate.NewLimiter(rate.Limit(cb.RateLimit), cb.Burst),
+			metrics:   opts.Metrics,
 			wake: []wakeTarget{
 				{list: func() client.ObjectList { return &videov1alpha1.VideoStoryboardList{} }, ch: r.Storyboard.wake},
 				{list: func() client.ObjectList { return &videov1alpha1.VideoRenderList{} }, ch: r.Render.wake},
