@@ -1,0 +1,157 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/simulator"
+)
+
+// Review of the per-key call budget (branch review): specs that fail on the change as reviewed.
+var _ = Describe("Review of the call budget", func() {
+	var h *harness
+
+	// R1. The idle-key check before a paid call (admitSubmission, admitProbe) now returns after
+	// the check with nothing set in status, and Reconcile then sets status.observedGeneration to
+	// the new generation: the old generation's Ready=True is written as if it were the new one's,
+	// and kstatus (Argo CD, Flux) reports the new spec Current before it was even submitted. The
+	// budget's own short waits (budgetWait <= PollMin, checkBrand's slot, a poll turned away) do
+	// the same.
+	It("never writes the new generation as observed while only the old generation's Ready is set", func() {
+		h = newHarness(simulator.Options{})
+		h.createSecret(testAPIKey)
+		type snap struct {
+			gen, observed, readyGen int64
+			ready                   metav1.ConditionStatus
+			kstatus                 status.Status
+		}
+		var mu sync.Mutex
+		var seen []snap
+		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			err := c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			if vr, ok := obj.(*videov1alpha1.VideoRender); ok && err == nil {
+				r := conditionOf(&vr.Status.JobStatus, videov1alpha1.ConditionReady)
+				mu.Lock()
+				seen = append(seen, snap{vr.Generation, vr.Status.ObservedGeneration, r.ObservedGeneration, r.Status, kstatusOf(vr)})
+				mu.Unlock()
+			}
+			return err
+		}}
+		h.startManager()
+		vr := storyRender(h.ns, "observed", "Observed")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		eventuallyReady(vr)
+		// The key goes idle: its last answer is older than the one-second fresh window.
+		time.Sleep(1500 * time.Millisecond)
+		got := getRender(vr)(Default)
+		got.Spec.Storyboard.VideoName = "Observed 2"
+		Expect(k8sClient.Update(ctx, got)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(readyFor(&getRender(vr)(g).Status.JobStatus, 2)).To(BeTrue())
+		}, "15s").Should(Succeed())
+		mu.Lock()
+		defer mu.Unlock()
+		for _, s := range seen {
+			if s.gen == 2 && s.observed == 2 && s.ready == metav1.ConditionTrue {
+				Expect(s.readyGen).To(Equal(int64(2)),
+					"status written with observedGeneration 2 and generation 1's Ready=True (kstatus %s): %+v", s.kstatus, seen)
+			}
+		}
+	})
+
+	// R2. Below one call a second the slot that follows the idle-key check always comes more than
+	// a second after the check's answer, so every slot is spent on another check: the paid call
+	// never goes. Any --service-rate-limit under 1 with --service-burst 1 (or a backlog longer
+	// than the burst) livelocks the key on brand-list reads.
+	It("submits at a rate under one call a second", func() {
+		h = newHarness(simulator.Options{})
+		h.createSecret(testAPIKey)
+		h.serviceRate, h.serviceBurst = 0.5, 1
+		h.startManager()
+		vr := storyRender(h.ns, "slow-key", "Slow key")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func() int { return h.sim.Submissions(testAPIKey) }, "15s").Should(Equal(1),
+			"no submission after %d brand-list checks", h.sim.Calls(simulator.EndpointListBrands))
+	})
+
+	// R3. A submission that finds its key's circuit waiting (a paid call unanswered past the slow
+	// threshold, a trial under way, a probe under way, an open circuit) has already taken an
+	// urgent slot, makes no call with it, and takes a new one on its next look a few ms later:
+	// waiting submissions consume the whole budget for nothing, and routine polls of running
+	// jobs, which never reserve, get no token for as long as the wait lasts.
+	It("keeps polling running jobs while submissions wait for an unanswered paid call", func() {
+		h = newHarness(simulator.Options{TimeScale: 0.25}) // renders of about 30 s
+		h.createSecret(testAPIKey)
+		h.serviceRate, h.serviceBurst = 10, 1
+		var hangStarted atomic.Int64
+		h.wrap = func(in apiclient.Interface) apiclient.Interface {
+			return &hangingRender{Interface: in, started: &hangStarted}
+		}
+		h.startManager()
+		for i := range 3 {
+			vr := storyRender(h.ns, fmt.Sprintf("running-%d", i), fmt.Sprintf("Running %d", i))
+			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+			Eventually(func(g Gomega) string { return getRender(vr)(g).Status.JobID }, "10s").ShouldNot(BeEmpty())
+		}
+		Expect(k8sClient.Create(ctx, storyRender(h.ns, "hang", "Hang"))).To(Succeed())
+		Eventually(hangStarted.Load, "10s").ShouldNot(BeZero())
+		// Past the slow threshold (a fifth of the 5 s call timeout): the key is suspect.
+		time.Sleep(1200 * time.Millisecond)
+		for i := range 20 {
+			Expect(k8sClient.Create(ctx, storyRender(h.ns, fmt.Sprintf("waiting-%02d", i), fmt.Sprintf("Waiting %d", i)))).To(Succeed())
+		}
+		time.Sleep(500 * time.Millisecond)
+		before := h.sim.Calls(simulator.EndpointGetJob)
+		time.Sleep(2 * time.Second)
+		reads := h.sim.Calls(simulator.EndpointGetJob) - before
+		// 3 running jobs at 10 calls/s, 80% for polls: a read about every 375 ms each, about 16 in
+		// two seconds. Waiting submissions make no call.
+		Expect(reads).To(BeNumerically(">=", 4), "routine polls of running jobs while submissions wait")
+	})
+})
+
+// hangingRender holds the render of the video named "Hang" until its call's deadline.
+type hangingRender struct {
+	apiclient.Interface
+	started *atomic.Int64
+}
+
+func (h *hangingRender) RenderStoryboard(ctx context.Context, body any) (*apiclient.JobCreated, error) {
+	data, _ := json.Marshal(body)
+	if strings.Contains(string(data), `"Hang"`) {
+		h.started.Store(time.Now().UnixNano())
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return h.Interface.RenderStoryboard(ctx, body)
+}

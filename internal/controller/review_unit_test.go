@@ -1,0 +1,134 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/videoops/video-operator/internal/apiclient"
+)
+
+// Review of the per-key call budget (branch review): unit tests that fail on the change as
+// reviewed.
+
+// timingOutReads answers every GetJob only when the call's deadline passes, as a hanging service
+// does.
+type timingOutReads struct{ apiclient.Interface }
+
+func (timingOutReads) GetJob(ctx context.Context, _ string) (*apiclient.Job, error) {
+	<-ctx.Done()
+	return nil, fmt.Errorf("get job: %w", ctx.Err())
+}
+
+// R4. keyedClient.observe takes any error whose ctx is done as "cut by our own deadline or
+// shutdown", but the ctx it is given is the call's context with the call timeout: a read that
+// times out against a hanging service is exactly that case, so a timeout never marks the key
+// troubled, contrary to circuit.go ("A 5xx, a timeout or an unreadable answer to any call, a
+// read included, opens the circuit") and keyedclient.go's own doc.
+func TestReviewReadTimeoutMarksKeyTroubled(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	c := newCircuits(clk, time.Second, time.Minute, 6*time.Second)
+	b := newCallBudgets(clk, 10, 20, time.Hour)
+	// The key is busy and healthy: closed circuit, an answer just now.
+	c.outcome("k", "a0", true)
+	c.answered("k")
+	kc := &keyedClient{Interface: timingOutReads{}, keyID: "k", budgets: b, circuits: c, pause: time.Second}
+
+	callCtx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond) // l.callContext
+	_, err := kc.GetJob(callCtx, "job-1")
+	cancel()
+	if err == nil {
+		t.Fatal("the read did not time out")
+	}
+	if got := c.admit("k", "a1"); got != admitProbe {
+		t.Errorf("after a read timed out against the service, a paid submission is admitted as %v, want a check first (admitProbe=%v)",
+			got, admitProbe)
+	}
+}
+
+// R5. DESIGN.md "Never pay twice": an outage costs at most the calls already in flight. With the
+// fresh window, a busy key whose service starts hanging keeps admitting paid calls for a second
+// after its last answer, one per free urgent slot: up to rate + burst paid calls (30 at the
+// defaults) that each end in SubmissionUnknown, since the suspect check only starts after a
+// fifth of the call timeout.
+func TestReviewHangingOutageCostsOnePaidCall(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	c := newCircuits(clk, time.Second, time.Minute, 6*time.Second) // slow: 30 s / 5
+	b := newCallBudgets(clk, 10, 20, time.Hour)                    // the defaults
+	c.outcome("k", "a0", true)
+	c.answered("k") // the last answer; from now on every call hangs
+	sent := 0
+	for i := range 100 {
+		clk.Step(10 * time.Millisecond)
+		if b.urgent("k", fmt.Sprint("o", i)) != 0 {
+			continue
+		}
+		attempt := fmt.Sprint("a", i+1)
+		if a := c.admit("k", attempt); a == admitGo || a == admitTrial {
+			c.calling("k", attempt) // hangs: no outcome before the suspect threshold
+			sent++
+		}
+	}
+	if sent > 1 {
+		t.Errorf("%d paid calls sent into a hanging service in the second after its last answer; each is a SubmissionUnknown", sent)
+	}
+}
+
+// R6. A submission that finds the circuit waiting already took an urgent slot and comes back for
+// a new one every backoff.short(): the budget's tat runs ahead of the clock by the number of
+// waiting objects, so routine polls get no token while no call at all is made.
+func TestReviewWaitingSubmissionsConsumeNoBudget(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	c := newCircuits(clk, time.Second, time.Minute, 6*time.Second)
+	b := newCallBudgets(clk, 10, 4, time.Hour)
+	c.outcome("k", "a0", true)
+	c.answered("k")
+	c.calling("k", "hung") // a paid call that does not answer
+	clk.Step(7 * time.Second)
+	// 20 submissions wait for it, each looking again when its slot comes, as submit does.
+	next := map[string]time.Time{}
+	for i := range 20 {
+		next[fmt.Sprint("o", i)] = clk.Now()
+	}
+	polls := 0
+	for range 100 { // 10 s in steps of 100 ms
+		for obj, at := range next {
+			if clk.Now().Before(at) {
+				continue
+			}
+			if wait := b.urgent("k", obj); wait > 0 {
+				next[obj] = clk.Now().Add(wait)
+				continue
+			}
+			if c.admit("k", "x"+obj) == admitWait {
+				next[obj] = clk.Now().Add(time.Millisecond) // backoff.short() in the specs
+			}
+		}
+		if b.routine("k") == 0 {
+			polls++
+		}
+		clk.Step(100 * time.Millisecond)
+	}
+	if polls < 50 {
+		t.Errorf("%d routine polls in 10 s at 10 calls/s while no call was made but the hung one", polls)
+	}
+}
