@@ -100,8 +100,9 @@ var _ = Describe("Review of the call budget", func() {
 		h.startManager()
 		vr := storyRender(h.ns, "slow-key", "Slow key")
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-		Eventually(func() int { return h.sim.Submissions(testAPIKey) }, "15s").Should(Equal(1),
-			"no submission after %d brand-list checks", h.sim.Calls(simulator.EndpointListBrands))
+		Eventually(func() int { return h.sim.Submissions(testAPIKey) }, "15s").Should(Equal(1), func() string {
+			return fmt.Sprintf("no submission after %d brand-list checks", h.sim.Calls(simulator.EndpointListBrands))
+		})
 	})
 
 	// R3. A submission that finds its key's circuit waiting (a paid call unanswered past the slow
