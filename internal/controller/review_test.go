@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -139,6 +140,38 @@ var _ = Describe("Review of the call budget", func() {
 		// two seconds. Waiting submissions make no call.
 		Expect(reads).To(BeNumerically(">=", 4), "routine polls of running jobs while submissions wait")
 	})
+
+	// R8 through the reconcilers: a submission gets a 429 (Retry-After 3 s) while the objects
+	// behind it hold slots of a 4 calls/s, burst 1 budget; none of them may call during the pause.
+	It("makes no call while the key is paused, also for objects that held a slot before the 429", func() {
+		h = newHarness(simulator.Options{TimeScale: 0.25}) // renders of about 30 s
+		h.createSecret(testAPIKey)
+		h.serviceRate, h.serviceBurst = 4, 1
+		var limitedAt atomic.Int64
+		h.wrap = func(in apiclient.Interface) apiclient.Interface {
+			return &limitedRender{Interface: in, at: &limitedAt}
+		}
+		h.startManager()
+		// The key is busy: its running jobs are read, so its circuit is closed and fresh, as at scale.
+		for i := range 2 {
+			vr := storyRender(h.ns, fmt.Sprintf("busy-%d", i), fmt.Sprintf("Busy %d", i))
+			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+			Eventually(func(g Gomega) string { return getRender(vr)(g).Status.JobID }, "10s").ShouldNot(BeEmpty())
+		}
+		Expect(k8sClient.Create(ctx, storyRender(h.ns, "limited", "Limited"))).To(Succeed())
+		for i := range 6 {
+			Expect(k8sClient.Create(ctx, storyRender(h.ns, fmt.Sprintf("behind-%d", i), fmt.Sprintf("Behind %d", i)))).To(Succeed())
+		}
+		Eventually(limitedAt.Load, "10s").ShouldNot(BeZero())
+		calls := func() int {
+			return h.sim.Calls(simulator.EndpointRenderStoryboard) + h.sim.Calls(simulator.EndpointGetJob) +
+				h.sim.Calls(simulator.EndpointListBrands)
+		}
+		time.Sleep(100 * time.Millisecond)
+		before := calls()
+		time.Sleep(2 * time.Second) // the pause lasts 3 s from the 429
+		Expect(calls()-before).To(BeZero(), "calls made while the key was paused by a 429")
+	})
 })
 
 // hangingRender holds the render of the video named "Hang" until its call's deadline.
@@ -155,4 +188,21 @@ func (h *hangingRender) RenderStoryboard(ctx context.Context, body any) (*apicli
 		return nil, ctx.Err()
 	}
 	return h.Interface.RenderStoryboard(ctx, body)
+}
+
+// limitedRender answers the first render of the video named "Limited" with a 429 and a
+// Retry-After of 3 s, 300 ms after it was sent, so that the objects behind it hold slots by then.
+type limitedRender struct {
+	apiclient.Interface
+	at *atomic.Int64
+}
+
+func (l *limitedRender) RenderStoryboard(ctx context.Context, body any) (*apiclient.JobCreated, error) {
+	data, _ := json.Marshal(body)
+	if strings.Contains(string(data), `"Limited"`) && l.at.Load() == 0 {
+		time.Sleep(300 * time.Millisecond)
+		l.at.Store(time.Now().UnixNano())
+		return nil, &apiclient.APIError{StatusCode: http.StatusTooManyRequests, RetryAfter: 3 * time.Second}
+	}
+	return l.Interface.RenderStoryboard(ctx, body)
 }

@@ -132,3 +132,39 @@ func TestReviewWaitingSubmissionsConsumeNoBudget(t *testing.T) {
 		t.Errorf("%d routine polls in 10 s at 10 calls/s while no call was made but the hung one", polls)
 	}
 }
+
+// R7. pause sets pauseJitter and nothing ever clears it: an hour after a 429 with a five-minute
+// Retry-After, every routine poll the budget turns away still comes back up to a minute later
+// than its token, on top of the spread.
+func TestReviewPauseJitterEndsWithThePause(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	b := newCallBudgets(clk, 10, 1, 24*time.Hour)
+	b.pause("k", 5*time.Minute)
+	clk.Step(time.Hour)
+	if wait := b.urgent("k", "o1"); wait != 0 {
+		t.Fatalf("an hour after the pause, the first call waits %s", wait)
+	}
+	worst := time.Duration(0)
+	for range 200 {
+		worst = max(worst, b.routine("k")) // turned away: the token is 100 ms ahead
+	}
+	if worst > 100*time.Millisecond {
+		t.Errorf("an hour after a 5-minute pause, a routine poll turned away waits up to %s for a token 100ms ahead", worst)
+	}
+}
+
+// R8. A slot held before a 429 is used at its time even while the key is paused: urgent returns
+// 0 for a held slot that came, without looking at pausedUntil. Every object queued behind the
+// burst calls into the pause and gets a 429 of its own.
+func TestReviewHeldSlotWaitsForThePause(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	b := newCallBudgets(clk, 10, 1, time.Hour)
+	for i := range 10 {
+		b.urgent("k", fmt.Sprint("o", i)) // o0 now, o1..o9 held 100 ms apart
+	}
+	b.pause("k", 5*time.Second) // o0's call got a 429
+	clk.Step(500 * time.Millisecond)
+	if wait := b.urgent("k", "o5"); wait < 4500*time.Millisecond {
+		t.Errorf("an object whose slot came during a 5 s pause is told to wait %s; it calls into the pause", wait)
+	}
+}
