@@ -75,8 +75,11 @@ type harness struct {
 	// callbackPoll, when set before startManager, enables the operator's callbacks with this
 	// fallback polling interval. The callback server and its key outlive manager restarts.
 	callbackPoll time.Duration
-	callbackSrv  *httptest.Server
-	callbackH    atomic.Pointer[http.Handler]
+	// callbackKey, when set before startManager, is the key callback URLs are signed with; the
+	// default is one fixed key, as with --callback-key-file.
+	callbackKey []byte
+	callbackSrv *httptest.Server
+	callbackH   atomic.Pointer[http.Handler]
 	// internalErrorIsRefusal, when set before startManager, opts in to taking the service's 500
 	// on a submission as a refusal.
 	internalErrorIsRefusal bool
@@ -183,7 +186,11 @@ func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, ser
 			}))
 			DeferCleanup(h.callbackSrv.Close)
 		}
-		callback = &CallbackOptions{PublicURL: h.callbackSrv.URL, Key: []byte(strings.Repeat("k", 32)), PollInterval: h.callbackPoll,
+		cbKey := h.callbackKey
+		if cbKey == nil {
+			cbKey = []byte(strings.Repeat("k", 32))
+		}
+		callback = &CallbackOptions{PublicURL: h.callbackSrv.URL, Key: cbKey, PollInterval: h.callbackPoll,
 			Elected: mgr.Elected()}
 	}
 

@@ -172,6 +172,29 @@ var _ = Describe("Review of the call budget", func() {
 		time.Sleep(2 * time.Second) // the pause lasts 3 s from the 429
 		Expect(calls()-before).To(BeZero(), "calls made while the key was paused by a 429")
 	})
+
+	// R9. status.callsBack now survives a restart (it used to be in memory, "false after a
+	// restart, so such jobs are polled at the normal pace: the safe side"). Without
+	// --callback-key-file the manager signs callback URLs with a key drawn at each start
+	// (cmd/manager callbackOptions), so after a restart the callbacks of running jobs are refused,
+	// yet those jobs are read only at the callback fallback interval (5 min by default).
+	It("reads a job submitted before a restart at the normal pace when its callback cannot be recognised", func() {
+		h = newHarness(simulator.Options{TimeScale: 0.05}) // renders of about 6 s
+		h.createSecret(testAPIKey)
+		h.callbackPoll = 30 * time.Second
+		h.callbackKey = []byte(strings.Repeat("a", 32))
+		h.startManager()
+		vr := storyRender(h.ns, "restarted", "Restarted")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) bool { return getRender(vr)(g).Status.CallsBack }, "10s").Should(BeTrue())
+		h.stopManager()
+		h.callbackKey = []byte(strings.Repeat("b", 32)) // a new start without --callback-key-file
+		h.startManager()
+		// The job ends about 6 s after its submission; polling at the normal pace sees it at once.
+		Eventually(func(g Gomega) {
+			g.Expect(readyFor(&getRender(vr)(g).Status.JobStatus, 1)).To(BeTrue())
+		}, "15s").Should(Succeed())
+	})
 })
 
 // hangingRender holds the render of the video named "Hang" until its call's deadline.
