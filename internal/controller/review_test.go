@@ -28,7 +28,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -194,6 +196,43 @@ var _ = Describe("Review of the call budget", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(readyFor(&getRender(vr)(g).Status.JobStatus, 1)).To(BeTrue())
 		}, "15s").Should(Succeed())
+	})
+
+	// R10. poll forgets a job in the budget (budgets.done, deferred) as soon as it read that the
+	// job ended, before the status write that records it has landed. When that write fails (a
+	// conflict: the other replica wrote status.callback, a user edit), the next reconcile finds
+	// the job untracked and takes it for one it sees for the first time after a restart: its read
+	// is spread over the poll window (up to the key's spacing, 20 min at 10,000 jobs and 10
+	// calls/s), though this process just read it and knows it ended.
+	It("reads a job again at once when the write of its end failed", func() {
+		// Previews that run for the whole spec beside one render of 5 s.
+		h = newHarness(simulator.Options{PreviewDuration: time.Hour, RenderDuration: 5 * time.Second})
+		h.createSecret(testAPIKey)
+		h.callbackPoll = time.Hour // only callbacks end the jobs
+		h.serviceRate, h.serviceBurst = 2, 1
+		var conflictAt atomic.Int64
+		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			data, _ := patch.Data(obj)
+			if obj.GetName() == "conflicted" && strings.Contains(string(data), `"completedAt"`) && conflictAt.CompareAndSwap(0, time.Now().UnixNano()) {
+				return apierrors.NewConflict(schema.GroupResource{Group: videov1alpha1.GroupVersion.Group, Resource: "videorenders"},
+					obj.GetName(), fmt.Errorf("injected conflict"))
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		}}
+		h.startManager()
+		// 16 running jobs at 2 calls/s: a spacing of 10 s.
+		for i := range 15 {
+			Expect(k8sClient.Create(ctx, storyPreview(h.ns, fmt.Sprintf("other-%02d", i), fmt.Sprintf("Other %d", i)))).To(Succeed())
+		}
+		Eventually(func() int { return h.sim.Submissions(testAPIKey) }, "30s").Should(Equal(15))
+		vr := storyRender(h.ns, "conflicted", "Conflicted")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(conflictAt.Load, "60s").ShouldNot(BeZero())
+		Eventually(func(g Gomega) {
+			g.Expect(readyFor(&getRender(vr)(g).Status.JobStatus, 1)).To(BeTrue())
+		}, "30s", "20ms").Should(Succeed())
+		Expect(time.Since(time.Unix(0, conflictAt.Load()))).To(BeNumerically("<", 2*time.Second),
+			"from the failed write of the job's end to its status")
 	})
 })
 
