@@ -168,12 +168,15 @@ type JobStatus struct {
 	// +kubebuilder:validation:Minimum=0
 	JobGeneration int64 `json:"jobGeneration,omitempty"`
 
-	// callsBack is true when the request of the job in jobId carried the operator's callback URL:
-	// the controller reads the job when the service calls back, and polls it only as a fallback.
-	// It is kept here, not in memory, so that a restarted manager does not poll every such job at
-	// the normal pace.
+	// callbackKeyId identifies, by a fingerprint (never the key), the key that signed the
+	// operator's callback URL in the request of the job in jobId; empty when the request carried
+	// none. While the operator signs with the same key, the job's callback is recognised: the
+	// controller reads the job when it calls back and polls it only as a fallback. It is kept here,
+	// not in memory, so that a restarted manager does not poll every such job at the normal pace,
+	// nor wait for a callback it would refuse (a key that changed).
 	// +optional
-	CallsBack bool `json:"callsBack,omitempty"`
+	// +kubebuilder:validation:MaxLength=64
+	CallbackKeyID string `json:"callbackKeyId,omitempty"`
 
 	// submission records a submit call that was started but whose job id is not known yet. It is
 	// written before the paid call so that a crash can never lead to a second, unseen submission.

@@ -274,9 +274,9 @@ func TestWriteJobIDGivesUpQuicklyAndKeepsTheJobInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	tx := newStatusTxn(c, c, l.adapter, obj)
-	l.memo.remember("attempt-1", "job-1")
-	l.recordSubmitted(tx, "job-1")
-	if err := l.writeJobID(context.Background(), tx, "attempt-1", "job-1"); err == nil {
+	l.memo.remember("attempt-1", "job-1", false)
+	l.recordSubmitted(tx, "job-1", false)
+	if err := l.writeJobID(context.Background(), tx, "attempt-1", "job-1", false); err == nil {
 		t.Fatal("writeJobID succeeded although every write failed")
 	}
 	if attempts != 3 {

@@ -95,7 +95,7 @@ func (l *lifecycle[T]) checkBrand(ctx context.Context, tx *statusTxn[T], api api
 	}
 	if !l.brands.cached(keyID) {
 		if wait := l.budgets.urgent(keyID, l.budgetKey(objectKey(tx.obj))); wait > 0 {
-			return ctrl.Result{RequeueAfter: wait}, true, nil
+			return later(tx, wait), true, nil
 		}
 	}
 	callCtx, cancel := l.callContext(ctx)

@@ -111,7 +111,13 @@ func (b *callBudgets) urgent(keyID string, obj string) time.Duration {
 	now := b.clock.Now()
 	b.sweep(now)
 	k := b.key(keyID, now)
+	k.endPause(now)
 	if at, ok := k.held[obj]; ok {
+		if at.Before(k.pausedUntil) {
+			// Held before a 429 paused the key: the pause comes first.
+			at = k.pausedUntil.Add(k.jitter())
+			k.held[obj] = at
+		}
 		if wait := at.Sub(now); wait > 0 {
 			return wait
 		}
@@ -140,6 +146,7 @@ func (b *callBudgets) routine(keyID string) time.Duration {
 	now := b.clock.Now()
 	b.sweep(now)
 	k := b.key(keyID, now)
+	k.endPause(now)
 	start := laterOf(now, k.pausedUntil)
 	tat := laterOf(k.tat, start)
 	at := laterOf(tat.Add(b.reserve-b.tolerance), start)
@@ -148,6 +155,13 @@ func (b *callBudgets) routine(keyID string) time.Duration {
 		return 0
 	}
 	return at.Sub(now) + k.jitter() + b.spread(k)
+}
+
+// endPause forgets a pause and its jitter once both are over.
+func (k *keyBudget) endPause(now time.Time) {
+	if k.pauseJitter > 0 && now.After(k.pausedUntil.Add(k.pauseJitter)) {
+		k.pauseJitter = 0
+	}
 }
 
 // jitter is the random delay added to calls that follow a pause.
@@ -292,16 +306,8 @@ func laterOf(a, b time.Time) time.Time {
 	return b
 }
 
-// roundCount rounds n to two significant digits, and roundDuration d up to one of 1, 2 and 5
-// times a power of ten seconds: numbers for messages that must not change at every reconcile.
-func roundCount(n int) int {
-	p := 1
-	for n/p >= 100 {
-		p *= 10
-	}
-	return n / p * p
-}
-
+// roundDuration rounds d up to one of 1, 2 and 5 times a power of ten seconds: a number for a
+// message that must not change at every reconcile.
 func roundDuration(d time.Duration) time.Duration {
 	for unit := time.Second; ; unit *= 10 {
 		for _, m := range []time.Duration{1, 2, 5} {
@@ -324,6 +330,7 @@ func (l *lifecycle[T]) budgetWait(tx *statusTxn[T], wait time.Duration) ctrl.Res
 		setOutcome(st, tx.obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonCallBudget, fmt.Sprintf(
 			"The submission waits for its slot in this API key's call budget of %g calls/s; it is sent once, when the slot comes",
 			l.opts.ServiceRate))
+		return ctrl.Result{RequeueAfter: wait}
 	}
-	return ctrl.Result{RequeueAfter: wait}
+	return later(tx, wait)
 }

@@ -189,18 +189,13 @@ func TestRoundForMessages(t *testing.T) {
 			t.Errorf("roundDuration(%s) = %s, want %s", c.in, got, c.want)
 		}
 	}
-	for in, want := range map[int]int{7: 7, 99: 99, 123: 120, 10_049: 10_000} {
-		if got := roundCount(in); got != want {
-			t.Errorf("roundCount(%d) = %d, want %d", in, got, want)
-		}
-	}
 }
 
 // Issue 10, "An outage costs at most what was in flight when it began": a paid call goes
 // without a check only right after an answer of the service; a failed read opens the circuit.
 func TestCircuitChecksAnIdleKeyFirst(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
-	c := newCircuits(clk, time.Second, time.Minute, 6*time.Second)
+	c := newCircuits(clk, time.Second, time.Minute, 6*time.Second, 10)
 	if a := c.admit("k", "a1"); a != admitProbe {
 		t.Fatalf("a key never heard from: admission %d, want a probe first", a)
 	}
@@ -245,7 +240,7 @@ func TestCircuitChecksAnIdleKeyFirst(t *testing.T) {
 // The circuits of keys no longer used are dropped; one with a call under way is kept.
 func TestCircuitEviction(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
-	c := newCircuits(clk, time.Second, time.Minute, 6*time.Second)
+	c := newCircuits(clk, time.Second, time.Minute, 6*time.Second, 10)
 	for i := range 100 {
 		c.answered(fmt.Sprint("key", i))
 	}

@@ -94,6 +94,23 @@ func (c *callbacks) proof(attemptID string) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
+// keyID fingerprints the signing key for status.callbackKeyId: an HMAC of a fixed label, so that
+// the key itself cannot be recovered from it. Empty when callbacks are off.
+func (c *callbacks) keyID() string {
+	if c == nil {
+		return ""
+	}
+	m := hmac.New(sha256.New, c.key)
+	m.Write([]byte("video-operator callback key id"))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])
+}
+
+// recognises reports whether a job whose request was signed with the key of id will have its
+// callback recognised by this process: callbacks are on and the key is the same.
+func (c *callbacks) recognises(id string) bool {
+	return c != nil && id != "" && id == c.keyID()
+}
+
 // verify returns the attempt id of a valid token.
 func (c *callbacks) verify(token string) (string, bool) {
 	attempt, sig, ok := strings.Cut(token, ".")

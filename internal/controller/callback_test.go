@@ -238,7 +238,7 @@ func TestCallbackContestedAttemptIsNotAdopted(t *testing.T) {
 	if job, ok := h.memo.lookup("attempt-1"); ok {
 		t.Fatalf("a contested attempt was adopted as %q", job)
 	}
-	h.memo.remember("attempt-2", "job-own")
+	h.memo.remember("attempt-2", "job-own", true)
 	h.memo.rememberFromCallback("attempt-2", "job-other")
 	if job, ok := h.memo.lookup("attempt-2"); !ok || job != "job-own" {
 		t.Fatalf("the job this process got from its own call must win: %q %v", job, ok)

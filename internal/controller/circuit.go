@@ -97,8 +97,15 @@ type circuit struct {
 // checking the service first.
 const circuitFreshness = time.Second
 
-func newCircuits(c clock.PassiveClock, base, maxDelay, slow time.Duration) *circuits {
-	return &circuits{clock: c, base: base, max: maxDelay, slow: slow, fresh: circuitFreshness, state: map[string]*circuit{}}
+// newCircuits returns the circuits of keys whose budget allows rate calls per second: an answer
+// is fresh for a second, or for two calls' time at a rate under two calls a second, so that the
+// check before a paid call is still fresh when the call's own slot comes.
+func newCircuits(c clock.PassiveClock, base, maxDelay, slow time.Duration, rate float64) *circuits {
+	fresh := circuitFreshness
+	if rate > 0 {
+		fresh = max(fresh, time.Duration(2*float64(time.Second)/rate))
+	}
+	return &circuits{clock: c, base: base, max: maxDelay, slow: slow, fresh: fresh, state: map[string]*circuit{}}
 }
 
 func (c *circuits) get(keyID string) *circuit {
@@ -110,9 +117,32 @@ func (c *circuits) get(keyID string) *circuit {
 	return s
 }
 
-// suspect reports a paid call of the key unanswered for longer than the slow threshold.
+// A service that starts to hang costs the paid calls already in flight and at most
+// circuitUnproven more: paid calls sent since its last answer, unanswered. Until then, and while
+// answers keep coming, paid calls go side by side. circuitQuiet is how long the service may stay
+// silent with a paid call unanswered before the next one waits for it.
+const (
+	circuitUnproven = 4
+	circuitQuiet    = 200 * time.Millisecond
+)
+
+// suspect reports a paid call of the key unanswered for longer than the slow threshold, a paid
+// call unanswered while the service has said nothing for circuitQuiet, or circuitUnproven paid
+// calls sent since the service last answered, all unanswered.
 func (c *circuits) suspect(s *circuit) bool {
 	now := c.clock.Now()
+	if len(s.inFlight) > 0 && now.Sub(s.answered) > circuitQuiet {
+		return true
+	}
+	unproven := 0
+	for _, started := range s.inFlight {
+		if !started.Before(s.answered) {
+			unproven++
+		}
+	}
+	if unproven >= circuitUnproven {
+		return true
+	}
 	for _, started := range s.inFlight {
 		if now.Sub(started) > c.slow {
 			return true
@@ -165,6 +195,26 @@ func (c *circuits) sweep(now time.Time) {
 			delete(c.state, id)
 		}
 	}
+}
+
+// holding reports whether admit would make a submission of the key wait now, without changing
+// anything: outage is true when the circuit is open (the service failed), false when a check, a
+// trial or an unanswered call of the key is under way.
+func (c *circuits) holding(keyID string) (hold, outage bool, until time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.state[keyID]
+	if !ok {
+		return false, false, 0
+	}
+	now := c.clock.Now()
+	switch {
+	case s.open && now.Before(s.until):
+		return true, true, s.until.Sub(now)
+	case c.suspect(s), s.trial != "", s.probing:
+		return true, false, 0
+	}
+	return false, false, 0
 }
 
 // answered records an answer of the service to a call of the key.
@@ -265,9 +315,10 @@ func (l *lifecycle[T]) admitSubmission(ctx context.Context, tx *statusTxn[T], ap
 		}
 		logf.FromContext(ctx).V(1).Info("The service answered a check; the paid submission follows")
 		l.circuits.probed(keyID)
-		return false, ctrl.Result{RequeueAfter: time.Millisecond}, nil
+		return false, later(tx, time.Millisecond), nil
 	case admitWait:
-		return false, l.paused(tx, "waiting for the answer to another call of this API key", l.backoff.short()), nil
+		// A check or a trial of the key is under way: its answer decides, in a moment.
+		return false, later(tx, l.backoff.short()), nil
 	}
 	return true, ctrl.Result{}, nil
 }

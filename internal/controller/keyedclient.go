@@ -19,6 +19,7 @@ package controller
 import (
 	"cmp"
 	"context"
+	"errors"
 	"time"
 
 	"github.com/videoops/video-operator/internal/apiclient"
@@ -41,8 +42,9 @@ var _ apiclient.Interface = (*keyedClient)(nil)
 
 func (k *keyedClient) observe(ctx context.Context, err error) {
 	switch {
-	case ctx.Err() != nil && err != nil:
-		// Cut by our own deadline or shutdown: it says nothing about the service.
+	case errors.Is(ctx.Err(), context.Canceled) && err != nil:
+		// Cut by shutdown: it says nothing about the service. A call that ran out of its own
+		// deadline did: the service did not answer in time.
 	case apiclient.IsRateLimited(err):
 		k.budgets.pause(k.keyID, cmp.Or(apiclient.RetryAfter(err), k.pause))
 		k.circuits.answered(k.keyID)

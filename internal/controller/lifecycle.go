@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"strings"
 	"time"
 
@@ -110,6 +111,9 @@ type lifecycle[T client.Object] struct {
 	circuits *circuits
 	budgets  *callBudgets
 	backoff  *backoffTracker
+	// stale are the objects whose last write was refused as a conflict: read from the API server
+	// next time, not the cache.
+	stale staleSet
 
 	// callbacks is nil unless the manager has a public callback URL; wake then receives the
 	// objects callbacks are about.
@@ -138,8 +142,15 @@ func newLifecycle[T client.Object](c client.Client, adapter kindAdapter[T], opts
 // Reconcile is the whole reconcile of one object of either kind.
 func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := l.adapter.newObject()
-	if err := l.client.Get(ctx, req.NamespacedName, obj); err != nil {
+	// After a write refused as a conflict the cache is behind the server: deciding again from it
+	// would only be refused again, each refusal one more write for a busy API server.
+	var reader client.Reader = l.client
+	if l.stale.take(req.NamespacedName) {
+		reader = l.opts.APIReader
+	}
+	if err := reader.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
+			l.stale.take(req.NamespacedName)
 			l.opts.Metrics.forget(l.adapter.kind(), req.NamespacedName)
 			l.backoff.reset(req.NamespacedName)
 			l.budgets.done("", l.budgetKey(req.NamespacedName))
@@ -154,6 +165,11 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 
 	tx := newStatusTxn(l.client, l.opts.APIReader, l.adapter, obj)
 	tx.written = l.opts.Metrics.statusWritten
+	defer func() {
+		if tx.conflicted {
+			l.stale.mark(req.NamespacedName)
+		}
+	}()
 	result, err := l.advance(ctx, tx)
 	if tx.aborted {
 		// A write failed and the decisions were discarded; advance chose when to look again.
@@ -173,7 +189,7 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		// No decision was reached for this generation: observedGeneration stays where it was,
 		// so kstatus and Argo CD do not take the old Ready for the new spec.
 		l.reconcileError(tx, err)
-	} else {
+	} else if !tx.undecided {
 		st.ObservedGeneration = obj.GetGeneration()
 	}
 	// A decision taken is written even when shutdown began meanwhile (the manager waits for
@@ -190,6 +206,36 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	}
 	l.opts.Metrics.observePhase(l.adapter.kind(), req.NamespacedName, l.adapter.jobStatus(tx.base).Phase)
 	return result, err
+}
+
+// staleSet is a set of objects, safe for concurrent use. Entries leave it when taken or when the
+// object is gone.
+type staleSet struct {
+	mu  sync.Mutex
+	set map[types.NamespacedName]struct{}
+}
+
+func (s *staleSet) mark(nn types.NamespacedName) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.set == nil {
+		s.set = map[types.NamespacedName]struct{}{}
+	}
+	s.set[nn] = struct{}{}
+}
+
+func (s *staleSet) take(nn types.NamespacedName) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.set[nn]
+	delete(s.set, nn)
+	return ok
+}
+
+// later ends a reconcile that decided nothing: it comes back after d.
+func later[T client.Object](tx *statusTxn[T], d time.Duration) ctrl.Result {
+	tx.undecided = true
+	return ctrl.Result{RequeueAfter: d}
 }
 
 // reconcileError says in Reconciling that the reconcile failed and is retried. A completed job

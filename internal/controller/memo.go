@@ -58,6 +58,8 @@ type memoEntry struct {
 	fromCallback bool
 	// contested: callbacks named different jobs for the attempt; none is adopted.
 	contested bool
+	// callsBack: this process's request carried the operator's callback URL.
+	callsBack bool
 }
 
 func newAttemptMemo(c clock.PassiveClock) *attemptMemo {
@@ -65,11 +67,11 @@ func newAttemptMemo(c clock.PassiveClock) *attemptMemo {
 		noRefresh: map[string]time.Time{}, reads: map[string]jobReads{}, woken: map[string]time.Time{}}
 }
 
-func (m *attemptMemo) remember(attemptID, jobID string) {
+func (m *attemptMemo) remember(attemptID, jobID string, callsBack bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock.Now()
-	m.jobs[attemptID] = memoEntry{jobID: jobID, at: now}
+	m.jobs[attemptID] = memoEntry{jobID: jobID, at: now, callsBack: callsBack}
 	m.expireLocked(now)
 }
 
@@ -114,6 +116,15 @@ func (m *attemptMemo) fromCallback(attemptID string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.jobs[attemptID].fromCallback
+}
+
+// callsBack reports whether this process's request of attempt carried the callback URL, or a
+// callback named its job.
+func (m *attemptMemo) callsBack(attemptID string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.jobs[attemptID]
+	return e.callsBack || e.fromCallback
 }
 
 // forget drops what a callback said of attempt, once the service disowned that job.

@@ -43,16 +43,21 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statusTxn[T]) (stop bool, r
 		return true, ctrl.Result{}, err
 	}
 	if wait, urgent := l.pollSlot(keyID, obj, st.JobID); wait > 0 {
+		tx.undecided = true
 		return true, l.pollResult(wait, urgent), nil
 	}
 	callCtx, cancel := l.callContext(ctx)
 	job, err := api.GetJob(callCtx, st.JobID)
 	cancel()
 	if err == nil || apiclient.IsJobNotFound(err) {
-		// Whatever happens next, this job is no longer polled.
+		// The job is no longer polled once the status that records its end is written; if that
+		// write fails, the next reconcile reads it again at once, not as one seen for the first
+		// time.
 		defer func() {
 			if st.CompletedAt != nil {
-				l.budgets.done(keyID, l.budgetKey(objectKey(obj)))
+				key, jobID := l.budgetKey(objectKey(obj)), st.JobID
+				tx.after(func() { l.budgets.done(keyID, key) })
+				tx.onFail(func() { l.memo.wake(jobID) })
 			}
 		}()
 	}
@@ -130,8 +135,8 @@ func (l *lifecycle[T]) budgetNote(keyID string) string {
 	if spacing <= l.opts.PollMax {
 		return ""
 	}
-	return fmt.Sprintf("; %d running jobs share this API key's budget of %g calls/s, so each is read about every %s",
-		roundCount(n), l.opts.ServiceRate, roundDuration(spacing))
+	return fmt.Sprintf("; the running jobs share this API key's budget of %g calls/s, so each is read about every %s",
+		l.opts.ServiceRate, roundDuration(spacing))
 }
 
 // recordJob maps a job read from the service into status; ended is true when it completed or

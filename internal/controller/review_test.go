@@ -175,7 +175,7 @@ var _ = Describe("Review of the call budget", func() {
 		Expect(calls()-before).To(BeZero(), "calls made while the key was paused by a 429")
 	})
 
-	// R9. status.callsBack now survives a restart (it used to be in memory, "false after a
+	// R9. status.callbackKeyId (callsBack when found) now survives a restart (it used to be in memory, "false after a
 	// restart, so such jobs are polled at the normal pace: the safe side"). Without
 	// --callback-key-file the manager signs callback URLs with a key drawn at each start
 	// (cmd/manager callbackOptions), so after a restart the callbacks of running jobs are refused,
@@ -188,7 +188,7 @@ var _ = Describe("Review of the call budget", func() {
 		h.startManager()
 		vr := storyRender(h.ns, "restarted", "Restarted")
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-		Eventually(func(g Gomega) bool { return getRender(vr)(g).Status.CallsBack }, "10s").Should(BeTrue())
+		Eventually(func(g Gomega) string { return getRender(vr)(g).Status.CallbackKeyID }, "10s").ShouldNot(BeEmpty())
 		h.stopManager()
 		h.callbackKey = []byte(strings.Repeat("b", 32)) // a new start without --callback-key-file
 		h.startManager()

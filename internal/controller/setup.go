@@ -58,7 +58,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 		keys:     newKeyStore(c, opts.APIReader),
 		brands:   newBrandCache(opts.Clock, opts.BrandCacheTTL),
 		memo:     newAttemptMemo(opts.Clock),
-		circuits: newCircuits(opts.Clock, opts.BackoffBase, opts.BackoffMax, opts.CallTimeout/5),
+		circuits: newCircuits(opts.Clock, opts.BackoffBase, opts.BackoffMax, opts.CallTimeout/5, opts.ServiceRate),
 		budgets:  newCallBudgets(opts.Clock, opts.ServiceRate, opts.ServiceBurst, budgetIdle),
 	}
 	if cb := opts.Callback; cb != nil {

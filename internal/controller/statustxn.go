@@ -56,6 +56,15 @@ type statusTxn[T client.Object] struct {
 	// took to answer the write (DESIGN.md "Scale targets" measures them apart).
 	answered time.Time
 	written  func(sinceAnswer, write time.Duration)
+	// undecided is set when the reconcile ends before deciding anything about the current spec
+	// (it waits for a slot of the call budget, or comes back after a check of the service):
+	// observedGeneration must then not move, or kstatus and Argo CD would take an older Ready
+	// for the new spec.
+	undecided bool
+	// conflicted is set when a write was refused because the object changed since it was read.
+	conflicted bool
+	// failed run if a write fails (see onFail).
+	failed []func()
 }
 
 // errTxnAborted is returned by commit after an earlier write of the same reconcile failed.
@@ -99,6 +108,7 @@ func (t *statusTxn[T]) commit(ctx context.Context) error {
 		if err != nil {
 			fresh, landed := t.landed(ctx, err)
 			if !landed {
+				t.conflicted = t.conflicted || apierrors.IsConflict(err)
 				t.abort()
 				return err
 			}
@@ -160,7 +170,16 @@ func (t *statusTxn[T]) abort() {
 	overwrite(t.obj, t.base)
 	t.effects = nil
 	t.aborted = true
+	failed := t.failed
+	t.failed = nil
+	for _, f := range failed {
+		f()
+	}
 }
+
+// onFail queues f to run if a write of this reconcile fails: what the failed decisions need
+// redone soon (a job read as ended is read again first).
+func (t *statusTxn[T]) onFail(f func()) { t.failed = append(t.failed, f) }
 
 // rebase starts the transaction again from a fresh read of the object: decisions made so far
 // are discarded, and later commits are conditional on the fresh resourceVersion.

@@ -72,6 +72,14 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// A submission the circuit would hold back takes no slot of the budget: waiting ones must not
+	// crowd out the polls of running jobs.
+	if hold, outage, until := l.circuits.holding(keyID); outage {
+		return l.paused(tx, "the service failed to answer; a check of the service decides when they resume",
+			max(until, l.backoff.short())), nil
+	} else if hold {
+		return later(tx, l.backoff.short()), nil
+	}
 	if wait := l.budgets.urgent(keyID, l.budgetKey(objectKey(obj))); wait > 0 {
 		return l.budgetWait(tx, wait), nil
 	}
@@ -116,15 +124,14 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 	}
 	switch {
 	case err == nil:
-		l.memo.remember(attempt, created.JobID)
+		l.memo.remember(attempt, created.JobID, withCallback)
 		l.opts.Metrics.submitted(l.adapter.kind(), "accepted")
 		l.auditSubmission(obj, gen, attempt, "accepted", created.JobID, nil)
-		l.recordSubmitted(tx, created.JobID)
-		st.CallsBack = withCallback
+		l.recordSubmitted(tx, created.JobID, withCallback)
 		// This process follows the job from its start: its first poll is not spread as after a
 		// restart.
 		l.budgets.pollSpacing(keyID, l.budgetKey(objectKey(obj)))
-		if err := l.writeJobID(sctx, tx, attempt, created.JobID); err != nil {
+		if err := l.writeJobID(sctx, tx, attempt, created.JobID, withCallback); err != nil {
 			// The job id is remembered in memory: the next reconcile adopts it.
 			log.Error(err, "Recording the job id failed; it is kept in memory and recorded by the next reconcile",
 				"jobID", created.JobID, "attempt", attempt)
@@ -186,7 +193,7 @@ func (l *lifecycle[T]) writeInFlight(ctx context.Context, tx *statusTxn[T], atte
 // writeJobID writes the job id of a call that was made. It retries a few times within
 // milliseconds, re-reading the object after a conflict, and then relies on the memo: a worker is
 // not held for longer.
-func (l *lifecycle[T]) writeJobID(ctx context.Context, tx *statusTxn[T], attempt, jobID string) error {
+func (l *lifecycle[T]) writeJobID(ctx context.Context, tx *statusTxn[T], attempt, jobID string, callsBack bool) error {
 	var err error
 	for i, pause := range []time.Duration{0, 20 * time.Millisecond, 100 * time.Millisecond} {
 		if i > 0 {
@@ -212,7 +219,7 @@ func (l *lifecycle[T]) writeJobID(ctx context.Context, tx *statusTxn[T], attempt
 				return fmt.Errorf("attempt %s is no longer in flight on the server: %w", attempt, err)
 			}
 			tx.rebase(fresh)
-			l.recordSubmitted(tx, jobID)
+			l.recordSubmitted(tx, jobID, callsBack)
 		}
 		wctx, cancel := context.WithTimeout(ctx, WriteTimeout)
 		err = tx.commit(wctx)
@@ -240,7 +247,7 @@ func (l *lifecycle[T]) call(ctx context.Context, api apiclient.Interface, t *tar
 // long fallback interval when the job will call back.
 func (l *lifecycle[T]) pollDelay(keyID string, obj T) time.Duration {
 	d := l.backoff.pollDelay(l.opts.PollMin, l.opts.PollMax)
-	if l.callbacks != nil && l.adapter.jobStatus(obj).CallsBack {
+	if l.callbacks.recognises(l.adapter.jobStatus(obj).CallbackKeyID) {
 		d = l.backoff.pollDelay(l.callbackPoll-l.callbackPoll/10, l.callbackPoll+l.callbackPoll/10)
 	}
 	// The key's running jobs together stay within its budget.
@@ -342,7 +349,7 @@ func (l *lifecycle[T]) recordRefused(tx *statusTxn[T], code, message string) {
 }
 
 // recordSubmitted makes jobID the object's current job.
-func (l *lifecycle[T]) recordSubmitted(tx *statusTxn[T], jobID string) {
+func (l *lifecycle[T]) recordSubmitted(tx *statusTxn[T], jobID string, callsBack bool) {
 	obj := tx.obj
 	st := l.adapter.jobStatus(obj)
 	now := metav1.NewTime(l.opts.Clock.Now())
@@ -351,9 +358,12 @@ func (l *lifecycle[T]) recordSubmitted(tx *statusTxn[T], jobID string) {
 	previous := l.replaceJob(tx)
 	st.JobGeneration = gen
 	st.JobID = jobID
-	// Set by the caller that knows the request carried the callback URL; an adopted job is
-	// polled at the normal pace, the safe side.
-	st.CallsBack = false
+	// Known when this process made the call, or the callback came; an adopted job is polled at
+	// the normal pace, the safe side.
+	st.CallbackKeyID = ""
+	if callsBack {
+		st.CallbackKeyID = l.callbacks.keyID()
+	}
 	st.SubmittedAt = &now
 	st.Phase = videov1alpha1.PhaseInProgress
 	setOutcome(st, obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonInProgress,
@@ -409,7 +419,7 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statusTxn[T]) (s
 			// This process made the call; only the write of its job id was lost or is not in
 			// the cache yet.
 			log.Info("Adopting the job of an interrupted submission", "jobID", jobID, "attempt", sub.AttemptID)
-			l.recordSubmitted(tx, jobID)
+			l.recordSubmitted(tx, jobID, l.memo.callsBack(sub.AttemptID))
 			return false, ctrl.Result{}, nil
 		}
 	}
@@ -465,7 +475,7 @@ func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, tx *statusTxn[T], 
 		return true, ctrl.Result{}, err, false
 	}
 	if wait := l.budgets.urgent(keyID, l.budgetKey(objectKey(obj))); wait > 0 {
-		return true, ctrl.Result{RequeueAfter: wait}, nil, false
+		return true, later(tx, wait), nil, false
 	}
 	callCtx, cancel := l.callContext(ctx)
 	job, err := api.GetJob(callCtx, jobID)
@@ -482,9 +492,8 @@ func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, tx *statusTxn[T], 
 	}
 	log.Info("Adopting the job a callback named for an interrupted submission", "jobID", jobID, "attempt", sub.AttemptID)
 	l.auditSubmission(obj, sub.Generation, sub.AttemptID, "adopted", jobID, nil)
-	l.recordSubmitted(tx, jobID)
 	// Its request carried the operator's callback URL: the callback came.
-	st.CallsBack = true
+	l.recordSubmitted(tx, jobID, true)
 	st.Callback = nil
 	if ended := l.recordJob(ctx, tx, job); ended {
 		return false, ctrl.Result{}, nil, true
