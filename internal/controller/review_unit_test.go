@@ -73,7 +73,7 @@ func TestReviewReadTimeoutMarksKeyTroubled(t *testing.T) {
 func TestReviewHangingOutageCostsOnePaidCall(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
 	c := newCircuits(clk, time.Second, time.Minute, 6*time.Second, 10) // slow: 30 s / 5
-	b := newCallBudgets(clk, 10, 20, time.Hour)                    // the defaults
+	b := newCallBudgets(clk, 10, 20, time.Hour)                        // the defaults
 	c.outcome("k", "a0", true)
 	c.answered("k") // the last answer; from now on every call hangs
 	sent := 0
