@@ -371,7 +371,7 @@ func callbackOptions(opts options) (*controller.CallbackOptions, error) {
 // callbackServer serves the job-result callbacks on every replica: the service may reach any of
 // them behind a Service and does not retry. A replica that does not lead records the callback on
 // its object, which wakes the leader (see controller.CallbackHandler).
-func callbackServer(addr string, h http.Handler) manager.Runnable {
+func callbackServer(addr string, h *controller.CallbackHandler) manager.Runnable {
 	mux := http.NewServeMux()
 	mux.Handle(controller.CallbackPath, h)
 	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second,
@@ -383,6 +383,9 @@ func callbackServer(addr string, h http.Handler) manager.Runnable {
 		case err := <-errc:
 			return fmt.Errorf("callback server: %w", err)
 		case <-ctx.Done():
+			// Callbacks still being answered are recorded on their objects: the controllers of
+			// this replica stop after this server, and could drop a wake-up queued now.
+			h.Drain()
 			shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			return srv.Shutdown(shutdown)

@@ -27,6 +27,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -159,6 +160,10 @@ type CallbackHandler struct {
 	limiter  *rate.Limiter
 	refusals *rate.Limiter
 	metrics  *Metrics
+	// draining is set when this replica's callback server shuts down: its controllers stop next,
+	// and a wake-up queued now could be dropped with their queue, so callbacks answered from now
+	// on are written down as for a replica that does not lead.
+	draining atomic.Bool
 	wake     []wakeTarget
 }
 
@@ -310,8 +315,16 @@ func (t wakeTarget) send(ctx context.Context, obj client.Object) bool {
 // callbackQueueWait bounds how long a callback's answer waits for room in a full queue.
 const callbackQueueWait = 5 * time.Second
 
-// leads reports whether this replica's controllers run (it holds the lease, or there is none).
+// Drain is called when the callback server stops accepting callbacks, before the controllers
+// stop: the callbacks still being answered are recorded on their objects, for the next leader.
+func (h *CallbackHandler) Drain() { h.draining.Store(true) }
+
+// leads reports whether this replica's controllers run (it holds the lease, or there is none)
+// and will still act on a wake-up.
 func (h *CallbackHandler) leads() bool {
+	if h.draining.Load() {
+		return false
+	}
 	if h.elected == nil {
 		return true
 	}

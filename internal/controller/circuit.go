@@ -117,23 +117,17 @@ func (c *circuits) get(keyID string) *circuit {
 	return s
 }
 
-// A service that starts to hang costs the paid calls already in flight and at most
-// circuitUnproven more: paid calls sent since its last answer, unanswered. Until then, and while
-// answers keep coming, paid calls go side by side. circuitQuiet is how long the service may stay
-// silent with a paid call unanswered before the next one waits for it.
-const (
-	circuitUnproven = 4
-	circuitQuiet    = 200 * time.Millisecond
-)
+// UnprovenPaidCalls bounds what a service that starts to hang costs: the paid calls already in
+// flight and at most this many more, sent since its last answer and unanswered. While answers
+// keep coming, paid calls go side by side; a slow but healthy service gets this many at a time.
+const UnprovenPaidCalls = 8
 
-// suspect reports a paid call of the key unanswered for longer than the slow threshold, a paid
-// call unanswered while the service has said nothing for circuitQuiet, or circuitUnproven paid
-// calls sent since the service last answered, all unanswered.
+const circuitUnproven = UnprovenPaidCalls
+
+// suspect reports a paid call of the key unanswered for longer than the slow threshold, or
+// circuitUnproven paid calls sent since the service last answered, all unanswered.
 func (c *circuits) suspect(s *circuit) bool {
 	now := c.clock.Now()
-	if len(s.inFlight) > 0 && now.Sub(s.answered) > circuitQuiet {
-		return true
-	}
 	unproven := 0
 	for _, started := range s.inFlight {
 		if !started.Before(s.answered) {
