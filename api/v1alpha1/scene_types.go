@@ -36,8 +36,8 @@ type Scene struct {
 	// +kubebuilder:validation:MaxLength=15000
 	Story *string `json:"story,omitempty"`
 
-	// brief asks the AI to write the narration from a prompt (brief mode). A brief scene must be
-	// the only scene; aiStoryboard enabled lets the AI design the storyboard too.
+	// brief asks the AI to write the narration from a prompt (brief mode). With aiStoryboard
+	// enabled the AI designs the storyboard too, and the brief scene must be the only scene.
 	// +optional
 	Brief *Brief `json:"brief,omitempty"`
 
@@ -49,24 +49,28 @@ type Scene struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=3000
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	BlogURL *string `json:"blogUrl,omitempty"`
 
 	// pptUrl is a presentation file; each slide becomes a scene.
 	// +optional
 	// +kubebuilder:validation:MaxLength=3000
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	PPTURL *string `json:"pptUrl,omitempty"`
 
 	// audioUrl is an audio file; it needs audioLanguage and transcript.
 	// +optional
 	// +kubebuilder:validation:MaxLength=3000
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	AudioURL *string `json:"audioUrl,omitempty"`
 
 	// videoUrl is a video file; it needs audioLanguage and transcript.
 	// +optional
 	// +kubebuilder:validation:MaxLength=3000
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	VideoURL *string `json:"videoUrl,omitempty"`
 
 	// createSceneOnNewLine starts a new scene at each line break of the story (default false).
@@ -411,6 +415,7 @@ type SceneElement struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=3000
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	VisualURL *string `json:"visualUrl,omitempty"`
 
 	// searchFilter picks stock media (media only); its query is required, 2 to 3000 characters.
@@ -437,17 +442,20 @@ type SceneElement struct {
 	// top offset as a percentage string; exclusive with position.
 	// +optional
 	// +kubebuilder:validation:MaxLength=10
+	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[1-9]?[0-9](\.[0-9]+)?)%?$`
 	Top *string `json:"top,omitempty"`
 
 	// left offset as a percentage string; exclusive with position.
 	// +optional
 	// +kubebuilder:validation:MaxLength=10
+	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[1-9]?[0-9](\.[0-9]+)?)%?$`
 	Left *string `json:"left,omitempty"`
 
 	// width as a percentage of the canvas. A media element without width is sized to stay fully
 	// on screen.
 	// +optional
 	// +kubebuilder:validation:MaxLength=10
+	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[1-9]?[0-9](\.[0-9]+)?)%?$`
 	Width *string `json:"width,omitempty"`
 }
 

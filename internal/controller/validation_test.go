@@ -17,6 +17,7 @@ limitations under the License.
 package controller
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -180,8 +181,24 @@ var _ = Describe("API validation", func() {
 		Entry("AI storyboard rules: audio sources are rejected", vsb(aiReq("scenes: [{audioUrl: 'https://example.com/a.mp3', audioLanguage: en-US, transcript: [{words: [{word: a, start_time: 0, end_time: 1}]}]}]")), "spec.scenes", "AI storyboard mode does not support audio (audioUrl) scenes"),
 		Entry("AI storyboard rules: video sources are rejected", vsb(aiReq("scenes: [{videoUrl: 'https://example.com/a.mp4', audioLanguage: en-US, transcript: [{words: [{word: a, start_time: 0, end_time: 1}]}]}]")), "spec.scenes", "AI storyboard mode does not support video (videoUrl) scenes"),
 		Entry("AI storyboard rules: brief mode is a single brief scene", vsb(aiReq("scenes: [{brief: {prompt: A launch video}}, {story: Hello}]")), "spec.scenes", "a brief (storyCoPilot) scene must be the only scene"),
-		Entry("AI storyboard rules: a storyCoPilot scene is a brief scene too", vsb("{videoName: test, scenes: [{story: Hello}, {storyCoPilot: {prompt: A launch video}}]}"), "spec.scenes", "a brief (storyCoPilot) scene must be the only scene"),
+		Entry("AI storyboard rules: a storyCoPilot scene is a brief scene too", vsb(aiReq("scenes: [{story: Hello}, {storyCoPilot: {prompt: A launch video}}]")), "spec.scenes", "a brief (storyCoPilot) scene must be the only scene"),
 		Entry("AI storyboard rules: aiStoryboard.enabled is required", vsb(storyReq("aiStoryboard: {}")), "spec.aiStoryboard.enabled", msgRequired),
+
+		// Value formats: percentage strings and the colour formats the document names.
+		Entry("Logo: width is a percentage string", vsb(storyReq("logo: {url: 'https://example.com/l.png', width: wide}")), "spec.logo.width", msgNoMatch),
+		Entry("SceneElement: width is a percentage string", vsb(elementReq("type: text, text: Hi, width: huge")), "spec.scenes[0].elements[0].width", msgNoMatch),
+		Entry("SceneElement: top is a percentage string", vsb(elementReq("type: text, text: Hi, top: north")), "spec.scenes[0].elements[0].top", msgNoMatch),
+		Entry("SceneElement: left is a percentage string", vsb(elementReq("type: text, text: Hi, left: '150%'")), "spec.scenes[0].elements[0].left", msgNoMatch),
+		Entry("PremiumVoiceSettings: stability is a string holding a percentage", vsb(storyReq("voiceOver: {enabled: true, aiVoices: [{speaker: Emma, premiumVoiceSettings: {stability: steady}}]}")), "spec.voiceOver.aiVoices[0].premiumVoiceSettings.stability", msgNoMatch),
+		Entry("PremiumVoiceSettings: similarityBoost is a string holding a percentage", vsb(storyReq("voiceOver: {enabled: true, aiVoices: [{speaker: Emma, premiumVoiceSettings: {similarityBoost: high}}]}")), "spec.voiceOver.aiVoices[0].premiumVoiceSettings.similarityBoost", msgNoMatch),
+		Entry("PremiumVoiceSettings: style is a string holding a percentage", vsb(storyReq("voiceOver: {enabled: true, aiVoices: [{speaker: Emma, premiumVoiceSettings: {style: '-5'}}]}")), "spec.voiceOver.aiVoices[0].premiumVoiceSettings.style", msgNoMatch),
+		Entry("Background: color is RGBA or hex", vsb(backgroundReq("color: blue")), "spec.scenes[0].background.color", msgNoMatch),
+		Entry("ColorOverlay: color is RGB, RGBA or hex", vsb(backgroundReq("color: '#000000', colorOverlay: {color: red}")), "spec.scenes[0].background.colorOverlay.color", msgNoMatch),
+		Entry("SubtitleStyle: color is RGBA", vsb(storyReq("subtitleStyle: {color: 'rgba(300, 0, 0, 1)'}")), "spec.subtitleStyle.color", msgNoMatch),
+		Entry("Avatar: borderColor is RGBA", vsb(storyReq("voiceOver: {enabled: true}, avatar: {avatarId: a-1, borderColor: black}")), "spec.avatar.borderColor", msgNoMatch),
+		Entry("Avatar: backgroundColor is RGBA", vsb(storyReq("voiceOver: {enabled: true}, avatar: {avatarId: a-1, backgroundColor: '#ffffff'}")), "spec.avatar.backgroundColor", msgNoMatch),
+		Entry("Avatar: avatarId cannot be changed at scene level", vsb(storySceneReq("avatar: {avatarId: a-2}")), "spec.scenes[0].avatar.avatarId", "avatarId cannot be changed at scene level"),
+		Entry("StoryboardRequest: webhook is an absolute URI", vsb(storyReq("webhook: /hook")), "spec.webhook", msgNoMatch),
 
 		// VoiceOver, AiVoice, PremiumVoiceSettings, ExternalVoice.
 		Entry("VoiceOver: enabled is required", vsb(storyReq("voiceOver: {aiVoices: [{speaker: Emma}]}")), "spec.voiceOver.enabled", msgRequired),
@@ -410,6 +427,11 @@ var _ = Describe("API validation", func() {
 		Entry("StoryboardRequest: webhookInput and projectMetadata are free-form objects", vsb(storyReq("webhookInput: {ticket: {id: 42, tags: [a, b]}}, projectMetadata: {owner: team-a}"))),
 		Entry("Avatar: scene-level top and left without position", vsb(storySceneReq("avatar: {top: '10%', left: '80', hide: false}"))),
 		Entry("Limits: 50 scenes", vsb("{videoName: test, scenes: ["+repeatItems("{story: Hello}", 50)+"]}")),
+		Entry("AI storyboard rules: a classic storyboard may mix a storyCoPilot scene with story scenes", vsb("{videoName: test, scenes: [{story: Hello}, {storyCoPilot: {prompt: A launch video}}, {story: Bye}]}")),
+		Entry("AI storyboard rules: fields of aiStoryboard other than enabled are kept", vsb(aiReq("scenes: [{story: Hello}], aiStoryboard: {enabled: true, layoutStyle: bold, palette: {primary: '#123456'}}"))),
+		Entry("Value formats: percentages with and without %, and with decimals", vsb(storyReq("logo: {url: 'https://example.com/l.png', width: '10%'}, voiceOver: {enabled: true, aiVoices: [{speaker: Emma, premiumVoiceSettings: {stability: '50', similarityBoost: '75.5%', style: '0'}}]}"))),
+		Entry("Value formats: element top, left and width as percentages", vsb(elementReq("type: image, visualUrl: 'https://example.com/i.png', top: '12.5%', left: '0', width: '100%'"))),
+		Entry("Value formats: RGBA and hex colours", vsb("{videoName: test, subtitleStyle: {color: 'rgba(255, 255, 255, 0.8)'}, voiceOver: {enabled: true}, avatar: {avatarId: a-1, borderColor: 'rgba(0,0,0,1)', backgroundColor: 'rgba(10, 20, 30, 0)'}, scenes: [{story: Hello, background: {color: 'rgba(26, 115, 232, 1)', colorOverlay: {color: 'rgb(0, 0, 0)'}}}, {story: Bye, background: {color: '#1a73e8', colorOverlay: {color: '#fff'}}}]}")),
 	)
 
 	It("defaults apiKeySecretRef to video-api-key/apiKey and keeps the default in the stored object", func() {
@@ -426,12 +448,16 @@ var _ = Describe("API validation", func() {
 		}))
 	})
 
-	It("rejects avatarId in a scene-level avatar override as an unknown field", func() {
-		obj := vsb(storySceneReq("avatar: {avatarId: a-2}"))
+	It("keeps the fields of aiStoryboard other than enabled and sends them as written", func() {
+		obj := vsb(aiReq("scenes: [{story: Hello}], aiStoryboard: {enabled: true, layoutStyle: bold, palette: {primary: '#123456'}}"))
 		obj.SetNamespace(namespace)
-		err := k8sClient.Create(ctx, obj)
-		Expect(err).To(HaveOccurred(), "a scene cannot change the avatar")
-		Expect(err.Error()).To(ContainSubstring(`unknown field "spec.scenes[0].avatar.avatarId"`))
+		Expect(k8sClient.Create(ctx, obj)).To(Succeed())
+		var sb videov1alpha1.VideoStoryboard
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), &sb)).To(Succeed())
+		Expect(sb.Spec.AIStoryboard).NotTo(BeNil())
+		body, err := json.Marshal(sb.Spec.StoryboardRequest)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(body)).To(ContainSubstring(`"aiStoryboard":{"enabled":true,"layoutStyle":"bold","palette":{"primary":"#123456"}}`))
 	})
 
 	It("round-trips the service's numbers and JSON names through the typed client", func() {
