@@ -57,7 +57,7 @@ type Background struct {
 	// clips are parts of a video background to play, in seconds.
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=50
+	// +kubebuilder:validation:MaxItems=78643
 	Clips []MediaClip `json:"clips,omitempty"`
 
 	// settings for playback and motion.
@@ -95,15 +95,15 @@ type BackgroundBroll struct {
 	BrollClip MediaClip `json:"brollClip"`
 }
 
-// MediaClip is a span of time in seconds.
-// +kubebuilder:validation:XValidation:rule="self.end >= self.start",message="end must not be before start"
+// MediaClip is a span of time in seconds. The interface document sets no order between start
+// and end, so none is checked.
 type MediaClip struct {
 	// start of the span, in seconds.
 	// +required
 	// +kubebuilder:validation:Minimum=0
 	Start float64 `json:"start"`
 
-	// end of the span, in seconds; not before start.
+	// end of the span, in seconds.
 	// +required
 	// +kubebuilder:validation:Minimum=0
 	End float64 `json:"end"`

@@ -171,10 +171,10 @@ type Scene struct {
 	// +optional
 	Background *Background `json:"background,omitempty"`
 
-	// backgroundBrolls are up to 20 B-roll visuals, each on screen during its brollClip.
+	// backgroundBrolls are B-roll visuals, each on screen during its brollClip.
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:MaxItems=200
 	BackgroundBrolls []BackgroundBroll `json:"backgroundBrolls,omitempty"`
 
 	// backgroundCorpus are up to 100 images the service may choose backgrounds from.
@@ -183,11 +183,11 @@ type Scene struct {
 	// +kubebuilder:validation:MaxItems=100
 	BackgroundCorpus []CorpusItem `json:"backgroundCorpus,omitempty"`
 
-	// transcript of audioUrl or videoUrl, sentence by sentence; required with them. At most 400
-	// sentences: for longer media, use payloadUrl (see the README).
+	// transcript of audioUrl or videoUrl, sentence by sentence; required with them. Its length is
+	// limited only by the object's size (see the README).
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=400
+	// +kubebuilder:validation:MaxItems=29676
 	Transcript []TranscriptSentence `json:"transcript,omitempty"`
 
 	// mediaRepurposeSettings cut highlights, filler words and silences (audioUrl/videoUrl only).
@@ -260,11 +260,11 @@ type AudioLanguage string
 
 // TranscriptSentence is one sentence of a transcript.
 type TranscriptSentence struct {
-	// words of the sentence, 1 to 100.
+	// words of the sentence, at least 1.
 	// +required
 	// +listType=atomic
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:MaxItems=38362
 	Words []TranscriptWord `json:"words"`
 
 	// speakerId identifies the speaker of the sentence.
@@ -273,8 +273,9 @@ type TranscriptSentence struct {
 	SpeakerID *int32 `json:"speakerId,omitempty"`
 }
 
-// TranscriptWord is one word of a transcript, with its timing in the media.
-// +kubebuilder:validation:XValidation:rule="self.end_time >= self.start_time",message="end_time must not be before start_time",fieldPath=".end_time"
+// TranscriptWord is one word of a transcript, with its timing in the media. That end_time is not
+// before start_time is checked by the controller before it submits, not at admission: a rule on
+// every word would cost the API server more than its budget allows for long transcripts.
 type TranscriptWord struct {
 	// word as spoken.
 	// +required
@@ -344,7 +345,7 @@ type PPTSlideAnimation struct {
 	// eligible slide.
 	// +optional
 	// +listType=set
-	// +kubebuilder:validation:MaxItems=500
+	// +kubebuilder:validation:MaxItems=786432
 	// +kubebuilder:validation:items:Minimum=1
 	Slides []int32 `json:"slides,omitempty"`
 }

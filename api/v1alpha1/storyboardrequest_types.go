@@ -100,7 +100,6 @@ type StoryboardRequest struct {
 
 	// variables fills the template's variables, name to value; only valid with templateId.
 	// +optional
-	// +kubebuilder:validation:MaxProperties=500
 	Variables map[string]string `json:"variables,omitempty"`
 
 	// brandId applies a video brand by id (see GET /v1/brands/video); exclusive with brandName.
@@ -181,12 +180,12 @@ type StoryboardRequest struct {
 	// +optional
 	AIStoryboard *AIStoryboard `json:"aiStoryboard,omitempty"`
 
-	// scenes of the video, in order; required unless templateId is given. At most 50, a bound
+	// scenes of the video, in order; required unless templateId is given. At most 1000, a bound
 	// chosen so that the API server can afford to check every rule (see the README).
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=50
+	// +kubebuilder:validation:MaxItems=1000
 	Scenes []Scene `json:"scenes,omitempty"`
 
 	// payloadUrl is a URL from which the service fetches a payload; use it for requests too large

@@ -108,9 +108,11 @@ type SubtitleStyle struct {
 	Animations []TextAnimation `json:"animations,omitempty"`
 }
 
-// LayerStyle is the text style of a template layer. It has the fields of SubtitleStyle but only
-// their plain bounds: a template allows 500 x 500 layers per scene, too many for the API server to
-// evaluate cross-field rules on each, so the service checks the rest.
+// LayerStyle is the text style of a template subtitle or layer. It has the fields of SubtitleStyle
+// but only their plain bounds at admission: a template scene allows 500 subtitles and 500 x 500
+// layers, too many for the API server to evaluate cross-field rules on each. The controller checks
+// the rest (fontFamily with fontUrl, one entry and one exit animation, customSpeedValue, futureWords)
+// before it submits.
 type LayerStyle struct {
 	TextStyle `json:",inline"`
 

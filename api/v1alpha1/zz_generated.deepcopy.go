@@ -1678,7 +1678,7 @@ func (in *TemplateSubtitle) DeepCopyInto(out *TemplateSubtitle) {
 	}
 	if in.Style != nil {
 		in, out := &in.Style, &out.Style
-		*out = new(SubtitleStyle)
+		*out = new(LayerStyle)
 		(*in).DeepCopyInto(*out)
 	}
 }

@@ -99,6 +99,15 @@ func repeatItems(item string, count int) string {
 	return strings.TrimSuffix(strings.Repeat(item+", ", count), ", ")
 }
 
+// variables is the YAML of n template variables v0: x, v1: x, ...
+func variables(n int) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf("v%d: x", i)
+	}
+	return strings.Join(items, ", ")
+}
+
 // longString is a plain string of n characters.
 func longString(n int) string { return strings.Repeat("a", n) }
 
@@ -218,7 +227,6 @@ var _ = Describe("API validation", func() {
 		Entry("Limits: premium voice settings volume 0 to 1", vsb(storyReq("backgroundMusic: {enabled: true, volume: 1.5}")), "spec.backgroundMusic.volume", msgTooLarge),
 		Entry("Limits: background music clips 10", vsb(storyReq("backgroundMusic: {enabled: true, clips: ["+repeatItems("{start: 0, end: 1}", 11)+"]}")), "spec.backgroundMusic.clips", msgTooMany),
 		Entry("BackgroundMusic: clip start and end both required", vsb(storyReq("backgroundMusic: {enabled: true, clips: [{start: 1}]}")), "spec.backgroundMusic.clips[0].end", msgRequired),
-		Entry("BackgroundMusic: a clip ends after it starts", vsb(storyReq("backgroundMusic: {enabled: true, clips: [{start: 5, end: 2}]}")), "spec.backgroundMusic.clips[0]", "end must not be before start"),
 		Entry("Scene: backgroundMusic enabled is required", vsb(storySceneReq("backgroundMusic: {}")), "spec.scenes[0].backgroundMusic.enabled", msgRequired),
 
 		// Logo, Avatar, Position.
@@ -297,7 +305,9 @@ var _ = Describe("API validation", func() {
 		Entry("Scene: backgroundBrolls need brollClip", vsb(storySceneReq("backgroundBrolls: [{visualUrl: 'https://example.com/b.mp4'}]")), "spec.scenes[0].backgroundBrolls[0].brollClip", msgRequired),
 		Entry("Scene: a B-roll is a Background (exactly one source)", vsb(storySceneReq("backgroundBrolls: [{color: '#000000', visualUrl: 'https://example.com/b.mp4', brollClip: {start: 0, end: 2}}]")), "spec.scenes[0].backgroundBrolls[0]", "background takes exactly one of visualUrl, color or aiVisual"),
 		Entry("Limits: scene elements 20 per scene", vsb(storySceneReq("elements: ["+repeatItems("{type: text, text: Hi}", 21)+"]")), "spec.scenes[0].elements", msgTooMany),
-		Entry("Limits: scenes (bounded for the CEL cost budget)", vsb("{videoName: test, scenes: ["+repeatItems("{story: Hello}", 51)+"]}"), "spec.scenes", msgTooMany),
+		Entry("Limits: scenes (bounded for the CEL cost budget)", vsb("{videoName: test, scenes: ["+repeatItems("{story: Hello}", 1001)+"]}"), "spec.scenes", msgTooMany),
+		Entry("Limits: backgroundBrolls (bounded for the CEL cost budget)", vsb(storySceneReq("backgroundBrolls: ["+repeatItems("{color: '#000', brollClip: {start: 0, end: 1}}", 201)+"]")), "spec.scenes[0].backgroundBrolls", msgTooMany),
+		Entry("TemplateOverride: subtitle style keeps plain bounds", vsb(templateReq("subtitles: [{text: a, style: {alignment: justify}}]")), "spec.scenes[0].templateOverride.subtitles[0].style.alignment", msgNotEnum),
 
 		// Scene: brief / storyCoPilot.
 		Entry("Scene: brief prompt is required", vsb(sceneReq("brief: {duration: 60}")), "spec.scenes[0].brief.prompt", msgRequired),
@@ -311,13 +321,10 @@ var _ = Describe("API validation", func() {
 		Entry("Versioning: videoGoal and videoType not both", vsb(sceneReq("brief: {prompt: a, videoGoal: Marketing, videoType: Tutorial}")), "spec.scenes[0].brief.videoType", "videoGoal and videoType are mutually exclusive"),
 
 		// Scene: transcript.
-		Entry("Scene: transcript sentences (bounded for the CEL cost budget)", vsb(sceneReq("videoUrl: 'https://example.com/a.mp4', audioLanguage: en-US, transcript: ["+repeatItems("{words: [{word: a, start_time: 0, end_time: 1}]}", 401)+"]")), "spec.scenes[0].transcript", msgTooMany),
-		Entry("Scene: transcript words per sentence (bounded for the CEL cost budget)", vsb(sceneReq("videoUrl: 'https://example.com/a.mp4', audioLanguage: en-US, transcript: [{words: ["+repeatItems("{word: a, start_time: 0, end_time: 1}", 101)+"]}]")), "spec.scenes[0].transcript[0].words", msgTooMany),
 		Entry("Scene: transcript words min 1", vsb(sceneReq("videoUrl: 'https://example.com/a.mp4', audioLanguage: en-US, transcript: [{words: []}]")), "spec.scenes[0].transcript[0].words", msgTooFew),
 		Entry("Scene: transcript words required", vsb(sceneReq("videoUrl: 'https://example.com/a.mp4', audioLanguage: en-US, transcript: [{speakerId: 1}]")), "spec.scenes[0].transcript[0].words", msgRequired),
 		Entry("Scene: transcript word start_time required", vsb(sceneReq("videoUrl: 'https://example.com/a.mp4', audioLanguage: en-US, transcript: [{words: [{word: a, end_time: 1}]}]")), "spec.scenes[0].transcript[0].words[0].start_time", msgRequired),
 		Entry("Scene: transcript start_time >= 0", vsb(sceneReq("videoUrl: 'https://example.com/a.mp4', audioLanguage: en-US, transcript: [{words: [{word: a, start_time: -0.5, end_time: 1}]}]")), "spec.scenes[0].transcript[0].words[0].start_time", msgTooSmall),
-		Entry("Scene: transcript end_time >= start_time", vsb(sceneReq("videoUrl: 'https://example.com/a.mp4', audioLanguage: en-US, transcript: [{words: [{word: a, start_time: 2, end_time: 1.5}]}]")), "spec.scenes[0].transcript[0].words[0].end_time", "end_time must not be before start_time"),
 
 		// Background, SearchFilter, ColorOverlay.
 		Entry("Background: exactly one of visualUrl, color or aiVisual (two)", vsb(backgroundReq("visualUrl: 'https://example.com/i.png', color: '#ffffff'")), "spec.scenes[0].background", "background takes exactly one of visualUrl, color or aiVisual"),
@@ -382,7 +389,6 @@ var _ = Describe("API validation", func() {
 		Entry("TemplateOverride: subtitle text required", vsb(templateReq("subtitles: [{styleId: s-1}]")), "spec.scenes[0].templateOverride.subtitles[0].text", msgRequired),
 		Entry("Limits: template subtitles 40000 chars per text", vsb(templateReq("subtitles: [{text: "+longString(40001)+"}]")), "spec.scenes[0].templateOverride.subtitles[0].text", msgTooLong),
 		Entry("TemplateOverride: subtitle text 1-40000", vsb(templateReq("subtitles: [{text: ''}]")), "spec.scenes[0].templateOverride.subtitles[0].text", msgTooShort),
-		Entry("TemplateOverride: subtitle style is a SubtitleStyle", vsb(templateReq("subtitles: [{text: a, style: {animations: [{name: fade, type: exit, speed: custom}]}}]")), "spec.scenes[0].templateOverride.subtitles[0].style.animations[0].customSpeedValue", "customSpeedValue is required when speed is custom"),
 		Entry("Limits: template layers 500 (outer)", vsb(templateReq("layers: ["+repeatItems("[{layerId: a}]", 501)+"]")), "spec.scenes[0].templateOverride.layers", msgTooMany),
 		Entry("TemplateOverride: each inner layer array 1-500 (empty)", vsb(templateReq("layers: [[]]")), "spec.scenes[0].templateOverride.layers[0]", msgTooFew),
 		Entry("TemplateOverride: each inner layer array 1-500 (501)", vsb(templateReq("layers: [["+repeatItems("{layerId: a}", 501)+"]]")), "spec.scenes[0].templateOverride.layers[0]", msgTooMany),
@@ -426,7 +432,15 @@ var _ = Describe("API validation", func() {
 		Entry("BackgroundMusic: autoMusic false with musicUrl", vsb(storyReq("backgroundMusic: {enabled: true, autoMusic: false, musicUrl: 'https://example.com/m.mp3'}"))),
 		Entry("StoryboardRequest: webhookInput and projectMetadata are free-form objects", vsb(storyReq("webhookInput: {ticket: {id: 42, tags: [a, b]}}, projectMetadata: {owner: team-a}"))),
 		Entry("Avatar: scene-level top and left without position", vsb(storySceneReq("avatar: {top: '10%', left: '80', hide: false}"))),
-		Entry("Limits: 50 scenes", vsb("{videoName: test, scenes: ["+repeatItems("{story: Hello}", 50)+"]}")),
+		Entry("Limits: 60 scenes (the document sets no limit)", vsb("{videoName: test, scenes: ["+repeatItems("{story: Hello}", 60)+"]}")),
+		Entry("Limits: 1000 scenes", vsb("{videoName: test, scenes: ["+repeatItems("{story: Hello}", 1000)+"]}")),
+		Entry("Limits: a transcript of 500 sentences (a 45-minute talk)", vsb(sceneReq("audioUrl: 'https://example.com/talk.mp3', audioLanguage: en-US, transcript: ["+repeatItems("{words: [{word: a, start_time: 0, end_time: 1}, {word: b, start_time: 1, end_time: 2}]}", 500)+"]"))),
+		Entry("Limits: a sentence of 150 words", vsb(sceneReq("videoUrl: 'https://example.com/a.mp4', audioLanguage: en-US, transcript: [{words: ["+repeatItems("{word: a, start_time: 0, end_time: 1}", 150)+"]}]"))),
+		Entry("Scene: transcript end_time before start_time is checked before submitting, not at admission", vsb(sceneReq("videoUrl: 'https://example.com/a.mp4', audioLanguage: en-US, transcript: [{words: [{word: a, start_time: 2, end_time: 1.5}]}]"))),
+		Entry("Limits: 25 backgroundBrolls", vsb(storySceneReq("backgroundBrolls: ["+repeatItems("{color: '#000', brollClip: {start: 0, end: 1}}", 25)+"]"))),
+		Entry("Limits: 600 variables", vsb("{videoName: test, templateId: tpl-1, variables: {"+variables(600)+"}}")),
+		Entry("BackgroundMusic: the document sets no order on a clip's start and end", vsb(storyReq("backgroundMusic: {enabled: true, clips: [{start: 5, end: 2}]}"))),
+		Entry("TemplateOverride: template style rules are checked before submitting, not at admission", vsb(templateReq("subtitles: [{text: a, style: {animations: [{name: fade, type: exit, speed: custom}]}}], layers: [[{style: {fontUrl: 'https://example.com/f.ttf'}}]]"))),
 		Entry("AI storyboard rules: a classic storyboard may mix a storyCoPilot scene with story scenes", vsb("{videoName: test, scenes: [{story: Hello}, {storyCoPilot: {prompt: A launch video}}, {story: Bye}]}")),
 		Entry("AI storyboard rules: fields of aiStoryboard other than enabled are kept", vsb(aiReq("scenes: [{story: Hello}], aiStoryboard: {enabled: true, layoutStyle: bold, palette: {primary: '#123456'}}"))),
 		Entry("Value formats: percentages with and without %, and with decimals", vsb(storyReq("logo: {url: 'https://example.com/l.png', width: '10%'}, voiceOver: {enabled: true, aiVoices: [{speaker: Emma, premiumVoiceSettings: {stability: '50', similarityBoost: '75.5%', style: '0'}}]}"))),
