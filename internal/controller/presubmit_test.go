@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/simulator"
 )
 
 // presubmitCase is a request admission accepts; want lists the violations the pre-submit check
@@ -78,6 +79,18 @@ func TestPresubmitErrors(t *testing.T) {
 	for _, tc := range presubmitCases {
 		t.Run(tc.name, func(t *testing.T) {
 			errs := presubmitErrors(decodeRequest(t, tc.req), field.NewPath("spec"))
+			// The simulator, an independent reading of the document, must agree on the verdict.
+			body, err := yaml.YAMLToJSON([]byte(tc.req))
+			if err != nil {
+				t.Fatal(err)
+			}
+			simErrs, err := simulator.ValidateStoryboardRequest(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (len(simErrs) == 0) != (len(tc.want) == 0) {
+				t.Errorf("the simulator disagrees: it reports %v", simErrs)
+			}
 			if len(errs) != len(tc.want) {
 				t.Fatalf("got %d violations, want %d: %v", len(errs), len(tc.want), errs)
 			}

@@ -27,10 +27,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/simulator"
 )
 
 // The objects below are written as YAML flow mappings with the service's JSON names, so each entry
@@ -114,6 +116,62 @@ func longString(n int) string { return strings.Repeat("a", n) }
 // longURL is a URL of exactly n characters.
 func longURL(n int) string { return "https://example.com/" + longString(n-len("https://example.com/")) }
 
+// boundOfOurOwn marks the table entries of the bounds the CEL cost budget forces on the CRD, which
+// the interface document does not set: there the simulator (the service) accepts what admission
+// refuses, and the README lists the bound with its reason.
+const boundOfOurOwn = "(bounded for the CEL cost budget)"
+
+// requestOf returns the JSON of the StoryboardRequest obj would send, or nil when it sends none
+// (a VideoRender of a project or a stored storyboard, or an object without a spec).
+func requestOf(obj *unstructured.Unstructured) []byte {
+	GinkgoHelper()
+	var req map[string]any
+	switch obj.GetKind() {
+	case "VideoStoryboard":
+		req, _, _ = unstructured.NestedMap(obj.Object, "spec")
+		delete(req, "apiKeySecretRef")
+	case "VideoRender":
+		req, _, _ = unstructured.NestedMap(obj.Object, "spec", "storyboard")
+	}
+	if req == nil {
+		return nil
+	}
+	body, err := json.Marshal(req)
+	Expect(err).NotTo(HaveOccurred())
+	return body
+}
+
+// operatorPresubmit runs the controller's pre-submit check on the request of an object admission
+// accepted.
+func operatorPresubmit(obj *unstructured.Unstructured) field.ErrorList {
+	GinkgoHelper()
+	body := requestOf(obj)
+	if body == nil {
+		return nil
+	}
+	var req videov1alpha1.StoryboardRequest
+	Expect(json.Unmarshal(body, &req)).To(Succeed())
+	return presubmitErrors(&req, field.NewPath("spec"))
+}
+
+// expectSimulatorAgrees asserts that the simulator, an independent reading of the interface
+// document, accepts obj's request exactly when the operator does (admission, then the pre-submit
+// check). Objects that send no request have nothing to compare.
+func expectSimulatorAgrees(obj *unstructured.Unstructured, operatorAccepts bool) {
+	GinkgoHelper()
+	body := requestOf(obj)
+	if body == nil {
+		return
+	}
+	errs, err := simulator.ValidateStoryboardRequest(body)
+	Expect(err).NotTo(HaveOccurred())
+	if operatorAccepts {
+		Expect(errs).To(BeEmpty(), "the operator accepts this request, the simulator refuses it:\n%s", body)
+	} else {
+		Expect(errs).NotTo(BeEmpty(), "the operator refuses this request, the simulator accepts it:\n%s", body)
+	}
+}
+
 // expectAdmissionInvalid asserts the API server refused the object as Invalid, with a cause at
 // field whose message contains message.
 func expectAdmissionInvalid(err error, field, message string) {
@@ -150,6 +208,12 @@ var _ = Describe("API validation", func() {
 		func(obj *unstructured.Unstructured, field, message string) {
 			obj.SetNamespace(namespace)
 			expectAdmissionInvalid(k8sClient.Create(ctx, obj), field, message)
+			if strings.Contains(CurrentSpecReport().LeafNodeText, boundOfOurOwn) {
+				// A bound the CEL cost budget forces on the CRD: the service knows no such limit.
+				expectSimulatorAgrees(obj, true)
+				return
+			}
+			expectSimulatorAgrees(obj, false)
 		},
 
 		// StoryboardRequest: required fields, limits and enums.
@@ -208,6 +272,8 @@ var _ = Describe("API validation", func() {
 		Entry("Avatar: backgroundColor is RGBA", vsb(storyReq("voiceOver: {enabled: true}, avatar: {avatarId: a-1, backgroundColor: '#ffffff'}")), "spec.avatar.backgroundColor", msgNoMatch),
 		Entry("Avatar: avatarId cannot be changed at scene level", vsb(storySceneReq("avatar: {avatarId: a-2}")), "spec.scenes[0].avatar.avatarId", "avatarId cannot be changed at scene level"),
 		Entry("StoryboardRequest: webhook is an absolute URI", vsb(storyReq("webhook: /hook")), "spec.webhook", msgNoMatch),
+		Entry("Avatar: width is at most 100%", vsb(storyReq("voiceOver: {enabled: true}, avatar: {avatarId: a-1, width: '999%'}")), "spec.avatar.width", msgNoMatch),
+		Entry("Scene: a sourceless scene needs a templateOverride, even with templateId", vsb("{videoName: test, templateId: tpl-1, scenes: [{hideSubtitles: true}]}"), "spec.scenes[0]", "a scene takes exactly one content source"),
 
 		// VoiceOver, AiVoice, PremiumVoiceSettings, ExternalVoice.
 		Entry("VoiceOver: enabled is required", vsb(storyReq("voiceOver: {aiVoices: [{speaker: Emma}]}")), "spec.voiceOver.enabled", msgRequired),
@@ -418,6 +484,9 @@ var _ = Describe("API validation", func() {
 		func(obj *unstructured.Unstructured) {
 			obj.SetNamespace(namespace)
 			Expect(k8sClient.Create(ctx, obj)).To(Succeed())
+			// Accepted at admission, the request is valid unless the pre-submit check refuses it;
+			// the simulator must come to the same verdict.
+			expectSimulatorAgrees(obj, len(operatorPresubmit(obj)) == 0)
 		},
 		Entry("Limits: videoName of exactly 150 allowed characters", vsb("{videoName: 'Q3 review_final-"+longString(134)+"', scenes: [{story: Hello}]}")),
 		Entry("Versioning: animatePPT is still accepted (and ignored)", vsb(sceneReq("pptUrl: 'https://example.com/d.pptx', animatePPT: true"))),
@@ -429,6 +498,8 @@ var _ = Describe("API validation", func() {
 		Entry("SceneElement: a rectangle with borderRadius", vsb(elementReq("type: shape, name: rectangle, borderRadius: 8"))),
 		Entry("Background: only a searchFilter picks stock media", vsb(backgroundReq("searchFilter: {query: city at night}, type: video"))),
 		Entry("TemplateOverride: a scene that only overrides the template", vsb(templateReq("deleteScene: true, sceneId: s-3"))),
+		Entry("Background: zoomAndPan false with kenBurnsEffect true", vsb(backgroundReq("visualUrl: 'https://example.com/i.png', settings: {zoomAndPan: false, kenBurnsEffect: true}"))),
+		Entry("Background: kenBurnsEffect false on a video", vsb(backgroundReq("visualUrl: 'https://example.com/v.mp4', type: video, settings: {kenBurnsEffect: false, zoomAndPan: true}"))),
 		Entry("BackgroundMusic: autoMusic false with musicUrl", vsb(storyReq("backgroundMusic: {enabled: true, autoMusic: false, musicUrl: 'https://example.com/m.mp3'}"))),
 		Entry("StoryboardRequest: webhookInput and projectMetadata are free-form objects", vsb(storyReq("webhookInput: {ticket: {id: 42, tags: [a, b]}}, projectMetadata: {owner: team-a}"))),
 		Entry("Avatar: scene-level top and left without position", vsb(storySceneReq("avatar: {top: '10%', left: '80', hide: false}"))),
