@@ -173,8 +173,8 @@ func expectSimulatorAgrees(obj *unstructured.Unstructured, operatorAccepts bool)
 }
 
 // expectAdmissionInvalid asserts the API server refused the object as Invalid, with a cause at
-// field whose message contains message.
-func expectAdmissionInvalid(err error, field, message string) {
+// fieldPath whose message contains message.
+func expectAdmissionInvalid(err error, fieldPath, message string) {
 	GinkgoHelper()
 	Expect(err).To(HaveOccurred(), "the object was accepted")
 	Expect(apierrors.IsInvalid(err)).To(BeTrue(), "expected Invalid, got %v", err)
@@ -182,7 +182,7 @@ func expectAdmissionInvalid(err error, field, message string) {
 	Expect(errors.As(err, &status)).To(BeTrue())
 	Expect(status.Status().Details).NotTo(BeNil())
 	Expect(status.Status().Details.Causes).To(ContainElement(SatisfyAll(
-		HaveField("Field", field),
+		HaveField("Field", fieldPath),
 		HaveField("Message", ContainSubstring(message)),
 	)), "full error: %v", err)
 }
