@@ -27,12 +27,14 @@ type Background struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=3000
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	VisualURL *string `json:"visualUrl,omitempty"`
 
-	// color is a solid colour, RGBA or hex (for example "#1a73e8"); exclusive with visualUrl and
-	// aiVisual.
+	// color is a solid colour, RGBA ("rgba(26, 115, 232, 1)") or hex ("#1a73e8"); exclusive
+	// with visualUrl and aiVisual.
 	// +optional
 	// +kubebuilder:validation:MaxLength=50
+	// +kubebuilder:validation:Pattern=`^(rgba\(\s*(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\s*,\s*(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\s*,\s*(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\s*,\s*(0|1|0?\.[0-9]+|1\.0+)\s*\)|#([0-9A-Fa-f]{3}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{8}))$`
 	Color *string `json:"color,omitempty"`
 
 	// aiVisual generates the background with an AI model (consumes AI credits); exclusive with
@@ -55,7 +57,7 @@ type Background struct {
 	// clips are parts of a video background to play, in seconds.
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=50
+	// +kubebuilder:validation:MaxItems=78643
 	Clips []MediaClip `json:"clips,omitempty"`
 
 	// settings for playback and motion.
@@ -93,15 +95,15 @@ type BackgroundBroll struct {
 	BrollClip MediaClip `json:"brollClip"`
 }
 
-// MediaClip is a span of time in seconds.
-// +kubebuilder:validation:XValidation:rule="self.end >= self.start",message="end must not be before start"
+// MediaClip is a span of time in seconds. The interface document sets no order between start
+// and end, so none is checked.
 type MediaClip struct {
 	// start of the span, in seconds.
 	// +required
 	// +kubebuilder:validation:Minimum=0
 	Start float64 `json:"start"`
 
-	// end of the span, in seconds; not before start.
+	// end of the span, in seconds.
 	// +required
 	// +kubebuilder:validation:Minimum=0
 	End float64 `json:"end"`
@@ -157,6 +159,7 @@ type ColorOverlay struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=50
+	// +kubebuilder:validation:Pattern=`^(rgb\(\s*(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\s*,\s*(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\s*,\s*(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\s*\)|rgba\(\s*(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\s*,\s*(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\s*,\s*(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\s*,\s*(0|1|0?\.[0-9]+|1\.0+)\s*\)|#([0-9A-Fa-f]{3}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{8}))$`
 	Color string `json:"color"`
 
 	// opacity of the tint, 0 to 1; the service's default is 0.4.
@@ -208,12 +211,14 @@ type AIVisual struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=3000
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	FirstFrameImageURL *string `json:"firstFrameImageUrl,omitempty"`
 
 	// referenceImageUrl guides an image (image models only).
 	// +optional
 	// +kubebuilder:validation:MaxLength=3000
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	ReferenceImageURL *string `json:"referenceImageUrl,omitempty"`
 
 	// referenceImageUrls are 1 or 2 images that guide a video (video models only); exclusive
@@ -224,6 +229,7 @@ type AIVisual struct {
 	// +kubebuilder:validation:MaxItems=2
 	// +kubebuilder:validation:items:MaxLength=3000
 	// +kubebuilder:validation:items:Format=uri
+	// +kubebuilder:validation:items:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	ReferenceImageURLs []string `json:"referenceImageUrls,omitempty"`
 }
 
@@ -246,6 +252,7 @@ type CorpusItem struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=3000
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	VisualURL string `json:"visualUrl"`
 
 	// type of the visual; only image.

@@ -36,8 +36,8 @@ type Scene struct {
 	// +kubebuilder:validation:MaxLength=15000
 	Story *string `json:"story,omitempty"`
 
-	// brief asks the AI to write the narration from a prompt (brief mode). A brief scene must be
-	// the only scene; aiStoryboard enabled lets the AI design the storyboard too.
+	// brief asks the AI to write the narration from a prompt (brief mode). With aiStoryboard
+	// enabled the AI designs the storyboard too, and the brief scene must be the only scene.
 	// +optional
 	Brief *Brief `json:"brief,omitempty"`
 
@@ -49,24 +49,28 @@ type Scene struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=3000
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	BlogURL *string `json:"blogUrl,omitempty"`
 
 	// pptUrl is a presentation file; each slide becomes a scene.
 	// +optional
 	// +kubebuilder:validation:MaxLength=3000
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	PPTURL *string `json:"pptUrl,omitempty"`
 
 	// audioUrl is an audio file; it needs audioLanguage and transcript.
 	// +optional
 	// +kubebuilder:validation:MaxLength=3000
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	AudioURL *string `json:"audioUrl,omitempty"`
 
 	// videoUrl is a video file; it needs audioLanguage and transcript.
 	// +optional
 	// +kubebuilder:validation:MaxLength=3000
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	VideoURL *string `json:"videoUrl,omitempty"`
 
 	// createSceneOnNewLine starts a new scene at each line break of the story (default false).
@@ -167,10 +171,10 @@ type Scene struct {
 	// +optional
 	Background *Background `json:"background,omitempty"`
 
-	// backgroundBrolls are up to 20 B-roll visuals, each on screen during its brollClip.
+	// backgroundBrolls are B-roll visuals, each on screen during its brollClip.
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:MaxItems=200
 	BackgroundBrolls []BackgroundBroll `json:"backgroundBrolls,omitempty"`
 
 	// backgroundCorpus are up to 100 images the service may choose backgrounds from.
@@ -179,11 +183,11 @@ type Scene struct {
 	// +kubebuilder:validation:MaxItems=100
 	BackgroundCorpus []CorpusItem `json:"backgroundCorpus,omitempty"`
 
-	// transcript of audioUrl or videoUrl, sentence by sentence; required with them. At most 400
-	// sentences: for longer media, use payloadUrl (see the README).
+	// transcript of audioUrl or videoUrl, sentence by sentence; required with them. Its length is
+	// limited only by the object's size (see the README).
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=400
+	// +kubebuilder:validation:MaxItems=29676
 	Transcript []TranscriptSentence `json:"transcript,omitempty"`
 
 	// mediaRepurposeSettings cut highlights, filler words and silences (audioUrl/videoUrl only).
@@ -256,11 +260,11 @@ type AudioLanguage string
 
 // TranscriptSentence is one sentence of a transcript.
 type TranscriptSentence struct {
-	// words of the sentence, 1 to 100.
+	// words of the sentence, at least 1.
 	// +required
 	// +listType=atomic
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:MaxItems=38362
 	Words []TranscriptWord `json:"words"`
 
 	// speakerId identifies the speaker of the sentence.
@@ -269,8 +273,9 @@ type TranscriptSentence struct {
 	SpeakerID *int32 `json:"speakerId,omitempty"`
 }
 
-// TranscriptWord is one word of a transcript, with its timing in the media.
-// +kubebuilder:validation:XValidation:rule="self.end_time >= self.start_time",message="end_time must not be before start_time",fieldPath=".end_time"
+// TranscriptWord is one word of a transcript, with its timing in the media. That end_time is not
+// before start_time is checked by the controller before it submits, not at admission: a rule on
+// every word would cost the API server more than its budget allows for long transcripts.
 type TranscriptWord struct {
 	// word as spoken.
 	// +required
@@ -340,7 +345,7 @@ type PPTSlideAnimation struct {
 	// eligible slide.
 	// +optional
 	// +listType=set
-	// +kubebuilder:validation:MaxItems=500
+	// +kubebuilder:validation:MaxItems=786432
 	// +kubebuilder:validation:items:Minimum=1
 	Slides []int32 `json:"slides,omitempty"`
 }
@@ -411,6 +416,7 @@ type SceneElement struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=3000
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	VisualURL *string `json:"visualUrl,omitempty"`
 
 	// searchFilter picks stock media (media only); its query is required, 2 to 3000 characters.
@@ -437,17 +443,20 @@ type SceneElement struct {
 	// top offset as a percentage string; exclusive with position.
 	// +optional
 	// +kubebuilder:validation:MaxLength=10
+	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[1-9]?[0-9](\.[0-9]+)?)%?$`
 	Top *string `json:"top,omitempty"`
 
 	// left offset as a percentage string; exclusive with position.
 	// +optional
 	// +kubebuilder:validation:MaxLength=10
+	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[1-9]?[0-9](\.[0-9]+)?)%?$`
 	Left *string `json:"left,omitempty"`
 
 	// width as a percentage of the canvas. A media element without width is sized to stay fully
 	// on screen.
 	// +optional
 	// +kubebuilder:validation:MaxLength=10
+	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[1-9]?[0-9](\.[0-9]+)?)%?$`
 	Width *string `json:"width,omitempty"`
 }
 

@@ -17,6 +17,9 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"encoding/json"
+	"fmt"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
@@ -36,7 +39,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="has(self.templateId) || !has(self.scenes) || self.scenes.all(s, !has(s.templateOverride))",message="scenes[].templateOverride is only valid with templateId",fieldPath=".scenes"
 // +kubebuilder:validation:XValidation:rule="!(has(self.smartLayoutId) || has(self.smartLayoutName)) || !has(self.scenes) || self.scenes.all(s, !has(s.maxSubtitleLines))",message="scenes[].maxSubtitleLines cannot be used with a smart layout (smartLayoutId or smartLayoutName)",fieldPath=".scenes"
 // +kubebuilder:validation:XValidation:rule="!has(self.avatar) || (has(self.voiceOver) && self.voiceOver.enabled)",message="avatar requires voiceOver with enabled: true",fieldPath=".avatar"
-// +kubebuilder:validation:XValidation:rule="!has(self.scenes) || size(self.scenes) == 1 || self.scenes.all(s, !has(s.brief) && !has(s.storyCoPilot))",message="a brief (storyCoPilot) scene must be the only scene: the AI writes the whole narration from it",fieldPath=".scenes"
+// +kubebuilder:validation:XValidation:rule="!(has(self.aiStoryboard) && self.aiStoryboard.enabled) || !has(self.scenes) || size(self.scenes) == 1 || self.scenes.all(s, !has(s.brief) && !has(s.storyCoPilot))",message="in AI storyboard brief mode a brief (storyCoPilot) scene must be the only scene: the AI writes the whole narration from it",fieldPath=".scenes"
 // +kubebuilder:validation:XValidation:rule="!(has(self.aiStoryboard) && self.aiStoryboard.enabled) || !has(self.templateId)",message="AI storyboard mode does not support templates: remove templateId or disable aiStoryboard",fieldPath=".templateId"
 // +kubebuilder:validation:XValidation:rule="!(has(self.aiStoryboard) && self.aiStoryboard.enabled) || !(has(self.smartLayoutId) || has(self.smartLayoutName))",message="AI storyboard mode does not support smart layouts: remove smartLayoutId/smartLayoutName or disable aiStoryboard"
 // +kubebuilder:validation:XValidation:rule="!(has(self.aiStoryboard) && self.aiStoryboard.enabled) || !has(self.variables)",message="AI storyboard mode does not support template variables: remove variables or disable aiStoryboard",fieldPath=".variables"
@@ -80,6 +83,7 @@ type StoryboardRequest struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=500
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	Webhook *string `json:"webhook,omitempty"`
 
 	// webhookInput is any JSON object; the service echoes it in the webhook payload.
@@ -96,7 +100,6 @@ type StoryboardRequest struct {
 
 	// variables fills the template's variables, name to value; only valid with templateId.
 	// +optional
-	// +kubebuilder:validation:MaxProperties=500
 	Variables map[string]string `json:"variables,omitempty"`
 
 	// brandId applies a video brand by id (see GET /v1/brands/video); exclusive with brandName.
@@ -177,12 +180,12 @@ type StoryboardRequest struct {
 	// +optional
 	AIStoryboard *AIStoryboard `json:"aiStoryboard,omitempty"`
 
-	// scenes of the video, in order; required unless templateId is given. At most 50, a bound
+	// scenes of the video, in order; required unless templateId is given. At most 1000, a bound
 	// chosen so that the API server can afford to check every rule (see the README).
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=50
+	// +kubebuilder:validation:MaxItems=1000
 	Scenes []Scene `json:"scenes,omitempty"`
 
 	// payloadUrl is a URL from which the service fetches a payload; use it for requests too large
@@ -190,6 +193,7 @@ type StoryboardRequest struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=3000
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	PayloadURL *string `json:"payloadUrl,omitempty"`
 
 	// projectMetadata is any JSON object, stored with the saved project.
@@ -200,11 +204,57 @@ type StoryboardRequest struct {
 
 // AIStoryboard switches AI storyboard mode on. In script mode (story or blogUrl scenes) the text
 // is narrated word for word, one designed scene per sentence by default; in brief mode a single
-// brief scene lets the AI write the narration too.
+// brief scene lets the AI write the narration too. The interface document does not show its
+// fields other than enabled, so any other field is kept as written and sent to the service.
+// +kubebuilder:pruning:PreserveUnknownFields
 type AIStoryboard struct {
 	// enabled turns AI storyboard mode on.
 	// +required
 	Enabled bool `json:"enabled"`
+
+	// Extra holds the fields other than enabled, as written; they are sent to the service
+	// unchanged. In YAML they sit beside enabled.
+	Extra map[string]apiextensionsv1.JSON `json:"-"`
+}
+
+// UnmarshalJSON reads enabled and keeps every other field in Extra.
+func (a *AIStoryboard) UnmarshalJSON(data []byte) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return err
+	}
+	*a = AIStoryboard{}
+	for k, v := range fields {
+		if k == "enabled" {
+			if err := json.Unmarshal(v, &a.Enabled); err != nil {
+				return fmt.Errorf("aiStoryboard.enabled: %w", err)
+			}
+			continue
+		}
+		if a.Extra == nil {
+			a.Extra = map[string]apiextensionsv1.JSON{}
+		}
+		a.Extra[k] = apiextensionsv1.JSON{Raw: append([]byte(nil), v...)}
+	}
+	return nil
+}
+
+// MarshalJSON writes enabled and the fields kept in Extra.
+func (a AIStoryboard) MarshalJSON() ([]byte, error) {
+	out := make(map[string]json.RawMessage, len(a.Extra)+1)
+	for k, v := range a.Extra {
+		raw := v.Raw
+		if len(raw) == 0 {
+			raw = []byte("null")
+		}
+		out[k] = raw
+	}
+	enabled, err := json.Marshal(a.Enabled)
+	if err != nil {
+		return nil, err
+	}
+	out["enabled"] = enabled
+	return json.Marshal(out)
 }
 
 // AspectRatio of the video.

@@ -31,6 +31,7 @@ type TextStyle struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=3000
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	FontURL *string `json:"fontUrl,omitempty"`
 
 	// fontFamily names the font; required when fontUrl is given.
@@ -43,9 +44,10 @@ type TextStyle struct {
 	// +kubebuilder:validation:Minimum=1
 	FontSize *int32 `json:"fontSize,omitempty"`
 
-	// color of the text, RGBA.
+	// color of the text, an RGBA colour such as "rgba(255, 255, 255, 1)".
 	// +optional
 	// +kubebuilder:validation:MaxLength=50
+	// +kubebuilder:validation:Pattern=`^rgba\(\s*(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\s*,\s*(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\s*,\s*(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\s*,\s*(0|1|0?\.[0-9]+|1\.0+)\s*\)$`
 	Color *string `json:"color,omitempty"`
 
 	// backgroundColor behind the text.
@@ -106,9 +108,11 @@ type SubtitleStyle struct {
 	Animations []TextAnimation `json:"animations,omitempty"`
 }
 
-// LayerStyle is the text style of a template layer. It has the fields of SubtitleStyle but only
-// their plain bounds: a template allows 500 x 500 layers per scene, too many for the API server to
-// evaluate cross-field rules on each, so the service checks the rest.
+// LayerStyle is the text style of a template subtitle or layer. It has the fields of SubtitleStyle
+// but only their plain bounds at admission: a template scene allows 500 subtitles and 500 x 500
+// layers, too many for the API server to evaluate cross-field rules on each. The controller checks
+// the rest (fontFamily with fontUrl, one entry and one exit animation, customSpeedValue, futureWords)
+// before it submits.
 type LayerStyle struct {
 	TextStyle `json:",inline"`
 
@@ -202,6 +206,7 @@ type Logo struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=3000
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	URL string `json:"url"`
 
 	// position of the logo.
@@ -211,6 +216,7 @@ type Logo struct {
 	// width of the logo as a percentage string, for example "10%".
 	// +optional
 	// +kubebuilder:validation:MaxLength=10
+	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[1-9]?[0-9](\.[0-9]+)?)%?$`
 	Width *string `json:"width,omitempty"`
 }
 
@@ -230,9 +236,10 @@ type AvatarAppearance struct {
 	// +optional
 	BorderRadius *AvatarBorderRadius `json:"borderRadius,omitempty"`
 
-	// borderColor is an RGBA colour.
+	// borderColor is an RGBA colour such as "rgba(0, 0, 0, 1)".
 	// +optional
 	// +kubebuilder:validation:MaxLength=50
+	// +kubebuilder:validation:Pattern=`^rgba\(\s*(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\s*,\s*(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\s*,\s*(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\s*,\s*(0|1|0?\.[0-9]+|1\.0+)\s*\)$`
 	BorderColor *string `json:"borderColor,omitempty"`
 
 	// borderThickness of the border, at least 0.
@@ -243,6 +250,7 @@ type AvatarAppearance struct {
 	// backgroundColor behind the avatar, RGBA.
 	// +optional
 	// +kubebuilder:validation:MaxLength=50
+	// +kubebuilder:validation:Pattern=`^rgba\(\s*(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\s*,\s*(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\s*,\s*(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\s*,\s*(0|1|0?\.[0-9]+|1\.0+)\s*\)$`
 	BackgroundColor *string `json:"backgroundColor,omitempty"`
 
 	// hide hides the avatar (default false).
@@ -269,8 +277,15 @@ type Avatar struct {
 // SceneAvatar overrides the avatar's appearance for one scene. The avatar itself (avatarId) is
 // set once for the video.
 // +kubebuilder:validation:XValidation:rule="!(has(self.position) && (has(self.top) || has(self.left)))",message="top and left cannot be combined with position"
+// +kubebuilder:validation:XValidation:rule="!has(self.avatarId)",message="avatarId cannot be changed at scene level: set it once in avatar.avatarId of the request",fieldPath=".avatarId"
 type SceneAvatar struct {
 	AvatarAppearance `json:",inline"`
+
+	// avatarId cannot be changed at scene level; the field exists so that a scene setting it is
+	// refused with a message instead of being dropped.
+	// +optional
+	// +kubebuilder:validation:MaxLength=500
+	AvatarID *string `json:"avatarId,omitempty"`
 
 	// top offset of the avatar as an integer percentage string; exclusive with position.
 	// +optional

@@ -109,9 +109,10 @@ type TemplateSubtitle struct {
 	// +kubebuilder:validation:MaxLength=500
 	StyleName *string `json:"styleName,omitempty"`
 
-	// style is an inline text style.
+	// style is an inline text style. Its cross-field rules are checked by the controller before
+	// it submits (see LayerStyle).
 	// +optional
-	Style *SubtitleStyle `json:"style,omitempty"`
+	Style *LayerStyle `json:"style,omitempty"`
 }
 
 // TemplateLayerGroup is one group of 1 to 500 layer overrides.
@@ -121,7 +122,7 @@ type TemplateLayerGroup []TemplateLayer
 
 // TemplateLayer overrides one layer of a template scene. Its fields carry only plain bounds and
 // no cross-field rules: 500 x 500 layers per scene are more than the API server can afford to
-// check rule by rule, so the service checks the rest.
+// check rule by rule, so the controller checks the rules of its style before it submits.
 type TemplateLayer struct {
 	// layerId is the template layer to override, up to 100 characters.
 	// +optional

@@ -72,16 +72,19 @@ type PremiumVoiceSettings struct {
 	// stability as a percentage string, for example "50".
 	// +optional
 	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[1-9]?[0-9](\.[0-9]+)?)%?$`
 	Stability *string `json:"stability,omitempty"`
 
 	// similarityBoost as a percentage string, for example "75".
 	// +optional
 	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[1-9]?[0-9](\.[0-9]+)?)%?$`
 	SimilarityBoost *string `json:"similarityBoost,omitempty"`
 
 	// style as a percentage string, for example "0".
 	// +optional
 	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:Pattern=`^(100(\.0+)?|[1-9]?[0-9](\.[0-9]+)?)%?$`
 	Style *string `json:"style,omitempty"`
 
 	// useSpeakerBoost boosts the similarity to the original speaker.
@@ -100,6 +103,7 @@ type ExternalVoice struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=3000
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	VoiceURL string `json:"voiceUrl"`
 
 	// syncVoice synchronises the recording with the subtitles automatically.
@@ -129,6 +133,7 @@ type BackgroundMusic struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=3000
 	// +kubebuilder:validation:Format=uri
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#]+([/?#]\S*)?$`
 	MusicURL *string `json:"musicUrl,omitempty"`
 
 	// volume of the music, 0 to 1; the service's default is 0.5.

@@ -323,6 +323,56 @@ spec:
 			Expect(h.jobsNamed("Branded")).To(BeEmpty())
 		})
 
+		It("stalls with InvalidRequest and the field path before paying when a transcript word ends before it starts", func() {
+			vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
+metadata: {name: backwards}
+spec:
+  storyboard:
+    videoName: Backwards
+    scenes:
+      - audioUrl: https://example.com/talk.mp3
+        audioLanguage: en-US
+        transcript:
+          - words:
+              - {word: Hello, start_time: 0, end_time: 0.4}
+              - {word: there, start_time: 0.9, end_time: 0.5}
+`)
+			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+			Eventually(func(g Gomega) {
+				got := getRender(vr)(g)
+				g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonInvalidRequest)).To(BeTrue(), "%+v", got.Status.Conditions)
+				msg := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message
+				g.Expect(msg).To(ContainSubstring("spec.storyboard.scenes[0].transcript[0].words[1].end_time"))
+				g.Expect(msg).To(ContainSubstring("end_time must not be before start_time"))
+				g.Expect(got.Status.Submission).To(BeNil())
+				g.Expect(got.Status.Phase).To(Equal(videov1alpha1.PhaseFailed))
+				g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+			}).Should(Succeed())
+			Consistently(func() []simulator.JobInfo { return h.jobsNamed("Backwards") }, "1s").Should(BeEmpty())
+		})
+
+		It("stalls a VideoStoryboard whose template layer style breaks a SubtitleStyle rule before previewing", func() {
+			sb := fromYAML(&videov1alpha1.VideoStoryboard{}, h.ns, `
+metadata: {name: layered}
+spec:
+  videoName: Layered
+  templateId: tpl-1
+  scenes:
+    - templateOverride:
+        layers:
+          - - layerId: title
+              style: {fontUrl: https://example.com/f.ttf}
+`)
+			Expect(k8sClient.Create(ctx, sb)).To(Succeed())
+			Eventually(func(g Gomega) {
+				got := getStoryboard(sb)(g)
+				g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonInvalidRequest)).To(BeTrue(), "%+v", got.Status.Conditions)
+				msg := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message
+				g.Expect(msg).To(ContainSubstring("spec.scenes[0].templateOverride.layers[0][0].style.fontFamily"))
+			}).Should(Succeed())
+			Expect(h.jobsNamed("Layered")).To(BeEmpty())
+		})
+
 		It("warns that animatePPT is ignored", func() {
 			vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
 metadata: {name: deck}

@@ -286,7 +286,7 @@ func failureReason(f *videov1alpha1.JobFailure) videov1alpha1.ConditionReason {
 		return videov1alpha1.ReasonJobDeadlineExceeded
 	case apiclient.CodeJobNotFound:
 		return videov1alpha1.ReasonJobNotFound
-	case apiclient.CodeInvalidRequestBody:
+	case apiclient.CodeInvalidRequestBody, string(videov1alpha1.ReasonInvalidRequest):
 		return videov1alpha1.ReasonInvalidRequest
 	case string(videov1alpha1.ReasonProjectNotFound):
 		return videov1alpha1.ReasonProjectNotFound

@@ -121,6 +121,21 @@ var _ = Describe("The samples in config/samples", func() {
 		Expect(kinds).To(HaveKey("VideoRender"))
 	})
 
+	It("pass the pre-submit check and the simulator's validation alike", func() {
+		requests := 0
+		for _, f := range sampleFiles() {
+			for _, obj := range decodeSamples(f) {
+				if requestOf(obj) == nil {
+					continue
+				}
+				requests++
+				Expect(operatorPresubmit(obj)).To(BeEmpty(), "sample %s", filepath.Base(f))
+				expectSimulatorAgrees(obj, true)
+			}
+		}
+		Expect(requests).To(BeNumerically(">", 5))
+	})
+
 	Context("with kubectl", func() {
 		var kubectl kubectlRunner
 

@@ -54,6 +54,10 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 	st := l.adapter.jobStatus(obj)
 	gen := obj.GetGeneration()
 
+	// The rules admission cannot afford, checked before the Secret is read or anything is sent.
+	if !l.checkBeforeSubmit(tx, t, retry) {
+		return ctrl.Result{}, nil
+	}
 	api, keyID, ok, err := l.serviceClient(ctx, tx)
 	if !ok {
 		return ctrl.Result{}, err

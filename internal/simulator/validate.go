@@ -17,11 +17,13 @@ limitations under the License.
 package simulator
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"net/url"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -40,7 +42,14 @@ type FieldError struct {
 
 var (
 	videoNameChars = regexp.MustCompile(`^[A-Za-z0-9 _-]+$`)
-	percentRe      = regexp.MustCompile(`^[0-9]{1,3}%?$`)
+	// percentRe is "a percentage string": 0 to 100, decimals allowed, the % sign optional.
+	percentRe = regexp.MustCompile(`^(100(\.0+)?|[1-9]?[0-9](\.[0-9]+)?)%?$`)
+	// intPercentRe is the avatar's "integer percentage 0-100%".
+	intPercentRe = regexp.MustCompile(`^(100|[1-9]?[0-9])%?$`)
+	// The colour formats the document names: RGB, RGBA (functional notation) and hex.
+	rgbRe  = regexp.MustCompile(`^rgb\(\s*` + channel + `\s*,\s*` + channel + `\s*,\s*` + channel + `\s*\)$`)
+	rgbaRe = regexp.MustCompile(`^rgba\(\s*` + channel + `\s*,\s*` + channel + `\s*,\s*` + channel + `\s*,\s*(0|1|0?\.[0-9]+|1\.0+)\s*\)$`)
+	hexRe  = regexp.MustCompile(`^#([0-9A-Fa-f]{3}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})$`)
 
 	aspectRatios    = []string{"1:1", "16:9", "9:16", "4:5"}
 	languages       = []string{"zh", "nl", "en", "fr", "de", "hi", "it", "ja", "ko", "mr", "pt", "ru", "es", "ta"}
@@ -78,6 +87,9 @@ var (
 	// sceneSources are the content sources of a scene, of which exactly one is allowed.
 	sceneSources = []string{"story", "storyCoPilot", "brief", "blogUrl", "pptUrl", "audioUrl", "videoUrl"}
 )
+
+// channel is one colour channel, 0 to 255.
+const channel = `(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])`
 
 // validator collects field errors; its helpers return the value when it is present and valid.
 type validator struct{ errs []FieldError }
@@ -265,10 +277,32 @@ func (v *validator) onlyWith(m map[string]any, path, k, dep, why string) {
 	}
 }
 
+// percent checks "a percentage string", 0 to 100.
 func (v *validator) percent(m map[string]any, path, k string) {
 	if s, ok := v.str(m, path, k, 0); ok && !percentRe.MatchString(s) {
-		v.add(join(path, k), "must be an integer percentage such as 20%%")
+		v.add(join(path, k), "must be a percentage from 0 to 100 such as 20%% or 12.5%%")
 	}
+}
+
+// intPercent checks "an integer percentage 0-100%".
+func (v *validator) intPercent(m map[string]any, path, k string) {
+	if s, ok := v.str(m, path, k, 0); ok && !intPercentRe.MatchString(s) {
+		v.add(join(path, k), "must be an integer percentage from 0 to 100 such as 20%%")
+	}
+}
+
+// colour checks a colour in one of the formats named ("rgb", "rgba", "hex").
+func (v *validator) colour(m map[string]any, path, k string, formats ...string) {
+	s, ok := v.str(m, path, k, 0)
+	if !ok {
+		return
+	}
+	for _, f := range formats {
+		if (f == "rgb" && rgbRe.MatchString(s)) || (f == "rgba" && rgbaRe.MatchString(s)) || (f == "hex" && hexRe.MatchString(s)) {
+			return
+		}
+	}
+	v.add(join(path, k), "must be a colour in the format %s", strings.Join(formats, " or "))
 }
 
 func (v *validator) clips(m map[string]any, path, k string, maxItems int) {
@@ -287,6 +321,19 @@ func (v *validator) clip(c map[string]any, p string) {
 
 // nanF is an open bound for num.
 func nanF() float64 { return math.NaN() }
+
+// ValidateStoryboardRequest checks a StoryboardRequest body as the storyboard endpoints do and
+// returns its field errors (none when the service would accept it). Tests use it to hold the
+// operator's admission and pre-submit checks against this independent reading of the document.
+func ValidateStoryboardRequest(body []byte) ([]FieldError, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var req map[string]any
+	if err := dec.Decode(&req); err != nil {
+		return nil, fmt.Errorf("decoding the request: %w", err)
+	}
+	return validateRequest(req), nil
+}
 
 // validateRequest checks a StoryboardRequest and returns its field errors, in document order.
 func validateRequest(req map[string]any) []FieldError {
@@ -349,9 +396,11 @@ func validateRequest(req map[string]any) []FieldError {
 	}
 	ai := false
 	if as, ok := v.obj(req, "", "aiStoryboard"); ok {
-		ai = v.boolean(as, "aiStoryboard", "enabled")
+		if v.required(as, "aiStoryboard", "enabled") {
+			ai = v.boolean(as, "aiStoryboard", "enabled")
+		}
 	}
-	v.str(req, "", "payloadUrl", 0)
+	v.uri(req, "", "payloadUrl", 0)
 	v.obj(req, "", "projectMetadata")
 
 	templated := has(req, "templateId")
@@ -409,13 +458,24 @@ func (v *validator) destination(d map[string]any, p string) {
 	if !ok {
 		return
 	}
+	// oneOf: the fields of the other variant are not part of this one.
 	if t == "objectstore" {
 		for _, k := range []string{"bucket", "region", "key"} {
 			if v.required(d, p, k) {
 				v.str(d, p, k, 0)
 			}
 		}
+		for _, k := range []string{"folder_uri", "content_rating", "privacy"} {
+			if has(d, k) {
+				v.add(join(p, k), "%s applies only to videohost destinations", k)
+			}
+		}
 		return
+	}
+	for _, k := range []string{"bucket", "region", "key"} {
+		if has(d, k) {
+			v.add(join(p, k), "%s applies only to objectstore destinations", k)
+		}
 	}
 	v.str(d, p, "folder_uri", 0)
 	if cr, ok := v.arr(d, p, "content_rating", 0, 0); ok {
@@ -463,7 +523,7 @@ func (v *validator) voiceOver(vo map[string]any, p string) bool {
 			pp := join(ap, "premiumVoiceSettings")
 			v.enum(ps, pp, "modelId", premiumModels)
 			for _, k := range []string{"stability", "similarityBoost", "style"} {
-				v.str(ps, pp, k, 0)
+				v.percent(ps, pp, k)
 			}
 			v.boolean(ps, pp, "useSpeakerBoost")
 		}
@@ -486,9 +546,11 @@ func (v *validator) backgroundMusic(bm map[string]any, p string, full bool) {
 	if !full {
 		return
 	}
-	v.boolean(bm, p, "autoMusic")
+	// Mutually exclusive: a musicUrl with autoMusic true (autoMusic false asks for no library track).
+	if v.boolean(bm, p, "autoMusic") && has(bm, "musicUrl") {
+		v.add(join(p, "musicUrl"), "autoMusic and musicUrl are mutually exclusive")
+	}
 	v.uri(bm, p, "musicUrl", 0)
-	v.exclusive(bm, p, "autoMusic", "musicUrl")
 	v.num(bm, p, "volume", 0, 1, false)
 	v.clips(bm, p, "clips", 10)
 }
@@ -507,11 +569,11 @@ func (v *validator) avatar(av map[string]any, voiceEnabled bool) {
 // avatarLook holds the fields shared by the avatar and its scene-level override.
 func (v *validator) avatarLook(av map[string]any, p string) {
 	v.enum(av, p, "position", positions)
-	v.percent(av, p, "width")
+	v.intPercent(av, p, "width")
 	v.enum(av, p, "borderRadius", borderRadii)
-	v.str(av, p, "borderColor", 0)
+	v.colour(av, p, "borderColor", "rgba")
 	v.num(av, p, "borderThickness", 0, nanF(), false)
-	v.str(av, p, "backgroundColor", 0)
+	v.colour(av, p, "backgroundColor", "rgba")
 	v.boolean(av, p, "hide")
 }
 
@@ -522,7 +584,8 @@ func (v *validator) subtitleStyle(st map[string]any, p string) {
 	}
 	v.str(st, p, "fontFamily", 0)
 	v.num(st, p, "fontSize", 1, nanF(), true)
-	for _, k := range []string{"color", "backgroundColor", "shadowColor", "shadowWidth", "keywordColor", "paragraphWidth"} {
+	v.colour(st, p, "color", "rgba")
+	for _, k := range []string{"backgroundColor", "shadowColor", "shadowWidth", "keywordColor", "paragraphWidth"} {
 		v.str(st, p, k, 0)
 	}
 	v.enum(st, p, "position", positions)
@@ -570,7 +633,9 @@ func (v *validator) scene(sc map[string]any, p string, templated, smartLayout bo
 	switch {
 	case len(sources) > 1:
 		v.add(p, "a scene takes exactly one content source, got %s", strings.Join(sources, ", "))
-	case len(sources) == 0 && !templated:
+	case len(sources) == 0 && !has(sc, "templateOverride"):
+		// Only a scene that overrides a template scene (templateOverride, itself only valid with
+		// templateId) may have none, for example one that deletes a template scene.
 		v.add(p, "a scene needs one content source: story, brief, blogUrl, pptUrl, audioUrl or videoUrl")
 	}
 	v.str(sc, p, "story", 15000)
@@ -637,8 +702,8 @@ func (v *validator) scene(sc map[string]any, p string, templated, smartLayout bo
 		if has(av, "position") && (has(av, "top") || has(av, "left")) {
 			v.add(join(ap, "position"), "top and left cannot be combined with position")
 		}
-		v.percent(av, ap, "top")
-		v.percent(av, ap, "left")
+		v.intPercent(av, ap, "top")
+		v.intPercent(av, ap, "left")
 		v.avatarLook(av, ap)
 	}
 	if bg, ok := v.obj(sc, p, "background"); ok {
@@ -691,6 +756,7 @@ func (v *validator) brief(b map[string]any, p string) {
 	}
 	v.enum(b, p, "videoType", videoGoals)
 	v.enum(b, p, "videoGoal", videoGoals)
+	v.exclusive(b, p, "videoGoal", "videoType")
 	v.num(b, p, "duration", 1, 600, true)
 	v.enum(b, p, "platform", platforms)
 	v.enum(b, p, "tone", tones)
@@ -730,11 +796,11 @@ func (v *validator) background(bg map[string]any, p string) {
 			n++
 		}
 	}
-	if n > 1 {
-		v.add(p, "a background takes exactly one of visualUrl, color or aiVisual")
+	if n > 1 || (n == 0 && !has(bg, "searchFilter")) {
+		v.add(p, "a background takes exactly one of visualUrl, color or aiVisual (or only a searchFilter to pick stock media)")
 	}
 	v.uri(bg, p, "visualUrl", 0)
-	v.str(bg, p, "color", 0)
+	v.colour(bg, p, "color", "rgba", "hex")
 	typ, _ := v.enum(bg, p, "type", visualTypes)
 	if ai, ok := v.obj(bg, p, "aiVisual"); ok {
 		v.required(bg, p, "type")
@@ -752,8 +818,11 @@ func (v *validator) background(bg map[string]any, p string) {
 		for _, k := range []string{"mute", "loop", "zoomAndPan", "kenBurnsEffect"} {
 			v.boolean(st, sp, k)
 		}
-		v.exclusive(st, sp, "zoomAndPan", "kenBurnsEffect")
-		if has(st, "kenBurnsEffect") && typ == "video" {
+		// Booleans: the exclusion and "images only" concern the effects turned on, not a false.
+		if v.boolean(st, sp, "zoomAndPan") && v.boolean(st, sp, "kenBurnsEffect") {
+			v.add(join(sp, "kenBurnsEffect"), "zoomAndPan and kenBurnsEffect are mutually exclusive")
+		}
+		if v.boolean(st, sp, "kenBurnsEffect") && typ == "video" {
 			v.add(join(sp, "kenBurnsEffect"), "kenBurnsEffect applies to images only")
 		}
 	}
@@ -761,7 +830,7 @@ func (v *validator) background(bg map[string]any, p string) {
 
 func (v *validator) colorOverlay(co map[string]any, p string) {
 	if v.required(co, p, "color") {
-		v.str(co, p, "color", 0)
+		v.colour(co, p, "color", "rgb", "rgba", "hex")
 	}
 	v.num(co, p, "opacity", 0, 1, false)
 }
@@ -848,9 +917,23 @@ func (v *validator) element(e map[string]any, p string) {
 		v.add(join(p, "position"), "position and top/left are mutually exclusive")
 	}
 	v.enum(e, p, "position", elementPos)
-	v.str(e, p, "top", 0)
-	v.str(e, p, "left", 0)
-	v.str(e, p, "width", 0)
+	// "Applies to": a field of another element type is not part of this one.
+	appliesTo := map[string][]string{
+		"name": {"shape"}, "fill": {"shape"}, "stroke": {"shape"}, "strokeWidth": {"shape"}, "borderRadius": {"shape"},
+		"text": {"text"}, "textVariant": {"text"}, "style": {"text"},
+		"visualUrl": {"video", "image"}, "searchFilter": {"video", "image"}, "aiVisual": {"video", "image"}, "colorOverlay": {"video", "image"},
+		"settings": {"video"},
+	}
+	if typ != "" {
+		for _, k := range sortedKeys(appliesTo) {
+			if has(e, k) && !contains(appliesTo[k], typ) {
+				v.add(join(p, k), "%s applies only to %s elements", k, strings.Join(appliesTo[k], " and "))
+			}
+		}
+	}
+	v.percent(e, p, "top")
+	v.percent(e, p, "left")
+	v.percent(e, p, "width")
 	switch typ {
 	case "shape":
 		if v.required(e, p, "name") {
@@ -907,6 +990,10 @@ func (v *validator) templateOverride(to map[string]any, p string) {
 				v.add(join(sp, "text"), "must be 1 to 40000 characters")
 			}
 		}
+		v.num(s, sp, "minimumDuration", 0, nanF(), false)
+		if st, ok := v.obj(s, sp, "style"); ok {
+			v.subtitleStyle(st, join(sp, "style"))
+		}
 	})
 	layers, _ := v.arr(to, p, "layers", 0, 500)
 	for i, x := range layers {
@@ -923,8 +1010,23 @@ func (v *validator) templateOverride(to map[string]any, p string) {
 			v.enum(l, ip, "type", []string{"text", "image", "video"})
 			v.str(l, ip, "text", 40000)
 			v.str(l, ip, "url", 3000)
+			if s, ok := v.str(l, ip, "visualLibraryId", 0); ok && s == "" {
+				v.add(join(ip, "visualLibraryId"), "must not be empty")
+			}
+			if st, ok := v.obj(l, ip, "style"); ok {
+				v.subtitleStyle(st, join(ip, "style"))
+			}
 		}
 	}
+}
+
+func sortedKeys(m map[string][]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func contains(list []string, s string) bool {

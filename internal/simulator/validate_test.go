@@ -113,6 +113,16 @@ func TestValidateRequestRejections(t *testing.T) {
 		{"AI storyboard with 4:5", `{"videoName":"v","aspectRatio":"4:5","aiStoryboard":{"enabled":true},"scenes":[` + okScene + `]}`, "aspectRatio"},
 		{"AI storyboard with pptUrl", `{"videoName":"v","aiStoryboard":{"enabled":true},"scenes":[{"pptUrl":"https://x/d.pptx"}]}`, "scenes[0].pptUrl"},
 		{"AI storyboard brief with two scenes", `{"videoName":"v","aiStoryboard":{"enabled":true},"scenes":[{"brief":{"prompt":"p"}},` + okScene + `]}`, "scenes"},
+		// Value formats and the readings shared with the CRD.
+		{"avatar width over 100%", `{"videoName":"v","voiceOver":{"enabled":true},"avatar":{"avatarId":"a","width":"999%"},"scenes":[` + okScene + `]}`, "avatar.width"},
+		{"logo width not a percentage", `{"videoName":"v","logo":{"url":"https://x/l.png","width":"wide"},"scenes":[` + okScene + `]}`, "logo.width"},
+		{"element top not a percentage", `{"videoName":"v","scenes":[{"story":"a","elements":[{"type":"text","text":"t","top":"north"}]}]}`, "scenes[0].elements[0].top"},
+		{"stability not a percentage", `{"videoName":"v","voiceOver":{"enabled":true,"aiVoices":[{"speaker":"Amy","premiumVoiceSettings":{"stability":"steady"}}]},"scenes":[` + okScene + `]}`, "voiceOver.aiVoices[0].premiumVoiceSettings.stability"},
+		{"background colour name", `{"videoName":"v","scenes":[{"story":"a","background":{"color":"blue"}}]}`, "scenes[0].background.color"},
+		{"webhook a relative path", `{"videoName":"v","webhook":"/hook","scenes":[` + okScene + `]}`, "webhook"},
+		{"sourceless scene without templateOverride", `{"videoName":"v","templateId":"t","scenes":[{"hideSubtitles":true}]}`, "scenes[0]"},
+		{"scene avatarId", `{"videoName":"v","scenes":[{"story":"a","avatar":{"avatarId":"b"}}]}`, "scenes[0].avatar.avatarId"},
+		{"template layer style fontUrl without fontFamily", `{"videoName":"v","templateId":"t","scenes":[{"templateOverride":{"layers":[[{"style":{"fontUrl":"https://x/f.ttf"}}]]}}]}`, "scenes[0].templateOverride.layers[0][0].style.fontFamily"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,6 +159,10 @@ func TestValidateRequestAccepts(t *testing.T) {
 			]}`,
 		"ai script mode": `{"videoName":"v","aiStoryboard":{"enabled":true},"scenes":[{"story":"One. Two."},{"blogUrl":"https://x/b"}]}`,
 		"ai brief mode":  `{"videoName":"v","aiStoryboard":{"enabled":true},"scenes":[{"storyCoPilot":{"prompt":"p","videoType":"Product"}}]}`,
+		"classic storyboard mixing a storyCoPilot scene with stories": `{"videoName":"v","scenes":[` + okScene + `,{"storyCoPilot":{"prompt":"p"}},` + okScene + `]}`,
+		"autoMusic false with musicUrl":                               `{"videoName":"v","backgroundMusic":{"enabled":true,"autoMusic":false,"musicUrl":"https://x/m.mp3"},"scenes":[` + okScene + `]}`,
+		"kenBurnsEffect false on a video with zoomAndPan":             `{"videoName":"v","scenes":[{"story":"a","background":{"visualUrl":"https://x/v.mp4","type":"video","settings":{"zoomAndPan":true,"kenBurnsEffect":false}}}]}`,
+		"colours and percentages":                                     `{"videoName":"v","subtitleStyle":{"color":"rgba(255, 255, 255, 0.5)"},"scenes":[{"story":"a","background":{"color":"rgba(1,2,3,1)","colorOverlay":{"color":"rgb(0, 0, 0)"}},"elements":[{"type":"text","text":"t","top":"12.5%","left":"0","width":"100%"}]}]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			if errs := validateRequest(decode(t, body)); len(errs) > 0 {

@@ -1,0 +1,105 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/simulator"
+)
+
+// etcdObjectLimit is the size etcd refuses a write beyond (its default --max-request-bytes,
+// 1.5 MiB): the only bound on a storyboard the interface document does not set.
+const etcdObjectLimit = 1536 * 1024
+
+// largeRender is a VideoRender whose inline storyboard is a recorded talk with a word-level
+// transcript of sentences sentences of ten words each, after 59 story scenes: about 1.4 MB of
+// JSON for 2,400 sentences.
+func largeRender(ns, name string, sentences int) *unstructured.Unstructured {
+	scenes := make([]any, 0, 60)
+	for i := range 59 {
+		scenes = append(scenes, map[string]any{"story": fmt.Sprintf("Chapter %d of the talk, introduced in one sentence.", i+1)})
+	}
+	transcript := make([]any, 0, sentences)
+	t := 0.0
+	for i := range sentences {
+		words := make([]any, 0, 10)
+		for j := range 10 {
+			start := math.Round(t*100) / 100
+			words = append(words, map[string]any{"word": fmt.Sprintf("word%d", (i*10+j)%1000), "start_time": start, "end_time": math.Round((t+0.25)*100) / 100})
+			t += 0.35
+		}
+		transcript = append(transcript, map[string]any{"speakerId": int64(i % 3), "words": words})
+	}
+	scenes = append(scenes, map[string]any{
+		"audioUrl": "https://example.com/talks/keynote.mp3", "audioLanguage": "en-US", "transcript": transcript,
+	})
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": videov1alpha1.GroupVersion.String(),
+		"kind":       "VideoRender",
+		"metadata":   map[string]any{"name": name, "namespace": ns},
+		"spec": map[string]any{"storyboard": map[string]any{
+			"videoName": "Keynote with transcript",
+			"scenes":    scenes,
+		}},
+	}}
+	return u
+}
+
+var _ = Describe("A storyboard near etcd's object size limit", func() {
+	It("is applied server-side, submitted once, and its status writes still fit", func() {
+		// A 2.3-hour talk renders in about a second here.
+		h := newHarness(simulator.Options{TimeScale: 0.0001})
+		h.createSecret(testAPIKey)
+		h.startManager()
+
+		obj := largeRender(h.ns, "keynote", 2400)
+		raw, err := json.Marshal(obj.Object)
+		Expect(err).NotTo(HaveOccurred())
+		GinkgoWriter.Printf("object of %d bytes\n", len(raw))
+		Expect(len(raw)).To(BeNumerically(">", 1300*1000), "the object should be near the limit")
+		Expect(len(raw)).To(BeNumerically("<", etcdObjectLimit-32*1024), "room for metadata and status")
+
+		// Client-side kubectl apply would copy the object into an annotation (at most 256 KiB):
+		// large objects are applied server-side.
+		Expect(k8sClient.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
+			client.FieldOwner("large-object-test"), client.ForceOwnership)).To(Succeed())
+
+		render := &videov1alpha1.VideoRender{}
+		render.Namespace, render.Name = h.ns, "keynote"
+		Eventually(func(g Gomega) {
+			got := getRender(render)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "Ready: %+v", got.Status.Conditions)
+			g.Expect(got.Status.Outputs).NotTo(BeNil())
+			g.Expect(got.Status.Outputs.VideoURL).NotTo(BeEmpty())
+			g.Expect(got.Spec.Storyboard.Scenes).To(HaveLen(60))
+			g.Expect(got.Spec.Storyboard.Scenes[59].Transcript).To(HaveLen(2400))
+		}, "60s").Should(Succeed())
+
+		jobs := h.jobsNamed("Keynote with transcript")
+		Expect(jobs).To(HaveLen(1), "submitted exactly once")
+		Expect(len(jobs[0].Request)).To(BeNumerically(">", 1200*1000), "the whole transcript was sent")
+	})
+})
