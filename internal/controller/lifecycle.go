@@ -110,6 +110,8 @@ type lifecycle[T client.Object] struct {
 	circuits *circuits
 	budgets  *callBudgets
 	backoff  *backoffTracker
+	// guard reserves room in the namespace's VideoBudget before a paid submission.
+	guard *spendGuard
 
 	// callbacks is nil unless the manager has a public callback URL; wake then receives the
 	// objects callbacks are about.
@@ -129,6 +131,7 @@ func newLifecycle[T client.Object](c client.Client, adapter kindAdapter[T], opts
 		circuits: shared.circuits,
 		budgets:  shared.budgets,
 		backoff:  newBackoffTracker(opts.BackoffBase, opts.BackoffMax),
+		guard:    shared.guard,
 
 		callbacks:    shared.callbacks,
 		callbackPoll: shared.callbackPoll,

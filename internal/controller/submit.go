@@ -72,6 +72,9 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if res, wait, err := l.reserveBudget(ctx, tx, attempt); wait {
+		return res, err
+	}
 	if wait := l.budgets.urgent(keyID, l.budgetKey(objectKey(obj))); wait > 0 {
 		return l.budgetWait(tx, wait), nil
 	}
@@ -130,12 +133,14 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 				"jobID", created.JobID, "attempt", attempt)
 			return ctrl.Result{RequeueAfter: l.backoff.short()}, nil
 		}
+		l.settleBudget(sctx, obj, attempt)
 		return ctrl.Result{RequeueAfter: l.pollDelay(keyID, obj)}, nil
 	case l.refused(err):
 		l.opts.Metrics.submitted(l.adapter.kind(), "refused")
 		l.auditSubmission(obj, gen, attempt, "refused", "", err)
 		// Should the write of the refusal fail, the record found later is cleared, not stalled on.
 		l.memo.settleNoJob(attempt)
+		l.releaseBudget(sctx, obj, attempt)
 		return l.refusal(ctx, tx, t, err)
 	default:
 		l.opts.Metrics.submitted(l.adapter.kind(), "unknown")
@@ -487,6 +492,9 @@ func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, tx *statusTxn[T], 
 	st.CallsBack = true
 	st.Callback = nil
 	if ended := l.recordJob(ctx, tx, job); ended {
+		if err := l.chargeCompletion(ctx, tx, job); err != nil {
+			return true, ctrl.Result{}, err, true
+		}
 		return false, ctrl.Result{}, nil, true
 	}
 	return true, ctrl.Result{RequeueAfter: l.pollDelay(keyID, obj)}, nil, true
