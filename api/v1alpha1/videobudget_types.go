@@ -239,7 +239,7 @@ type VideoBudgetStatus struct {
 // namespace is not limited.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=vb,categories=videos
+// +kubebuilder:resource:shortName=vb
 // +kubebuilder:validation:XValidation:rule="self.metadata.name == 'default'",message="a namespace has one VideoBudget and it must be named default"
 // +kubebuilder:printcolumn:name="Period",type=string,JSONPath=`.spec.period`
 // +kubebuilder:printcolumn:name="Renders",type=integer,JSONPath=`.status.used.renders`

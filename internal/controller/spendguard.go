@@ -88,37 +88,37 @@ var errBudgetBusy = errors.New("the VideoBudget kept changing during the write; 
 
 // mutateBudget applies change to the namespace's budget and writes its status with an
 // optimistic lock, reading it again and re-deciding after each conflict. change returns false
-// when there is nothing to write. found is false when the namespace has no VideoBudget.
-func (g *spendGuard) mutateBudget(ctx context.Context, ns string, change func(b *videov1alpha1.VideoBudget) bool) (found bool, err error) {
+// when there is nothing to write; it is not called when the namespace has no VideoBudget.
+func (g *spendGuard) mutateBudget(ctx context.Context, ns string, change func(b *videov1alpha1.VideoBudget) bool) error {
 	var reader client.Reader = g.client
 	for range budgetWriteTries {
 		b := &videov1alpha1.VideoBudget{}
 		if err := reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: videov1alpha1.VideoBudgetName}, b); err != nil {
 			if apierrors.IsNotFound(err) {
-				return false, nil
+				return nil
 			}
-			return true, fmt.Errorf("reading VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, err)
+			return fmt.Errorf("reading VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, err)
 		}
 		base := b.DeepCopy()
 		rollPeriod(b, g.clock.Now())
 		if !change(b) {
-			return true, nil
+			return nil
 		}
 		recountReserved(b)
 		err := g.client.Status().Patch(ctx, b, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 		switch {
 		case err == nil:
-			return true, nil
+			return nil
 		case apierrors.IsConflict(err):
 			reader = g.reader
 			continue
 		case apierrors.IsNotFound(err):
-			return false, nil
+			return nil
 		default:
-			return true, fmt.Errorf("writing VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, err)
+			return fmt.Errorf("writing VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, err)
 		}
 	}
-	return true, errBudgetBusy
+	return errBudgetBusy
 }
 
 // budgetDecision is the outcome of a reservation: room was reserved (or there is no budget), or
@@ -135,7 +135,7 @@ type budgetDecision struct {
 // retried attempt never takes room twice.
 func (g *spendGuard) reserve(ctx context.Context, kind string, obj client.Object, attempt string) (budgetDecision, error) {
 	var d budgetDecision
-	_, err := g.mutateBudget(ctx, obj.GetNamespace(), func(b *videov1alpha1.VideoBudget) bool {
+	err := g.mutateBudget(ctx, obj.GetNamespace(), func(b *videov1alpha1.VideoBudget) bool {
 		d = budgetDecision{}
 		kept := b.Status.Reservations[:0:0]
 		for _, r := range b.Status.Reservations {
@@ -171,7 +171,7 @@ func (g *spendGuard) reserve(ctx context.Context, kind string, obj client.Object
 // settle turns the reservation of attempt into usage: the attempt's job id is recorded. It is a
 // no-op when the reservation is gone (the budget controller settled it already).
 func (g *spendGuard) settle(ctx context.Context, ns string, uid types.UID, attempt string) error {
-	_, err := g.mutateBudget(ctx, ns, func(b *videov1alpha1.VideoBudget) bool {
+	err := g.mutateBudget(ctx, ns, func(b *videov1alpha1.VideoBudget) bool {
 		return takeReservation(b, string(uid), attempt, true)
 	})
 	return err
@@ -179,7 +179,7 @@ func (g *spendGuard) settle(ctx context.Context, ns string, uid types.UID, attem
 
 // release gives back the reservation of an attempt that certainly created no job.
 func (g *spendGuard) release(ctx context.Context, ns string, uid types.UID, attempt string) error {
-	_, err := g.mutateBudget(ctx, ns, func(b *videov1alpha1.VideoBudget) bool {
+	err := g.mutateBudget(ctx, ns, func(b *videov1alpha1.VideoBudget) bool {
 		return takeReservation(b, string(uid), attempt, false)
 	})
 	return err
@@ -210,7 +210,7 @@ func (g *spendGuard) charge(ctx context.Context, ns, jobID string, secs int64, c
 	if secs <= 0 && (credits == nil || credits.IsZero()) {
 		return nil
 	}
-	_, err := g.mutateBudget(ctx, ns, func(b *videov1alpha1.VideoBudget) bool {
+	err := g.mutateBudget(ctx, ns, func(b *videov1alpha1.VideoBudget) bool {
 		for _, id := range b.Status.ChargedJobs {
 			if id == jobID {
 				return false

@@ -133,7 +133,7 @@ func (r *VideoBudgetReconciler) settleInterrupted(ctx context.Context, b *videov
 		switch {
 		case st.Submission != nil && st.Submission.AttemptID == res.AttemptID:
 			kept = append(kept, res)
-		case st.JobID != "" && st.SubmittedAt != nil && !st.SubmittedAt.Time.Before(res.ReservedAt.Time.Truncate(time.Second)):
+		case st.JobID != "" && st.SubmittedAt != nil && !st.SubmittedAt.Time.Before(res.ReservedAt.Truncate(time.Second)):
 			log.V(1).Info("Settling the reservation of a recorded job", "kind", res.Kind, "name", res.Name, "jobID", st.JobID)
 			charge()
 		default:
