@@ -17,6 +17,7 @@ limitations under the License.
 package controller
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sync/atomic"
@@ -25,10 +26,13 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/simulator"
@@ -265,6 +269,31 @@ var _ = Describe("The spend guard of a namespace's VideoBudget", func() {
 		again := h.createRenders("again", 2)
 		settledRenders(again, 1, 1)
 		Expect(h.sim.Submissions(testAPIKey)).To(Equal(3))
+	})
+
+	It("charges a completion once when the render's own completion write fails after the charge", func() {
+		h = newHarness(simulator.Options{})
+		h.createSecret(testAPIKey)
+		h.createBudget(videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](10_000)})
+		var refused atomic.Int32
+		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if vr, ok := obj.(*videov1alpha1.VideoRender); ok && vr.Status.CompletedAt != nil && refused.CompareAndSwap(0, 1) {
+				// The charge has landed; the completion does not, as if the manager crashed here.
+				return apierrors.NewConflict(schema.GroupResource{Group: videov1alpha1.GroupVersion.Group, Resource: "videorenders"},
+					obj.GetName(), fmt.Errorf("injected conflict"))
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		}}
+		h.startManager()
+		vr := h.createRenders("once", 1)[0]
+		eventuallyReady(vr)
+		Expect(refused.Load()).To(Equal(int32(1)), "the completion write was refused once")
+		secs := int64(math.Ceil(getRender(vr)(Default).Status.VideoDuration.Seconds()))
+		Consistently(func(g Gomega) {
+			b := h.budget(g)
+			g.Expect(b.Status.Used.RenderSeconds).To(Equal(secs))
+			g.Expect(b.Status.ChargedJobs).To(HaveLen(1))
+		}, "1s", "100ms").Should(Succeed())
 	})
 
 	It("keeps reservations and usage correct across a manager restart", func() {
