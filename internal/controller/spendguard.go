@@ -414,12 +414,14 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statusTxn[T], atte
 	}
 	setOutcome(st, obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonBudgetExhausted, msg)
 	// The watch on VideoBudgets wakes the object when the budget is raised or its period rolls
-	// over; the requeue at the reset covers a missed event.
-	after := time.Hour
+	// over. The requeue covers a budget change that raced this object's own wait write (the index
+	// of waiting objects did not list it yet): a look from the cache, which writes nothing while
+	// the budget is unchanged.
+	after := budgetRecheck(l.opts.PollMax)
 	if !d.resetAt.IsZero() {
-		after = min(after, max(d.resetAt.Sub(l.opts.Clock.Now()), time.Second))
+		after = min(after, max(d.resetAt.Sub(l.opts.Clock.Now()), l.backoff.unit()))
 	}
-	return ctrl.Result{RequeueAfter: after}, true, nil
+	return ctrl.Result{RequeueAfter: l.backoff.pollDelay(after, after+after/4)}, true, nil
 }
 
 // settleBudget turns the reservation of an attempt whose job id was written into usage. A
