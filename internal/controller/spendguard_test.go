@@ -296,6 +296,44 @@ var _ = Describe("The spend guard of a namespace's VideoBudget", func() {
 		}, "1s", "100ms").Should(Succeed())
 	})
 
+	It("holds the room of reservations a crashed process left, then releases or charges them against their objects", func() {
+		h = newHarness(simulator.Options{})
+		h.createSecret(testAPIKey)
+		clk := &shiftClock{}
+		h.clock = clk
+		h.createBudget(videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](2)})
+		// A render that never reaches its submission (its storyboard does not exist) and one that
+		// was deleted: a process crashed after reserving for each, before their in-flight write.
+		stuck := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
+metadata: {name: stuck}
+spec: {storyboardRef: {name: missing}}
+`)
+		Expect(k8sClient.Create(ctx, stuck)).To(Succeed())
+		Eventually(func(g Gomega) {
+			b := h.budget(g)
+			b.Status.Reservations = []videov1alpha1.BudgetReservation{
+				{Kind: kindRender, Name: stuck.Name, UID: string(stuck.UID), AttemptID: "crashed-1", ReservedAt: metav1.NewTime(clk.Now())},
+				{Kind: kindRender, Name: "gone", UID: "0b7c0d2e-gone", AttemptID: "crashed-2", ReservedAt: metav1.NewTime(clk.Now())},
+			}
+			g.Expect(k8sClient.Status().Update(ctx, b)).To(Succeed())
+		}).Should(Succeed())
+		h.startManager()
+
+		later := h.createRenders("later", 1)
+		settledRenders(later, 0, 1)
+		Consistently(func() int { return h.sim.Submissions(testAPIKey) }, "1s", "100ms").Should(BeZero())
+
+		// Past the submission budget the reservations are checked against their objects.
+		clk.advance(time.Minute)
+		settledRenders(later, 1, 0)
+		Eventually(func(g Gomega) {
+			b := h.budget(g)
+			g.Expect(b.Status.Reservations).To(BeEmpty())
+			g.Expect(b.Status.Used.Renders).To(Equal(int64(2)), "the deleted object's reservation counts, the stuck one's is released")
+		}).Should(Succeed())
+		Expect(h.sim.Submissions(testAPIKey)).To(Equal(1))
+	})
+
 	It("keeps reservations and usage correct across a manager restart", func() {
 		h = newHarness(simulator.Options{TimeScale: 0.02}) // renders of a few seconds
 		h.createSecret(testAPIKey)
