@@ -40,6 +40,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -92,6 +93,8 @@ type harness struct {
 	// budget; the default is wide enough not to slow a spec down.
 	serviceRate  float64
 	serviceBurst int
+	// clock, when set before startManager, is the manager's clock (a shiftClock moves it).
+	clock clock.Clock
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -215,6 +218,7 @@ func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, ser
 		ServiceBurst:  cmp.Or(h.serviceBurst, 100),
 		Metrics:       metrics,
 		Callback:      callback,
+		Clock:         h.clock,
 
 		InternalErrorIsRefusal: h.internalErrorIsRefusal,
 		JobDeadline:            h.jobDeadline,

@@ -114,6 +114,8 @@ type lifecycle[T client.Object] struct {
 	// stale are the objects whose last write was refused as a conflict: read from the API server
 	// next time, not the cache.
 	stale staleSet
+	// guard reserves room in the namespace's VideoBudget before a paid submission.
+	guard *spendGuard
 
 	// callbacks is nil unless the manager has a public callback URL; wake then receives the
 	// objects callbacks are about.
@@ -133,6 +135,7 @@ func newLifecycle[T client.Object](c client.Client, adapter kindAdapter[T], opts
 		circuits: shared.circuits,
 		budgets:  shared.budgets,
 		backoff:  newBackoffTracker(opts.BackoffBase, opts.BackoffMax),
+		guard:    shared.guard,
 
 		callbacks:    shared.callbacks,
 		callbackPoll: shared.callbackPoll,

@@ -44,6 +44,9 @@ type Metrics struct {
 	// API server (the write) and the manager (from the service's answer to issuing the write).
 	statusWrite   prometheus.Histogram
 	answerToWrite prometheus.Histogram
+	// budgetUsed and budgetRemaining are the VideoBudget of each namespace (see budgetmetrics.go).
+	budgetUsed      *prometheus.GaugeVec
+	budgetRemaining *prometheus.GaugeVec
 
 	mu     sync.Mutex
 	phases map[string]map[types.NamespacedName]videov1alpha1.Phase
@@ -96,10 +99,18 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 				"to the operator issuing the status write that records it.",
 			Buckets: []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5},
 		}),
+		budgetUsed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "video_operator_budget_used",
+			Help: "What the current period of a namespace's VideoBudget used, by limit (maxRenders and maxPreviews include submissions in flight).",
+		}, []string{"namespace", "limit"}),
+		budgetRemaining: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "video_operator_budget_remaining",
+			Help: "What is left in the current period of a namespace's VideoBudget, by limit; only limits that are set.",
+		}, []string{"namespace", "limit"}),
 		phases: map[string]map[types.NamespacedName]videov1alpha1.Phase{},
 	}
 	for _, c := range []prometheus.Collector{m.jobs, m.submissions, m.endings, m.requests, m.latency, m.credits,
-		m.callbacks, m.statusWrite, m.answerToWrite} {
+		m.callbacks, m.statusWrite, m.answerToWrite, m.budgetUsed, m.budgetRemaining} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering metrics: %w", err)
 		}

@@ -76,6 +76,10 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statusTxn[T]) (stop bool, r
 	}
 	l.backoff.reset(objectKey(obj))
 	if ended := l.recordJob(ctx, tx, job); ended {
+		// Seconds and credits reach the budget before the completion is written.
+		if err := l.chargeCompletion(ctx, tx, job); err != nil {
+			return true, ctrl.Result{}, err
+		}
 		return false, ctrl.Result{}, nil
 	}
 	if l.pastDeadline(st) {

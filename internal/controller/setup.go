@@ -41,6 +41,9 @@ import (
 type Reconcilers struct {
 	Storyboard *VideoStoryboardReconciler
 	Render     *VideoRenderReconciler
+	// Budget keeps the namespaces' VideoBudgets current (period, interrupted reservations,
+	// conditions, metrics).
+	Budget *VideoBudgetReconciler
 
 	callback *CallbackHandler
 }
@@ -60,6 +63,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 		memo:     newAttemptMemo(opts.Clock),
 		circuits: newCircuits(opts.Clock, opts.BackoffBase, opts.BackoffMax, opts.CallTimeout/5, opts.ServiceRate),
 		budgets:  newCallBudgets(opts.Clock, opts.ServiceRate, opts.ServiceBurst, budgetIdle),
+		guard:    &spendGuard{client: c, reader: opts.APIReader, clock: opts.Clock},
 	}
 	if cb := opts.Callback; cb != nil {
 		shared.callbacks = &callbacks{baseURL: cb.PublicURL, key: cb.Key}
@@ -68,6 +72,8 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 	r := &Reconcilers{
 		Storyboard: &VideoStoryboardReconciler{newLifecycle(c, storyboardAdapter{}, opts, shared)},
 		Render:     &VideoRenderReconciler{newLifecycle(c, renderAdapter{client: c}, opts, shared)},
+		Budget: &VideoBudgetReconciler{client: c, reader: opts.APIReader, opts: opts, metrics: opts.Metrics,
+			grace: SubmitBudget(opts.CallTimeout), recheck: budgetRecheck(opts.PollMax)},
 	}
 	if cb := opts.Callback; cb != nil {
 		r.Storyboard.wake = make(chan event.GenericEvent, callbackQueue)
@@ -100,6 +106,8 @@ type sharedState struct {
 	circuits *circuits
 	// budgets pace the calls of each key.
 	budgets *callBudgets
+	// guard is the spend guard of the namespaces' VideoBudgets.
+	guard *spendGuard
 
 	callbacks    *callbacks
 	callbackPoll time.Duration
@@ -134,6 +142,9 @@ func (r *Reconcilers) SetupWithManager(ctx context.Context, mgr ctrl.Manager, co
 	}); err != nil {
 		return fmt.Errorf("indexing VideoRenders by VideoStoryboard: %w", err)
 	}
+	if err := indexWaitingForBudget(ctx, mgr); err != nil {
+		return err
+	}
 	if r.callback != nil {
 		if err := indexCallbackFields(ctx, mgr); err != nil {
 			return err
@@ -144,6 +155,9 @@ func (r *Reconcilers) SetupWithManager(ctx context.Context, mgr ctrl.Manager, co
 	}
 	if err := r.Render.SetupWithManager(mgr, concurrency); err != nil {
 		return fmt.Errorf("setting up the VideoRender controller: %w", err)
+	}
+	if err := r.Budget.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the VideoBudget controller: %w", err)
 	}
 	return nil
 }

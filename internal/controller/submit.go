@@ -92,6 +92,11 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 	}
 	// Ends a trial whose call is not made; a no-op once its outcome was recorded.
 	defer l.circuits.abandon(keyID, attempt)
+	// The namespace's spend guard reserves last, right before the in-flight write, so that a
+	// submission waiting for the service or the call budget writes nothing to the VideoBudget.
+	if res, wait, err := l.reserveBudget(ctx, tx, attempt); wait {
+		return res, err
+	}
 	st.Submission = &videov1alpha1.Submission{Generation: gen, AttemptID: attempt, StartedAt: metav1.NewTime(l.opts.Clock.Now()),
 		Retry: retry, StoryboardGeneration: t.sourceGeneration, StoryboardUID: string(t.sourceUID)}
 	st.Phase = videov1alpha1.PhaseSubmitting
@@ -141,12 +146,14 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 				"jobID", created.JobID, "attempt", attempt)
 			return ctrl.Result{RequeueAfter: l.backoff.short()}, nil
 		}
+		l.settleBudget(sctx, obj, attempt)
 		return ctrl.Result{RequeueAfter: l.pollDelay(keyID, obj)}, nil
 	case l.refused(err):
 		l.opts.Metrics.submitted(l.adapter.kind(), "refused")
 		l.auditSubmission(obj, gen, attempt, "refused", "", err)
 		// Should the write of the refusal fail, the record found later is cleared, not stalled on.
 		l.memo.settleNoJob(attempt)
+		l.releaseBudget(sctx, obj, attempt)
 		return l.refusal(ctx, tx, t, err)
 	default:
 		l.opts.Metrics.submitted(l.adapter.kind(), "unknown")
@@ -500,6 +507,9 @@ func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, tx *statusTxn[T], 
 	l.recordSubmitted(tx, jobID, true)
 	st.Callback = nil
 	if ended := l.recordJob(ctx, tx, job); ended {
+		if err := l.chargeCompletion(ctx, tx, job); err != nil {
+			return true, ctrl.Result{}, err, true
+		}
 		return false, ctrl.Result{}, nil, true
 	}
 	return true, ctrl.Result{RequeueAfter: l.pollDelay(keyID, obj)}, nil, true

@@ -216,6 +216,7 @@ func (r *VideoRenderReconciler) SetupWithManager(mgr ctrl.Manager, concurrency i
 		WatchesMetadata(secretObject(), handler.EnqueueRequestsFromMapFunc(
 			r.objectsUsingSecret(&videov1alpha1.VideoRenderList{}))).
 		Watches(&videov1alpha1.VideoStoryboard{}, handler.EnqueueRequestsFromMapFunc(r.rendersOfStoryboard)).
+		Watches(&videov1alpha1.VideoBudget{}, handler.EnqueueRequestsFromMapFunc(r.waitingForBudget(&videov1alpha1.VideoRenderList{}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency})
 	if r.wake != nil {
 		b = b.WatchesRawSource(r.wakeSource())

@@ -187,6 +187,7 @@ func (r *VideoStoryboardReconciler) SetupWithManager(mgr ctrl.Manager, concurren
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, callbackRecorded()))).
 		WatchesMetadata(secretObject(), handler.EnqueueRequestsFromMapFunc(
 			r.objectsUsingSecret(&videov1alpha1.VideoStoryboardList{}))).
+		Watches(&videov1alpha1.VideoBudget{}, handler.EnqueueRequestsFromMapFunc(r.waitingForBudget(&videov1alpha1.VideoStoryboardList{}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency})
 	if r.wake != nil {
 		b = b.WatchesRawSource(r.wakeSource())

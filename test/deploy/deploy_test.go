@@ -143,6 +143,7 @@ func TestDeployManifests(t *testing.T) {
 		"Namespace/" + namespace,
 		"CustomResourceDefinition/videorenders.video.videoops.io",
 		"CustomResourceDefinition/videostoryboards.video.videoops.io",
+		"CustomResourceDefinition/videobudgets.video.videoops.io",
 		"ServiceAccount/video-operator-controller-manager",
 		"ClusterRole/video-operator-manager-role",
 		"Role/video-operator-leader-election-role",
@@ -152,6 +153,8 @@ func TestDeployManifests(t *testing.T) {
 		"ClusterRole/video-operator-videorender-viewer-role",
 		"ClusterRole/video-operator-videostoryboard-editor-role",
 		"ClusterRole/video-operator-videostoryboard-viewer-role",
+		"ClusterRole/video-operator-videobudget-editor-role",
+		"ClusterRole/video-operator-videobudget-viewer-role",
 		"Service/video-operator-controller-manager-metrics-service",
 		"Deployment/video-operator-controller-manager",
 	} {
@@ -418,6 +421,8 @@ func TestDeployAppliesToAPIServer(t *testing.T) {
 		{"watch", "video.videoops.io", "videostoryboards", "", "", true},
 		{"patch", "video.videoops.io", "videorenders", "status", "team-a", true},
 		{"update", "video.videoops.io", "videostoryboards", "status", "team-a", true},
+		{"watch", "video.videoops.io", "videobudgets", "", "", true},
+		{"patch", "video.videoops.io", "videobudgets", "status", "team-a", true},
 		{"get", "", "secrets", "", "team-a", true},
 		{"create", "events.k8s.io", "events", "", "team-a", true},
 		{"create", "coordination.k8s.io", "leases", "", namespace, true},
@@ -425,6 +430,9 @@ func TestDeployAppliesToAPIServer(t *testing.T) {
 		// election only in the manager's own namespace.
 		{"update", "video.videoops.io", "videorenders", "", "team-a", false},
 		{"delete", "video.videoops.io", "videostoryboards", "", "team-a", false},
+		// The manager never changes a budget's limits, only its status.
+		{"update", "video.videoops.io", "videobudgets", "", "team-a", false},
+		{"create", "video.videoops.io", "videobudgets", "", "team-a", false},
 		{"create", "", "secrets", "", "team-a", false},
 		{"update", "", "secrets", "", "team-a", false},
 		{"create", "coordination.k8s.io", "leases", "", "team-a", false},

@@ -1,0 +1,276 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// VideoBudgetName is the only name a VideoBudget may have: one budget per namespace, enforced
+// at admission by a CEL rule on metadata.name.
+const VideoBudgetName = "default"
+
+// BudgetPeriod is the length of a budget period. Periods start at UTC boundaries: midnight
+// (Daily), Monday midnight (Weekly) or the first of the month at midnight (Monthly).
+// +kubebuilder:validation:Enum=Daily;Weekly;Monthly
+type BudgetPeriod string
+
+const (
+	// BudgetPeriodDaily starts at 00:00 UTC every day.
+	BudgetPeriodDaily BudgetPeriod = "Daily"
+	// BudgetPeriodWeekly starts at 00:00 UTC every Monday.
+	BudgetPeriodWeekly BudgetPeriod = "Weekly"
+	// BudgetPeriodMonthly starts at 00:00 UTC on the first day of every month.
+	BudgetPeriodMonthly BudgetPeriod = "Monthly"
+)
+
+// BudgetLimit names one limit of a VideoBudget, in conditions, messages and metric labels.
+type BudgetLimit string
+
+const (
+	// BudgetLimitRenders is spec.maxRenders: paid renders submitted (counted at submission).
+	BudgetLimitRenders BudgetLimit = "maxRenders"
+	// BudgetLimitRenderSeconds is spec.maxRenderSeconds: seconds of rendered video (counted when
+	// a render completes, from the job's videoDuration).
+	BudgetLimitRenderSeconds BudgetLimit = "maxRenderSeconds"
+	// BudgetLimitAICredits is spec.maxAICredits: AI credits (counted when a render completes, from
+	// the job's aiCreditsUsed).
+	BudgetLimitAICredits BudgetLimit = "maxAICredits"
+	// BudgetLimitPreviews is spec.maxPreviews: VideoStoryboard previews submitted.
+	BudgetLimitPreviews BudgetLimit = "maxPreviews"
+)
+
+// VideoBudget conditions and reasons.
+const (
+	// ConditionExhausted is True when at least one limit is reached: objects of the kinds it
+	// limits wait instead of submitting.
+	ConditionExhausted ConditionType = "Exhausted"
+
+	// ReasonBudgetActive: the budget is evaluated and enforced.
+	ReasonBudgetActive ConditionReason = "Active"
+	// ReasonWithinBudget: no limit is reached.
+	ReasonWithinBudget ConditionReason = "WithinBudget"
+	// ReasonMaxRendersReached, ReasonMaxRenderSecondsReached, ReasonMaxAICreditsReached and
+	// ReasonMaxPreviewsReached name the limit reached (the first, when several are).
+	ReasonMaxRendersReached       ConditionReason = "MaxRendersReached"
+	ReasonMaxRenderSecondsReached ConditionReason = "MaxRenderSecondsReached"
+	ReasonMaxAICreditsReached     ConditionReason = "MaxAICreditsReached"
+	ReasonMaxPreviewsReached      ConditionReason = "MaxPreviewsReached"
+
+	// ReasonBudgetExhausted: a VideoRender or VideoStoryboard waits because the namespace's
+	// VideoBudget has no room for its submission; it submits by itself at the next period or
+	// when the budget is raised.
+	ReasonBudgetExhausted ConditionReason = "BudgetExhausted"
+)
+
+// VideoBudgetSpec sets the limits of the namespace's paid work per period. Each limit is
+// optional; an absent limit does not limit.
+type VideoBudgetSpec struct {
+	// period is the length of a budget period; usage starts again from zero at each UTC boundary.
+	// +optional
+	// +kubebuilder:default=Monthly
+	Period BudgetPeriod `json:"period,omitempty"`
+
+	// maxRenders is the number of VideoRender jobs (any source) that may be submitted per period.
+	// A render counts when it is submitted, whether it completes or not. Concurrent submissions
+	// never go beyond it.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MaxRenders *int64 `json:"maxRenders,omitempty"`
+
+	// maxRenderSeconds is the total length, in seconds, of the videos rendered per period (the
+	// sum of the jobs' videoDuration, each rounded up to a whole second). A video's length is
+	// known only when it completes: once the total reaches this limit no new render is
+	// submitted, but renders already running may take it beyond.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MaxRenderSeconds *int64 `json:"maxRenderSeconds,omitempty"`
+
+	// maxAICredits is the AI credits the renders may use per period (the sum of the jobs'
+	// aiCreditsUsed). Like maxRenderSeconds it stops new renders once reached.
+	// +optional
+	MaxAICredits *resource.Quantity `json:"maxAICredits,omitempty"`
+
+	// maxPreviews is the number of VideoStoryboard previews that may be submitted per period.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MaxPreviews *int64 `json:"maxPreviews,omitempty"`
+}
+
+// BudgetUsage is what the current period used.
+type BudgetUsage struct {
+	// renders is the number of render jobs submitted.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Renders int64 `json:"renders,omitempty"`
+
+	// renderSeconds is the total length of the completed renders, each rounded up to a second.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	RenderSeconds int64 `json:"renderSeconds,omitempty"`
+
+	// aiCredits is the total of AI credits the completed renders used.
+	// +optional
+	AICredits *resource.Quantity `json:"aiCredits,omitempty"`
+
+	// previews is the number of preview jobs submitted.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Previews int64 `json:"previews,omitempty"`
+}
+
+// BudgetReserved counts the reservations of submissions in flight.
+type BudgetReserved struct {
+	// renders is the number of render submissions in flight.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Renders int64 `json:"renders,omitempty"`
+
+	// previews is the number of preview submissions in flight.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Previews int64 `json:"previews,omitempty"`
+}
+
+// BudgetReservation holds room in the budget for one submission in flight. The controller
+// writes it before the object's in-flight record, and turns it into usage once the job id is
+// recorded (or releases it when the attempt certainly created no job).
+type BudgetReservation struct {
+	// kind is VideoRender or VideoStoryboard.
+	// +required
+	// +kubebuilder:validation:Enum=VideoRender;VideoStoryboard
+	Kind string `json:"kind"`
+
+	// name of the object.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// uid of the object.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	UID string `json:"uid"`
+
+	// attemptId is the submission attempt the room is held for (status.submission.attemptId of
+	// the object).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	AttemptID string `json:"attemptId"`
+
+	// reservedAt is when the room was reserved.
+	// +required
+	ReservedAt metav1.Time `json:"reservedAt"`
+}
+
+// VideoBudgetStatus is the current period, its usage and the submissions in flight.
+type VideoBudgetStatus struct {
+	// observedGeneration is the metadata.generation the controller last acted on.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// period is the kind of the current period (spec.period when it started).
+	// +optional
+	Period BudgetPeriod `json:"period,omitempty"`
+
+	// periodStart is when the current period began (UTC).
+	// +optional
+	PeriodStart *metav1.Time `json:"periodStart,omitempty"`
+
+	// periodEnd is when the current period ends and usage starts again from zero.
+	// +optional
+	PeriodEnd *metav1.Time `json:"periodEnd,omitempty"`
+
+	// used is what the current period used. Deleting a VideoRender gives nothing back.
+	// +optional
+	Used BudgetUsage `json:"used,omitempty"`
+
+	// reserved counts the submissions in flight (see reservations); they count against
+	// maxRenders and maxPreviews like used ones.
+	// +optional
+	Reserved BudgetReserved `json:"reserved,omitempty"`
+
+	// reservations are the submissions in flight, one per object.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1000
+	Reservations []BudgetReservation `json:"reservations,omitempty"`
+
+	// chargedJobs are the ids of the most recent completed renders whose seconds and credits
+	// were added to used, so that a completion seen again (after a crash between the charge and
+	// the render's own status write) is not charged twice. Bounded: an older one seen again is
+	// charged again, the safe side.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=100
+	ChargedJobs []string `json:"chargedJobs,omitempty"`
+
+	// conditions are Ready and Exhausted.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// VideoBudget limits the paid work of its namespace per period: renders, seconds of video, AI
+// credits and previews. A VideoRender or VideoStoryboard that would go beyond a limit waits
+// (Reconciling, reason BudgetExhausted) and submits by itself at the next period or when the
+// budget is raised. There is at most one per namespace, named "default". Without one, the
+// namespace is not limited.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=vb
+// +kubebuilder:validation:XValidation:rule="self.metadata.name == 'default'",message="a namespace has one VideoBudget and it must be named default"
+// +kubebuilder:printcolumn:name="Period",type=string,JSONPath=`.spec.period`
+// +kubebuilder:printcolumn:name="Renders",type=integer,JSONPath=`.status.used.renders`
+// +kubebuilder:printcolumn:name="Max Renders",type=integer,JSONPath=`.spec.maxRenders`
+// +kubebuilder:printcolumn:name="Seconds",type=integer,JSONPath=`.status.used.renderSeconds`,priority=1
+// +kubebuilder:printcolumn:name="Credits",type=string,JSONPath=`.status.used.aiCredits`,priority=1
+// +kubebuilder:printcolumn:name="Exhausted",type=string,JSONPath=`.status.conditions[?(@.type=="Exhausted")].status`
+// +kubebuilder:printcolumn:name="Resets",type=date,JSONPath=`.status.periodEnd`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type VideoBudget struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec sets the limits.
+	// +optional
+	Spec VideoBudgetSpec `json:"spec,omitempty"`
+
+	// status is the current period and its usage.
+	// +optional
+	Status VideoBudgetStatus `json:"status,omitempty"`
+}
+
+// VideoBudgetList is a list of VideoBudget.
+// +kubebuilder:object:root=true
+type VideoBudgetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []VideoBudget `json:"items"`
+}
+
+func init() {
+	knownTypes = append(knownTypes, &VideoBudget{}, &VideoBudgetList{})
+}

@@ -1,0 +1,132 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+func TestPeriodBounds(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, tt := range []struct {
+		name       string
+		period     videov1alpha1.BudgetPeriod
+		now        string
+		start, end string
+	}{
+		{"daily", videov1alpha1.BudgetPeriodDaily, "2026-11-22T07:13:00Z", "2026-11-22T00:00:00Z", "2026-11-23T00:00:00Z"},
+		{"daily at the boundary", videov1alpha1.BudgetPeriodDaily, "2026-11-23T00:00:00Z", "2026-11-23T00:00:00Z", "2026-11-24T00:00:00Z"},
+		{"daily from another zone is UTC", videov1alpha1.BudgetPeriodDaily, "2026-11-22T23:30:00-05:00", "2026-11-23T00:00:00Z", "2026-11-24T00:00:00Z"},
+		{"weekly on a Sunday", videov1alpha1.BudgetPeriodWeekly, "2026-11-22T07:13:00Z", "2026-11-16T00:00:00Z", "2026-11-23T00:00:00Z"},
+		{"weekly on a Monday", videov1alpha1.BudgetPeriodWeekly, "2026-11-23T00:00:00Z", "2026-11-23T00:00:00Z", "2026-11-30T00:00:00Z"},
+		{"monthly", videov1alpha1.BudgetPeriodMonthly, "2026-11-22T07:13:00Z", "2026-11-01T00:00:00Z", "2026-12-01T00:00:00Z"},
+		{"monthly in December", videov1alpha1.BudgetPeriodMonthly, "2026-12-31T23:59:59Z", "2026-12-01T00:00:00Z", "2027-01-01T00:00:00Z"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			start, end := periodBounds(tt.period, at(tt.now))
+			if !start.Equal(at(tt.start)) || !end.Equal(at(tt.end)) {
+				t.Errorf("periodBounds(%s, %s) = %s, %s; want %s, %s", tt.period, tt.now, start, end, tt.start, tt.end)
+			}
+		})
+	}
+}
+
+func TestRollPeriod(t *testing.T) {
+	now := time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC)
+	b := &videov1alpha1.VideoBudget{Spec: videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodDaily}}
+	rollPeriod(b, now)
+	if b.Status.PeriodEnd == nil || !b.Status.PeriodEnd.Equal(ptr.To(metav1.NewTime(time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)))) {
+		t.Fatalf("periodEnd %v", b.Status.PeriodEnd)
+	}
+	b.Status.Used = videov1alpha1.BudgetUsage{Renders: 3, RenderSeconds: 90}
+	b.Status.ChargedJobs = []string{"j1"}
+	b.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: kindRender, Name: "a", UID: "u", AttemptID: "x"}}
+
+	// Within the period nothing changes.
+	rollPeriod(b, now.Add(time.Hour))
+	if b.Status.Used.Renders != 3 {
+		t.Fatalf("usage reset within the period: %+v", b.Status.Used)
+	}
+	// A change of period keeps the usage.
+	b.Spec.Period = videov1alpha1.BudgetPeriodWeekly
+	rollPeriod(b, now.Add(time.Hour))
+	if b.Status.Used.Renders != 3 || b.Status.Period != videov1alpha1.BudgetPeriodWeekly {
+		t.Fatalf("changing the period: %+v", b.Status)
+	}
+	// At the boundary usage starts from zero; reservations in flight stay.
+	rollPeriod(b, b.Status.PeriodEnd.Time)
+	if b.Status.Used != (videov1alpha1.BudgetUsage{}) || b.Status.ChargedJobs != nil || len(b.Status.Reservations) != 1 {
+		t.Fatalf("after the boundary: %+v", b.Status)
+	}
+}
+
+func TestReachedLimits(t *testing.T) {
+	q := resource.MustParse
+	b := &videov1alpha1.VideoBudget{Spec: videov1alpha1.VideoBudgetSpec{
+		MaxRenders: ptr.To[int64](2), MaxRenderSeconds: ptr.To[int64](100), MaxAICredits: ptr.To(q("10")), MaxPreviews: ptr.To[int64](1),
+	}}
+	b.Status.Used = videov1alpha1.BudgetUsage{Renders: 1, RenderSeconds: 99, AICredits: ptr.To(q("9.5"))}
+	if l, _, ok := exhausted(b, kindRender); ok {
+		t.Fatalf("render refused below every limit: %s", l)
+	}
+	b.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: kindRender}, {Kind: kindStoryboard}}
+	recountReserved(b)
+	if l, msg, ok := exhausted(b, kindRender); !ok || l != videov1alpha1.BudgetLimitRenders || msg != "maxRenders reached: 2 of 2 renders used (1 of them in flight)" {
+		t.Fatalf("with a render in flight: %s %q %v", l, msg, ok)
+	}
+	if l, _, ok := exhausted(b, kindStoryboard); !ok || l != videov1alpha1.BudgetLimitPreviews {
+		t.Fatalf("with a preview in flight: %s %v", l, ok)
+	}
+	b.Status.Reservations = nil
+	recountReserved(b)
+	b.Status.Used.AICredits = ptr.To(q("10.0"))
+	if l, msg, ok := exhausted(b, kindRender); !ok || l != videov1alpha1.BudgetLimitAICredits || msg != "maxAICredits reached: 10 of 10 AI credits used" {
+		t.Fatalf("credits: %s %q %v", l, msg, ok)
+	}
+	if _, _, ok := exhausted(b, kindStoryboard); ok {
+		t.Fatal("a render limit stopped a preview")
+	}
+}
+
+func TestTakeReservation(t *testing.T) {
+	b := &videov1alpha1.VideoBudget{}
+	b.Status.Reservations = []videov1alpha1.BudgetReservation{
+		{Kind: kindRender, UID: "a", AttemptID: "1"}, {Kind: kindStoryboard, UID: "b", AttemptID: "2"}, {Kind: kindRender, UID: "c", AttemptID: "3"},
+	}
+	if takeReservation(b, "a", "other", true) {
+		t.Fatal("took the reservation of another attempt")
+	}
+	if !takeReservation(b, "b", "2", true) || b.Status.Used.Previews != 1 || len(b.Status.Reservations) != 2 {
+		t.Fatalf("settling a preview: %+v", b.Status)
+	}
+	if !takeReservation(b, "a", "1", false) || b.Status.Used.Renders != 0 || len(b.Status.Reservations) != 1 || b.Status.Reservations[0].UID != "c" {
+		t.Fatalf("releasing a render: %+v", b.Status)
+	}
+}

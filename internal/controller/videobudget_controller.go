@@ -1,0 +1,182 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// VideoBudgetReconciler keeps a VideoBudget's status current: it rolls the period over at its UTC
+// boundary, settles or releases the reservations whose submission was interrupted (see
+// spendguard.go), sets the Ready and Exhausted conditions and the budget metrics. The reserving
+// and charging themselves happen in the VideoRender and VideoStoryboard reconcilers, under the
+// same optimistic lock.
+type VideoBudgetReconciler struct {
+	client client.Client
+	// reader reads the objects of interrupted reservations from the API server, uncached.
+	reader  client.Reader
+	opts    Options
+	metrics *Metrics
+	// grace is how old a reservation must be before it is checked against its object: by then
+	// its in-flight write and paid call have certainly ended (the submission budget).
+	grace time.Duration
+	// recheck bounds the time between two looks at a budget, so a period boundary is seen even
+	// when the clock is moved (tests inject one).
+	recheck time.Duration
+}
+
+// Reconcile is the whole reconcile of one VideoBudget.
+func (r *VideoBudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	b := &videov1alpha1.VideoBudget{}
+	if err := r.client.Get(ctx, req.NamespacedName, b); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.metrics.forgetBudget(req.Namespace)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("getting VideoBudget %s: %w", req.NamespacedName, err)
+	}
+	if req.Name != videov1alpha1.VideoBudgetName {
+		// Admission refuses other names; an object created before the rule is ignored.
+		return ctrl.Result{}, nil
+	}
+	base := b.DeepCopy()
+	now := r.opts.Clock.Now()
+	rollPeriod(b, now)
+	if err := r.settleInterrupted(ctx, b, now); err != nil {
+		return ctrl.Result{}, err
+	}
+	recountReserved(b)
+	r.setConditions(b)
+	b.Status.ObservedGeneration = b.Generation
+
+	if !equality.Semantic.DeepEqual(base.Status, b.Status) {
+		err := r.client.Status().Patch(ctx, b, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			// A reconciler reserved or charged meanwhile: decide again on the new status.
+			return ctrl.Result{RequeueAfter: r.opts.BackoffBase / 10}, nil
+		}
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("writing the status of VideoBudget %s: %w", req.NamespacedName, err)
+		}
+	}
+	r.metrics.observeBudget(b)
+	after := r.recheck
+	if end := b.Status.PeriodEnd; end != nil {
+		after = min(after, max(end.Sub(now), time.Millisecond))
+	}
+	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+// settleInterrupted looks at the reservations older than the grace period: one whose object
+// recorded a job since it was reserved becomes usage; one whose object is gone is charged (it
+// may have been submitted: the safe side); one whose object shows no submission of that attempt
+// and no job since is released. A reservation whose attempt is still in flight (or stalled as
+// SubmissionUnknown) is kept.
+func (r *VideoBudgetReconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.VideoBudget, now time.Time) error {
+	log := logf.FromContext(ctx)
+	var kept []videov1alpha1.BudgetReservation
+	for _, res := range b.Status.Reservations {
+		if now.Sub(res.ReservedAt.Time) < r.grace {
+			kept = append(kept, res)
+			continue
+		}
+		var obj client.Object = &videov1alpha1.VideoRender{}
+		if res.Kind == kindStoryboard {
+			obj = &videov1alpha1.VideoStoryboard{}
+		}
+		err := r.reader.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: res.Name}, obj)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("reading %s %s/%s of a budget reservation: %w", res.Kind, b.Namespace, res.Name, err)
+		}
+		charge := func() {
+			if res.Kind == kindStoryboard {
+				b.Status.Used.Previews++
+			} else {
+				b.Status.Used.Renders++
+			}
+		}
+		if apierrors.IsNotFound(err) || string(obj.GetUID()) != res.UID {
+			log.Info("Charging the reservation of a deleted object: it may have been submitted", "kind", res.Kind, "name", res.Name, "attempt", res.AttemptID)
+			charge()
+			continue
+		}
+		st := jobStatusOf(obj)
+		switch {
+		case st.Submission != nil && st.Submission.AttemptID == res.AttemptID:
+			kept = append(kept, res)
+		case st.JobID != "" && st.SubmittedAt != nil && !st.SubmittedAt.Time.Before(res.ReservedAt.Truncate(time.Second)):
+			log.V(1).Info("Settling the reservation of a recorded job", "kind", res.Kind, "name", res.Name, "jobID", st.JobID)
+			charge()
+		default:
+			log.V(1).Info("Releasing the reservation of an attempt that was never sent", "kind", res.Kind, "name", res.Name, "attempt", res.AttemptID)
+		}
+	}
+	b.Status.Reservations = kept
+	return nil
+}
+
+// setConditions sets Ready (the budget is enforced) and Exhausted (naming the limits reached).
+func (r *VideoBudgetReconciler) setConditions(b *videov1alpha1.VideoBudget) {
+	st := &b.Status
+	resets := ""
+	if st.PeriodEnd != nil {
+		resets = st.PeriodEnd.UTC().Format(time.RFC3339)
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type: string(videov1alpha1.ConditionReady), Status: metav1.ConditionTrue, Reason: string(videov1alpha1.ReasonBudgetActive),
+		Message:            fmt.Sprintf("Enforced for the %s period that resets at %s", st.Period, resets),
+		ObservedGeneration: b.Generation,
+	})
+	reached := reachedLimits(b)
+	c := metav1.Condition{Type: string(videov1alpha1.ConditionExhausted), Status: metav1.ConditionFalse,
+		Reason: string(videov1alpha1.ReasonWithinBudget), Message: "No limit is reached", ObservedGeneration: b.Generation}
+	if len(reached) > 0 {
+		msgs := make([]string, 0, len(reached))
+		for _, l := range reached {
+			msgs = append(msgs, l.message)
+		}
+		c.Status, c.Reason = metav1.ConditionTrue, string(reached[0].reason)
+		c.Message = truncate(fmt.Sprintf("%s; new submissions of the limited kinds wait until the period resets at %s or the budget is raised",
+			strings.Join(msgs, "; "), resets), maxConditionMessage)
+	}
+	meta.SetStatusCondition(&st.Conditions, c)
+}
+
+// SetupWithManager registers the VideoBudget controller. Every change of a budget is looked at:
+// the reconcile writes only what changed, so its own writes end there.
+func (r *VideoBudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&videov1alpha1.VideoBudget{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
+		Named("videobudget").
+		Complete(r)
+}
