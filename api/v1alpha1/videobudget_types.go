@@ -83,7 +83,7 @@ const (
 type VideoBudgetSpec struct {
 	// period is the length of a budget period; usage starts again from zero at each UTC boundary.
 	// +optional
-	// +kubebuilder:default=Monthly
+	// +default="Monthly"
 	Period BudgetPeriod `json:"period,omitempty"`
 
 	// maxRenders is the number of VideoRender jobs (any source) that may be submitted per period.
@@ -182,6 +182,13 @@ type BudgetReservation struct {
 
 // VideoBudgetStatus is the current period, its usage and the submissions in flight.
 type VideoBudgetStatus struct {
+	// conditions are Ready and Exhausted.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
 	// observedGeneration is the metadata.generation the controller last acted on.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
@@ -223,13 +230,6 @@ type VideoBudgetStatus struct {
 	// +kubebuilder:validation:MaxItems=256
 	// +kubebuilder:validation:items:MaxLength=100
 	ChargedJobs []string `json:"chargedJobs,omitempty"`
-
-	// conditions are Ready and Exhausted.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	// +kubebuilder:validation:MaxItems=8
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // VideoBudget limits the paid work of its namespace per period: renders, seconds of video, AI
@@ -251,6 +251,7 @@ type VideoBudgetStatus struct {
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type VideoBudget struct {
 	metav1.TypeMeta `json:",inline"`
+	// metadata is the object's metadata; its name must be default.
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 

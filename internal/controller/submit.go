@@ -467,7 +467,13 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statusTxn[T]) (s
 		return true, ctrl.Result{RequeueAfter: l.backoff.short()}, nil
 	}
 	st.Phase = videov1alpha1.PhaseFailed
-	l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, l.adapter.describeRequest(obj), sub, l.submitBudget(), nil))
+	if c := condition(st, videov1alpha1.ConditionStalled); !isStalledWith(st, videov1alpha1.ReasonSubmissionUnknown) ||
+		c.ObservedGeneration != obj.GetGeneration() {
+		// Once said, the message stays: the first one names the call's error, which a recheck
+		// does not know, and rewriting it would only change the object under a user's feet
+		// (kubectl video confirm-resubmit writes with an optimistic lock).
+		l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, l.adapter.describeRequest(obj), sub, l.submitBudget(), nil))
+	}
 	return true, ctrl.Result{RequeueAfter: l.unknownRecheck()}, nil
 }
 
