@@ -12,6 +12,7 @@ rm -rf "$chart/files/crds" "$chart/files/rbac"
 mkdir -p "$chart/files/crds" "$chart/files/rbac"
 cp config/crd/bases/*.yaml "$chart/files/crds/"
 for role in role leader_election_role metrics_auth_role metrics_reader_role \
-  videorender_editor_role videorender_viewer_role videostoryboard_editor_role videostoryboard_viewer_role; do
+  videorender_editor_role videorender_viewer_role videostoryboard_editor_role videostoryboard_viewer_role \
+  videobudget_editor_role videobudget_viewer_role; do
   cp "config/rbac/$role.yaml" "$chart/files/rbac/$role.yaml"
 done

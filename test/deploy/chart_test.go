@@ -300,8 +300,8 @@ func TestChartSwitches(t *testing.T) {
 		return n
 	}
 	def := kinds(decode(t, helmTemplate(t)))
-	if def["CustomResourceDefinition"] != 2 || def["ServiceMonitor"] != 0 || def["Ingress"] != 0 {
-		t.Errorf("defaults: want 2 CRDs, no ServiceMonitor, no Ingress: %v", def)
+	if def["CustomResourceDefinition"] != 3 || def["ServiceMonitor"] != 0 || def["Ingress"] != 0 {
+		t.Errorf("defaults: want 3 CRDs, no ServiceMonitor, no Ingress: %v", def)
 	}
 	off := decode(t, helmTemplate(t, "--set", "crds.install=false", "--set", "metrics.enabled=false",
 		"--set", "rbac.userRoles=false", "--set", "leaderElection.enabled=false"))
