@@ -385,9 +385,9 @@ func callbackServer(addr string, h *controller.CallbackHandler) manager.Runnable
 		case <-ctx.Done():
 			// Callbacks still being answered are recorded on their objects: the controllers of
 			// this replica stop after this server, and could drop a wake-up queued now.
-			h.Drain()
 			shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
+			h.Drain(shutdown)
 			return srv.Shutdown(shutdown)
 		}
 	})

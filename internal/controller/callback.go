@@ -282,7 +282,7 @@ func (h *CallbackHandler) notify(ctx context.Context, attempt, jobID, adopt stri
 				}
 				if jobID != "" && jobStatusOf(obj).JobID == jobID {
 					// The job ended: its read goes before routine polls.
-					h.memo.wake(jobID)
+					h.memo.wakeFor(jobID, attempt, obj)
 				}
 				if !t.send(ctx, obj) {
 					log.Info("Callback queue full; the job's fallback poll will read it", "object", client.ObjectKeyFromObject(obj))
@@ -316,8 +316,21 @@ func (t wakeTarget) send(ctx context.Context, obj client.Object) bool {
 const callbackQueueWait = 5 * time.Second
 
 // Drain is called when the callback server stops accepting callbacks, before the controllers
-// stop: the callbacks still being answered are recorded on their objects, for the next leader.
-func (h *CallbackHandler) Drain() { h.draining.Store(true) }
+// stop: the callbacks still being answered are recorded on their objects, for the next leader,
+// and so are those answered already whose wake-up no reconcile has taken yet (the controllers'
+// queue is dropped when they stop; the service does not call again).
+func (h *CallbackHandler) Drain(ctx context.Context) {
+	h.draining.Store(true)
+	for jobID, e := range h.memo.untakenWakes() {
+		obj := e.obj.DeepCopyObject().(client.Object)
+		if err := h.cache.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			continue
+		}
+		if jobStatusOf(obj).JobID == jobID && jobStatusOf(obj).CompletedAt == nil {
+			h.record(ctx, obj, e.attempt, jobID)
+		}
+	}
+}
 
 // leads reports whether this replica's controllers run (it holds the lease, or there is none)
 // and will still act on a wake-up.

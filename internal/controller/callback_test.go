@@ -44,7 +44,7 @@ func newTestCallbackHandler(t *testing.T, limit rate.Limit, objs ...client.Objec
 	if err := videov1alpha1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&videov1alpha1.VideoRender{}).
 		WithIndex(&videov1alpha1.VideoRender{}, indexJobID, func(o client.Object) []string {
 			return []string{o.(*videov1alpha1.VideoRender).Status.JobID}
 		}).
@@ -242,5 +242,43 @@ func TestCallbackContestedAttemptIsNotAdopted(t *testing.T) {
 	h.memo.rememberFromCallback("attempt-2", "job-other")
 	if job, ok := h.memo.lookup("attempt-2"); !ok || job != "job-own" {
 		t.Fatalf("the job this process got from its own call must win: %q %v", job, ok)
+	}
+}
+
+// Issue 10, "Callbacks reach a reconcile on any replica": a callback this replica answered while
+// it led, whose wake-up no reconcile took before the replica began to stop, is written down on
+// its object for the next leader; the service does not call again.
+func TestCallbackDrainWritesDownUntakenWakeUps(t *testing.T) {
+	running := &videov1alpha1.VideoRender{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "running"},
+		Status:     videov1alpha1.VideoRenderStatus{JobStatus: videov1alpha1.JobStatus{JobID: "job-running"}},
+	}
+	taken := &videov1alpha1.VideoRender{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "taken"},
+		Status:     videov1alpha1.VideoRenderStatus{JobStatus: videov1alpha1.JobStatus{JobID: "job-taken"}},
+	}
+	h, _ := newTestCallbackHandler(t, rate.Inf, running, taken)
+	h.writer = h.cache.(client.Client)
+	h.memo.wakeFor("job-running", "attempt-r", running.DeepCopy())
+	h.memo.wakeFor("job-taken", "attempt-t", taken.DeepCopy())
+	if !h.memo.takeWake("job-taken") {
+		t.Fatal("the second wake-up was not recorded")
+	}
+	h.Drain(t.Context())
+	if h.leads() {
+		t.Error("a draining replica still takes itself for the leader")
+	}
+	var got videov1alpha1.VideoRender
+	if err := h.cache.Get(t.Context(), client.ObjectKeyFromObject(running), &got); err != nil {
+		t.Fatal(err)
+	}
+	if rc := got.Status.Callback; rc == nil || rc.JobID != "job-running" || rc.AttemptID != "attempt-r" {
+		t.Errorf("untaken wake-up not written down: %+v", got.Status.Callback)
+	}
+	if err := h.cache.Get(t.Context(), client.ObjectKeyFromObject(taken), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Callback != nil {
+		t.Errorf("a wake-up already taken was written down: %+v", got.Status.Callback)
 	}
 }

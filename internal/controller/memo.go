@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // attemptMemoTTL bounds how long a submission's job id is remembered: long enough for any write
@@ -39,7 +40,7 @@ type attemptMemo struct {
 	noJob     map[string]time.Time // attempt ids that certainly created no job: never sent, or refused
 	noRefresh map[string]time.Time // job ids whose clearance refresh gave up
 	reads     map[string]jobReads  // by job id: when the job was last read, for clearance reads
-	woken     map[string]time.Time // job ids a callback said ended: their next read goes first
+	woken     map[string]wakeEntry // job ids a callback said ended: their next read goes first
 	// sweptAt is when expired entries were last dropped: at most once a minute, not on every
 	// call, since the maps hold one entry per job.
 	sweptAt time.Time
@@ -64,7 +65,7 @@ type memoEntry struct {
 
 func newAttemptMemo(c clock.PassiveClock) *attemptMemo {
 	return &attemptMemo{clock: c, jobs: map[string]memoEntry{}, noJob: map[string]time.Time{},
-		noRefresh: map[string]time.Time{}, reads: map[string]jobReads{}, woken: map[string]time.Time{}}
+		noRefresh: map[string]time.Time{}, reads: map[string]jobReads{}, woken: map[string]wakeEntry{}}
 }
 
 func (m *attemptMemo) remember(attemptID, jobID string, callsBack bool) {
@@ -92,13 +93,37 @@ func (m *attemptMemo) rememberFromCallback(attemptID, jobID string) {
 	}
 }
 
+// wakeEntry is a wake-up not taken yet; obj and attempt are set when a callback answered by this
+// replica caused it, so that it can be written down for the next leader if this one stops first.
+type wakeEntry struct {
+	at      time.Time
+	obj     client.Object
+	attempt string
+}
+
 // wake records that a callback said the job ended: its next read is not a routine poll.
-func (m *attemptMemo) wake(jobID string) {
+func (m *attemptMemo) wake(jobID string) { m.wakeFor(jobID, "", nil) }
+
+// wakeFor is wake for a callback of attempt about obj that this replica answered.
+func (m *attemptMemo) wakeFor(jobID, attempt string, obj client.Object) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock.Now()
-	m.woken[jobID] = now
+	m.woken[jobID] = wakeEntry{at: now, obj: obj, attempt: attempt}
 	m.expireLocked(now)
+}
+
+// untakenWakes returns the wake-ups callbacks caused that no reconcile has taken yet.
+func (m *attemptMemo) untakenWakes() map[string]wakeEntry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]wakeEntry{}
+	for jobID, e := range m.woken {
+		if e.obj != nil {
+			out[jobID] = e
+		}
+	}
+	return out
 }
 
 // takeWake reports, once, that a callback woke the job.
@@ -235,11 +260,14 @@ func (m *attemptMemo) expireLocked(now time.Time) {
 	}
 	// A refresh given up a day ago may be tried once more; a wake-up nobody took is for an
 	// object that is gone.
-	for _, set := range []map[string]time.Time{m.noRefresh, m.woken} {
-		for k, at := range set {
-			if now.Sub(at) > 24*time.Hour {
-				delete(set, k)
-			}
+	for k, at := range m.noRefresh {
+		if now.Sub(at) > 24*time.Hour {
+			delete(m.noRefresh, k)
+		}
+	}
+	for k, e := range m.woken {
+		if now.Sub(e.at) > 24*time.Hour {
+			delete(m.woken, k)
 		}
 	}
 }
