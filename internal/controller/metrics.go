@@ -18,6 +18,7 @@ package controller
 
 import (
 	"fmt"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -108,6 +109,21 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "What is left in the current period of a namespace's VideoBudget, by limit; only limits that are set.",
 		}, []string{"namespace", "limit"}),
 		phases: map[string]map[types.NamespacedName]videov1alpha1.Phase{},
+	}
+	// The answers alerts and dashboards rate() start at 0, not at their first occurrence: a
+	// counter that appears already at 1 shows no increase, and the first 5xx or 429 of a
+	// manager's life would be missed (Prometheus's advice: initialise known series).
+	for _, ep := range []string{apiclient.EndpointCreateStoryboard, apiclient.EndpointRenderStoryboard,
+		apiclient.EndpointRenderProject, apiclient.EndpointGetJob, apiclient.EndpointListBrands} {
+		for _, code := range []int{http.StatusOK, http.StatusUnauthorized, http.StatusTooManyRequests,
+			http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, 0} {
+			m.requests.WithLabelValues(ep, strconv.Itoa(code))
+		}
+	}
+	for _, result := range []string{"accepted", "refused", "unknown"} {
+		for _, kind := range []string{"VideoRender", "VideoStoryboard"} {
+			m.submissions.WithLabelValues(kind, result)
+		}
 	}
 	for _, c := range []prometheus.Collector{m.jobs, m.submissions, m.endings, m.requests, m.latency, m.credits,
 		m.callbacks, m.statusWrite, m.answerToWrite, m.budgetUsed, m.budgetRemaining} {
