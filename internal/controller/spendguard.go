@@ -131,16 +131,25 @@ type budgetDecision struct {
 }
 
 // reserve holds room for attempt of obj (kind VideoRender or VideoStoryboard). A reservation the
-// object already holds (an attempt that did not reach its in-flight write) is replaced, so a
-// retried attempt never takes room twice.
-func (g *spendGuard) reserve(ctx context.Context, kind string, obj client.Object, attempt string) (budgetDecision, error) {
+// object already holds is replaced when its attempt did not reach the service (its in-flight
+// write failed), so a retried attempt never takes room twice; one that sent reports (an attempt
+// the object records as in flight or unknown, or whose job it recorded since) is counted as used:
+// a resubmission confirmed after an unknown outcome may pay twice, and the budget says so.
+func (g *spendGuard) reserve(ctx context.Context, kind string, obj client.Object, attempt string, sent func(videov1alpha1.BudgetReservation) bool) (budgetDecision, error) {
 	var d budgetDecision
 	err := g.mutateBudget(ctx, obj.GetNamespace(), func(b *videov1alpha1.VideoBudget) bool {
 		d = budgetDecision{}
 		kept := b.Status.Reservations[:0:0]
 		for _, r := range b.Status.Reservations {
-			if r.UID != string(obj.GetUID()) {
+			switch {
+			case r.UID != string(obj.GetUID()):
 				kept = append(kept, r)
+			case sent != nil && sent(r):
+				if r.Kind == kindStoryboard {
+					b.Status.Used.Previews++
+				} else {
+					b.Status.Used.Renders++
+				}
 			}
 		}
 		b.Status.Reservations = kept
@@ -388,7 +397,20 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statusTxn[T], atte
 		return ctrl.Result{}, false, nil
 	}
 	obj := tx.obj
-	d, err := l.guard.reserve(ctx, l.adapter.kind(), obj, attempt)
+	// What the server held when this reconcile began: a confirmed resubmission clears the unknown
+	// attempt from obj, not from base.
+	sent := func(r videov1alpha1.BudgetReservation) bool {
+		for _, st := range []*videov1alpha1.JobStatus{l.adapter.jobStatus(tx.base), l.adapter.jobStatus(obj)} {
+			if st.Submission != nil && st.Submission.AttemptID == r.AttemptID {
+				return true
+			}
+			if st.JobID != "" && st.SubmittedAt != nil && !st.SubmittedAt.Before(&r.ReservedAt) {
+				return true
+			}
+		}
+		return false
+	}
+	d, err := l.guard.reserve(ctx, l.adapter.kind(), obj, attempt, sent)
 	if errors.Is(err, errBudgetBusy) {
 		return ctrl.Result{RequeueAfter: l.backoff.short()}, true, nil
 	}

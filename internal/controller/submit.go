@@ -431,6 +431,8 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statusTxn[T]) (s
 			// the cache yet.
 			log.Info("Adopting the job of an interrupted submission", "jobID", jobID, "attempt", sub.AttemptID)
 			l.recordSubmitted(tx, jobID, l.memo.callsBack(sub.AttemptID))
+			attempt := sub.AttemptID
+			tx.after(func() { l.settleBudget(ctx, obj, attempt) })
 			return false, ctrl.Result{}, nil
 		}
 	}
@@ -511,6 +513,8 @@ func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, tx *statusTxn[T], 
 	l.auditSubmission(obj, sub.Generation, sub.AttemptID, "adopted", jobID, nil)
 	// Its request carried the operator's callback URL: the callback came.
 	l.recordSubmitted(tx, jobID, true)
+	attempt := sub.AttemptID
+	tx.after(func() { l.settleBudget(ctx, obj, attempt) })
 	st.Callback = nil
 	if ended := l.recordJob(ctx, tx, job); ended {
 		if err := l.chargeCompletion(ctx, tx, job); err != nil {
