@@ -22,7 +22,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
@@ -128,5 +132,38 @@ func TestTakeReservation(t *testing.T) {
 	}
 	if !takeReservation(b, "a", "1", false) || b.Status.Used.Renders != 0 || len(b.Status.Reservations) != 1 || b.Status.Reservations[0].UID != "c" {
 		t.Fatalf("releasing a render: %+v", b.Status)
+	}
+}
+
+// Issue 15, "never counts less than was paid": a new attempt replaces the object's earlier
+// reservation only when that attempt never reached the service; one that did (its outcome unknown
+// and a resubmission confirmed, or its job recorded since) is counted as used.
+func TestReserveCountsAReplacedAttemptThatWasSent(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := videov1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	budget := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName},
+		Spec: videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))}}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(budget).WithStatusSubresource(budget).Build()
+	g := &spendGuard{client: c, reader: c, clock: clocktesting.NewFakeClock(time.Now())}
+	vr := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "r", UID: "uid-1"}}
+	for _, step := range []struct {
+		attempt  string
+		sent     bool
+		wantUsed int64
+	}{{"a1", false, 0}, {"a2", false, 0}, {"a3", true, 1}, {"a4", true, 2}} {
+		sent := func(videov1alpha1.BudgetReservation) bool { return step.sent }
+		if _, err := g.reserve(t.Context(), kindRender, vr, step.attempt, sent); err != nil {
+			t.Fatal(err)
+		}
+		var got videov1alpha1.VideoBudget
+		if err := g.client.Get(t.Context(), client.ObjectKeyFromObject(budget), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Used.Renders != step.wantUsed || len(got.Status.Reservations) != 1 || got.Status.Reservations[0].AttemptID != step.attempt {
+			t.Errorf("after reserving %s (the previous one sent: %v): used %d, reservations %+v; want used %d and only %s reserved",
+				step.attempt, step.sent, got.Status.Used.Renders, got.Status.Reservations, step.wantUsed, step.attempt)
+		}
 	}
 }
