@@ -175,7 +175,7 @@ func (k *keyBudget) jitter() time.Duration {
 // spread is a random delay over the time the key's active jobs need to be polled once, so that
 // routine polls turned away together do not come back together.
 func (b *callBudgets) spread(k *keyBudget) time.Duration {
-	window := time.Duration(float64(len(k.active)) * float64(b.interval) / pollShare)
+	window := b.spacing(len(k.active))
 	if window <= 0 {
 		return 0
 	}
@@ -205,7 +205,7 @@ func (b *callBudgets) pollSpacing(keyID string, obj string) time.Duration {
 	now := b.clock.Now()
 	k := b.key(keyID, now)
 	k.active[obj] = now
-	return time.Duration(float64(len(k.active)) * float64(b.interval) / pollShare)
+	return b.spacing(len(k.active))
 }
 
 // holds reports a slot held by obj.
@@ -230,6 +230,12 @@ func (b *callBudgets) tracks(keyID, obj string) bool {
 	}
 	_, active := k.active[obj]
 	return active
+}
+
+// spacing is the least delay between two routine polls of one of n running jobs of a key, so
+// that together they use at most pollShare of its rate.
+func (b *callBudgets) spacing(n int) time.Duration {
+	return time.Duration(float64(n) * float64(b.interval) / pollShare)
 }
 
 // activeJobs is how many running jobs of the key this process polls.
@@ -276,7 +282,7 @@ func (b *callBudgets) sweep(now time.Time) {
 				delete(k.held, obj)
 			}
 		}
-		stale := 2*time.Duration(float64(len(k.active))*float64(b.interval)/pollShare) + b.idle
+		stale := 2*b.spacing(len(k.active)) + b.idle
 		for obj, seen := range k.active {
 			if now.Sub(seen) > stale {
 				delete(k.active, obj)

@@ -134,8 +134,7 @@ func (l *lifecycle[T]) pollSlot(keyID string, obj T, jobID string) (wait time.Du
 // out beyond the poll interval. The interval is rounded so that the message, and so the status,
 // changes only when the spacing really does.
 func (l *lifecycle[T]) budgetNote(keyID string) string {
-	n := l.budgets.activeJobs(keyID)
-	spacing := time.Duration(float64(n) * float64(time.Second) / (l.opts.ServiceRate * pollShare))
+	spacing := l.budgets.spacing(l.budgets.activeJobs(keyID))
 	if spacing <= l.opts.PollMax {
 		return ""
 	}

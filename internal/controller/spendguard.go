@@ -145,11 +145,7 @@ func (g *spendGuard) reserve(ctx context.Context, kind string, obj client.Object
 			case r.UID != string(obj.GetUID()):
 				kept = append(kept, r)
 			case sent != nil && sent(r):
-				if r.Kind == kindStoryboard {
-					b.Status.Used.Previews++
-				} else {
-					b.Status.Used.Renders++
-				}
+				countUsed(b, r)
 			}
 		}
 		b.Status.Reservations = kept
@@ -194,6 +190,15 @@ func (g *spendGuard) release(ctx context.Context, ns string, uid types.UID, atte
 	return err
 }
 
+// countUsed counts the submission a reservation stood for as used: a preview or a render.
+func countUsed(b *videov1alpha1.VideoBudget, r videov1alpha1.BudgetReservation) {
+	if r.Kind == kindStoryboard {
+		b.Status.Used.Previews++
+	} else {
+		b.Status.Used.Renders++
+	}
+}
+
 // takeReservation removes the reservation of uid and attempt, counting it as used when charge is
 // set. It reports whether there was one.
 func takeReservation(b *videov1alpha1.VideoBudget, uid, attempt string, charge bool) bool {
@@ -203,11 +208,7 @@ func takeReservation(b *videov1alpha1.VideoBudget, uid, attempt string, charge b
 		}
 		b.Status.Reservations = append(b.Status.Reservations[:i:i], b.Status.Reservations[i+1:]...)
 		if charge {
-			if r.Kind == kindStoryboard {
-				b.Status.Used.Previews++
-			} else {
-				b.Status.Used.Renders++
-			}
+			countUsed(b, r)
 		}
 		return true
 	}

@@ -118,11 +118,7 @@ func (r *VideoBudgetReconciler) settleInterrupted(ctx context.Context, b *videov
 			return fmt.Errorf("reading %s %s/%s of a budget reservation: %w", res.Kind, b.Namespace, res.Name, err)
 		}
 		charge := func() {
-			if res.Kind == kindStoryboard {
-				b.Status.Used.Previews++
-			} else {
-				b.Status.Used.Renders++
-			}
+			countUsed(b, res)
 		}
 		if apierrors.IsNotFound(err) || string(obj.GetUID()) != res.UID {
 			log.Info("Charging the reservation of a deleted object: it may have been submitted", "kind", res.Kind, "name", res.Name, "attempt", res.AttemptID)
