@@ -51,8 +51,10 @@ demo: ## Run the operator locally against the service simulator and show a few v
 ##@ Development
 
 .PHONY: manifests
-manifests: controller-gen ## Generate CRDs and RBAC from the markers in api/ and internal/, and copy them into the Helm chart.
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./..." output:crd:artifacts:config=config/crd/bases
+manifests: controller-gen ## Generate CRDs (installed, and the complete request schema the controller checks) and RBAC from the markers, and copy them into the Helm chart.
+	rm -rf $(LOCALBIN)/crd-full && mkdir -p $(LOCALBIN)/crd-full
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./..." output:crd:artifacts:config=$(LOCALBIN)/crd-full
+	go run ./hack/crdsplit -in $(LOCALBIN)/crd-full -out config/crd/bases -schema internal/requestrules/storyboardrequest.json
 	hack/helm-chart.sh
 
 .PHONY: helm-chart

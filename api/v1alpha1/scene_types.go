@@ -171,10 +171,12 @@ type Scene struct {
 	// +optional
 	Background *Background `json:"background,omitempty"`
 
-	// backgroundBrolls are B-roll visuals, each on screen during its brollClip.
+	// backgroundBrolls are B-roll visuals, each on screen during its brollClip. Their number is
+	// limited only by the object's size (see the README); their rules are checked by the
+	// controller before it submits.
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=200
+	// +kubebuilder:validation:MaxItems=32099
 	BackgroundBrolls []BackgroundBroll `json:"backgroundBrolls,omitempty"`
 
 	// backgroundCorpus are up to 100 images the service may choose backgrounds from.
@@ -273,9 +275,9 @@ type TranscriptSentence struct {
 	SpeakerID *int32 `json:"speakerId,omitempty"`
 }
 
-// TranscriptWord is one word of a transcript, with its timing in the media. That end_time is not
-// before start_time is checked by the controller before it submits, not at admission: a rule on
-// every word would cost the API server more than its budget allows for long transcripts.
+// TranscriptWord is one word of a transcript, with its timing in the media. Its rule is checked
+// by the controller before it submits, not at admission (internal/requestrules).
+// +kubebuilder:validation:XValidation:rule="self.end_time >= self.start_time",messageExpression="'end_time must not be before start_time (' + string(self.start_time) + ')'",fieldPath=".end_time"
 type TranscriptWord struct {
 	// word as spoken.
 	// +required

@@ -25,10 +25,16 @@ import (
 
 // StoryboardRequest is the service's request body for a preview (VideoStoryboard) or a render
 // (VideoRender), field for field with the service's JSON names, so an example from the service's
-// documentation pastes into YAML. Every rule that needs no call to the service is checked here, at
-// admission; what only the service knows (a brand name, a voice) is checked before submitting.
+// documentation pastes into YAML. Every rule that needs no call to the service is checked at
+// admission where the API server can afford it, otherwise by the controller before it submits
+// (internal/requestrules); what only the service knows (a brand name, a voice) is checked by the
+// service.
 //
-// The rules that look across scenes sit on this struct and report the path of the list.
+// The rules that relate a scene to the request (templateOverride only with templateId,
+// maxSubtitleLines not with a smart layout, the AI storyboard rules on scene sources and the single
+// brief scene) are checked by the controller before it submits: as CEL rules they iterate over
+// every scene, and the API server's evaluation of such a rule slows quadratically with the number
+// of scenes (a storyboard of 1.5 MiB timed out at admission).
 //
 // +kubebuilder:validation:XValidation:rule="has(self.scenes) || has(self.templateId)",message="scenes is required unless templateId is given",fieldPath=".scenes"
 // +kubebuilder:validation:XValidation:rule="has(self.videoWidth) == has(self.videoHeight)",message="videoWidth and videoHeight must be given together"
@@ -36,17 +42,11 @@ import (
 // +kubebuilder:validation:XValidation:rule="!(has(self.smartLayoutId) && has(self.smartLayoutName))",message="smartLayoutId and smartLayoutName are mutually exclusive",fieldPath=".smartLayoutName"
 // +kubebuilder:validation:XValidation:rule="!(has(self.subtitleStyleId) && has(self.subtitleStyleName))",message="subtitleStyleId and subtitleStyleName are mutually exclusive",fieldPath=".subtitleStyleName"
 // +kubebuilder:validation:XValidation:rule="!has(self.variables) || has(self.templateId)",message="variables are only valid with templateId",fieldPath=".variables"
-// +kubebuilder:validation:XValidation:rule="has(self.templateId) || !has(self.scenes) || self.scenes.all(s, !has(s.templateOverride))",message="scenes[].templateOverride is only valid with templateId",fieldPath=".scenes"
-// +kubebuilder:validation:XValidation:rule="!(has(self.smartLayoutId) || has(self.smartLayoutName)) || !has(self.scenes) || self.scenes.all(s, !has(s.maxSubtitleLines))",message="scenes[].maxSubtitleLines cannot be used with a smart layout (smartLayoutId or smartLayoutName)",fieldPath=".scenes"
 // +kubebuilder:validation:XValidation:rule="!has(self.avatar) || (has(self.voiceOver) && self.voiceOver.enabled)",message="avatar requires voiceOver with enabled: true",fieldPath=".avatar"
-// +kubebuilder:validation:XValidation:rule="!(has(self.aiStoryboard) && self.aiStoryboard.enabled) || !has(self.scenes) || size(self.scenes) == 1 || self.scenes.all(s, !has(s.brief) && !has(s.storyCoPilot))",message="in AI storyboard brief mode a brief (storyCoPilot) scene must be the only scene: the AI writes the whole narration from it",fieldPath=".scenes"
 // +kubebuilder:validation:XValidation:rule="!(has(self.aiStoryboard) && self.aiStoryboard.enabled) || !has(self.templateId)",message="AI storyboard mode does not support templates: remove templateId or disable aiStoryboard",fieldPath=".templateId"
 // +kubebuilder:validation:XValidation:rule="!(has(self.aiStoryboard) && self.aiStoryboard.enabled) || !(has(self.smartLayoutId) || has(self.smartLayoutName))",message="AI storyboard mode does not support smart layouts: remove smartLayoutId/smartLayoutName or disable aiStoryboard"
 // +kubebuilder:validation:XValidation:rule="!(has(self.aiStoryboard) && self.aiStoryboard.enabled) || !has(self.variables)",message="AI storyboard mode does not support template variables: remove variables or disable aiStoryboard",fieldPath=".variables"
 // +kubebuilder:validation:XValidation:rule="!(has(self.aiStoryboard) && self.aiStoryboard.enabled) || !has(self.aspectRatio) || self.aspectRatio != '4:5'",message="AI storyboard mode does not support the 4:5 aspect ratio: use 1:1, 16:9 or 9:16",fieldPath=".aspectRatio"
-// +kubebuilder:validation:XValidation:rule="!(has(self.aiStoryboard) && self.aiStoryboard.enabled) || !has(self.scenes) || self.scenes.all(s, !has(s.pptUrl))",message="AI storyboard mode does not support presentation (pptUrl) scenes: use story, blogUrl or brief scenes",fieldPath=".scenes"
-// +kubebuilder:validation:XValidation:rule="!(has(self.aiStoryboard) && self.aiStoryboard.enabled) || !has(self.scenes) || self.scenes.all(s, !has(s.audioUrl))",message="AI storyboard mode does not support audio (audioUrl) scenes: use story, blogUrl or brief scenes",fieldPath=".scenes"
-// +kubebuilder:validation:XValidation:rule="!(has(self.aiStoryboard) && self.aiStoryboard.enabled) || !has(self.scenes) || self.scenes.all(s, !has(s.videoUrl))",message="AI storyboard mode does not support video (videoUrl) scenes: use story, blogUrl or brief scenes",fieldPath=".scenes"
 type StoryboardRequest struct {
 	// videoName names the video: up to 150 letters, digits, spaces, underscores and hyphens.
 	// +required
@@ -180,12 +180,13 @@ type StoryboardRequest struct {
 	// +optional
 	AIStoryboard *AIStoryboard `json:"aiStoryboard,omitempty"`
 
-	// scenes of the video, in order; required unless templateId is given. At most 1000, a bound
-	// chosen so that the API server can afford to check every rule (see the README).
+	// scenes of the video, in order; required unless templateId is given. Their number is
+	// limited only by the object's size (the bound is how many of the smallest scene,
+	// {"story":""}, fill 1.5 MiB; see the README).
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:MaxItems=120989
 	Scenes []Scene `json:"scenes,omitempty"`
 
 	// payloadUrl is a URL from which the service fetches a payload; use it for requests too large

@@ -24,8 +24,8 @@ type Position string
 // +kubebuilder:validation:Enum=top-left;top-center;top-right;center-left;center;center-center;center-right;bottom-left;bottom-center;bottom-right
 type ElementPosition string
 
-// TextStyle is the part of a text style that needs no cross-field check. SubtitleStyle adds
-// checked animations; LayerStyle, used by template layers, adds unchecked ones.
+// TextStyle is the part of a text style that needs no cross-field check; SubtitleStyle adds the
+// animations.
 type TextStyle struct {
 	// fontUrl is the URL of a font file; it needs fontFamily.
 	// +optional
@@ -94,8 +94,9 @@ type TextStyle struct {
 	Case *TextCase `json:"case,omitempty"`
 }
 
-// SubtitleStyle is an inline text style, for the video, a scene, a text element or a template
-// subtitle.
+// SubtitleStyle is an inline text style, for the video, a scene, a text element, or a template
+// subtitle or layer. In template subtitles and layers (500, and 500 x 500, per scene) its rules
+// are checked by the controller before it submits (internal/requestrules).
 // +kubebuilder:validation:XValidation:rule="!has(self.fontUrl) || has(self.fontFamily)",message="fontFamily is required when fontUrl is given",fieldPath=".fontFamily"
 // +kubebuilder:validation:XValidation:rule="!has(self.animations) || size(self.animations) < 2 || self.animations[0].type != self.animations[1].type",message="animations holds at most one entry and one exit animation",fieldPath=".animations"
 type SubtitleStyle struct {
@@ -106,21 +107,6 @@ type SubtitleStyle struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=2
 	Animations []TextAnimation `json:"animations,omitempty"`
-}
-
-// LayerStyle is the text style of a template subtitle or layer. It has the fields of SubtitleStyle
-// but only their plain bounds at admission: a template scene allows 500 subtitles and 500 x 500
-// layers, too many for the API server to evaluate cross-field rules on each. The controller checks
-// the rest (fontFamily with fontUrl, one entry and one exit animation, customSpeedValue, futureWords)
-// before it submits.
-type LayerStyle struct {
-	TextStyle `json:",inline"`
-
-	// animations are at most two: one entry and one exit animation.
-	// +optional
-	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=2
-	Animations []TextAnimationFields `json:"animations,omitempty"`
 }
 
 // TextAlignment aligns text.
@@ -135,8 +121,10 @@ type TextDecoration string
 // +kubebuilder:validation:Enum=uppercase;lowercase;capitalize;smallcapitalize
 type TextCase string
 
-// TextAnimationFields are the fields of a text animation, without cross-field checks.
-type TextAnimationFields struct {
+// TextAnimation animates text in (entry) or out (exit).
+// +kubebuilder:validation:XValidation:rule="self.speed != 'custom' || has(self.customSpeedValue)",message="customSpeedValue is required when speed is custom",fieldPath=".customSpeedValue"
+// +kubebuilder:validation:XValidation:rule="!has(self.futureWords) || (self.type == 'entry' && self.name in ['fade', 'blur'])",message="futureWords applies only to fade and blur entry animations",fieldPath=".futureWords"
+type TextAnimation struct {
 	// name of the animation.
 	// +required
 	Name TextAnimationName `json:"name"`
@@ -166,13 +154,6 @@ type TextAnimationFields struct {
 	// and blur entry animations.
 	// +optional
 	FutureWords *FutureWords `json:"futureWords,omitempty"`
-}
-
-// TextAnimation animates text in (entry) or out (exit).
-// +kubebuilder:validation:XValidation:rule="self.speed != 'custom' || has(self.customSpeedValue)",message="customSpeedValue is required when speed is custom",fieldPath=".customSpeedValue"
-// +kubebuilder:validation:XValidation:rule="!has(self.futureWords) || (self.type == 'entry' && self.name in ['fade', 'blur'])",message="futureWords applies only to fade and blur entry animations",fieldPath=".futureWords"
-type TextAnimation struct {
-	TextAnimationFields `json:",inline"`
 }
 
 // TextAnimationName names a text animation.

@@ -110,9 +110,9 @@ type TemplateSubtitle struct {
 	StyleName *string `json:"styleName,omitempty"`
 
 	// style is an inline text style. Its cross-field rules are checked by the controller before
-	// it submits (see LayerStyle).
+	// it submits (see SubtitleStyle).
 	// +optional
-	Style *LayerStyle `json:"style,omitempty"`
+	Style *SubtitleStyle `json:"style,omitempty"`
 }
 
 // TemplateLayerGroup is one group of 1 to 500 layer overrides.
@@ -155,7 +155,7 @@ type TemplateLayer struct {
 
 	// style is an inline text style.
 	// +optional
-	Style *LayerStyle `json:"style,omitempty"`
+	Style *SubtitleStyle `json:"style,omitempty"`
 
 	// visualLibraryId picks a visual from the library.
 	// +optional

@@ -35,9 +35,10 @@ type presubmitCase struct {
 	want []string
 }
 
-// presubmitCases are the rules the controller checks before it submits: the per-word transcript
-// rule and the SubtitleStyle rules of template subtitles and layers. Each reject row names the
-// section of the interface document the rule comes from.
+// presubmitCases are the rules the controller checks before it submits (README, "API limits and
+// sizes"): the rules relating scenes to the request, and the CEL rules of elements, B-rolls,
+// transcript words and template styles. Each reject row names the section of the interface
+// document the rule comes from.
 var presubmitCases = []presubmitCase{
 	{name: "Scene: transcript end_time >= start_time",
 		req:  "{videoName: test, scenes: [{videoUrl: 'https://example.com/a.mp4', audioLanguage: en-US, transcript: [{words: [{word: a, start_time: 0, end_time: 1}, {word: b, start_time: 2, end_time: 1.5}]}]}]}",
@@ -58,6 +59,29 @@ var presubmitCases = []presubmitCase{
 		want: []string{"spec.scenes[0].templateOverride.layers[0][0].style.animations[0].futureWords: futureWords applies only to fade and blur entry animations"}},
 	{name: "SubtitleStyle: a valid template style",
 		req: "{videoName: test, templateId: tpl-1, scenes: [{templateOverride: {subtitles: [{text: a, style: {fontUrl: 'https://example.com/f.ttf', fontFamily: F, animations: [{name: blur, type: entry, speed: custom, customSpeedValue: 1, futureWords: hidden}, {name: fade, type: exit, speed: slow}]}}]}}]}"},
+	{name: "TemplateOverride (only with templateId)",
+		req:  "{videoName: test, scenes: [{story: Hello}, {story: Bye, templateOverride: {scenePosition: 1}}]}",
+		want: []string{"spec.scenes[1].templateOverride: scenes[].templateOverride is only valid with templateId"}},
+	{name: "Scene: maxSubtitleLines not usable with smart layouts",
+		req:  "{videoName: test, smartLayoutName: Bold, scenes: [{story: Hello, maxSubtitleLines: 2}]}",
+		want: []string{"spec.scenes[0].maxSubtitleLines: scenes[].maxSubtitleLines cannot be used with a smart layout"}},
+	{name: "AI storyboard rules: brief mode is a single brief scene",
+		req:  "{videoName: test, aiStoryboard: {enabled: true}, scenes: [{story: Hello}, {brief: {prompt: A launch video}}]}",
+		want: []string{"spec.scenes[1].brief: a brief (storyCoPilot) scene must be the only scene"}},
+	{name: "AI storyboard rules: a single brief scene is brief mode",
+		req: "{videoName: test, aiStoryboard: {enabled: true}, scenes: [{brief: {prompt: A launch video}}]}"},
+	{name: "AI storyboard rules: presentation, audio and video sources are rejected, each at its scene",
+		req: "{videoName: test, aiStoryboard: {enabled: true}, scenes: [{pptUrl: 'https://example.com/d.pptx'}, {audioUrl: 'https://example.com/a.mp3', audioLanguage: en-US, transcript: [{words: [{word: a, start_time: 0, end_time: 1}]}]}]}",
+		want: []string{
+			"spec.scenes[0].pptUrl: AI storyboard mode does not support presentation (pptUrl) scenes",
+			"spec.scenes[1].audioUrl: AI storyboard mode does not support audio (audioUrl) scenes",
+		}},
+	{name: "SceneElement: name required for a shape (the 20th element of the 3rd scene)",
+		req:  "{videoName: test, scenes: [{story: a}, {story: b}, {story: c, elements: [" + strings.Repeat("{type: text, text: Hi}, ", 19) + "{type: shape, fill: '#ffffff'}]}]}",
+		want: []string{"spec.scenes[2].elements[19].name: name is required for a shape element"}},
+	{name: "Scene: a B-roll is a Background (exactly one source)",
+		req:  "{videoName: test, scenes: [{story: Hello, backgroundBrolls: [{color: '#000', brollClip: {start: 0, end: 1}}, {brollClip: {start: 1, end: 2}}]}]}",
+		want: []string{"spec.scenes[0].backgroundBrolls[1]: background takes exactly one of visualUrl, color or aiVisual"}},
 	{name: "Scene: every violation is reported, in order",
 		req: "{videoName: test, scenes: [{story: Hello}, {audioUrl: 'https://example.com/a.mp3', audioLanguage: en-US, transcript: [{words: [{word: a, start_time: 3, end_time: 1}]}, {words: [{word: b, start_time: 5, end_time: 4}]}]}]}",
 		want: []string{
@@ -75,10 +99,19 @@ func decodeRequest(t *testing.T, s string) *videov1alpha1.StoryboardRequest {
 	return &req
 }
 
+func mustPresubmit(t *testing.T, req *videov1alpha1.StoryboardRequest, root *field.Path) field.ErrorList {
+	t.Helper()
+	errs, err := presubmitErrors(t.Context(), req, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return errs
+}
+
 func TestPresubmitErrors(t *testing.T) {
 	for _, tc := range presubmitCases {
 		t.Run(tc.name, func(t *testing.T) {
-			errs := presubmitErrors(decodeRequest(t, tc.req), field.NewPath("spec"))
+			errs := mustPresubmit(t, decodeRequest(t, tc.req), field.NewPath("spec"))
 			// The simulator, an independent reading of the document, must agree on the verdict.
 			body, err := yaml.YAMLToJSON([]byte(tc.req))
 			if err != nil {
@@ -108,7 +141,7 @@ func TestPresubmitPathAndMessage(t *testing.T) {
 	req := decodeRequest(t, "{videoName: test, scenes: [{audioUrl: 'https://example.com/a.mp3', audioLanguage: en-US, transcript: [{words: ["+
 		strings.TrimSuffix(strings.Repeat("{word: a, start_time: 2, end_time: 1}, ", 8), ", ")+"]}]}]}")
 	inline := &target{render: req}
-	errs := presubmitErrors(req, requestPath(inline))
+	errs := mustPresubmit(t, req, requestPath(inline))
 	if len(errs) != 8 || errs[0].Field != "spec.storyboard.scenes[0].transcript[0].words[0].end_time" {
 		t.Fatalf("an inline VideoRender request sits at spec.storyboard: %v", errs)
 	}

@@ -55,8 +55,8 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 	gen := obj.GetGeneration()
 
 	// The rules admission cannot afford, checked before the Secret is read or anything is sent.
-	if !l.checkBeforeSubmit(tx, t, retry) {
-		return ctrl.Result{}, nil
+	if ok, err := l.checkBeforeSubmit(ctx, tx, t, retry); !ok {
+		return ctrl.Result{}, err
 	}
 	api, keyID, ok, err := l.serviceClient(ctx, tx)
 	if !ok {
@@ -197,6 +197,10 @@ func (l *lifecycle[T]) writeInFlight(ctx context.Context, tx *statusTxn[T], atte
 		// record of this attempt found on the server later is cleared.
 		l.memo.settleNoJob(attempt)
 		logf.FromContext(ctx).Error(err, "Recording the submission in flight failed; it was not sent", "attempt", attempt)
+		// The status cannot say it (its write is what failed), so an event does: for example an
+		// object so large that the API server's validation outlasts WriteTimeout.
+		l.opts.Recorder.Eventf(tx.obj, nil, "Warning", "StatusWriteFailed", "Submit",
+			"Recording the submission in flight failed, so nothing was sent; it is tried again: %v", err)
 	}
 	return err
 }
