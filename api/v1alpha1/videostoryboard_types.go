@@ -52,10 +52,11 @@ type VideoStoryboardStatus struct {
 
 // StoryboardPreview is the result of a completed preview job.
 type StoryboardPreview struct {
-	// scenes of the proposed storyboard, in order.
+	// scenes of the proposed storyboard, in order; as many as fit in 512 KiB of status (the
+	// rest are named in outputsOmitted).
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:MaxItems=16384
 	Scenes []PreviewScene `json:"scenes,omitempty"`
 
 	// renderParameters are the render parameters the service returned, as it returned them.

@@ -85,6 +85,9 @@ func TestBoundsMatchTheGeneratedSchema(t *testing.T) {
 			}
 		})
 	}
+	if scenes := lookup(t, preview, "preview.scenes"); scenes.MaxItems == nil || int(*scenes.MaxItems) != maxPreviewScenes {
+		t.Errorf("preview.scenes maxItems %v, the controller keeps up to %d", scenes.MaxItems, maxPreviewScenes)
+	}
 	omitted := lookup(t, render, "outputsOmitted")
 	if omitted.MaxItems == nil || int(*omitted.MaxItems) != maxOmitted {
 		t.Errorf("outputsOmitted maxItems %v, want %d", omitted.MaxItems, maxOmitted)

@@ -159,7 +159,9 @@ func previewBudget(o *videov1alpha1.VideoStoryboard) int {
 // Bounds that keep a preview inside the CRD's status schema and the object inside etcd's limit
 // of about 1.5 MiB.
 const (
-	maxPreviewScenes = 1000
+	// maxPreviewScenes is how many scenes maxPreviewBytes holds at the least cost recordJob
+	// counts per scene (32 bytes): the byte budget, not a count of our own, is the bound.
+	maxPreviewScenes = maxPreviewBytes / 32
 	maxRawJSON       = 64 << 10
 	maxPreviewBytes  = 512 << 10
 	// objectBudget is what spec and preview may take together, leaving room for metadata and
