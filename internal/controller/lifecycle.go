@@ -207,7 +207,7 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		}
 		return result, errors.Join(err, fmt.Errorf("writing status: %w", cerr))
 	}
-	l.opts.Metrics.observePhase(l.adapter.kind(), req.NamespacedName, l.adapter.jobStatus(tx.base).Phase)
+	l.opts.Metrics.observe(l.adapter.kind(), req.NamespacedName, l.adapter.jobStatus(tx.base))
 	return result, err
 }
 

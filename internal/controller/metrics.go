@@ -49,9 +49,18 @@ type Metrics struct {
 	budgetUsed      *prometheus.GaugeVec
 	budgetRemaining *prometheus.GaugeVec
 
+	// oldestSubmission is computed at scrape time from inFlight (see submissionAges).
+	oldestSubmission *prometheus.Desc
+	now              func() time.Time
+
 	mu     sync.Mutex
 	phases map[string]map[types.NamespacedName]videov1alpha1.Phase
+	// inFlight is, by kind, when each object's recorded submission (status.submission) started.
+	inFlight map[string]map[types.NamespacedName]time.Time
 }
+
+// metricKinds are the kinds every per-kind series is exposed for, from the start.
+var metricKinds = []string{"VideoRender", "VideoStoryboard"}
 
 var _ apiclient.Observer = (*Metrics)(nil)
 
@@ -108,7 +117,13 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "video_operator_budget_remaining",
 			Help: "What is left in the current period of a namespace's VideoBudget, by limit; only limits that are set.",
 		}, []string{"namespace", "limit"}),
-		phases: map[string]map[types.NamespacedName]videov1alpha1.Phase{},
+		oldestSubmission: prometheus.NewDesc("video_operator_oldest_submission_age_seconds",
+			"Age of the oldest submission recorded in flight (status.submission.startedAt), by kind; 0 when none is. "+
+				"A healthy submission lasts seconds; one that stays has an unknown outcome or a manager that cannot record it.",
+			[]string{"kind"}, nil),
+		now:      time.Now,
+		phases:   map[string]map[types.NamespacedName]videov1alpha1.Phase{},
+		inFlight: map[string]map[types.NamespacedName]time.Time{},
 	}
 	// The answers alerts and dashboards rate() start at 0, not at their first occurrence: a
 	// counter that appears already at 1 shows no increase, and the first 5xx or 429 of a
@@ -121,12 +136,15 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}
 	}
 	for _, result := range []string{"accepted", "refused", "unknown"} {
-		for _, kind := range []string{"VideoRender", "VideoStoryboard"} {
+		for _, kind := range metricKinds {
 			m.submissions.WithLabelValues(kind, result)
 		}
 	}
+	for _, result := range []string{"accepted", "rate_limited", "unsigned", "invalid"} {
+		m.callbacks.WithLabelValues(result)
+	}
 	for _, c := range []prometheus.Collector{m.jobs, m.submissions, m.endings, m.requests, m.latency, m.credits,
-		m.callbacks, m.statusWrite, m.answerToWrite, m.budgetUsed, m.budgetRemaining} {
+		m.callbacks, m.statusWrite, m.answerToWrite, m.budgetUsed, m.budgetRemaining, submissionAges{m}} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering metrics: %w", err)
 		}
@@ -179,16 +197,28 @@ func (m *Metrics) creditsUsed(kind string, credits float64) {
 	}
 }
 
-// observePhase keeps the jobs gauge equal to the number of objects in each phase.
-func (m *Metrics) observePhase(kind string, nn types.NamespacedName, phase videov1alpha1.Phase) {
+// observe keeps the jobs gauge equal to the number of objects in each phase, and notes when the
+// object's recorded submission, if any, started.
+func (m *Metrics) observe(kind string, nn types.NamespacedName, st *videov1alpha1.JobStatus) {
 	if m == nil {
 		return
 	}
+	phase := st.Phase
 	if phase == "" {
 		phase = videov1alpha1.PhasePending
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	inFlight := m.inFlight[kind]
+	if inFlight == nil {
+		inFlight = map[types.NamespacedName]time.Time{}
+		m.inFlight[kind] = inFlight
+	}
+	if st.Submission != nil {
+		inFlight[nn] = st.Submission.StartedAt.Time
+	} else {
+		delete(inFlight, nn)
+	}
 	byName := m.phases[kind]
 	if byName == nil {
 		byName = map[types.NamespacedName]videov1alpha1.Phase{}
@@ -205,15 +235,35 @@ func (m *Metrics) observePhase(kind string, nn types.NamespacedName, phase video
 	m.jobs.WithLabelValues(kind, string(phase)).Inc()
 }
 
-// forget removes a deleted object from the jobs gauge.
+// forget removes a deleted object from the jobs gauge and the submissions in flight.
 func (m *Metrics) forget(kind string, nn types.NamespacedName) {
 	if m == nil {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	delete(m.inFlight[kind], nn)
 	if old, ok := m.phases[kind][nn]; ok {
 		m.jobs.WithLabelValues(kind, string(old)).Dec()
 		delete(m.phases[kind], nn)
+	}
+}
+
+// submissionAges exposes video_operator_oldest_submission_age_seconds, computed when scraped:
+// an age must grow between reconciles, which a gauge set by the reconciler would not.
+type submissionAges struct{ m *Metrics }
+
+func (c submissionAges) Describe(ch chan<- *prometheus.Desc) { ch <- c.m.oldestSubmission }
+
+func (c submissionAges) Collect(ch chan<- prometheus.Metric) {
+	now := c.m.now()
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	for _, kind := range metricKinds {
+		age := 0.0
+		for _, started := range c.m.inFlight[kind] {
+			age = max(age, now.Sub(started).Seconds())
+		}
+		ch <- prometheus.MustNewConstMetric(c.m.oldestSubmission, prometheus.GaugeValue, age, kind)
 	}
 }

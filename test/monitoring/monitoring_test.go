@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 	corev1 "k8s.io/api/core/v1"
@@ -171,13 +172,15 @@ func TestAlertsAndDashboardAgainstTheManager(t *testing.T) {
 	fires := map[string]bool{
 		"VideoOperatorNoLeader":               false,
 		"VideoOperatorObjectsStalled":         true,
-		"VideoOperatorObjectsStuckSubmitting": false,
+		"VideoOperatorSubmissionStuck":        false,
 		"VideoOperatorSubmissionUnknown":      false,
 		"VideoOperatorAPIKeyRejected":         true,
 		"VideoOperatorServiceRateLimited":     true,
 		"VideoOperatorServiceErrors":          true,
 		"VideoOperatorPollLag":                false,
 		"VideoOperatorPollingStopped":         false,
+		"VideoOperatorCallbacksRefused":       false,
+		"VideoOperatorCallbacksUnsigned":      false,
 	}
 	for _, rl := range rules {
 		want, ok := fires[rl.Alert]
@@ -518,4 +521,51 @@ func tail(b []byte, n int) []byte {
 		return b[len(b)-n:]
 	}
 	return b
+}
+
+// ruleExpr returns the expression of the named alert.
+func ruleExpr(t *testing.T, alert string) string {
+	t.Helper()
+	for _, rl := range loadRules(t) {
+		if rl.Alert == alert {
+			return rl.Expr
+		}
+	}
+	t.Fatalf("no alert %s in prometheus-rule.yaml", alert)
+	return ""
+}
+
+// TestSubmissionStuckAlert evaluates the stuck-submission alert on two synthetic histories a
+// scenario of seconds cannot produce: a busy cluster where some object is always Submitting but
+// none for long (must not fire), and one submission left in flight for 20 minutes (fires). The
+// old alert, "objects in phase Submitting for 30 minutes", fired on the first.
+func TestSubmissionStuckAlert(t *testing.T) {
+	expr := ruleExpr(t, "VideoOperatorSubmissionStuck")
+	history := func(age func(i int) float64) *scrapes {
+		s := newScrapes()
+		start := time.Now().Add(-40 * time.Minute)
+		for i := range 80 { // a scrape every 30 s
+			at := start.Add(time.Duration(i) * 30 * time.Second)
+			s.add(labels.FromStrings(model.MetricNameLabel, "video_operator_jobs", "kind", "VideoRender", "phase", "Submitting"), at, 3)
+			s.add(labels.FromStrings(model.MetricNameLabel, "video_operator_oldest_submission_age_seconds", "kind", "VideoRender"), at, age(i))
+			s.last = at
+		}
+		return s
+	}
+	busy := history(func(i int) float64 { return float64(i%4) * 0.7 })
+	stuck := history(func(i int) float64 { return max(0, float64(i-40)*30) }) // in flight since 20 minutes
+	for _, tc := range []struct {
+		name string
+		s    *scrapes
+		want int
+	}{{"busy cluster, healthy submissions", busy, 0}, {"one submission in flight for 20 minutes", stuck, 1}} {
+		got := evaluate(t, tc.s, []expression{{source: tc.name, expr: expr}})[tc.name+expr]
+		if got != tc.want {
+			t.Errorf("%s: the alert returns %d series, want %d", tc.name, got, tc.want)
+		}
+	}
+	old := `sum by (kind) (video_operator_jobs{phase="Submitting"}) > 0`
+	if got := evaluate(t, busy, []expression{{source: "old", expr: old}})["old"+old]; got != 1 {
+		t.Errorf("the old expression should fire on the busy history (it is why it was replaced), got %d series", got)
+	}
 }
