@@ -170,17 +170,17 @@ func TestAlertsAndDashboardAgainstTheManager(t *testing.T) {
 	// The scenario: one tenant's key is refused, one job fails (stalled), 429s and 5xx are
 	// injected on job reads, the manager leads, polling runs, and nothing is stuck or unknown.
 	fires := map[string]bool{
-		"VideoOperatorNoLeader":               false,
-		"VideoOperatorObjectsStalled":         true,
-		"VideoOperatorSubmissionStuck":        false,
-		"VideoOperatorSubmissionUnknown":      false,
-		"VideoOperatorAPIKeyRejected":         true,
-		"VideoOperatorServiceRateLimited":     true,
-		"VideoOperatorServiceErrors":          true,
-		"VideoOperatorPollLag":                false,
-		"VideoOperatorPollingStopped":         false,
-		"VideoOperatorCallbacksRefused":       false,
-		"VideoOperatorCallbacksUnsigned":      false,
+		"VideoOperatorNoLeader":           false,
+		"VideoOperatorObjectsStalled":     true,
+		"VideoOperatorSubmissionStuck":    false,
+		"VideoOperatorSubmissionUnknown":  false,
+		"VideoOperatorAPIKeyRejected":     true,
+		"VideoOperatorServiceRateLimited": true,
+		"VideoOperatorServiceErrors":      true,
+		"VideoOperatorPollLag":            false,
+		"VideoOperatorPollingStopped":     false,
+		"VideoOperatorCallbacksRefused":   false,
+		"VideoOperatorCallbacksUnsigned":  false,
 	}
 	for _, rl := range rules {
 		want, ok := fires[rl.Alert]
