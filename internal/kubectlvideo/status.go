@@ -34,7 +34,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
-	"github.com/videoops/video-operator/internal/controller"
 )
 
 func newStatusCommand(env *Env) *cobra.Command {
@@ -171,36 +170,54 @@ func printSubmission(p *printer, t Target, st *videov1alpha1.JobStatus, now time
 	if sub == nil {
 		return
 	}
-	from, to := attemptWindow(st)
 	state := "in flight"
 	if isStalledWith(st, videov1alpha1.ReasonSubmissionUnknown) {
 		state = "OUTCOME UNKNOWN"
 	}
 	p.field("Submission", fmt.Sprintf("%s: attempt %s, generation %d, started %s ago", state, sub.AttemptID, sub.Generation, age(now, sub.StartedAt.Time)))
-	p.field("  window", fmt.Sprintf("%s to %s (when the call may have reached the service)", from.Format(time.RFC3339), to.Format(time.RFC3339)))
+	window := windowText(st)
+	if _, _, ok := attemptWindow(st); ok {
+		window += " (when the call may have reached the service)"
+	}
+	p.field("  window", window)
 	if state != "in flight" {
 		p.field("  resolve", "kubectl video confirm-resubmit "+t.String()+"   (may pay twice: check the service first)")
 	}
 }
 
 // windowInMessage reads the attempt window the controller wrote into the SubmissionUnknown
-// message; only the controller knows its --service-timeout.
+// message, for a submission recorded without its deadline.
 var windowInMessage = regexp.MustCompile(`sent from (\S+) to (\S+?)\)`)
 
-// attemptWindow is when the attempt's call may have reached the service: as the controller wrote
-// it, or else from its start to the end of the budget of the default --service-timeout.
-func attemptWindow(st *videov1alpha1.JobStatus) (time.Time, time.Time) {
-	start := st.Submission.StartedAt.UTC()
+// attemptWindow is when the attempt's call may have reached the service: from its start to its
+// deadline as the controller recorded it (only the manager knows its --service-timeout), or to
+// the end the controller wrote into the SubmissionUnknown message. ok is false when neither says
+// where the window ends.
+func attemptWindow(st *videov1alpha1.JobStatus) (from, to time.Time, ok bool) {
+	sub := st.Submission
+	from = sub.StartedAt.UTC()
+	if sub.Deadline != nil {
+		return from, sub.Deadline.UTC(), true
+	}
 	if c := meta.FindStatusCondition(st.Conditions, string(videov1alpha1.ConditionStalled)); c != nil {
 		if m := windowInMessage.FindStringSubmatch(c.Message); m != nil {
-			from, err1 := time.Parse(time.RFC3339, m[1])
-			to, err2 := time.Parse(time.RFC3339, m[2])
+			f, err1 := time.Parse(time.RFC3339, m[1])
+			t, err2 := time.Parse(time.RFC3339, m[2])
 			if err1 == nil && err2 == nil {
-				return from, to
+				return f, t, true
 			}
 		}
 	}
-	return start, start.Add(controller.SubmitBudget(controller.DefaultServiceCallTimeout))
+	return from, time.Time{}, false
+}
+
+// windowText is the attempt window for people.
+func windowText(st *videov1alpha1.JobStatus) string {
+	from, to, ok := attemptWindow(st)
+	if !ok {
+		return fmt.Sprintf("from %s on (the controller recorded no end: check the service from then)", from.Format(time.RFC3339))
+	}
+	return fmt.Sprintf("%s to %s", from.Format(time.RFC3339), to.Format(time.RFC3339))
 }
 
 func printStoryboardSummary(ctx context.Context, p *printer, env *Env, vsb *videov1alpha1.VideoStoryboard) {
