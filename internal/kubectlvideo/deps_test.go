@@ -28,7 +28,7 @@ import (
 
 // The plugin is a client: what it needs of the operator is in the API package (kinds, status,
 // annotations). Importing the controller, the manager or the service's client would put the
-// whole operator into a binary users download.
+// whole operator into a binary users download; cli-runtime would add kustomize.
 func TestPluginDoesNotLinkTheOperator(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -48,6 +48,9 @@ func TestPluginDoesNotLinkTheOperator(t *testing.T) {
 		"github.com/videoops/video-operator/internal/simulator",
 		"sigs.k8s.io/controller-runtime/pkg/manager",
 		"sigs.k8s.io/controller-runtime/pkg/controller",
+		// cli-runtime's ConfigFlags and the kustomize it links: clientcmd binds the same flags.
+		"k8s.io/cli-runtime",
+		"sigs.k8s.io/kustomize",
 	}
 	for _, dep := range deps {
 		for _, f := range forbidden {

@@ -27,10 +27,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -77,10 +78,34 @@ func Scheme() (*k8sruntime.Scheme, error) {
 	return s, nil
 }
 
+// kubeconfigFlags are kubectl's connection flags (--kubeconfig, -n, --context, --cluster,
+// --user, -s, --token, --as, ...), read by client-go's clientcmd as kubectl reads them.
+// cli-runtime's ConfigFlags would bind the same flags to the same loader, but links kustomize
+// and the resource builder: half of the binary for nothing the plugin uses.
+type kubeconfigFlags struct {
+	rules     *clientcmd.ClientConfigLoadingRules
+	overrides clientcmd.ConfigOverrides
+}
+
+func addKubeconfigFlags(fs *pflag.FlagSet) *kubeconfigFlags {
+	k := &kubeconfigFlags{rules: clientcmd.NewDefaultClientConfigLoadingRules()}
+	fs.StringVar(&k.rules.ExplicitPath, clientcmd.RecommendedConfigPathFlag, "", "Path to the kubeconfig file to use for CLI requests.")
+	names := clientcmd.RecommendedConfigOverrideFlags("")
+	names.ClusterOverrideFlags.APIServer.ShortName = "s" // kubectl's -s
+	clientcmd.BindOverrideFlags(&k.overrides, fs, names)
+	return k
+}
+
+// clientConfig is the kubeconfig as the flags select it ($KUBECONFIG, ~/.kube/config, or
+// --kubeconfig; then --context, -n and the other overrides).
+func (k *kubeconfigFlags) clientConfig() clientcmd.ClientConfig {
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(k.rules, &k.overrides)
+}
+
 // NewCommand returns `kubectl video` with its subcommands. The kubeconfig flags are kubectl's
 // own (-n, --context, --kubeconfig, ...), so the plugin talks to the cluster kubectl would.
 func NewCommand(in io.Reader, out, errOut io.Writer, ov Overrides) *cobra.Command {
-	flags := genericclioptions.NewConfigFlags(true)
+	var flags *kubeconfigFlags
 	env := &Env{In: in, Out: out, ErrOut: errOut}
 	root := &cobra.Command{
 		Use:   "kubectl-video",
@@ -102,7 +127,7 @@ func NewCommand(in io.Reader, out, errOut io.Writer, ov Overrides) *cobra.Comman
 	root.SetOut(out)
 	root.SetErr(errOut)
 	root.CompletionOptions.DisableDefaultCmd = true
-	flags.AddFlags(root.PersistentFlags())
+	flags = addKubeconfigFlags(root.PersistentFlags())
 	root.PersistentFlags().BoolVarP(&env.AllNamespaces, "all-namespaces", "A", false, "status without an object: list the videos of every namespace")
 	root.AddCommand(newStatusCommand(env), newPreviewCommand(env), newRenderCommand(env),
 		newRetryCommand(env), newConfirmResubmitCommand(env), newOutputsCommand(env))
@@ -110,7 +135,7 @@ func NewCommand(in io.Reader, out, errOut io.Writer, ov Overrides) *cobra.Comman
 }
 
 // complete builds the client and resolves the namespace, from the overrides or the kubeconfig.
-func (e *Env) complete(flags *genericclioptions.ConfigFlags, ov Overrides) error {
+func (e *Env) complete(flags *kubeconfigFlags, ov Overrides) error {
 	e.HTTP, e.Now, e.Open = ov.HTTP, ov.Now, ov.Open
 	if e.HTTP == nil {
 		e.HTTP = &http.Client{Timeout: 5 * time.Minute}
@@ -123,16 +148,17 @@ func (e *Env) complete(flags *genericclioptions.ConfigFlags, ov Overrides) error
 	}
 	if ov.Client != nil {
 		e.Client, e.Namespace = ov.Client, ov.Namespace
-		if flags.Namespace != nil && *flags.Namespace != "" {
-			e.Namespace = *flags.Namespace
+		if ns := flags.overrides.Context.Namespace; ns != "" {
+			e.Namespace = ns
 		}
 		return nil
 	}
-	cfg, err := flags.ToRESTConfig()
+	kc := flags.clientConfig()
+	cfg, err := kc.ClientConfig()
 	if err != nil {
 		return fmt.Errorf("reading the kubeconfig: %w", err)
 	}
-	ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
+	ns, _, err := kc.Namespace()
 	if err != nil {
 		return fmt.Errorf("reading the namespace from the kubeconfig: %w", err)
 	}
