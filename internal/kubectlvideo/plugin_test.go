@@ -120,6 +120,8 @@ var _ = Describe("kubectl video", func() {
 			Expect(r.err).NotTo(HaveOccurred())
 			var vr videov1alpha1.VideoRender
 			Expect(yaml.UnmarshalStrict([]byte(r.out), &vr)).To(Succeed())
+			Expect(r.out).NotTo(ContainSubstring("status:"), "a manifest for a repository has no status")
+			Expect(r.out).NotTo(ContainSubstring("creationTimestamp"))
 			Expect(vr.APIVersion).To(Equal("video.videoops.io/v1alpha1"))
 			Expect(vr.Kind).To(Equal("VideoRender"))
 			Expect(vr.Name).To(Equal("meet-gitops"))

@@ -19,12 +19,14 @@ package kubectlvideo
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -74,12 +76,20 @@ func Render(ctx context.Context, env *Env, storyboardName string, o RenderOption
 	}
 	vr := renderFor(vsb, o.Name)
 	if o.DryRun {
-		out, err := yaml.Marshal(vr)
+		out, err := manifest(vr)
 		if err != nil {
 			return fmt.Errorf("printing VideoRender %s: %w", vr.Name, err)
 		}
 		_, err = env.Out.Write(out)
 		return err
+	}
+	// A taken name is refused before anyone is asked to pay; Create refuses it again if it is
+	// taken meanwhile.
+	switch err := env.Client.Get(ctx, client.ObjectKeyFromObject(vr), &videov1alpha1.VideoRender{}); {
+	case err == nil:
+		return nameTaken(vr)
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("reading VideoRender %s/%s: %w", vr.Namespace, vr.Name, err)
 	}
 	refs, err := rendersOf(ctx, env.Client, vsb)
 	if err != nil {
@@ -97,12 +107,34 @@ func Render(ctx context.Context, env *Env, storyboardName string, o RenderOption
 	}
 	if err := env.Client.Create(ctx, vr); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("VideoRender %q already exists in namespace %q: choose another name with --name", vr.Name, vr.Namespace)
+			return nameTaken(vr)
 		}
 		return fmt.Errorf("creating VideoRender %s/%s: %w", vr.Namespace, vr.Name, err)
 	}
 	_, _ = fmt.Fprintf(env.Out, "Created vr/%s. Follow it with: kubectl video status vr/%s\n", vr.Name, vr.Name)
 	return nil
+}
+
+// manifest is the object as YAML for a repository: what a person writes, without the empty
+// status and creationTimestamp the API types would print.
+func manifest(obj any) ([]byte, error) {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	delete(m, "status")
+	if meta, ok := m["metadata"].(map[string]any); ok {
+		delete(meta, "creationTimestamp")
+	}
+	return yaml.Marshal(m)
+}
+
+func nameTaken(vr *videov1alpha1.VideoRender) error {
+	return fmt.Errorf("VideoRender %q already exists in namespace %q: nothing was created; choose another name with --name", vr.Name, vr.Namespace)
 }
 
 // renderFor is the VideoRender that renders the storyboard, with the same API key.
@@ -145,8 +177,12 @@ func describeRender(p *printer, vsb *videov1alpha1.VideoStoryboard, vr *videov1a
 	}
 }
 
-// confirm asks a yes/no question on the command's streams; only "y" or "yes" agrees.
+// confirm asks a yes/no question on the command's streams; only "y" or "yes" agrees. It asks
+// only a terminal: an answer piped in (yes | kubectl video ...) is no person's decision to pay.
 func confirm(env *Env, question string) (bool, error) {
+	if !env.Terminal {
+		return false, fmt.Errorf("standard input is not a terminal, so nobody can confirm: nothing was done (use --yes to confirm in a script)")
+	}
 	_, _ = fmt.Fprintf(env.Out, "%s [y/N]: ", question)
 	line, err := bufio.NewReader(env.In).ReadString('\n')
 	if err != nil && line == "" {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -54,6 +55,9 @@ type Env struct {
 	Now func() time.Time
 	// Open shows a file to the user (preview --open).
 	Open func(path string) error
+	// Terminal says whether In is a terminal a person answers on: questions before paying are
+	// asked only there, never answered by a pipe or a file.
+	Terminal bool
 }
 
 // Overrides replace what the command would otherwise build from the kubeconfig; tests set them.
@@ -65,6 +69,8 @@ type Overrides struct {
 	HTTP      *http.Client
 	Now       func() time.Time
 	Open      func(path string) error
+	// IsTerminal replaces the check that standard input is a terminal.
+	IsTerminal func(in io.Reader) bool
 }
 
 // Scheme holds the kinds the plugin reads: both video kinds and events.
@@ -119,7 +125,11 @@ func NewCommand(in io.Reader, out, errOut io.Writer, ov Overrides) *cobra.Comman
 			"  outputs            list and download the files of a finished render",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if env.AllNamespaces && (cmd.Name() != "status" || len(args) > 0) {
+				return fmt.Errorf("-A (--all-namespaces) only lists, with kubectl video status and no object; "+
+					"an object is named in one namespace: use -n NAMESPACE with kubectl video %s", cmd.Name())
+			}
 			return env.complete(flags, ov)
 		},
 	}
@@ -128,7 +138,7 @@ func NewCommand(in io.Reader, out, errOut io.Writer, ov Overrides) *cobra.Comman
 	root.SetErr(errOut)
 	root.CompletionOptions.DisableDefaultCmd = true
 	flags = addKubeconfigFlags(root.PersistentFlags())
-	root.PersistentFlags().BoolVarP(&env.AllNamespaces, "all-namespaces", "A", false, "status without an object: list the videos of every namespace")
+	root.PersistentFlags().BoolVarP(&env.AllNamespaces, "all-namespaces", "A", false, "with status and no object: list the videos of every namespace")
 	root.AddCommand(newStatusCommand(env), newPreviewCommand(env), newRenderCommand(env),
 		newRetryCommand(env), newConfirmResubmitCommand(env), newOutputsCommand(env))
 	return root
@@ -146,6 +156,11 @@ func (e *Env) complete(flags *kubeconfigFlags, ov Overrides) error {
 	if e.Open == nil {
 		e.Open = openInBrowser
 	}
+	isTerminal := ov.IsTerminal
+	if isTerminal == nil {
+		isTerminal = isTerminalFile
+	}
+	e.Terminal = isTerminal(e.In)
 	if ov.Client != nil {
 		e.Client, e.Namespace = ov.Client, ov.Namespace
 		if ns := flags.overrides.Context.Namespace; ns != "" {
@@ -173,6 +188,12 @@ func (e *Env) complete(flags *kubeconfigFlags, ov Overrides) error {
 	// Strict validation, as kubectl: an unknown field is an error, not silently dropped.
 	e.Client, e.Namespace = client.WithFieldValidation(c, metav1.FieldValidationStrict), ns
 	return nil
+}
+
+// isTerminalFile is true when in is a file that is a terminal.
+func isTerminalFile(in io.Reader) bool {
+	f, ok := in.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // openInBrowser opens a file with $BROWSER, or the desktop's opener.

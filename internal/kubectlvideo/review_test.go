@@ -1,0 +1,218 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package kubectlvideo
+
+import (
+	"context"
+	"io"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// What a user would try to break, in namespaces no manager watches: statuses are written
+// directly, and nothing created there is ever submitted.
+var _ = Describe("kubectl video, used the wrong way", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace("review-") })
+
+	// completedStoryboard is a storyboard whose preview of generation 1 completed.
+	completedStoryboard := func(name string) *videov1alpha1.VideoStoryboard {
+		GinkgoHelper()
+		vsb := threeScenes(ns, name, "Reviewed")
+		Expect(k8sClient.Create(ctx, vsb)).To(Succeed())
+		vsb.Status.Phase = videov1alpha1.PhaseCompleted
+		vsb.Status.PreviewedGeneration = vsb.Generation
+		vsb.Status.JobID = "job-preview-1"
+		vsb.Status.Preview = &videov1alpha1.StoryboardPreview{Scenes: []videov1alpha1.PreviewScene{
+			{Story: "One", Thumbnail: "http://127.0.0.1:1/1.jpg"}, {Story: "Two", Thumbnail: "http://127.0.0.1:1/2.jpg"},
+		}}
+		setStatus(vsb)
+		return vsb
+	}
+	condition := func(t videov1alpha1.ConditionType, reason videov1alpha1.ConditionReason, msg string) metav1.Condition {
+		return metav1.Condition{Type: string(t), Status: metav1.ConditionTrue, Reason: string(reason), Message: msg, LastTransitionTime: metav1.Now()}
+	}
+	// failedRender is a render whose job failed.
+	failedRender := func(name string) *videov1alpha1.VideoRender {
+		GinkgoHelper()
+		vr := fromYAML(&videov1alpha1.VideoRender{}, ns, "metadata: {name: "+name+"}\nspec: {projectId: p-1}\n")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		vr.Status.Phase = videov1alpha1.PhaseFailed
+		vr.Status.JobID = "job-failed-1"
+		vr.Status.Failure = &videov1alpha1.JobFailure{Code: "TEXT_TO_VIDEO_FAILED", Message: "no such voice"}
+		vr.Status.Conditions = []metav1.Condition{condition(videov1alpha1.ConditionStalled, videov1alpha1.ReasonJobFailed, "failed")}
+		setStatus(vr)
+		return vr
+	}
+	// unknownRender is a render whose submission's outcome is unknown.
+	unknownRender := func(name string) *videov1alpha1.VideoRender {
+		GinkgoHelper()
+		vr := fromYAML(&videov1alpha1.VideoRender{}, ns, "metadata: {name: "+name+"}\nspec: {projectId: p-1}\n")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		started := metav1.NewTime(time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC))
+		deadline := metav1.NewTime(started.Add(50 * time.Second))
+		vr.Status.Phase = videov1alpha1.PhaseSubmitting
+		vr.Status.Submission = &videov1alpha1.Submission{Generation: 1, AttemptID: "attempt-7", StartedAt: started, Deadline: &deadline}
+		vr.Status.Conditions = []metav1.Condition{condition(videov1alpha1.ConditionStalled, videov1alpha1.ReasonSubmissionUnknown, "unknown")}
+		setStatus(vr)
+		return vr
+	}
+	noRender := func(name string) {
+		GinkgoHelper()
+		Consistently(func() error {
+			return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &videov1alpha1.VideoRender{})
+		}, "200ms").Should(MatchError(ContainSubstring("not found")))
+	}
+
+	DescribeTable("-A names no object: it lists, or it is refused before anything is read or written",
+		func(args ...string) {
+			r := kubectlVideo(ns, "y\n", append(args, "-A")...)
+			Expect(r.err).To(MatchError(ContainSubstring("-A (--all-namespaces) only lists, with kubectl video status and no object")))
+			Expect(r.out).To(BeEmpty())
+		},
+		Entry("status of one object", "status", "vr/x"),
+		Entry("preview", "preview", "vsb/x"),
+		Entry("render", "render", "vsb/x", "--yes"),
+		Entry("retry", "retry", "vr/x"),
+		Entry("confirm-resubmit", "confirm-resubmit", "vr/x", "--yes"),
+		Entry("outputs", "outputs", "vr/x"),
+	)
+
+	It("accepts kubectl's names of both kinds, in any case", func() {
+		completedStoryboard("names")
+		Expect(k8sClient.Create(ctx, fromYAML(&videov1alpha1.VideoRender{}, ns, "metadata: {name: names}\nspec: {projectId: p-1}\n"))).To(Succeed())
+		for kind, names := range map[Kind][]string{
+			KindStoryboard: {"vsb", "VSB", "videostoryboard", "videostoryboards", "VideoStoryboard", "videostoryboards.video.videoops.io"},
+			KindRender:     {"vr", "videorender", "videorenders", "VideoRender", "videorenders.video.videoops.io"},
+		} {
+			for _, name := range names {
+				r := kubectlVideo(ns, "", "status", name+"/names")
+				Expect(r.err).NotTo(HaveOccurred(), name)
+				Expect(r.out).To(HavePrefix("%s %s/names", kind, ns), name)
+				r = kubectlVideo(ns, "", "status", name, "names")
+				Expect(r.err).NotTo(HaveOccurred(), name)
+				Expect(r.out).To(HavePrefix("%s %s/names", kind, ns), name)
+			}
+		}
+		r := kubectlVideo(ns, "", "status", "videos/names")
+		Expect(r.err).To(MatchError(ContainSubstring(`unknown kind "videos"`)))
+	})
+
+	It("shows an object the controller never acted on without inventing a state", func() {
+		Expect(k8sClient.Create(ctx, threeScenes(ns, "fresh", "Fresh"))).To(Succeed())
+		r := kubectlVideo(ns, "", "status", "vsb/fresh")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(MatchRegexp(`Phase:\s+-`))
+		Expect(r.out).To(ContainSubstring("Conditions:   none yet"))
+		Expect(r.out).To(MatchRegexp(`Job:\s+none`))
+		Expect(r.out).To(MatchRegexp(`Preview:\s+not yet`))
+		r = kubectlVideo(ns, "y\n", "render", "vsb/fresh")
+		Expect(r.err).To(MatchError(ContainSubstring("the preview of vsb/fresh is not complete yet (phase -, progress -)")))
+		noRender("fresh")
+	})
+
+	It("asks only a person at a terminal before paying: an answer piped in confirms nothing", func() {
+		completedStoryboard("piped")
+		r := kubectlVideoPiped(ns, "y\n", "render", "vsb/piped")
+		Expect(r.err).To(MatchError(ContainSubstring("standard input is not a terminal, so nobody can confirm: nothing was done (use --yes")))
+		Expect(r.out).To(ContainSubstring("a paid render of storyboard vsb/piped"), "it still says what would be paid for")
+		noRender("piped")
+
+		unknownRender("unknown")
+		r = kubectlVideoPiped(ns, "yes\n", "confirm-resubmit", "vr/unknown")
+		Expect(r.err).To(MatchError(ContainSubstring("standard input is not a terminal")))
+		Expect(getRenderNamed(ns, "unknown")(Default).Annotations).NotTo(HaveKey(videov1alpha1.AnnotationConfirmResubmit))
+
+		By("--yes is the script's confirmation")
+		r = kubectlVideoPiped(ns, "", "render", "vsb/piped", "--yes")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(getRenderNamed(ns, "piped")(Default).Spec.StoryboardRef.Name).To(Equal("piped"))
+		r = kubectlVideoPiped(ns, "", "confirm-resubmit", "vr/unknown", "--yes")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(getRenderNamed(ns, "unknown")(Default).Annotations).To(HaveKeyWithValue(videov1alpha1.AnnotationConfirmResubmit, "attempt-7"))
+	})
+
+	It("refuses a taken name before asking anyone to pay", func() {
+		completedStoryboard("taken")
+		Expect(k8sClient.Create(ctx, fromYAML(&videov1alpha1.VideoRender{}, ns, "metadata: {name: taken}\nspec: {projectId: p-other}\n"))).To(Succeed())
+		r := kubectlVideo(ns, "y\n", "render", "vsb/taken")
+		Expect(r.err).To(MatchError(`VideoRender "taken" already exists in namespace "` + ns + `": nothing was created; choose another name with --name`))
+		Expect(r.out).NotTo(ContainSubstring("[y/N]"), "no question whose yes cannot be honoured")
+		Expect(getRenderNamed(ns, "taken")(Default).Spec.ProjectID).To(HaveValue(Equal("p-other")), "the existing render is untouched")
+
+		r = kubectlVideo(ns, "y\n", "render", "vsb/taken", "--name", "taken-2")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(ContainSubstring("Create VideoRender taken-2 and pay for the render? [y/N]"))
+	})
+
+	It("says what the render pays for: the previewed generation, its scenes and parameters, and the account", func() {
+		vsb := threeScenes(ns, "paid", "Paid video")
+		vsb.Spec.APIKeySecretRef = &videov1alpha1.SecretKeyRef{Name: "team-key", Key: "token"}
+		Expect(k8sClient.Create(ctx, vsb)).To(Succeed())
+		vsb.Status.Phase = videov1alpha1.PhaseCompleted
+		vsb.Status.PreviewedGeneration = 1
+		vsb.Status.JobID = "job-preview-9"
+		vsb.Status.Preview = &videov1alpha1.StoryboardPreview{Scenes: []videov1alpha1.PreviewScene{{Story: "One", Thumbnail: "http://127.0.0.1:1/1.jpg"}}}
+		setStatus(vsb)
+		r := kubectlVideo(ns, "n\n", "render", "vsb/paid")
+		Expect(r.err).To(MatchError("not confirmed: nothing was created"))
+		Expect(r.out).To(ContainSubstring("This creates VideoRender " + ns + "/paid, a paid render of storyboard vsb/paid as previewed:"))
+		Expect(r.out).To(MatchRegexp(`Video name:\s+Paid video`))
+		Expect(r.out).To(MatchRegexp(`Generation:\s+1 \(preview job job-preview-9\)`))
+		Expect(r.out).To(MatchRegexp(`Scenes:\s+1`))
+		Expect(r.out).To(MatchRegexp(`API key:\s+Secret team-key, key token`))
+		noRender("paid")
+	})
+
+	It("retries only with the state it showed: a change meanwhile makes the annotation fail", func() {
+		failedRender("raced")
+		direct, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+		Expect(err).NotTo(HaveOccurred())
+		racing := interceptor.NewClient(direct, interceptor.Funcs{
+			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+				// Someone else changes the object between the read and the patch.
+				cur := &videov1alpha1.VideoRender{}
+				Expect(c.Get(ctx, client.ObjectKeyFromObject(obj), cur)).To(Succeed())
+				cur.Labels = map[string]string{"changed": "meanwhile"}
+				Expect(c.Update(ctx, cur)).To(Succeed())
+				return c.Patch(ctx, obj, patch, opts...)
+			},
+		})
+		r := runPlugin(Overrides{Client: racing, Namespace: ns, IsTerminal: func(_ io.Reader) bool { return true }}, "", "retry", "vr/raced")
+		Expect(r.err).To(MatchError(ContainSubstring("the object has been modified")))
+		Expect(r.err).To(MatchError(ContainSubstring("look again and retry")))
+		got := getRenderNamed(ns, "raced")(Default)
+		Expect(got.Labels).To(HaveKeyWithValue("changed", "meanwhile"))
+		Expect(got.Annotations).NotTo(HaveKey(videov1alpha1.AnnotationRetry))
+
+		By("without the race it sets a new value each time")
+		r = kubectlVideo(ns, "", "retry", "vr/raced")
+		Expect(r.err).NotTo(HaveOccurred())
+		first := getRenderNamed(ns, "raced")(Default).Annotations[videov1alpha1.AnnotationRetry]
+		Expect(first).NotTo(BeEmpty())
+		r = kubectlVideo(ns, "", "retry", "vr/raced")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(getRenderNamed(ns, "raced")(Default).Annotations[videov1alpha1.AnnotationRetry]).NotTo(Equal(first))
+	})
+})
