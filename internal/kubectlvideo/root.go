@@ -148,7 +148,7 @@ func NewCommand(in io.Reader, out, errOut io.Writer, ov Overrides) *cobra.Comman
 func (e *Env) complete(flags *kubeconfigFlags, ov Overrides) error {
 	e.HTTP, e.Now, e.Open = ov.HTTP, ov.Now, ov.Open
 	if e.HTTP == nil {
-		e.HTTP = &http.Client{Timeout: 5 * time.Minute}
+		e.HTTP = newHTTPClient()
 	}
 	if e.Now == nil {
 		e.Now = time.Now
@@ -188,6 +188,15 @@ func (e *Env) complete(flags *kubeconfigFlags, ov Overrides) error {
 	// Strict validation, as kubectl: an unknown field is an error, not silently dropped.
 	e.Client, e.Namespace = client.WithFieldValidation(c, metav1.FieldValidationStrict), ns
 	return nil
+}
+
+// newHTTPClient fetches thumbnails and outputs. It has no overall timeout, which would cut a
+// long video on a slow link: each fetch bounds itself (thumbnails in total, downloads when no
+// data arrives for a while).
+func newHTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = time.Minute
+	return &http.Client{Transport: t}
 }
 
 // isTerminalFile is true when in is a file that is a terminal.
