@@ -63,6 +63,9 @@ func Retry(ctx context.Context, env *Env, t Target) error {
 			t, submissionAttempt(st), t)
 	case st.Phase != videov1alpha1.PhaseFailed && (stalled == nil || stalled.Status != metav1.ConditionTrue):
 		return fmt.Errorf("%s has not failed (phase %s, reason %s): nothing to retry", t, orDash(string(st.Phase)), orDash(headlineReason(st)))
+	case stalled != nil && stalled.Status == metav1.ConditionTrue && resumesByItself[videov1alpha1.ConditionReason(stalled.Reason)]:
+		return fmt.Errorf("%s is stalled on %s, which a retry does not fix: %s; the controller resumes by itself once it is fixed",
+			t, stalled.Reason, oneLine(stalled.Message))
 	}
 	// A timestamp differs from every value handled before, and says when it was asked for.
 	value := env.Now().UTC().Format(time.RFC3339Nano)
@@ -72,6 +75,14 @@ func Retry(ctx context.Context, env *Env, t Target) error {
 	_, _ = fmt.Fprintf(env.Out, "Asked for a retry of %s (generation %d): %s=%s\nThe controller submits a new, paid job. Follow it with: kubectl video status %s\n",
 		t, obj.GetGeneration(), videov1alpha1.AnnotationRetry, value, t)
 	return nil
+}
+
+// resumesByItself are the stalls the controller leaves when what it waits for is fixed (it
+// watches Secrets and storyboards): no job was sent, and a retry would only say one will be.
+var resumesByItself = map[videov1alpha1.ConditionReason]bool{
+	videov1alpha1.ReasonSecretNotFound:     true,
+	videov1alpha1.ReasonSecretKeyMissing:   true,
+	videov1alpha1.ReasonStoryboardNotFound: true,
 }
 
 // ConfirmOptions are the flags of confirm-resubmit.

@@ -185,6 +185,20 @@ var _ = Describe("kubectl video, used the wrong way", func() {
 		noRender("paid")
 	})
 
+	It("does not promise a retry where the controller resumes by itself: a missing Secret", func() {
+		vr := fromYAML(&videov1alpha1.VideoRender{}, ns, "metadata: {name: no-key}\nspec: {projectId: p-1}\n")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		vr.Status.Phase = videov1alpha1.PhasePending
+		vr.Status.Conditions = []metav1.Condition{condition(videov1alpha1.ConditionStalled, videov1alpha1.ReasonSecretNotFound,
+			`Secret "video-api-key" not found in namespace "`+ns+`"`)}
+		setStatus(vr)
+		r := kubectlVideo(ns, "", "retry", "vr/no-key")
+		Expect(r.err).To(MatchError(`vr/no-key is stalled on SecretNotFound, which a retry does not fix: Secret "video-api-key" not found in namespace "` +
+			ns + `"; the controller resumes by itself once it is fixed`))
+		Expect(r.out).NotTo(ContainSubstring("paid job"))
+		Expect(getRenderNamed(ns, "no-key")(Default).Annotations).NotTo(HaveKey(videov1alpha1.AnnotationRetry))
+	})
+
 	It("retries only with the state it showed: a change meanwhile makes the annotation fail", func() {
 		failedRender("raced")
 		direct, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
