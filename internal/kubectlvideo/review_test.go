@@ -18,11 +18,14 @@ package kubectlvideo
 
 import (
 	"context"
+	"errors"
 	"io"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -183,6 +186,24 @@ var _ = Describe("kubectl video, used the wrong way", func() {
 		Expect(r.out).To(MatchRegexp(`Scenes:\s+1`))
 		Expect(r.out).To(MatchRegexp(`API key:\s+Secret team-key, key token`))
 		noRender("paid")
+	})
+
+	It("shows the status to someone who may read videos but not events, as kubectl describe does", func() {
+		failedRender("no-events")
+		direct, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+		Expect(err).NotTo(HaveOccurred())
+		noEvents := interceptor.NewClient(direct, interceptor.Funcs{
+			List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+				if _, ok := list.(*eventsv1.EventList); ok {
+					return apierrors.NewForbidden(eventsv1.Resource("events"), "", errors.New("RBAC: no list"))
+				}
+				return c.List(ctx, list, opts...)
+			},
+		})
+		r := runPlugin(Overrides{Client: noEvents, Namespace: ns}, "", "status", "vr/no-events")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(MatchRegexp(`Failure:\s+TEXT_TO_VIDEO_FAILED: no such voice`))
+		Expect(r.out).To(ContainSubstring(`Events:       not shown: you may not list events in namespace "` + ns + `"`))
 	})
 
 	It("does not promise a retry where the controller resumes by itself: a missing Secret", func() {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/spf13/cobra"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
@@ -306,7 +307,12 @@ const maxEvents = 10
 // printEvents shows the recent events about the object, newest last, as kubectl describe does.
 func printEvents(ctx context.Context, p *printer, env *Env, t Target, obj client.Object) error {
 	var list eventsv1.EventList
-	if err := env.Client.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
+	switch err := env.Client.List(ctx, &list, client.InNamespace(obj.GetNamespace())); {
+	case apierrors.IsForbidden(err):
+		// As kubectl describe: the rest of the screen is still worth having.
+		p.field("Events", fmt.Sprintf("not shown: you may not list events in namespace %q", obj.GetNamespace()))
+		return nil
+	case err != nil:
 		return fmt.Errorf("listing the events of %s: %w", t, err)
 	}
 	var evs []eventsv1.Event

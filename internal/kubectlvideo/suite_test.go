@@ -192,6 +192,11 @@ func runPlugin(ov Overrides, stdin string, args ...string) result {
 	if err != nil {
 		GinkgoWriter.Printf("error: %v\n", err)
 	}
+	printed := out.String() + errOut.String()
+	if err != nil {
+		printed += err.Error()
+	}
+	Expect(printed).NotTo(ContainSubstring(testAPIKey), "no command ever prints the API key")
 	return result{out: out.String(), errOut: errOut.String(), err: err}
 }
 
