@@ -26,6 +26,7 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -75,6 +76,10 @@ func Render(ctx context.Context, env *Env, storyboardName string, o RenderOption
 		return err
 	}
 	vr := renderFor(vsb, o.Name)
+	// A name the API server would refuse is refused before anyone is asked to pay.
+	if errs := validation.IsDNS1123Subdomain(vr.Name); len(errs) > 0 {
+		return fmt.Errorf("%q is not a valid name for a VideoRender: %s", vr.Name, strings.Join(errs, "; "))
+	}
 	if o.DryRun {
 		out, err := manifest(vr)
 		if err != nil {

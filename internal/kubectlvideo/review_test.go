@@ -156,13 +156,19 @@ var _ = Describe("kubectl video, used the wrong way", func() {
 		Expect(getRenderNamed(ns, "unknown")(Default).Annotations).To(HaveKeyWithValue(videov1alpha1.AnnotationConfirmResubmit, "attempt-7"))
 	})
 
-	It("refuses a taken name before asking anyone to pay", func() {
+	It("refuses a taken or invalid name before asking anyone to pay", func() {
 		completedStoryboard("taken")
 		Expect(k8sClient.Create(ctx, fromYAML(&videov1alpha1.VideoRender{}, ns, "metadata: {name: taken}\nspec: {projectId: p-other}\n"))).To(Succeed())
 		r := kubectlVideo(ns, "y\n", "render", "vsb/taken")
 		Expect(r.err).To(MatchError(`VideoRender "taken" already exists in namespace "` + ns + `": nothing was created; choose another name with --name`))
 		Expect(r.out).NotTo(ContainSubstring("[y/N]"), "no question whose yes cannot be honoured")
 		Expect(getRenderNamed(ns, "taken")(Default).Spec.ProjectID).To(HaveValue(Equal("p-other")), "the existing render is untouched")
+
+		r = kubectlVideo(ns, "y\n", "render", "vsb/taken", "--name", "Taken_2")
+		Expect(r.err).To(MatchError(ContainSubstring(`"Taken_2" is not a valid name for a VideoRender: a lowercase RFC 1123 subdomain`)))
+		Expect(r.out).To(BeEmpty(), "refused before anything is shown or asked")
+		r = kubectlVideo(ns, "", "render", "vsb/taken", "--name", "Taken_2", "--dry-run")
+		Expect(r.err).To(MatchError(ContainSubstring("is not a valid name")), "nor printed for a repository")
 
 		r = kubectlVideo(ns, "y\n", "render", "vsb/taken", "--name", "taken-2")
 		Expect(r.err).NotTo(HaveOccurred())
