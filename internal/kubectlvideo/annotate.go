@@ -133,7 +133,7 @@ func ConfirmResubmit(ctx context.Context, env *Env, t Target, o ConfirmOptions) 
 	p.line("WARNING: if that attempt did create a job, submitting again pays twice. Check the service for a job")
 	p.line("created in that window first.")
 	if !o.Yes {
-		ok, err := confirm(env, "Submit it again?")
+		ok, err := confirm(ctx, env, "Submit it again?")
 		if err != nil {
 			return err
 		}

@@ -102,7 +102,7 @@ func Render(ctx context.Context, env *Env, storyboardName string, o RenderOption
 	}
 	describeRender(&printer{w: env.Out}, vsb, vr, refs)
 	if !o.Yes {
-		ok, err := confirm(env, fmt.Sprintf("Create VideoRender %s and pay for the render?", vr.Name))
+		ok, err := confirm(ctx, env, fmt.Sprintf("Create VideoRender %s and pay for the render?", vr.Name))
 		if err != nil {
 			return err
 		}
@@ -184,17 +184,34 @@ func describeRender(p *printer, vsb *videov1alpha1.VideoStoryboard, vr *videov1a
 
 // confirm asks a yes/no question on the command's streams; only "y" or "yes" agrees. It asks
 // only a terminal: an answer piped in (yes | kubectl video ...) is no person's decision to pay.
-func confirm(env *Env, question string) (bool, error) {
+func confirm(ctx context.Context, env *Env, question string) (bool, error) {
 	if !env.Terminal {
 		return false, fmt.Errorf("standard input is not a terminal, so nobody can confirm: nothing was done (use --yes to confirm in a script)")
 	}
 	_, _ = fmt.Fprintf(env.Out, "%s [y/N]: ", question)
-	line, err := bufio.NewReader(env.In).ReadString('\n')
-	if err != nil && line == "" {
+	// The answer is read aside, so that Ctrl-C (which cancels ctx: the plugin handles SIGINT)
+	// ends the question instead of waiting for Enter.
+	type answer struct {
+		line string
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		line, err := bufio.NewReader(env.In).ReadString('\n')
+		answered <- answer{line, err}
+	}()
+	var a answer
+	select {
+	case <-ctx.Done():
+		_, _ = fmt.Fprintln(env.Out)
+		return false, fmt.Errorf("interrupted: nothing was done")
+	case a = <-answered:
+	}
+	if a.err != nil && a.line == "" {
 		_, _ = fmt.Fprintln(env.Out)
 		return false, fmt.Errorf("no answer on standard input (use --yes to confirm in a script): nothing was done")
 	}
-	switch strings.ToLower(strings.TrimSpace(line)) {
+	switch strings.ToLower(strings.TrimSpace(a.line)) {
 	case "y", "yes":
 		return true, nil
 	}

@@ -24,6 +24,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -154,6 +155,25 @@ var _ = Describe("kubectl video, used the wrong way", func() {
 		r = kubectlVideoPiped(ns, "", "confirm-resubmit", "vr/unknown", "--yes")
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(getRenderNamed(ns, "unknown")(Default).Annotations).To(HaveKeyWithValue(videov1alpha1.AnnotationConfirmResubmit, "attempt-7"))
+	})
+
+	It("ends the question on Ctrl-C instead of waiting for Enter", func() {
+		completedStoryboard("interrupted")
+		stdin, typing := io.Pipe()
+		DeferCleanup(typing.Close)
+		out := gbytes.NewBuffer()
+		runCtx, interrupt := context.WithCancel(ctx)
+		defer interrupt()
+		cmd := NewCommand(stdin, out, GinkgoWriter, Overrides{Client: k8sClient, Namespace: ns, IsTerminal: func(io.Reader) bool { return true }})
+		cmd.SetArgs([]string{"render", "vsb/interrupted"})
+		done := make(chan error, 1)
+		go func() { done <- cmd.ExecuteContext(runCtx) }()
+		Eventually(out).Should(gbytes.Say(`pay for the render\? \[y/N\]: `))
+		interrupt() // what SIGINT does: main's signal.NotifyContext cancels the context
+		var err error
+		Eventually(done).Should(Receive(&err))
+		Expect(err).To(MatchError("interrupted: nothing was done"))
+		noRender("interrupted")
 	})
 
 	It("refuses a taken or invalid name before asking anyone to pay", func() {
