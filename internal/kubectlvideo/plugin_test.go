@@ -366,6 +366,7 @@ spec:
 			Expect(r.out).To(ContainSubstring("Submission:   in flight: attempt attempt-42, generation 1"))
 			Expect(r.out).To(MatchRegexp(`window:\s+2026-11-20T10:00:00Z to 2026-11-20T10:00:50Z`), "from startedAt to the deadline the controller recorded")
 			Expect(r.out).NotTo(ContainSubstring("confirm-resubmit"), "a submission in flight is not for a human to resolve")
+			Expect(r.out).To(MatchRegexp(`note:\s+past its window by \S+ and no outcome recorded: is the manager running\?`))
 			Expect(r.out).To(MatchRegexp(`Clearance:\s+CLR-123 \(expires \S+Z, in (2d|4[89]h)\)`))
 			Expect(r.out).To(ContainSubstring("Storyboard:   vsb/not-there: VideoStoryboard \"not-there\" not found"))
 			Expect(r.out).To(ContainSubstring("Conditions:   none yet"))
@@ -374,7 +375,17 @@ spec:
 			r = kubectlVideo(ns, "", "confirm-resubmit", "vr/in-flight", "--yes")
 			Expect(r.err).To(MatchError(ContainSubstring("is not in SubmissionUnknown (phase Submitting")))
 
+			By("within its window a submission in flight is just in flight")
+			vr.Status.Submission.StartedAt = metav1.Now()
+			vr.Status.Submission.Deadline = ptr.To(metav1.NewTime(time.Now().Add(time.Hour)))
+			setStatus(vr)
+			r = kubectlVideo(ns, "", "status", "vr/in-flight")
+			Expect(r.err).NotTo(HaveOccurred())
+			Expect(r.out).To(ContainSubstring("Submission:   in flight: attempt attempt-42"))
+			Expect(r.out).NotTo(ContainSubstring("note:"))
+
 			By("a submission recorded without its deadline: the window's end is not guessed")
+			vr.Status.Submission.StartedAt = started
 			vr.Status.Submission.Deadline = nil
 			setStatus(vr)
 			r = kubectlVideo(ns, "", "status", "vr/in-flight")

@@ -177,12 +177,17 @@ func printSubmission(p *printer, t Target, st *videov1alpha1.JobStatus, now time
 	}
 	p.field("Submission", fmt.Sprintf("%s: attempt %s, generation %d, started %s ago", state, sub.AttemptID, sub.Generation, age(now, sub.StartedAt.Time)))
 	window := windowText(st)
-	if _, _, ok := attemptWindow(st); ok {
+	_, to, ok := attemptWindow(st)
+	if ok {
 		window += " (when the call may have reached the service)"
 	}
 	p.field("  window", window)
 	if state != "in flight" {
 		p.field("  resolve", "kubectl video confirm-resubmit "+t.String()+"   (may pay twice: check the service first)")
+	} else if ok && now.After(to) {
+		// A running manager records the outcome within the window; one that stopped records it
+		// (the job, or SubmissionUnknown) when it runs again.
+		p.field("  note", fmt.Sprintf("past its window by %s and no outcome recorded: is the manager running?", duration.HumanDuration(now.Sub(to))))
 	}
 }
 
