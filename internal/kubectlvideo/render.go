@@ -174,8 +174,11 @@ func describeRender(p *printer, vsb *videov1alpha1.VideoStoryboard, vr *videov1a
 			p.line("    %-22s %s", pr.Name, pr.Value)
 		}
 	}
+	// Which account pays, also when it is the namespace's default one.
 	if ref := vr.Spec.APIKeySecretRef; ref != nil {
 		p.field("  API key", fmt.Sprintf("Secret %s, key %s", ref.Name, ref.Key))
+	} else {
+		p.field("  API key", fmt.Sprintf("Secret %s, key %s (the default)", videov1alpha1.DefaultAPIKeySecretName, videov1alpha1.DefaultAPIKeySecretKey))
 	}
 	if len(refs) > 0 {
 		p.line("WARNING: vsb/%s is already rendered by %s: another VideoRender pays for it again.", vsb.Name, strings.Join(renderSummaries(refs), ", "))

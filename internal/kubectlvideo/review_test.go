@@ -193,6 +193,7 @@ var _ = Describe("kubectl video, used the wrong way", func() {
 		r = kubectlVideo(ns, "y\n", "render", "vsb/taken", "--name", "taken-2")
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.out).To(ContainSubstring("Create VideoRender taken-2 and pay for the render? [y/N]"))
+		Expect(r.out).To(MatchRegexp(`API key:\s+Secret video-api-key, key apiKey \(the default\)`), "which account pays, also by default")
 	})
 
 	It("says what the render pays for: the previewed generation, its scenes and parameters, and the account", func() {
