@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -100,7 +101,9 @@ func Render(ctx context.Context, env *Env, storyboardName string, o RenderOption
 	if err != nil {
 		return err
 	}
-	describeRender(&printer{w: env.Out}, vsb, vr, refs)
+	p := &printer{w: env.Out}
+	describeRender(p, vsb, vr, refs)
+	describeBudget(ctx, p, env, vr.Namespace)
 	if !o.Yes {
 		ok, err := confirm(ctx, env, fmt.Sprintf("Create VideoRender %s and pay for the render?", vr.Name))
 		if err != nil {
@@ -183,6 +186,56 @@ func describeRender(p *printer, vsb *videov1alpha1.VideoStoryboard, vr *videov1a
 	if len(refs) > 0 {
 		p.line("WARNING: vsb/%s is already rendered by %s: another VideoRender pays for it again.", vsb.Name, strings.Join(renderSummaries(refs), ", "))
 	}
+}
+
+// describeBudget says how much of the namespace's VideoBudget the render would draw on; one
+// that is used up makes the new render wait for the next period.
+func describeBudget(ctx context.Context, p *printer, env *Env, ns string) {
+	var list videov1alpha1.VideoBudgetList
+	switch err := env.Client.List(ctx, &list, client.InNamespace(ns)); {
+	case apierrors.IsForbidden(err):
+		p.field("  Budget", "not shown: you may not read the VideoBudgets of this namespace")
+		return
+	case err != nil:
+		p.field("  Budget", "unknown: "+err.Error())
+		return
+	case len(list.Items) == 0:
+		p.field("  Budget", "no VideoBudget in namespace "+ns+": renders are not limited")
+		return
+	}
+	for _, b := range list.Items {
+		spec, st := b.Spec, b.Status
+		period := strings.ToLower(string(orDefault(st.Period, spec.Period)))
+		renders := fmt.Sprintf("%d renders used", st.Used.Renders+st.Reserved.Renders)
+		if m := spec.MaxRenders; m != nil {
+			renders = fmt.Sprintf("%d of %d renders used", st.Used.Renders+st.Reserved.Renders, *m)
+		}
+		if m := spec.MaxRenderSeconds; m != nil {
+			renders += fmt.Sprintf(", %d of %d render seconds", st.Used.RenderSeconds, *m)
+		}
+		if m := spec.MaxAICredits; m != nil {
+			credits := "0"
+			if st.Used.AICredits != nil {
+				credits = st.Used.AICredits.String()
+			}
+			renders += fmt.Sprintf(", %s of %s AI credits", credits, m.String())
+		}
+		until := ""
+		if st.PeriodEnd != nil {
+			until = " until " + st.PeriodEnd.UTC().Format(time.RFC3339)
+		}
+		p.field("  Budget", fmt.Sprintf("VideoBudget %s: %s this %s period%s", b.Name, renders, period, until))
+		if m := spec.MaxRenders; m != nil && st.Used.Renders+st.Reserved.Renders >= *m {
+			p.line("WARNING: VideoBudget %s has no render left this period: the VideoRender would wait (BudgetExhausted)%s.", b.Name, until)
+		}
+	}
+}
+
+func orDefault(v, def videov1alpha1.BudgetPeriod) videov1alpha1.BudgetPeriod {
+	if v == "" {
+		return def
+	}
+	return v
 }
 
 // confirm asks a yes/no question on the command's streams; only "y" or "yes" agrees. It asks

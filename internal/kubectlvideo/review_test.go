@@ -196,7 +196,7 @@ var _ = Describe("kubectl video, used the wrong way", func() {
 		Expect(r.out).To(MatchRegexp(`API key:\s+Secret video-api-key, key apiKey \(the default\)`), "which account pays, also by default")
 	})
 
-	It("says what the render pays for: the previewed generation, its scenes and parameters, and the account", func() {
+	It("says what the render pays for: the previewed generation, its scenes and parameters, the account and the budget", func() {
 		vsb := threeScenes(ns, "paid", "Paid video")
 		vsb.Spec.APIKeySecretRef = &videov1alpha1.SecretKeyRef{Name: "team-key", Key: "token"}
 		Expect(k8sClient.Create(ctx, vsb)).To(Succeed())
@@ -212,6 +212,25 @@ var _ = Describe("kubectl video, used the wrong way", func() {
 		Expect(r.out).To(MatchRegexp(`Generation:\s+1 \(preview job job-preview-9\)`))
 		Expect(r.out).To(MatchRegexp(`Scenes:\s+1`))
 		Expect(r.out).To(MatchRegexp(`API key:\s+Secret team-key, key token`))
+		Expect(r.out).To(MatchRegexp(`Budget:\s+no VideoBudget in namespace ` + ns + `: renders are not limited`))
+		noRender("paid")
+
+		By("the namespace's VideoBudget, and a warning when it has no render left")
+		vb := fromYAML(&videov1alpha1.VideoBudget{}, ns, "metadata: {name: default}\nspec: {period: Monthly, maxRenders: 3, maxAICredits: \"500\"}\n")
+		Expect(k8sClient.Create(ctx, vb)).To(Succeed())
+		end := metav1.NewTime(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+		vb.Status.Period = videov1alpha1.BudgetPeriodMonthly
+		vb.Status.PeriodEnd = &end
+		vb.Status.Used.Renders = 2
+		setStatus(vb)
+		r = kubectlVideo(ns, "n\n", "render", "vsb/paid")
+		Expect(r.out).To(MatchRegexp(`Budget:\s+VideoBudget default: 2 of 3 renders used, 0 of 500 AI credits this monthly period until 2026-12-01T00:00:00Z`))
+		Expect(r.out).NotTo(ContainSubstring("WARNING"))
+		vb.Status.Reserved.Renders = 1
+		setStatus(vb)
+		r = kubectlVideo(ns, "n\n", "render", "vsb/paid")
+		Expect(r.out).To(MatchRegexp(`Budget:\s+VideoBudget default: 3 of 3 renders used`))
+		Expect(r.out).To(ContainSubstring("WARNING: VideoBudget default has no render left this period: the VideoRender would wait (BudgetExhausted) until 2026-12-01T00:00:00Z."))
 		noRender("paid")
 	})
 
