@@ -183,6 +183,8 @@ func describeRender(p *printer, vsb *videov1alpha1.VideoStoryboard, vr *videov1a
 	} else {
 		p.field("  API key", fmt.Sprintf("Secret %s, key %s (the default)", videov1alpha1.DefaultAPIKeySecretName, videov1alpha1.DefaultAPIKeySecretKey))
 	}
+	p.line("The VideoRender follows the storyboard: each later change of vsb/%s is rendered, and paid, again", vsb.Name)
+	p.line("once its new preview completes.")
 	if len(refs) > 0 {
 		p.line("WARNING: vsb/%s is already rendered by %s: another VideoRender pays for it again.", vsb.Name, strings.Join(renderSummaries(refs), ", "))
 	}
