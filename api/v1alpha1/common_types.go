@@ -253,6 +253,12 @@ type Submission struct {
 	// +required
 	StartedAt metav1.Time `json:"startedAt"`
 
+	// deadline is when this attempt's budget ends: the manager's timeout of a call to the
+	// service plus its status writes. A job this attempt created was created between startedAt
+	// and deadline, the window to check at the service before confirming a resubmission.
+	// +optional
+	Deadline *metav1.Time `json:"deadline,omitempty"`
+
 	// retry is the value of the video.videoops.io/retry annotation this attempt acts on. It moves
 	// to lastHandledRetry only when a job is recorded or the service refuses the request for
 	// good, so a retry answered by a 429 is not lost.

@@ -327,13 +327,13 @@ func TestCacheTransform(t *testing.T) {
 		t.Errorf("Secret metadata kept annotations or managedFields: %+v", got.ObjectMeta)
 	}
 	vr := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Name: "v",
-		Annotations:   map[string]string{AnnotationRetry: "1", lastApplied: `{"spec":{"storyboard":{"scenes":[]}}}`},
+		Annotations:   map[string]string{videov1alpha1.AnnotationRetry: "1", lastApplied: `{"spec":{"storyboard":{"scenes":[]}}}`},
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}}}
 	out, err = CacheTransform(vr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := out.(*videov1alpha1.VideoRender); len(got.Annotations) != 1 || got.Annotations[AnnotationRetry] != "1" || got.ManagedFields != nil {
+	if got := out.(*videov1alpha1.VideoRender); len(got.Annotations) != 1 || got.Annotations[videov1alpha1.AnnotationRetry] != "1" || got.ManagedFields != nil {
 		t.Errorf("VideoRender: annotations %v (want only the retry one), managedFields %v", got.Annotations, got.ManagedFields)
 	}
 }

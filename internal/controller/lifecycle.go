@@ -405,7 +405,7 @@ func (l *lifecycle[T]) stall(tx *statusTxn[T], reason videov1alpha1.ConditionRea
 // retryRequested returns a value of the retry annotation not handled yet. It is consumed (moved
 // to status.lastHandledRetry) only with the job it leads to, or a final refusal.
 func (l *lifecycle[T]) retryRequested(obj T) (string, bool) {
-	v, ok := obj.GetAnnotations()[AnnotationRetry]
+	v, ok := obj.GetAnnotations()[videov1alpha1.AnnotationRetry]
 	st := l.adapter.jobStatus(obj)
 	if !ok || v == "" || v == st.LastHandledRetry || len(v) > maxAnnotationValue {
 		return "", false

@@ -268,7 +268,7 @@ spec:
 			By("asking for a retry with the annotation")
 			Eventually(func() error {
 				cur := getRender(vr)(Default)
-				cur.Annotations = map[string]string{AnnotationRetry: "1"}
+				cur.Annotations = map[string]string{videov1alpha1.AnnotationRetry: "1"}
 				return k8sClient.Update(ctx, cur)
 			}).Should(Succeed())
 			Eventually(func() int { return len(h.jobsNamed("Bad voice")) }).Should(Equal(2))
@@ -568,14 +568,14 @@ spec:
 				g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(), "%+v", got.Status.Conditions)
 				g.Expect(kstatusOf(got)).To(Equal(status.FailedStatus))
 				attempt = got.Status.Submission.AttemptID
-				g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message).To(ContainSubstring(AnnotationConfirmResubmit + "=" + attempt))
+				g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message).To(ContainSubstring(videov1alpha1.AnnotationConfirmResubmit + "=" + attempt))
 			}).Should(Succeed())
 			Consistently(func() int { return len(h.jobsNamed("Crash")) }, "1s").Should(Equal(1), "never a second paid job by itself")
 
 			By("confirming the resubmission with the attempt id")
 			Eventually(func() error {
 				cur := getRender(vr)(Default)
-				cur.Annotations = map[string]string{AnnotationConfirmResubmit: attempt}
+				cur.Annotations = map[string]string{videov1alpha1.AnnotationConfirmResubmit: attempt}
 				return k8sClient.Update(ctx, cur)
 			}).Should(Succeed())
 			eventuallyReady(vr)

@@ -307,7 +307,7 @@ func failureMessage(st *videov1alpha1.JobStatus) string {
 		what = fmt.Sprintf("Job %s failed", st.JobID)
 	}
 	return fmt.Sprintf("%s: %s: %s. Change the spec, or set annotation %s to a new value to try again",
-		what, st.Failure.Code, st.Failure.Message, AnnotationRetry)
+		what, st.Failure.Code, st.Failure.Message, videov1alpha1.AnnotationRetry)
 }
 
 func progressMessage(st *videov1alpha1.JobStatus) string {

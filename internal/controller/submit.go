@@ -30,6 +30,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -97,15 +98,16 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 	if res, wait, err := l.reserveBudget(ctx, tx, attempt); wait {
 		return res, err
 	}
-	st.Submission = &videov1alpha1.Submission{Generation: gen, AttemptID: attempt, StartedAt: metav1.NewTime(l.opts.Clock.Now()),
-		Retry: retry, StoryboardGeneration: t.sourceGeneration, StoryboardUID: string(t.sourceUID)}
+	started := l.opts.Clock.Now()
+	st.Submission = &videov1alpha1.Submission{Generation: gen, AttemptID: attempt, StartedAt: metav1.NewTime(started),
+		Deadline: ptr.To(metav1.NewTime(started.Add(l.submitBudget()))), Retry: retry, StoryboardGeneration: t.sourceGeneration, StoryboardUID: string(t.sourceUID)}
 	st.Phase = videov1alpha1.PhaseSubmitting
 	setOutcome(st, gen, outcomeReconciling, videov1alpha1.ReasonSubmitting,
 		fmt.Sprintf("Submitting generation %d to the service (attempt %s)", gen, attempt))
 	if isRetry {
 		tx.after(func() {
 			l.opts.Recorder.Eventf(obj, nil, "Normal", "RetryRequested", "Retry",
-				"Submitting a new job for generation %d as requested by annotation %s=%s", gen, AnnotationRetry, retry)
+				"Submitting a new job for generation %d as requested by annotation %s=%s", gen, videov1alpha1.AnnotationRetry, retry)
 		})
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.submitBudget())
@@ -447,11 +449,11 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statusTxn[T]) (s
 		st.Submission = nil
 		return false, ctrl.Result{}, nil
 	}
-	if confirm := obj.GetAnnotations()[AnnotationConfirmResubmit]; confirm != "" && confirm == sub.AttemptID {
+	if confirm := obj.GetAnnotations()[videov1alpha1.AnnotationConfirmResubmit]; confirm != "" && confirm == sub.AttemptID {
 		log.Info("Resubmission confirmed by annotation", "attempt", sub.AttemptID)
 		tx.after(func() {
 			l.opts.Recorder.Eventf(obj, nil, "Normal", "ResubmissionConfirmed", "Submit",
-				"Submitting generation %d again as confirmed by annotation %s", sub.Generation, AnnotationConfirmResubmit)
+				"Submitting generation %d again as confirmed by annotation %s", sub.Generation, videov1alpha1.AnnotationConfirmResubmit)
 		})
 		// What the unknown attempt consumed is given back: the new attempt consumes it again.
 		st.Submission = nil
@@ -537,7 +539,7 @@ func unknownMessage(kind string, obj client.Object, request string, sub *videov1
 		"To avoid paying twice nothing is sent again automatically. Check the service for a job created in that window; "+
 		"to submit again, run: kubectl annotate %s %s -n %s %s=%s",
 		sub.Generation, truncate(request, 200), sub.AttemptID, attemptWindow(sub, budget),
-		strings.ToLower(kind), obj.GetName(), obj.GetNamespace(), AnnotationConfirmResubmit, sub.AttemptID)
+		strings.ToLower(kind), obj.GetName(), obj.GetNamespace(), videov1alpha1.AnnotationConfirmResubmit, sub.AttemptID)
 	if cause != nil {
 		fmt.Fprintf(&b, " (the call ended with: %s)", truncate(cause.Error(), 500))
 	}
@@ -545,11 +547,15 @@ func unknownMessage(kind string, obj client.Object, request string, sub *videov1
 }
 
 // attemptWindow is when the attempt's call may have reached the service: from its start to the
-// end of its budget.
+// end of its budget, as recorded with the attempt (or, for a record without it, this manager's).
 func attemptWindow(sub *videov1alpha1.Submission, budget time.Duration) string {
 	const layout = "2006-01-02T15:04:05Z"
 	start := sub.StartedAt.UTC()
-	return fmt.Sprintf("%s to %s", start.Format(layout), start.Add(budget).Format(layout))
+	end := start.Add(budget)
+	if sub.Deadline != nil {
+		end = sub.Deadline.UTC()
+	}
+	return fmt.Sprintf("%s to %s", start.Format(layout), end.Format(layout))
 }
 
 func refusalMessage(ae *apiclient.APIError) string {

@@ -244,7 +244,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		}).Should(Succeed())
 
 		h.sim.SetFaults(simulator.Faults{RateLimitShare: 1, RetryAfter: 10 * time.Millisecond, Endpoints: []string{apiclient.EndpointRenderStoryboard}})
-		setAnnotation(vr, AnnotationRetry, "try-again")
+		setAnnotation(vr, videov1alpha1.AnnotationRetry, "try-again")
 		Eventually(func() int { return h.sim.Counters().Faults["rate_limit"] }).Should(BeNumerically(">=", 1))
 		Expect(getRender(vr)(Default).Status.LastHandledRetry).To(BeEmpty(), "a refused attempt consumes nothing")
 		h.sim.SetFaults(simulator.Faults{})
@@ -298,7 +298,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		Eventually(func(g Gomega) {
 			g.Expect(stalledWith(&getRender(vr)(g).Status.JobStatus, videov1alpha1.ReasonJobFailed)).To(BeTrue())
 		}).Should(Succeed())
-		setAnnotation(vr, AnnotationRetry, "r1")
+		setAnnotation(vr, videov1alpha1.AnnotationRetry, "r1")
 		Eventually(crashed.Load).Should(BeTrue())
 		h.stopManager()
 		Expect(h.jobsNamed("Retry confirm")).To(HaveLen(2))
@@ -312,7 +312,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 			attempt = got.Status.Submission.AttemptID
 			g.Expect(got.Status.Submission.Retry).To(Equal("r1"), "the retry the attempt consumes travels with it")
 		}).Should(Succeed())
-		setAnnotation(vr, AnnotationConfirmResubmit, attempt)
+		setAnnotation(vr, videov1alpha1.AnnotationConfirmResubmit, attempt)
 		Eventually(func() int { return len(h.jobsNamed("Retry confirm")) }).Should(Equal(3), "the confirmed attempt is sent again")
 		Eventually(func(g Gomega) {
 			got := getRender(vr)(g)
@@ -926,11 +926,11 @@ spec:
 			got := getRender(vr)(g)
 			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonJobDeadlineExceeded)).To(BeTrue(), "%+v", got.Status.Conditions)
 			g.Expect(got.Status.Failure.Code).To(Equal(codeJobDeadlineExceeded))
-			g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message).To(ContainSubstring(AnnotationRetry))
+			g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message).To(ContainSubstring(videov1alpha1.AnnotationRetry))
 			g.Expect(kstatusOf(got)).To(Equal(status.FailedStatus))
 		}).Should(Succeed())
 		Consistently(func() int { return len(h.jobsNamed("Never ends")) }, "500ms").Should(Equal(1))
-		setAnnotation(vr, AnnotationRetry, "once-more")
+		setAnnotation(vr, videov1alpha1.AnnotationRetry, "once-more")
 		Eventually(func() int { return len(h.jobsNamed("Never ends")) }).Should(Equal(2))
 	})
 	It("issue 10: a callback reaches the leader's reconcile whichever replica receives it", func() {

@@ -29,13 +29,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
-	"github.com/videoops/video-operator/internal/controller"
 )
 
 func newRetryCommand(env *Env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "retry KIND/NAME",
-		Short: "Ask for a new job for the current spec after a failed or refused one (" + controller.AnnotationRetry + ")",
+		Short: "Ask for a new job for the current spec after a failed or refused one (" + videov1alpha1.AnnotationRetry + ")",
 		Example: "  kubectl video retry vr/meet-video-operator\n" +
 			"  kubectl video retry vsb/meet-video-operator -n videos",
 		Args: cobra.RangeArgs(1, 2),
@@ -64,15 +63,26 @@ func Retry(ctx context.Context, env *Env, t Target) error {
 			t, submissionAttempt(st), t)
 	case st.Phase != videov1alpha1.PhaseFailed && (stalled == nil || stalled.Status != metav1.ConditionTrue):
 		return fmt.Errorf("%s has not failed (phase %s, reason %s): nothing to retry", t, orDash(string(st.Phase)), orDash(headlineReason(st)))
+	case stalled != nil && stalled.Status == metav1.ConditionTrue && resumesByItself[videov1alpha1.ConditionReason(stalled.Reason)]:
+		return fmt.Errorf("%s is stalled on %s, which a retry does not fix: %s; the controller resumes by itself once it is fixed",
+			t, stalled.Reason, oneLine(stalled.Message))
 	}
 	// A timestamp differs from every value handled before, and says when it was asked for.
 	value := env.Now().UTC().Format(time.RFC3339Nano)
-	if err := annotate(ctx, env, obj, controller.AnnotationRetry, value); err != nil {
+	if err := annotate(ctx, env, obj, videov1alpha1.AnnotationRetry, value); err != nil {
 		return err
 	}
 	_, _ = fmt.Fprintf(env.Out, "Asked for a retry of %s (generation %d): %s=%s\nThe controller submits a new, paid job. Follow it with: kubectl video status %s\n",
-		t, obj.GetGeneration(), controller.AnnotationRetry, value, t)
+		t, obj.GetGeneration(), videov1alpha1.AnnotationRetry, value, t)
 	return nil
+}
+
+// resumesByItself are the stalls the controller leaves when what it waits for is fixed (it
+// watches Secrets and storyboards): no job was sent, and a retry would only say one will be.
+var resumesByItself = map[videov1alpha1.ConditionReason]bool{
+	videov1alpha1.ReasonSecretNotFound:     true,
+	videov1alpha1.ReasonSecretKeyMissing:   true,
+	videov1alpha1.ReasonStoryboardNotFound: true,
 }
 
 // ConfirmOptions are the flags of confirm-resubmit.
@@ -115,16 +125,15 @@ func ConfirmResubmit(ctx context.Context, env *Env, t Target, o ConfirmOptions) 
 			t, orDash(string(st.Phase)), orDash(headlineReason(st)))
 	}
 	sub := st.Submission
-	from, to := attemptWindow(st)
 	p := &printer{w: env.Out}
 	p.line("The submission of %s below was interrupted; the service may or may not have created its job:", t)
 	p.field("  Attempt", sub.AttemptID)
 	p.field("  Generation", fmt.Sprintf("%d", sub.Generation))
-	p.field("  Window", fmt.Sprintf("%s to %s", from.Format(time.RFC3339), to.Format(time.RFC3339)))
+	p.field("  Window", windowText(st))
 	p.line("WARNING: if that attempt did create a job, submitting again pays twice. Check the service for a job")
 	p.line("created in that window first.")
 	if !o.Yes {
-		ok, err := confirm(env, "Submit it again?")
+		ok, err := confirm(ctx, env, "Submit it again?")
 		if err != nil {
 			return err
 		}
@@ -132,11 +141,11 @@ func ConfirmResubmit(ctx context.Context, env *Env, t Target, o ConfirmOptions) 
 			return fmt.Errorf("not confirmed: nothing was changed")
 		}
 	}
-	if err := annotate(ctx, env, obj, controller.AnnotationConfirmResubmit, sub.AttemptID); err != nil {
+	if err := annotate(ctx, env, obj, videov1alpha1.AnnotationConfirmResubmit, sub.AttemptID); err != nil {
 		return err
 	}
 	_, _ = fmt.Fprintf(env.Out, "Confirmed: %s=%s on %s. The controller submits again. Follow it with: kubectl video status %s\n",
-		controller.AnnotationConfirmResubmit, sub.AttemptID, t, t)
+		videov1alpha1.AnnotationConfirmResubmit, sub.AttemptID, t, t)
 	return nil
 }
 

@@ -27,7 +27,11 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
 // The real binary, with a kubeconfig written from envtest's, proves that the kubeconfig flags
@@ -53,18 +57,24 @@ var _ = Describe("the kubectl-video binary", Ordered, func() {
 		readyStoryboard("from-binary", "From the binary")
 	})
 
-	run := func(env []string, name string, args ...string) (string, string, error) {
+	runIn := func(stdin string, env []string, name string, args ...string) (string, string, error) {
 		GinkgoHelper()
 		c, cancelRun := context.WithTimeout(ctx, time.Minute)
 		defer cancelRun()
 		cmd := exec.CommandContext(c, name, args...)
 		cmd.Env = append(os.Environ(), env...)
+		cmd.Stdin = strings.NewReader(stdin)
 		var out, errOut bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		err := cmd.Run()
 		GinkgoWriter.Printf("$ %s %s\n%s%s", filepath.Base(name), strings.Join(args, " "), out.String(), errOut.String())
 		return out.String(), errOut.String(), err
 	}
+	run := func(env []string, name string, args ...string) (string, string, error) {
+		GinkgoHelper()
+		return runIn("", env, name, args...)
+	}
+	kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
 
 	It("reads the kubeconfig given by --kubeconfig and the namespace given by -n", func() {
 		out, _, err := run(nil, bin, "--kubeconfig", kubeconfig, "-n", liveNS, "status", "vsb/from-binary")
@@ -88,8 +98,42 @@ var _ = Describe("the kubectl-video binary", Ordered, func() {
 		Expect(errOut).To(ContainSubstring(`error: VideoRender "nothing-here" not found in namespace "` + liveNS + `"`))
 	})
 
+	It("takes the namespace of the context --context selects, as kubectl does", func() {
+		cfg, err := clientcmd.LoadFromFile(kubeconfig)
+		Expect(err).NotTo(HaveOccurred())
+		current := cfg.Contexts[cfg.CurrentContext]
+		Expect(current).NotTo(BeNil())
+		videos := current.DeepCopy()
+		videos.Namespace = liveNS
+		cfg.Contexts["videos"] = videos
+		withContext := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+		Expect(clientcmd.WriteToFile(*cfg, withContext)).To(Succeed())
+
+		out, _, err := run(nil, bin, "--kubeconfig", withContext, "--context", "videos", "status", "vsb/from-binary")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring("VideoStoryboard " + liveNS + "/from-binary"))
+
+		_, errOut, err := run(nil, bin, "--kubeconfig", withContext, "status", "vsb/from-binary")
+		Expect(err).To(HaveOccurred(), "the current context's namespace is default")
+		Expect(errOut).To(ContainSubstring(`VideoStoryboard "from-binary" not found in namespace "default"`))
+	})
+
+	It("creates nothing when the confirmation comes from a pipe, and prints YAML that kubectl apply accepts", func() {
+		_, errOut, err := runIn("y\n", nil, bin, "--kubeconfig", kubeconfig, "-n", liveNS, "render", "vsb/from-binary", "--name", "from-pipe")
+		Expect(err).To(HaveOccurred())
+		Expect(errOut).To(ContainSubstring("standard input is not a terminal"))
+		Consistently(func() error {
+			return k8sClient.Get(ctx, client.ObjectKey{Namespace: liveNS, Name: "from-pipe"}, &videov1alpha1.VideoRender{})
+		}, "300ms").Should(MatchError(ContainSubstring("not found")))
+
+		manifest, _, err := run(nil, bin, "--kubeconfig", kubeconfig, "-n", liveNS, "render", "vsb/from-binary", "--name", "from-git", "--dry-run")
+		Expect(err).NotTo(HaveOccurred())
+		out, _, err := runIn(manifest, nil, kubectl, "--kubeconfig", kubeconfig, "apply", "--dry-run=server", "-f", "-")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring("videorender.video.videoops.io/from-git created (server dry run)"))
+	})
+
 	It("runs as `kubectl video` when kubectl finds it on the PATH", func() {
-		kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
 		Expect(kubectl).To(BeAnExistingFile(), "envtest's assets have a kubectl")
 		path := "PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH")
 		out, _, err := run([]string{path}, kubectl, "video", "--kubeconfig", kubeconfig, "-n", liveNS, "preview", "vsb/from-binary")

@@ -21,13 +21,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -70,8 +73,9 @@ func outputList(o *videov1alpha1.RenderOutputs) []output {
 
 func newOutputsCommand(env *Env) *cobra.Command {
 	var dir string
+	var overwrite bool
 	cmd := &cobra.Command{
-		Use:   "outputs vr/NAME [--download DIR]",
+		Use:   "outputs vr/NAME [--download DIR [--overwrite]]",
 		Short: "List the output URLs of a finished render, and download its files",
 		Example: "  kubectl video outputs vr/meet-video-operator\n" +
 			"  kubectl video outputs vr/meet-video-operator --download ./out",
@@ -81,15 +85,27 @@ func newOutputsCommand(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return Outputs(cmd.Context(), env, t.Name, dir)
+			if overwrite && dir == "" {
+				return fmt.Errorf("--overwrite needs --download DIR")
+			}
+			return Outputs(cmd.Context(), env, t.Name, DownloadOptions{Dir: dir, Overwrite: overwrite})
 		},
 	}
 	cmd.Flags().StringVar(&dir, "download", "", "download the files (video, audio, thumbnail, captions, transcript) into this directory")
+	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "replace files of the same name in the download directory (default: leave them and fail)")
 	return cmd
 }
 
-// Outputs lists a render's outputs and, with dir, downloads its files into dir.
-func Outputs(ctx context.Context, env *Env, name, dir string) error {
+// DownloadOptions are the flags of outputs --download.
+type DownloadOptions struct {
+	// Dir receives the files; nothing is downloaded when it is empty.
+	Dir string
+	// Overwrite replaces files of the same name in Dir; without it they are left as they are.
+	Overwrite bool
+}
+
+// Outputs lists a render's outputs and, with o.Dir, downloads its files into it.
+func Outputs(ctx context.Context, env *Env, name string, o DownloadOptions) error {
 	vr, err := getRender(ctx, env.Client, env.Namespace, name)
 	if err != nil {
 		return err
@@ -109,15 +125,16 @@ func Outputs(ctx context.Context, env *Env, name, dir string) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if dir == "" {
+	if o.Dir == "" {
 		return nil
 	}
-	return download(ctx, env, vr, outs, dir)
+	return download(ctx, env, vr, outs, o)
 }
 
 // download fetches every file output into dir. Files are opened through an os.Root, so no name
 // (they come from URLs) can write outside dir.
-func download(ctx context.Context, env *Env, vr *videov1alpha1.VideoRender, outs []output, dir string) error {
+func download(ctx context.Context, env *Env, vr *videov1alpha1.VideoRender, outs []output, o DownloadOptions) error {
+	dir := o.Dir
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
@@ -128,17 +145,21 @@ func download(ctx context.Context, env *Env, vr *videov1alpha1.VideoRender, outs
 	defer func() { _ = root.Close() }()
 	used := map[string]bool{}
 	var errs []error
-	for _, o := range outs {
-		if !o.File {
+	for _, out := range outs {
+		if !out.File {
 			continue
 		}
-		name := uniqueName(fileName(o), used)
-		n, err := fetchTo(ctx, env.HTTP, root, o.URL, name)
+		name := uniqueName(fileName(out), used)
+		if _, err := root.Lstat(name); err == nil && !o.Overwrite {
+			errs = append(errs, fmt.Errorf("%s of vr/%s: %s exists: not downloaded (use --overwrite to replace it)", out.Name, vr.Name, filepath.Join(dir, name)))
+			continue
+		}
+		n, err := fetchTo(ctx, env.HTTP, root, out.URL, name, o.Overwrite)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s of vr/%s: %w", o.Name, vr.Name, err))
+			errs = append(errs, fmt.Errorf("%s of vr/%s: %w", out.Name, vr.Name, err))
 			continue
 		}
-		_, _ = fmt.Fprintf(env.Out, "Downloaded %s to %s (%d bytes)\n", o.Name, path.Join(dir, name), n)
+		_, _ = fmt.Fprintf(env.Out, "Downloaded %s to %s (%d bytes)\n", out.Name, filepath.Join(dir, name), n)
 	}
 	return errors.Join(errs...)
 }
@@ -175,17 +196,47 @@ func uniqueName(name string, used map[string]bool) string {
 	return name
 }
 
+// downloadIdleTimeout ends a download that receives nothing for this long.
+var downloadIdleTimeout = time.Minute
+
+var errIdle = errors.New("download stalled")
+
+// idleReader pushes the idle deadline back each time data arrives.
+type idleReader struct {
+	r     io.Reader
+	timer *time.Timer
+}
+
+func (i *idleReader) Read(p []byte) (int, error) {
+	n, err := i.r.Read(p)
+	if n > 0 {
+		i.timer.Reset(downloadIdleTimeout)
+	}
+	return n, err
+}
+
 // fetchTo downloads one URL into root/name, through a temporary name so that a failed download
-// never leaves a partial file under the final name.
-func fetchTo(ctx context.Context, hc *http.Client, root *os.Root, rawURL, name string) (n int64, err error) {
+// never leaves a partial file under the final name. Without overwrite, a file that appeared
+// under the final name meanwhile is kept and the download removed.
+func fetchTo(ctx context.Context, hc *http.Client, root *os.Root, rawURL, name string, overwrite bool) (n int64, err error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return 0, fmt.Errorf("not an http(s) URL: %q", rawURL)
 	}
+	// A download takes as long as the file needs, but ends when nothing arrives for a while.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	idle := time.AfterFunc(downloadIdleTimeout, func() { cancel(errIdle) })
+	defer idle.Stop()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return 0, fmt.Errorf("building the request: %w", err)
 	}
+	defer func() {
+		if err != nil && errors.Is(context.Cause(ctx), errIdle) {
+			err = fmt.Errorf("%w (no data for %s)", err, downloadIdleTimeout)
+		}
+	}()
 	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, fmt.Errorf("fetching %s: %w", rawURL, err)
@@ -199,7 +250,7 @@ func fetchTo(ctx context.Context, hc *http.Client, root *os.Root, rawURL, name s
 	if err != nil {
 		return 0, fmt.Errorf("creating %s: %w", part, err)
 	}
-	n, err = io.Copy(f, resp.Body)
+	n, err = io.Copy(f, &idleReader{r: resp.Body, timer: idle})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -207,8 +258,27 @@ func fetchTo(ctx context.Context, hc *http.Client, root *os.Root, rawURL, name s
 		_ = root.Remove(part)
 		return n, fmt.Errorf("writing %s: %w", name, err)
 	}
-	if err := root.Rename(part, name); err != nil {
-		return n, fmt.Errorf("renaming %s: %w", part, err)
+	if overwrite {
+		if err := root.Rename(part, name); err != nil {
+			_ = root.Remove(part)
+			return n, fmt.Errorf("renaming %s: %w", part, err)
+		}
+		return n, nil
+	}
+	// A hard link fails when the name exists: nothing of the user's is replaced. Where the file
+	// system has no hard links, the name is checked and the file renamed.
+	err = root.Link(part, name)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		if _, serr := root.Lstat(name); errors.Is(serr, fs.ErrNotExist) {
+			err = root.Rename(part, name)
+		}
+	}
+	_ = root.Remove(part)
+	if errors.Is(err, fs.ErrExist) {
+		return n, fmt.Errorf("%s appeared meanwhile: not replaced (use --overwrite to replace it)", name)
+	}
+	if err != nil {
+		return n, fmt.Errorf("keeping the download as %s: %w", name, err)
 	}
 	return n, nil
 }

@@ -34,7 +34,6 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
-	"github.com/videoops/video-operator/internal/controller"
 	"github.com/videoops/video-operator/internal/simulator"
 )
 
@@ -121,6 +120,8 @@ var _ = Describe("kubectl video", func() {
 			Expect(r.err).NotTo(HaveOccurred())
 			var vr videov1alpha1.VideoRender
 			Expect(yaml.UnmarshalStrict([]byte(r.out), &vr)).To(Succeed())
+			Expect(r.out).NotTo(ContainSubstring("status:"), "a manifest for a repository has no status")
+			Expect(r.out).NotTo(ContainSubstring("creationTimestamp"))
 			Expect(vr.APIVersion).To(Equal("video.videoops.io/v1alpha1"))
 			Expect(vr.Kind).To(Equal("VideoRender"))
 			Expect(vr.Name).To(Equal("meet-gitops"))
@@ -211,7 +212,7 @@ spec:
 			Expect(r.err).NotTo(HaveOccurred())
 			Expect(r.out).To(ContainSubstring("Asked for a retry of vr/bad-voice"))
 			got := getRenderNamed(liveNS, "bad-voice")(Default)
-			value := got.Annotations[controller.AnnotationRetry]
+			value := got.Annotations[videov1alpha1.AnnotationRetry]
 			Expect(value).NotTo(BeEmpty())
 			Eventually(func(g Gomega) {
 				got := getRenderNamed(liveNS, "bad-voice")(g)
@@ -236,7 +237,7 @@ spec:
       - story: The service answers 500 to this submission.
 `)
 			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-			var attempt string
+			var attempt, window string
 			Eventually(func(g Gomega) {
 				got := getRenderNamed(liveNS, "five-hundred")(g)
 				c := meta.FindStatusCondition(got.Status.Conditions, string(videov1alpha1.ConditionStalled))
@@ -244,6 +245,9 @@ spec:
 				g.Expect(c.Reason).To(Equal(string(videov1alpha1.ReasonSubmissionUnknown)))
 				g.Expect(got.Status.Submission).NotTo(BeNil())
 				attempt = got.Status.Submission.AttemptID
+				g.Expect(got.Status.Submission.Deadline).NotTo(BeNil(), "the controller records the end of the attempt's window")
+				window = got.Status.Submission.StartedAt.UTC().Format(time.RFC3339) + " to " + got.Status.Submission.Deadline.UTC().Format(time.RFC3339)
+				g.Expect(c.Message).To(ContainSubstring("sent from " + window + ")"))
 			}).Should(Succeed())
 			sim.SetFaults(simulator.Faults{})
 
@@ -256,14 +260,14 @@ spec:
 
 			r = kubectlVideo(liveNS, "no\n", "confirm-resubmit", "vr/five-hundred")
 			Expect(r.err).To(MatchError(ContainSubstring("not confirmed")))
-			Expect(getRenderNamed(liveNS, "five-hundred")(Default).Annotations).NotTo(HaveKey(controller.AnnotationConfirmResubmit))
+			Expect(getRenderNamed(liveNS, "five-hundred")(Default).Annotations).NotTo(HaveKey(videov1alpha1.AnnotationConfirmResubmit))
 
 			r = kubectlVideo(liveNS, "y\n", "confirm-resubmit", "vr/five-hundred")
 			Expect(r.err).NotTo(HaveOccurred())
 			Expect(r.out).To(ContainSubstring("Attempt:    " + attempt))
-			Expect(r.out).To(MatchRegexp(`Window:\s+\S+Z to \S+Z`))
+			Expect(r.out).To(ContainSubstring("Window:     " + window))
 			Expect(r.out).To(ContainSubstring("pays twice"))
-			Expect(getRenderNamed(liveNS, "five-hundred")(Default).Annotations).To(HaveKeyWithValue(controller.AnnotationConfirmResubmit, attempt))
+			Expect(getRenderNamed(liveNS, "five-hundred")(Default).Annotations).To(HaveKeyWithValue(videov1alpha1.AnnotationConfirmResubmit, attempt))
 			Eventually(func(g Gomega) {
 				got := getRenderNamed(liveNS, "five-hundred")(g)
 				g.Expect(got.Status.Phase).To(Equal(videov1alpha1.PhaseCompleted), "%+v", got.Status.Conditions)
@@ -352,15 +356,17 @@ spec:
 			started := metav1.NewTime(time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC))
 			expires := metav1.NewTime(time.Now().Add(49 * time.Hour))
 			vr.Status.Phase = videov1alpha1.PhaseSubmitting
-			vr.Status.Submission = &videov1alpha1.Submission{Generation: 1, AttemptID: "attempt-42", StartedAt: started}
+			deadline := metav1.NewTime(started.Add(50 * time.Second))
+			vr.Status.Submission = &videov1alpha1.Submission{Generation: 1, AttemptID: "attempt-42", StartedAt: started, Deadline: &deadline}
 			vr.Status.Clearance = &videov1alpha1.Clearance{Code: "CLR-123", ExpiresAt: &expires}
 			vr.Status.Progress = ptr.To[int32](0)
 			setStatus(vr)
 			r := kubectlVideo(ns, "", "status", "vr/in-flight")
 			Expect(r.err).NotTo(HaveOccurred())
 			Expect(r.out).To(ContainSubstring("Submission:   in flight: attempt attempt-42, generation 1"))
-			Expect(r.out).To(MatchRegexp(`window:\s+2026-11-20T10:00:00Z to 2026-11-20T10:00:50Z`), "the default budget: 30 s call, two 10 s writes")
+			Expect(r.out).To(MatchRegexp(`window:\s+2026-11-20T10:00:00Z to 2026-11-20T10:00:50Z`), "from startedAt to the deadline the controller recorded")
 			Expect(r.out).NotTo(ContainSubstring("confirm-resubmit"), "a submission in flight is not for a human to resolve")
+			Expect(r.out).To(MatchRegexp(`note:\s+past its window by \S+ and no outcome recorded: is the manager running\?`))
 			Expect(r.out).To(MatchRegexp(`Clearance:\s+CLR-123 \(expires \S+Z, in (2d|4[89]h)\)`))
 			Expect(r.out).To(ContainSubstring("Storyboard:   vsb/not-there: VideoStoryboard \"not-there\" not found"))
 			Expect(r.out).To(ContainSubstring("Conditions:   none yet"))
@@ -368,6 +374,23 @@ spec:
 
 			r = kubectlVideo(ns, "", "confirm-resubmit", "vr/in-flight", "--yes")
 			Expect(r.err).To(MatchError(ContainSubstring("is not in SubmissionUnknown (phase Submitting")))
+
+			By("within its window a submission in flight is just in flight")
+			vr.Status.Submission.StartedAt = metav1.Now()
+			vr.Status.Submission.Deadline = ptr.To(metav1.NewTime(time.Now().Add(time.Hour)))
+			setStatus(vr)
+			r = kubectlVideo(ns, "", "status", "vr/in-flight")
+			Expect(r.err).NotTo(HaveOccurred())
+			Expect(r.out).To(ContainSubstring("Submission:   in flight: attempt attempt-42"))
+			Expect(r.out).NotTo(ContainSubstring("note:"))
+
+			By("a submission recorded without its deadline: the window's end is not guessed")
+			vr.Status.Submission.StartedAt = started
+			vr.Status.Submission.Deadline = nil
+			setStatus(vr)
+			r = kubectlVideo(ns, "", "status", "vr/in-flight")
+			Expect(r.err).NotTo(HaveOccurred())
+			Expect(r.out).To(MatchRegexp(`window:\s+from 2026-11-20T10:00:00Z on \(the controller recorded no end`))
 		})
 
 		It("links a thumbnail it cannot fetch instead of embedding it, and says so", func() {

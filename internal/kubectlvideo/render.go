@@ -19,12 +19,16 @@ package kubectlvideo
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -73,21 +77,35 @@ func Render(ctx context.Context, env *Env, storyboardName string, o RenderOption
 		return err
 	}
 	vr := renderFor(vsb, o.Name)
+	// A name the API server would refuse is refused before anyone is asked to pay.
+	if errs := validation.IsDNS1123Subdomain(vr.Name); len(errs) > 0 {
+		return fmt.Errorf("%q is not a valid name for a VideoRender: %s", vr.Name, strings.Join(errs, "; "))
+	}
 	if o.DryRun {
-		out, err := yaml.Marshal(vr)
+		out, err := manifest(vr)
 		if err != nil {
 			return fmt.Errorf("printing VideoRender %s: %w", vr.Name, err)
 		}
 		_, err = env.Out.Write(out)
 		return err
 	}
+	// A taken name is refused before anyone is asked to pay; Create refuses it again if it is
+	// taken meanwhile.
+	switch err := env.Client.Get(ctx, client.ObjectKeyFromObject(vr), &videov1alpha1.VideoRender{}); {
+	case err == nil:
+		return nameTaken(vr)
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("reading VideoRender %s/%s: %w", vr.Namespace, vr.Name, err)
+	}
 	refs, err := rendersOf(ctx, env.Client, vsb)
 	if err != nil {
 		return err
 	}
-	describeRender(&printer{w: env.Out}, vsb, vr, refs)
+	p := &printer{w: env.Out}
+	describeRender(p, vsb, vr, refs)
+	describeBudget(ctx, p, env, vr.Namespace)
 	if !o.Yes {
-		ok, err := confirm(env, fmt.Sprintf("Create VideoRender %s and pay for the render?", vr.Name))
+		ok, err := confirm(ctx, env, fmt.Sprintf("Create VideoRender %s and pay for the render?", vr.Name))
 		if err != nil {
 			return err
 		}
@@ -97,12 +115,34 @@ func Render(ctx context.Context, env *Env, storyboardName string, o RenderOption
 	}
 	if err := env.Client.Create(ctx, vr); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("VideoRender %q already exists in namespace %q: choose another name with --name", vr.Name, vr.Namespace)
+			return nameTaken(vr)
 		}
 		return fmt.Errorf("creating VideoRender %s/%s: %w", vr.Namespace, vr.Name, err)
 	}
 	_, _ = fmt.Fprintf(env.Out, "Created vr/%s. Follow it with: kubectl video status vr/%s\n", vr.Name, vr.Name)
 	return nil
+}
+
+// manifest is the object as YAML for a repository: what a person writes, without the empty
+// status and creationTimestamp the API types would print.
+func manifest(obj any) ([]byte, error) {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	delete(m, "status")
+	if meta, ok := m["metadata"].(map[string]any); ok {
+		delete(meta, "creationTimestamp")
+	}
+	return yaml.Marshal(m)
+}
+
+func nameTaken(vr *videov1alpha1.VideoRender) error {
+	return fmt.Errorf("VideoRender %q already exists in namespace %q: nothing was created; choose another name with --name", vr.Name, vr.Namespace)
 }
 
 // renderFor is the VideoRender that renders the storyboard, with the same API key.
@@ -137,23 +177,99 @@ func describeRender(p *printer, vsb *videov1alpha1.VideoStoryboard, vr *videov1a
 			p.line("    %-22s %s", pr.Name, pr.Value)
 		}
 	}
+	// Which account pays, also when it is the namespace's default one.
 	if ref := vr.Spec.APIKeySecretRef; ref != nil {
 		p.field("  API key", fmt.Sprintf("Secret %s, key %s", ref.Name, ref.Key))
+	} else {
+		p.field("  API key", fmt.Sprintf("Secret %s, key %s (the default)", videov1alpha1.DefaultAPIKeySecretName, videov1alpha1.DefaultAPIKeySecretKey))
 	}
+	p.line("The VideoRender follows the storyboard: each later change of vsb/%s is rendered, and paid, again", vsb.Name)
+	p.line("once its new preview completes.")
 	if len(refs) > 0 {
 		p.line("WARNING: vsb/%s is already rendered by %s: another VideoRender pays for it again.", vsb.Name, strings.Join(renderSummaries(refs), ", "))
 	}
 }
 
-// confirm asks a yes/no question on the command's streams; only "y" or "yes" agrees.
-func confirm(env *Env, question string) (bool, error) {
+// describeBudget says how much of the namespace's VideoBudget the render would draw on; one
+// that is used up makes the new render wait for the next period.
+func describeBudget(ctx context.Context, p *printer, env *Env, ns string) {
+	var list videov1alpha1.VideoBudgetList
+	switch err := env.Client.List(ctx, &list, client.InNamespace(ns)); {
+	case apierrors.IsForbidden(err):
+		p.field("  Budget", "not shown: you may not read the VideoBudgets of this namespace")
+		return
+	case err != nil:
+		p.field("  Budget", "unknown: "+err.Error())
+		return
+	case len(list.Items) == 0:
+		p.field("  Budget", "no VideoBudget in namespace "+ns+": renders are not limited")
+		return
+	}
+	for _, b := range list.Items {
+		spec, st := b.Spec, b.Status
+		period := strings.ToLower(string(orDefault(st.Period, spec.Period)))
+		renders := fmt.Sprintf("%d renders used", st.Used.Renders+st.Reserved.Renders)
+		if m := spec.MaxRenders; m != nil {
+			renders = fmt.Sprintf("%d of %d renders used", st.Used.Renders+st.Reserved.Renders, *m)
+		}
+		if m := spec.MaxRenderSeconds; m != nil {
+			renders += fmt.Sprintf(", %d of %d render seconds", st.Used.RenderSeconds, *m)
+		}
+		if m := spec.MaxAICredits; m != nil {
+			credits := "0"
+			if st.Used.AICredits != nil {
+				credits = st.Used.AICredits.String()
+			}
+			renders += fmt.Sprintf(", %s of %s AI credits", credits, m.String())
+		}
+		until := ""
+		if st.PeriodEnd != nil {
+			until = " until " + st.PeriodEnd.UTC().Format(time.RFC3339)
+		}
+		p.field("  Budget", fmt.Sprintf("VideoBudget %s: %s this %s period%s", b.Name, renders, period, until))
+		if m := spec.MaxRenders; m != nil && st.Used.Renders+st.Reserved.Renders >= *m {
+			p.line("WARNING: VideoBudget %s has no render left this period: the VideoRender would wait (BudgetExhausted)%s.", b.Name, until)
+		}
+	}
+}
+
+func orDefault(v, def videov1alpha1.BudgetPeriod) videov1alpha1.BudgetPeriod {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// confirm asks a yes/no question on the command's streams; only "y" or "yes" agrees. It asks
+// only a terminal: an answer piped in (yes | kubectl video ...) is no person's decision to pay.
+func confirm(ctx context.Context, env *Env, question string) (bool, error) {
+	if !env.Terminal {
+		return false, fmt.Errorf("standard input is not a terminal, so nobody can confirm: nothing was done (use --yes to confirm in a script)")
+	}
 	_, _ = fmt.Fprintf(env.Out, "%s [y/N]: ", question)
-	line, err := bufio.NewReader(env.In).ReadString('\n')
-	if err != nil && line == "" {
+	// The answer is read aside, so that Ctrl-C (which cancels ctx: the plugin handles SIGINT)
+	// ends the question instead of waiting for Enter.
+	type answer struct {
+		line string
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		line, err := bufio.NewReader(env.In).ReadString('\n')
+		answered <- answer{line, err}
+	}()
+	var a answer
+	select {
+	case <-ctx.Done():
+		_, _ = fmt.Fprintln(env.Out)
+		return false, fmt.Errorf("interrupted: nothing was done")
+	case a = <-answered:
+	}
+	if a.err != nil && a.line == "" {
 		_, _ = fmt.Fprintln(env.Out)
 		return false, fmt.Errorf("no answer on standard input (use --yes to confirm in a script): nothing was done")
 	}
-	switch strings.ToLower(strings.TrimSpace(line)) {
+	switch strings.ToLower(strings.TrimSpace(a.line)) {
 	case "y", "yes":
 		return true, nil
 	}

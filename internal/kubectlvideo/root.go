@@ -27,10 +27,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -53,6 +55,9 @@ type Env struct {
 	Now func() time.Time
 	// Open shows a file to the user (preview --open).
 	Open func(path string) error
+	// Terminal says whether In is a terminal a person answers on: questions before paying are
+	// asked only there, never answered by a pipe or a file.
+	Terminal bool
 }
 
 // Overrides replace what the command would otherwise build from the kubeconfig; tests set them.
@@ -64,6 +69,8 @@ type Overrides struct {
 	HTTP      *http.Client
 	Now       func() time.Time
 	Open      func(path string) error
+	// IsTerminal replaces the check that standard input is a terminal.
+	IsTerminal func(in io.Reader) bool
 }
 
 // Scheme holds the kinds the plugin reads: both video kinds and events.
@@ -77,10 +84,34 @@ func Scheme() (*k8sruntime.Scheme, error) {
 	return s, nil
 }
 
+// kubeconfigFlags are kubectl's connection flags (--kubeconfig, -n, --context, --cluster,
+// --user, -s, --token, --as, ...), read by client-go's clientcmd as kubectl reads them.
+// cli-runtime's ConfigFlags would bind the same flags to the same loader, but links kustomize
+// and the resource builder: half of the binary for nothing the plugin uses.
+type kubeconfigFlags struct {
+	rules     *clientcmd.ClientConfigLoadingRules
+	overrides clientcmd.ConfigOverrides
+}
+
+func addKubeconfigFlags(fs *pflag.FlagSet) *kubeconfigFlags {
+	k := &kubeconfigFlags{rules: clientcmd.NewDefaultClientConfigLoadingRules()}
+	fs.StringVar(&k.rules.ExplicitPath, clientcmd.RecommendedConfigPathFlag, "", "Path to the kubeconfig file to use for CLI requests.")
+	names := clientcmd.RecommendedConfigOverrideFlags("")
+	names.ClusterOverrideFlags.APIServer.ShortName = "s" // kubectl's -s
+	clientcmd.BindOverrideFlags(&k.overrides, fs, names)
+	return k
+}
+
+// clientConfig is the kubeconfig as the flags select it ($KUBECONFIG, ~/.kube/config, or
+// --kubeconfig; then --context, -n and the other overrides).
+func (k *kubeconfigFlags) clientConfig() clientcmd.ClientConfig {
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(k.rules, &k.overrides)
+}
+
 // NewCommand returns `kubectl video` with its subcommands. The kubeconfig flags are kubectl's
 // own (-n, --context, --kubeconfig, ...), so the plugin talks to the cluster kubectl would.
 func NewCommand(in io.Reader, out, errOut io.Writer, ov Overrides) *cobra.Command {
-	flags := genericclioptions.NewConfigFlags(true)
+	var flags *kubeconfigFlags
 	env := &Env{In: in, Out: out, ErrOut: errOut}
 	root := &cobra.Command{
 		Use:   "kubectl-video",
@@ -94,7 +125,11 @@ func NewCommand(in io.Reader, out, errOut io.Writer, ov Overrides) *cobra.Comman
 			"  outputs            list and download the files of a finished render",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if env.AllNamespaces && (cmd.Name() != "status" || len(args) > 0) {
+				return fmt.Errorf("-A (--all-namespaces) only lists, with kubectl video status and no object; "+
+					"an object is named in one namespace: use -n NAMESPACE with kubectl video %s", cmd.Name())
+			}
 			return env.complete(flags, ov)
 		},
 	}
@@ -102,18 +137,18 @@ func NewCommand(in io.Reader, out, errOut io.Writer, ov Overrides) *cobra.Comman
 	root.SetOut(out)
 	root.SetErr(errOut)
 	root.CompletionOptions.DisableDefaultCmd = true
-	flags.AddFlags(root.PersistentFlags())
-	root.PersistentFlags().BoolVarP(&env.AllNamespaces, "all-namespaces", "A", false, "status without an object: list the videos of every namespace")
+	flags = addKubeconfigFlags(root.PersistentFlags())
+	root.PersistentFlags().BoolVarP(&env.AllNamespaces, "all-namespaces", "A", false, "with status and no object: list the videos of every namespace")
 	root.AddCommand(newStatusCommand(env), newPreviewCommand(env), newRenderCommand(env),
 		newRetryCommand(env), newConfirmResubmitCommand(env), newOutputsCommand(env))
 	return root
 }
 
 // complete builds the client and resolves the namespace, from the overrides or the kubeconfig.
-func (e *Env) complete(flags *genericclioptions.ConfigFlags, ov Overrides) error {
+func (e *Env) complete(flags *kubeconfigFlags, ov Overrides) error {
 	e.HTTP, e.Now, e.Open = ov.HTTP, ov.Now, ov.Open
 	if e.HTTP == nil {
-		e.HTTP = &http.Client{Timeout: 5 * time.Minute}
+		e.HTTP = newHTTPClient()
 	}
 	if e.Now == nil {
 		e.Now = time.Now
@@ -121,18 +156,24 @@ func (e *Env) complete(flags *genericclioptions.ConfigFlags, ov Overrides) error
 	if e.Open == nil {
 		e.Open = openInBrowser
 	}
+	isTerminal := ov.IsTerminal
+	if isTerminal == nil {
+		isTerminal = isTerminalFile
+	}
+	e.Terminal = isTerminal(e.In)
 	if ov.Client != nil {
 		e.Client, e.Namespace = ov.Client, ov.Namespace
-		if flags.Namespace != nil && *flags.Namespace != "" {
-			e.Namespace = *flags.Namespace
+		if ns := flags.overrides.Context.Namespace; ns != "" {
+			e.Namespace = ns
 		}
 		return nil
 	}
-	cfg, err := flags.ToRESTConfig()
+	kc := flags.clientConfig()
+	cfg, err := kc.ClientConfig()
 	if err != nil {
 		return fmt.Errorf("reading the kubeconfig: %w", err)
 	}
-	ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
+	ns, _, err := kc.Namespace()
 	if err != nil {
 		return fmt.Errorf("reading the namespace from the kubeconfig: %w", err)
 	}
@@ -147,6 +188,21 @@ func (e *Env) complete(flags *genericclioptions.ConfigFlags, ov Overrides) error
 	// Strict validation, as kubectl: an unknown field is an error, not silently dropped.
 	e.Client, e.Namespace = client.WithFieldValidation(c, metav1.FieldValidationStrict), ns
 	return nil
+}
+
+// newHTTPClient fetches thumbnails and outputs. It has no overall timeout, which would cut a
+// long video on a slow link: each fetch bounds itself (thumbnails in total, downloads when no
+// data arrives for a while).
+func newHTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = time.Minute
+	return &http.Client{Transport: t}
+}
+
+// isTerminalFile is true when in is a file that is a terminal.
+func isTerminalFile(in io.Reader) bool {
+	f, ok := in.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // openInBrowser opens a file with $BROWSER, or the desktop's opener.

@@ -28,13 +28,13 @@ import (
 
 	"github.com/spf13/cobra"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
-	"github.com/videoops/video-operator/internal/controller"
 )
 
 func newStatusCommand(env *Env) *cobra.Command {
@@ -171,36 +171,59 @@ func printSubmission(p *printer, t Target, st *videov1alpha1.JobStatus, now time
 	if sub == nil {
 		return
 	}
-	from, to := attemptWindow(st)
 	state := "in flight"
 	if isStalledWith(st, videov1alpha1.ReasonSubmissionUnknown) {
 		state = "OUTCOME UNKNOWN"
 	}
 	p.field("Submission", fmt.Sprintf("%s: attempt %s, generation %d, started %s ago", state, sub.AttemptID, sub.Generation, age(now, sub.StartedAt.Time)))
-	p.field("  window", fmt.Sprintf("%s to %s (when the call may have reached the service)", from.Format(time.RFC3339), to.Format(time.RFC3339)))
+	window := windowText(st)
+	_, to, ok := attemptWindow(st)
+	if ok {
+		window += " (when the call may have reached the service)"
+	}
+	p.field("  window", window)
 	if state != "in flight" {
 		p.field("  resolve", "kubectl video confirm-resubmit "+t.String()+"   (may pay twice: check the service first)")
+	} else if ok && now.After(to) {
+		// A running manager records the outcome within the window; one that stopped records it
+		// (the job, or SubmissionUnknown) when it runs again.
+		p.field("  note", fmt.Sprintf("past its window by %s and no outcome recorded: is the manager running?", duration.HumanDuration(now.Sub(to))))
 	}
 }
 
 // windowInMessage reads the attempt window the controller wrote into the SubmissionUnknown
-// message; only the controller knows its --service-timeout.
+// message, for a submission recorded without its deadline.
 var windowInMessage = regexp.MustCompile(`sent from (\S+) to (\S+?)\)`)
 
-// attemptWindow is when the attempt's call may have reached the service: as the controller wrote
-// it, or else from its start to the end of the budget of the default --service-timeout.
-func attemptWindow(st *videov1alpha1.JobStatus) (time.Time, time.Time) {
-	start := st.Submission.StartedAt.UTC()
+// attemptWindow is when the attempt's call may have reached the service: from its start to its
+// deadline as the controller recorded it (only the manager knows its --service-timeout), or to
+// the end the controller wrote into the SubmissionUnknown message. ok is false when neither says
+// where the window ends.
+func attemptWindow(st *videov1alpha1.JobStatus) (from, to time.Time, ok bool) {
+	sub := st.Submission
+	from = sub.StartedAt.UTC()
+	if sub.Deadline != nil {
+		return from, sub.Deadline.UTC(), true
+	}
 	if c := meta.FindStatusCondition(st.Conditions, string(videov1alpha1.ConditionStalled)); c != nil {
 		if m := windowInMessage.FindStringSubmatch(c.Message); m != nil {
-			from, err1 := time.Parse(time.RFC3339, m[1])
-			to, err2 := time.Parse(time.RFC3339, m[2])
+			f, err1 := time.Parse(time.RFC3339, m[1])
+			t, err2 := time.Parse(time.RFC3339, m[2])
 			if err1 == nil && err2 == nil {
-				return from, to
+				return f, t, true
 			}
 		}
 	}
-	return start, start.Add(controller.SubmitBudget(controller.DefaultServiceCallTimeout))
+	return from, time.Time{}, false
+}
+
+// windowText is the attempt window for people.
+func windowText(st *videov1alpha1.JobStatus) string {
+	from, to, ok := attemptWindow(st)
+	if !ok {
+		return fmt.Sprintf("from %s on (the controller recorded no end: check the service from then)", from.Format(time.RFC3339))
+	}
+	return fmt.Sprintf("%s to %s", from.Format(time.RFC3339), to.Format(time.RFC3339))
 }
 
 func printStoryboardSummary(ctx context.Context, p *printer, env *Env, vsb *videov1alpha1.VideoStoryboard) {
@@ -289,7 +312,12 @@ const maxEvents = 10
 // printEvents shows the recent events about the object, newest last, as kubectl describe does.
 func printEvents(ctx context.Context, p *printer, env *Env, t Target, obj client.Object) error {
 	var list eventsv1.EventList
-	if err := env.Client.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
+	switch err := env.Client.List(ctx, &list, client.InNamespace(obj.GetNamespace())); {
+	case apierrors.IsForbidden(err):
+		// As kubectl describe: the rest of the screen is still worth having.
+		p.field("Events", fmt.Sprintf("not shown: you may not list events in namespace %q", obj.GetNamespace()))
+		return nil
+	case err != nil:
 		return fmt.Errorf("listing the events of %s: %w", t, err)
 	}
 	var evs []eventsv1.Event

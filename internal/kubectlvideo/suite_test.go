@@ -19,6 +19,7 @@ package kubectlvideo
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -166,20 +167,36 @@ type result struct {
 	err         error
 }
 
-// kubectlVideo runs the plugin in-process, as `kubectl video ARGS` in namespace ns, with stdin.
+// kubectlVideo runs the plugin in-process, as `kubectl video ARGS` in namespace ns, with stdin
+// typed on a terminal.
 func kubectlVideo(ns, stdin string, args ...string) result {
 	GinkgoHelper()
+	return runPlugin(Overrides{Client: k8sClient, Namespace: ns, IsTerminal: func(io.Reader) bool { return true }}, stdin, args...)
+}
+
+// kubectlVideoPiped runs the plugin with stdin from a pipe or a file, not a terminal.
+func kubectlVideoPiped(ns, stdin string, args ...string) result {
+	GinkgoHelper()
+	return runPlugin(Overrides{Client: k8sClient, Namespace: ns, IsTerminal: func(io.Reader) bool { return false }}, stdin, args...)
+}
+
+// runPlugin runs the plugin in-process with the overrides; nothing may be opened.
+func runPlugin(ov Overrides, stdin string, args ...string) result {
+	GinkgoHelper()
 	var out, errOut bytes.Buffer
-	cmd := NewCommand(strings.NewReader(stdin), &out, &errOut, Overrides{
-		Client: k8sClient, Namespace: ns,
-		Open: func(string) error { Fail("nothing may be opened in these specs"); return nil },
-	})
+	ov.Open = func(string) error { Fail("nothing may be opened in these specs"); return nil }
+	cmd := NewCommand(strings.NewReader(stdin), &out, &errOut, ov)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(ctx)
 	GinkgoWriter.Printf("$ kubectl video %s\n%s%s", strings.Join(args, " "), out.String(), errOut.String())
 	if err != nil {
 		GinkgoWriter.Printf("error: %v\n", err)
 	}
+	printed := out.String() + errOut.String()
+	if err != nil {
+		printed += err.Error()
+	}
+	Expect(printed).NotTo(ContainSubstring(testAPIKey), "no command ever prints the API key")
 	return result{out: out.String(), errOut: errOut.String(), err: err}
 }
 

@@ -14,9 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controller
+package v1alpha1
 
-// Annotations a user sets to unblock a resource that only a human can unblock.
+// Annotations a user sets on a VideoStoryboard or a VideoRender to unblock it when only a human
+// can. They are part of the API: the controller acts on them, and clients (kubectl video, GitOps
+// repositories) set them.
 const (
 	// AnnotationRetry asks for a new job for the current spec after a failed or refused one. Any
 	// new value triggers one retry (for example a timestamp): the value handled last is kept in
