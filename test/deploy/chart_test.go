@@ -316,8 +316,16 @@ func TestChartSwitches(t *testing.T) {
 		}
 	}
 
-	cmd := exec.CommandContext(t.Context(), helm(t), "template", release, chartDir, "--set", "callbacks.enabled=true")
+	// Two managers without a lease would both submit every object: the render is refused.
+	cmd := exec.CommandContext(t.Context(), helm(t), "template", release, chartDir, "--set", "replicas=2", "--set", "leaderElection.enabled=false")
 	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "leaderElection.enabled") {
+		t.Errorf("several replicas without leader election must fail to render, got %v:\n%.500s", err, out)
+	}
+	helmTemplate(t, "--set", "replicas=1", "--set", "leaderElection.enabled=false")
+
+	cmd = exec.CommandContext(t.Context(), helm(t), "template", release, chartDir, "--set", "callbacks.enabled=true")
+	out, err = cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "callbacks.publicURL is required") {
 		t.Errorf("callbacks without a public URL must fail to render, got %v:\n%.500s", err, out)
 	}
