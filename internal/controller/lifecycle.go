@@ -116,6 +116,8 @@ type lifecycle[T client.Object] struct {
 	stale staleSet
 	// guard reserves room in the namespace's VideoBudget before a paid submission.
 	guard *spendGuard
+	// checked are the requests that passed the pre-submit check (presubmit.go).
+	checked checkedRequests
 
 	// callbacks is nil unless the manager has a public callback URL; wake then receives the
 	// objects callbacks are about.

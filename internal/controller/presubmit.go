@@ -20,8 +20,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/requestrules"
@@ -79,11 +81,16 @@ func (l *lifecycle[T]) checkBeforeSubmit(ctx context.Context, tx *statusTxn[T], 
 	if req == nil {
 		return true, nil
 	}
+	key := checkedKey(tx.obj, t)
+	if l.checked.has(key) {
+		return true, nil
+	}
 	errs, err := presubmitErrors(ctx, req, requestPath(t))
 	if err != nil {
 		return false, err
 	}
 	if len(errs) == 0 {
+		l.checked.add(key)
 		return true, nil
 	}
 	obj := tx.obj
@@ -99,4 +106,39 @@ func (l *lifecycle[T]) checkBeforeSubmit(ctx context.Context, tx *statusTxn[T], 
 	l.adapter.setRecordedSource(obj, t.sourceGeneration, t.sourceUID)
 	l.stall(tx, videov1alpha1.ReasonInvalidRequest, failureMessage(st))
 	return false, nil
+}
+
+// checkedRequests remembers which requests passed the pre-submit check, so that a submission
+// waiting for the call budget or the circuit, requeued many times, is checked once: the check of
+// a 1.5 MiB transcript takes about half a second. A request is named by the object (or, for a
+// storyboardRef render, the VideoStoryboard) it comes from and its generation, which changes
+// with every edit of the spec. It is forgotten wholesale when it grows past maxChecked.
+type checkedRequests struct {
+	mu   sync.Mutex
+	keys map[string]struct{}
+}
+
+const maxChecked = 50_000
+
+func checkedKey(obj client.Object, t *target) string {
+	if t.sourceUID != "" {
+		return fmt.Sprintf("%s/%d", t.sourceUID, t.sourceGeneration)
+	}
+	return fmt.Sprintf("%s/%d", obj.GetUID(), obj.GetGeneration())
+}
+
+func (c *checkedRequests) has(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.keys[key]
+	return ok
+}
+
+func (c *checkedRequests) add(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.keys == nil || len(c.keys) >= maxChecked {
+		c.keys = map[string]struct{}{}
+	}
+	c.keys[key] = struct{}{}
 }

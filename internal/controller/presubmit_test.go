@@ -158,3 +158,30 @@ func TestPresubmitPathAndMessage(t *testing.T) {
 		t.Errorf("a VideoStoryboard's request sits at spec, got %s", got)
 	}
 }
+
+func TestCheckedRequestsAreNamedByGeneration(t *testing.T) {
+	vr := &videov1alpha1.VideoRender{}
+	vr.UID, vr.Generation = "u-1", 3
+	var c checkedRequests
+	inline := checkedKey(vr, &target{})
+	c.add(inline)
+	if !c.has(inline) {
+		t.Fatal("a request that passed is remembered")
+	}
+	vr.Generation = 4
+	if c.has(checkedKey(vr, &target{})) {
+		t.Error("an edited spec (a new generation) is checked again")
+	}
+	if c.has(checkedKey(vr, &target{sourceUID: "u-1", sourceGeneration: 3})) != c.has(inline) {
+		t.Error("a storyboardRef render is named by its VideoStoryboard's uid and generation")
+	}
+	if c.has(checkedKey(vr, &target{sourceUID: "vsb-9", sourceGeneration: 3})) {
+		t.Error("another VideoStoryboard's request is not the same request")
+	}
+	for i := range maxChecked {
+		c.add(string(rune(i)) + "/x")
+	}
+	if c.has(inline) || len(c.keys) > maxChecked {
+		t.Errorf("the memory is bounded: %d entries", len(c.keys))
+	}
+}
