@@ -51,6 +51,38 @@ type Metrics struct {
 
 	mu     sync.Mutex
 	phases map[string]map[types.NamespacedName]videov1alpha1.Phase
+	// inFlight is status.submission.startedAt of every object whose submission has no job id
+	// yet (a call under way, or an outcome unknown), by kind: the oldest is exposed at scrape.
+	inFlight map[string]map[types.NamespacedName]time.Time
+}
+
+// oldestSubmissionDesc is video_operator_oldest_submission_start_timestamp_seconds.
+var oldestSubmissionDesc = prometheus.NewDesc("video_operator_oldest_submission_start_timestamp_seconds",
+	"Start (Unix time) of the oldest submission without a job id (status.submission), by kind; no series "+
+		"when none. A healthy one lasts at most --service-timeout plus two status writes: an old one is stuck "+
+		"(SubmissionUnknown waits for a human).", []string{"kind"}, nil)
+
+// oldestSubmission exposes the oldest entry of Metrics.inFlight per kind, computed at scrape from
+// the submissions in flight only (usually a handful), so a reconcile pays one map write.
+type oldestSubmission struct{ m *Metrics }
+
+func (o oldestSubmission) Describe(ch chan<- *prometheus.Desc) { ch <- oldestSubmissionDesc }
+
+func (o oldestSubmission) Collect(ch chan<- prometheus.Metric) {
+	o.m.mu.Lock()
+	defer o.m.mu.Unlock()
+	for kind, byName := range o.m.inFlight {
+		var oldest time.Time
+		for _, t := range byName {
+			if oldest.IsZero() || t.Before(oldest) {
+				oldest = t
+			}
+		}
+		if !oldest.IsZero() {
+			ch <- prometheus.MustNewConstMetric(oldestSubmissionDesc, prometheus.GaugeValue,
+				float64(oldest.UnixNano())/1e9, kind)
+		}
+	}
 }
 
 var _ apiclient.Observer = (*Metrics)(nil)
@@ -65,7 +97,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"kind", "phase"}),
 		submissions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "video_operator_submissions_total",
-			Help: "Submit calls by kind and result: accepted, refused (no job created) or unknown (outcome unknown).",
+			Help: "Submit calls by kind and result: accepted, refused (no job created) or unknown (outcome unknown; " +
+				"a call interrupted by a crash is counted when the next process finds its record).",
 		}, []string{"kind", "result"}),
 		endings: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "video_operator_jobs_ended_total",
@@ -108,7 +141,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "video_operator_budget_remaining",
 			Help: "What is left in the current period of a namespace's VideoBudget, by limit; only limits that are set.",
 		}, []string{"namespace", "limit"}),
-		phases: map[string]map[types.NamespacedName]videov1alpha1.Phase{},
+		phases:   map[string]map[types.NamespacedName]videov1alpha1.Phase{},
+		inFlight: map[string]map[types.NamespacedName]time.Time{},
 	}
 	// The answers alerts and dashboards rate() start at 0, not at their first occurrence: a
 	// counter that appears already at 1 shows no increase, and the first 5xx or 429 of a
@@ -120,13 +154,16 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			m.requests.WithLabelValues(ep, strconv.Itoa(code))
 		}
 	}
+	for _, result := range []string{"accepted", "rate_limited", "unsigned", "invalid"} {
+		m.callbacks.WithLabelValues(result)
+	}
 	for _, result := range []string{"accepted", "refused", "unknown"} {
 		for _, kind := range []string{"VideoRender", "VideoStoryboard"} {
 			m.submissions.WithLabelValues(kind, result)
 		}
 	}
 	for _, c := range []prometheus.Collector{m.jobs, m.submissions, m.endings, m.requests, m.latency, m.credits,
-		m.callbacks, m.statusWrite, m.answerToWrite, m.budgetUsed, m.budgetRemaining} {
+		m.callbacks, m.statusWrite, m.answerToWrite, m.budgetUsed, m.budgetRemaining, oldestSubmission{m}} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering metrics: %w", err)
 		}
@@ -205,7 +242,27 @@ func (m *Metrics) observePhase(kind string, nn types.NamespacedName, phase video
 	m.jobs.WithLabelValues(kind, string(phase)).Inc()
 }
 
-// forget removes a deleted object from the jobs gauge.
+// observeSubmission records the object's submission in flight (status.submission as written),
+// or its end when sub is nil.
+func (m *Metrics) observeSubmission(kind string, nn types.NamespacedName, sub *videov1alpha1.Submission) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sub == nil {
+		delete(m.inFlight[kind], nn)
+		return
+	}
+	byName := m.inFlight[kind]
+	if byName == nil {
+		byName = map[types.NamespacedName]time.Time{}
+		m.inFlight[kind] = byName
+	}
+	byName[nn] = sub.StartedAt.Time
+}
+
+// forget removes a deleted object from the jobs gauge and the submissions in flight.
 func (m *Metrics) forget(kind string, nn types.NamespacedName) {
 	if m == nil {
 		return
@@ -216,4 +273,5 @@ func (m *Metrics) forget(kind string, nn types.NamespacedName) {
 		m.jobs.WithLabelValues(kind, string(old)).Dec()
 		delete(m.phases[kind], nn)
 	}
+	delete(m.inFlight[kind], nn)
 }
