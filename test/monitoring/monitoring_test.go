@@ -180,17 +180,17 @@ func TestAlertsAndDashboardAgainstTheManager(t *testing.T) {
 	// unknown two hours ago, most callbacks are refused by the rate limit, and most callbacks
 	// that arrive carry no valid signature.
 	fires := map[string]bool{
-		"VideoOperatorNoLeader":               false,
-		"VideoOperatorObjectsStalled":         true,
-		"VideoOperatorSubmissionStuck":        true,
-		"VideoOperatorSubmissionUnknown":      true,
-		"VideoOperatorCallbacksRateLimited":   true,
-		"VideoOperatorCallbacksUnsigned":      true,
-		"VideoOperatorAPIKeyRejected":         true,
-		"VideoOperatorServiceRateLimited":     true,
-		"VideoOperatorServiceErrors":          true,
-		"VideoOperatorPollLag":                false,
-		"VideoOperatorPollingStopped":         false,
+		"VideoOperatorNoLeader":             false,
+		"VideoOperatorObjectsStalled":       true,
+		"VideoOperatorSubmissionStuck":      true,
+		"VideoOperatorSubmissionUnknown":    true,
+		"VideoOperatorCallbacksRateLimited": true,
+		"VideoOperatorCallbacksUnsigned":    true,
+		"VideoOperatorAPIKeyRejected":       true,
+		"VideoOperatorServiceRateLimited":   true,
+		"VideoOperatorServiceErrors":        true,
+		"VideoOperatorPollLag":              false,
+		"VideoOperatorPollingStopped":       false,
 	}
 	for _, rl := range rules {
 		want, ok := fires[rl.Alert]
