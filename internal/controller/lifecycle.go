@@ -209,7 +209,9 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		}
 		return result, errors.Join(err, fmt.Errorf("writing status: %w", cerr))
 	}
-	l.opts.Metrics.observe(l.adapter.kind(), req.NamespacedName, l.adapter.jobStatus(tx.base))
+	written := l.adapter.jobStatus(tx.base)
+	l.opts.Metrics.observePhase(l.adapter.kind(), req.NamespacedName, written.Phase)
+	l.opts.Metrics.observeSubmission(l.adapter.kind(), req.NamespacedName, written.Submission)
 	return result, err
 }
 

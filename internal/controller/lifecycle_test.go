@@ -441,6 +441,7 @@ spec:
 			Expect(testutil.ToFloat64(h.metrics.submissions.WithLabelValues("VideoRender", "accepted"))).To(Equal(1.0))
 			Expect(testutil.ToFloat64(h.metrics.endings.WithLabelValues("VideoRender", "completed"))).To(Equal(1.0))
 			Expect(testutil.CollectAndCount(h.metrics.latency)).To(BeNumerically(">=", 3))
+			Expect(oldestSubmissions(GinkgoT(), h.metrics)).To(BeEmpty(), "no submission is in flight once both jobs are recorded")
 
 			reg := prometheus.NewRegistry()
 			Expect(reg.Register(h.metrics.requests)).To(Succeed())
@@ -571,6 +572,12 @@ spec:
 				g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message).To(ContainSubstring(videov1alpha1.AnnotationConfirmResubmit + "=" + attempt))
 			}).Should(Succeed())
 			Consistently(func() int { return len(h.jobsNamed("Crash")) }, "1s").Should(Equal(1), "never a second paid job by itself")
+			By("exposing the stuck submission's start for the alert on its age")
+			got := getRender(vr)(Default)
+			Expect(oldestSubmissions(GinkgoT(), h.metrics)).To(Equal(map[string]float64{
+				"VideoRender": float64(got.Status.Submission.StartedAt.UnixNano()) / 1e9}))
+			Expect(testutil.ToFloat64(h.metrics.submissions.WithLabelValues("VideoRender", "unknown"))).To(Equal(1.0),
+				"the interrupted call is counted once as unknown by the process that finds it")
 
 			By("confirming the resubmission with the attempt id")
 			Eventually(func() error {
@@ -580,6 +587,7 @@ spec:
 			}).Should(Succeed())
 			eventuallyReady(vr)
 			Consistently(func() int { return len(h.jobsNamed("Crash")) }, "500ms").Should(Equal(2))
+			Expect(oldestSubmissions(GinkgoT(), h.metrics)).To(BeEmpty(), "the resubmission got its job id")
 		})
 
 		It("adopts the job when the job id write fails, with one submission", func() {

@@ -49,18 +49,41 @@ type Metrics struct {
 	budgetUsed      *prometheus.GaugeVec
 	budgetRemaining *prometheus.GaugeVec
 
-	// oldestSubmission is computed at scrape time from inFlight (see submissionAges).
-	oldestSubmission *prometheus.Desc
-	now              func() time.Time
-
 	mu     sync.Mutex
 	phases map[string]map[types.NamespacedName]videov1alpha1.Phase
-	// inFlight is, by kind, when each object's recorded submission (status.submission) started.
+	// inFlight is status.submission.startedAt of every object whose submission has no job id
+	// yet (a call under way, or an outcome unknown), by kind: the oldest is exposed at scrape.
 	inFlight map[string]map[types.NamespacedName]time.Time
 }
 
-// metricKinds are the kinds every per-kind series is exposed for, from the start.
-var metricKinds = []string{"VideoRender", "VideoStoryboard"}
+// oldestSubmissionDesc is video_operator_oldest_submission_start_timestamp_seconds.
+var oldestSubmissionDesc = prometheus.NewDesc("video_operator_oldest_submission_start_timestamp_seconds",
+	"Start (Unix time) of the oldest submission without a job id (status.submission), by kind; no series "+
+		"when none. A healthy one lasts at most --service-timeout plus two status writes: an old one is stuck "+
+		"(SubmissionUnknown waits for a human).", []string{"kind"}, nil)
+
+// oldestSubmission exposes the oldest entry of Metrics.inFlight per kind, computed at scrape from
+// the submissions in flight only (usually a handful), so a reconcile pays one map write.
+type oldestSubmission struct{ m *Metrics }
+
+func (o oldestSubmission) Describe(ch chan<- *prometheus.Desc) { ch <- oldestSubmissionDesc }
+
+func (o oldestSubmission) Collect(ch chan<- prometheus.Metric) {
+	o.m.mu.Lock()
+	defer o.m.mu.Unlock()
+	for kind, byName := range o.m.inFlight {
+		var oldest time.Time
+		for _, t := range byName {
+			if oldest.IsZero() || t.Before(oldest) {
+				oldest = t
+			}
+		}
+		if !oldest.IsZero() {
+			ch <- prometheus.MustNewConstMetric(oldestSubmissionDesc, prometheus.GaugeValue,
+				float64(oldest.UnixNano())/1e9, kind)
+		}
+	}
+}
 
 var _ apiclient.Observer = (*Metrics)(nil)
 
@@ -74,7 +97,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"kind", "phase"}),
 		submissions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "video_operator_submissions_total",
-			Help: "Submit calls by kind and result: accepted, refused (no job created) or unknown (outcome unknown).",
+			Help: "Submit calls by kind and result: accepted, refused (no job created) or unknown (outcome unknown; " +
+				"a call interrupted by a crash is counted when the next process finds its record).",
 		}, []string{"kind", "result"}),
 		endings: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "video_operator_jobs_ended_total",
@@ -117,11 +141,6 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "video_operator_budget_remaining",
 			Help: "What is left in the current period of a namespace's VideoBudget, by limit; only limits that are set.",
 		}, []string{"namespace", "limit"}),
-		oldestSubmission: prometheus.NewDesc("video_operator_oldest_submission_age_seconds",
-			"Age of the oldest submission recorded in flight (status.submission.startedAt), by kind; 0 when none is. "+
-				"A healthy submission lasts seconds; one that stays has an unknown outcome or a manager that cannot record it.",
-			[]string{"kind"}, nil),
-		now:      time.Now,
 		phases:   map[string]map[types.NamespacedName]videov1alpha1.Phase{},
 		inFlight: map[string]map[types.NamespacedName]time.Time{},
 	}
@@ -135,16 +154,16 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			m.requests.WithLabelValues(ep, strconv.Itoa(code))
 		}
 	}
-	for _, result := range []string{"accepted", "refused", "unknown"} {
-		for _, kind := range metricKinds {
-			m.submissions.WithLabelValues(kind, result)
-		}
-	}
 	for _, result := range []string{"accepted", "rate_limited", "unsigned", "invalid"} {
 		m.callbacks.WithLabelValues(result)
 	}
+	for _, result := range []string{"accepted", "refused", "unknown"} {
+		for _, kind := range []string{"VideoRender", "VideoStoryboard"} {
+			m.submissions.WithLabelValues(kind, result)
+		}
+	}
 	for _, c := range []prometheus.Collector{m.jobs, m.submissions, m.endings, m.requests, m.latency, m.credits,
-		m.callbacks, m.statusWrite, m.answerToWrite, m.budgetUsed, m.budgetRemaining, submissionAges{m}} {
+		m.callbacks, m.statusWrite, m.answerToWrite, m.budgetUsed, m.budgetRemaining, oldestSubmission{m}} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering metrics: %w", err)
 		}
@@ -197,28 +216,16 @@ func (m *Metrics) creditsUsed(kind string, credits float64) {
 	}
 }
 
-// observe keeps the jobs gauge equal to the number of objects in each phase, and notes when the
-// object's recorded submission, if any, started.
-func (m *Metrics) observe(kind string, nn types.NamespacedName, st *videov1alpha1.JobStatus) {
+// observePhase keeps the jobs gauge equal to the number of objects in each phase.
+func (m *Metrics) observePhase(kind string, nn types.NamespacedName, phase videov1alpha1.Phase) {
 	if m == nil {
 		return
 	}
-	phase := st.Phase
 	if phase == "" {
 		phase = videov1alpha1.PhasePending
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	inFlight := m.inFlight[kind]
-	if inFlight == nil {
-		inFlight = map[types.NamespacedName]time.Time{}
-		m.inFlight[kind] = inFlight
-	}
-	if st.Submission != nil {
-		inFlight[nn] = st.Submission.StartedAt.Time
-	} else {
-		delete(inFlight, nn)
-	}
 	byName := m.phases[kind]
 	if byName == nil {
 		byName = map[types.NamespacedName]videov1alpha1.Phase{}
@@ -235,6 +242,26 @@ func (m *Metrics) observe(kind string, nn types.NamespacedName, st *videov1alpha
 	m.jobs.WithLabelValues(kind, string(phase)).Inc()
 }
 
+// observeSubmission records the object's submission in flight (status.submission as written),
+// or its end when sub is nil.
+func (m *Metrics) observeSubmission(kind string, nn types.NamespacedName, sub *videov1alpha1.Submission) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sub == nil {
+		delete(m.inFlight[kind], nn)
+		return
+	}
+	byName := m.inFlight[kind]
+	if byName == nil {
+		byName = map[types.NamespacedName]time.Time{}
+		m.inFlight[kind] = byName
+	}
+	byName[nn] = sub.StartedAt.Time
+}
+
 // forget removes a deleted object from the jobs gauge and the submissions in flight.
 func (m *Metrics) forget(kind string, nn types.NamespacedName) {
 	if m == nil {
@@ -242,28 +269,9 @@ func (m *Metrics) forget(kind string, nn types.NamespacedName) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.inFlight[kind], nn)
 	if old, ok := m.phases[kind][nn]; ok {
 		m.jobs.WithLabelValues(kind, string(old)).Dec()
 		delete(m.phases[kind], nn)
 	}
-}
-
-// submissionAges exposes video_operator_oldest_submission_age_seconds, computed when scraped:
-// an age must grow between reconciles, which a gauge set by the reconciler would not.
-type submissionAges struct{ m *Metrics }
-
-func (c submissionAges) Describe(ch chan<- *prometheus.Desc) { ch <- c.m.oldestSubmission }
-
-func (c submissionAges) Collect(ch chan<- prometheus.Metric) {
-	now := c.m.now()
-	c.m.mu.Lock()
-	defer c.m.mu.Unlock()
-	for _, kind := range metricKinds {
-		age := 0.0
-		for _, started := range c.m.inFlight[kind] {
-			age = max(age, now.Sub(started).Seconds())
-		}
-		ch <- prometheus.MustNewConstMetric(c.m.oldestSubmission, prometheus.GaugeValue, age, kind)
-	}
+	delete(m.inFlight[kind], nn)
 }

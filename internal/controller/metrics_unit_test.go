@@ -17,52 +17,70 @@ limitations under the License.
 package controller
 
 import (
-	"strings"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// The alert on stuck submissions needs the age of the oldest one: a count of objects in phase
-// Submitting stays above zero on a busy cluster where every submission takes a second.
-func TestOldestSubmissionAge(t *testing.T) {
+// oldestSubmissions gathers video_operator_oldest_submission_start_timestamp_seconds by kind.
+func oldestSubmissions(t interface{ Fatal(...any) }, m *Metrics) map[string]float64 {
 	reg := prometheus.NewRegistry()
-	m, err := NewMetrics(reg)
+	if err := reg.Register(oldestSubmission{m}); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	m.now = func() time.Time { return now }
-	submitting := func(started time.Time) *videov1alpha1.JobStatus {
-		return &videov1alpha1.JobStatus{Phase: videov1alpha1.PhaseSubmitting,
-			Submission: &videov1alpha1.Submission{AttemptID: "a", StartedAt: metav1.NewTime(started)}}
-	}
-	expect := func(want string) {
-		t.Helper()
-		if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "video_operator_oldest_submission_age_seconds"); err != nil {
-			t.Error(err)
+	out := map[string]float64{}
+	for _, f := range families {
+		for _, s := range f.GetMetric() {
+			out[s.GetLabel()[0].GetValue()] = s.GetGauge().GetValue()
 		}
 	}
-	header := "# HELP video_operator_oldest_submission_age_seconds Age of the oldest submission recorded in flight (status.submission.startedAt), by kind; 0 when none is. " +
-		"A healthy submission lasts seconds; one that stays has an unknown outcome or a manager that cannot record it.\n" +
-		"# TYPE video_operator_oldest_submission_age_seconds gauge\n"
+	return out
+}
 
-	expect(header + "video_operator_oldest_submission_age_seconds{kind=\"VideoRender\"} 0\nvideo_operator_oldest_submission_age_seconds{kind=\"VideoStoryboard\"} 0\n")
+// The oldest submission without a job id is what a stuck submission alert needs: one series per
+// kind with the start of the oldest record, none when nothing is in flight, and a submission
+// that got its job id (or an object that went) no longer counts.
+func TestOldestSubmissionGauge(t *testing.T) {
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := oldestSubmissions(t, m); len(got) != 0 {
+		t.Fatalf("nothing in flight: want no series, got %v", got)
+	}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	sub := func(at time.Time) *videov1alpha1.Submission {
+		return &videov1alpha1.Submission{AttemptID: "a", StartedAt: metav1.NewTime(at)}
+	}
+	old, young, preview := types.NamespacedName{Namespace: "a", Name: "old"},
+		types.NamespacedName{Namespace: "a", Name: "young"}, types.NamespacedName{Namespace: "b", Name: "p"}
+	m.observeSubmission("VideoRender", young, sub(t0.Add(time.Hour)))
+	m.observeSubmission("VideoRender", old, sub(t0))
+	m.observeSubmission("VideoStoryboard", preview, sub(t0.Add(2*time.Hour)))
+	want := map[string]float64{"VideoRender": float64(t0.Unix()), "VideoStoryboard": float64(t0.Add(2 * time.Hour).Unix())}
+	if got := oldestSubmissions(t, m); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 
-	a, b := types.NamespacedName{Namespace: "ns", Name: "a"}, types.NamespacedName{Namespace: "ns", Name: "b"}
-	m.observe("VideoRender", a, submitting(now.Add(-20*time.Minute)))
-	m.observe("VideoRender", b, submitting(now.Add(-2*time.Second)))
-	now = now.Add(time.Minute) // the age grows between reconciles
-	expect(header + "video_operator_oldest_submission_age_seconds{kind=\"VideoRender\"} 1260\nvideo_operator_oldest_submission_age_seconds{kind=\"VideoStoryboard\"} 0\n")
-
-	// a's job is recorded; b's object is deleted.
-	m.observe("VideoRender", a, &videov1alpha1.JobStatus{Phase: videov1alpha1.PhaseInProgress, JobID: "j"})
-	m.forget("VideoRender", b)
-	expect(header + "video_operator_oldest_submission_age_seconds{kind=\"VideoRender\"} 0\nvideo_operator_oldest_submission_age_seconds{kind=\"VideoStoryboard\"} 0\n")
+	m.observeSubmission("VideoRender", old, nil) // its job id was recorded
+	if got := oldestSubmissions(t, m)["VideoRender"]; got != float64(t0.Add(time.Hour).Unix()) {
+		t.Errorf("after the oldest got its job id: %v, want the younger one's start", got)
+	}
+	m.forget("VideoRender", young)
+	m.observeSubmission("VideoStoryboard", preview, nil)
+	if got := oldestSubmissions(t, m); len(got) != 0 {
+		t.Errorf("nothing in flight any more: want no series, got %v", got)
+	}
+	var none *Metrics
+	none.observeSubmission("VideoRender", old, sub(t0)) // a nil *Metrics records nothing
 }

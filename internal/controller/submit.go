@@ -119,6 +119,8 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 		l.auditSubmission(obj, gen, attempt, "not-sent", "", err)
 		return ctrl.Result{}, fmt.Errorf("recording the submission in flight: %w", err)
 	}
+	// The paid call may last --service-timeout: its record is in flight from now on.
+	l.opts.Metrics.observeSubmission(l.adapter.kind(), objectKey(obj), st.Submission)
 	l.warnDeprecations(obj, t)
 
 	body, withCallback := l.callbacks.withCallback(t.request(), attempt)
@@ -480,6 +482,12 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statusTxn[T]) (s
 		// Once said, the message stays: the first one names the call's error, which a recheck
 		// does not know, and rewriting it would only change the object under a user's feet
 		// (kubectl video confirm-resubmit writes with an optimistic lock).
+		if !isStalledWith(st, videov1alpha1.ReasonSubmissionUnknown) {
+			// A call whose process died before its outcome was written was never counted: count
+			// it once, when it is found, so that the SubmissionUnknown alert sees it too.
+			kind := l.adapter.kind()
+			tx.after(func() { l.opts.Metrics.submitted(kind, "unknown") })
+		}
 		l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, l.adapter.describeRequest(obj), sub, l.submitBudget(), nil))
 	}
 	return true, ctrl.Result{RequeueAfter: l.unknownRecheck()}, nil

@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -316,17 +317,65 @@ func TestChartSwitches(t *testing.T) {
 		}
 	}
 
-	// Two managers without a lease would both submit every object: the render is refused.
-	cmd := exec.CommandContext(t.Context(), helm(t), "template", release, chartDir, "--set", "replicas=2", "--set", "leaderElection.enabled=false")
+	cmd := exec.CommandContext(t.Context(), helm(t), "template", release, chartDir, "--set", "callbacks.enabled=true")
 	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "leaderElection.enabled") {
-		t.Errorf("several replicas without leader election must fail to render, got %v:\n%.500s", err, out)
-	}
-	helmTemplate(t, "--set", "replicas=1", "--set", "leaderElection.enabled=false")
-
-	cmd = exec.CommandContext(t.Context(), helm(t), "template", release, chartDir, "--set", "callbacks.enabled=true")
-	out, err = cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "callbacks.publicURL is required") {
 		t.Errorf("callbacks without a public URL must fail to render, got %v:\n%.500s", err, out)
+	}
+}
+
+// TestChartRefusesBrokenValues checks that values which would install a manager that breaks
+// fail at template time with a message naming the value to fix.
+func TestChartRefusesBrokenValues(t *testing.T) {
+	callbacks := []string{"--set", "callbacks.enabled=true", "--set", "callbacks.publicURL=https://video-operator.example.com"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"several active managers", []string{"--set", "replicas=2", "--set", "leaderElection.enabled=false"},
+			"replicas > 1 needs leaderElection.enabled=true"},
+		{"callbacks without a key Secret", append(slices.Clone(callbacks), "--set", "callbacks.keySecret.name="),
+			"callbacks.enabled needs callbacks.keySecret.name"},
+		{"callbacks without a key in the Secret", append(slices.Clone(callbacks), "--set", "callbacks.keySecret.key="),
+			"callbacks.enabled needs callbacks.keySecret.name and callbacks.keySecret.key"},
+		{"a public URL with the callback path", []string{"--set", "callbacks.enabled=true", "--set", "callbacks.publicURL=https://video-operator.example.com/callbacks/"},
+			"must be a scheme and host without a path"},
+		{"a public URL without a scheme", []string{"--set", "callbacks.enabled=true", "--set", "callbacks.publicURL=video-operator.example.com"},
+			"must be a scheme and host without a path"},
+		{"a public URL the Ingress does not serve", []string{"--set", "callbacks.enabled=true", "--set", "callbacks.publicURL=https://other.example.com",
+			"--set", "callbacks.ingress.enabled=true"}, `does not name callbacks.ingress.host "video-operator.example.com"`},
+		{"the callback port on the metrics port", append(slices.Clone(callbacks), "--set", "callbacks.listenPort=8443"),
+			"callbacks.listenPort 8443 is taken"},
+		{"the callback port on the probes' port", append(slices.Clone(callbacks), "--set", "callbacks.listenPort=8081"),
+			"callbacks.listenPort 8081 is taken"},
+		{"a timeout the grace period cannot be computed from", []string{"--set", "service.timeout=1m30s"},
+			"must be whole seconds or minutes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.CommandContext(t.Context(), helm(t), append([]string{"template", release, chartDir}, tc.args...)...)
+			out, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), tc.want) {
+				t.Errorf("want a failure saying %q, got %v:\n%.500s", tc.want, err, out)
+			}
+		})
+	}
+}
+
+// TestChartGracePeriodCoversShutdown checks that the pod's grace period follows service.timeout:
+// the kubelet must not kill a manager whose paid call and job-id write are still under way.
+func TestChartGracePeriodCoversShutdown(t *testing.T) {
+	for _, timeout := range []string{"20s", "30s", "2m"} {
+		var d appsv1.Deployment
+		typed(t, decode(t, helmTemplate(t, "--set", "service.timeout="+timeout)), "Deployment", "", &d)
+		callTimeout, err := time.ParseDuration(timeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		budget := controller.ShutdownBudget(callTimeout)
+		grace := d.Spec.Template.Spec.TerminationGracePeriodSeconds
+		if grace == nil || time.Duration(*grace)*time.Second <= budget {
+			t.Errorf("service.timeout=%s: terminationGracePeriodSeconds = %v, want more than the shutdown budget %s", timeout, grace, budget)
+		}
 	}
 }

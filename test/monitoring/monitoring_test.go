@@ -30,6 +30,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -40,7 +41,6 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
-	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 	corev1 "k8s.io/api/core/v1"
@@ -136,9 +136,17 @@ func loadDashboard(t *testing.T) []expression {
 
 // running is the manager at work: envtest, the simulator, the manager process and its scrapes.
 type running struct {
-	k8s     client.Client
-	scrapes *scrapes
+	k8s         client.Client
+	scrapes     *scrapes
+	callbackURL string // the manager's callback server
 }
+
+// streamRenders is how many healthy renders the scenario submits one after the other, and
+// submitLatency how long the service takes to accept each paid submission.
+const (
+	streamRenders = 6
+	submitLatency = 1500 * time.Millisecond
+)
 
 // TestAlertsAndDashboardAgainstTheManager is the whole check; see the package comment.
 func TestAlertsAndDashboardAgainstTheManager(t *testing.T) {
@@ -168,19 +176,21 @@ func TestAlertsAndDashboardAgainstTheManager(t *testing.T) {
 		}
 	}
 	// The scenario: one tenant's key is refused, one job fails (stalled), 429s and 5xx are
-	// injected on job reads, the manager leads, polling runs, and nothing is stuck or unknown.
+	// injected on job reads, the manager leads, polling runs, a crash left a preview's submission
+	// unknown two hours ago, most callbacks are refused by the rate limit, and most callbacks
+	// that arrive carry no valid signature.
 	fires := map[string]bool{
-		"VideoOperatorNoLeader":           false,
-		"VideoOperatorObjectsStalled":     true,
-		"VideoOperatorSubmissionStuck":    false,
-		"VideoOperatorSubmissionUnknown":  false,
-		"VideoOperatorAPIKeyRejected":     true,
-		"VideoOperatorServiceRateLimited": true,
-		"VideoOperatorServiceErrors":      true,
-		"VideoOperatorPollLag":            false,
-		"VideoOperatorPollingStopped":     false,
-		"VideoOperatorCallbacksRefused":   false,
-		"VideoOperatorCallbacksUnsigned":  false,
+		"VideoOperatorNoLeader":             false,
+		"VideoOperatorObjectsStalled":       true,
+		"VideoOperatorSubmissionStuck":      true,
+		"VideoOperatorSubmissionUnknown":    true,
+		"VideoOperatorCallbacksRateLimited": true,
+		"VideoOperatorCallbacksUnsigned":    true,
+		"VideoOperatorAPIKeyRejected":       true,
+		"VideoOperatorServiceRateLimited":   true,
+		"VideoOperatorServiceErrors":        true,
+		"VideoOperatorPollLag":              false,
+		"VideoOperatorPollingStopped":       false,
 	}
 	for _, rl := range rules {
 		want, ok := fires[rl.Alert]
@@ -196,6 +206,61 @@ func TestAlertsAndDashboardAgainstTheManager(t *testing.T) {
 	for alert := range fires {
 		t.Errorf("alert %s is expected but not in prometheus-rule.yaml", alert)
 	}
+	t.Run("SubmissionStuck", func(t *testing.T) { checkSubmissionStuck(t, rules, r) })
+}
+
+// checkSubmissionStuck checks the alert on the age of the oldest submission without a job id at
+// every scrape of the scenario: the preview whose submission a crash left two hours ago fires
+// it, and the steady stream of healthy renders, seen in flight by the scrapes, never does.
+func checkSubmissionStuck(t *testing.T, rules []rule, r *running) {
+	var stuck rule
+	for _, rl := range rules {
+		if rl.Alert == "VideoOperatorSubmissionStuck" {
+			stuck = rl
+		}
+	}
+	if stuck.Expr == "" {
+		t.Fatal("prometheus-rule.yaml has no VideoOperatorSubmissionStuck alert")
+	}
+	const gauge = `video_operator_oldest_submission_start_timestamp_seconds{kind="VideoRender"}`
+	renderInFlight := 0
+	for _, ts := range r.scrapes.times {
+		if len(evaluateAt(t, r.scrapes, gauge, ts)) > 0 {
+			renderInFlight++
+		}
+		for _, smp := range evaluateAt(t, r.scrapes, stuck.Expr, ts) {
+			if kind := smp.Metric.Get("kind"); kind != "VideoStoryboard" {
+				t.Errorf("at %s the alert fires for %s, whose submissions are all healthy: %v", ts.Format(time.TimeOnly), kind, smp)
+			}
+		}
+	}
+	if renderInFlight == 0 {
+		t.Errorf("no scrape saw a healthy render's submission in flight: the stream tests nothing")
+	}
+	fired := evaluateAt(t, r.scrapes, stuck.Expr, r.scrapes.last)
+	if len(fired) != 1 || fired[0].Metric.Get("kind") != "VideoStoryboard" {
+		t.Errorf("want the alert firing for the stuck VideoStoryboard at the end, got %v", fired)
+	}
+}
+
+// evaluateAt runs one expression at time ts on the scrapes.
+func evaluateAt(t *testing.T, s *scrapes, expr string, ts time.Time) promql.Vector {
+	t.Helper()
+	engine := promql.NewEngine(promql.EngineOpts{MaxSamples: 1_000_000, Timeout: time.Minute, LookbackDelta: 5 * time.Minute})
+	q, err := engine.NewInstantQuery(t.Context(), s.queryable(), nil, expr, ts)
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	defer q.Close()
+	res := q.Exec(t.Context())
+	if res.Err != nil {
+		t.Fatalf("evaluating %s: %v", expr, res.Err)
+	}
+	v, err := res.Vector()
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return v
 }
 
 // checkSelectors checks that every metric an expression selects is in the scrape, with every
@@ -321,9 +386,46 @@ func runManager(t *testing.T) *running {
 		Faults: simulator.Faults{RateLimitShare: 0.25, ServerErrorShare: 0.25, RetryAfter: time.Second,
 			// Faults on job reads only: a 5xx on a paid call would leave its outcome unknown.
 			Endpoints: []string{apiclient.EndpointGetJob}}})
-	svc := httptest.NewServer(sim)
+	// Each paid submission takes a while, as on the real service, so that the scrapes see healthy
+	// submissions in flight (the stuck-submission alert must not fire on them).
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodPost {
+			time.Sleep(submitLatency)
+		}
+		sim.ServeHTTP(w, req)
+	}))
 	t.Cleanup(svc.Close)
 	t.Cleanup(sim.Close)
+
+	r := &running{k8s: k8s, scrapes: newScrapes()}
+	for ns, key := range map[string]string{"team-a": goodKey, "team-b": badKey} {
+		create(t, k8s, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		create(t, k8s, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: videov1alpha1.DefaultAPIKeySecretName},
+			StringData: map[string]string{videov1alpha1.DefaultAPIKeySecretKey: key}})
+	}
+	// A submission a crash interrupted two hours ago, before the manager starts: the record of
+	// the call is there, its job id is not. The manager stalls it with SubmissionUnknown.
+	stuck := &videov1alpha1.VideoStoryboard{}
+	createYAML(t, k8s, stuck, "team-a", `
+metadata: {name: stuck-preview}
+spec:
+  videoName: Stuck preview
+  scenes:
+    - story: A preview whose submission a crash interrupted.
+`)
+	stuck.Status.Phase = videov1alpha1.PhaseSubmitting
+	stuck.Status.Submission = &videov1alpha1.Submission{Generation: stuck.Generation, AttemptID: "crashed-attempt",
+		StartedAt: metav1.NewTime(time.Now().Add(-2 * time.Hour))}
+	if err := k8s.Status().Update(t.Context(), stuck); err != nil {
+		t.Fatalf("writing the crashed submission's record: %v", err)
+	}
+
+	callbackAddr := freeAddr(t)
+	callbackKey := filepath.Join(dir, "callback-key")
+	if err := os.WriteFile(callbackKey, []byte(strings.Repeat("monitoring-callback-key-", 2)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.callbackURL = "http://" + callbackAddr
 
 	metricsAddr := freeAddr(t)
 	logPath := filepath.Join(dir, "manager.log")
@@ -340,7 +442,11 @@ func runManager(t *testing.T) *running {
 		"--leader-elect", "--leader-election-namespace=default",
 		"--poll-min=100ms", "--poll-max=300ms",
 		"--retry-backoff-base=100ms", "--retry-backoff-max=1s",
-		"--service-rate-limit=500", "--service-burst=500")
+		"--service-rate-limit=500", "--service-burst=500",
+		// Callbacks on, with a limit so low that most of the service's callbacks are refused
+		// (rate_limited) and their jobs are read at the fallback poll.
+		"--callback-bind-address="+callbackAddr, "--callback-public-url="+r.callbackURL,
+		"--callback-key-file="+callbackKey, "--callback-rate-limit=0.01", "--callback-poll-interval=300ms")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -356,12 +462,6 @@ func runManager(t *testing.T) *running {
 		}
 	})
 
-	r := &running{k8s: k8s, scrapes: newScrapes()}
-	for ns, key := range map[string]string{"team-a": goodKey, "team-b": badKey} {
-		create(t, k8s, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-		create(t, k8s, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: videov1alpha1.DefaultAPIKeySecretName},
-			StringData: map[string]string{videov1alpha1.DefaultAPIKeySecretKey: key}})
-	}
 	for i := range 3 {
 		createYAML(t, k8s, &videov1alpha1.VideoRender{}, "team-a", fmt.Sprintf(`
 metadata: {name: render-%d}
@@ -405,16 +505,34 @@ spec:
 `)
 
 	metricsURL := "http://" + metricsAddr + "/metrics"
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	deadline := time.Now().Add(45 * time.Second)
+	for i := 0; ; i++ {
 		if err := r.scrapes.scrape(t.Context(), metricsURL); err != nil && time.Now().After(deadline) {
 			t.Fatalf("the manager's metrics never answered: %v", err)
+		}
+		if i < streamRenders {
+			// A steady stream of healthy submissions, one per scrape.
+			createYAML(t, k8s, &videov1alpha1.VideoRender{}, "team-a", fmt.Sprintf(`
+metadata: {name: stream-%d}
+spec:
+  storyboard:
+    videoName: Stream %d
+    scenes:
+      - story: One of a steady stream of healthy submissions.
+`, i, i))
+		}
+		if i == 1 {
+			// Callbacks that are not the service's, more than the service's own: no valid
+			// signature (as when the key changed or a proxy rewrote the path).
+			for range 40 {
+				postCallback(t, r.callbackURL+"/callbacks/not-a-signed-token")
+			}
 		}
 		if done(t, k8s) && len(r.scrapes.series) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the videos did not reach their final phase within 30 s: %s", phases(t, k8s))
+			t.Fatalf("the videos did not reach their final phase within 45 s: %s", phases(t, k8s))
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
@@ -458,11 +576,35 @@ func done(t *testing.T, k8s client.Client) bool {
 		}
 	}
 	for _, sb := range boards.Items {
+		if sb.Name == "stuck-preview" {
+			c := meta.FindStatusCondition(sb.Status.Conditions, string(videov1alpha1.ConditionStalled))
+			if c == nil || c.Status != metav1.ConditionTrue || c.Reason != string(videov1alpha1.ReasonSubmissionUnknown) {
+				return false
+			}
+			continue
+		}
 		if sb.Status.Phase != videov1alpha1.PhaseCompleted {
 			return false
 		}
 	}
-	return len(renders.Items) == 5 && len(boards.Items) == 1
+	return len(renders.Items) == 5+streamRenders && len(boards.Items) == 2
+}
+
+// postCallback sends a job result to the manager's callback server and expects it refused.
+func postCallback(t *testing.T, url string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(`{"job_id":"j"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("posting a callback: %v", err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode < 400 {
+		t.Fatalf("a callback without a valid signature was answered %s", resp.Status)
+	}
 }
 
 // phases lists each object's phase and Ready reason, for a failure message.
@@ -521,51 +663,4 @@ func tail(b []byte, n int) []byte {
 		return b[len(b)-n:]
 	}
 	return b
-}
-
-// ruleExpr returns the expression of the named alert.
-func ruleExpr(t *testing.T, alert string) string {
-	t.Helper()
-	for _, rl := range loadRules(t) {
-		if rl.Alert == alert {
-			return rl.Expr
-		}
-	}
-	t.Fatalf("no alert %s in prometheus-rule.yaml", alert)
-	return ""
-}
-
-// TestSubmissionStuckAlert evaluates the stuck-submission alert on two synthetic histories a
-// scenario of seconds cannot produce: a busy cluster where some object is always Submitting but
-// none for long (must not fire), and one submission left in flight for 20 minutes (fires). The
-// old alert, "objects in phase Submitting for 30 minutes", fired on the first.
-func TestSubmissionStuckAlert(t *testing.T) {
-	expr := ruleExpr(t, "VideoOperatorSubmissionStuck")
-	history := func(age func(i int) float64) *scrapes {
-		s := newScrapes()
-		start := time.Now().Add(-40 * time.Minute)
-		for i := range 80 { // a scrape every 30 s
-			at := start.Add(time.Duration(i) * 30 * time.Second)
-			s.add(labels.FromStrings(model.MetricNameLabel, "video_operator_jobs", "kind", "VideoRender", "phase", "Submitting"), at, 3)
-			s.add(labels.FromStrings(model.MetricNameLabel, "video_operator_oldest_submission_age_seconds", "kind", "VideoRender"), at, age(i))
-			s.last = at
-		}
-		return s
-	}
-	busy := history(func(i int) float64 { return float64(i%4) * 0.7 })
-	stuck := history(func(i int) float64 { return max(0, float64(i-40)*30) }) // in flight since 20 minutes
-	for _, tc := range []struct {
-		name string
-		s    *scrapes
-		want int
-	}{{"busy cluster, healthy submissions", busy, 0}, {"one submission in flight for 20 minutes", stuck, 1}} {
-		got := evaluate(t, tc.s, []expression{{source: tc.name, expr: expr}})[tc.name+expr]
-		if got != tc.want {
-			t.Errorf("%s: the alert returns %d series, want %d", tc.name, got, tc.want)
-		}
-	}
-	old := `sum by (kind) (video_operator_jobs{phase="Submitting"}) > 0`
-	if got := evaluate(t, busy, []expression{{source: "old", expr: old}})["old"+old]; got != 1 {
-		t.Errorf("the old expression should fire on the busy history (it is why it was replaced), got %d series", got)
-	}
 }

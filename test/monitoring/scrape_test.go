@@ -39,6 +39,7 @@ import (
 // the expressions run on exactly what the manager exposed.
 type scrapes struct {
 	series map[string]*promql.Series // by the series' label set
+	times  []time.Time               // of every scrape
 	last   time.Time
 }
 
@@ -72,6 +73,7 @@ func (s *scrapes) scrape(ctx context.Context, url string) error {
 		}
 	}
 	s.last = now
+	s.times = append(s.times, now)
 	return nil
 }
 

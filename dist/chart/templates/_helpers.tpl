@@ -39,3 +39,51 @@ refreshes (hack/helm-chart.sh): the chart's RBAC cannot drift from the generated
 rules:
 {{ toYaml $doc.rules }}
 {{- end -}}
+
+{{/*
+Values that would render a manifest that installs but breaks: refused at template time with the
+value to fix. The manager checks its flags again when it starts.
+*/}}
+{{- define "video-operator.validate" -}}
+{{- if and (gt (int .Values.replicas) 1) (not .Values.leaderElection.enabled) -}}
+{{- fail "replicas > 1 needs leaderElection.enabled=true: without it every replica reconciles and submits" -}}
+{{- end -}}
+{{- if .Values.callbacks.enabled -}}
+{{- if or (not .Values.callbacks.keySecret.name) (not .Values.callbacks.keySecret.key) -}}
+{{- fail "callbacks.enabled needs callbacks.keySecret.name and callbacks.keySecret.key: the Secret whose key signs callback URLs (create it first, see values.yaml)" -}}
+{{- end -}}
+{{- $url := required "callbacks.publicURL is required when callbacks.enabled" .Values.callbacks.publicURL -}}
+{{- $u := urlParse $url -}}
+{{- if or (not (has $u.scheme (list "http" "https"))) (not $u.host) (not (has $u.path (list "" "/"))) -}}
+{{- fail (printf "callbacks.publicURL %q must be a scheme and host without a path, for example https://video-operator.example.com (the manager adds /callbacks/)" $url) -}}
+{{- end -}}
+{{- if and .Values.callbacks.ingress.enabled (ne $u.hostname .Values.callbacks.ingress.host) -}}
+{{- fail (printf "callbacks.publicURL %q does not name callbacks.ingress.host %q: the service would call a host the Ingress does not serve" $url .Values.callbacks.ingress.host) -}}
+{{- end -}}
+{{- $port := int .Values.callbacks.listenPort -}}
+{{- if or (eq $port 8081) (and .Values.metrics.enabled (eq $port (int .Values.metrics.port))) -}}
+{{- fail (printf "callbacks.listenPort %d is taken by the health probes (8081) or metrics.port" $port) -}}
+{{- end -}}
+{{- end -}}
+{{- if and .Values.metrics.enabled (eq (int .Values.metrics.port) 8081) -}}
+{{- fail "metrics.port 8081 is the health probes' port" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The pod's terminationGracePeriodSeconds: the manager's shutdown budget (service.timeout + 35s,
+controller.ShutdownBudget) plus 10s, so that a paid call in flight and the write of its job id end
+before the kubelet kills the pod. 75 for the default 30s, as in config/manager.
+*/}}
+{{- define "video-operator.terminationGracePeriodSeconds" -}}
+{{- $t := toString .Values.service.timeout -}}
+{{- if not (regexMatch "^[0-9]+(s|m)$" $t) -}}
+{{- fail (printf "service.timeout %q must be whole seconds or minutes, for example 30s or 2m" $t) -}}
+{{- end -}}
+{{- $n := int (regexFind "^[0-9]+" $t) -}}
+{{- if hasSuffix "m" $t -}}{{- $n = mul $n 60 -}}{{- end -}}
+{{- if lt $n 1 -}}
+{{- fail "service.timeout must be positive" -}}
+{{- end -}}
+{{- add $n 45 -}}
+{{- end -}}
