@@ -96,8 +96,9 @@ func (r *VideoBudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	return ctrl.Result{RequeueAfter: after}, nil
 }
 
-// settleInterrupted looks at the reservations older than the grace period: one whose object
-// recorded a job since it was reserved becomes usage; one whose object is gone is charged (it
+// settleInterrupted looks at the reservations: one whose object recorded a job since it was
+// reserved becomes usage at once (the object's own settle may have lost to a busy budget); of
+// the others, only those older than the grace period are looked at further: one whose object is gone is charged (it
 // may have been submitted: the safe side); one whose object shows no submission of that attempt
 // and no job since is released. A reservation whose attempt is still in flight (or stalled as
 // SubmissionUnknown) is kept.
@@ -105,10 +106,7 @@ func (r *VideoBudgetReconciler) settleInterrupted(ctx context.Context, b *videov
 	log := logf.FromContext(ctx)
 	var kept []videov1alpha1.BudgetReservation
 	for _, res := range b.Status.Reservations {
-		if now.Sub(res.ReservedAt.Time) < r.grace {
-			kept = append(kept, res)
-			continue
-		}
+		young := now.Sub(res.ReservedAt.Time) < r.grace
 		var obj client.Object = &videov1alpha1.VideoRender{}
 		if res.Kind == kindStoryboard {
 			obj = &videov1alpha1.VideoStoryboard{}
@@ -120,7 +118,14 @@ func (r *VideoBudgetReconciler) settleInterrupted(ctx context.Context, b *videov
 		charge := func() {
 			countUsed(b, res)
 		}
-		if apierrors.IsNotFound(err) || string(obj.GetUID()) != res.UID {
+		gone := apierrors.IsNotFound(err) || string(obj.GetUID()) != res.UID
+		if young && (gone || !recordedSince(jobStatusOf(obj), res)) {
+			// Still within its submission's time: only a recorded job settles it early (the
+			// object's own settle, which failed or has not run yet, would have done the same).
+			kept = append(kept, res)
+			continue
+		}
+		if gone {
 			log.Info("Charging the reservation of a deleted object: it may have been submitted", "kind", res.Kind, "name", res.Name, "attempt", res.AttemptID)
 			charge()
 			continue
@@ -129,7 +134,7 @@ func (r *VideoBudgetReconciler) settleInterrupted(ctx context.Context, b *videov
 		switch {
 		case st.Submission != nil && st.Submission.AttemptID == res.AttemptID:
 			kept = append(kept, res)
-		case st.JobID != "" && st.SubmittedAt != nil && !st.SubmittedAt.Time.Before(res.ReservedAt.Truncate(time.Second)):
+		case recordedSince(st, res):
 			log.V(1).Info("Settling the reservation of a recorded job", "kind", res.Kind, "name", res.Name, "jobID", st.JobID)
 			charge()
 		default:
@@ -138,6 +143,12 @@ func (r *VideoBudgetReconciler) settleInterrupted(ctx context.Context, b *videov
 	}
 	b.Status.Reservations = kept
 	return nil
+}
+
+// recordedSince reports whether the object recorded a job submitted since the reservation was
+// made, and has no submission in flight: the reservation was used.
+func recordedSince(st *videov1alpha1.JobStatus, res videov1alpha1.BudgetReservation) bool {
+	return st.Submission == nil && st.JobID != "" && st.SubmittedAt != nil && !st.SubmittedAt.Time.Before(res.ReservedAt.Truncate(time.Second))
 }
 
 // setConditions sets Ready (the budget is enforced) and Exhausted (naming the limits reached).
