@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -121,6 +122,41 @@ var _ = Describe("The spend guard of a namespace's VideoBudget", func() {
 		b := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: newNamespace(), Name: "team-a"}}
 		err := k8sClient.Create(ctx, b)
 		Expect(err).To(MatchError(ContainSubstring("must be named default")))
+	})
+
+	It("counts a recorded job whose own settle lost to a busy budget at once, not after the grace period", func() {
+		h = newHarness(simulator.Options{})
+		h.createSecret(testAPIKey)
+		h.createBudget(videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodDaily, MaxRenders: ptr.To[int64](5)})
+		// Every write that counts usage is refused as a conflict until the job id is recorded and
+		// a second more: the render's own settle gives up (as it did in CI with 20 renders at once).
+		var busyUntil atomic.Int64
+		busyUntil.Store(math.MaxInt64)
+		var refused atomic.Int32
+		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if _, ok := obj.(*videov1alpha1.VideoBudget); ok && time.Now().UnixNano() < busyUntil.Load() {
+				if data, _ := patch.Data(obj); strings.Contains(string(data), `"used"`) {
+					refused.Add(1)
+					return apierrors.NewConflict(schema.GroupResource{Group: videov1alpha1.GroupVersion.Group, Resource: "videobudgets"}, obj.GetName(), fmt.Errorf("injected: busy"))
+				}
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		}}
+		h.startManager()
+		vr := h.createRenders("settle", 1)[0]
+		Eventually(func(g Gomega) {
+			g.Expect(getRender(vr)(g).Status.JobID).NotTo(BeEmpty())
+		}).Should(Succeed())
+		busyUntil.Store(time.Now().Add(time.Second).UnixNano())
+		Expect(refused.Load()).To(BeNumerically(">=", 1), "the render's settle was refused")
+
+		// The grace period of an interrupted submission is SubmitBudget(5 s) = 25 s here.
+		Eventually(func(g Gomega) {
+			b := h.budget(g)
+			g.Expect(b.Status.Used.Renders).To(Equal(int64(1)))
+			g.Expect(b.Status.Reservations).To(BeEmpty())
+		}, "8s").Should(Succeed())
+		Expect(h.jobsNamed("settle 0")).To(HaveLen(1))
 	})
 
 	It("lets exactly maxRenders of 20 renders created at once submit; the rest wait, nothing is paid twice", func() {
