@@ -27,13 +27,13 @@ type SecretKeyRef struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 
 	// key in the Secret's data whose value is the raw API key (no "Bearer" prefix).
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	Key string `json:"key"`
+	Key string `json:"key,omitempty"`
 }
 
 // Phase is a one-word summary of where the job stands, for humans and print columns. Tools must
@@ -247,7 +247,7 @@ type Submission struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
-	AttemptID string `json:"attemptId"`
+	AttemptID string `json:"attemptId,omitempty"`
 
 	// startedAt is when the submit call started.
 	// +required
@@ -286,7 +286,7 @@ type CallbackReceipt struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
-	AttemptID string `json:"attemptId"`
+	AttemptID string `json:"attemptId,omitempty"`
 
 	// jobId is the job the callback's body named (not verified).
 	// +optional

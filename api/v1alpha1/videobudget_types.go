@@ -154,26 +154,26 @@ type BudgetReservation struct {
 	// kind is VideoRender or VideoStoryboard.
 	// +required
 	// +kubebuilder:validation:Enum=VideoRender;VideoStoryboard
-	Kind string `json:"kind"`
+	Kind string `json:"kind,omitempty"`
 
 	// name of the object.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 
 	// uid of the object.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=128
-	UID string `json:"uid"`
+	UID string `json:"uid,omitempty"`
 
 	// attemptId is the submission attempt the room is held for (status.submission.attemptId of
 	// the object).
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
-	AttemptID string `json:"attemptId"`
+	AttemptID string `json:"attemptId,omitempty"`
 
 	// reservedAt is when the room was reserved.
 	// +required

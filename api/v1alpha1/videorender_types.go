@@ -52,7 +52,7 @@ type StoryboardReference struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 }
 
 // VideoRenderStatus is the render job and, once it completed, its outputs.
