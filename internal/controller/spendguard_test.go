@@ -147,8 +147,9 @@ var _ = Describe("The spend guard of a namespace's VideoBudget", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(getRender(vr)(g).Status.JobID).NotTo(BeEmpty())
 		}).Should(Succeed())
+		// The settle runs after the job-id write: wait until it was refused, then a second more.
+		Eventually(refused.Load).Should(BeNumerically(">=", 1), "the render's settle was refused")
 		busyUntil.Store(time.Now().Add(time.Second).UnixNano())
-		Expect(refused.Load()).To(BeNumerically(">=", 1), "the render's settle was refused")
 
 		// The grace period of an interrupted submission is SubmitBudget(5 s) = 25 s here.
 		Eventually(func(g Gomega) {
