@@ -111,7 +111,14 @@ func (r *VideoBudgetReconciler) settleInterrupted(ctx context.Context, b *videov
 		if res.Kind == kindStoryboard {
 			obj = &videov1alpha1.VideoStoryboard{}
 		}
-		err := r.reader.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: res.Name}, obj)
+		// A young reservation is only settled early on a job the object recorded, which the cache
+		// may show late but never wrongly: it is read from the cache, so that a busy budget, whose
+		// every write brings a reconcile, costs no API read per reservation in flight.
+		reader := r.reader
+		if young {
+			reader = r.client
+		}
+		err := reader.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: res.Name}, obj)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("reading %s %s/%s of a budget reservation: %w", res.Kind, b.Namespace, res.Name, err)
 		}
