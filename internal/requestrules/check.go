@@ -48,12 +48,9 @@ type Rules struct {
 	validator *cel.Validator
 }
 
-// NewRules compiles the CEL rules of a schema. The controller's checks have no cost limit: the
-// object's size bounds what they cost, and the API server's limits are why they run here.
-func NewRules(props *apiextensionsv1.JSONSchemaProps) (*Rules, error) {
-	return newRules(props, math.MaxInt64)
-}
-
+// newRules compiles the CEL rules of a schema. The controller's own check passes no cost limit
+// (math.MaxInt64): the object's size bounds what it costs, and the API server's limits are why it
+// runs here; tests pass the API server's per-call limit.
 func newRules(props *apiextensionsv1.JSONSchemaProps, perCallLimit uint64) (*Rules, error) {
 	var internal apiextensions.JSONSchemaProps
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(props, &internal, nil); err != nil {
@@ -82,7 +79,7 @@ var storyboardRules = sync.OnceValues(func() (*Rules, error) {
 	if err := json.Unmarshal(requestSchema, &props); err != nil {
 		return nil, fmt.Errorf("reading the embedded request schema: %w", err)
 	}
-	return NewRules(&props)
+	return newRules(&props, math.MaxInt64)
 })
 
 // Check evaluates the rules of a storyboard request that admission leaves out on req, root being
