@@ -24,7 +24,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -37,7 +36,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -331,7 +329,14 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 		return err
 	}
 	if h := r.CallbackHandler(); h != nil {
-		return mgr.Add(callbackServer(opts.callbackAddr, h))
+		s, err := newCallbackServer(ctx, opts.callbackAddr, h)
+		if err != nil {
+			return err
+		}
+		if err := mgr.AddReadyzCheck("callbacks", s.ready); err != nil {
+			return fmt.Errorf("adding the callback readiness check: %w", err)
+		}
+		return mgr.Add(s)
 	}
 	return nil
 }
@@ -367,37 +372,3 @@ func callbackOptions(opts options) (*controller.CallbackOptions, error) {
 	return &controller.CallbackOptions{PublicURL: opts.callbackURL, Key: key, RateLimit: opts.callbackRate,
 		Burst: max(1, int(2*opts.callbackRate)), PollInterval: opts.callbackPoll}, nil
 }
-
-// callbackServer serves the job-result callbacks on every replica: the service may reach any of
-// them behind a Service and does not retry. A replica that does not lead records the callback on
-// its object, which wakes the leader (see controller.CallbackHandler).
-func callbackServer(addr string, h *controller.CallbackHandler) manager.Runnable {
-	mux := http.NewServeMux()
-	mux.Handle(controller.CallbackPath, h)
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, MaxHeaderBytes: 16 << 10}
-	return everyReplica(func(ctx context.Context) error {
-		errc := make(chan error, 1)
-		go func() { errc <- srv.ListenAndServe() }()
-		select {
-		case err := <-errc:
-			return fmt.Errorf("callback server: %w", err)
-		case <-ctx.Done():
-			// Callbacks still being answered are recorded on their objects: the controllers of
-			// this replica stop after this server, and could drop a wake-up queued now.
-			shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			h.Drain(shutdown)
-			return srv.Shutdown(shutdown)
-		}
-	})
-}
-
-// everyReplica is a runnable that runs whether or not this replica holds the leader lease.
-type everyReplica func(ctx context.Context) error
-
-// Start implements manager.Runnable.
-func (f everyReplica) Start(ctx context.Context) error { return f(ctx) }
-
-// NeedLeaderElection implements manager.LeaderElectionRunnable.
-func (everyReplica) NeedLeaderElection() bool { return false }
