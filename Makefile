@@ -119,7 +119,7 @@ verify-generated: manifests generate ## Fail when generated files differ from wh
 bench: envtest-assets ## The scale benchmark (test/bench, docs/benchmarks.md): N renders against the manager built from this tree; not part of make test.
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" go test ./test/bench -run '^$$' -bench Scale -benchtime 1x -count=1 -timeout 60m -args \
 		-bench.n=$(strip $(BENCH_N)) -bench.namespaces=$(strip $(BENCH_NAMESPACES)) -bench.keys=$(strip $(BENCH_KEYS)) \
-		-bench.callbacks=$(strip $(BENCH_CALLBACKS)) -bench.time-scale=$(strip $(BENCH_TIME_SCALE)) \
+		-bench.callbacks=$(strip $(BENCH_CALLBACKS)) -bench.budget=$(strip $(BENCH_BUDGET)) -bench.time-scale=$(strip $(BENCH_TIME_SCALE)) \
 		-bench.manager-args="$(strip $(BENCH_MANAGER_ARGS))" -bench.out="$(abspath $(strip $(BENCH_OUT)))" \
 		-bench.baseline="$(if $(strip $(BENCH_BASELINE)),$(abspath $(strip $(BENCH_BASELINE))))" -bench.label="$(strip $(BENCH_LABEL))" $(BENCH_ARGS)
 
@@ -128,6 +128,7 @@ BENCH_N ?= 1000 ## VideoRenders to create.
 BENCH_NAMESPACES ?= 10 ## namespaces (tenants), one API key Secret each.
 BENCH_KEYS ?= 5 ## distinct API keys (namespace i uses key i mod BENCH_KEYS).
 BENCH_CALLBACKS ?= false ## true starts the manager with job-result callbacks.
+BENCH_BUDGET ?= false ## true gives each namespace a VideoBudget with room for exactly its renders (the spend guard at scale).
 BENCH_TIME_SCALE ?= 0.083333 ## simulator time scale (1/12: renders of 10-30 s).
 BENCH_MANAGER_ARGS ?= --poll-min=2s --poll-max=6s ## flags passed to the manager, e.g. --service-rate-limit=2000.
 BENCH_OUT ?= $(shell pwd)/bin/bench ## directory of the JSON and Markdown reports.

@@ -19,6 +19,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -48,8 +49,8 @@ type countingProxy struct {
 	requests map[string]int
 	// statusWrites counts PATCH and PUT of the status subresource per "resource ns/name".
 	statusWrites map[string]int
-	// statusWriteCodes counts the answers to status writes by HTTP status code.
-	statusWriteCodes map[int]int
+	// statusWriteCodes counts the answers to status writes by resource and HTTP status code.
+	statusWriteCodes map[string]map[int]int
 }
 
 func startCountingProxy(cfg *rest.Config, dir string) (*countingProxy, error) {
@@ -61,7 +62,7 @@ func startCountingProxy(cfg *rest.Config, dir string) (*countingProxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &countingProxy{requests: map[string]int{}, statusWrites: map[string]int{}, statusWriteCodes: map[int]int{}}
+	p := &countingProxy{requests: map[string]int{}, statusWrites: map[string]int{}, statusWriteCodes: map[string]map[int]int{}}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.Transport = transport
 	rp.FlushInterval = -1 // watch events go through as they come
@@ -106,7 +107,10 @@ func (p *countingProxy) handler(next http.Handler) http.Handler {
 		cw := &codeWriter{ResponseWriter: w, code: http.StatusOK}
 		next.ServeHTTP(cw, r)
 		p.mu.Lock()
-		p.statusWriteCodes[cw.code]++
+		if p.statusWriteCodes[req.resource] == nil {
+			p.statusWriteCodes[req.resource] = map[int]int{}
+		}
+		p.statusWriteCodes[req.resource][cw.code]++
 		p.mu.Unlock()
 	})
 }
@@ -115,18 +119,18 @@ func (p *countingProxy) handler(next http.Handler) http.Handler {
 func (p *countingProxy) Close() { _ = p.srv.Close() }
 
 // counts returns copies of the counters.
-func (p *countingProxy) counts() (requests, statusWrites map[string]int, codes map[int]int) {
+func (p *countingProxy) counts() (requests, statusWrites map[string]int, codes map[string]map[int]int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	requests, statusWrites, codes = map[string]int{}, map[string]int{}, map[int]int{}
+	requests, statusWrites, codes = map[string]int{}, map[string]int{}, map[string]map[int]int{}
 	for k, v := range p.requests {
 		requests[k] = v
 	}
 	for k, v := range p.statusWrites {
 		statusWrites[k] = v
 	}
-	for k, v := range p.statusWriteCodes {
-		codes[k] = v
+	for resource, byCode := range p.statusWriteCodes {
+		codes[resource] = maps.Clone(byCode)
 	}
 	return requests, statusWrites, codes
 }

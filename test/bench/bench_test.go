@@ -64,6 +64,7 @@ var (
 	flagRenderMax  = flag.Duration("bench.render-max", 6*time.Minute, "longest render at the service's pace, before the time scale")
 	flagManager    = flag.String("bench.manager-args", "", "flags passed to the manager after the harness's own (a later flag wins), space-separated")
 	flagWorkers    = flag.Int("bench.create-workers", 8, "parallel creates of objects")
+	flagBudget     = flag.Bool("bench.budget", false, "a VideoBudget in each namespace whose maxRenders is exactly that namespace's renders: every render must be counted once, and none refused")
 	flagTimeout    = flag.Duration("bench.timeout", 40*time.Minute, "how long to wait for every object to be terminal")
 	flagEvery      = flag.Duration("bench.sample-every", 15*time.Second, "interval of the timeline samples (/metrics, /proc)")
 	flagSeed       = flag.Uint64("bench.seed", 1, "simulator seed (job ids, durations)")
@@ -174,6 +175,9 @@ func runScale(b *testing.B) *result {
 	if r.DuplicateObjects > 0 {
 		b.Errorf("%d objects have more than one job at the service", r.DuplicateObjects)
 	}
+	if r.Budget != nil && len(r.Budget.Mismatched) > 0 {
+		b.Errorf("the spend guard's account differs from the renders paid in %v", r.Budget.Mismatched)
+	}
 	return r
 }
 
@@ -235,6 +239,9 @@ func (s *scaleRun) createTenants() {
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: videov1alpha1.DefaultAPIKeySecretName},
 			StringData: map[string]string{videov1alpha1.DefaultAPIKeySecretKey: s.keys[i%len(s.keys)]},
 		}))
+		if *flagBudget {
+			s.createBudget(ns, rendersIn(i))
+		}
 	}
 }
 

@@ -37,17 +37,21 @@ func (s *scaleRun) measure(extra []string, cpu0 cpu) *result {
 		Label: *flagLabel, Date: time.Now().UTC(), Tree: s.tree, Machine: machineInfo(),
 		Params: params{N: *flagN, Namespaces: *flagNamespaces, Keys: *flagKeys, Callbacks: *flagCallbacks,
 			TimeScale: *flagTimeScale, RenderMin: s.scaled(*flagRenderMin).String(), RenderMax: s.scaled(*flagRenderMax).String(),
-			ManagerArgs: extra, CreateWorkers: *flagWorkers, Seed: *flagSeed},
+			ManagerArgs: extra, CreateWorkers: *flagWorkers, Seed: *flagSeed, Budget: *flagBudget},
 		Timeline: s.timeline,
 	}
 	if r.Label == "" {
 		r.Label = fmt.Sprintf("N=%d %s", *flagN, map[bool]string{true: "callbacks", false: "polling"}[*flagCallbacks])
+		if *flagBudget {
+			r.Label += " with budgets"
+		}
 	}
 	jobsByID := s.measureJobs(r)
 	s.measureLatencies(r, jobsByID)
 	s.measureService(r)
 	s.measureAPI(r)
 	s.measureProcesses(r, cpu0)
+	s.measureBudgets(r)
 	return r
 }
 
@@ -165,9 +169,13 @@ func (s *scaleRun) measureService(r *result) {
 // measureAPI reads the counting proxy: the manager's requests and its status writes per object.
 func (s *scaleRun) measureAPI(r *result) {
 	requests, perObject, codes := s.proxy.counts()
-	r.APIRequests, r.StatusWriteCodes = requests, map[string]int{}
-	for code, n := range codes {
-		r.StatusWriteCodes[strconv.Itoa(code)] = n
+	r.APIRequests, r.StatusWriteCodes, r.StatusWriteCodesByResource = requests, map[string]int{}, map[string]map[string]int{}
+	for resource, byCode := range codes {
+		r.StatusWriteCodesByResource[resource] = map[string]int{}
+		for code, n := range byCode {
+			r.StatusWriteCodes[strconv.Itoa(code)] += n
+			r.StatusWriteCodesByResource[resource][strconv.Itoa(code)] = n
+		}
 	}
 	renders := 0
 	for key, n := range perObject {
@@ -240,6 +248,9 @@ func (s *scaleRun) report(r *result) {
 	}
 	must(s.b, os.MkdirAll(dir, 0o755))
 	base := fmt.Sprintf("%s-n%d-%s", r.Date.Format("20060102T150405Z"), r.Params.N, map[bool]string{true: "callbacks", false: "polling"}[r.Params.Callbacks])
+	if r.Params.Budget {
+		base += "-budget"
+	}
 	jsonPath := filepath.Join(dir, base+".json")
 	must(s.b, r.writeJSON(jsonPath))
 	if log, err := os.ReadFile(s.mgr.log); err == nil {
@@ -255,6 +266,10 @@ func (s *scaleRun) report(r *result) {
 	_, _ = fmt.Fprintf(out, "service calls: %v\nstatus writes: %d (answers %v); API requests: %v\n", r.ServiceCalls, r.StatusWrites, r.StatusWriteCodes, r.APIRequests)
 	_, _ = fmt.Fprintf(out, "CPU seconds: manager %.1f, API server %.1f, etcd %.1f, harness %.1f, other processes %.1f (load1 max %.1f)\n",
 		r.ManagerCPUSeconds, r.APIServerCPUSeconds, r.EtcdCPUSeconds, r.HarnessCPUSeconds, r.OtherCPUSeconds, r.Load1Max)
+	if bu := r.Budget; bu != nil {
+		_, _ = fmt.Fprintf(out, "budgets %d: renders used %d of %d expected, reserved at the end %d (%d reservations), mismatched %v; status writes %d (answers %v)\n",
+			bu.Budgets, bu.UsedRenders, bu.ExpectedRenders, bu.ReservedAtEnd, bu.ReservationsAtEnd, bu.Mismatched, bu.StatusWrites, r.StatusWriteCodesByResource["videobudgets"])
+	}
 	printHistograms(out, r.Metrics)
 	for _, u := range r.Unmeasured {
 		_, _ = fmt.Fprintf(out, "not measured: %s\n", u)

@@ -54,25 +54,29 @@ type result struct {
 	WallSeconds   float64 `json:"wallSeconds"`
 
 	// Service calls by endpoint (the simulator's counters), in total and per job created.
-	ServiceCalls        map[string]int     `json:"serviceCalls"`
-	ServiceCallsPerJob  map[string]float64 `json:"serviceCallsPerJob"`
-	TotalCallsPerJob    float64            `json:"totalCallsPerJob"`
-	WebhooksDelivered   int                `json:"webhooksDelivered"`
-	WebhooksFailed      int                `json:"webhooksFailed"`
-	ServiceRateLimited  int                `json:"serviceRateLimited"` // 429s the simulator injected (none unless asked)
-	SubmitThroughput    float64            `json:"submitThroughputPerSecond"`
-	SubmitPeak1s        int                `json:"submitPeakPerSecond"`
-	SubmitDelay         latency            `json:"submitDelay"`        // object created → job created at the service
-	CompletionToStatus  latency            `json:"completionToStatus"` // job end at the service → object seen Ready
-	StatusWrites        int                `json:"statusWrites"`
-	StatusWritesPerObj  float64            `json:"statusWritesPerObject"`
-	StatusWritesMaxObj  int                `json:"statusWritesMaxPerObject"`
-	StatusWriteCodes    map[string]int     `json:"statusWriteCodes"`
-	APIRequests         map[string]int     `json:"apiRequests"` // the manager's, by verb and resource
-	ManagerPeakRSSMiB   float64            `json:"managerPeakRSSMiB"`
-	ManagerCPUSeconds   float64            `json:"managerCPUSeconds"`
-	APIServerCPUSeconds float64            `json:"apiServerCPUSeconds"`
-	EtcdCPUSeconds      float64            `json:"etcdCPUSeconds"`
+	ServiceCalls       map[string]int     `json:"serviceCalls"`
+	ServiceCallsPerJob map[string]float64 `json:"serviceCallsPerJob"`
+	TotalCallsPerJob   float64            `json:"totalCallsPerJob"`
+	WebhooksDelivered  int                `json:"webhooksDelivered"`
+	WebhooksFailed     int                `json:"webhooksFailed"`
+	ServiceRateLimited int                `json:"serviceRateLimited"` // 429s the simulator injected (none unless asked)
+	SubmitThroughput   float64            `json:"submitThroughputPerSecond"`
+	SubmitPeak1s       int                `json:"submitPeakPerSecond"`
+	SubmitDelay        latency            `json:"submitDelay"`        // object created → job created at the service
+	CompletionToStatus latency            `json:"completionToStatus"` // job end at the service → object seen Ready
+	StatusWrites       int                `json:"statusWrites"`
+	StatusWritesPerObj float64            `json:"statusWritesPerObject"`
+	StatusWritesMaxObj int                `json:"statusWritesMaxPerObject"`
+	StatusWriteCodes   map[string]int     `json:"statusWriteCodes"`
+	// StatusWriteCodesByResource splits StatusWriteCodes by resource (videorenders, videobudgets).
+	StatusWriteCodesByResource map[string]map[string]int `json:"statusWriteCodesByResource,omitempty"`
+	// Budget is the spend guard's account of the run, with -bench.budget.
+	Budget              *budgetResult  `json:"budget,omitempty"`
+	APIRequests         map[string]int `json:"apiRequests"` // the manager's, by verb and resource
+	ManagerPeakRSSMiB   float64        `json:"managerPeakRSSMiB"`
+	ManagerCPUSeconds   float64        `json:"managerCPUSeconds"`
+	APIServerCPUSeconds float64        `json:"apiServerCPUSeconds"`
+	EtcdCPUSeconds      float64        `json:"etcdCPUSeconds"`
 	// HarnessCPUSeconds is this process's CPU (simulator, proxy, watch, creates): it shares the
 	// machine with the manager, so it is reported rather than hidden.
 	HarnessCPUSeconds float64 `json:"harnessCPUSeconds"`
@@ -105,6 +109,7 @@ type params struct {
 	ManagerArgs   []string `json:"managerArgs"`
 	CreateWorkers int      `json:"createWorkers"`
 	Seed          uint64   `json:"seed"`
+	Budget        bool     `json:"budget,omitempty"`
 }
 
 // latency summarises durations in milliseconds.

@@ -147,3 +147,22 @@ func TestPeakPerSecondAndSummary(t *testing.T) {
 		t.Errorf("%+v", s)
 	}
 }
+
+// rendersIn must give each namespace exactly the renders createRenders puts there: one too few
+// and a -bench.budget run never ends, one too many and an overcount goes unseen.
+func TestRendersInMatchesTheRoundRobin(t *testing.T) {
+	n, namespaces := *flagN, *flagNamespaces
+	t.Cleanup(func() { *flagN, *flagNamespaces = n, namespaces })
+	for _, c := range []struct{ n, namespaces int }{{1000, 10}, {1003, 10}, {7, 10}, {10000, 3}, {1, 1}} {
+		*flagN, *flagNamespaces = c.n, c.namespaces
+		want := map[int]int64{}
+		for j := range c.n {
+			want[j%c.namespaces]++
+		}
+		for i := range c.namespaces {
+			if got := rendersIn(i); got != want[i] {
+				t.Errorf("N=%d over %d namespaces: namespace %d gets %d renders, rendersIn says %d", c.n, c.namespaces, i, want[i], got)
+			}
+		}
+	}
+}

@@ -1,0 +1,105 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bench
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// budgetResult is the spend guard's account of a -bench.budget run, read once every object is
+// terminal: each namespace's VideoBudget against the jobs the service created for it.
+type budgetResult struct {
+	Budgets int `json:"budgets"`
+	// ExpectedRenders is N: every render fits its namespace's maxRenders exactly.
+	ExpectedRenders int64 `json:"expectedRenders"`
+	// PaidRenders are the jobs the service created, UsedRenders what the budgets counted.
+	PaidRenders int64 `json:"paidRenders"`
+	UsedRenders int64 `json:"usedRenders"`
+	// ReservedAtEnd and ReservationsAtEnd are what the budgets still held as in flight.
+	ReservedAtEnd     int64 `json:"reservedAtEnd"`
+	ReservationsAtEnd int   `json:"reservationsAtEnd"`
+	// Mismatched names each namespace whose account differs from what was paid there.
+	Mismatched []string `json:"mismatched,omitempty"`
+	// StatusWrites are the manager's PATCH and PUT of videobudgets/status.
+	StatusWrites int `json:"statusWrites"`
+}
+
+// rendersIn is how many of the N renders namespace i gets (render j goes to j mod namespaces).
+func rendersIn(i int) int64 {
+	return int64((*flagN - i + *flagNamespaces - 1) / *flagNamespaces)
+}
+
+// createBudget gives namespace ns a VideoBudget with room for exactly renders renders: one
+// render counted twice leaves the last one waiting, and the run never ends.
+func (s *scaleRun) createBudget(ns string, renders int64) {
+	must(s.b, s.k8s.Create(s.b.Context(), &videov1alpha1.VideoBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: videov1alpha1.VideoBudgetName},
+		Spec:       videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(renders)},
+	}))
+}
+
+// measureBudgets compares each namespace's VideoBudget with the jobs paid for its renders.
+func (s *scaleRun) measureBudgets(r *result) {
+	if !*flagBudget {
+		return
+	}
+	bu := &budgetResult{ExpectedRenders: int64(*flagN)}
+	paid := map[string]int64{}
+	for _, j := range s.sim.Jobs() {
+		name := videoName(j.Request)
+		i, err := strconv.Atoi(strings.TrimPrefix(name, "r-"))
+		if err != nil {
+			continue // not one of the run's objects: counted as an orphan elsewhere
+		}
+		paid[namespaceName(i%*flagNamespaces)]++
+	}
+	var list videov1alpha1.VideoBudgetList
+	if err := s.k8s.List(s.b.Context(), &list, client.InNamespace("")); err != nil {
+		s.b.Errorf("listing the VideoBudgets: %v", err)
+		return
+	}
+	for _, vb := range list.Items {
+		bu.Budgets++
+		used, reserved := vb.Status.Used.Renders, vb.Status.Reserved.Renders
+		bu.UsedRenders += used
+		bu.PaidRenders += paid[vb.Namespace]
+		bu.ReservedAtEnd += reserved
+		bu.ReservationsAtEnd += len(vb.Status.Reservations)
+		if used != paid[vb.Namespace] || reserved != 0 || len(vb.Status.Reservations) != 0 {
+			bu.Mismatched = append(bu.Mismatched, fmt.Sprintf("%s: used %d, reserved %d (%d reservations), paid %d",
+				vb.Namespace, used, reserved, len(vb.Status.Reservations), paid[vb.Namespace]))
+		}
+	}
+	if bu.Budgets != *flagNamespaces {
+		bu.Mismatched = append(bu.Mismatched, fmt.Sprintf("%d VideoBudgets, want %d", bu.Budgets, *flagNamespaces))
+	}
+	_, perObject, _ := s.proxy.counts()
+	for key, n := range perObject {
+		if strings.HasPrefix(key, "videobudgets ") {
+			bu.StatusWrites += n
+		}
+	}
+	r.Budget = bu
+}
