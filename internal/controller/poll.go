@@ -78,6 +78,13 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statusTxn[T]) (stop bool, r
 	if ended := l.recordJob(ctx, tx, job); ended {
 		// Seconds and credits reach the budget before the completion is written.
 		if err := l.chargeCompletion(ctx, tx, job); err != nil {
+			if errors.Is(err, errBudgetBusy) {
+				// Contention on the namespace's budget, not a failure: like a reservation that
+				// loses, the job is read again shortly, first (its end is known).
+				logf.FromContext(ctx).V(1).Info("The VideoBudget was busy; charging the completed job again shortly", "jobID", st.JobID)
+				l.memo.wake(st.JobID)
+				return true, ctrl.Result{RequeueAfter: l.backoff.short()}, nil
+			}
 			return true, ctrl.Result{}, err
 		}
 		return false, ctrl.Result{}, nil

@@ -333,6 +333,33 @@ var _ = Describe("The spend guard of a namespace's VideoBudget", func() {
 		}, "1s", "100ms").Should(Succeed())
 	})
 
+	It("reads a completed job again shortly when its charge loses to a busy budget, charges it once, and logs no reconcile error", func() {
+		h = newHarness(simulator.Options{})
+		h.createSecret(testAPIKey)
+		h.createBudget(videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](10_000)})
+		// The first budgetWriteTries charge writes are refused: one reconcile's charge gives up,
+		// as 7 did in the 10,000-render benchmark with budgets.
+		var refused atomic.Int32
+		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if _, ok := obj.(*videov1alpha1.VideoBudget); ok {
+				if data, _ := patch.Data(obj); strings.Contains(string(data), `"chargedJobs"`) && refused.Add(1) <= budgetWriteTries {
+					return apierrors.NewConflict(schema.GroupResource{Group: videov1alpha1.GroupVersion.Group, Resource: "videobudgets"}, obj.GetName(), fmt.Errorf("injected: busy"))
+				}
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		}}
+		h.startManager()
+		vr := h.createRenders("busy-charge", 1)[0]
+		eventuallyReady(vr)
+		Expect(refused.Load()).To(BeNumerically(">", budgetWriteTries), "a charge gave up, and a later one landed")
+		secs := int64(math.Ceil(getRender(vr)(Default).Status.VideoDuration.Seconds()))
+		b := h.budget(Default)
+		Expect(b.Status.Used.RenderSeconds).To(Equal(secs))
+		Expect(b.Status.ChargedJobs).To(HaveLen(1))
+		// A busy budget is contention, not a failure: no error-level line with a stack trace.
+		Expect(h.logs.String()).NotTo(ContainSubstring("Reconciler error"))
+	})
+
 	It("holds the room of reservations a crashed process left, then releases or charges them against their objects", func() {
 		h = newHarness(simulator.Options{})
 		h.createSecret(testAPIKey)
