@@ -181,15 +181,23 @@ func (w *budgetWriters) acquire(ctx context.Context, ns string) (*budgetSlot, er
 	}
 	s.users++
 	w.mu.Unlock()
+	// A turn that does not come within a status write's time is a busy budget, as a lock lost
+	// budgetWriteTries times is: the caller tries again later instead of holding its worker.
+	wait := time.NewTimer(WriteTimeout)
+	defer wait.Stop()
+	var err error
 	select {
 	case s.turn <- struct{}{}:
 		return s, nil
+	case <-wait.C:
+		err = errBudgetBusy
 	case <-ctx.Done():
-		w.mu.Lock()
-		s.users--
-		w.mu.Unlock()
-		return nil, fmt.Errorf("waiting to write VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, ctx.Err())
+		err = fmt.Errorf("waiting to write VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, ctx.Err())
 	}
+	w.mu.Lock()
+	s.users--
+	w.mu.Unlock()
+	return nil, err
 }
 
 func (w *budgetWriters) release(s *budgetSlot) {

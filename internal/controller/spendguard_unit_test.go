@@ -275,3 +275,35 @@ func TestBudgetWaitIsNotDecidedOnThisProcessesOwnOutdatedWrite(t *testing.T) {
 		t.Fatalf("after maxRenders was raised to 2, the second render: wait %v (%s), %v; want room", d.wait, d.message, err)
 	}
 }
+
+func TestBudgetWritersTakeTurnsAndStayBounded(t *testing.T) {
+	var w budgetWriters
+	held, err := w.acquire(t.Context(), "held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := w.acquire(cancelled, "held"); err == nil {
+		t.Fatal("a second write of the same budget got the turn while the first held it")
+	}
+	for i := range 2 * maxBudgetSlots {
+		s, err := w.acquire(t.Context(), fmt.Sprintf("ns-%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.release(s)
+	}
+	if n := len(w.slots); n > maxBudgetSlots {
+		t.Errorf("%d slots kept, want at most %d", n, maxBudgetSlots)
+	}
+	if w.slots["held"] != held || held.users != 1 {
+		t.Fatalf("the slot in use was dropped or miscounted: %+v", w.slots["held"])
+	}
+	w.release(held)
+	again, err := w.acquire(t.Context(), "held")
+	if err != nil {
+		t.Fatalf("the turn was not given back: %v", err)
+	}
+	w.release(again)
+}
