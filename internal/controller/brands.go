@@ -94,7 +94,7 @@ func (l *lifecycle[T]) checkBrand(ctx context.Context, tx *statusTxn[T], api api
 		return ctrl.Result{}, false, nil
 	}
 	if !l.brands.cached(keyID) {
-		if wait := l.budgets.urgent(keyID, l.budgetKey(objectKey(tx.obj))); wait > 0 {
+		if wait := l.budgets.Urgent(keyID, l.budgetKey(objectKey(tx.obj))); wait > 0 {
 			return later(tx, wait), true, nil
 		}
 	}

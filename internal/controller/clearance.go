@@ -83,7 +83,7 @@ func (l *lifecycle[T]) refresh(ctx context.Context, tx *statusTxn[T], t *target)
 	api, keyID, err := l.apiClient(ctx, obj)
 	var job *apiclient.Job
 	if err == nil {
-		if wait := l.budgets.routine(keyID); wait > 0 {
+		if wait := l.budgets.Routine(keyID); wait > 0 {
 			return ctrl.Result{RequeueAfter: wait}
 		}
 		callCtx, cancel := l.callContext(ctx)
@@ -99,7 +99,7 @@ func (l *lifecycle[T]) refresh(ctx context.Context, tx *statusTxn[T], t *target)
 		// Shutting down: not a failure of the service.
 		return ctrl.Result{}
 	case err != nil:
-		delay := l.backoff.next(objectKey(obj), apiclient.RetryAfter(err))
+		delay := l.backoff.Next(objectKey(obj), apiclient.RetryAfter(err))
 		log.Info("Reading the completed job again for its clearance code failed; retrying",
 			"jobID", jobID, "error", err.Error(), "delay", delay.String())
 		msg := describeRefreshFailure(err)
@@ -113,7 +113,7 @@ func (l *lifecycle[T]) refresh(ctx context.Context, tx *statusTxn[T], t *target)
 		l.memo.giveUpRefresh(jobID)
 		return ctrl.Result{}
 	}
-	l.backoff.reset(objectKey(obj))
+	l.backoff.Reset(objectKey(obj))
 	st.OutputsOmitted = l.adapter.recordJob(obj, job)
 	l.memo.jobRead(jobID)
 	l.memo.clearanceChecked(jobID)

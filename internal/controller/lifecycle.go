@@ -34,6 +34,7 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/callgate"
 )
 
 // kindAdapter is everything that differs between VideoStoryboard and VideoRender: where their
@@ -108,9 +109,9 @@ type lifecycle[T client.Object] struct {
 	keys     *keyStore
 	brands   *brandCache
 	memo     *attemptMemo
-	circuits *circuits
-	budgets  *callBudgets
-	backoff  *backoffTracker
+	circuits *callgate.Circuits
+	budgets  *callgate.Budgets
+	backoff  *callgate.Backoff
 	// stale are the objects whose last write was refused as a conflict: read from the API server
 	// next time, not the cache.
 	stale staleSet
@@ -136,7 +137,7 @@ func newLifecycle[T client.Object](c client.Client, adapter kindAdapter[T], opts
 		memo:     shared.memo,
 		circuits: shared.circuits,
 		budgets:  shared.budgets,
-		backoff:  newBackoffTracker(opts.BackoffBase, opts.BackoffMax),
+		backoff:  callgate.NewBackoff(opts.BackoffBase, opts.BackoffMax),
 		guard:    shared.guard,
 
 		callbacks:    shared.callbacks,
@@ -157,8 +158,8 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		if apierrors.IsNotFound(err) {
 			l.stale.take(req.NamespacedName)
 			l.opts.Metrics.forget(l.adapter.kind(), req.NamespacedName)
-			l.backoff.reset(req.NamespacedName)
-			l.budgets.done("", l.budgetKey(req.NamespacedName))
+			l.backoff.Reset(req.NamespacedName)
+			l.budgets.Done("", l.budgetKey(req.NamespacedName))
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting %s %s: %w", l.adapter.kind(), req.NamespacedName, err)
@@ -205,7 +206,7 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		if apierrors.IsConflict(cerr) {
 			// Decided on a stale read (or someone else wrote meanwhile): read it again.
 			logf.FromContext(ctx).V(1).Info("Status changed since it was read; reconciling again")
-			return ctrl.Result{RequeueAfter: l.backoff.short()}, err
+			return ctrl.Result{RequeueAfter: l.backoff.Short()}, err
 		}
 		return result, errors.Join(err, fmt.Errorf("writing status: %w", cerr))
 	}
@@ -435,7 +436,7 @@ func (l *lifecycle[T]) apiClient(ctx context.Context, obj T) (apiclient.Interfac
 			message: fmt.Sprintf("The API key in key %q of Secret %q is not usable: %v", ref.Key, ref.Name, err)}
 	}
 	id := fingerprint(key)
-	return &keyedClient{Interface: api, keyID: id, budgets: l.budgets, circuits: l.circuits, pause: l.backoff.unit() * 2},
+	return callgate.NewKeyedClient(api, id, l.budgets, l.circuits, l.backoff.Unit()*2),
 		id, nil
 }
 

@@ -24,8 +24,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"k8s.io/apimachinery/pkg/types"
-
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
 )
@@ -80,36 +78,6 @@ func TestFailureReason(t *testing.T) {
 	for code, want := range tests {
 		if got := failureReason(&videov1alpha1.JobFailure{Code: code}); got != want {
 			t.Errorf("failureReason(%q) = %s, want %s", code, got, want)
-		}
-	}
-}
-
-func TestBackoff(t *testing.T) {
-	b := newBackoffTracker(time.Second, 30*time.Second)
-	key := types.NamespacedName{Namespace: "ns", Name: "a"}
-	prevMax := time.Duration(0)
-	for i := range 10 {
-		d := b.next(key, 0)
-		lo := time.Duration(float64(min(time.Second<<i, 30*time.Second)) * 0.8)
-		hi := time.Duration(float64(min(time.Second<<i, 30*time.Second)) * 1.2)
-		if d < lo || d > hi {
-			t.Fatalf("failure %d: delay %s outside [%s, %s]", i+1, d, lo, hi)
-		}
-		prevMax = max(prevMax, d)
-	}
-	if prevMax > 36*time.Second {
-		t.Fatalf("delay %s exceeds the cap with jitter", prevMax)
-	}
-	if d := b.next(key, time.Hour); d != time.Hour {
-		t.Fatalf("Retry-After of 1h not honoured: %s", d)
-	}
-	b.reset(key)
-	if d := b.next(key, 0); d > 1200*time.Millisecond {
-		t.Fatalf("after a success the backoff starts again: %s", d)
-	}
-	for range 1000 {
-		if d := b.pollDelay(10*time.Second, 30*time.Second); d < 10*time.Second || d > 30*time.Second {
-			t.Fatalf("poll delay %s outside the document's 10-30 s", d)
 		}
 	}
 }

@@ -30,6 +30,7 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/callgate"
 )
 
 // poll reads the running job and records what the service says. stop is true when the reconcile
@@ -56,7 +57,7 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statusTxn[T]) (stop bool, r
 		defer func() {
 			if st.CompletedAt != nil {
 				key, jobID := l.budgetKey(objectKey(obj)), st.JobID
-				tx.after(func() { l.budgets.done(keyID, key) })
+				tx.after(func() { l.budgets.Done(keyID, key) })
 				tx.onFail(func() { l.memo.wake(jobID) })
 			}
 		}()
@@ -74,7 +75,7 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statusTxn[T]) (stop bool, r
 		res, err := l.callFailed(ctx, tx, err)
 		return true, res, err
 	}
-	l.backoff.reset(objectKey(obj))
+	l.backoff.Reset(objectKey(obj))
 	if ended := l.recordJob(ctx, tx, job); ended {
 		// Seconds and credits reach the budget before the completion is written.
 		if err := l.chargeCompletion(ctx, tx, job); err != nil {
@@ -83,7 +84,7 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statusTxn[T]) (stop bool, r
 				// loses, the job is read again shortly, first (its end is known).
 				logf.FromContext(ctx).V(1).Info("The VideoBudget was busy; charging the completed job again shortly", "jobID", st.JobID)
 				l.memo.wake(st.JobID)
-				return true, ctrl.Result{RequeueAfter: l.backoff.short()}, nil
+				return true, ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
 			}
 			return true, ctrl.Result{}, err
 		}
@@ -127,26 +128,26 @@ func (l *lifecycle[T]) pollResult(after time.Duration, urgent bool) ctrl.Result 
 // thousands of running jobs are not all read at once.
 func (l *lifecycle[T]) pollSlot(keyID string, obj T, jobID string) (wait time.Duration, urgent bool) {
 	key := l.budgetKey(objectKey(obj))
-	if l.memo.takeWake(jobID) || l.budgets.holds(keyID, key) {
-		return l.budgets.urgent(keyID, key), true
+	if l.memo.takeWake(jobID) || l.budgets.Holds(keyID, key) {
+		return l.budgets.Urgent(keyID, key), true
 	}
-	if !l.budgets.tracks(keyID, key) {
-		spacing := l.budgets.pollSpacing(keyID, key)
-		return l.backoff.pollDelay(0, max(l.opts.PollMin, spacing)), false
+	if !l.budgets.Tracks(keyID, key) {
+		spacing := l.budgets.PollSpacing(keyID, key)
+		return l.backoff.PollDelay(0, max(l.opts.PollMin, spacing)), false
 	}
-	return l.budgets.routine(keyID), false
+	return l.budgets.Routine(keyID), false
 }
 
 // budgetNote says, in the InProgress message, that the key's budget spaces the reads of its jobs
 // out beyond the poll interval. The interval is rounded so that the message, and so the status,
 // changes only when the spacing really does.
 func (l *lifecycle[T]) budgetNote(keyID string) string {
-	spacing := l.budgets.spacing(l.budgets.activeJobs(keyID))
+	spacing := l.budgets.Spacing(l.budgets.ActiveJobs(keyID))
 	if spacing <= l.opts.PollMax {
 		return ""
 	}
 	return fmt.Sprintf("; the running jobs share this API key's budget of %g calls/s, so each is read about every %s",
-		l.opts.ServiceRate, roundDuration(spacing))
+		l.opts.ServiceRate, callgate.RoundDuration(spacing))
 }
 
 // recordJob maps a job read from the service into status; ended is true when it completed or
@@ -230,7 +231,7 @@ func (l *lifecycle[T]) callFailed(ctx context.Context, tx *statusTxn[T], err err
 func (l *lifecycle[T]) transient(ctx context.Context, tx *statusTxn[T], err error) (ctrl.Result, error) {
 	obj := tx.obj
 	st := l.adapter.jobStatus(obj)
-	delay := l.backoff.next(objectKey(obj), apiclient.RetryAfter(err))
+	delay := l.backoff.Next(objectKey(obj), apiclient.RetryAfter(err))
 	reason := videov1alpha1.ReasonServiceUnavailable
 	switch {
 	case apiclient.IsRateLimited(err):

@@ -44,7 +44,7 @@ import (
 var _ = Describe("Review of the call budget", func() {
 	var h *harness
 
-	// R1. The idle-key check before a paid call (admitSubmission, admitProbe) now returns after
+	// R1. The idle-key check before a paid call (admitSubmission, callgate.AdmitProbe) now returns after
 	// the check with nothing set in status, and Reconcile then sets status.observedGeneration to
 	// the new generation: the old generation's Ready=True is written as if it were the new one's,
 	// and kstatus (Argo CD, Flux) reports the new spec Current before it was even submitted. The

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/callgate"
 )
 
 // Reconcilers are the two controllers, sharing one key store, brand cache and submission memo.
@@ -61,8 +62,8 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 		keys:     newKeyStore(c, opts.APIReader),
 		brands:   newBrandCache(opts.Clock, opts.BrandCacheTTL),
 		memo:     newAttemptMemo(opts.Clock),
-		circuits: newCircuits(opts.Clock, opts.BackoffBase, opts.BackoffMax, opts.CallTimeout/5, opts.ServiceRate),
-		budgets:  newCallBudgets(opts.Clock, opts.ServiceRate, opts.ServiceBurst, budgetIdle),
+		circuits: callgate.NewCircuits(opts.Clock, opts.BackoffBase, opts.BackoffMax, opts.CallTimeout/5, opts.ServiceRate),
+		budgets:  callgate.NewBudgets(opts.Clock, opts.ServiceRate, opts.ServiceBurst, budgetIdle),
 		guard:    &spendGuard{client: c, reader: opts.APIReader, clock: opts.Clock},
 	}
 	if cb := opts.Callback; cb != nil {
@@ -103,9 +104,9 @@ type sharedState struct {
 	brands *brandCache
 	memo   *attemptMemo
 	// circuits pause the paid submissions of a key after an unknown outcome.
-	circuits *circuits
+	circuits *callgate.Circuits
 	// budgets pace the calls of each key.
-	budgets *callBudgets
+	budgets *callgate.Budgets
 	// guard is the spend guard of the namespaces' VideoBudgets.
 	guard *spendGuard
 

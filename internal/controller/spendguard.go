@@ -511,7 +511,7 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statusTxn[T], atte
 	}
 	d, err := l.guard.reserve(ctx, l.adapter.kind(), obj, attempt, sent)
 	if errors.Is(err, errBudgetBusy) {
-		return ctrl.Result{RequeueAfter: l.backoff.short()}, true, nil
+		return ctrl.Result{RequeueAfter: l.backoff.Short()}, true, nil
 	}
 	if err != nil {
 		return ctrl.Result{}, true, err
@@ -540,9 +540,9 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statusTxn[T], atte
 	// the budget is unchanged.
 	after := budgetRecheck(l.opts.PollMax)
 	if !d.resetAt.IsZero() {
-		after = min(after, max(d.resetAt.Sub(l.opts.Clock.Now()), l.backoff.unit()))
+		after = min(after, max(d.resetAt.Sub(l.opts.Clock.Now()), l.backoff.Unit()))
 	}
-	return ctrl.Result{RequeueAfter: l.backoff.pollDelay(after, after+after/4)}, true, nil
+	return ctrl.Result{RequeueAfter: l.backoff.PollDelay(after, after+after/4)}, true, nil
 }
 
 // settleBudget turns the reservation of an attempt whose job id was written into usage. A

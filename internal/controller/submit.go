@@ -79,20 +79,20 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 	}
 	// A submission the circuit would hold back takes no slot of the budget: waiting ones must not
 	// crowd out the polls of running jobs.
-	if hold, outage, until := l.circuits.holding(keyID); outage {
+	if hold, outage, until := l.circuits.Holding(keyID); outage {
 		return l.paused(tx, "the service failed to answer; a check of the service decides when they resume",
-			max(until, l.backoff.short())), nil
+			max(until, l.backoff.Short())), nil
 	} else if hold {
-		return later(tx, l.backoff.short()), nil
+		return later(tx, l.backoff.Short()), nil
 	}
-	if wait := l.budgets.urgent(keyID, l.budgetKey(objectKey(obj))); wait > 0 {
+	if wait := l.budgets.Urgent(keyID, l.budgetKey(objectKey(obj))); wait > 0 {
 		return l.budgetWait(tx, wait), nil
 	}
 	if ok, res, err := l.admitSubmission(ctx, tx, api, keyID, attempt); !ok {
 		return res, err
 	}
 	// Ends a trial whose call is not made; a no-op once its outcome was recorded.
-	defer l.circuits.abandon(keyID, attempt)
+	defer l.circuits.Abandon(keyID, attempt)
 	// The namespace's spend guard reserves last, right before the in-flight write, so that a
 	// submission waiting for the service or the call budget writes nothing to the VideoBudget.
 	if res, wait, err := l.reserveBudget(ctx, tx, attempt); wait {
@@ -114,7 +114,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 	defer cancel()
 	if err := l.writeInFlight(sctx, tx, attempt); err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			return ctrl.Result{RequeueAfter: l.backoff.short()}, nil
+			return ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
 		}
 		l.auditSubmission(obj, gen, attempt, "not-sent", "", err)
 		return ctrl.Result{}, fmt.Errorf("recording the submission in flight: %w", err)
@@ -125,10 +125,10 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 
 	body, withCallback := l.callbacks.withCallback(t.request(), attempt)
 	callCtx, cancelCall := context.WithTimeout(sctx, l.opts.CallTimeout)
-	l.circuits.calling(keyID, attempt)
+	l.circuits.Calling(keyID, attempt)
 	created, err := l.call(callCtx, api, t, body)
 	cancelCall()
-	l.circuits.outcome(keyID, attempt, err == nil || l.refused(err))
+	l.circuits.Outcome(keyID, attempt, err == nil || l.refused(err))
 	if err == nil && utf8.RuneCountInString(created.JobID) > maxJobID {
 		// A job was created, but its id cannot be recorded: say so instead of guessing.
 		err = fmt.Errorf("the service created job %q, whose id is longer than the %d characters status.jobId holds",
@@ -143,12 +143,12 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 		l.recordSubmitted(tx, created.JobID, withCallback)
 		// This process follows the job from its start: its first poll is not spread as after a
 		// restart.
-		l.budgets.pollSpacing(keyID, l.budgetKey(objectKey(obj)))
+		l.budgets.PollSpacing(keyID, l.budgetKey(objectKey(obj)))
 		if err := l.writeJobID(sctx, tx, attempt, created.JobID, withCallback); err != nil {
 			// The job id is remembered in memory: the next reconcile adopts it.
 			log.Error(err, "Recording the job id failed; it is kept in memory and recorded by the next reconcile",
 				"jobID", created.JobID, "attempt", attempt)
-			return ctrl.Result{RequeueAfter: l.backoff.short()}, nil
+			return ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
 		}
 		l.settleBudget(sctx, obj, attempt)
 		return ctrl.Result{RequeueAfter: l.pollDelay(keyID, obj)}, nil
@@ -265,13 +265,13 @@ func (l *lifecycle[T]) call(ctx context.Context, api apiclient.Interface, t *tar
 // pollDelay is the delay before the next read of a running job: 10-30 s (jittered), or the
 // long fallback interval when the job will call back.
 func (l *lifecycle[T]) pollDelay(keyID string, obj T) time.Duration {
-	d := l.backoff.pollDelay(l.opts.PollMin, l.opts.PollMax)
+	d := l.backoff.PollDelay(l.opts.PollMin, l.opts.PollMax)
 	if l.callbacks.recognises(l.adapter.jobStatus(obj).CallbackKeyID) {
-		d = l.backoff.pollDelay(l.callbackPoll-l.callbackPoll/10, l.callbackPoll+l.callbackPoll/10)
+		d = l.backoff.PollDelay(l.callbackPoll-l.callbackPoll/10, l.callbackPoll+l.callbackPoll/10)
 	}
 	// The key's running jobs together stay within its budget.
-	spacing := l.budgets.pollSpacing(keyID, l.budgetKey(objectKey(obj)))
-	return max(d, l.backoff.pollDelay(spacing, spacing+spacing/4))
+	spacing := l.budgets.PollSpacing(keyID, l.budgetKey(objectKey(obj)))
+	return max(d, l.backoff.PollDelay(spacing, spacing+spacing/4))
 }
 
 // refused reports a call after which the service certainly created no job: it was never sent,
@@ -312,7 +312,7 @@ func (l *lifecycle[T]) refusal(ctx context.Context, tx *statusTxn[T], t *target,
 		st.Phase = videov1alpha1.PhasePending
 		setOutcome(st, gen, outcomeReconciling, videov1alpha1.ReasonProjectBusy,
 			"The project is already being rendered; trying again later")
-		return ctrl.Result{RequeueAfter: l.backoff.pollDelay(l.opts.PollMin, l.opts.PollMax)}, nil
+		return ctrl.Result{RequeueAfter: l.backoff.PollDelay(l.opts.PollMin, l.opts.PollMax)}, nil
 	case apiclient.IsNotFound(err) && t.projectID != "" && ae.SuccessFalse:
 		l.recordRefused(tx, string(videov1alpha1.ReasonProjectNotFound), ae.Message)
 		l.stall(tx, videov1alpha1.ReasonProjectNotFound, failureMessage(st))
@@ -474,7 +474,7 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statusTxn[T]) (s
 	}
 	if fresh.GetResourceVersion() != obj.GetResourceVersion() {
 		log.V(1).Info("The cache is behind the API server; reconciling again from a fresh read", "attempt", sub.AttemptID)
-		return true, ctrl.Result{RequeueAfter: l.backoff.short()}, nil
+		return true, ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
 	}
 	st.Phase = videov1alpha1.PhaseFailed
 	if c := condition(st, videov1alpha1.ConditionStalled); !isStalledWith(st, videov1alpha1.ReasonSubmissionUnknown) ||
@@ -507,7 +507,7 @@ func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, tx *statusTxn[T], 
 	if !ok {
 		return true, ctrl.Result{}, err, false
 	}
-	if wait := l.budgets.urgent(keyID, l.budgetKey(objectKey(obj))); wait > 0 {
+	if wait := l.budgets.Urgent(keyID, l.budgetKey(objectKey(obj))); wait > 0 {
 		return true, later(tx, wait), nil, false
 	}
 	callCtx, cancel := l.callContext(ctx)

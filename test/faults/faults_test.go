@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/callgate"
 	"github.com/videoops/video-operator/internal/controller"
 	"github.com/videoops/video-operator/internal/simulator"
 )
@@ -56,9 +57,9 @@ func TestSIGTERMDuringSubmissions(t *testing.T) {
 	w.createRenders("warm", 0, 1)
 	w.waitTerminal(30 * time.Second)
 	w.createRenders("rolling", 0, n)
-	// Paid calls go side by side up to controller.UnprovenPaidCalls while the service has not
+	// Paid calls go side by side up to callgate.UnprovenPaidCalls while the service has not
 	// answered any of them (it takes 1.5 s here): that many are in flight at the SIGTERM.
-	inFlightAtOnce := min(n, controller.UnprovenPaidCalls)
+	inFlightAtOnce := min(n, callgate.UnprovenPaidCalls)
 	waitFor(t, 20*time.Second, "the submissions in flight", func() bool {
 		items, err := w.renders(t.Context())
 		must(t, err)

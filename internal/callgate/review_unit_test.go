@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controller
+package callgate
 
 import (
 	"context"
@@ -46,12 +46,12 @@ func (timingOutReads) GetJob(ctx context.Context, _ string) (*apiclient.Job, err
 // read included, opens the circuit") and keyedclient.go's own doc.
 func TestReviewReadTimeoutMarksKeyTroubled(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
-	c := newCircuits(clk, time.Second, time.Minute, 6*time.Second, 10)
-	b := newCallBudgets(clk, 10, 20, time.Hour)
+	c := NewCircuits(clk, time.Second, time.Minute, 6*time.Second, 10)
+	b := NewBudgets(clk, 10, 20, time.Hour)
 	// The key is busy and healthy: closed circuit, an answer just now.
-	c.outcome("k", "a0", true)
-	c.answered("k")
-	kc := &keyedClient{Interface: timingOutReads{}, keyID: "k", budgets: b, circuits: c, pause: time.Second}
+	c.Outcome("k", "a0", true)
+	c.Answered("k")
+	kc := &KeyedClient{Interface: timingOutReads{}, keyID: "k", budgets: b, circuits: c, pause: time.Second}
 
 	callCtx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond) // l.callContext
 	_, err := kc.GetJob(callCtx, "job-1")
@@ -59,9 +59,9 @@ func TestReviewReadTimeoutMarksKeyTroubled(t *testing.T) {
 	if err == nil {
 		t.Fatal("the read did not time out")
 	}
-	if got := c.admit("k", "a1"); got != admitProbe {
-		t.Errorf("after a read timed out against the service, a paid submission is admitted as %v, want a check first (admitProbe=%v)",
-			got, admitProbe)
+	if got := c.Admit("k", "a1"); got != AdmitProbe {
+		t.Errorf("after a read timed out against the service, a paid submission is admitted as %v, want a check first (AdmitProbe=%v)",
+			got, AdmitProbe)
 	}
 }
 
@@ -72,25 +72,25 @@ func TestReviewReadTimeoutMarksKeyTroubled(t *testing.T) {
 // fifth of the call timeout.
 func TestReviewHangingOutageCostsOnePaidCall(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
-	c := newCircuits(clk, time.Second, time.Minute, 6*time.Second, 10) // slow: 30 s / 5
-	b := newCallBudgets(clk, 10, 20, time.Hour)                        // the defaults
-	c.outcome("k", "a0", true)
-	c.answered("k") // the last answer; from now on every call hangs
+	c := NewCircuits(clk, time.Second, time.Minute, 6*time.Second, 10) // slow: 30 s / 5
+	b := NewBudgets(clk, 10, 20, time.Hour)                            // the defaults
+	c.Outcome("k", "a0", true)
+	c.Answered("k") // the last answer; from now on every call hangs
 	sent := 0
 	for i := range 100 {
 		clk.Step(10 * time.Millisecond)
-		if b.urgent("k", fmt.Sprint("o", i)) != 0 {
+		if b.Urgent("k", fmt.Sprint("o", i)) != 0 {
 			continue
 		}
 		attempt := fmt.Sprint("a", i+1)
-		if a := c.admit("k", attempt); a == admitGo || a == admitTrial {
-			c.calling("k", attempt) // hangs: no outcome before the suspect threshold
+		if a := c.Admit("k", attempt); a == AdmitGo || a == AdmitTrial {
+			c.Calling("k", attempt) // hangs: no outcome before the suspect threshold
 			sent++
 		}
 	}
-	// The bound the circuit keeps (circuitUnproven): paid calls side by side need answers to keep
+	// The bound the circuit keeps (UnprovenPaidCalls): paid calls side by side need answers to keep
 	// coming, so a hang costs a few, not the budget's burst.
-	if sent > circuitUnproven {
+	if sent > UnprovenPaidCalls {
 		t.Errorf("%d paid calls sent into a hanging service in the second after its last answer; each is a SubmissionUnknown", sent)
 	}
 }
@@ -100,11 +100,11 @@ func TestReviewHangingOutageCostsOnePaidCall(t *testing.T) {
 // waiting objects, so routine polls get no token while no call at all is made.
 func TestReviewWaitingSubmissionsConsumeNoBudget(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
-	c := newCircuits(clk, time.Second, time.Minute, 6*time.Second, 10)
-	b := newCallBudgets(clk, 10, 4, time.Hour)
-	c.outcome("k", "a0", true)
-	c.answered("k")
-	c.calling("k", "hung") // a paid call that does not answer
+	c := NewCircuits(clk, time.Second, time.Minute, 6*time.Second, 10)
+	b := NewBudgets(clk, 10, 4, time.Hour)
+	c.Outcome("k", "a0", true)
+	c.Answered("k")
+	c.Calling("k", "hung") // a paid call that does not answer
 	clk.Step(7 * time.Second)
 	// 20 submissions wait for it, each looking again when its slot comes, as submit does.
 	next := map[string]time.Time{}
@@ -118,19 +118,19 @@ func TestReviewWaitingSubmissionsConsumeNoBudget(t *testing.T) {
 				continue
 			}
 			// submit asks the circuit before it takes a slot of the budget.
-			if hold, _, _ := c.holding("k"); hold {
+			if hold, _, _ := c.Holding("k"); hold {
 				next[obj] = clk.Now().Add(time.Millisecond) // backoff.short() in the specs
 				continue
 			}
-			if wait := b.urgent("k", obj); wait > 0 {
+			if wait := b.Urgent("k", obj); wait > 0 {
 				next[obj] = clk.Now().Add(wait)
 				continue
 			}
-			if c.admit("k", "x"+obj) == admitWait {
+			if c.Admit("k", "x"+obj) == AdmitWait {
 				next[obj] = clk.Now().Add(time.Millisecond) // backoff.short() in the specs
 			}
 		}
-		if b.routine("k") == 0 {
+		if b.Routine("k") == 0 {
 			polls++
 		}
 		clk.Step(100 * time.Millisecond)
@@ -145,15 +145,15 @@ func TestReviewWaitingSubmissionsConsumeNoBudget(t *testing.T) {
 // than its token, on top of the spread.
 func TestReviewPauseJitterEndsWithThePause(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
-	b := newCallBudgets(clk, 10, 1, 24*time.Hour)
-	b.pause("k", 5*time.Minute)
+	b := NewBudgets(clk, 10, 1, 24*time.Hour)
+	b.Pause("k", 5*time.Minute)
 	clk.Step(time.Hour)
-	if wait := b.urgent("k", "o1"); wait != 0 {
+	if wait := b.Urgent("k", "o1"); wait != 0 {
 		t.Fatalf("an hour after the pause, the first call waits %s", wait)
 	}
 	worst := time.Duration(0)
 	for range 200 {
-		worst = max(worst, b.routine("k")) // turned away: the token is 100 ms ahead
+		worst = max(worst, b.Routine("k")) // turned away: the token is 100 ms ahead
 	}
 	if worst > 100*time.Millisecond {
 		t.Errorf("an hour after a 5-minute pause, a routine poll turned away waits up to %s for a token 100ms ahead", worst)
@@ -165,13 +165,13 @@ func TestReviewPauseJitterEndsWithThePause(t *testing.T) {
 // burst calls into the pause and gets a 429 of its own.
 func TestReviewHeldSlotWaitsForThePause(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
-	b := newCallBudgets(clk, 10, 1, time.Hour)
+	b := NewBudgets(clk, 10, 1, time.Hour)
 	for i := range 10 {
-		b.urgent("k", fmt.Sprint("o", i)) // o0 now, o1..o9 held 100 ms apart
+		b.Urgent("k", fmt.Sprint("o", i)) // o0 now, o1..o9 held 100 ms apart
 	}
-	b.pause("k", 5*time.Second) // o0's call got a 429
+	b.Pause("k", 5*time.Second) // o0's call got a 429
 	clk.Step(500 * time.Millisecond)
-	if wait := b.urgent("k", "o5"); wait < 4500*time.Millisecond {
+	if wait := b.Urgent("k", "o5"); wait < 4500*time.Millisecond {
 		t.Errorf("an object whose slot came during a 5 s pause is told to wait %s; it calls into the pause", wait)
 	}
 }

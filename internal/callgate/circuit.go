@@ -14,10 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controller
+package callgate
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"sync"
@@ -25,14 +24,10 @@ import (
 
 	"k8s.io/utils/clock"
 
-	ctrl "sigs.k8s.io/controller-runtime"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-
-	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
 )
 
-// circuits pauses the paid submissions of an API key after one of them had an unknown outcome
+// Circuits pauses the paid submissions of an API key after one of them had an unknown outcome
 // (a 5xx, a timeout, an unreadable answer): the service may be failing, and each further paid
 // call could be one more job nobody can identify (DESIGN.md "Never pay twice"). Keys are
 // identified by their fingerprint, never the key.
@@ -56,7 +51,7 @@ import (
 // A paid call that is still unanswered after a fifth of the call timeout makes the key suspect:
 // new paid submissions wait for its answer, so that an outage in the form of hanging calls costs
 // the calls already sent, not one more per object while the first waits for its timeout.
-type circuits struct {
+type Circuits struct {
 	clock     clock.PassiveClock
 	base, max time.Duration
 	slow      time.Duration
@@ -97,18 +92,18 @@ type circuit struct {
 // checking the service first.
 const circuitFreshness = time.Second
 
-// newCircuits returns the circuits of keys whose budget allows rate calls per second: an answer
+// NewCircuits returns the circuits of keys whose budget allows rate calls per second: an answer
 // is fresh for a second, or for two calls' time at a rate under two calls a second, so that the
 // check before a paid call is still fresh when the call's own slot comes.
-func newCircuits(c clock.PassiveClock, base, maxDelay, slow time.Duration, rate float64) *circuits {
+func NewCircuits(c clock.PassiveClock, base, maxDelay, slow time.Duration, rate float64) *Circuits {
 	fresh := circuitFreshness
 	if rate > 0 {
 		fresh = max(fresh, time.Duration(2*float64(time.Second)/rate))
 	}
-	return &circuits{clock: c, base: base, max: maxDelay, slow: slow, fresh: fresh, state: map[string]*circuit{}}
+	return &Circuits{clock: c, base: base, max: maxDelay, slow: slow, fresh: fresh, state: map[string]*circuit{}}
 }
 
-func (c *circuits) get(keyID string) *circuit {
+func (c *Circuits) get(keyID string) *circuit {
 	s, ok := c.state[keyID]
 	if !ok {
 		s = &circuit{inFlight: map[string]time.Time{}}
@@ -122,41 +117,34 @@ func (c *circuits) get(keyID string) *circuit {
 // keep coming, paid calls go side by side; a slow but healthy service gets this many at a time.
 const UnprovenPaidCalls = 8
 
-const circuitUnproven = UnprovenPaidCalls
-
 // suspect reports a paid call of the key unanswered for longer than the slow threshold, or
-// circuitUnproven paid calls sent since the service last answered, all unanswered.
-func (c *circuits) suspect(s *circuit) bool {
+// UnprovenPaidCalls paid calls sent since the service last answered, all unanswered.
+func (c *Circuits) suspect(s *circuit) bool {
 	now := c.clock.Now()
 	unproven := 0
-	for _, started := range s.inFlight {
-		if !started.Before(s.answered) {
-			unproven++
-		}
-	}
-	if unproven >= circuitUnproven {
-		return true
-	}
 	for _, started := range s.inFlight {
 		if now.Sub(started) > c.slow {
 			return true
 		}
+		if !started.Before(s.answered) {
+			unproven++
+		}
 	}
-	return false
+	return unproven >= UnprovenPaidCalls
 }
 
-// admission is what a paid submission of a key may do now.
-type admission int
+// Admission is what a paid submission of a key may do now.
+type Admission int
 
 const (
-	admitGo admission = iota
-	admitTrial
-	admitProbe
-	admitWait
+	AdmitGo Admission = iota
+	AdmitTrial
+	AdmitProbe
+	AdmitWait
 )
 
-// admit decides for one submission. attempt becomes the trial when it is admitted as one.
-func (c *circuits) admit(keyID, attempt string) admission {
+// Admit decides for one submission. attempt becomes the trial when it is admitted as one.
+func (c *Circuits) Admit(keyID, attempt string) Admission {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.clock.Now()
@@ -164,22 +152,22 @@ func (c *circuits) admit(keyID, attempt string) admission {
 	s := c.get(keyID)
 	switch {
 	case c.suspect(s):
-		return admitWait
+		return AdmitWait
 	case s.trial != "", s.probing, s.open && now.Before(s.until):
-		return admitWait
+		return AdmitWait
 	case s.open, now.Sub(s.answered) > c.fresh:
 		s.probing = true
-		return admitProbe
+		return AdmitProbe
 	case s.closed:
-		return admitGo
+		return AdmitGo
 	}
 	s.trial = attempt
-	return admitTrial
+	return AdmitTrial
 }
 
 // sweep drops, at most once per idle period, the circuits of keys with nothing under way, no
 // pause running, and no answer for an idle period.
-func (c *circuits) sweep(now time.Time) {
+func (c *Circuits) sweep(now time.Time) {
 	if now.Sub(c.sweptAt) < circuitIdle {
 		return
 	}
@@ -191,10 +179,10 @@ func (c *circuits) sweep(now time.Time) {
 	}
 }
 
-// holding reports whether admit would make a submission of the key wait now, without changing
+// Holding reports whether admit would make a submission of the key wait now, without changing
 // anything: outage is true when the circuit is open (the service failed), false when a check, a
 // trial or an unanswered call of the key is under way.
-func (c *circuits) holding(keyID string) (hold, outage bool, until time.Duration) {
+func (c *Circuits) Holding(keyID string) (hold, outage bool, until time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s, ok := c.state[keyID]
@@ -211,17 +199,17 @@ func (c *circuits) holding(keyID string) (hold, outage bool, until time.Duration
 	return false, false, 0
 }
 
-// answered records an answer of the service to a call of the key.
-func (c *circuits) answered(keyID string) {
+// Answered records an answer of the service to a call of the key.
+func (c *Circuits) Answered(keyID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.get(keyID).answered = c.clock.Now()
 }
 
-// troubled records a call of the key that was sent and got no usable answer (a 5xx, a timeout,
+// Troubled records a call of the key that was sent and got no usable answer (a 5xx, a timeout,
 // an unreadable body): the next paid submission checks the service first. It counts no unknown
 // outcome: nothing paid is at stake in a read.
-func (c *circuits) troubled(keyID string) {
+func (c *Circuits) Troubled(keyID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.get(keyID)
@@ -231,16 +219,16 @@ func (c *circuits) troubled(keyID string) {
 	}
 }
 
-// calling records that the paid call of attempt starts now: only the service's time counts
+// Calling records that the paid call of attempt starts now: only the service's time counts
 // toward the suspect threshold, not the status writes before the call.
-func (c *circuits) calling(keyID, attempt string) {
+func (c *Circuits) Calling(keyID, attempt string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.get(keyID).inFlight[attempt] = c.clock.Now()
 }
 
-// probed records a probe that found the service answering: the next submission is the trial.
-func (c *circuits) probed(keyID string) {
+// Probed records a probe that found the service answering: the next submission is the trial.
+func (c *Circuits) Probed(keyID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.get(keyID)
@@ -248,9 +236,9 @@ func (c *circuits) probed(keyID string) {
 	s.answered = c.clock.Now()
 }
 
-// probeFailed records a check that found the service not answering: the next one waits for the
+// ProbeFailed records a check that found the service not answering: the next one waits for the
 // key's backoff.
-func (c *circuits) probeFailed(keyID string, retryIn time.Duration) {
+func (c *Circuits) ProbeFailed(keyID string, retryIn time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.get(keyID)
@@ -259,9 +247,9 @@ func (c *circuits) probeFailed(keyID string, retryIn time.Duration) {
 	s.until = laterOf(s.until, c.clock.Now().Add(retryIn))
 }
 
-// outcome records the answer to a paid call of the key: definite (a job or a refusal) closes
+// Outcome records the answer to a paid call of the key: definite (a job or a refusal) closes
 // the circuit, unknown opens it. It also ends the attempt's trial.
-func (c *circuits) outcome(keyID, attempt string, definite bool) {
+func (c *Circuits) Outcome(keyID, attempt string, definite bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.get(keyID)
@@ -279,9 +267,9 @@ func (c *circuits) outcome(keyID, attempt string, definite bool) {
 	s.until = c.clock.Now().Add(min(delay, c.max))
 }
 
-// abandon ends an admission whose call was not made (its in-flight write failed): the next
+// Abandon ends an Admission whose call was not made (its in-flight write failed): the next
 // submission tries again. After an outcome it is a no-op.
-func (c *circuits) abandon(keyID, attempt string) {
+func (c *Circuits) Abandon(keyID, attempt string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.get(keyID)
@@ -291,49 +279,12 @@ func (c *circuits) abandon(keyID, attempt string) {
 	delete(s.inFlight, attempt)
 }
 
-// admitSubmission decides whether the paid submission of attempt may go now. When the key has
-// no recent answer, or its circuit is open, it checks the service with the brand list first (the
-// caller holds a budget slot for one call: the check uses it, and the submission comes back for
-// its own); any answer that shows the service up (a 2xx, or a 4xx other than 429 and 408) lets
-// the submission through. Waiting objects consume nothing.
-func (l *lifecycle[T]) admitSubmission(ctx context.Context, tx *statusTxn[T], api apiclient.Interface, keyID, attempt string) (bool, ctrl.Result, error) {
-	switch l.circuits.admit(keyID, attempt) {
-	case admitProbe:
-		callCtx, cancel := l.callContext(ctx)
-		_, err := api.ListVideoBrands(callCtx)
-		cancel()
-		if !serviceAnswers(err) {
-			retryIn := l.backoff.next(objectKey(tx.obj), apiclient.RetryAfter(err))
-			l.circuits.probeFailed(keyID, retryIn)
-			return false, l.paused(tx, "the service answered "+describeAnswer(err)+" to a check made before paying", retryIn), nil
-		}
-		logf.FromContext(ctx).V(1).Info("The service answered a check; the paid submission follows")
-		l.circuits.probed(keyID)
-		return false, later(tx, time.Millisecond), nil
-	case admitWait:
-		// A check or a trial of the key is under way: its answer decides, in a moment.
-		return false, later(tx, l.backoff.short()), nil
-	}
-	return true, ctrl.Result{}, nil
-}
-
-// serviceAnswers reports an answer that shows the service up, whatever it says of the key.
-func serviceAnswers(err error) bool {
+// ServiceAnswers reports an answer that shows the service up, whatever it says of the key.
+func ServiceAnswers(err error) bool {
 	var ae *apiclient.APIError
 	if err == nil {
 		return true
 	}
 	return errors.As(err, &ae) && ae.StatusCode >= 400 && ae.StatusCode < 500 &&
 		!apiclient.IsRateLimited(err) && ae.StatusCode != http.StatusRequestTimeout
-}
-
-// paused says, in Reconciling, why the object's paid submission waits.
-func (l *lifecycle[T]) paused(tx *statusTxn[T], why string, retryIn time.Duration) ctrl.Result {
-	st := l.adapter.jobStatus(tx.obj)
-	if st.JobID == "" || st.CompletedAt != nil {
-		st.Phase = videov1alpha1.PhasePending
-	}
-	setOutcome(st, tx.obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonServiceUnavailable,
-		"Paid submissions of this API key are paused: "+why+"; retrying with backoff")
-	return ctrl.Result{RequeueAfter: retryIn}
 }

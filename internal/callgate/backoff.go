@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controller
+package callgate
 
 import (
 	"math/rand/v2"
@@ -22,33 +22,32 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// backoffTracker computes poll delays with jitter, and exponential delays after failed calls,
+// Backoff computes poll delays with jitter, and exponential delays after failed calls,
 // per object. Jitter spreads thousands of jobs over the interval instead of polling in waves.
-type backoffTracker struct {
+type Backoff struct {
 	base, max time.Duration
 
 	mu       sync.Mutex
 	failures map[types.NamespacedName]int
 }
 
-func newBackoffTracker(base, maxDelay time.Duration) *backoffTracker {
-	return &backoffTracker{base: base, max: maxDelay, failures: map[types.NamespacedName]int{}}
+func NewBackoff(base, maxDelay time.Duration) *Backoff {
+	return &Backoff{base: base, max: maxDelay, failures: map[types.NamespacedName]int{}}
 }
 
-// pollDelay is a uniformly jittered delay in [lo, hi].
-func (b *backoffTracker) pollDelay(lo, hi time.Duration) time.Duration {
+// PollDelay is a uniformly jittered delay in [lo, hi].
+func (b *Backoff) PollDelay(lo, hi time.Duration) time.Duration {
 	if hi <= lo {
 		return lo
 	}
 	return lo + rand.N(hi-lo+1) //nolint:gosec // jitter, not security
 }
 
-// next is the delay after one more consecutive failure of key: base·2ⁿ with ±20% jitter, capped
+// Next is the delay after one more consecutive failure of key: base·2ⁿ with ±20% jitter, capped
 // at max, and never shorter than the server's Retry-After.
-func (b *backoffTracker) next(key types.NamespacedName, retryAfter time.Duration) time.Duration {
+func (b *Backoff) Next(key types.NamespacedName, retryAfter time.Duration) time.Duration {
 	b.mu.Lock()
 	n := b.failures[key]
 	b.failures[key] = n + 1
@@ -63,19 +62,15 @@ func (b *backoffTracker) next(key types.NamespacedName, retryAfter time.Duration
 	return max(d, retryAfter)
 }
 
-func (b *backoffTracker) reset(key types.NamespacedName) {
+func (b *Backoff) Reset(key types.NamespacedName) {
 	b.mu.Lock()
 	delete(b.failures, key)
 	b.mu.Unlock()
 }
 
-// short is the delay before reading an object again after a write conflict.
-func (b *backoffTracker) short() time.Duration { return b.pollDelay(b.unit(), 2*b.unit()) }
+// Short is the delay before reading an object again after a write conflict.
+func (b *Backoff) Short() time.Duration { return b.PollDelay(b.Unit(), 2*b.Unit()) }
 
-// unit scales the small fixed delays with the configured backoff, so tests with a fast clock
+// Unit scales the small fixed delays with the configured backoff, so tests with a fast clock
 // stay fast: a tenth of the base delay.
-func (b *backoffTracker) unit() time.Duration { return max(b.base/10, time.Millisecond) }
-
-func objectKey(obj client.Object) types.NamespacedName {
-	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
-}
+func (b *Backoff) Unit() time.Duration { return max(b.base/10, time.Millisecond) }

@@ -14,21 +14,17 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controller
+package callgate
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
 
 	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
-
-	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// callBudgets paces the calls to the service, one budget per API key (the service limits the
+// Budgets paces the calls to the service, one budget per API key (the service limits the
 // key, not the client), without ever making a reconcile worker wait: a call that does not fit
 // the budget now is not made, and the object is requeued for when it fits (DESIGN.md "Scale
 // targets"). A worker parked on one tenant's bucket would starve every other tenant.
@@ -48,7 +44,7 @@ import (
 // back at the same instant.
 //
 // Keys are identified by their fingerprint, never the key.
-type callBudgets struct {
+type Budgets struct {
 	clock     clock.PassiveClock
 	interval  time.Duration // one call's share of a second: 1/rate
 	tolerance time.Duration // how far ahead tat may run: (burst-1) intervals
@@ -78,11 +74,11 @@ type keyBudget struct {
 	active map[string]time.Time
 }
 
-// newCallBudgets returns budgets of rate calls per second and burst calls at once per key.
-func newCallBudgets(c clock.PassiveClock, rate float64, burst int, idle time.Duration) *callBudgets {
+// NewBudgets returns budgets of rate calls per second and burst calls at once per key.
+func NewBudgets(c clock.PassiveClock, rate float64, burst int, idle time.Duration) *Budgets {
 	burst = max(burst, 1)
 	interval := time.Duration(float64(time.Second) / rate)
-	return &callBudgets{
+	return &Budgets{
 		clock:     c,
 		interval:  interval,
 		tolerance: time.Duration(burst-1) * interval,
@@ -92,7 +88,7 @@ func newCallBudgets(c clock.PassiveClock, rate float64, burst int, idle time.Dur
 	}
 }
 
-func (b *callBudgets) key(keyID string, now time.Time) *keyBudget {
+func (b *Budgets) key(keyID string, now time.Time) *keyBudget {
 	k, ok := b.keys[keyID]
 	if !ok {
 		k = &keyBudget{tat: now, held: map[string]time.Time{}, active: map[string]time.Time{}}
@@ -102,10 +98,10 @@ func (b *callBudgets) key(keyID string, now time.Time) *keyBudget {
 	return k
 }
 
-// urgent takes a slot for a call of obj that cannot wait for a routine poll: 0 means call now;
+// Urgent takes a slot for a call of obj that cannot wait for a routine poll: 0 means call now;
 // otherwise the slot is held for obj, which comes back after the returned delay and then calls
 // without asking again.
-func (b *callBudgets) urgent(keyID string, obj string) time.Duration {
+func (b *Budgets) Urgent(keyID string, obj string) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.clock.Now()
@@ -138,9 +134,9 @@ func (b *callBudgets) urgent(keyID string, obj string) time.Duration {
 	return at.Sub(now)
 }
 
-// routine takes a token for a routine poll when one is free now, leaving the reserve for urgent
+// Routine takes a token for a routine poll when one is free now, leaving the reserve for urgent
 // calls; otherwise it returns when to try again, with jitter, and takes nothing.
-func (b *callBudgets) routine(keyID string) time.Duration {
+func (b *Budgets) Routine(keyID string) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.clock.Now()
@@ -174,17 +170,17 @@ func (k *keyBudget) jitter() time.Duration {
 
 // spread is a random delay over the time the key's active jobs need to be polled once, so that
 // routine polls turned away together do not come back together.
-func (b *callBudgets) spread(k *keyBudget) time.Duration {
-	window := b.spacing(len(k.active))
+func (b *Budgets) spread(k *keyBudget) time.Duration {
+	window := b.Spacing(len(k.active))
 	if window <= 0 {
 		return 0
 	}
 	return rand.N(window) //nolint:gosec // jitter, not security
 }
 
-// pause stops every call of the key until retryAfter from now (a 429). The calls after it get a
+// Pause stops every call of the key until retryAfter from now (a 429). The calls after it get a
 // random delay of up to a fifth of the pause, or the time the burst takes at the key's rate.
-func (b *callBudgets) pause(keyID string, retryAfter time.Duration) {
+func (b *Budgets) Pause(keyID string, retryAfter time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.clock.Now()
@@ -196,50 +192,47 @@ func (b *callBudgets) pause(keyID string, retryAfter time.Duration) {
 	}
 }
 
-// pollSpacing is the least delay between two routine polls of one job of the key, so that its
+// PollSpacing is the least delay between two routine polls of one job of the key, so that its
 // active jobs together stay within pollShare of the rate: active / (rate × pollShare). It
 // records obj as one of them.
-func (b *callBudgets) pollSpacing(keyID string, obj string) time.Duration {
+func (b *Budgets) PollSpacing(keyID string, obj string) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.clock.Now()
 	k := b.key(keyID, now)
 	k.active[obj] = now
-	return b.spacing(len(k.active))
+	return b.Spacing(len(k.active))
 }
 
-// holds reports a slot held by obj.
-func (b *callBudgets) holds(keyID, obj string) bool {
+// Holds reports a slot held by obj.
+func (b *Budgets) Holds(keyID, obj string) bool {
+	return b.has(keyID, obj, func(k *keyBudget) map[string]time.Time { return k.held })
+}
+
+// Tracks reports whether obj is one of the key's running jobs this process polls.
+func (b *Budgets) Tracks(keyID, obj string) bool {
+	return b.has(keyID, obj, func(k *keyBudget) map[string]time.Time { return k.active })
+}
+
+func (b *Budgets) has(keyID, obj string, set func(*keyBudget) map[string]time.Time) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	k, ok := b.keys[keyID]
 	if !ok {
 		return false
 	}
-	_, held := k.held[obj]
-	return held
+	_, in := set(k)[obj]
+	return in
 }
 
-// tracks reports whether obj is one of the key's running jobs this process polls.
-func (b *callBudgets) tracks(keyID, obj string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	k, ok := b.keys[keyID]
-	if !ok {
-		return false
-	}
-	_, active := k.active[obj]
-	return active
-}
-
-// spacing is the least delay between two routine polls of one of n running jobs of a key, so
+// Spacing is the least delay between two routine polls of one of n running jobs of a key, so
 // that together they use at most pollShare of its rate.
-func (b *callBudgets) spacing(n int) time.Duration {
+func (b *Budgets) Spacing(n int) time.Duration {
 	return time.Duration(float64(n) * float64(b.interval) / pollShare)
 }
 
-// activeJobs is how many running jobs of the key this process polls.
-func (b *callBudgets) activeJobs(keyID string) int {
+// ActiveJobs is how many running jobs of the key this process polls.
+func (b *Budgets) ActiveJobs(keyID string) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if k, ok := b.keys[keyID]; ok {
@@ -248,22 +241,16 @@ func (b *callBudgets) activeJobs(keyID string) int {
 	return 0
 }
 
-// done forgets obj: its job ended, or the object is gone. Its held slot is given up. An empty
+// Done forgets obj: its job ended, or the object is gone. Its held slot is given up. An empty
 // keyID (an object deleted, its key unknown) looks in every key.
-func (b *callBudgets) done(keyID string, obj string) {
+func (b *Budgets) Done(keyID string, obj string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if k, ok := b.keys[keyID]; ok {
-		delete(k.active, obj)
-		delete(k.held, obj)
-		return
-	}
-	if keyID != "" {
-		return
-	}
-	for _, k := range b.keys {
-		delete(k.active, obj)
-		delete(k.held, obj)
+	for id, k := range b.keys {
+		if keyID == "" || id == keyID {
+			delete(k.active, obj)
+			delete(k.held, obj)
+		}
 	}
 }
 
@@ -271,7 +258,7 @@ func (b *callBudgets) done(keyID string, obj string) {
 // objects that did not come back (deleted meanwhile), active jobs not polled for twice their
 // spacing and an idle period (their objects are gone), and keys unused for an idle period with
 // nothing held.
-func (b *callBudgets) sweep(now time.Time) {
+func (b *Budgets) sweep(now time.Time) {
 	if now.Sub(b.sweptAt) < b.idle {
 		return
 	}
@@ -282,7 +269,7 @@ func (b *callBudgets) sweep(now time.Time) {
 				delete(k.held, obj)
 			}
 		}
-		stale := 2*b.spacing(len(k.active)) + b.idle
+		stale := 2*b.Spacing(len(k.active)) + b.idle
 		for obj, seen := range k.active {
 			if now.Sub(seen) > stale {
 				delete(k.active, obj)
@@ -294,8 +281,8 @@ func (b *callBudgets) sweep(now time.Time) {
 	}
 }
 
-// size is the number of keys, held slots and active jobs kept, for tests of eviction.
-func (b *callBudgets) size() (keys, held, active int) {
+// Size is the number of keys, held slots and active jobs kept, for tests of eviction.
+func (b *Budgets) Size() (keys, held, active int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, k := range b.keys {
@@ -312,9 +299,9 @@ func laterOf(a, b time.Time) time.Time {
 	return b
 }
 
-// roundDuration rounds d up to one of 1, 2 and 5 times a power of ten seconds: a number for a
+// RoundDuration rounds d up to one of 1, 2 and 5 times a power of ten seconds: a number for a
 // message that must not change at every reconcile.
-func roundDuration(d time.Duration) time.Duration {
+func RoundDuration(d time.Duration) time.Duration {
 	for unit := time.Second; ; unit *= 10 {
 		for _, m := range []time.Duration{1, 2, 5} {
 			if d <= m*unit {
@@ -322,21 +309,4 @@ func roundDuration(d time.Duration) time.Duration {
 			}
 		}
 	}
-}
-
-// budgetWait requeues a paid submission for the slot it holds in the key's budget. A wait longer
-// than the shortest poll interval is said in Reconciling (in words that do not change while it
-// waits, so that the status is written once); a shorter one changes nothing.
-func (l *lifecycle[T]) budgetWait(tx *statusTxn[T], wait time.Duration) ctrl.Result {
-	if wait > l.opts.PollMin {
-		st := l.adapter.jobStatus(tx.obj)
-		if st.JobID == "" || st.CompletedAt != nil {
-			st.Phase = videov1alpha1.PhasePending
-		}
-		setOutcome(st, tx.obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonCallBudget, fmt.Sprintf(
-			"The submission waits for its slot in this API key's call budget of %g calls/s; it is sent once, when the slot comes",
-			l.opts.ServiceRate))
-		return ctrl.Result{RequeueAfter: wait}
-	}
-	return later(tx, wait)
 }
