@@ -25,10 +25,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/videoops/video-operator/internal/controller"
+	"github.com/videoops/video-operator/internal/callback"
 )
 
-// callbackHandler is what the callback server serves: controller.CallbackHandler.
+// callbackHandler is what the callback server serves: callback.Handler.
 type callbackHandler interface {
 	http.Handler
 	// Drain records the callbacks being answered on their objects, before the controllers stop.
@@ -37,7 +37,7 @@ type callbackHandler interface {
 
 // callbackServer serves the job-result callbacks on every replica: the service may reach any of
 // them behind a Service and does not retry. A replica that does not lead records the callback on
-// its object, which wakes the leader (see controller.CallbackHandler).
+// its object, which wakes the leader (see callback.Handler).
 //
 // Its port is bound when the manager is set up, not when the manager starts it (after the caches
 // sync): a callback that arrives in between waits in the listen backlog instead of being refused,
@@ -56,7 +56,7 @@ func newCallbackServer(ctx context.Context, addr string, h callbackHandler) (*ca
 		return nil, fmt.Errorf("binding the callback server to --callback-bind-address=%s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(controller.CallbackPath, h)
+	mux.Handle(callback.Path, h)
 	return &callbackServer{ln: ln, h: h, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, MaxHeaderBytes: 16 << 10}}, nil
 }

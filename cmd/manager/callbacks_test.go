@@ -25,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/videoops/video-operator/internal/controller"
+	"github.com/videoops/video-operator/internal/callback"
 )
 
 // recordingHandler answers every callback 202 and records that Drain ran.
@@ -54,7 +54,7 @@ func TestCallbackServerTakesCallbacksFromSetUpAndIsReadyOnlyWhileServing(t *test
 	answered := make(chan error, 1)
 	go func() {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost,
-			"http://"+s.addr()+controller.CallbackPath+"token", strings.NewReader("{}"))
+			"http://"+s.addr()+callback.Path+"token", strings.NewReader("{}"))
 		if err != nil {
 			answered <- err
 			return

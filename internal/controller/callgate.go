@@ -23,12 +23,13 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 
-	"github.com/videoops/video-operator/internal/apiclient"
-	"github.com/videoops/video-operator/internal/callgate"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/callgate"
 )
 
 // budgetWait requeues a paid submission for the slot it holds in the key's budget. A wait longer

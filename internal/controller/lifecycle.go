@@ -24,6 +24,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/videoops/video-operator/internal/callback"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -122,7 +124,7 @@ type lifecycle[T client.Object] struct {
 
 	// callbacks is nil unless the manager has a public callback URL; wake then receives the
 	// objects callbacks are about.
-	callbacks    *callbacks
+	callbacks    *callback.Signer
 	callbackPoll time.Duration
 	wake         chan event.GenericEvent
 }
@@ -269,7 +271,7 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statusTxn[T]) (ctrl.Resu
 	if rc := st.Callback; rc != nil {
 		if st.Submission != nil && rc.AttemptID == st.Submission.AttemptID && rc.JobID != "" {
 			// Kept until the adoption is decided (adoptFromCallback clears it).
-			l.memo.rememberFromCallback(rc.AttemptID, rc.JobID)
+			l.memo.RememberFromCallback(rc.AttemptID, rc.JobID)
 		} else {
 			if rc.JobID != "" && rc.JobID == st.JobID && st.CompletedAt == nil {
 				l.memo.wake(rc.JobID)

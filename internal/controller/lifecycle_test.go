@@ -22,6 +22,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/videoops/video-operator/internal/callback"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
@@ -623,9 +625,9 @@ spec:
 			eventuallyReady(vr)
 			jobs := h.jobsNamed("Called back")
 			Expect(jobs).To(HaveLen(1))
-			Expect(jobs[0].Webhook).To(HavePrefix(h.callbackSrv.URL + CallbackPath))
+			Expect(jobs[0].Webhook).To(HavePrefix(h.callbackSrv.URL + callback.Path))
 			Expect(len(jobs[0].Webhook)).To(BeNumerically("<=", 500), "the service's limit on webhook")
-			Expect(string(jobs[0].WebhookInput)).To(ContainSubstring(callbackAttemptKey))
+			Expect(string(jobs[0].WebhookInput)).To(ContainSubstring(callback.AttemptKey))
 			Expect(h.sim.Counters().WebhooksDelivered).To(Equal(1))
 			Expect(h.sim.Calls(apiclient.EndpointRenderStoryboard)).To(Equal(1))
 			Expect(h.sim.Calls(apiclient.EndpointGetJob)).To(Equal(1))

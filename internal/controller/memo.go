@@ -20,6 +20,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/videoops/video-operator/internal/callback"
+
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -76,11 +78,11 @@ func (m *attemptMemo) remember(attemptID, jobID string, callsBack bool) {
 	m.expireLocked(now)
 }
 
-// rememberFromCallback records the job id a callback reported for an attempt, unless this process
+// RememberFromCallback records the job id a callback reported for an attempt, unless this process
 // already knows it from the submit call itself. Two callbacks that name different jobs for one
 // attempt contest it: one of them lies (a replayed URL with another body), so neither is adopted
 // and the object stays for a human to decide.
-func (m *attemptMemo) rememberFromCallback(attemptID, jobID string) {
+func (m *attemptMemo) RememberFromCallback(attemptID, jobID string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.jobs[attemptID]
@@ -102,10 +104,10 @@ type wakeEntry struct {
 }
 
 // wake records that a callback said the job ended: its next read is not a routine poll.
-func (m *attemptMemo) wake(jobID string) { m.wakeFor(jobID, "", nil) }
+func (m *attemptMemo) wake(jobID string) { m.WakeFor(jobID, "", nil) }
 
-// wakeFor is wake for a callback of attempt about obj that this replica answered.
-func (m *attemptMemo) wakeFor(jobID, attempt string, obj client.Object) {
+// WakeFor is wake for a callback of attempt about obj that this replica answered.
+func (m *attemptMemo) WakeFor(jobID, attempt string, obj client.Object) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock.Now()
@@ -113,18 +115,20 @@ func (m *attemptMemo) wakeFor(jobID, attempt string, obj client.Object) {
 	m.expireLocked(now)
 }
 
-// untakenWakes returns the wake-ups callbacks caused that no reconcile has taken yet.
-func (m *attemptMemo) untakenWakes() map[string]wakeEntry {
+// UntakenWakes returns the wake-ups callbacks caused that no reconcile has taken yet.
+func (m *attemptMemo) UntakenWakes() []callback.Wake {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := map[string]wakeEntry{}
+	var out []callback.Wake
 	for jobID, e := range m.woken {
 		if e.obj != nil {
-			out[jobID] = e
+			out = append(out, callback.Wake{JobID: jobID, AttemptID: e.attempt, Object: e.obj})
 		}
 	}
 	return out
 }
+
+var _ callback.Memo = (*attemptMemo)(nil)
 
 // takeWake reports, once, that a callback woke the job.
 func (m *attemptMemo) takeWake(jobID string) bool {

@@ -21,7 +21,8 @@ import (
 	"fmt"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/videoops/video-operator/internal/callback"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,12 +47,12 @@ type Reconcilers struct {
 	// conditions, metrics).
 	Budget *VideoBudgetReconciler
 
-	callback *CallbackHandler
+	callback *callback.Handler
 }
 
 // CallbackHandler returns the handler of the service's callbacks, or nil when Options.Callback
 // was not set. It must be served at CallbackPath of Options.Callback.PublicURL.
-func (r *Reconcilers) CallbackHandler() *CallbackHandler { return r.callback }
+func (r *Reconcilers) CallbackHandler() *callback.Handler { return r.callback }
 
 // NewReconcilers builds both reconcilers over one shared job lifecycle.
 func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
@@ -67,7 +68,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 		guard:    &spendGuard{client: c, reader: opts.APIReader, clock: opts.Clock},
 	}
 	if cb := opts.Callback; cb != nil {
-		shared.callbacks = &callbacks{baseURL: cb.PublicURL, key: cb.Key}
+		shared.callbacks = callback.NewSigner(cb.PublicURL, cb.Key)
 		shared.callbackPoll = cb.PollInterval
 	}
 	r := &Reconcilers{
@@ -79,20 +80,21 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 	if cb := opts.Callback; cb != nil {
 		r.Storyboard.wake = make(chan event.GenericEvent, callbackQueue)
 		r.Render.wake = make(chan event.GenericEvent, callbackQueue)
-		r.callback = &CallbackHandler{
-			callbacks: shared.callbacks,
-			cache:     c,
-			writer:    c,
-			elected:   cb.Elected,
-			memo:      shared.memo,
-			limiter:   rate.NewLimiter(rate.Limit(cb.RateLimit), cb.Burst),
-			refusals:  rate.NewLimiter(rate.Limit(cb.RateLimit), cb.Burst),
-			metrics:   opts.Metrics,
-			wake: []wakeTarget{
-				{list: func() client.ObjectList { return &videov1alpha1.VideoStoryboardList{} }, ch: r.Storyboard.wake},
-				{list: func() client.ObjectList { return &videov1alpha1.VideoRenderList{} }, ch: r.Render.wake},
+		r.callback = callback.NewHandler(callback.HandlerOptions{
+			Signer:    shared.callbacks,
+			Cache:     c,
+			Writer:    c,
+			Elected:   cb.Elected,
+			Memo:      shared.memo,
+			RateLimit: cb.RateLimit,
+			Burst:     cb.Burst,
+			Observe:   opts.Metrics.callback,
+			Targets: []callback.Target{
+				{List: func() client.ObjectList { return &videov1alpha1.VideoStoryboardList{} }, Ch: r.Storyboard.wake},
+				{List: func() client.ObjectList { return &videov1alpha1.VideoRenderList{} }, Ch: r.Render.wake},
 			},
-		}
+		})
+
 	}
 	return r, nil
 }
@@ -110,7 +112,7 @@ type sharedState struct {
 	// guard is the spend guard of the namespaces' VideoBudgets.
 	guard *spendGuard
 
-	callbacks    *callbacks
+	callbacks    *callback.Signer
 	callbackPoll time.Duration
 }
 
@@ -176,12 +178,12 @@ func secretObject() *metav1.PartialObjectMetadata {
 func indexCallbackFields(ctx context.Context, mgr ctrl.Manager) error {
 	for _, obj := range []client.Object{&videov1alpha1.VideoStoryboard{}, &videov1alpha1.VideoRender{}} {
 		status := func(o client.Object) *videov1alpha1.JobStatus {
-			if st := jobStatusOf(o); st != nil {
+			if st := videov1alpha1.JobStatusOf(o); st != nil {
 				return st
 			}
 			return &videov1alpha1.JobStatus{}
 		}
-		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, indexJobID, func(o client.Object) []string {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, callback.IndexJobID, func(o client.Object) []string {
 			if id := status(o).JobID; id != "" {
 				return []string{id}
 			}
@@ -189,7 +191,7 @@ func indexCallbackFields(ctx context.Context, mgr ctrl.Manager) error {
 		}); err != nil {
 			return fmt.Errorf("indexing by job id: %w", err)
 		}
-		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, indexAttemptID, func(o client.Object) []string {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, callback.IndexAttemptID, func(o client.Object) []string {
 			if sub := status(o).Submission; sub != nil {
 				return []string{sub.AttemptID}
 			}

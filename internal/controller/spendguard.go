@@ -348,7 +348,7 @@ const indexBudgetWaiting = ".status.budgetWaiting"
 func indexWaitingForBudget(ctx context.Context, mgr ctrl.Manager) error {
 	for _, obj := range []client.Object{&videov1alpha1.VideoStoryboard{}, &videov1alpha1.VideoRender{}} {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, indexBudgetWaiting, func(o client.Object) []string {
-			if st := jobStatusOf(o); st != nil {
+			if st := videov1alpha1.JobStatusOf(o); st != nil {
 				if c := condition(st, videov1alpha1.ConditionReconciling); c != nil && c.Status == metav1.ConditionTrue &&
 					c.Reason == string(videov1alpha1.ReasonBudgetExhausted) {
 					return []string{"true"}

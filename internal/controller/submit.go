@@ -123,7 +123,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 	l.opts.Metrics.observeSubmission(l.adapter.kind(), objectKey(obj), st.Submission)
 	l.warnDeprecations(obj, t)
 
-	body, withCallback := l.callbacks.withCallback(t.request(), attempt)
+	body, withCallback := l.callbacks.WithCallback(t.request(), attempt)
 	callCtx, cancelCall := context.WithTimeout(sctx, l.opts.CallTimeout)
 	l.circuits.Calling(keyID, attempt)
 	created, err := l.call(callCtx, api, t, body)
@@ -266,7 +266,7 @@ func (l *lifecycle[T]) call(ctx context.Context, api apiclient.Interface, t *tar
 // long fallback interval when the job will call back.
 func (l *lifecycle[T]) pollDelay(keyID string, obj T) time.Duration {
 	d := l.backoff.PollDelay(l.opts.PollMin, l.opts.PollMax)
-	if l.callbacks.recognises(l.adapter.jobStatus(obj).CallbackKeyID) {
+	if l.callbacks.Recognises(l.adapter.jobStatus(obj).CallbackKeyID) {
 		d = l.backoff.PollDelay(l.callbackPoll-l.callbackPoll/10, l.callbackPoll+l.callbackPoll/10)
 	}
 	// The key's running jobs together stay within its budget.
@@ -381,7 +381,7 @@ func (l *lifecycle[T]) recordSubmitted(tx *statusTxn[T], jobID string, callsBack
 	// the normal pace, the safe side.
 	st.CallbackKeyID = ""
 	if callsBack {
-		st.CallbackKeyID = l.callbacks.keyID()
+		st.CallbackKeyID = l.callbacks.KeyID()
 	}
 	st.SubmittedAt = &now
 	st.Phase = videov1alpha1.PhaseInProgress

@@ -26,6 +26,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/videoops/video-operator/internal/callback"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -968,10 +970,10 @@ spec:
 		Expect(sub).NotTo(BeNil())
 
 		By("a signed callback with the proof, naming a job that does not exist")
-		signer := &callbacks{key: []byte(strings.Repeat("k", 32))}
+		signer := callback.NewSigner("", []byte(strings.Repeat("k", 32)))
 		body := `{"job_id":"00000000-0000-4000-8000-000000000000","data":{"status":"completed"},"webhookInput":{"` +
-			callbackAttemptKey + `":"` + sub.AttemptID + `","` + callbackProofKey + `":"` + signer.proof(sub.AttemptID) + `"}}`
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.callbackSrv.URL+CallbackPath+signer.token(sub.AttemptID), strings.NewReader(body))
+			callback.AttemptKey + `":"` + sub.AttemptID + `","` + callback.ProofKey + `":"` + signer.Proof(sub.AttemptID) + `"}}`
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.callbackSrv.URL+callback.Path+signer.Token(sub.AttemptID), strings.NewReader(body))
 		Expect(err).NotTo(HaveOccurred())
 		resp, err := http.DefaultClient.Do(req)
 		Expect(err).NotTo(HaveOccurred())

@@ -126,7 +126,7 @@ func (r *VideoBudgetReconciler) settleInterrupted(ctx context.Context, b *videov
 			countUsed(b, res)
 		}
 		gone := apierrors.IsNotFound(err) || string(obj.GetUID()) != res.UID
-		if young && (gone || !recordedSince(jobStatusOf(obj), res)) {
+		if young && (gone || !recordedSince(videov1alpha1.JobStatusOf(obj), res)) {
 			// Still within its submission's time: only a recorded job settles it early (the
 			// object's own settle, which failed or has not run yet, would have done the same).
 			kept = append(kept, res)
@@ -137,7 +137,7 @@ func (r *VideoBudgetReconciler) settleInterrupted(ctx context.Context, b *videov
 			charge()
 			continue
 		}
-		st := jobStatusOf(obj)
+		st := videov1alpha1.JobStatusOf(obj)
 		switch {
 		case st.Submission != nil && st.Submission.AttemptID == res.AttemptID:
 			kept = append(kept, res)

@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/videoops/video-operator/internal/callback"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -212,7 +214,7 @@ func decimal(n apiclient.Number) string {
 func (r *VideoRenderReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoRender{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, callbackRecorded()))).
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, callback.Recorded()))).
 		WatchesMetadata(secretObject(), handler.EnqueueRequestsFromMapFunc(
 			r.objectsUsingSecret(&videov1alpha1.VideoRenderList{}))).
 		Watches(&videov1alpha1.VideoStoryboard{}, handler.EnqueueRequestsFromMapFunc(r.rendersOfStoryboard)).

@@ -22,6 +22,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/videoops/video-operator/internal/callback"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -186,7 +188,7 @@ func (storyboardAdapter) clearance(*videov1alpha1.VideoStoryboard) *videov1alpha
 func (r *VideoStoryboardReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoStoryboard{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, callbackRecorded()))).
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, callback.Recorded()))).
 		WatchesMetadata(secretObject(), handler.EnqueueRequestsFromMapFunc(
 			r.objectsUsingSecret(&videov1alpha1.VideoStoryboardList{}))).
 		Watches(&videov1alpha1.VideoBudget{}, handler.EnqueueRequestsFromMapFunc(r.waitingForBudget(&videov1alpha1.VideoStoryboardList{}))).

@@ -27,6 +27,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/videoops/video-operator/internal/callback"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -261,9 +263,9 @@ func TestChartFullValues(t *testing.T) {
 	var ing networkingv1.Ingress
 	typed(t, objs, "Ingress", release+"-callbacks", &ing)
 	path := ing.Spec.Rules[0].HTTP.Paths[0]
-	if path.Path != controller.CallbackPath || path.Backend.Service.Name != svc.Name || path.Backend.Service.Port.Name != "callbacks" ||
+	if path.Path != callback.Path || path.Backend.Service.Name != svc.Name || path.Backend.Service.Port.Name != "callbacks" ||
 		ing.Spec.IngressClassName == nil || *ing.Spec.IngressClassName != "nginx" || len(ing.Spec.TLS) != 1 {
-		t.Errorf("the Ingress must route %s to %s over TLS: %+v", controller.CallbackPath, svc.Name, ing.Spec)
+		t.Errorf("the Ingress must route %s to %s over TLS: %+v", callback.Path, svc.Name, ing.Spec)
 	}
 
 	var monitors []*unstructured.Unstructured

@@ -34,6 +34,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/videoops/video-operator/internal/callback"
+
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -345,8 +347,8 @@ func TestCallbacksOverlay(t *testing.T) {
 	var ing networkingv1.Ingress
 	typed(t, objs, "Ingress", "video-operator-callbacks", &ing)
 	path := ing.Spec.Rules[0].HTTP.Paths[0]
-	if path.Path != controller.CallbackPath || path.Backend.Service.Name != svc.Name || path.Backend.Service.Port.Name != svc.Spec.Ports[0].Name {
-		t.Errorf("the Ingress must route %s to Service %s: %+v", controller.CallbackPath, svc.Name, path)
+	if path.Path != callback.Path || path.Backend.Service.Name != svc.Name || path.Backend.Service.Port.Name != svc.Spec.Ports[0].Name {
+		t.Errorf("the Ingress must route %s to Service %s: %+v", callback.Path, svc.Name, path)
 	}
 }
 

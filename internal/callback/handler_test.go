@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controller
+package callback
 
 import (
 	"net/http"
@@ -23,13 +23,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
 	"golang.org/x/time/rate"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -38,31 +34,32 @@ import (
 )
 
 // newTestCallbackHandler serves callbacks over a fake cache holding objs.
-func newTestCallbackHandler(t *testing.T, limit rate.Limit, objs ...client.Object) (*CallbackHandler, chan event.GenericEvent) {
+func newTestCallbackHandler(t *testing.T, limit rate.Limit, objs ...client.Object) (*Handler, chan event.GenericEvent) {
 	t.Helper()
 	s := runtime.NewScheme()
 	if err := videov1alpha1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&videov1alpha1.VideoRender{}).
-		WithIndex(&videov1alpha1.VideoRender{}, indexJobID, func(o client.Object) []string {
+		WithIndex(&videov1alpha1.VideoRender{}, IndexJobID, func(o client.Object) []string {
 			return []string{o.(*videov1alpha1.VideoRender).Status.JobID}
 		}).
-		WithIndex(&videov1alpha1.VideoRender{}, indexAttemptID, func(o client.Object) []string {
+		WithIndex(&videov1alpha1.VideoRender{}, IndexAttemptID, func(o client.Object) []string {
 			if sub := o.(*videov1alpha1.VideoRender).Status.Submission; sub != nil {
 				return []string{sub.AttemptID}
 			}
 			return nil
 		}).Build()
 	ch := make(chan event.GenericEvent, 10)
-	return &CallbackHandler{
-		callbacks: &callbacks{baseURL: "https://operator.example", key: []byte(strings.Repeat("s", 32))},
-		cache:     c,
-		memo:      newAttemptMemo(clocktesting.NewFakeClock(time.Now())),
-		limiter:   rate.NewLimiter(limit, 1),
-		refusals:  rate.NewLimiter(limit, 1),
-		wake:      []wakeTarget{{list: func() client.ObjectList { return &videov1alpha1.VideoRenderList{} }, ch: ch}},
-	}, ch
+	h := NewHandler(HandlerOptions{
+		Signer:    NewSigner("https://operator.example", []byte(strings.Repeat("s", 32))),
+		Cache:     c,
+		Memo:      newFakeMemo(),
+		RateLimit: float64(limit),
+		Burst:     1,
+		Targets:   []Target{{List: func() client.ObjectList { return &videov1alpha1.VideoRenderList{} }, Ch: ch}},
+	})
+	return h, ch
 }
 
 func TestCallbackHandler(t *testing.T) {
@@ -75,9 +72,9 @@ func TestCallbackHandler(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "running"},
 		Status:     videov1alpha1.VideoRenderStatus{JobStatus: videov1alpha1.JobStatus{JobID: "job-running"}},
 	}
-	signer := &callbacks{key: []byte(strings.Repeat("s", 32))}
-	valid := CallbackPath + signer.token("attempt-1")
-	other := CallbackPath + signer.token("attempt-unknown")
+	signer := NewSigner("", []byte(strings.Repeat("s", 32)))
+	valid := Path + signer.Token("attempt-1")
+	other := Path + signer.Token("attempt-unknown")
 
 	tests := []struct {
 		name       string
@@ -89,13 +86,13 @@ func TestCallbackHandler(t *testing.T) {
 		wantAdopt  string // job id remembered for attempt-1
 	}{
 		{name: "a result for an interrupted submission wakes it and supplies the job id to adopt",
-			method: http.MethodPost, path: valid, body: `{"job_id":"job-new","success":true,"data":{"status":"completed"},"webhookInput":{"videoOperatorAttemptId":"attempt-1","videoOperatorProof":"` + signer.proof("attempt-1") + `"}}`,
+			method: http.MethodPost, path: valid, body: `{"job_id":"job-new","success":true,"data":{"status":"completed"},"webhookInput":{"videoOperatorAttemptId":"attempt-1","videoOperatorProof":"` + signer.Proof("attempt-1") + `"}}`,
 			wantStatus: http.StatusAccepted, wantWoken: []string{"interrupted"}, wantAdopt: "job-new"},
 		{name: "a replayed URL with a body that lacks the proof is refused",
 			method: http.MethodPost, path: valid, body: `{"job_id":"job-forged","data":{"status":"completed"},"webhookInput":{"videoOperatorAttemptId":"attempt-1"}}`,
 			wantStatus: http.StatusBadRequest},
 		{name: "a proof of another attempt is refused",
-			method: http.MethodPost, path: valid, body: `{"job_id":"job-forged","data":{"status":"completed"},"webhookInput":{"videoOperatorAttemptId":"attempt-1","videoOperatorProof":"` + signer.proof("attempt-2") + `"}}`,
+			method: http.MethodPost, path: valid, body: `{"job_id":"job-forged","data":{"status":"completed"},"webhookInput":{"videoOperatorAttemptId":"attempt-1","videoOperatorProof":"` + signer.Proof("attempt-2") + `"}}`,
 			wantStatus: http.StatusBadRequest},
 		{name: "a body without the operator's webhookInput wakes the attempt's object but names no job to adopt",
 			method: http.MethodPost, path: valid, body: `{"job_id":"job-unproven","data":{"status":"completed"},"webhookInput":{"mine":1}}`,
@@ -107,10 +104,10 @@ func TestCallbackHandler(t *testing.T) {
 			method: http.MethodPost, path: other, body: `{"job_id":"job-nobody","data":{"status":"completed"}}`,
 			wantStatus: http.StatusAccepted},
 		{name: "a forged signature is refused",
-			method: http.MethodPost, path: CallbackPath + "attempt-1.AAAA", body: `{"job_id":"job-x"}`,
+			method: http.MethodPost, path: Path + "attempt-1.AAAA", body: `{"job_id":"job-x"}`,
 			wantStatus: http.StatusNotFound},
 		{name: "a token without a signature is refused",
-			method: http.MethodPost, path: CallbackPath + "attempt-1", body: `{"job_id":"job-x"}`,
+			method: http.MethodPost, path: Path + "attempt-1", body: `{"job_id":"job-x"}`,
 			wantStatus: http.StatusNotFound},
 		{name: "GET is not allowed",
 			method: http.MethodGet, path: valid, wantStatus: http.StatusMethodNotAllowed},
@@ -120,7 +117,7 @@ func TestCallbackHandler(t *testing.T) {
 			method: http.MethodPost, path: valid, body: `{"job_id":"job-y","webhookInput":{"videoOperatorAttemptId":"attempt-2"}}`,
 			wantStatus: http.StatusBadRequest},
 		{name: "a body over the size limit is refused",
-			method: http.MethodPost, path: valid, body: `{"job_id":"` + strings.Repeat("x", maxCallbackBody) + `"}`,
+			method: http.MethodPost, path: valid, body: `{"job_id":"` + strings.Repeat("x", maxBody) + `"}`,
 			wantStatus: http.StatusRequestEntityTooLarge},
 	}
 	for _, tt := range tests {
@@ -138,7 +135,7 @@ func TestCallbackHandler(t *testing.T) {
 			if strings.Join(got, ",") != strings.Join(tt.wantWoken, ",") {
 				t.Errorf("woken = %v, want %v", got, tt.wantWoken)
 			}
-			jobID, ok := h.memo.lookup("attempt-1")
+			jobID, ok := h.memo.(*fakeMemo).adopted["attempt-1"]
 			if tt.wantAdopt != "" && (!ok || jobID != tt.wantAdopt) {
 				t.Errorf("memo for attempt-1 = %q, %v; want %q", jobID, ok, tt.wantAdopt)
 			}
@@ -151,12 +148,9 @@ func TestCallbackHandler(t *testing.T) {
 
 func TestCallbackHandlerRateLimit(t *testing.T) {
 	h, _ := newTestCallbackHandler(t, rate.Every(time.Hour))
-	m, err := NewMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.metrics = m
-	path := CallbackPath + h.callbacks.token("a")
+	counts := map[string]int{}
+	h.observe = func(result string) { counts[result]++ }
+	path := Path + h.signer.Token("a")
 	codes := []int{}
 	for range 3 {
 		rec := httptest.NewRecorder()
@@ -167,37 +161,37 @@ func TestCallbackHandlerRateLimit(t *testing.T) {
 		t.Fatalf("codes = %v, want one 202 then 429s", codes)
 	}
 	// A refused signed callback is lost (the service does not retry): it must show in the metrics.
-	if got := testutil.ToFloat64(m.callbacks.WithLabelValues("rate_limited")); got != 2 {
+	if got := counts["rate_limited"]; got != 2 {
 		t.Errorf("rate_limited callbacks = %v, want 2", got)
 	}
-	if got := testutil.ToFloat64(m.callbacks.WithLabelValues("accepted")); got != 1 {
+	if got := counts["accepted"]; got != 1 {
 		t.Errorf("accepted callbacks = %v, want 1", got)
 	}
 }
 
 func TestWithCallback(t *testing.T) {
-	c := &callbacks{baseURL: "https://operator.example/", key: []byte(strings.Repeat("s", 32))}
+	c := NewSigner("https://operator.example/", []byte(strings.Repeat("s", 32)))
 	own := "https://hooks.example/mine"
 	req := &videov1alpha1.StoryboardRequest{VideoName: "A", Webhook: &own}
-	if got, injected := c.withCallback(req, "a1"); injected || got != req {
+	if got, injected := c.WithCallback(req, "a1"); injected || got != req {
 		t.Fatalf("a spec with its own webhook must be sent as written")
 	}
 	req = &videov1alpha1.StoryboardRequest{VideoName: "A"}
-	got, injected := c.withCallback(req, "a1")
-	if !injected || got.Webhook == nil || !strings.HasPrefix(*got.Webhook, "https://operator.example"+CallbackPath) {
+	got, injected := c.WithCallback(req, "a1")
+	if !injected || got.Webhook == nil || !strings.HasPrefix(*got.Webhook, "https://operator.example"+Path) {
 		t.Fatalf("webhook = %v, injected %v", got.Webhook, injected)
 	}
 	if req.Webhook != nil || req.WebhookInput != nil {
 		t.Fatalf("the spec itself was modified")
 	}
-	if attempt, ok := c.verify(strings.TrimPrefix(*got.Webhook, "https://operator.example"+CallbackPath)); !ok || attempt != "a1" {
+	if attempt, ok := c.Verify(strings.TrimPrefix(*got.Webhook, "https://operator.example"+Path)); !ok || attempt != "a1" {
 		t.Fatalf("the callback URL does not verify: %q %v", attempt, ok)
 	}
-	if attempt, proof := echoedAttempt(got.WebhookInput.Raw); attempt != "a1" || proof != c.proof("a1") || strings.Contains(*got.Webhook, proof) {
+	if attempt, proof := echoedAttempt(got.WebhookInput.Raw); attempt != "a1" || proof != c.Proof("a1") || strings.Contains(*got.Webhook, proof) {
 		t.Fatalf("webhookInput = %s: want the attempt and its proof, the proof not in the URL %s", got.WebhookInput.Raw, *got.Webhook)
 	}
-	var nilCallbacks *callbacks
-	if got, injected := nilCallbacks.withCallback(req, "a1"); injected || got != req {
+	var nilCallbacks *Signer
+	if got, injected := nilCallbacks.WithCallback(req, "a1"); injected || got != req {
 		t.Fatalf("without callbacks the request is sent as written")
 	}
 }
@@ -208,40 +202,16 @@ func TestCallbackJunkDoesNotStarveGenuineCallbacks(t *testing.T) {
 	h, _ := newTestCallbackHandler(t, rate.Every(time.Hour))
 	for range 20 {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodPost, CallbackPath+"attempt-1.AAAA", strings.NewReader(`{}`)))
+		h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodPost, Path+"attempt-1.AAAA", strings.NewReader(`{}`)))
 		if rec.Code != http.StatusNotFound && rec.Code != http.StatusTooManyRequests {
 			t.Fatalf("junk answered %d", rec.Code)
 		}
 	}
 	rec := httptest.NewRecorder()
-	path := CallbackPath + h.callbacks.token("a")
+	path := Path + h.signer.Token("a")
 	h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodPost, path, strings.NewReader(`{"job_id":"j"}`)))
 	if rec.Code != http.StatusAccepted {
 		t.Fatalf("the genuine callback after a flood of junk got %d, want 202", rec.Code)
-	}
-}
-
-// Issue 10, "Callback authentication": two callbacks naming different jobs for one attempt (a
-// replayed URL with another body) contest it; neither is adopted.
-func TestCallbackContestedAttemptIsNotAdopted(t *testing.T) {
-	h, _ := newTestCallbackHandler(t, rate.Inf)
-	path := CallbackPath + h.callbacks.token("attempt-1")
-	proof := h.callbacks.proof("attempt-1")
-	for _, job := range []string{"job-genuine", "job-forged"} {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodPost, path,
-			strings.NewReader(`{"job_id":"`+job+`","data":{"status":"completed"},"webhookInput":{"videoOperatorAttemptId":"attempt-1","videoOperatorProof":"`+proof+`"}}`)))
-		if rec.Code != http.StatusAccepted {
-			t.Fatalf("callback answered %d", rec.Code)
-		}
-	}
-	if job, ok := h.memo.lookup("attempt-1"); ok {
-		t.Fatalf("a contested attempt was adopted as %q", job)
-	}
-	h.memo.remember("attempt-2", "job-own", true)
-	h.memo.rememberFromCallback("attempt-2", "job-other")
-	if job, ok := h.memo.lookup("attempt-2"); !ok || job != "job-own" {
-		t.Fatalf("the job this process got from its own call must win: %q %v", job, ok)
 	}
 }
 
@@ -259,9 +229,9 @@ func TestCallbackDrainWritesDownUntakenWakeUps(t *testing.T) {
 	}
 	h, _ := newTestCallbackHandler(t, rate.Inf, running, taken)
 	h.writer = h.cache.(client.Client)
-	h.memo.wakeFor("job-running", "attempt-r", running.DeepCopy())
-	h.memo.wakeFor("job-taken", "attempt-t", taken.DeepCopy())
-	if !h.memo.takeWake("job-taken") {
+	h.memo.WakeFor("job-running", "attempt-r", running.DeepCopy())
+	h.memo.WakeFor("job-taken", "attempt-t", taken.DeepCopy())
+	if !h.memo.(*fakeMemo).take("job-taken") {
 		t.Fatal("the second wake-up was not recorded")
 	}
 	h.Drain(t.Context())
@@ -281,4 +251,36 @@ func TestCallbackDrainWritesDownUntakenWakeUps(t *testing.T) {
 	if got.Status.Callback != nil {
 		t.Errorf("a wake-up already taken was written down: %+v", got.Status.Callback)
 	}
+}
+
+// fakeMemo is the handler's view of the process's memory of attempts; internal/controller's
+// memo has its own tests (contested attempts, expiry).
+type fakeMemo struct {
+	adopted map[string]string
+	wakes   map[string]Wake
+}
+
+func newFakeMemo() *fakeMemo {
+	return &fakeMemo{adopted: map[string]string{}, wakes: map[string]Wake{}}
+}
+
+func (m *fakeMemo) RememberFromCallback(attemptID, jobID string) { m.adopted[attemptID] = jobID }
+
+func (m *fakeMemo) WakeFor(jobID, attemptID string, obj client.Object) {
+	m.wakes[jobID] = Wake{JobID: jobID, AttemptID: attemptID, Object: obj}
+}
+
+func (m *fakeMemo) UntakenWakes() []Wake {
+	out := make([]Wake, 0, len(m.wakes))
+	for _, w := range m.wakes {
+		out = append(out, w)
+	}
+	return out
+}
+
+// take is a reconcile taking the wake-up of jobID.
+func (m *fakeMemo) take(jobID string) bool {
+	_, ok := m.wakes[jobID]
+	delete(m.wakes, jobID)
+	return ok
 }
