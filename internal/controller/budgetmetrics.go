@@ -31,8 +31,8 @@ var budgetLimits = []videov1alpha1.BudgetLimit{
 	videov1alpha1.BudgetLimitAICredits, videov1alpha1.BudgetLimitPreviews,
 }
 
-// observeBudget sets the used and remaining gauges of a budget's namespace.
-func (m *Metrics) observeBudget(b *videov1alpha1.VideoBudget) {
+// ObserveBudget sets the used and remaining gauges of a budget's namespace.
+func (m *Metrics) ObserveBudget(b *videov1alpha1.VideoBudget) {
 	if m == nil {
 		return
 	}
@@ -67,8 +67,8 @@ func (m *Metrics) observeBudget(b *videov1alpha1.VideoBudget) {
 	}
 }
 
-// forgetBudget removes the gauges of a namespace whose VideoBudget was deleted.
-func (m *Metrics) forgetBudget(namespace string) {
+// ForgetBudget removes the gauges of a namespace whose VideoBudget was deleted.
+func (m *Metrics) ForgetBudget(namespace string) {
 	if m == nil {
 		return
 	}

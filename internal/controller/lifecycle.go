@@ -24,6 +24,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/videoops/video-operator/internal/spendguard"
+
 	"github.com/videoops/video-operator/internal/callback"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -118,7 +120,7 @@ type lifecycle[T client.Object] struct {
 	// next time, not the cache.
 	stale staleSet
 	// guard reserves room in the namespace's VideoBudget before a paid submission.
-	guard *spendGuard
+	guard *spendguard.Guard
 	// checked are the requests that passed the pre-submit check (presubmit.go).
 	checked checkedRequests
 

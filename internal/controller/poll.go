@@ -24,6 +24,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/videoops/video-operator/internal/spendguard"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -79,7 +81,7 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statusTxn[T]) (stop bool, r
 	if ended := l.recordJob(ctx, tx, job); ended {
 		// Seconds and credits reach the budget before the completion is written.
 		if err := l.chargeCompletion(ctx, tx, job); err != nil {
-			if errors.Is(err, errBudgetBusy) {
+			if errors.Is(err, spendguard.ErrBusy) {
 				// Contention on the namespace's budget, not a failure: like a reservation that
 				// loses, the job is read again shortly, first (its end is known).
 				logf.FromContext(ctx).V(1).Info("The VideoBudget was busy; charging the completed job again shortly", "jobID", st.JobID)

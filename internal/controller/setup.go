@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/videoops/video-operator/internal/spendguard"
+
 	"github.com/videoops/video-operator/internal/callback"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,7 +47,7 @@ type Reconcilers struct {
 	Render     *VideoRenderReconciler
 	// Budget keeps the namespaces' VideoBudgets current (period, interrupted reservations,
 	// conditions, metrics).
-	Budget *VideoBudgetReconciler
+	Budget *spendguard.Reconciler
 
 	callback *callback.Handler
 }
@@ -65,7 +67,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 		memo:     newAttemptMemo(opts.Clock),
 		circuits: callgate.NewCircuits(opts.Clock, opts.BackoffBase, opts.BackoffMax, opts.CallTimeout/5, opts.ServiceRate),
 		budgets:  callgate.NewBudgets(opts.Clock, opts.ServiceRate, opts.ServiceBurst, budgetIdle),
-		guard:    &spendGuard{client: c, reader: opts.APIReader, clock: opts.Clock},
+		guard:    spendguard.New(c, opts.APIReader, opts.Clock, WriteTimeout),
 	}
 	if cb := opts.Callback; cb != nil {
 		shared.callbacks = callback.NewSigner(cb.PublicURL, cb.Key)
@@ -74,8 +76,9 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 	r := &Reconcilers{
 		Storyboard: &VideoStoryboardReconciler{newLifecycle(c, storyboardAdapter{}, opts, shared)},
 		Render:     &VideoRenderReconciler{newLifecycle(c, renderAdapter{client: c}, opts, shared)},
-		Budget: &VideoBudgetReconciler{client: c, reader: opts.APIReader, opts: opts, metrics: opts.Metrics,
-			grace: SubmitBudget(opts.CallTimeout), recheck: budgetRecheck(opts.PollMax)},
+		Budget: spendguard.NewReconciler(spendguard.ReconcilerOptions{Client: c, Reader: opts.APIReader, Clock: opts.Clock,
+			Metrics: budgetObserver(opts.Metrics), Grace: SubmitBudget(opts.CallTimeout), Recheck: budgetRecheck(opts.PollMax),
+			Retry: opts.BackoffBase / 10}),
 	}
 	if cb := opts.Callback; cb != nil {
 		r.Storyboard.wake = make(chan event.GenericEvent, callbackQueue)
@@ -110,7 +113,7 @@ type sharedState struct {
 	// budgets pace the calls of each key.
 	budgets *callgate.Budgets
 	// guard is the spend guard of the namespaces' VideoBudgets.
-	guard *spendGuard
+	guard *spendguard.Guard
 
 	callbacks    *callback.Signer
 	callbackPoll time.Duration

@@ -24,6 +24,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/videoops/video-operator/internal/spendguard"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -337,12 +339,12 @@ var _ = Describe("The spend guard of a namespace's VideoBudget", func() {
 		h = newHarness(simulator.Options{})
 		h.createSecret(testAPIKey)
 		h.createBudget(videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](10_000)})
-		// The first budgetWriteTries charge writes are refused: one reconcile's charge gives up,
+		// The first spendguard.WriteTries charge writes are refused: one reconcile's charge gives up,
 		// as 7 did in the 10,000-render benchmark with budgets.
 		var refused atomic.Int32
 		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			if _, ok := obj.(*videov1alpha1.VideoBudget); ok {
-				if data, _ := patch.Data(obj); strings.Contains(string(data), `"chargedJobs"`) && refused.Add(1) <= budgetWriteTries {
+				if data, _ := patch.Data(obj); strings.Contains(string(data), `"chargedJobs"`) && refused.Add(1) <= spendguard.WriteTries {
 					return apierrors.NewConflict(schema.GroupResource{Group: videov1alpha1.GroupVersion.Group, Resource: "videobudgets"}, obj.GetName(), fmt.Errorf("injected: busy"))
 				}
 			}
@@ -351,7 +353,7 @@ var _ = Describe("The spend guard of a namespace's VideoBudget", func() {
 		h.startManager()
 		vr := h.createRenders("busy-charge", 1)[0]
 		eventuallyReady(vr)
-		Expect(refused.Load()).To(BeNumerically(">", budgetWriteTries), "a charge gave up, and a later one landed")
+		Expect(refused.Load()).To(BeNumerically(">", spendguard.WriteTries), "a charge gave up, and a later one landed")
 		secs := int64(math.Ceil(getRender(vr)(Default).Status.VideoDuration.Seconds()))
 		b := h.budget(Default)
 		Expect(b.Status.Used.RenderSeconds).To(Equal(secs))

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controller
+package spendguard
 
 import (
 	"context"
@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -35,17 +36,19 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// VideoBudgetReconciler keeps a VideoBudget's status current: it rolls the period over at its UTC
+// Reconciler keeps a VideoBudget's status current: it rolls the period over at its UTC
 // boundary, settles or releases the reservations whose submission was interrupted (see
-// spendguard.go), sets the Ready and Exhausted conditions and the budget metrics. The reserving
+// guard.go), sets the Ready and Exhausted conditions and the budget metrics. The reserving
 // and charging themselves happen in the VideoRender and VideoStoryboard reconcilers, under the
 // same optimistic lock.
-type VideoBudgetReconciler struct {
+type Reconciler struct {
 	client client.Client
 	// reader reads the objects of interrupted reservations from the API server, uncached.
 	reader  client.Reader
-	opts    Options
-	metrics *Metrics
+	clock   clock.PassiveClock
+	metrics Observer
+	// retry is how soon a budget whose write conflicted is looked at again.
+	retry time.Duration
 	// grace is how old a reservation must be before it is checked against its object: by then
 	// its in-flight write and paid call have certainly ended (the submission budget).
 	grace time.Duration
@@ -54,12 +57,52 @@ type VideoBudgetReconciler struct {
 	recheck time.Duration
 }
 
+// Observer receives each budget's state after a reconcile (the budget metrics), and the
+// namespaces whose budget is gone.
+type Observer interface {
+	ObserveBudget(b *videov1alpha1.VideoBudget)
+	ForgetBudget(namespace string)
+}
+
+// ReconcilerOptions configure the VideoBudget reconciler.
+type ReconcilerOptions struct {
+	// Client reads budgets and objects from the cache and writes budgets.
+	Client client.Client
+	// Reader reads the objects of interrupted reservations from the API server, uncached.
+	Reader client.Reader
+	Clock  clock.PassiveClock
+	// Metrics may be nil.
+	Metrics Observer
+	// Grace is how old a reservation must be before it is checked against its object: longer
+	// than a submission's in-flight write, paid call and job-id write together.
+	Grace time.Duration
+	// Recheck bounds the time between two looks at a budget.
+	Recheck time.Duration
+	// Retry is how soon a budget whose status write conflicted is looked at again.
+	Retry time.Duration
+}
+
+// NewReconciler returns the VideoBudget reconciler.
+func NewReconciler(o ReconcilerOptions) *Reconciler {
+	var m Observer = noObserver{}
+	if o.Metrics != nil {
+		m = o.Metrics
+	}
+	return &Reconciler{client: o.Client, reader: o.Reader, clock: o.Clock, metrics: m,
+		grace: o.Grace, recheck: o.Recheck, retry: o.Retry}
+}
+
+type noObserver struct{}
+
+func (noObserver) ObserveBudget(*videov1alpha1.VideoBudget) {}
+func (noObserver) ForgetBudget(string)                      {}
+
 // Reconcile is the whole reconcile of one VideoBudget.
-func (r *VideoBudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	b := &videov1alpha1.VideoBudget{}
 	if err := r.client.Get(ctx, req.NamespacedName, b); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.metrics.forgetBudget(req.Namespace)
+			r.metrics.ForgetBudget(req.Namespace)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting VideoBudget %s: %w", req.NamespacedName, err)
@@ -69,8 +112,8 @@ func (r *VideoBudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, nil
 	}
 	base := b.DeepCopy()
-	now := r.opts.Clock.Now()
-	rollPeriod(b, now)
+	now := r.clock.Now()
+	RollPeriod(b, now)
 	if err := r.settleInterrupted(ctx, b, now); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -82,13 +125,13 @@ func (r *VideoBudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		err := r.client.Status().Patch(ctx, b, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			// A reconciler reserved or charged meanwhile: decide again on the new status.
-			return ctrl.Result{RequeueAfter: r.opts.BackoffBase / 10}, nil
+			return ctrl.Result{RequeueAfter: r.retry}, nil
 		}
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("writing the status of VideoBudget %s: %w", req.NamespacedName, err)
 		}
 	}
-	r.metrics.observeBudget(b)
+	r.metrics.ObserveBudget(b)
 	after := r.recheck
 	if end := b.Status.PeriodEnd; end != nil {
 		after = min(after, max(end.Sub(now), time.Millisecond))
@@ -102,7 +145,7 @@ func (r *VideoBudgetReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 // may have been submitted: the safe side); one whose object shows no submission of that attempt
 // and no job since is released. A reservation whose attempt is still in flight (or stalled as
 // SubmissionUnknown) is kept.
-func (r *VideoBudgetReconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.VideoBudget, now time.Time) error {
+func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.VideoBudget, now time.Time) error {
 	log := logf.FromContext(ctx)
 	var kept []videov1alpha1.BudgetReservation
 	for _, res := range b.Status.Reservations {
@@ -159,7 +202,7 @@ func recordedSince(st *videov1alpha1.JobStatus, res videov1alpha1.BudgetReservat
 }
 
 // setConditions sets Ready (the budget is enforced) and Exhausted (naming the limits reached).
-func (r *VideoBudgetReconciler) setConditions(b *videov1alpha1.VideoBudget) {
+func (r *Reconciler) setConditions(b *videov1alpha1.VideoBudget) {
 	st := &b.Status
 	resets := ""
 	if st.PeriodEnd != nil {
@@ -179,15 +222,16 @@ func (r *VideoBudgetReconciler) setConditions(b *videov1alpha1.VideoBudget) {
 			msgs = append(msgs, l.message)
 		}
 		c.Status, c.Reason = metav1.ConditionTrue, string(reached[0].reason)
-		c.Message = truncate(fmt.Sprintf("%s; new submissions of the limited kinds wait until the period resets at %s or the budget is raised",
-			strings.Join(msgs, "; "), resets), maxConditionMessage)
+		// At most four short sentences: far within a condition message's bound.
+		c.Message = fmt.Sprintf("%s; new submissions of the limited kinds wait until the period resets at %s or the budget is raised",
+			strings.Join(msgs, "; "), resets)
 	}
 	meta.SetStatusCondition(&st.Conditions, c)
 }
 
 // SetupWithManager registers the VideoBudget controller. Every change of a budget is looked at:
 // the reconcile writes only what changed, so its own writes end there.
-func (r *VideoBudgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoBudget{}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).

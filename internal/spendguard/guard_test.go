@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controller
+package spendguard
 
 import (
 	"context"
@@ -62,9 +62,9 @@ func TestPeriodBounds(t *testing.T) {
 		{"monthly in December", videov1alpha1.BudgetPeriodMonthly, "2026-12-31T23:59:59Z", "2026-12-01T00:00:00Z", "2027-01-01T00:00:00Z"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			start, end := periodBounds(tt.period, at(tt.now))
+			start, end := PeriodBounds(tt.period, at(tt.now))
 			if !start.Equal(at(tt.start)) || !end.Equal(at(tt.end)) {
-				t.Errorf("periodBounds(%s, %s) = %s, %s; want %s, %s", tt.period, tt.now, start, end, tt.start, tt.end)
+				t.Errorf("PeriodBounds(%s, %s) = %s, %s; want %s, %s", tt.period, tt.now, start, end, tt.start, tt.end)
 			}
 		})
 	}
@@ -73,27 +73,27 @@ func TestPeriodBounds(t *testing.T) {
 func TestRollPeriod(t *testing.T) {
 	now := time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC)
 	b := &videov1alpha1.VideoBudget{Spec: videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodDaily}}
-	rollPeriod(b, now)
+	RollPeriod(b, now)
 	if b.Status.PeriodEnd == nil || !b.Status.PeriodEnd.Equal(ptr.To(metav1.NewTime(time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)))) {
 		t.Fatalf("periodEnd %v", b.Status.PeriodEnd)
 	}
 	b.Status.Used = videov1alpha1.BudgetUsage{Renders: 3, RenderSeconds: 90}
 	b.Status.ChargedJobs = []string{"j1"}
-	b.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: kindRender, Name: "a", UID: "u", AttemptID: "x"}}
+	b.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: "VideoRender", Name: "a", UID: "u", AttemptID: "x"}}
 
 	// Within the period nothing changes.
-	rollPeriod(b, now.Add(time.Hour))
+	RollPeriod(b, now.Add(time.Hour))
 	if b.Status.Used.Renders != 3 {
 		t.Fatalf("usage reset within the period: %+v", b.Status.Used)
 	}
 	// A change of period keeps the usage.
 	b.Spec.Period = videov1alpha1.BudgetPeriodWeekly
-	rollPeriod(b, now.Add(time.Hour))
+	RollPeriod(b, now.Add(time.Hour))
 	if b.Status.Used.Renders != 3 || b.Status.Period != videov1alpha1.BudgetPeriodWeekly {
 		t.Fatalf("changing the period: %+v", b.Status)
 	}
 	// At the boundary usage starts from zero; reservations in flight stay.
-	rollPeriod(b, b.Status.PeriodEnd.Time)
+	RollPeriod(b, b.Status.PeriodEnd.Time)
 	if b.Status.Used != (videov1alpha1.BudgetUsage{}) || b.Status.ChargedJobs != nil || len(b.Status.Reservations) != 1 {
 		t.Fatalf("after the boundary: %+v", b.Status)
 	}
@@ -105,12 +105,12 @@ func TestReachedLimits(t *testing.T) {
 		MaxRenders: ptr.To[int64](2), MaxRenderSeconds: ptr.To[int64](100), MaxAICredits: ptr.To(q("10")), MaxPreviews: ptr.To[int64](1),
 	}}
 	b.Status.Used = videov1alpha1.BudgetUsage{Renders: 1, RenderSeconds: 99, AICredits: ptr.To(q("9.5"))}
-	if l, _, ok := exhausted(b, kindRender); ok {
+	if l, _, ok := exhausted(b, "VideoRender"); ok {
 		t.Fatalf("render refused below every limit: %s", l)
 	}
-	b.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: kindRender}, {Kind: kindStoryboard}}
+	b.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: "VideoRender"}, {Kind: kindStoryboard}}
 	recountReserved(b)
-	if l, msg, ok := exhausted(b, kindRender); !ok || l != videov1alpha1.BudgetLimitRenders || msg != "maxRenders reached: 2 of 2 renders used (1 of them in flight)" {
+	if l, msg, ok := exhausted(b, "VideoRender"); !ok || l != videov1alpha1.BudgetLimitRenders || msg != "maxRenders reached: 2 of 2 renders used (1 of them in flight)" {
 		t.Fatalf("with a render in flight: %s %q %v", l, msg, ok)
 	}
 	if l, _, ok := exhausted(b, kindStoryboard); !ok || l != videov1alpha1.BudgetLimitPreviews {
@@ -119,7 +119,7 @@ func TestReachedLimits(t *testing.T) {
 	b.Status.Reservations = nil
 	recountReserved(b)
 	b.Status.Used.AICredits = ptr.To(q("10.0"))
-	if l, msg, ok := exhausted(b, kindRender); !ok || l != videov1alpha1.BudgetLimitAICredits || msg != "maxAICredits reached: 10 of 10 AI credits used" {
+	if l, msg, ok := exhausted(b, "VideoRender"); !ok || l != videov1alpha1.BudgetLimitAICredits || msg != "maxAICredits reached: 10 of 10 AI credits used" {
 		t.Fatalf("credits: %s %q %v", l, msg, ok)
 	}
 	if _, _, ok := exhausted(b, kindStoryboard); ok {
@@ -130,7 +130,7 @@ func TestReachedLimits(t *testing.T) {
 func TestTakeReservation(t *testing.T) {
 	b := &videov1alpha1.VideoBudget{}
 	b.Status.Reservations = []videov1alpha1.BudgetReservation{
-		{Kind: kindRender, UID: "a", AttemptID: "1"}, {Kind: kindStoryboard, UID: "b", AttemptID: "2"}, {Kind: kindRender, UID: "c", AttemptID: "3"},
+		{Kind: "VideoRender", UID: "a", AttemptID: "1"}, {Kind: kindStoryboard, UID: "b", AttemptID: "2"}, {Kind: "VideoRender", UID: "c", AttemptID: "3"},
 	}
 	if takeReservation(b, "a", "other", true) {
 		t.Fatal("took the reservation of another attempt")
@@ -154,7 +154,7 @@ func TestReserveCountsAReplacedAttemptThatWasSent(t *testing.T) {
 	budget := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName},
 		Spec: videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))}}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(budget).WithStatusSubresource(budget).Build()
-	g := &spendGuard{client: c, reader: c, clock: clocktesting.NewFakeClock(time.Now())}
+	g := New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second)
 	vr := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "r", UID: "uid-1"}}
 	for _, step := range []struct {
 		attempt  string
@@ -162,7 +162,7 @@ func TestReserveCountsAReplacedAttemptThatWasSent(t *testing.T) {
 		wantUsed int64
 	}{{"a1", false, 0}, {"a2", false, 0}, {"a3", true, 1}, {"a4", true, 2}} {
 		sent := func(videov1alpha1.BudgetReservation) bool { return step.sent }
-		if _, err := g.reserve(t.Context(), kindRender, vr, step.attempt, sent); err != nil {
+		if _, err := g.Reserve(t.Context(), "VideoRender", vr, step.attempt, sent); err != nil {
 			t.Fatal(err)
 		}
 		var got videov1alpha1.VideoBudget
@@ -178,7 +178,7 @@ func TestReserveCountsAReplacedAttemptThatWasSent(t *testing.T) {
 
 // staleCacheGuard is a guard whose cache shows the budget as it was when the guard was built
 // (an informer far behind, as under load), over a fake API server that counts conflicts.
-func staleCacheGuard(t *testing.T, spec videov1alpha1.VideoBudgetSpec) (g *spendGuard, server client.Client, conflicts *atomic.Int32) {
+func staleCacheGuard(t *testing.T, spec videov1alpha1.VideoBudgetSpec) (g *Guard, server client.Client, conflicts *atomic.Int32) {
 	t.Helper()
 	s := runtime.NewScheme()
 	if err := videov1alpha1.AddToScheme(s); err != nil {
@@ -207,7 +207,7 @@ func staleCacheGuard(t *testing.T, spec videov1alpha1.VideoBudgetSpec) (g *spend
 			return err
 		},
 	})
-	return &spendGuard{client: cached, reader: server, clock: clocktesting.NewFakeClock(time.Now())}, server, conflicts
+	return New(cached, server, clocktesting.NewFakeClock(time.Now()), 10*time.Second), server, conflicts
 }
 
 // The 10,000-render benchmark with budgets lost a quarter of its budget writes to conflicts, each
@@ -223,12 +223,12 @@ func TestBudgetWritesOfOneProcessDoNotConflictOverAStaleCache(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			vr := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: fmt.Sprintf("r%d", i), UID: types.UID(fmt.Sprintf("uid-%d", i))}}
-			d, err := g.reserve(t.Context(), kindRender, vr, "a", nil)
-			if err == nil && d.wait {
-				err = fmt.Errorf("%s waits: %s", vr.Name, d.message)
+			d, err := g.Reserve(t.Context(), "VideoRender", vr, "a", nil)
+			if err == nil && d.Wait {
+				err = fmt.Errorf("%s waits: %s", vr.Name, d.Message)
 			}
 			if err == nil {
-				err = g.settle(t.Context(), "team-a", vr.UID, "a")
+				err = g.Settle(t.Context(), "team-a", vr.UID, "a")
 			}
 			errs <- err
 		}()
@@ -259,8 +259,8 @@ func TestBudgetWaitIsNotDecidedOnThisProcessesOwnOutdatedWrite(t *testing.T) {
 	render := func(name string) *videov1alpha1.VideoRender {
 		return &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, UID: types.UID("uid-" + name)}}
 	}
-	if d, err := g.reserve(t.Context(), kindRender, render("a"), "a", nil); err != nil || d.wait {
-		t.Fatalf("the first render: wait %v, %v", d.wait, err)
+	if d, err := g.Reserve(t.Context(), "VideoRender", render("a"), "a", nil); err != nil || d.Wait {
+		t.Fatalf("the first render: wait %v, %v", d.Wait, err)
 	}
 	var b videov1alpha1.VideoBudget
 	if err := server.Get(t.Context(), client.ObjectKey{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}, &b); err != nil {
@@ -270,14 +270,14 @@ func TestBudgetWaitIsNotDecidedOnThisProcessesOwnOutdatedWrite(t *testing.T) {
 	if err := server.Update(t.Context(), &b); err != nil {
 		t.Fatal(err)
 	}
-	d, err := g.reserve(t.Context(), kindRender, render("b"), "b", nil)
-	if err != nil || d.wait {
-		t.Fatalf("after maxRenders was raised to 2, the second render: wait %v (%s), %v; want room", d.wait, d.message, err)
+	d, err := g.Reserve(t.Context(), "VideoRender", render("b"), "b", nil)
+	if err != nil || d.Wait {
+		t.Fatalf("after maxRenders was raised to 2, the second render: wait %v (%s), %v; want room", d.Wait, d.Message, err)
 	}
 }
 
 func TestBudgetWritersTakeTurnsAndStayBounded(t *testing.T) {
-	var w budgetWriters
+	w := budgetWriters{timeout: 10 * time.Second}
 	held, err := w.acquire(t.Context(), "held")
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,26 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package spendguard keeps each namespace's VideoBudget: Guard reserves room before a paid
+// submission, settles the reservation into usage once the job id is recorded, releases it when
+// no job was created, and charges a completed render's seconds and credits once per job; the
+// period arithmetic (PeriodBounds, RollPeriod) and the limits live beside it; Reconciler keeps a
+// budget's status current (period roll-over, interrupted reservations, conditions).
+//
+// Every write is a status patch with an optimistic lock; a process's writes of one budget take
+// turns. The reconcilers of the job kinds (internal/controller/spendguard.go) call Guard at the
+// steps of a submission; nothing here imports them.
+package spendguard

@@ -1,0 +1,138 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spendguard
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// kindStoryboard is the Kind of previews in reservations; every other kind is a render.
+const kindStoryboard = "VideoStoryboard"
+
+// PeriodBounds returns the UTC period of kind p that contains now.
+func PeriodBounds(p videov1alpha1.BudgetPeriod, now time.Time) (start, end time.Time) {
+	now = now.UTC()
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	switch p {
+	case videov1alpha1.BudgetPeriodDaily:
+		return day, day.AddDate(0, 0, 1)
+	case videov1alpha1.BudgetPeriodWeekly:
+		// Weeks start on Monday (ISO 8601).
+		start := day.AddDate(0, 0, -((int(day.Weekday()) + 6) % 7))
+		return start, start.AddDate(0, 0, 7)
+	default:
+		start := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+		return start, start.AddDate(0, 1, 0)
+	}
+}
+
+// periodOf is spec.period with its default.
+func periodOf(b *videov1alpha1.VideoBudget) videov1alpha1.BudgetPeriod {
+	if b.Spec.Period == "" {
+		return videov1alpha1.BudgetPeriodMonthly
+	}
+	return b.Spec.Period
+}
+
+// RollPeriod brings the budget's status to the period that contains now: at a boundary, usage
+// starts again from zero (reservations stay: their submissions are still in flight, and count in
+// the period their job is recorded in). A change of spec.period takes effect at once with the new
+// bounds, keeping the usage so far: changing the period is no way to reset it.
+func RollPeriod(b *videov1alpha1.VideoBudget, now time.Time) {
+	p := periodOf(b)
+	st := &b.Status
+	if st.PeriodEnd != nil && st.PeriodStart != nil && st.Period == p && now.Before(st.PeriodEnd.Time) {
+		return
+	}
+	start, end := PeriodBounds(p, now)
+	if st.PeriodEnd != nil && !now.Before(st.PeriodEnd.Time) {
+		st.Used = videov1alpha1.BudgetUsage{}
+		st.ChargedJobs = nil
+	}
+	st.Period = p
+	st.PeriodStart = &metav1.Time{Time: start}
+	st.PeriodEnd = &metav1.Time{Time: end}
+}
+
+// recountReserved keeps status.reserved equal to the reservations.
+func recountReserved(b *videov1alpha1.VideoBudget) {
+	var r videov1alpha1.BudgetReserved
+	for _, res := range b.Status.Reservations {
+		if res.Kind == kindStoryboard {
+			r.Previews++
+		} else {
+			r.Renders++
+		}
+	}
+	b.Status.Reserved = r
+}
+
+// exhausted reports the first limit that leaves no room for one more submission of kind, with a
+// message naming it and its usage. Count limits include the reservations in flight.
+func exhausted(b *videov1alpha1.VideoBudget, kind string) (videov1alpha1.BudgetLimit, string, bool) {
+	for _, l := range reachedLimits(b) {
+		if (l.limit == videov1alpha1.BudgetLimitPreviews) == (kind == kindStoryboard) {
+			return l.limit, l.message, true
+		}
+	}
+	return "", "", false
+}
+
+// reachedLimit is one limit with no room left.
+type reachedLimit struct {
+	limit   videov1alpha1.BudgetLimit
+	reason  videov1alpha1.ConditionReason
+	message string
+}
+
+// reachedLimits lists the limits with no room left, renders first.
+func reachedLimits(b *videov1alpha1.VideoBudget) []reachedLimit {
+	s, st := &b.Spec, &b.Status
+	var out []reachedLimit
+	if s.MaxRenders != nil && st.Used.Renders+st.Reserved.Renders >= *s.MaxRenders {
+		out = append(out, reachedLimit{videov1alpha1.BudgetLimitRenders, videov1alpha1.ReasonMaxRendersReached,
+			fmt.Sprintf("maxRenders reached: %d of %d renders used (%d of them in flight)",
+				st.Used.Renders+st.Reserved.Renders, *s.MaxRenders, st.Reserved.Renders)})
+	}
+	if s.MaxRenderSeconds != nil && st.Used.RenderSeconds >= *s.MaxRenderSeconds {
+		out = append(out, reachedLimit{videov1alpha1.BudgetLimitRenderSeconds, videov1alpha1.ReasonMaxRenderSecondsReached,
+			fmt.Sprintf("maxRenderSeconds reached: %d of %d seconds of video used", st.Used.RenderSeconds, *s.MaxRenderSeconds)})
+	}
+	if s.MaxAICredits != nil {
+		used := resource.Quantity{}
+		if st.Used.AICredits != nil {
+			used = *st.Used.AICredits
+		}
+		if used.Cmp(*s.MaxAICredits) >= 0 {
+			out = append(out, reachedLimit{videov1alpha1.BudgetLimitAICredits, videov1alpha1.ReasonMaxAICreditsReached,
+				fmt.Sprintf("maxAICredits reached: %s of %s AI credits used", used.String(), s.MaxAICredits.String())})
+		}
+	}
+	if s.MaxPreviews != nil && st.Used.Previews+st.Reserved.Previews >= *s.MaxPreviews {
+		out = append(out, reachedLimit{videov1alpha1.BudgetLimitPreviews, videov1alpha1.ReasonMaxPreviewsReached,
+			fmt.Sprintf("maxPreviews reached: %d of %d previews used (%d of them in flight)",
+				st.Used.Previews+st.Reserved.Previews, *s.MaxPreviews, st.Reserved.Previews)})
+	}
+	return out
+}
