@@ -30,8 +30,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/videoops/video-operator/internal/statustxn"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -200,56 +201,6 @@ func TestDescribeAnswerIsStable(t *testing.T) {
 	}
 }
 
-// The status transaction: a failed write changes nothing, leaves obj as the server has it, and
-// drops the effects of the decisions it carried (issue 9, cases 1 and 13).
-func TestStatusTxnFailedWriteIsDiscarded(t *testing.T) {
-	s := runtime.NewScheme()
-	if err := videov1alpha1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	vr := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}}
-	c := fake.NewClientBuilder().WithScheme(s).WithObjects(vr).WithStatusSubresource(vr).Build()
-	stale := &videov1alpha1.VideoRender{}
-	if err := c.Get(context.Background(), client.ObjectKeyFromObject(vr), stale); err != nil {
-		t.Fatal(err)
-	}
-	// Someone else writes first: stale is now stale.
-	fresh := stale.DeepCopy()
-	fresh.Status.Phase = videov1alpha1.PhaseInProgress
-	if err := c.Status().Update(context.Background(), fresh); err != nil {
-		t.Fatal(err)
-	}
-
-	tx := newStatusTxn[*videov1alpha1.VideoRender](c, c, renderAdapter{}, stale)
-	ran := 0
-	tx.obj.Status.Submission = &videov1alpha1.Submission{Generation: 1, AttemptID: "never-sent"}
-	tx.after(func() { ran++ })
-	err := tx.commit(context.Background())
-	if !apierrors.IsConflict(err) {
-		t.Fatalf("commit on a stale object: %v, want a conflict", err)
-	}
-	if ran != 0 || !tx.aborted || tx.obj.Status.Submission != nil {
-		t.Fatalf("after a failed write: effects ran %d, aborted %v, submission %+v", ran, tx.aborted, tx.obj.Status.Submission)
-	}
-	if err := tx.commit(context.Background()); !errors.Is(err, errTxnAborted) {
-		t.Fatalf("a second commit of an aborted transaction: %v", err)
-	}
-	var server videov1alpha1.VideoRender
-	if err := c.Get(context.Background(), client.ObjectKeyFromObject(vr), &server); err != nil {
-		t.Fatal(err)
-	}
-	if server.Status.Submission != nil || server.Status.Phase != videov1alpha1.PhaseInProgress {
-		t.Fatalf("the server's status changed: %+v", server.Status)
-	}
-
-	tx.rebase(&server)
-	tx.obj.Status.Phase = videov1alpha1.PhaseCompleted
-	tx.after(func() { ran++ })
-	if err := tx.commit(context.Background()); err != nil || ran != 1 {
-		t.Fatalf("commit after rebase: %v, effects ran %d", err, ran)
-	}
-}
-
 // Issue 9, case 15 "Worker held for minutes": the job-id write is retried a few times within
 // milliseconds, re-reading the object, and then left to the memo; it never holds the worker in
 // a long backoff.
@@ -276,7 +227,7 @@ func TestWriteJobIDGivesUpQuicklyAndKeepsTheJobInMemory(t *testing.T) {
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(vr), obj); err != nil {
 		t.Fatal(err)
 	}
-	tx := newStatusTxn(c, c, l.adapter, obj)
+	tx := statustxn.New(c, c, obj, l.adapter.newObject, l.adapter.status)
 	l.memo.remember("attempt-1", "job-1", false)
 	l.recordSubmitted(tx, "job-1", false)
 	if err := l.writeJobID(context.Background(), tx, "attempt-1", "job-1", false); err == nil {

@@ -26,6 +26,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/videoops/video-operator/internal/statustxn"
+
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -89,12 +91,12 @@ func (c *brandCache) list(ctx context.Context, keyID string, api apiclient.Inter
 // checkBrand refuses to pay for a render whose brandId or brandName the account does not have.
 // keyID is the fingerprint of the API key, which keys the brand cache. blocked is true when the
 // reconcile must end here.
-func (l *lifecycle[T]) checkBrand(ctx context.Context, tx *statusTxn[T], api apiclient.Interface, keyID string, req *videov1alpha1.StoryboardRequest) (ctrl.Result, bool, error) {
+func (l *lifecycle[T]) checkBrand(ctx context.Context, tx *statustxn.Txn[T], api apiclient.Interface, keyID string, req *videov1alpha1.StoryboardRequest) (ctrl.Result, bool, error) {
 	if req.BrandID == nil && req.BrandName == nil {
 		return ctrl.Result{}, false, nil
 	}
 	if !l.brands.cached(keyID) {
-		if wait := l.budgets.Urgent(keyID, l.budgetKey(objectKey(tx.obj))); wait > 0 {
+		if wait := l.budgets.Urgent(keyID, l.budgetKey(objectKey(tx.Obj))); wait > 0 {
 			return later(tx, wait), true, nil
 		}
 	}
@@ -119,7 +121,7 @@ func (l *lifecycle[T]) checkBrand(ctx context.Context, tx *statusTxn[T], api api
 	if req.BrandID != nil {
 		field, value = "brandId", *req.BrandID
 	}
-	st := l.adapter.jobStatus(tx.obj)
+	st := l.adapter.jobStatus(tx.Obj)
 	st.Phase = videov1alpha1.PhaseFailed
 	l.stall(tx, videov1alpha1.ReasonBrandNotFound, fmt.Sprintf(
 		"%s %q is not a video brand of this account; known brands: %s. Nothing was submitted",

@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/videoops/video-operator/internal/statustxn"
+
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -35,13 +37,13 @@ import (
 // budgetWait requeues a paid submission for the slot it holds in the key's budget. A wait longer
 // than the shortest poll interval is said in Reconciling (in words that do not change while it
 // waits, so that the status is written once); a shorter one changes nothing.
-func (l *lifecycle[T]) budgetWait(tx *statusTxn[T], wait time.Duration) ctrl.Result {
+func (l *lifecycle[T]) budgetWait(tx *statustxn.Txn[T], wait time.Duration) ctrl.Result {
 	if wait > l.opts.PollMin {
-		st := l.adapter.jobStatus(tx.obj)
+		st := l.adapter.jobStatus(tx.Obj)
 		if st.JobID == "" || st.CompletedAt != nil {
 			st.Phase = videov1alpha1.PhasePending
 		}
-		setOutcome(st, tx.obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonCallBudget, fmt.Sprintf(
+		setOutcome(st, tx.Obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonCallBudget, fmt.Sprintf(
 			"The submission waits for its slot in this API key's call budget of %g calls/s; it is sent once, when the slot comes",
 			l.opts.ServiceRate))
 		return ctrl.Result{RequeueAfter: wait}
@@ -54,14 +56,14 @@ func (l *lifecycle[T]) budgetWait(tx *statusTxn[T], wait time.Duration) ctrl.Res
 // caller holds a budget slot for one call: the check uses it, and the submission comes back for
 // its own); any answer that shows the service up (a 2xx, or a 4xx other than 429 and 408) lets
 // the submission through. Waiting objects consume nothing.
-func (l *lifecycle[T]) admitSubmission(ctx context.Context, tx *statusTxn[T], api apiclient.Interface, keyID, attempt string) (bool, ctrl.Result, error) {
+func (l *lifecycle[T]) admitSubmission(ctx context.Context, tx *statustxn.Txn[T], api apiclient.Interface, keyID, attempt string) (bool, ctrl.Result, error) {
 	switch l.circuits.Admit(keyID, attempt) {
 	case callgate.AdmitProbe:
 		callCtx, cancel := l.callContext(ctx)
 		_, err := api.ListVideoBrands(callCtx)
 		cancel()
 		if !callgate.ServiceAnswers(err) {
-			retryIn := l.backoff.Next(objectKey(tx.obj), apiclient.RetryAfter(err))
+			retryIn := l.backoff.Next(objectKey(tx.Obj), apiclient.RetryAfter(err))
 			l.circuits.ProbeFailed(keyID, retryIn)
 			return false, l.paused(tx, "the service answered "+describeAnswer(err)+" to a check made before paying", retryIn), nil
 		}
@@ -76,12 +78,12 @@ func (l *lifecycle[T]) admitSubmission(ctx context.Context, tx *statusTxn[T], ap
 }
 
 // paused says, in Reconciling, why the object's paid submission waits.
-func (l *lifecycle[T]) paused(tx *statusTxn[T], why string, retryIn time.Duration) ctrl.Result {
-	st := l.adapter.jobStatus(tx.obj)
+func (l *lifecycle[T]) paused(tx *statustxn.Txn[T], why string, retryIn time.Duration) ctrl.Result {
+	st := l.adapter.jobStatus(tx.Obj)
 	if st.JobID == "" || st.CompletedAt != nil {
 		st.Phase = videov1alpha1.PhasePending
 	}
-	setOutcome(st, tx.obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonServiceUnavailable,
+	setOutcome(st, tx.Obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonServiceUnavailable,
 		"Paid submissions of this API key are paused: "+why+"; retrying with backoff")
 	return ctrl.Result{RequeueAfter: retryIn}
 }

@@ -21,6 +21,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/videoops/video-operator/internal/statustxn"
+
 	ctrl "sigs.k8s.io/controller-runtime"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -74,8 +76,8 @@ func mayUseLibraryMusic(t *target) bool {
 // refresh reads a completed job again for its clearance code. The video exists whatever the
 // service answers, so nothing here takes Ready away: a failure is logged, evented and retried
 // with backoff, and terminal data stays in status (the service may have cleaned the job).
-func (l *lifecycle[T]) refresh(ctx context.Context, tx *statusTxn[T], t *target) ctrl.Result {
-	obj := tx.obj
+func (l *lifecycle[T]) refresh(ctx context.Context, tx *statustxn.Txn[T], t *target) ctrl.Result {
+	obj := tx.Obj
 	st := l.adapter.jobStatus(obj)
 	jobID := st.JobID
 	log := logf.FromContext(ctx)
@@ -103,7 +105,7 @@ func (l *lifecycle[T]) refresh(ctx context.Context, tx *statusTxn[T], t *target)
 		log.Info("Reading the completed job again for its clearance code failed; retrying",
 			"jobID", jobID, "error", err.Error(), "delay", delay.String())
 		msg := describeRefreshFailure(err)
-		tx.after(func() {
+		tx.After(func() {
 			l.opts.Recorder.Eventf(obj, nil, "Warning", "ClearanceRefreshFailed", "Refresh",
 				"Reading job %s again for its clearance code failed (%s); the video stays ready and the read is retried", jobID, msg)
 		})

@@ -24,6 +24,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/videoops/video-operator/internal/statustxn"
+
 	"github.com/videoops/video-operator/internal/spendguard"
 
 	"github.com/videoops/video-operator/internal/callback"
@@ -173,15 +175,15 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		return ctrl.Result{}, nil
 	}
 
-	tx := newStatusTxn(l.client, l.opts.APIReader, l.adapter, obj)
-	tx.written = l.opts.Metrics.statusWritten
+	tx := statustxn.New(l.client, l.opts.APIReader, obj, l.adapter.newObject, l.adapter.status)
+	tx.Written = l.opts.Metrics.statusWritten
 	defer func() {
-		if tx.conflicted {
+		if tx.Conflicted {
 			l.stale.mark(req.NamespacedName)
 		}
 	}()
 	result, err := l.advance(ctx, tx)
-	if tx.aborted {
+	if tx.Aborted() {
 		// A write failed and the decisions were discarded; advance chose when to look again.
 		return result, err
 	}
@@ -191,7 +193,7 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		// reconciles this object again.
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WriteTimeout)
 		defer cancel()
-		_ = tx.commit(wctx)
+		_ = tx.Commit(wctx)
 		return ctrl.Result{}, nil
 	}
 	st := l.adapter.jobStatus(obj)
@@ -199,14 +201,14 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		// No decision was reached for this generation: observedGeneration stays where it was,
 		// so kstatus and Argo CD do not take the old Ready for the new spec.
 		l.reconcileError(tx, err)
-	} else if !tx.undecided {
+	} else if !tx.Undecided {
 		st.ObservedGeneration = obj.GetGeneration()
 	}
 	// A decision taken is written even when shutdown began meanwhile (the manager waits for
 	// running reconciles): it may follow a paid call.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WriteTimeout)
 	defer cancel()
-	if cerr := tx.commit(wctx); cerr != nil {
+	if cerr := tx.Commit(wctx); cerr != nil {
 		if apierrors.IsConflict(cerr) {
 			// Decided on a stale read (or someone else wrote meanwhile): read it again.
 			logf.FromContext(ctx).V(1).Info("Status changed since it was read; reconciling again")
@@ -214,7 +216,7 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		}
 		return result, errors.Join(err, fmt.Errorf("writing status: %w", cerr))
 	}
-	written := l.adapter.jobStatus(tx.base)
+	written := l.adapter.jobStatus(tx.Base)
 	l.opts.Metrics.observePhase(l.adapter.kind(), req.NamespacedName, written.Phase)
 	l.opts.Metrics.observeSubmission(l.adapter.kind(), req.NamespacedName, written.Submission)
 	return result, err
@@ -245,25 +247,25 @@ func (s *staleSet) take(nn types.NamespacedName) bool {
 }
 
 // later ends a reconcile that decided nothing: it comes back after d.
-func later[T client.Object](tx *statusTxn[T], d time.Duration) ctrl.Result {
-	tx.undecided = true
+func later[T client.Object](tx *statustxn.Txn[T], d time.Duration) ctrl.Result {
+	tx.Undecided = true
 	return ctrl.Result{RequeueAfter: d}
 }
 
 // reconcileError says in Reconciling that the reconcile failed and is retried. A completed job
 // of the current generation keeps its Ready condition: its video exists.
-func (l *lifecycle[T]) reconcileError(tx *statusTxn[T], err error) {
-	st := l.adapter.jobStatus(tx.obj)
-	if readyForGeneration(st, tx.obj.GetGeneration()) {
+func (l *lifecycle[T]) reconcileError(tx *statustxn.Txn[T], err error) {
+	st := l.adapter.jobStatus(tx.Obj)
+	if readyForGeneration(st, tx.Obj.GetGeneration()) {
 		return
 	}
-	setOutcome(st, tx.obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonReconcileError,
+	setOutcome(st, tx.Obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonReconcileError,
 		fmt.Sprintf("Reconcile failed and is retried: %s", boundedError(err)))
 }
 
 // advance moves the object one step along its lifecycle and sets its status in memory.
-func (l *lifecycle[T]) advance(ctx context.Context, tx *statusTxn[T]) (ctrl.Result, error) {
-	obj := tx.obj
+func (l *lifecycle[T]) advance(ctx context.Context, tx *statustxn.Txn[T]) (ctrl.Result, error) {
+	obj := tx.Obj
 	st := l.adapter.jobStatus(obj)
 	gen := obj.GetGeneration()
 
@@ -365,8 +367,8 @@ func readyForGeneration(st *videov1alpha1.JobStatus, gen int64) bool {
 
 // completed reports a completed job of the current spec. It reads the job again when the
 // clearance code must be refreshed (see clearance.go); trouble doing so never takes Ready away.
-func (l *lifecycle[T]) completed(ctx context.Context, tx *statusTxn[T], t *target) (ctrl.Result, error) {
-	obj := tx.obj
+func (l *lifecycle[T]) completed(ctx context.Context, tx *statustxn.Txn[T], t *target) (ctrl.Result, error) {
+	obj := tx.Obj
 	st := l.adapter.jobStatus(obj)
 	st.Phase = videov1alpha1.PhaseCompleted
 	setOutcome(st, obj.GetGeneration(), outcomeReady, videov1alpha1.ReasonCompleted, completedMessage(st))
@@ -391,22 +393,22 @@ func completedMessage(st *videov1alpha1.JobStatus) string {
 }
 
 // wait records a reason not to submit yet.
-func (l *lifecycle[T]) wait(tx *statusTxn[T], w *waiting) (ctrl.Result, error) {
+func (l *lifecycle[T]) wait(tx *statustxn.Txn[T], w *waiting) (ctrl.Result, error) {
 	if w.stalled {
 		l.stall(tx, w.reason, w.message)
 		return ctrl.Result{}, nil
 	}
-	setOutcome(l.adapter.jobStatus(tx.obj), tx.obj.GetGeneration(), outcomeReconciling, w.reason, w.message)
+	setOutcome(l.adapter.jobStatus(tx.Obj), tx.Obj.GetGeneration(), outcomeReconciling, w.reason, w.message)
 	// The objects waited for are watched; the requeue only covers an event that was missed.
 	return ctrl.Result{RequeueAfter: l.opts.PollMax}, nil
 }
 
 // stall sets Stalled, with a Warning event, once the status is written, when the reason is new.
-func (l *lifecycle[T]) stall(tx *statusTxn[T], reason videov1alpha1.ConditionReason, message string) {
-	obj := tx.obj
+func (l *lifecycle[T]) stall(tx *statustxn.Txn[T], reason videov1alpha1.ConditionReason, message string) {
+	obj := tx.Obj
 	st := l.adapter.jobStatus(obj)
 	if !isStalledWith(st, reason) {
-		tx.after(func() { l.opts.Recorder.Eventf(obj, nil, "Warning", string(reason), "Stall", "%s", message) })
+		tx.After(func() { l.opts.Recorder.Eventf(obj, nil, "Warning", string(reason), "Stall", "%s", message) })
 	}
 	setOutcome(st, obj.GetGeneration(), outcomeStalled, reason, message)
 }
@@ -452,8 +454,8 @@ func (l *lifecycle[T]) budgetKey(key types.NamespacedName) string {
 // serviceClient is apiClient for work that needs the key: a key that cannot be read or used
 // stalls the object (ok false, nil error). The key is read only when a call is needed, so a
 // finished video does not become Stalled because its Secret was removed.
-func (l *lifecycle[T]) serviceClient(ctx context.Context, tx *statusTxn[T]) (api apiclient.Interface, keyID string, ok bool, err error) {
-	api, keyID, err = l.apiClient(ctx, tx.obj)
+func (l *lifecycle[T]) serviceClient(ctx context.Context, tx *statustxn.Txn[T]) (api apiclient.Interface, keyID string, ok bool, err error) {
+	api, keyID, err = l.apiClient(ctx, tx.Obj)
 	var ce *credentialError
 	if errors.As(err, &ce) {
 		l.stall(tx, ce.reason, ce.message)

@@ -24,6 +24,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/videoops/video-operator/internal/statustxn"
+
 	"github.com/videoops/video-operator/internal/spendguard"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,15 +40,15 @@ import (
 // poll reads the running job and records what the service says. stop is true when the reconcile
 // must end here (the job is still running, or the read failed); false once the job has ended,
 // so the caller goes on to decide about the current spec.
-func (l *lifecycle[T]) poll(ctx context.Context, tx *statusTxn[T]) (stop bool, res ctrl.Result, err error) {
-	obj := tx.obj
+func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop bool, res ctrl.Result, err error) {
+	obj := tx.Obj
 	st := l.adapter.jobStatus(obj)
 	api, keyID, ok, err := l.serviceClient(ctx, tx)
 	if !ok {
 		return true, ctrl.Result{}, err
 	}
 	if wait, urgent := l.pollSlot(keyID, obj, st.JobID); wait > 0 {
-		tx.undecided = true
+		tx.Undecided = true
 		return true, l.pollResult(wait, urgent), nil
 	}
 	callCtx, cancel := l.callContext(ctx)
@@ -59,8 +61,8 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statusTxn[T]) (stop bool, r
 		defer func() {
 			if st.CompletedAt != nil {
 				key, jobID := l.budgetKey(objectKey(obj)), st.JobID
-				tx.after(func() { l.budgets.Done(keyID, key) })
-				tx.onFail(func() { l.memo.wake(jobID) })
+				tx.After(func() { l.budgets.Done(keyID, key) })
+				tx.OnFail(func() { l.memo.wake(jobID) })
 			}
 		}()
 	}
@@ -154,8 +156,8 @@ func (l *lifecycle[T]) budgetNote(keyID string) string {
 
 // recordJob maps a job read from the service into status; ended is true when it completed or
 // failed. The metrics and the event of the ending follow the write of the status that records it.
-func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statusTxn[T], job *apiclient.Job) (ended bool) {
-	obj := tx.obj
+func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statustxn.Txn[T], job *apiclient.Job) (ended bool) {
+	obj := tx.Obj
 	st := l.adapter.jobStatus(obj)
 	d := job.Data
 	if p, ok := d.RenderProgress.Int64(); ok {
@@ -171,7 +173,7 @@ func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statusTxn[T], job *api
 	now := metav1.NewTime(l.opts.Clock.Now())
 	kind, jobID, gen := l.adapter.kind(), st.JobID, st.JobGeneration
 	if job.Status().IsCompleted() || job.Status().IsFailed() {
-		tx.answered = time.Now()
+		tx.Answered = time.Now()
 	}
 	switch {
 	case job.Status().IsCompleted():
@@ -179,7 +181,7 @@ func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statusTxn[T], job *api
 		st.Progress = ptrTo(int32(100))
 		st.Phase = videov1alpha1.PhaseCompleted
 		credits, hasCredits := d.AICreditsUsed.Float64()
-		tx.after(func() {
+		tx.After(func() {
 			if hasCredits {
 				l.opts.Metrics.creditsUsed(kind, credits)
 			}
@@ -194,7 +196,7 @@ func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statusTxn[T], job *api
 		st.Failure = &videov1alpha1.JobFailure{Code: truncate(f.Code, maxFailureCode), Message: truncate(f.Message, maxFailureMessage)}
 		st.Phase = videov1alpha1.PhaseFailed
 		msg := failureMessage(st)
-		tx.after(func() {
+		tx.After(func() {
 			l.opts.Metrics.ended(kind, "failed")
 			l.opts.Recorder.Eventf(obj, nil, "Warning", string(videov1alpha1.ReasonJobFailed), "Fail",
 				"Job %s of generation %d failed: %s", jobID, gen, msg)
@@ -214,7 +216,7 @@ func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statusTxn[T], job *api
 
 // callFailed handles an error of a read or of the brand list: a rejected key stalls, a passing
 // failure backs off, anything else is returned.
-func (l *lifecycle[T]) callFailed(ctx context.Context, tx *statusTxn[T], err error) (ctrl.Result, error) {
+func (l *lifecycle[T]) callFailed(ctx context.Context, tx *statustxn.Txn[T], err error) (ctrl.Result, error) {
 	switch {
 	case apiclient.IsUnauthorized(err):
 		l.unauthorized(tx)
@@ -230,8 +232,8 @@ func (l *lifecycle[T]) callFailed(ctx context.Context, tx *statusTxn[T], err err
 // Retry-After, and says so in the Reconciling condition. The message names what the service
 // answered but not the delay or other details that change on every try: an unchanged message
 // means an unchanged status and no write.
-func (l *lifecycle[T]) transient(ctx context.Context, tx *statusTxn[T], err error) (ctrl.Result, error) {
-	obj := tx.obj
+func (l *lifecycle[T]) transient(ctx context.Context, tx *statustxn.Txn[T], err error) (ctrl.Result, error) {
+	obj := tx.Obj
 	st := l.adapter.jobStatus(obj)
 	delay := l.backoff.Next(objectKey(obj), apiclient.RetryAfter(err))
 	reason := videov1alpha1.ReasonServiceUnavailable
@@ -278,8 +280,8 @@ func describeAnswer(err error) string {
 }
 
 // unauthorized stalls the object until its Secret changes: the watch on Secrets wakes it.
-func (l *lifecycle[T]) unauthorized(tx *statusTxn[T]) {
-	ref := l.adapter.secretRef(tx.obj)
+func (l *lifecycle[T]) unauthorized(tx *statustxn.Txn[T]) {
+	ref := l.adapter.secretRef(tx.Obj)
 	l.stall(tx, videov1alpha1.ReasonUnauthorized, fmt.Sprintf(
 		"The service rejected the API key in key %q of Secret %q (401 Unauthorized); update the Secret to resume", ref.Key, ref.Name))
 }

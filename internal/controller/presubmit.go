@@ -22,6 +22,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/videoops/video-operator/internal/statustxn"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -76,12 +78,12 @@ func requestPath(t *target) *field.Path {
 // checkBeforeSubmit refuses a request that breaks a rule admission could not check: the object
 // stalls with InvalidRequest before anything is written in flight or sent. Like a 400 from the
 // service, the refusal is final for this generation and consumes a pending retry.
-func (l *lifecycle[T]) checkBeforeSubmit(ctx context.Context, tx *statusTxn[T], t *target, retry string) (bool, error) {
+func (l *lifecycle[T]) checkBeforeSubmit(ctx context.Context, tx *statustxn.Txn[T], t *target, retry string) (bool, error) {
 	req := t.request()
 	if req == nil {
 		return true, nil
 	}
-	key := checkedKey(tx.obj, t)
+	key := checkedKey(tx.Obj, t)
 	if l.checked.has(key) {
 		return true, nil
 	}
@@ -93,7 +95,7 @@ func (l *lifecycle[T]) checkBeforeSubmit(ctx context.Context, tx *statusTxn[T], 
 		l.checked.add(key)
 		return true, nil
 	}
-	obj := tx.obj
+	obj := tx.Obj
 	st := l.adapter.jobStatus(obj)
 	msg := presubmitMessage(errs)
 	if t.sourceUID != "" {

@@ -23,6 +23,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/videoops/video-operator/internal/statustxn"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -78,15 +80,15 @@ func budgetRecheck(pollMax time.Duration) time.Duration { return 10 * pollMax }
 // reserveBudget is the spend guard's step of submit: it reserves room for attempt, or makes the
 // object wait (Reconciling, BudgetExhausted, with a Warning event once). wait is true when the
 // caller must return res and err.
-func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statusTxn[T], attempt string) (res ctrl.Result, wait bool, err error) {
+func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], attempt string) (res ctrl.Result, wait bool, err error) {
 	if l.guard == nil {
 		return ctrl.Result{}, false, nil
 	}
-	obj := tx.obj
+	obj := tx.Obj
 	// What the server held when this reconcile began: a confirmed resubmission clears the unknown
 	// attempt from obj, not from base.
 	sent := func(r videov1alpha1.BudgetReservation) bool {
-		for _, st := range []*videov1alpha1.JobStatus{l.adapter.jobStatus(tx.base), l.adapter.jobStatus(obj)} {
+		for _, st := range []*videov1alpha1.JobStatus{l.adapter.jobStatus(tx.Base), l.adapter.jobStatus(obj)} {
 			if st.Submission != nil && st.Submission.AttemptID == r.AttemptID {
 				return true
 			}
@@ -113,7 +115,7 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statusTxn[T], atte
 			d.ResetAt.UTC().Format(time.RFC3339))
 	}
 	if c := condition(st, videov1alpha1.ConditionReconciling); c == nil || c.Reason != string(videov1alpha1.ReasonBudgetExhausted) {
-		tx.after(func() {
+		tx.After(func() {
 			l.opts.Recorder.Eventf(obj, nil, "Warning", string(videov1alpha1.ReasonBudgetExhausted), "Submit", "%s", msg)
 		})
 	}
@@ -156,7 +158,7 @@ func (l *lifecycle[T]) releaseBudget(ctx context.Context, obj T, attempt string)
 // chargeCompletion charges a completed render's seconds and credits into the budget before its
 // completion is written. When the charge cannot be written, the reconcile's decisions are
 // discarded (the completion is not written either) and the job is read again later.
-func (l *lifecycle[T]) chargeCompletion(ctx context.Context, tx *statusTxn[T], job *apiclient.Job) error {
+func (l *lifecycle[T]) chargeCompletion(ctx context.Context, tx *statustxn.Txn[T], job *apiclient.Job) error {
 	if l.guard == nil || l.adapter.kind() != kindRender || !job.Status().IsCompleted() {
 		return nil
 	}
@@ -168,9 +170,9 @@ func (l *lifecycle[T]) chargeCompletion(ctx context.Context, tx *statusTxn[T], j
 	if q, err := resource.ParseQuantity(decimal(job.Data.AICreditsUsed)); err == nil && q.Sign() > 0 {
 		credits = &q
 	}
-	jobID := l.adapter.jobStatus(tx.obj).JobID
-	if err := l.guard.Charge(ctx, tx.obj.GetNamespace(), jobID, secs, credits); err != nil {
-		tx.abort()
+	jobID := l.adapter.jobStatus(tx.Obj).JobID
+	if err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), jobID, secs, credits); err != nil {
+		tx.Abort()
 		return fmt.Errorf("charging job %s to the namespace's VideoBudget: %w", jobID, err)
 	}
 	return nil

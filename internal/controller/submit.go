@@ -27,6 +27,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/videoops/video-operator/internal/statustxn"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -49,9 +51,9 @@ import (
 //
 // From the in-flight write to the job-id write, the work runs under its own deadline, not the
 // reconcile's context: a shutdown must not cut a paid call or the write of its job id.
-func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, retry string, isRetry bool) (ctrl.Result, error) {
+func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *target, retry string, isRetry bool) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
-	obj := tx.obj
+	obj := tx.Obj
 	st := l.adapter.jobStatus(obj)
 	gen := obj.GetGeneration()
 
@@ -105,7 +107,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statusTxn[T], t *target, 
 	setOutcome(st, gen, outcomeReconciling, videov1alpha1.ReasonSubmitting,
 		fmt.Sprintf("Submitting generation %d to the service (attempt %s)", gen, attempt))
 	if isRetry {
-		tx.after(func() {
+		tx.After(func() {
 			l.opts.Recorder.Eventf(obj, nil, "Normal", "RetryRequested", "Retry",
 				"Submitting a new job for generation %d as requested by annotation %s=%s", gen, videov1alpha1.AnnotationRetry, retry)
 		})
@@ -186,10 +188,10 @@ func (l *lifecycle[T]) unknownRecheck() time.Duration { return l.opts.PollMax }
 // writeInFlight writes the in-flight record with the optimistic lock. When the write fails the
 // call is not made; when its outcome is unknown (a timeout, a 5xx), the memo records that the
 // attempt was never sent, so that finding it on the server later is resolved without a human.
-func (l *lifecycle[T]) writeInFlight(ctx context.Context, tx *statusTxn[T], attempt string) error {
+func (l *lifecycle[T]) writeInFlight(ctx context.Context, tx *statustxn.Txn[T], attempt string) error {
 	wctx, cancel := context.WithTimeout(ctx, WriteTimeout)
 	defer cancel()
-	err := tx.commit(wctx)
+	err := tx.Commit(wctx)
 	switch {
 	case err == nil:
 		return nil
@@ -203,7 +205,7 @@ func (l *lifecycle[T]) writeInFlight(ctx context.Context, tx *statusTxn[T], atte
 		logf.FromContext(ctx).Error(err, "Recording the submission in flight failed; it was not sent", "attempt", attempt)
 		// The status cannot say it (its write is what failed), so an event does: for example an
 		// object so large that the API server's validation outlasts WriteTimeout.
-		l.opts.Recorder.Eventf(tx.obj, nil, "Warning", "StatusWriteFailed", "Submit",
+		l.opts.Recorder.Eventf(tx.Obj, nil, "Warning", "StatusWriteFailed", "Submit",
 			"Recording the submission in flight failed, so nothing was sent; it is tried again: %v", err)
 	}
 	return err
@@ -212,7 +214,7 @@ func (l *lifecycle[T]) writeInFlight(ctx context.Context, tx *statusTxn[T], atte
 // writeJobID writes the job id of a call that was made. It retries a few times within
 // milliseconds, re-reading the object after a conflict, and then relies on the memo: a worker is
 // not held for longer.
-func (l *lifecycle[T]) writeJobID(ctx context.Context, tx *statusTxn[T], attempt, jobID string, callsBack bool) error {
+func (l *lifecycle[T]) writeJobID(ctx context.Context, tx *statustxn.Txn[T], attempt, jobID string, callsBack bool) error {
 	var err error
 	for i, pause := range []time.Duration{0, 20 * time.Millisecond, 100 * time.Millisecond} {
 		if i > 0 {
@@ -223,7 +225,7 @@ func (l *lifecycle[T]) writeJobID(ctx context.Context, tx *statusTxn[T], attempt
 			}
 			fresh := l.adapter.newObject()
 			rctx, cancel := context.WithTimeout(ctx, WriteTimeout)
-			gerr := l.opts.APIReader.Get(rctx, objectKey(tx.obj), fresh)
+			gerr := l.opts.APIReader.Get(rctx, objectKey(tx.Obj), fresh)
 			cancel()
 			if gerr != nil {
 				err = errors.Join(err, gerr)
@@ -237,11 +239,11 @@ func (l *lifecycle[T]) writeJobID(ctx context.Context, tx *statusTxn[T], attempt
 				}
 				return fmt.Errorf("attempt %s is no longer in flight on the server: %w", attempt, err)
 			}
-			tx.rebase(fresh)
+			tx.Rebase(fresh)
 			l.recordSubmitted(tx, jobID, callsBack)
 		}
 		wctx, cancel := context.WithTimeout(ctx, WriteTimeout)
-		err = tx.commit(wctx)
+		err = tx.Commit(wctx)
 		cancel()
 		if err == nil {
 			return nil
@@ -294,8 +296,8 @@ func isDocumentedInternalError(err error) bool {
 // refusal records why the service refused a submission. A refusal that waiting or a fixed
 // Secret can overcome gives back what the attempt consumed (the retry value, the upstream
 // generation); only a final refusal consumes it.
-func (l *lifecycle[T]) refusal(ctx context.Context, tx *statusTxn[T], t *target, err error) (ctrl.Result, error) {
-	obj := tx.obj
+func (l *lifecycle[T]) refusal(ctx context.Context, tx *statustxn.Txn[T], t *target, err error) (ctrl.Result, error) {
+	obj := tx.Obj
 	st := l.adapter.jobStatus(obj)
 	gen := obj.GetGeneration()
 	var ae *apiclient.APIError
@@ -354,8 +356,8 @@ func (l *lifecycle[T]) consumeSubmission(obj T) *videov1alpha1.Submission {
 
 // recordRefused records a refused submission as the attempt of this generation: it stays
 // refused until the spec changes or a retry is requested.
-func (l *lifecycle[T]) recordRefused(tx *statusTxn[T], code, message string) {
-	obj := tx.obj
+func (l *lifecycle[T]) recordRefused(tx *statustxn.Txn[T], code, message string) {
+	obj := tx.Obj
 	st := l.adapter.jobStatus(obj)
 	now := metav1.NewTime(l.opts.Clock.Now())
 	l.consumeSubmission(obj)
@@ -368,8 +370,8 @@ func (l *lifecycle[T]) recordRefused(tx *statusTxn[T], code, message string) {
 }
 
 // recordSubmitted makes jobID the object's current job.
-func (l *lifecycle[T]) recordSubmitted(tx *statusTxn[T], jobID string, callsBack bool) {
-	obj := tx.obj
+func (l *lifecycle[T]) recordSubmitted(tx *statustxn.Txn[T], jobID string, callsBack bool) {
+	obj := tx.Obj
 	st := l.adapter.jobStatus(obj)
 	now := metav1.NewTime(l.opts.Clock.Now())
 	gen := st.Submission.Generation
@@ -387,7 +389,7 @@ func (l *lifecycle[T]) recordSubmitted(tx *statusTxn[T], jobID string, callsBack
 	st.Phase = videov1alpha1.PhaseInProgress
 	setOutcome(st, obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonInProgress,
 		fmt.Sprintf("Job %s submitted for generation %d", jobID, gen))
-	tx.after(func() {
+	tx.After(func() {
 		note := ""
 		if previous != "" {
 			note = "; " + previous
@@ -398,8 +400,8 @@ func (l *lifecycle[T]) recordSubmitted(tx *statusTxn[T], jobID string, callsBack
 
 // replaceJob clears the current job's fields for a new one, keeping the outputs of a completed
 // one (they were paid for). It returns a note naming the kept outputs, or "".
-func (l *lifecycle[T]) replaceJob(tx *statusTxn[T]) string {
-	obj := tx.obj
+func (l *lifecycle[T]) replaceJob(tx *statustxn.Txn[T]) string {
+	obj := tx.Obj
 	st := l.adapter.jobStatus(obj)
 	note := ""
 	if st.JobID != "" && st.CompletedAt != nil && st.Failure == nil {
@@ -420,8 +422,8 @@ func (l *lifecycle[T]) replaceJob(tx *statusTxn[T]) string {
 
 // resolveInFlight handles an in-flight record found at the start of a reconcile: the job id of
 // that submission was never written. stop is true when the reconcile must end here.
-func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statusTxn[T]) (stop bool, res ctrl.Result, err error) {
-	obj := tx.obj
+func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statustxn.Txn[T]) (stop bool, res ctrl.Result, err error) {
+	obj := tx.Obj
 	st := l.adapter.jobStatus(obj)
 	sub := st.Submission
 	log := logf.FromContext(ctx)
@@ -440,7 +442,7 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statusTxn[T]) (s
 			log.Info("Adopting the job of an interrupted submission", "jobID", jobID, "attempt", sub.AttemptID)
 			l.recordSubmitted(tx, jobID, l.memo.callsBack(sub.AttemptID))
 			attempt := sub.AttemptID
-			tx.after(func() { l.settleBudget(ctx, obj, attempt) })
+			tx.After(func() { l.settleBudget(ctx, obj, attempt) })
 			return false, ctrl.Result{}, nil
 		}
 	}
@@ -453,7 +455,7 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statusTxn[T]) (s
 	}
 	if confirm := obj.GetAnnotations()[videov1alpha1.AnnotationConfirmResubmit]; confirm != "" && confirm == sub.AttemptID {
 		log.Info("Resubmission confirmed by annotation", "attempt", sub.AttemptID)
-		tx.after(func() {
+		tx.After(func() {
 			l.opts.Recorder.Eventf(obj, nil, "Normal", "ResubmissionConfirmed", "Submit",
 				"Submitting generation %d again as confirmed by annotation %s", sub.Generation, videov1alpha1.AnnotationConfirmResubmit)
 		})
@@ -486,7 +488,7 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statusTxn[T]) (s
 			// A call whose process died before its outcome was written was never counted: count
 			// it once, when it is found, so that the SubmissionUnknown alert sees it too.
 			kind := l.adapter.kind()
-			tx.after(func() { l.opts.Metrics.submitted(kind, "unknown") })
+			tx.After(func() { l.opts.Metrics.submitted(kind, "unknown") })
 		}
 		l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, l.adapter.describeRequest(obj), sub, l.submitBudget(), nil))
 	}
@@ -498,8 +500,8 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statusTxn[T]) (s
 // adopted is false, with stop false, when the service does not know the job for this key: the
 // caller goes on as if no callback had come. A recorded receipt (status.callback) is cleared only
 // with that definite answer or with the adoption, never on a passing failure.
-func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, tx *statusTxn[T], jobID string) (stop bool, res ctrl.Result, err error, adopted bool) {
-	obj := tx.obj
+func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, tx *statustxn.Txn[T], jobID string) (stop bool, res ctrl.Result, err error, adopted bool) {
+	obj := tx.Obj
 	st := l.adapter.jobStatus(obj)
 	sub := st.Submission
 	log := logf.FromContext(ctx)
@@ -528,7 +530,7 @@ func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, tx *statusTxn[T], 
 	// Its request carried the operator's callback URL: the callback came.
 	l.recordSubmitted(tx, jobID, true)
 	attempt := sub.AttemptID
-	tx.after(func() { l.settleBudget(ctx, obj, attempt) })
+	tx.After(func() { l.settleBudget(ctx, obj, attempt) })
 	st.Callback = nil
 	if ended := l.recordJob(ctx, tx, job); ended {
 		if err := l.chargeCompletion(ctx, tx, job); err != nil {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controller
+package statustxn
 
 import (
 	"context"
@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// statusTxn is one reconcile's change to one object's status. Decisions are made on obj in
+// Txn is one reconcile's change to one object's status. Decisions are made on obj in
 // memory; they reach the server only through commit, which is conditional on the
 // resourceVersion of the object they were based on. So a decision taken from a stale cache, or
 // by a process that lost the lease, never lands: the API server refuses it with a conflict.
@@ -36,88 +36,93 @@ import (
 // What a decision causes besides the status (events, metrics) is queued with after and happens
 // only once the decision is written, so a write that fails causes nothing and a decision that
 // is taken again is not counted twice.
-type statusTxn[T client.Object] struct {
+type Txn[T client.Object] struct {
 	client client.Client
 	// reader reads the object from the API server, uncached, to learn the outcome of a write
 	// whose answer was lost.
-	reader  client.Reader
-	adapter kindAdapter[T]
-	// obj is the object being decided on.
-	obj T
-	// base is the object as the server last had it, as far as this reconcile knows.
-	base T
+	reader client.Reader
+	// newObject and status are the kind's: an empty object, and the whole status of one.
+	newObject func() T
+	status    func(T) any
+	// Obj is the object being decided on.
+	Obj T
+	// Base is the object as the server last had it, as far as this reconcile knows.
+	Base T
 	// effects run once the status they follow from is written.
 	effects []func()
 	// aborted is set by a failed write: the decisions of this reconcile are void, and nothing
 	// more is written by it.
 	aborted bool
-	// answered is when the service's answer that ended the job arrived; written, when set, is
+	// Answered is when the service's answer that ended the job arrived; written, when set, is
 	// told how long the manager took from it to issuing the write, and how long the API server
 	// took to answer the write (DESIGN.md "Scale targets" measures them apart).
-	answered time.Time
-	written  func(sinceAnswer, write time.Duration)
-	// undecided is set when the reconcile ends before deciding anything about the current spec
+	Answered time.Time
+	Written  func(sinceAnswer, write time.Duration)
+	// Undecided is set when the reconcile ends before deciding anything about the current spec
 	// (it waits for a slot of the call budget, or comes back after a check of the service):
 	// observedGeneration must then not move, or kstatus and Argo CD would take an older Ready
 	// for the new spec.
-	undecided bool
-	// conflicted is set when a write was refused because the object changed since it was read.
-	conflicted bool
+	Undecided bool
+	// Conflicted is set when a write was refused because the object changed since it was read.
+	Conflicted bool
 	// failed run if a write fails (see onFail).
 	failed []func()
 }
 
-// errTxnAborted is returned by commit after an earlier write of the same reconcile failed.
-var errTxnAborted = errors.New("an earlier status write of this reconcile failed; its decisions were discarded")
+// ErrAborted is returned by commit after an earlier write of the same reconcile failed.
+var ErrAborted = errors.New("an earlier status write of this reconcile failed; its decisions were discarded")
 
-func newStatusTxn[T client.Object](c client.Client, reader client.Reader, adapter kindAdapter[T], obj T) *statusTxn[T] {
-	return &statusTxn[T]{client: c, reader: reader, adapter: adapter, obj: obj, base: obj.DeepCopyObject().(T)}
+// New begins the transaction of one reconcile on obj. c writes the status; reader (nil: none)
+// reads the object from the API server after a write whose answer was lost. newObject returns an
+// empty object of the kind, and status the whole status of one, to tell what changed.
+func New[T client.Object](c client.Client, reader client.Reader, obj T, newObject func() T, status func(T) any) *Txn[T] {
+	return &Txn[T]{client: c, reader: reader, newObject: newObject, status: status, Obj: obj, Base: obj.DeepCopyObject().(T)}
 }
 
-// after queues a side effect of the decision being made; it runs after the next successful
-// commit.
-func (t *statusTxn[T]) after(f func()) { t.effects = append(t.effects, f) }
+// After queues a side effect of the decision being made; it runs after the next successful
+// Commit.
+func (t *Txn[T]) After(f func()) { t.effects = append(t.effects, f) }
 
-// changed reports whether the status in memory differs from the server's.
-func (t *statusTxn[T]) changed() bool {
-	return !equality.Semantic.DeepEqual(t.adapter.status(t.base), t.adapter.status(t.obj))
+// Changed reports whether the status in memory differs from the server's.
+func (t *Txn[T]) Changed() bool {
+	return !equality.Semantic.DeepEqual(t.status(t.Base), t.status(t.Obj))
 }
 
-// commit writes the status, when it changed, with the base's resourceVersion as a precondition
+// Commit writes the status, when it changed, with the base's resourceVersion as a precondition
 // (a merge patch with an optimistic lock), then runs the queued effects. When the answer to the
 // write is lost (a timeout, a 5xx), a fresh read tells whether it landed. When the write did not
 // land, or that cannot be told, obj goes back to base, the effects are dropped and the
 // transaction is aborted: an unknown write outcome is never followed by a second, unconditional
 // write.
-func (t *statusTxn[T]) commit(ctx context.Context) error {
+func (t *Txn[T]) Commit(ctx context.Context) error {
 	if t.aborted {
-		return errTxnAborted
+		return ErrAborted
 	}
-	if t.changed() {
-		patch := client.MergeFromWithOptions(t.base, client.MergeFromWithOptimisticLock{})
+	if t.Changed() {
+		patch := client.MergeFromWithOptions(t.Base, client.MergeFromWithOptimisticLock{})
 		issued := time.Now()
-		err := t.client.Status().Patch(ctx, t.obj, patch)
-		if t.written != nil {
+		err := t.client.Status().Patch(ctx, t.Obj, patch)
+		if t.Written != nil {
 			var sinceAnswer time.Duration
-			if !t.answered.IsZero() {
-				sinceAnswer = issued.Sub(t.answered)
-				t.answered = time.Time{}
+			if !t.Answered.IsZero() {
+				sinceAnswer = issued.Sub(t.Answered)
+				t.Answered = time.Time{}
 			}
-			t.written(sinceAnswer, time.Since(issued))
+			t.Written(sinceAnswer, time.Since(issued))
 		}
 		if err != nil {
 			fresh, landed := t.landed(ctx, err)
 			if !landed {
-				t.conflicted = t.conflicted || apierrors.IsConflict(err)
-				t.abort()
+				t.Conflicted = t.Conflicted || apierrors.IsConflict(err)
+				t.Abort()
 				return err
 			}
 			// Only the resourceVersion is taken from the fresh read: the spec may have changed
 			// meanwhile, and the decisions of this reconcile belong to the spec they were
 			// taken for.
-			t.obj.SetResourceVersion(fresh.GetResourceVersion())
+			t.Obj.SetResourceVersion(fresh.GetResourceVersion())
 		}
-		t.base = t.obj.DeepCopyObject().(T)
+		t.Base = t.Obj.DeepCopyObject().(T)
 	}
 	effects := t.effects
 	t.effects = nil
@@ -129,17 +134,17 @@ func (t *statusTxn[T]) commit(ctx context.Context) error {
 
 // landed reads the object again after a write that failed without a clear refusal, and
 // reports whether the server holds exactly the status that was written (and returns it).
-func (t *statusTxn[T]) landed(ctx context.Context, writeErr error) (T, bool) {
+func (t *Txn[T]) landed(ctx context.Context, writeErr error) (T, bool) {
 	var zero T
 	if t.reader == nil || refusedWrite(writeErr) {
 		return zero, false
 	}
 	// Within the caller's own deadline: the submission budget must cover this read.
-	fresh := t.adapter.newObject()
-	if err := t.reader.Get(ctx, client.ObjectKeyFromObject(t.obj), fresh); err != nil {
+	fresh := t.newObject()
+	if err := t.reader.Get(ctx, client.ObjectKeyFromObject(t.Obj), fresh); err != nil {
 		return zero, false
 	}
-	return fresh, sameJSON(t.adapter.status(t.obj), t.adapter.status(fresh))
+	return fresh, sameJSON(t.status(t.Obj), t.status(fresh))
 }
 
 // sameJSON compares two values as the API server stores them: times in seconds, and free-form
@@ -165,9 +170,9 @@ func refusedWrite(err error) bool {
 		apierrors.IsRequestEntityTooLargeError(err)
 }
 
-// abort discards the decisions in memory and their effects.
-func (t *statusTxn[T]) abort() {
-	overwrite(t.obj, t.base)
+// Abort discards the decisions in memory and their effects.
+func (t *Txn[T]) Abort() {
+	overwrite(t.Obj, t.Base)
 	t.effects = nil
 	t.aborted = true
 	failed := t.failed
@@ -177,15 +182,15 @@ func (t *statusTxn[T]) abort() {
 	}
 }
 
-// onFail queues f to run if a write of this reconcile fails: what the failed decisions need
+// OnFail queues f to run if a write of this reconcile fails: what the failed decisions need
 // redone soon (a job read as ended is read again first).
-func (t *statusTxn[T]) onFail(f func()) { t.failed = append(t.failed, f) }
+func (t *Txn[T]) OnFail(f func()) { t.failed = append(t.failed, f) }
 
-// rebase starts the transaction again from a fresh read of the object: decisions made so far
+// Rebase starts the transaction again from a fresh read of the object: decisions made so far
 // are discarded, and later commits are conditional on the fresh resourceVersion.
-func (t *statusTxn[T]) rebase(fresh T) {
-	overwrite(t.obj, fresh)
-	t.base = fresh.DeepCopyObject().(T)
+func (t *Txn[T]) Rebase(fresh T) {
+	overwrite(t.Obj, fresh)
+	t.Base = fresh.DeepCopyObject().(T)
 	t.effects = nil
 	t.aborted = false
 }
@@ -195,3 +200,6 @@ func (t *statusTxn[T]) rebase(fresh T) {
 func overwrite[T client.Object](dst, src T) {
 	reflect.ValueOf(dst).Elem().Set(reflect.ValueOf(src.DeepCopyObject()).Elem())
 }
+
+// Aborted reports whether a write of this transaction failed: its decisions were discarded.
+func (t *Txn[T]) Aborted() bool { return t.aborted }

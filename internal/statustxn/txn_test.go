@@ -1,0 +1,82 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package statustxn
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// The status transaction: a failed write changes nothing, leaves obj as the server has it, and
+// drops the effects of the decisions it carried (issue 9, cases 1 and 13).
+func TestStatusTxnFailedWriteIsDiscarded(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := videov1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	vr := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(vr).WithStatusSubresource(vr).Build()
+	stale := &videov1alpha1.VideoRender{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(vr), stale); err != nil {
+		t.Fatal(err)
+	}
+	// Someone else writes first: stale is now stale.
+	fresh := stale.DeepCopy()
+	fresh.Status.Phase = videov1alpha1.PhaseInProgress
+	if err := c.Status().Update(context.Background(), fresh); err != nil {
+		t.Fatal(err)
+	}
+
+	tx := New(c, c, stale, func() *videov1alpha1.VideoRender { return &videov1alpha1.VideoRender{} },
+		func(o *videov1alpha1.VideoRender) any { return o.Status })
+	ran := 0
+	tx.Obj.Status.Submission = &videov1alpha1.Submission{Generation: 1, AttemptID: "never-sent"}
+	tx.After(func() { ran++ })
+	err := tx.Commit(context.Background())
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("commit on a stale object: %v, want a conflict", err)
+	}
+	if ran != 0 || !tx.Aborted() || tx.Obj.Status.Submission != nil {
+		t.Fatalf("after a failed write: effects ran %d, aborted %v, submission %+v", ran, tx.Aborted(), tx.Obj.Status.Submission)
+	}
+	if err := tx.Commit(context.Background()); !errors.Is(err, ErrAborted) {
+		t.Fatalf("a second commit of an aborted transaction: %v", err)
+	}
+	var server videov1alpha1.VideoRender
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(vr), &server); err != nil {
+		t.Fatal(err)
+	}
+	if server.Status.Submission != nil || server.Status.Phase != videov1alpha1.PhaseInProgress {
+		t.Fatalf("the server's status changed: %+v", server.Status)
+	}
+
+	tx.Rebase(&server)
+	tx.Obj.Status.Phase = videov1alpha1.PhaseCompleted
+	tx.After(func() { ran++ })
+	if err := tx.Commit(context.Background()); err != nil || ran != 1 {
+		t.Fatalf("commit after rebase: %v, effects ran %d", err, ran)
+	}
+}
