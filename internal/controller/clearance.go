@@ -21,6 +21,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/videoops/video-operator/internal/credentials"
+
 	"github.com/videoops/video-operator/internal/statustxn"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -135,9 +137,9 @@ func (l *lifecycle[T]) refresh(ctx context.Context, tx *statustxn.Txn[T], t *tar
 // describeRefreshFailure names a failed refresh without the API key (never in these errors)
 // and without details that change on every try.
 func describeRefreshFailure(err error) string {
-	var ce *credentialError
+	var ce *credentials.Error
 	if errors.As(err, &ce) {
-		return ce.message
+		return ce.Message
 	}
 	return "the service answered " + describeAnswer(err)
 }

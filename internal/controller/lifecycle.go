@@ -24,6 +24,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/videoops/video-operator/internal/credentials"
+
 	"github.com/videoops/video-operator/internal/statustxn"
 
 	"github.com/videoops/video-operator/internal/spendguard"
@@ -112,7 +114,7 @@ type lifecycle[T client.Object] struct {
 	client   client.Client
 	adapter  kindAdapter[T]
 	opts     Options
-	keys     *keyStore
+	keys     *credentials.Store
 	brands   *brandCache
 	memo     *attemptMemo
 	circuits *callgate.Circuits
@@ -428,9 +430,9 @@ func (l *lifecycle[T]) retryRequested(obj T) (string, bool) {
 const maxAnnotationValue = 253
 
 // apiClient returns a client for the object's API key and the key's fingerprint (to key
-// per-account caches). A key that cannot be read or used is a *credentialError.
+// per-account caches). A key that cannot be read or used is a *credentials.Error.
 func (l *lifecycle[T]) apiClient(ctx context.Context, obj T) (apiclient.Interface, string, error) {
-	key, err := l.keys.apiKey(ctx, obj.GetNamespace(), l.adapter.secretRef(obj))
+	key, err := l.keys.APIKey(ctx, obj.GetNamespace(), l.adapter.secretRef(obj))
 	if err != nil {
 		return nil, "", err
 	}
@@ -438,8 +440,8 @@ func (l *lifecycle[T]) apiClient(ctx context.Context, obj T) (apiclient.Interfac
 	if err != nil {
 		// The client refuses keys that cannot be sent in a header; the error never holds the key.
 		ref := l.adapter.secretRef(obj)
-		return nil, "", &credentialError{reason: videov1alpha1.ReasonUnauthorized,
-			message: fmt.Sprintf("The API key in key %q of Secret %q is not usable: %v", ref.Key, ref.Name, err)}
+		return nil, "", &credentials.Error{Reason: videov1alpha1.ReasonUnauthorized,
+			Message: fmt.Sprintf("The API key in key %q of Secret %q is not usable: %v", ref.Key, ref.Name, err)}
 	}
 	id := fingerprint(key)
 	return callgate.NewKeyedClient(api, id, l.budgets, l.circuits, l.backoff.Unit()*2),
@@ -456,9 +458,9 @@ func (l *lifecycle[T]) budgetKey(key types.NamespacedName) string {
 // finished video does not become Stalled because its Secret was removed.
 func (l *lifecycle[T]) serviceClient(ctx context.Context, tx *statustxn.Txn[T]) (api apiclient.Interface, keyID string, ok bool, err error) {
 	api, keyID, err = l.apiClient(ctx, tx.Obj)
-	var ce *credentialError
+	var ce *credentials.Error
 	if errors.As(err, &ce) {
-		l.stall(tx, ce.reason, ce.message)
+		l.stall(tx, ce.Reason, ce.Message)
 		return nil, "", false, nil
 	}
 	if err != nil {

@@ -24,6 +24,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/videoops/video-operator/internal/credentials"
+
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
 )
@@ -107,7 +109,7 @@ func TestConversions(t *testing.T) {
 	if got := truncate(s, 5); !utf8.ValidString(got) {
 		t.Errorf("truncate cut a rune: %q", got)
 	}
-	ref := secretRefOrDefault(nil)
+	ref := credentials.RefOrDefault(nil)
 	if ref.Name != videov1alpha1.DefaultAPIKeySecretName || ref.Key != videov1alpha1.DefaultAPIKeySecretKey {
 		t.Errorf("default secret ref = %+v", ref)
 	}

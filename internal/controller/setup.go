@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/videoops/video-operator/internal/credentials"
+
 	"github.com/videoops/video-operator/internal/spendguard"
 
 	"github.com/videoops/video-operator/internal/callback"
@@ -62,7 +64,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 		return nil, err
 	}
 	shared := &sharedState{
-		keys:     newKeyStore(c, opts.APIReader),
+		keys:     credentials.NewStore(c, opts.APIReader),
 		brands:   newBrandCache(opts.Clock, opts.BrandCacheTTL),
 		memo:     newAttemptMemo(opts.Clock),
 		circuits: callgate.NewCircuits(opts.Clock, opts.BackoffBase, opts.BackoffMax, opts.CallTimeout/5, opts.ServiceRate),
@@ -105,7 +107,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 // sharedState is what both reconcilers share: one key store, one brand cache and one memo of
 // submissions, so that a key or a brand list is read once for both kinds.
 type sharedState struct {
-	keys   *keyStore
+	keys   *credentials.Store
 	brands *brandCache
 	memo   *attemptMemo
 	// circuits pause the paid submissions of a key after an unknown outcome.
@@ -130,13 +132,13 @@ const callbackQueue = 4096
 // SetupWithManager registers the field indexes and both controllers.
 func (r *Reconcilers) SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) error {
 	idx := mgr.GetFieldIndexer()
-	if err := idx.IndexField(ctx, &videov1alpha1.VideoStoryboard{}, indexSecretName, func(o client.Object) []string {
-		return []string{secretRefOrDefault(o.(*videov1alpha1.VideoStoryboard).Spec.APIKeySecretRef).Name}
+	if err := idx.IndexField(ctx, &videov1alpha1.VideoStoryboard{}, credentials.IndexSecretName, func(o client.Object) []string {
+		return []string{credentials.RefOrDefault(o.(*videov1alpha1.VideoStoryboard).Spec.APIKeySecretRef).Name}
 	}); err != nil {
 		return fmt.Errorf("indexing VideoStoryboards by Secret: %w", err)
 	}
-	if err := idx.IndexField(ctx, &videov1alpha1.VideoRender{}, indexSecretName, func(o client.Object) []string {
-		return []string{secretRefOrDefault(o.(*videov1alpha1.VideoRender).Spec.APIKeySecretRef).Name}
+	if err := idx.IndexField(ctx, &videov1alpha1.VideoRender{}, credentials.IndexSecretName, func(o client.Object) []string {
+		return []string{credentials.RefOrDefault(o.(*videov1alpha1.VideoRender).Spec.APIKeySecretRef).Name}
 	}); err != nil {
 		return fmt.Errorf("indexing VideoRenders by Secret: %w", err)
 	}

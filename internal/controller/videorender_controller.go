@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/videoops/video-operator/internal/credentials"
+
 	"github.com/videoops/video-operator/internal/callback"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -69,7 +71,7 @@ func (renderAdapter) jobStatus(o *videov1alpha1.VideoRender) *videov1alpha1.JobS
 func (renderAdapter) status(o *videov1alpha1.VideoRender) any { return &o.Status }
 
 func (renderAdapter) secretRef(o *videov1alpha1.VideoRender) videov1alpha1.SecretKeyRef {
-	return secretRefOrDefault(o.Spec.APIKeySecretRef)
+	return credentials.RefOrDefault(o.Spec.APIKeySecretRef)
 }
 
 // resolve picks the render source. A storyboardRef renders the referenced VideoStoryboard only

@@ -22,6 +22,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/videoops/video-operator/internal/credentials"
+
 	"github.com/videoops/video-operator/internal/callback"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -66,7 +68,7 @@ func (storyboardAdapter) jobStatus(o *videov1alpha1.VideoStoryboard) *videov1alp
 func (storyboardAdapter) status(o *videov1alpha1.VideoStoryboard) any { return &o.Status }
 
 func (storyboardAdapter) secretRef(o *videov1alpha1.VideoStoryboard) videov1alpha1.SecretKeyRef {
-	return secretRefOrDefault(o.Spec.APIKeySecretRef)
+	return credentials.RefOrDefault(o.Spec.APIKeySecretRef)
 }
 
 // resolve: a preview of the spec's request, exactly as written (apiKeySecretRef is not part of it).
@@ -205,8 +207,8 @@ func (r *VideoStoryboardReconciler) SetupWithManager(mgr ctrl.Manager, concurren
 // key from it, through the index on apiKeySecretRef.name.
 func (l *lifecycle[T]) objectsUsingSecret(list client.ObjectList) handler.MapFunc {
 	return func(ctx context.Context, secret client.Object) []ctrl.Request {
-		l.keys.forget(objectKey(secret))
+		l.keys.Forget(objectKey(secret))
 		return listRequests(ctx, l.client, list.DeepCopyObject().(client.ObjectList),
-			client.InNamespace(secret.GetNamespace()), client.MatchingFields{indexSecretName: secret.GetName()})
+			client.InNamespace(secret.GetNamespace()), client.MatchingFields{credentials.IndexSecretName: secret.GetName()})
 	}
 }

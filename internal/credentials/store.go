@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controller
+package credentials
 
 import (
 	"context"
@@ -31,13 +31,13 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// indexSecretName indexes both kinds by the name of the Secret their API key comes from, so that
+// IndexSecretName indexes both kinds by the name of the Secret their API key comes from, so that
 // a change to a Secret wakes exactly the objects of its namespace that use it.
-const indexSecretName = ".spec.apiKeySecretRef.name" //nolint:gosec // a field index name, not a credential
+const IndexSecretName = ".spec.apiKeySecretRef.name" //nolint:gosec // a field index name, not a credential
 
-// secretRefOrDefault applies the documented defaults when apiKeySecretRef is omitted. The CRD
+// RefOrDefault applies the documented defaults when apiKeySecretRef is omitted. The CRD
 // defaults it too; this covers objects written before the default existed.
-func secretRefOrDefault(ref *videov1alpha1.SecretKeyRef) videov1alpha1.SecretKeyRef {
+func RefOrDefault(ref *videov1alpha1.SecretKeyRef) videov1alpha1.SecretKeyRef {
 	out := videov1alpha1.SecretKeyRef{Name: videov1alpha1.DefaultAPIKeySecretName, Key: videov1alpha1.DefaultAPIKeySecretKey}
 	if ref != nil {
 		if ref.Name != "" {
@@ -50,19 +50,20 @@ func secretRefOrDefault(ref *videov1alpha1.SecretKeyRef) videov1alpha1.SecretKey
 	return out
 }
 
-// credentialError says why no API key could be read; its reason goes into the Stalled condition.
-type credentialError struct {
-	reason  videov1alpha1.ConditionReason
-	message string
+// Error says why no API key could be read; its reason goes into the Stalled condition.
+type Error struct {
+	// Reason goes into the Stalled condition.
+	Reason  videov1alpha1.ConditionReason
+	Message string
 }
 
-func (e *credentialError) Error() string { return e.message }
+func (e *Error) Error() string { return e.Message }
 
-// keyStore reads API keys from Secrets. The manager caches only the metadata of Secrets (a
+// Store reads API keys from Secrets. The manager caches only the metadata of Secrets (a
 // metadata-only watch); the data is read straight from the API server, and only when the
 // Secret's resourceVersion changed, so the key is neither held for every Secret of the cluster
 // nor read on every poll.
-type keyStore struct {
+type Store struct {
 	cache  client.Reader // the manager's cache: Secret metadata only
 	reader client.Reader // the API server, uncached
 
@@ -75,19 +76,19 @@ type cachedKey struct {
 	data            map[string]string // only the keys that were asked for
 }
 
-func newKeyStore(cache, reader client.Reader) *keyStore {
-	return &keyStore{cache: cache, reader: reader, keys: map[types.NamespacedName]cachedKey{}}
+func NewStore(cache, reader client.Reader) *Store {
+	return &Store{cache: cache, reader: reader, keys: map[types.NamespacedName]cachedKey{}}
 }
 
-// apiKey returns the trimmed API key named by ref in namespace, or a *credentialError.
-func (s *keyStore) apiKey(ctx context.Context, namespace string, ref videov1alpha1.SecretKeyRef) (string, error) {
+// APIKey returns the trimmed API key named by ref in namespace, or a *Error.
+func (s *Store) APIKey(ctx context.Context, namespace string, ref videov1alpha1.SecretKeyRef) (string, error) {
 	nn := types.NamespacedName{Namespace: namespace, Name: ref.Name}
 	meta := &metav1.PartialObjectMetadata{}
 	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	if err := s.cache.Get(ctx, nn, meta); err != nil {
 		if apierrors.IsNotFound(err) {
-			return "", &credentialError{reason: videov1alpha1.ReasonSecretNotFound,
-				message: fmt.Sprintf("Secret %q with the API key was not found in namespace %q", ref.Name, namespace)}
+			return "", &Error{Reason: videov1alpha1.ReasonSecretNotFound,
+				Message: fmt.Sprintf("Secret %q with the API key was not found in namespace %q", ref.Name, namespace)}
 		}
 		return "", fmt.Errorf("reading metadata of Secret %s: %w", nn, err)
 	}
@@ -104,8 +105,8 @@ func (s *keyStore) apiKey(ctx context.Context, namespace string, ref videov1alph
 	var secret corev1.Secret
 	if err := s.reader.Get(ctx, nn, &secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			return "", &credentialError{reason: videov1alpha1.ReasonSecretNotFound,
-				message: fmt.Sprintf("Secret %q with the API key was not found in namespace %q", ref.Name, namespace)}
+			return "", &Error{Reason: videov1alpha1.ReasonSecretNotFound,
+				Message: fmt.Sprintf("Secret %q with the API key was not found in namespace %q", ref.Name, namespace)}
 		}
 		return "", fmt.Errorf("reading Secret %s: %w", nn, err)
 	}
@@ -124,14 +125,14 @@ func (s *keyStore) apiKey(ctx context.Context, namespace string, ref videov1alph
 	s.mu.Unlock()
 
 	if !found {
-		return "", &credentialError{reason: videov1alpha1.ReasonSecretKeyMissing,
-			message: fmt.Sprintf("Secret %q in namespace %q has no key %q", ref.Name, namespace, ref.Key)}
+		return "", &Error{Reason: videov1alpha1.ReasonSecretKeyMissing,
+			Message: fmt.Sprintf("Secret %q in namespace %q has no key %q", ref.Name, namespace, ref.Key)}
 	}
 	return checkKey(value, ref, namespace)
 }
 
-// forget drops what is known of a Secret, for example when it is deleted.
-func (s *keyStore) forget(nn types.NamespacedName) {
+// Forget drops what is known of a Secret, for example when it is deleted.
+func (s *Store) Forget(nn types.NamespacedName) {
 	s.mu.Lock()
 	delete(s.keys, nn)
 	s.mu.Unlock()
@@ -139,8 +140,8 @@ func (s *keyStore) forget(nn types.NamespacedName) {
 
 func checkKey(v string, ref videov1alpha1.SecretKeyRef, namespace string) (string, error) {
 	if v == "" {
-		return "", &credentialError{reason: videov1alpha1.ReasonSecretKeyMissing,
-			message: fmt.Sprintf("key %q of Secret %q in namespace %q is empty", ref.Key, ref.Name, namespace)}
+		return "", &Error{Reason: videov1alpha1.ReasonSecretKeyMissing,
+			Message: fmt.Sprintf("key %q of Secret %q in namespace %q is empty", ref.Key, ref.Name, namespace)}
 	}
 	return v, nil
 }
