@@ -21,8 +21,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/videoops/video-operator/internal/boundedset"
 
 	"github.com/videoops/video-operator/internal/credentials"
 
@@ -122,11 +123,11 @@ type lifecycle[T client.Object] struct {
 	backoff  *callgate.Backoff
 	// stale are the objects whose last write was refused as a conflict: read from the API server
 	// next time, not the cache.
-	stale staleSet
+	stale *boundedset.Set[types.NamespacedName]
 	// guard reserves room in the namespace's VideoBudget before a paid submission.
 	guard *spendguard.Guard
 	// checked are the requests that passed the pre-submit check (presubmit.go).
-	checked checkedRequests
+	checked *boundedset.Set[string]
 
 	// callbacks is nil unless the manager has a public callback URL; wake then receives the
 	// objects callbacks are about.
@@ -147,6 +148,9 @@ func newLifecycle[T client.Object](c client.Client, adapter kindAdapter[T], opts
 		budgets:  shared.budgets,
 		backoff:  callgate.NewBackoff(opts.BackoffBase, opts.BackoffMax),
 		guard:    shared.guard,
+		// Forgetting an entry costs at most one write refused as a conflict, which marks it again.
+		stale:   boundedset.New[types.NamespacedName](100_000),
+		checked: boundedset.New[string](maxChecked),
 
 		callbacks:    shared.callbacks,
 		callbackPoll: shared.callbackPoll,
@@ -159,12 +163,12 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	// After a write refused as a conflict the cache is behind the server: deciding again from it
 	// would only be refused again, each refusal one more write for a busy API server.
 	var reader client.Reader = l.client
-	if l.stale.take(req.NamespacedName) {
+	if l.stale.Take(req.NamespacedName) {
 		reader = l.opts.APIReader
 	}
 	if err := reader.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			l.stale.take(req.NamespacedName)
+			l.stale.Take(req.NamespacedName)
 			l.opts.Metrics.forget(l.adapter.kind(), req.NamespacedName)
 			l.backoff.Reset(req.NamespacedName)
 			l.budgets.Done("", l.budgetKey(req.NamespacedName))
@@ -181,7 +185,7 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	tx.Written = l.opts.Metrics.statusWritten
 	defer func() {
 		if tx.Conflicted {
-			l.stale.mark(req.NamespacedName)
+			l.stale.Add(req.NamespacedName, l.opts.Clock.Now())
 		}
 	}()
 	result, err := l.advance(ctx, tx)
@@ -222,30 +226,6 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	l.opts.Metrics.observePhase(l.adapter.kind(), req.NamespacedName, written.Phase)
 	l.opts.Metrics.observeSubmission(l.adapter.kind(), req.NamespacedName, written.Submission)
 	return result, err
-}
-
-// staleSet is a set of objects, safe for concurrent use. Entries leave it when taken or when the
-// object is gone.
-type staleSet struct {
-	mu  sync.Mutex
-	set map[types.NamespacedName]struct{}
-}
-
-func (s *staleSet) mark(nn types.NamespacedName) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.set == nil {
-		s.set = map[types.NamespacedName]struct{}{}
-	}
-	s.set[nn] = struct{}{}
-}
-
-func (s *staleSet) take(nn types.NamespacedName) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.set[nn]
-	delete(s.set, nn)
-	return ok
 }
 
 // later ends a reconcile that decided nothing: it comes back after d.

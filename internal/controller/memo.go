@@ -20,6 +20,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/videoops/video-operator/internal/boundedset"
+
 	"github.com/videoops/video-operator/internal/callback"
 
 	"k8s.io/utils/clock"
@@ -38,11 +40,11 @@ type attemptMemo struct {
 	clock clock.PassiveClock
 
 	mu        sync.Mutex
-	jobs      map[string]memoEntry // by attempt id
-	noJob     map[string]time.Time // attempt ids that certainly created no job: never sent, or refused
-	noRefresh map[string]time.Time // job ids whose clearance refresh gave up
-	reads     map[string]jobReads  // by job id: when the job was last read, for clearance reads
-	woken     map[string]wakeEntry // job ids a callback said ended: their next read goes first
+	jobs      map[string]memoEntry    // by attempt id
+	noJob     *boundedset.Set[string] // attempt ids that certainly created no job: never sent, or refused
+	noRefresh *boundedset.Set[string] // job ids whose clearance refresh gave up
+	reads     map[string]jobReads     // by job id: when the job was last read, for clearance reads
+	woken     map[string]wakeEntry    // job ids a callback said ended: their next read goes first
 	// sweptAt is when expired entries were last dropped: at most once a minute, not on every
 	// call, since the maps hold one entry per job.
 	sweptAt time.Time
@@ -66,8 +68,8 @@ type memoEntry struct {
 }
 
 func newAttemptMemo(c clock.PassiveClock) *attemptMemo {
-	return &attemptMemo{clock: c, jobs: map[string]memoEntry{}, noJob: map[string]time.Time{},
-		noRefresh: map[string]time.Time{}, reads: map[string]jobReads{}, woken: map[string]wakeEntry{}}
+	return &attemptMemo{clock: c, jobs: map[string]memoEntry{}, noJob: boundedset.New[string](0),
+		noRefresh: boundedset.New[string](0), reads: map[string]jobReads{}, woken: map[string]wakeEntry{}}
 }
 
 func (m *attemptMemo) remember(attemptID, jobID string, callsBack bool) {
@@ -180,17 +182,12 @@ func (m *attemptMemo) settleNoJob(attemptID string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock.Now()
-	m.noJob[attemptID] = now
+	m.noJob.Add(attemptID, now)
 	m.expireLocked(now)
 }
 
 // createdNoJob reports an attempt recorded by settleNoJob.
-func (m *attemptMemo) createdNoJob(attemptID string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, ok := m.noJob[attemptID]
-	return ok
-}
+func (m *attemptMemo) createdNoJob(attemptID string) bool { return m.noJob.Has(attemptID) }
 
 // jobRead records a successful read of a job.
 func (m *attemptMemo) jobRead(jobID string) {
@@ -230,16 +227,11 @@ func (m *attemptMemo) giveUpRefresh(jobID string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock.Now()
-	m.noRefresh[jobID] = now
+	m.noRefresh.Add(jobID, now)
 	m.expireLocked(now)
 }
 
-func (m *attemptMemo) refreshGaveUp(jobID string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, ok := m.noRefresh[jobID]
-	return ok
-}
+func (m *attemptMemo) refreshGaveUp(jobID string) bool { return m.noRefresh.Has(jobID) }
 
 func (m *attemptMemo) expireLocked(now time.Time) {
 	if now.Sub(m.sweptAt) < time.Minute {
@@ -251,11 +243,7 @@ func (m *attemptMemo) expireLocked(now time.Time) {
 			delete(m.jobs, k)
 		}
 	}
-	for k, at := range m.noJob {
-		if now.Sub(at) > attemptMemoTTL {
-			delete(m.noJob, k)
-		}
-	}
+	m.noJob.Expire(now.Add(-attemptMemoTTL))
 	// A job that expected a callback, or was read, a day ago has long ended; forget it.
 	for k, r := range m.reads {
 		if now.Sub(r.last) > 24*time.Hour {
@@ -264,11 +252,7 @@ func (m *attemptMemo) expireLocked(now time.Time) {
 	}
 	// A refresh given up a day ago may be tried once more; a wake-up nobody took is for an
 	// object that is gone.
-	for k, at := range m.noRefresh {
-		if now.Sub(at) > 24*time.Hour {
-			delete(m.noRefresh, k)
-		}
-	}
+	m.noRefresh.Expire(now.Add(-24 * time.Hour))
 	for k, e := range m.woken {
 		if now.Sub(e.at) > 24*time.Hour {
 			delete(m.woken, k)

@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/videoops/video-operator/internal/statustxn"
 
@@ -84,7 +83,7 @@ func (l *lifecycle[T]) checkBeforeSubmit(ctx context.Context, tx *statustxn.Txn[
 		return true, nil
 	}
 	key := checkedKey(tx.Obj, t)
-	if l.checked.has(key) {
+	if l.checked.Has(key) {
 		return true, nil
 	}
 	errs, err := presubmitErrors(ctx, req, requestPath(t))
@@ -92,7 +91,7 @@ func (l *lifecycle[T]) checkBeforeSubmit(ctx context.Context, tx *statustxn.Txn[
 		return false, err
 	}
 	if len(errs) == 0 {
-		l.checked.add(key)
+		l.checked.Add(key, l.opts.Clock.Now())
 		return true, nil
 	}
 	obj := tx.Obj
@@ -110,16 +109,11 @@ func (l *lifecycle[T]) checkBeforeSubmit(ctx context.Context, tx *statustxn.Txn[
 	return false, nil
 }
 
-// checkedRequests remembers which requests passed the pre-submit check, so that a submission
-// waiting for the call budget or the circuit, requeued many times, is checked once: the check of
-// a 1.5 MiB transcript takes about half a second. A request is named by the object (or, for a
-// storyboardRef render, the VideoStoryboard) it comes from and its generation, which changes
-// with every edit of the spec. It is forgotten wholesale when it grows past maxChecked.
-type checkedRequests struct {
-	mu   sync.Mutex
-	keys map[string]struct{}
-}
-
+// checked (lifecycle.checked) remembers which requests passed the pre-submit check, so that a
+// submission waiting for the call budget or the circuit, requeued many times, is checked once:
+// the check of a 1.5 MiB transcript takes about half a second. A request is named by the object
+// (or, for a storyboardRef render, the VideoStoryboard) it comes from and its generation, which
+// changes with every edit of the spec. It is forgotten wholesale when it grows past maxChecked.
 const maxChecked = 50_000
 
 func checkedKey(obj client.Object, t *target) string {
@@ -127,20 +121,4 @@ func checkedKey(obj client.Object, t *target) string {
 		return fmt.Sprintf("%s/%d", t.sourceUID, t.sourceGeneration)
 	}
 	return fmt.Sprintf("%s/%d", obj.GetUID(), obj.GetGeneration())
-}
-
-func (c *checkedRequests) has(key string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.keys[key]
-	return ok
-}
-
-func (c *checkedRequests) add(key string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.keys == nil || len(c.keys) >= maxChecked {
-		c.keys = map[string]struct{}{}
-	}
-	c.keys[key] = struct{}{}
 }

@@ -19,6 +19,9 @@ package controller
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/videoops/video-operator/internal/boundedset"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
@@ -162,26 +165,27 @@ func TestPresubmitPathAndMessage(t *testing.T) {
 func TestCheckedRequestsAreNamedByGeneration(t *testing.T) {
 	vr := &videov1alpha1.VideoRender{}
 	vr.UID, vr.Generation = "u-1", 3
-	var c checkedRequests
+	c := boundedset.New[string](maxChecked)
+	now := time.Now()
 	inline := checkedKey(vr, &target{})
-	c.add(inline)
-	if !c.has(inline) {
+	c.Add(inline, now)
+	if !c.Has(inline) {
 		t.Fatal("a request that passed is remembered")
 	}
 	vr.Generation = 4
-	if c.has(checkedKey(vr, &target{})) {
+	if c.Has(checkedKey(vr, &target{})) {
 		t.Error("an edited spec (a new generation) is checked again")
 	}
-	if c.has(checkedKey(vr, &target{sourceUID: "u-1", sourceGeneration: 3})) != c.has(inline) {
+	if c.Has(checkedKey(vr, &target{sourceUID: "u-1", sourceGeneration: 3})) != c.Has(inline) {
 		t.Error("a storyboardRef render is named by its VideoStoryboard's uid and generation")
 	}
-	if c.has(checkedKey(vr, &target{sourceUID: "vsb-9", sourceGeneration: 3})) {
+	if c.Has(checkedKey(vr, &target{sourceUID: "vsb-9", sourceGeneration: 3})) {
 		t.Error("another VideoStoryboard's request is not the same request")
 	}
 	for i := range maxChecked {
-		c.add(string(rune(i)) + "/x")
+		c.Add(string(rune(i))+"/x", now)
 	}
-	if c.has(inline) || len(c.keys) > maxChecked {
-		t.Errorf("the memory is bounded: %d entries", len(c.keys))
+	if c.Has(inline) || c.Len() > maxChecked {
+		t.Errorf("the memory is bounded: %d entries", c.Len())
 	}
 }
