@@ -157,16 +157,30 @@ func newLifecycle[T client.Object](c client.Client, adapter kindAdapter[T], opts
 	}
 }
 
+// read reads the object for a reconcile: from the cache, or from the API server when the
+// object is marked stale. The stale set is the one way to ask for a fresh read at the next
+// reconcile (after a write refused as a conflict, or a cache seen behind the server); readFresh
+// is the one way to read fresh now. Deciding again from a cache that is behind would only be
+// refused again, each refusal one more write for a busy API server.
+func (l *lifecycle[T]) read(ctx context.Context, key types.NamespacedName) (T, error) {
+	if l.stale.Take(key) {
+		return l.readFresh(ctx, key)
+	}
+	obj := l.adapter.newObject()
+	return obj, l.client.Get(ctx, key, obj)
+}
+
+// readFresh reads the object from the API server, uncached: for decisions that must not be taken
+// on what the cache shows (an unknown outcome, a job id to write again).
+func (l *lifecycle[T]) readFresh(ctx context.Context, key types.NamespacedName) (T, error) {
+	obj := l.adapter.newObject()
+	return obj, l.opts.APIReader.Get(ctx, key, obj)
+}
+
 // Reconcile is the whole reconcile of one object of either kind.
 func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	obj := l.adapter.newObject()
-	// After a write refused as a conflict the cache is behind the server: deciding again from it
-	// would only be refused again, each refusal one more write for a busy API server.
-	var reader client.Reader = l.client
-	if l.stale.Take(req.NamespacedName) {
-		reader = l.opts.APIReader
-	}
-	if err := reader.Get(ctx, req.NamespacedName, obj); err != nil {
+	obj, err := l.read(ctx, req.NamespacedName)
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			l.stale.Take(req.NamespacedName)
 			l.opts.Metrics.forget(l.adapter.kind(), req.NamespacedName)

@@ -223,9 +223,8 @@ func (l *lifecycle[T]) writeJobID(ctx context.Context, tx *statustxn.Txn[T], att
 				return errors.Join(err, ctx.Err())
 			case <-time.After(pause):
 			}
-			fresh := l.adapter.newObject()
 			rctx, cancel := context.WithTimeout(ctx, WriteTimeout)
-			gerr := l.opts.APIReader.Get(rctx, objectKey(tx.Obj), fresh)
+			fresh, gerr := l.readFresh(rctx, objectKey(tx.Obj))
 			cancel()
 			if gerr != nil {
 				err = errors.Join(err, gerr)
@@ -466,8 +465,8 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statustxn.Txn[T]
 
 	// Refuse to guess, but only from a fresh read: the cache may not have the job-id write of
 	// another process (an old leader finishing its reconcile) yet.
-	fresh := l.adapter.newObject()
-	if err := l.opts.APIReader.Get(ctx, objectKey(obj), fresh); err != nil {
+	fresh, err := l.readFresh(ctx, objectKey(obj))
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return true, ctrl.Result{}, nil
 		}
@@ -476,6 +475,7 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statustxn.Txn[T]
 	}
 	if fresh.GetResourceVersion() != obj.GetResourceVersion() {
 		log.V(1).Info("The cache is behind the API server; reconciling again from a fresh read", "attempt", sub.AttemptID)
+		l.stale.Add(objectKey(obj), l.opts.Clock.Now())
 		return true, ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
 	}
 	st.Phase = videov1alpha1.PhaseFailed
