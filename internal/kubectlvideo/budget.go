@@ -19,10 +19,12 @@ package kubectlvideo
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -58,11 +60,11 @@ func BudgetStatus(ctx context.Context, env *Env, name string) error {
 	p.field("Seconds", usage(st.Used.RenderSeconds, 0, vb.Spec.MaxRenderSeconds))
 	credits := "0"
 	if st.Used.AICredits != nil {
-		credits = st.Used.AICredits.String()
+		credits = decimal(st.Used.AICredits)
 	}
 	limit := "no limit"
 	if vb.Spec.MaxAICredits != nil {
-		limit = "of " + vb.Spec.MaxAICredits.String()
+		limit = "of " + decimal(vb.Spec.MaxAICredits)
 	}
 	p.field("AI credits", credits+" used, "+limit)
 	p.field("Previews", usage(st.Used.Previews, st.Reserved.Previews, vb.Spec.MaxPreviews))
@@ -90,6 +92,11 @@ func budgetPeriod(vb *videov1alpha1.VideoBudget, now time.Time) string {
 		s += fmt.Sprintf("; %s from the next period", vb.Spec.Period)
 	}
 	return s
+}
+
+// decimal shows credits as people write them: 12.5, not the API's canonical 12500m.
+func decimal(q *resource.Quantity) string {
+	return strconv.FormatFloat(q.AsApproximateFloat64(), 'f', -1, 64)
 }
 
 // usage is "3 used, 1 reserved, of 10".
