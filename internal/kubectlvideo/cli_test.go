@@ -32,14 +32,14 @@ import (
 
 // runOffline runs the plugin with a kubeconfig that does not exist: the commands that need no
 // cluster (version, completion, help) must work before any cluster is configured.
-func runOffline(t *testing.T, args ...string) (string, string, error) {
+func runOffline(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "no-such-kubeconfig"))
-	var out, errOut bytes.Buffer
-	cmd := NewCommand(strings.NewReader(""), &out, &errOut, Overrides{})
+	var out bytes.Buffer
+	cmd := NewCommand(strings.NewReader(""), &out, &out, Overrides{})
 	cmd.SetArgs(args)
 	err := cmd.Execute()
-	return out.String(), errOut.String(), err
+	return out.String(), err
 }
 
 // Usage lines read as what the user types: kubectl runs the plugin as `kubectl video`.
@@ -59,7 +59,7 @@ func TestUsageLinesSayKubectlVideo(t *testing.T) {
 	}
 	walk(root)
 	for _, args := range [][]string{{"--help"}, {"status", "--help"}, {"retry", "--help"}} {
-		out, _, err := runOffline(t, args...)
+		out, err := runOffline(t, args...)
 		if err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
@@ -78,7 +78,7 @@ func TestVersion(t *testing.T) {
 	version.Version = "v9.8.7-test"
 
 	for _, args := range [][]string{{"version"}, {"version", "--client"}} {
-		out, _, err := runOffline(t, args...)
+		out, err := runOffline(t, args...)
 		if err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
@@ -94,7 +94,7 @@ func TestVersion(t *testing.T) {
 		} `json:"clientVersion"`
 	}
 	for _, format := range []string{"json", "yaml"} {
-		out, _, err := runOffline(t, "version", "--client", "-o", format)
+		out, err := runOffline(t, "version", "--client", "-o", format)
 		if err != nil {
 			t.Fatalf("-o %s: %v", format, err)
 		}
@@ -111,7 +111,7 @@ func TestVersion(t *testing.T) {
 			t.Errorf("-o %s: %+v", format, got)
 		}
 	}
-	if _, _, err := runOffline(t, "version", "-o", "xml"); err == nil || !strings.Contains(err.Error(), `"xml"`) {
+	if _, err := runOffline(t, "version", "-o", "xml"); err == nil || !strings.Contains(err.Error(), `"xml"`) {
 		t.Errorf("-o xml: %v, want an error naming the format", err)
 	}
 }
@@ -124,7 +124,7 @@ func TestCompletionScripts(t *testing.T) {
 		"fish":       "complete -c kubectl-video",
 		"powershell": "Register-ArgumentCompleter",
 	} {
-		out, _, err := runOffline(t, "completion", shell)
+		out, err := runOffline(t, "completion", shell)
 		if err != nil {
 			t.Fatalf("completion %s: %v", shell, err)
 		}
@@ -133,7 +133,7 @@ func TestCompletionScripts(t *testing.T) {
 		}
 	}
 	// Subcommand names complete without a cluster.
-	out, _, err := runOffline(t, "__complete", "st")
+	out, err := runOffline(t, "__complete", "st")
 	if err != nil {
 		t.Fatal(err)
 	}
