@@ -147,8 +147,9 @@ build: manifests generate fmt vet ## Build the manager binary the way the image 
 	VERSION=$(VERSION) hack/build-manager.sh
 
 .PHONY: install-plugin
-install-plugin: | $(LOCALBIN) ## Build the kubectl plugin into bin/kubectl-video: with bin/ on the PATH, run kubectl video --help.
-	go build -trimpath -ldflags "-s -w" -o $(LOCALBIN)/kubectl-video ./cmd/kubectl-video
+install-plugin: | $(LOCALBIN) ## Build the kubectl plugin into bin/kubectl-video, with bin/kubectl_complete-video for kubectl's completion: with bin/ on the PATH, run kubectl video --help.
+	go build -trimpath -ldflags "-s -w -X github.com/videoops/video-operator/internal/version.Version=$(VERSION)" -o $(LOCALBIN)/kubectl-video ./cmd/kubectl-video
+	install -m 0755 hack/kubectl_complete-video $(LOCALBIN)/kubectl_complete-video
 
 .PHONY: plugin-screenshot
 plugin-screenshot: envtest-assets ## Refresh docs/images/kubectl-video-preview.png from the plugin's headless-Chromium test.

@@ -32,25 +32,40 @@ import (
 )
 
 func newRetryCommand(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "retry KIND/NAME",
+	var o RetryOptions
+	cmd := &cobra.Command{
+		Use:   "retry KIND/NAME [--force]",
 		Short: "Ask for a new job for the current spec after a failed or refused one (" + videov1alpha1.AnnotationRetry + ")",
+		Long: "Ask for a new job for the current spec after a failed or refused one (" + videov1alpha1.AnnotationRetry + ").\n" +
+			"A failure the spec itself causes (an unknown voice, a request the service refused) would fail again\n" +
+			"the same way, and a new job is paid for: retry refuses it unless --force. Change the spec instead;\n" +
+			"a changed spec is submitted without a retry.",
 		Example: "  kubectl video retry vr/meet-video-operator\n" +
-			"  kubectl video retry vsb/meet-video-operator -n videos",
+			"  kubectl video retry vsb/meet-video-operator -n videos\n" +
+			"  kubectl video retry vr/meet-video-operator --force   # the voice was added to the library since",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := ParseTarget(args)
+			t, err := parseJobTarget(args, "retry")
 			if err != nil {
 				return err
 			}
-			return Retry(cmd.Context(), env, t)
+			return Retry(cmd.Context(), env, t, o)
 		},
 	}
+	cmd.Flags().BoolVar(&o.Force, "force", false, "retry even a failure the same spec would cause again (it may pay again for it)")
+	return cmd
+}
+
+// RetryOptions are the flags of retry.
+type RetryOptions struct {
+	// Force retries a failure that the spec causes, which would otherwise be refused.
+	Force bool
 }
 
 // Retry sets the retry annotation to a new value, on an object that failed: on one that is
-// running or completed it would ask for a second, paid job.
-func Retry(ctx context.Context, env *Env, t Target) error {
+// running or completed it would ask for a second, paid job, and on one whose spec caused the
+// failure a job that fails again.
+func Retry(ctx context.Context, env *Env, t Target, o RetryOptions) error {
 	obj, err := get(ctx, env.Client, env.Namespace, t)
 	if err != nil {
 		return err
@@ -59,21 +74,25 @@ func Retry(ctx context.Context, env *Env, t Target) error {
 	stalled := meta.FindStatusCondition(st.Conditions, string(videov1alpha1.ConditionStalled))
 	switch {
 	case isStalledWith(st, videov1alpha1.ReasonSubmissionUnknown):
-		return fmt.Errorf("%s has a submission whose outcome is unknown (attempt %s): a retry does not resolve it; use kubectl video confirm-resubmit %s",
-			t, submissionAttempt(st), t)
+		return fmt.Errorf("%s has a submission whose outcome is unknown (attempt %s): a retry does not resolve it; use %s",
+			t, submissionAttempt(st), hint("confirm-resubmit", t, obj.GetNamespace()))
 	case st.Phase != videov1alpha1.PhaseFailed && (stalled == nil || stalled.Status != metav1.ConditionTrue):
 		return fmt.Errorf("%s has not failed (phase %s, reason %s): nothing to retry", t, orDash(string(st.Phase)), orDash(headlineReason(st)))
 	case stalled != nil && stalled.Status == metav1.ConditionTrue && resumesByItself[videov1alpha1.ConditionReason(stalled.Reason)]:
 		return fmt.Errorf("%s is stalled on %s, which a retry does not fix: %s; the controller resumes by itself once it is fixed",
 			t, stalled.Reason, oneLine(stalled.Message))
 	}
+	if why, again := failsAgain(st); again && !o.Force {
+		return fmt.Errorf("%s: %s. Change the spec (a changed spec is submitted without a retry), "+
+			"or, if what was missing has been fixed outside the spec since, retry with --force", t, why)
+	}
 	// A timestamp differs from every value handled before, and says when it was asked for.
 	value := env.Now().UTC().Format(time.RFC3339Nano)
 	if err := annotate(ctx, env, obj, videov1alpha1.AnnotationRetry, value); err != nil {
 		return err
 	}
-	_, _ = fmt.Fprintf(env.Out, "Asked for a retry of %s (generation %d): %s=%s\nThe controller submits a new, paid job. Follow it with: kubectl video status %s\n",
-		t, obj.GetGeneration(), videov1alpha1.AnnotationRetry, value, t)
+	_, _ = fmt.Fprintf(env.Out, "Asked for a retry of %s (generation %d): %s=%s\nThe controller submits a new, paid job. Follow it with: %s\n",
+		t, obj.GetGeneration(), videov1alpha1.AnnotationRetry, value, hint("status", t, obj.GetNamespace()))
 	return nil
 }
 
@@ -100,7 +119,7 @@ func newConfirmResubmitCommand(env *Env) *cobra.Command {
 			"  kubectl video confirm-resubmit vr/meet-video-operator --yes",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := ParseTarget(args)
+			t, err := parseJobTarget(args, "confirm-resubmit")
 			if err != nil {
 				return err
 			}
@@ -144,8 +163,8 @@ func ConfirmResubmit(ctx context.Context, env *Env, t Target, o ConfirmOptions) 
 	if err := annotate(ctx, env, obj, videov1alpha1.AnnotationConfirmResubmit, sub.AttemptID); err != nil {
 		return err
 	}
-	_, _ = fmt.Fprintf(env.Out, "Confirmed: %s=%s on %s. The controller submits again. Follow it with: kubectl video status %s\n",
-		videov1alpha1.AnnotationConfirmResubmit, sub.AttemptID, t, t)
+	_, _ = fmt.Fprintf(env.Out, "Confirmed: %s=%s on %s. The controller submits again. Follow it with: %s\n",
+		videov1alpha1.AnnotationConfirmResubmit, sub.AttemptID, t, hint("status", t, obj.GetNamespace()))
 	return nil
 }
 

@@ -141,4 +141,19 @@ var _ = Describe("the kubectl-video binary", Ordered, func() {
 		Expect(out).To(ContainSubstring(`Storyboard ` + liveNS + `/from-binary: "From the binary"`))
 		Expect(out).To(ContainSubstring("Scene 3"))
 	})
+
+	It("completes `kubectl video` through kubectl_complete-video on the PATH, as make install-plugin installs it", func() {
+		script, err := os.ReadFile(filepath.Join("..", "..", "hack", "kubectl_complete-video"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(filepath.Join(filepath.Dir(bin), "kubectl_complete-video"), script, 0o755)).To(Succeed()) //nolint:gosec // an executable
+		path := "PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH")
+		out, _, err := run([]string{path}, kubectl, "__complete", "video", "--kubeconfig", kubeconfig, "-n", liveNS, "status", "vsb/from-")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.Split(out, "\n")).To(ContainElement("vsb/from-binary"))
+		Expect(out).NotTo(ContainSubstring("vr/"), "only the kind typed")
+
+		out, _, err = run([]string{path}, kubectl, "__complete", "video", "st")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring("status"))
+	})
 })

@@ -31,19 +31,24 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// Kind is one of the two kinds the plugin works with.
+// Kind is one of the kinds the plugin works with.
 type Kind string
 
 // The kinds, spelled as in their manifests.
 const (
 	KindStoryboard Kind = "VideoStoryboard"
 	KindRender     Kind = "VideoRender"
+	// KindBudget has no job: status shows it, the commands that act on a job refuse it.
+	KindBudget Kind = "VideoBudget"
 )
 
 // short is the kind's short name, as kubectl get accepts it.
 func (k Kind) short() string {
-	if k == KindStoryboard {
+	switch k {
+	case KindStoryboard:
 		return "vsb"
+	case KindBudget:
+		return "vb"
 	}
 	return "vr"
 }
@@ -55,6 +60,13 @@ var kindAliases = map[string]Kind{
 	"videostoryboards.video.videoops.io": KindStoryboard, "videostoryboard.video.videoops.io": KindStoryboard,
 	"videorender": KindRender, "videorenders": KindRender, "vr": KindRender,
 	"videorenders.video.videoops.io": KindRender, "videorender.video.videoops.io": KindRender,
+	"videobudget": KindBudget, "videobudgets": KindBudget, "vb": KindBudget,
+	"videobudgets.video.videoops.io": KindBudget, "videobudget.video.videoops.io": KindBudget,
+}
+
+// unknownKind names the kinds the plugin knows.
+func unknownKind(kind string) error {
+	return fmt.Errorf("unknown kind %q: kubectl video works with videostoryboard (vsb), videorender (vr) and videobudget (vb)", kind)
 }
 
 // Target is the object a command acts on.
@@ -67,23 +79,71 @@ func (t Target) String() string { return t.Kind.short() + "/" + t.Name }
 
 // ParseTarget reads KIND/NAME, or KIND NAME as two arguments, the way kubectl does.
 func ParseTarget(args []string) (Target, error) {
-	var kind, name string
-	switch {
-	case len(args) == 1 && strings.Contains(args[0], "/"):
-		kind, name, _ = strings.Cut(args[0], "/")
-	case len(args) == 2:
-		kind, name = args[0], args[1]
-	default:
-		return Target{}, fmt.Errorf("expected KIND/NAME (for example vsb/my-preview or vr/my-video), got %q", strings.Join(args, " "))
+	if len(args) != 1 && len(args) != 2 || len(args) == 1 && !strings.Contains(args[0], "/") {
+		return Target{}, errExpectedKindName(args)
 	}
-	k, ok := kindAliases[strings.ToLower(kind)]
-	if !ok {
-		return Target{}, fmt.Errorf("unknown kind %q: kubectl video works with videostoryboard (vsb) and videorender (vr)", kind)
+	ts, err := ParseTargets(args)
+	if err != nil {
+		return Target{}, err
 	}
-	if name == "" {
-		return Target{}, fmt.Errorf("%q names no object: expected KIND/NAME", strings.Join(args, " "))
+	if len(ts) != 1 || ts[0].Name == "" {
+		return Target{}, errExpectedKindName(args)
 	}
-	return Target{Kind: k, Name: name}, nil
+	return ts[0], nil
+}
+
+func errExpectedKindName(args []string) error {
+	return fmt.Errorf("expected KIND/NAME (for example vsb/my-preview or vr/my-video), got %q", strings.Join(args, " "))
+}
+
+// ParseTargets reads objects as kubectl get does: KIND/NAME each (vr/a vr/b), or one KIND then
+// its names (vr a b). A KIND alone is a Target without a Name: every object of that kind.
+func ParseTargets(args []string) ([]Target, error) {
+	if len(args) == 0 {
+		return nil, errExpectedKindName(args)
+	}
+	if !strings.Contains(args[0], "/") {
+		k, ok := kindAliases[strings.ToLower(args[0])]
+		if !ok {
+			return nil, unknownKind(args[0])
+		}
+		if len(args) == 1 {
+			return []Target{{Kind: k}}, nil
+		}
+		var ts []Target
+		for _, name := range args[1:] {
+			if strings.Contains(name, "/") || name == "" {
+				return nil, fmt.Errorf("%q: name objects as KIND/NAME each, or give one KIND then names, not both", strings.Join(args, " "))
+			}
+			ts = append(ts, Target{Kind: k, Name: name})
+		}
+		return ts, nil
+	}
+	var ts []Target
+	for _, arg := range args {
+		kind, name, found := strings.Cut(arg, "/")
+		if !found {
+			return nil, fmt.Errorf("%q: name objects as KIND/NAME each, or give one KIND then names, not both", strings.Join(args, " "))
+		}
+		k, ok := kindAliases[strings.ToLower(kind)]
+		if !ok {
+			return nil, unknownKind(kind)
+		}
+		if name == "" {
+			return nil, fmt.Errorf("%q names no object: expected KIND/NAME", arg)
+		}
+		ts = append(ts, Target{Kind: k, Name: name})
+	}
+	return ts, nil
+}
+
+// parseJobTarget is ParseTarget for the commands that act on a job: a VideoBudget has none.
+func parseJobTarget(args []string, command string) (Target, error) {
+	t, err := ParseTarget(args)
+	if err == nil && t.Kind == KindBudget {
+		return t, fmt.Errorf("kubectl video %s works on a VideoRender (vr) or a VideoStoryboard (vsb), not on %s", command, t)
+	}
+	return t, err
 }
 
 // parseTargetOf is ParseTarget for commands that accept only one kind.

@@ -74,11 +74,13 @@ func outputList(o *videov1alpha1.RenderOutputs) []output {
 func newOutputsCommand(env *Env) *cobra.Command {
 	var dir string
 	var overwrite bool
+	var output string
 	cmd := &cobra.Command{
-		Use:   "outputs vr/NAME [--download DIR [--overwrite]]",
+		Use:   "outputs vr/NAME [--download DIR [--overwrite]] [-o json|yaml]",
 		Short: "List the output URLs of a finished render, and download its files",
 		Example: "  kubectl video outputs vr/meet-video-operator\n" +
-			"  kubectl video outputs vr/meet-video-operator --download ./out",
+			"  kubectl video outputs vr/meet-video-operator --download ./out\n" +
+			"  kubectl video outputs vr/meet-video-operator -o json | jq -r .videoUrl",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := parseTargetOf(args, KindRender, "outputs")
@@ -88,11 +90,15 @@ func newOutputsCommand(env *Env) *cobra.Command {
 			if overwrite && dir == "" {
 				return fmt.Errorf("--overwrite needs --download DIR")
 			}
-			return Outputs(cmd.Context(), env, t.Name, DownloadOptions{Dir: dir, Overwrite: overwrite})
+			if err := checkStructured(output); err != nil {
+				return err
+			}
+			return Outputs(cmd.Context(), env, t.Name, DownloadOptions{Dir: dir, Overwrite: overwrite, Output: output})
 		},
 	}
 	cmd.Flags().StringVar(&dir, "download", "", "download the files (video, audio, thumbnail, captions, transcript) into this directory")
 	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "replace files of the same name in the download directory (default: leave them and fail)")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml, status.outputs as the API has it (default: a table)")
 	return cmd
 }
 
@@ -102,6 +108,9 @@ type DownloadOptions struct {
 	Dir string
 	// Overwrite replaces files of the same name in Dir; without it they are left as they are.
 	Overwrite bool
+	// Output is -o: json or yaml print status.outputs for scripts instead of the table, and
+	// the download report goes to standard error so that standard output stays parseable.
+	Output string
 }
 
 // Outputs lists a render's outputs and, with o.Dir, downloads its files into it.
@@ -112,11 +121,22 @@ func Outputs(ctx context.Context, env *Env, name string, o DownloadOptions) erro
 	}
 	outs := outputList(vr.Status.Outputs)
 	if len(outs) == 0 {
-		return fmt.Errorf("vr/%s has no outputs yet (phase %s, progress %s): see kubectl video status vr/%s",
-			name, orDash(string(vr.Status.Phase)), progressText(vr.Status.Progress), name)
+		return fmt.Errorf("vr/%s has no outputs yet (phase %s, progress %s): see %s",
+			name, orDash(string(vr.Status.Phase)), progressText(vr.Status.Progress), hint("status", Target{KindRender, name}, vr.Namespace))
 	}
 	if vr.Status.JobGeneration != vr.Generation {
 		_, _ = fmt.Fprintf(env.ErrOut, "warning: these outputs are of generation %d; the spec is at generation %d\n", vr.Status.JobGeneration, vr.Generation)
+	}
+	if o.Output != "" {
+		if err := printStructured(env.Out, o.Output, vr.Status.Outputs); err != nil {
+			return err
+		}
+		if o.Dir == "" {
+			return nil
+		}
+		report := *env
+		report.Out = env.ErrOut
+		return download(ctx, &report, vr, outs, o)
 	}
 	w := tabwriter.NewWriter(env.Out, 0, 4, 2, ' ', 0)
 	for _, o := range outs {

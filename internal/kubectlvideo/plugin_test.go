@@ -186,7 +186,7 @@ var _ = Describe("kubectl video", func() {
 	})
 
 	Describe("retry and confirm-resubmit, against the running controllers", func() {
-		It("retries a failed render: one new job, and refuses a render that has not failed", func() {
+		It("retries a failed render with --force when its spec caused it: one new job, and refuses a render that has not failed", func() {
 			vr := fromYAML(&videov1alpha1.VideoRender{}, liveNS, `
 metadata: {name: bad-voice}
 spec:
@@ -208,7 +208,13 @@ spec:
 			Expect(r.out).To(ContainSubstring("Failure:      TEXT_TO_VIDEO_FAILED"))
 			Expect(r.out).To(MatchRegexp(`Stalled\s+True\s+JobFailed`))
 
+			By("refusing to pay again for an unknown voice unless --force")
 			r = kubectlVideo(liveNS, "", "retry", "vr/bad-voice")
+			Expect(r.err).To(MatchError(ContainSubstring(`Invalid voice speaker "NoSuchVoice"`)))
+			Expect(r.err).To(MatchError(ContainSubstring("would be paid for and fail the same way")))
+			Expect(getRenderNamed(liveNS, "bad-voice")(Default).Annotations).NotTo(HaveKey(videov1alpha1.AnnotationRetry))
+
+			r = kubectlVideo(liveNS, "", "retry", "vr/bad-voice", "--force")
 			Expect(r.err).NotTo(HaveOccurred())
 			Expect(r.out).To(ContainSubstring("Asked for a retry of vr/bad-voice"))
 			got := getRenderNamed(liveNS, "bad-voice")(Default)
@@ -287,7 +293,7 @@ spec:
 				r := kubectlVideo(ns, "", args...)
 				Expect(r.err).To(MatchError(ContainSubstring(want)))
 			},
-			Entry("a kind that is not a video", []string{"status", "pod/x"}, `unknown kind "pod": kubectl video works with videostoryboard (vsb) and videorender (vr)`),
+			Entry("a kind that is not a video", []string{"status", "pod/x"}, `unknown kind "pod": kubectl video works with videostoryboard (vsb), videorender (vr) and videobudget (vb)`),
 			Entry("no name", []string{"status", "vr/"}, "names no object"),
 			Entry("a missing object", []string{"status", "vr/missing"}, `VideoRender "missing" not found in namespace`),
 			Entry("a missing storyboard", []string{"preview", "videostoryboard/missing"}, `VideoStoryboard "missing" not found in namespace`),
@@ -338,7 +344,7 @@ spec:
 				Reason: string(videov1alpha1.ReasonInProgress), Message: "Rendering", LastTransitionTime: metav1.Now()}}
 			setStatus(vr)
 			r := kubectlVideo(ns, "", "outputs", "vr/pending")
-			Expect(r.err).To(MatchError("vr/pending has no outputs yet (phase InProgress, progress -): see kubectl video status vr/pending"))
+			Expect(r.err).To(MatchError("vr/pending has no outputs yet (phase InProgress, progress -): see kubectl video status vr/pending -n " + ns))
 			r = kubectlVideo(ns, "y\n", "confirm-resubmit", "vr/pending")
 			Expect(r.err).To(MatchError("vr/pending is not in SubmissionUnknown (phase InProgress, reason InProgress): there is no submission to confirm"))
 			r = kubectlVideo(ns, "", "retry", "vr/pending")

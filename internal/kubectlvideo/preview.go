@@ -99,7 +99,7 @@ func reviewedStoryboard(ctx context.Context, env *Env, name string) (*videov1alp
 		if st.Failure != nil {
 			why = st.Failure.Code + ": " + st.Failure.Message
 		}
-		return nil, fmt.Errorf("the preview of vsb/%s failed (%s): see kubectl video status vsb/%s", name, why, name)
+		return nil, fmt.Errorf("the preview of vsb/%s failed (%s): see %s", name, why, hint("status", Target{KindStoryboard, name}, vsb.Namespace))
 	case st.Preview == nil || len(st.Preview.Scenes) == 0 || st.PreviewedGeneration == 0:
 		return nil, fmt.Errorf("the preview of vsb/%s is not complete yet (phase %s, progress %s): try again when its phase is Completed",
 			name, orDash(string(st.Phase)), progressText(st.Progress))
@@ -190,7 +190,7 @@ func PreviewText(ctx context.Context, env *Env, name string) error {
 	}
 	p.line("")
 	if len(refs) == 0 {
-		p.line("No VideoRender refers to it yet. To render it: kubectl video render vsb/%s", vsb.Name)
+		p.line("No VideoRender refers to it yet. To render it: %s", hint("render", Target{KindStoryboard, vsb.Name}, vsb.Namespace))
 	} else {
 		p.line("Rendered by: %s", strings.Join(renderSummaries(refs), ", "))
 	}

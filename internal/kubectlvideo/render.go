@@ -119,7 +119,7 @@ func Render(ctx context.Context, env *Env, storyboardName string, o RenderOption
 		}
 		return fmt.Errorf("creating VideoRender %s/%s: %w", vr.Namespace, vr.Name, err)
 	}
-	_, _ = fmt.Fprintf(env.Out, "Created vr/%s. Follow it with: kubectl video status vr/%s\n", vr.Name, vr.Name)
+	_, _ = fmt.Fprintf(env.Out, "Created vr/%s. Follow it with: %s\n", vr.Name, hint("status", Target{KindRender, vr.Name}, vr.Namespace))
 	return nil
 }
 

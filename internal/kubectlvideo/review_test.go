@@ -64,7 +64,8 @@ var _ = Describe("kubectl video, used the wrong way", func() {
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 		vr.Status.Phase = videov1alpha1.PhaseFailed
 		vr.Status.JobID = "job-failed-1"
-		vr.Status.Failure = &videov1alpha1.JobFailure{Code: "TEXT_TO_VIDEO_FAILED", Message: "no such voice"}
+		// A failure the spec does not cause: retry takes it without --force.
+		vr.Status.Failure = &videov1alpha1.JobFailure{Code: "TEXT_TO_VIDEO_FAILED", Message: "rendering stopped"}
 		vr.Status.Conditions = []metav1.Condition{condition(videov1alpha1.ConditionStalled, videov1alpha1.ReasonJobFailed, "failed")}
 		setStatus(vr)
 		return vr
@@ -250,7 +251,7 @@ var _ = Describe("kubectl video, used the wrong way", func() {
 		})
 		r := runPlugin(Overrides{Client: noEvents, Namespace: ns}, "", "status", "vr/no-events")
 		Expect(r.err).NotTo(HaveOccurred())
-		Expect(r.out).To(MatchRegexp(`Failure:\s+TEXT_TO_VIDEO_FAILED: no such voice`))
+		Expect(r.out).To(MatchRegexp(`Failure:\s+TEXT_TO_VIDEO_FAILED: rendering stopped`))
 		Expect(r.out).To(ContainSubstring(`Events:       not shown: you may not list events in namespace "` + ns + `"`))
 	})
 

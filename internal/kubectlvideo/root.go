@@ -29,6 +29,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -58,6 +59,10 @@ type Env struct {
 	// Terminal says whether In is a terminal a person answers on: questions before paying are
 	// asked only there, never answered by a pipe or a file.
 	Terminal bool
+
+	// connect builds Client and Namespace from the flags. Commands get them ready-made; shell
+	// completion, which runs no pre-run hook, calls it itself.
+	connect func() error
 }
 
 // Overrides replace what the command would otherwise build from the kubeconfig; tests set them.
@@ -73,10 +78,11 @@ type Overrides struct {
 	IsTerminal func(in io.Reader) bool
 }
 
-// Scheme holds the kinds the plugin reads: both video kinds and events.
+// Scheme holds the kinds the plugin reads: the video kinds, events, and namespaces (for the
+// completion of -n).
 func Scheme() (*k8sruntime.Scheme, error) {
 	s := k8sruntime.NewScheme()
-	for _, add := range []func(*k8sruntime.Scheme) error{videov1alpha1.AddToScheme, eventsv1.AddToScheme} {
+	for _, add := range []func(*k8sruntime.Scheme) error{videov1alpha1.AddToScheme, eventsv1.AddToScheme, corev1.AddToScheme} {
 		if err := add(s); err != nil {
 			return nil, fmt.Errorf("building the scheme: %w", err)
 		}
@@ -114,18 +120,26 @@ func NewCommand(in io.Reader, out, errOut io.Writer, ov Overrides) *cobra.Comman
 	var flags *kubeconfigFlags
 	env := &Env{In: in, Out: out, ErrOut: errOut}
 	root := &cobra.Command{
-		Use:   "kubectl-video",
-		Short: "Review, approve and follow the videos of video-operator",
-		Long: "kubectl video works with VideoStoryboard (vsb) and VideoRender (vr) objects:\n" +
-			"  status             one screen with phase, conditions, job, submission, outputs and events\n" +
+		// The binary's name: cobra names the completion scripts after it (a script registered
+		// for "kubectl" would replace kubectl's own). Help shows the display name below.
+		Use:         "kubectl-video",
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl video"},
+		Short:       "Review, approve and follow the videos of video-operator",
+		Long: "kubectl video works with VideoStoryboard (vsb), VideoRender (vr) and VideoBudget (vb) objects:\n" +
+			"  status             one screen with phase, conditions, job, submission, outputs and events (-o yaml|json)\n" +
 			"  preview            a storyboard preview as a contact sheet (text, or a self-contained HTML file)\n" +
 			"  render             create the VideoRender of a reviewed storyboard, after confirmation\n" +
 			"  retry              ask for a new job after a failed one\n" +
 			"  confirm-resubmit   confirm that a submission whose outcome is unknown may be sent again\n" +
-			"  outputs            list and download the files of a finished render",
+			"  outputs            list and download the files of a finished render (-o yaml|json)\n" +
+			"  completion         the shell completion script (bash, zsh, fish, powershell)\n" +
+			"  version            the plugin's version",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if !needsCluster(cmd) {
+				return nil
+			}
 			if env.AllNamespaces && (cmd.Name() != "status" || len(args) > 0) {
 				return fmt.Errorf("-A (--all-namespaces) only lists, with kubectl video status and no object; "+
 					"an object is named in one namespace: use -n NAMESPACE with kubectl video %s", cmd.Name())
@@ -136,11 +150,12 @@ func NewCommand(in io.Reader, out, errOut io.Writer, ov Overrides) *cobra.Comman
 	root.SetIn(in)
 	root.SetOut(out)
 	root.SetErr(errOut)
-	root.CompletionOptions.DisableDefaultCmd = true
 	flags = addKubeconfigFlags(root.PersistentFlags())
+	env.connect = func() error { return env.complete(flags, ov) }
 	root.PersistentFlags().BoolVarP(&env.AllNamespaces, "all-namespaces", "A", false, "with status and no object: list the videos of every namespace")
 	root.AddCommand(newStatusCommand(env), newPreviewCommand(env), newRenderCommand(env),
-		newRetryCommand(env), newConfirmResubmitCommand(env), newOutputsCommand(env))
+		newRetryCommand(env), newConfirmResubmitCommand(env), newOutputsCommand(env), newVersionCommand(env))
+	addCompletion(root, env)
 	return root
 }
 

@@ -38,24 +38,22 @@ import (
 )
 
 func newStatusCommand(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "status [KIND/NAME]",
+	var output string
+	cmd := &cobra.Command{
+		Use:   "status [KIND/NAME ... | KIND [NAME ...]] [-o json|yaml]",
 		Short: "One screen with phase, conditions, job, submission, progress, outputs and recent events",
 		Example: "  kubectl video status vr/meet-video-operator\n" +
 			"  kubectl video status vsb meet-video-operator -n videos\n" +
-			"  kubectl video status -A   # every video, one line each",
-		Args: cobra.MaximumNArgs(2),
+			"  kubectl video status vr/meet vsb/meet vb/default\n" +
+			"  kubectl video status vb                      # the namespace's VideoBudget\n" +
+			"  kubectl video status vr/meet -o yaml        # the object, as kubectl get -o yaml\n" +
+			"  kubectl video status -A                     # every video, one line each",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return List(cmd.Context(), env)
-			}
-			t, err := ParseTarget(args)
-			if err != nil {
-				return err
-			}
-			return Status(cmd.Context(), env, t)
+			return runStatus(cmd.Context(), env, args, output)
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml (default: the status screen)")
+	return cmd
 }
 
 // List prints one line per video of the namespace (or of all namespaces with -A).
@@ -109,7 +107,7 @@ func Status(ctx context.Context, env *Env, t Target) error {
 	p.field("Phase", orDash(string(st.Phase)))
 	printConditions(p, st)
 	printJob(p, st, obj.GetGeneration())
-	printSubmission(p, t, st, env.Now())
+	printSubmission(p, t, obj.GetNamespace(), st, env.Now())
 	if st.Failure != nil {
 		p.field("Failure", fmt.Sprintf("%s: %s", st.Failure.Code, st.Failure.Message))
 	}
@@ -166,7 +164,7 @@ func printJob(p *printer, st *videov1alpha1.JobStatus, generation int64) {
 
 // printSubmission shows a submission in flight, or one whose outcome is unknown, with the command
 // that resolves it.
-func printSubmission(p *printer, t Target, st *videov1alpha1.JobStatus, now time.Time) {
+func printSubmission(p *printer, t Target, ns string, st *videov1alpha1.JobStatus, now time.Time) {
 	sub := st.Submission
 	if sub == nil {
 		return
@@ -183,7 +181,7 @@ func printSubmission(p *printer, t Target, st *videov1alpha1.JobStatus, now time
 	}
 	p.field("  window", window)
 	if state != "in flight" {
-		p.field("  resolve", "kubectl video confirm-resubmit "+t.String()+"   (may pay twice: check the service first)")
+		p.field("  resolve", hint("confirm-resubmit", t, ns)+"   (may pay twice: check the service first)")
 	} else if ok && now.After(to) {
 		// A running manager records the outcome within the window; one that stopped records it
 		// (the job, or SubmissionUnknown) when it runs again.
@@ -234,14 +232,14 @@ func printStoryboardSummary(ctx context.Context, p *printer, env *Env, vsb *vide
 	case vsb.Status.PreviewedGeneration != vsb.Generation:
 		p.field("Preview", fmt.Sprintf("%d scenes, of generation %d (the spec changed since: a new preview is due)", len(vsb.Status.Preview.Scenes), vsb.Status.PreviewedGeneration))
 	default:
-		p.field("Preview", fmt.Sprintf("%d scenes: kubectl video preview vsb/%s", len(vsb.Status.Preview.Scenes), vsb.Name))
+		p.field("Preview", fmt.Sprintf("%d scenes: %s", len(vsb.Status.Preview.Scenes), hint("preview", Target{KindStoryboard, vsb.Name}, vsb.Namespace)))
 	}
 	refs, err := rendersOf(ctx, env.Client, vsb)
 	switch {
 	case err != nil:
 		p.field("Rendered by", "unknown: "+err.Error())
 	case len(refs) == 0:
-		p.field("Rendered by", "no VideoRender yet: kubectl video render vsb/"+vsb.Name)
+		p.field("Rendered by", "no VideoRender yet: "+hint("render", Target{KindStoryboard, vsb.Name}, vsb.Namespace))
 	default:
 		p.field("Rendered by", strings.Join(renderSummaries(refs), ", "))
 	}
