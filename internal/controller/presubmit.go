@@ -103,7 +103,8 @@ func (l *lifecycle[T]) checkBeforeSubmit(ctx context.Context, tx *statusTxn[T], 
 	if retry != "" {
 		st.LastHandledRetry = retry
 	}
-	l.adapter.setRecordedSource(obj, t.sourceGeneration, t.sourceUID)
+	l.adapter.setRecordedSource(obj, &videov1alpha1.Submission{StoryboardGeneration: t.sourceGeneration,
+		StoryboardUID: string(t.sourceUID), StoryboardDigest: t.sourceDigest, NarrationPinned: narrationPinned(t)})
 	l.stall(tx, videov1alpha1.ReasonInvalidRequest, failureMessage(st))
 	return false, nil
 }
@@ -122,7 +123,8 @@ const maxChecked = 50_000
 
 func checkedKey(obj client.Object, t *target) string {
 	if t.sourceUID != "" {
-		return fmt.Sprintf("%s/%d", t.sourceUID, t.sourceGeneration)
+		// A brief narrated word for word is another request than the brief itself.
+		return fmt.Sprintf("%s/%d/%t", t.sourceUID, t.sourceGeneration, t.narrationPinned)
 	}
 	return fmt.Sprintf("%s/%d", obj.GetUID(), obj.GetGeneration())
 }

@@ -71,7 +71,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 	}
 	r := &Reconcilers{
 		Storyboard: &VideoStoryboardReconciler{newLifecycle(c, storyboardAdapter{}, opts, shared)},
-		Render:     &VideoRenderReconciler{newLifecycle(c, renderAdapter{client: c}, opts, shared)},
+		Render:     &VideoRenderReconciler{newLifecycle(c, renderAdapter{client: c, reader: opts.APIReader, skew: opts.ApprovalClockSkew}, opts, shared)},
 		Budget: &VideoBudgetReconciler{client: c, reader: opts.APIReader, opts: opts, metrics: opts.Metrics,
 			grace: SubmitBudget(opts.CallTimeout), recheck: budgetRecheck(opts.PollMax)},
 	}

@@ -233,7 +233,7 @@ type budgetDecision struct {
 // write failed), so a retried attempt never takes room twice; one that sent reports (an attempt
 // the object records as in flight or unknown, or whose job it recorded since) is counted as used:
 // a resubmission confirmed after an unknown outcome may pay twice, and the budget says so.
-func (g *spendGuard) reserve(ctx context.Context, kind string, obj client.Object, attempt string, sent func(videov1alpha1.BudgetReservation) bool) (budgetDecision, error) {
+func (g *spendGuard) reserve(ctx context.Context, kind string, obj client.Object, attempt, digest string, sent func(videov1alpha1.BudgetReservation) bool) (budgetDecision, error) {
 	var d budgetDecision
 	err := g.mutateBudget(ctx, obj.GetNamespace(), func(b *videov1alpha1.VideoBudget) bool {
 		d = budgetDecision{}
@@ -264,7 +264,7 @@ func (g *spendGuard) reserve(ctx context.Context, kind string, obj client.Object
 		}
 		b.Status.Reservations = append(b.Status.Reservations, videov1alpha1.BudgetReservation{
 			Kind: kind, Name: obj.GetName(), UID: string(obj.GetUID()), AttemptID: attempt,
-			ReservedAt: metav1.NewTime(g.clock.Now()),
+			ReservedAt: metav1.NewTime(g.clock.Now()), Digest: digest,
 		})
 		return true
 	})
@@ -491,7 +491,7 @@ func reachedLimits(b *videov1alpha1.VideoBudget) []reachedLimit {
 // reserveBudget is the spend guard's step of submit: it reserves room for attempt, or makes the
 // object wait (Reconciling, BudgetExhausted, with a Warning event once). wait is true when the
 // caller must return res and err.
-func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statusTxn[T], attempt string) (res ctrl.Result, wait bool, err error) {
+func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statusTxn[T], attempt, digest string) (res ctrl.Result, wait bool, err error) {
 	if l.guard == nil {
 		return ctrl.Result{}, false, nil
 	}
@@ -509,7 +509,7 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statusTxn[T], atte
 		}
 		return false
 	}
-	d, err := l.guard.reserve(ctx, l.adapter.kind(), obj, attempt, sent)
+	d, err := l.guard.reserve(ctx, l.adapter.kind(), obj, attempt, digest, sent)
 	if errors.Is(err, errBudgetBusy) {
 		return ctrl.Result{RequeueAfter: l.backoff.short()}, true, nil
 	}
