@@ -20,8 +20,8 @@ import (
 	"io"
 
 	"github.com/go-logr/logr"
-	"k8s.io/utils/ptr"
 	"go.uber.org/zap/zapcore"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 

@@ -123,8 +123,11 @@ const maxChecked = 50_000
 
 func checkedKey(obj client.Object, t *target) string {
 	if t.sourceUID != "" {
-		// A brief narrated word for word is another request than the brief itself.
-		return fmt.Sprintf("%s/%d/%t", t.sourceUID, t.sourceGeneration, t.narrationPinned)
+		if t.narrationPinned {
+			// A brief narrated word for word is another request than the brief itself.
+			return fmt.Sprintf("%s/%d/narration", t.sourceUID, t.sourceGeneration)
+		}
+		return fmt.Sprintf("%s/%d", t.sourceUID, t.sourceGeneration)
 	}
 	return fmt.Sprintf("%s/%d", obj.GetUID(), obj.GetGeneration())
 }

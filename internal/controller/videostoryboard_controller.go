@@ -79,7 +79,8 @@ func (storyboardAdapter) recordedSource(*videov1alpha1.VideoStoryboard) (int64, 
 	return 0, "", ""
 }
 
-func (storyboardAdapter) setRecordedSource(*videov1alpha1.VideoStoryboard, *videov1alpha1.Submission) {}
+func (storyboardAdapter) setRecordedSource(*videov1alpha1.VideoStoryboard, *videov1alpha1.Submission) {
+}
 
 // recordJob records the preview. previewedGeneration moves only when the preview of that
 // generation completed: it is what a storyboardRef render waits for. The document does not give

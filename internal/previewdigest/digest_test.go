@@ -63,12 +63,16 @@ func TestSameInputSameDigest(t *testing.T) {
 func TestAnyChangeChangesTheDigest(t *testing.T) {
 	a := mustOf(t, base())
 	cases := map[string]func(p *Preview){
-		"narration":          func(p *Preview) { p.Scenes[1].Story += " " },
-		"thumbnail":          func(p *Preview) { p.Scenes[0].Thumbnail = "https://cdn.example/j2/scene-1.jpg" },
-		"scene order":        func(p *Preview) { p.Scenes[0], p.Scenes[1] = p.Scenes[1], p.Scenes[0] },
-		"scene removed":      func(p *Preview) { p.Scenes = p.Scenes[:1] },
-		"render parameter":   func(p *Preview) { p.RenderParameters = json.RawMessage(`{"aspectRatio":"9:16","videoWidth":1920,"videoHeight":1080,"sceneCount":2}`) },
-		"number as written":  func(p *Preview) { p.RenderParameters = json.RawMessage(`{"aspectRatio":"16:9","videoWidth":1920.0,"videoHeight":1080,"sceneCount":2}`) },
+		"narration":     func(p *Preview) { p.Scenes[1].Story += " " },
+		"thumbnail":     func(p *Preview) { p.Scenes[0].Thumbnail = "https://cdn.example/j2/scene-1.jpg" },
+		"scene order":   func(p *Preview) { p.Scenes[0], p.Scenes[1] = p.Scenes[1], p.Scenes[0] },
+		"scene removed": func(p *Preview) { p.Scenes = p.Scenes[:1] },
+		"render parameter": func(p *Preview) {
+			p.RenderParameters = json.RawMessage(`{"aspectRatio":"9:16","videoWidth":1920,"videoHeight":1080,"sceneCount":2}`)
+		},
+		"number as written": func(p *Preview) {
+			p.RenderParameters = json.RawMessage(`{"aspectRatio":"16:9","videoWidth":1920.0,"videoHeight":1080,"sceneCount":2}`)
+		},
 		"parameters removed": func(p *Preview) { p.RenderParameters = nil },
 		"raw shape kept":     func(p *Preview) { p.Raw = json.RawMessage(`[1]`) },
 		"story moved to thumbnail": func(p *Preview) {
