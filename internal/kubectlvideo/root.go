@@ -140,7 +140,7 @@ func NewCommand(in io.Reader, out, errOut io.Writer, ov Overrides) *cobra.Comman
 	flags = addKubeconfigFlags(root.PersistentFlags())
 	root.PersistentFlags().BoolVarP(&env.AllNamespaces, "all-namespaces", "A", false, "with status and no object: list the videos of every namespace")
 	root.AddCommand(newStatusCommand(env), newPreviewCommand(env), newRenderCommand(env),
-		newRetryCommand(env), newConfirmResubmitCommand(env), newOutputsCommand(env))
+		newRetryCommand(env), newConfirmResubmitCommand(env), newOutputsCommand(env), newApproveCommand(env))
 	return root
 }
 
