@@ -102,7 +102,7 @@ func (a renderAdapter) lastSpecWrite(ctx context.Context, o *videov1alpha1.Video
 	}
 	written = meta.CreationTimestamp.Time
 	for _, mf := range meta.ManagedFields {
-		if mf.Subresource != "" || mf.Time == nil || mf.FieldsV1 == nil || !bytes.Contains(mf.FieldsV1.Raw, []byte(`"f:spec"`)) {
+		if mf.Subresource != "" || mf.Time == nil || mf.FieldsV1 == nil || !bytes.Contains(mf.FieldsV1.GetRawBytes(), []byte(`"f:spec"`)) {
 			continue
 		}
 		if mf.Time.After(written) {

@@ -78,6 +78,7 @@ var _ = Describe("Render what was reviewed", func() {
 		bodies := h.sim.RenderRequests()
 		Expect(bodies).To(HaveLen(1))
 		sent := decodeRenderRequest(bodies[0])
+		GinkgoWriter.Printf("preview %s: %q\nrender request: %s\n", preview.Digest, storiesOfPreview(preview), bodies[0])
 		Expect(sent.AIStoryboard).NotTo(BeNil())
 		Expect(sent.AIStoryboard.Enabled).To(BeTrue(), "the AI still designs the scenes (AI storyboard rules 1)")
 		Expect(storiesOf(sent)).To(Equal(storiesOfPreview(preview)), "in order, character for character")
