@@ -101,6 +101,12 @@ const (
 	// ReasonWaitingForPreview: a VideoRender waits for its storyboard's preview of the current
 	// generation to complete.
 	ReasonWaitingForPreview ConditionReason = "WaitingForPreview"
+	// ReasonAwaitingApproval: a VideoRender waits for a person to approve the storyboard's
+	// current preview (its digest is not the approved one); nothing is paid meanwhile.
+	ReasonAwaitingApproval ConditionReason = "AwaitingApproval"
+	// ReasonNarrationIncomplete: the approved brief-mode preview's narration is not whole in the
+	// storyboard's status, so it cannot be narrated word for word; nothing is paid.
+	ReasonNarrationIncomplete ConditionReason = "NarrationIncomplete"
 	// ReasonWaitingForJob: a newer generation waits for the running job to end (the service has
 	// no cancel).
 	ReasonWaitingForJob ConditionReason = "WaitingForJob"
@@ -278,6 +284,15 @@ type Submission struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	StoryboardUID string `json:"storyboardUID,omitempty"`
+
+	// storyboardDigest is the digest of the approved preview this attempt renders.
+	// +optional
+	// +kubebuilder:validation:MaxLength=71
+	StoryboardDigest string `json:"storyboardDigest,omitempty"`
+
+	// narrationPinned is true when this attempt's request narrates the approved narration.
+	// +optional
+	NarrationPinned *bool `json:"narrationPinned,omitempty"`
 }
 
 // CallbackReceipt is a job-result callback as a replica received it.

@@ -178,6 +178,12 @@ type BudgetReservation struct {
 	// reservedAt is when the room was reserved.
 	// +required
 	ReservedAt metav1.Time `json:"reservedAt"`
+
+	// digest is, for a storyboardRef render, the digest of the approved preview the submission
+	// pays for.
+	// +optional
+	// +kubebuilder:validation:MaxLength=71
+	Digest string `json:"digest,omitempty"`
 }
 
 // VideoBudgetStatus is the current period, its usage and the submissions in flight.

@@ -27,8 +27,10 @@ type VideoRenderSpec struct {
 	// +optional
 	Storyboard *StoryboardRequest `json:"storyboard,omitempty"`
 
-	// storyboardRef renders a VideoStoryboard of this namespace once its preview completed, with
-	// the request that was previewed: the review step before paying for the render.
+	// storyboardRef renders a VideoStoryboard of this namespace once its preview completed and
+	// was approved, with the request that was previewed: the review step before paying for the
+	// render. See storyboardRef.approvedDigest and storyboardRef.approval for what counts as
+	// approved.
 	// +optional
 	StoryboardRef *StoryboardReference `json:"storyboardRef,omitempty"`
 
@@ -46,14 +48,75 @@ type VideoRenderSpec struct {
 	APIKeySecretRef *SecretKeyRef `json:"apiKeySecretRef,omitempty"`
 }
 
-// StoryboardReference names a VideoStoryboard in the same namespace.
+// StoryboardReference names a VideoStoryboard in the same namespace and says which of its
+// previews a person approved for rendering.
+// +kubebuilder:validation:XValidation:rule="!(has(self.approvedDigest) && has(self.approval) && self.approval == 'Latest')",message="approvedDigest pins one preview; it cannot be combined with approval Latest"
 type StoryboardReference struct {
 	// name of the VideoStoryboard.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name,omitempty"`
+
+	// approvedDigest pins the approval to one preview: the render is paid for only when the
+	// VideoStoryboard's current completed preview has this digest (its status.preview.digest, as
+	// printed by kubectl video preview). While the current preview has another digest (an edit,
+	// a new preview) the render waits, condition Reconciling reason AwaitingApproval naming both
+	// digests, and pays nothing; setting the new digest here renders that preview once. Written
+	// by kubectl video approve and kubectl video render, or in Git. When set, approval is
+	// ignored.
+	// +optional
+	// +kubebuilder:validation:MaxLength=71
+	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
+	ApprovedDigest string `json:"approvedDigest,omitempty"`
+
+	// approval says what is approved when approvedDigest is not set.
+	// PreviewAtApproval (the default): the preview that had completed when this render's spec
+	// was last written (created, or edited by a writer of spec fields) is approved; a preview
+	// that completes later waits (AwaitingApproval) until a person pins it with approvedDigest
+	// or writes the spec again. Pinned: nothing is rendered until approvedDigest is set.
+	// Latest: every new preview of the storyboard is rendered, and paid for, as soon as it
+	// completes, without anyone reviewing it.
+	// +optional
+	Approval ApprovalPolicy `json:"approval,omitempty"`
+
+	// narration says what the render narrates when the approved preview is an AI brief-mode
+	// storyboard (a single brief scene, whose narration the service's AI wrote for the preview).
+	// Approved (the default): the render request is the previewed request with the brief scene
+	// replaced by one script-mode story scene per previewed scene, holding that scene's
+	// narration word for word, so the video says exactly what was reviewed; the AI still
+	// designs layout and visuals anew. If the narration in the storyboard's status is incomplete
+	// the render stalls (NarrationIncomplete) before paying. Regenerate: the previewed request is
+	// sent unchanged and the service's AI writes the narration again, which may differ from the
+	// one reviewed.
+	// +optional
+	Narration NarrationPolicy `json:"narration,omitempty"`
 }
+
+// ApprovalPolicy says which preview of a storyboard a render without approvedDigest may pay for.
+// +kubebuilder:validation:Enum=PreviewAtApproval;Pinned;Latest
+type ApprovalPolicy string
+
+const (
+	// ApprovalPreviewAtApproval renders the preview that had completed when the render's spec was
+	// last written.
+	ApprovalPreviewAtApproval ApprovalPolicy = "PreviewAtApproval"
+	// ApprovalPinned renders only the preview named by approvedDigest.
+	ApprovalPinned ApprovalPolicy = "Pinned"
+	// ApprovalLatest renders, and pays for, every new preview without review.
+	ApprovalLatest ApprovalPolicy = "Latest"
+)
+
+// NarrationPolicy says whether a brief-mode render narrates the approved narration.
+// +kubebuilder:validation:Enum=Approved;Regenerate
+type NarrationPolicy string
+
+const (
+	// NarrationApproved narrates the previewed narration word for word.
+	NarrationApproved NarrationPolicy = "Approved"
+	// NarrationRegenerate lets the service's AI write the narration again.
+	NarrationRegenerate NarrationPolicy = "Regenerate"
+)
 
 // VideoRenderStatus is the render job and, once it completed, its outputs.
 type VideoRenderStatus struct {
@@ -70,6 +133,18 @@ type VideoRenderStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	StoryboardUID string `json:"storyboardUID,omitempty"`
+
+	// storyboardDigest is, for a storyboardRef render, the digest of the preview the current job
+	// renders (the approved one): what was paid for.
+	// +optional
+	// +kubebuilder:validation:MaxLength=71
+	StoryboardDigest string `json:"storyboardDigest,omitempty"`
+
+	// narrationPinned is true when the current job's request narrates the approved brief-mode
+	// narration word for word (storyboardRef.narration Approved); false or absent when the
+	// service wrote the narration anew or the request was not a brief.
+	// +optional
+	NarrationPinned *bool `json:"narrationPinned,omitempty"`
 
 	// outputs are the URLs of the rendered files.
 	// +optional

@@ -52,6 +52,28 @@ type VideoStoryboardStatus struct {
 
 // StoryboardPreview is the result of a completed preview job.
 type StoryboardPreview struct {
+	// digest identifies what a reviewer sees of this preview: sha256 of the canonical JSON of
+	// every scene's narration and thumbnail URL, in order, and the render parameters, as the
+	// service returned them (all scenes, also those omitted here for size). The same preview
+	// always has the same digest; a new preview has a new one. A VideoRender pins its approval
+	// to it (spec.storyboardRef.approvedDigest).
+	// +optional
+	// +kubebuilder:validation:MaxLength=71
+	Digest string `json:"digest,omitempty"`
+
+	// generation is the VideoStoryboard generation this preview belongs to.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Generation int64 `json:"generation,omitempty"`
+
+	// incomplete says why the narration recorded here is not the whole narration the service
+	// returned (scenes omitted for size, a narration over the 15000 characters a story scene
+	// holds, a shape kept only in raw); empty when it is whole. A render cannot narrate an
+	// incomplete narration word for word, and stalls instead of guessing.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Incomplete string `json:"incomplete,omitempty"`
+
 	// scenes of the proposed storyboard, in order; as many as fit in 512 KiB of status (the
 	// rest are named in outputsOmitted).
 	// +optional

@@ -21,7 +21,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"go.uber.org/zap/zapcore"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
@@ -38,11 +38,16 @@ func NewAuditLogger(w io.Writer) logr.Logger {
 // auditSubmission records one paid submission and its outcome: accepted (with the job id),
 // refused (certainly no job), unknown (maybe a job), or not-sent (its in-flight record could not
 // be written, so the call was not made).
-func (l *lifecycle[T]) auditSubmission(obj client.Object, gen int64, attempt, outcome, jobID string, err error) {
+func (l *lifecycle[T]) auditSubmission(obj T, gen int64, attempt, outcome, jobID string, err error) {
 	kv := []any{"kind", l.adapter.kind(), "namespace", obj.GetNamespace(), "name", obj.GetName(),
 		"generation", gen, "attempt", attempt, "outcome", outcome}
 	if jobID != "" {
 		kv = append(kv, "jobID", jobID)
+	}
+	// The approved preview the submission pays for: the paid call happens between the write of
+	// the in-flight record and its consumption, so the record is there for every outcome.
+	if sub := l.adapter.jobStatus(obj).Submission; sub != nil && sub.StoryboardDigest != "" {
+		kv = append(kv, "storyboardDigest", sub.StoryboardDigest, "narrationPinned", ptr.Deref(sub.NarrationPinned, false))
 	}
 	if err != nil {
 		kv = append(kv, "error", boundedError(err))

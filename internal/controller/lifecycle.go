@@ -60,8 +60,10 @@ type kindAdapter[T client.Object] interface {
 	resolve(ctx context.Context, obj T) (*target, error)
 	// recordedSource and setRecordedSource keep the generation and uid of an upstream object
 	// (the previewed VideoStoryboard of a storyboardRef render) the current job belongs to.
-	recordedSource(obj T) (generation int64, uid types.UID)
-	setRecordedSource(obj T, generation int64, uid types.UID)
+	// recordedSource also returns the digest of the approved preview the job renders.
+	recordedSource(obj T) (generation int64, uid types.UID, digest string)
+	// setRecordedSource records what the submission sub consumed as the current job's source.
+	setRecordedSource(obj T, sub *videov1alpha1.Submission)
 	// recordJob maps a job read from the service into the kind's own status fields; it is
 	// called on every read and must be idempotent. It returns the outputs it left out because
 	// they do not fit the status schema (see fitWhole).
@@ -88,7 +90,11 @@ type target struct {
 	sourceGeneration int64
 	sourceUID        types.UID
 	sourceCreated    time.Time
-	wait             *waiting
+	// sourceDigest is the digest of the approved preview rendered, and narrationPinned whether
+	// the request narrates its narration word for word (approval.go).
+	sourceDigest    string
+	narrationPinned bool
+	wait            *waiting
 }
 
 // request is the storyboard request to send, nil for a project render.
@@ -335,7 +341,11 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statustxn.Txn[T]) (ctrl.
 // version of the operator) belongs to another storyboard only if that one was created after the
 // job was recorded.
 func (l *lifecycle[T]) sameSource(obj T, t *target) bool {
-	gen, uid := l.adapter.recordedSource(obj)
+	gen, uid, digest := l.adapter.recordedSource(obj)
+	if digest != "" && t.sourceDigest != "" {
+		// What was paid for is the approved preview, whatever generation or uid it came with.
+		return digest == t.sourceDigest
+	}
 	if gen != t.sourceGeneration {
 		return false
 	}

@@ -209,7 +209,7 @@ spec:
 		})
 
 		It("renders a reviewed storyboard only after its preview completed, and again after a new preview", func() {
-			vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, "metadata: {name: reviewed}\nspec: {storyboardRef: {name: review-me}}")
+			vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, "metadata: {name: reviewed}\nspec: {storyboardRef: {name: review-me, approval: Latest}}")
 			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 			Eventually(func(g Gomega) {
 				got := getRender(vr)(g)
@@ -399,7 +399,7 @@ spec:
 
 		It("reports a running job as InProgress and a reference render as WaitingForPreview until the preview completes", func() {
 			sb := storyPreview(h.ns, "slow", "Slow preview")
-			vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, "metadata: {name: after-slow}\nspec: {storyboardRef: {name: slow}}")
+			vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, "metadata: {name: after-slow}\nspec: {storyboardRef: {name: slow, approval: Latest}}")
 			Expect(k8sClient.Create(ctx, sb)).To(Succeed())
 			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 

@@ -95,6 +95,12 @@ type Options struct {
 	// later. The interface document does not promise that: with it set, a 500 that did create a
 	// job is paid twice. Off by default: such a submission stalls with SubmissionUnknown.
 	InternalErrorIsRefusal bool
+	// ApprovalClockSkew is how far apart the manager's clock and the API server's may be. Without
+	// a pinned digest, a storyboardRef render approves the preview that completed (manager clock)
+	// before its spec was written (API server clock); a preview that completed less than this
+	// before the write may have completed after it, and waits for a pin. Zero means
+	// DefaultApprovalClockSkew.
+	ApprovalClockSkew time.Duration
 	// Callback, when set, makes requests carry the operator's callback URL (when the spec names
 	// no webhook of its own) and serves the callbacks; see CallbackHandler.
 	Callback *CallbackOptions
@@ -145,6 +151,9 @@ func (o *Options) setDefaults() error {
 	}
 	if o.ServiceBurst < 1 {
 		o.ServiceBurst = apiclient.DefaultBurst
+	}
+	if o.ApprovalClockSkew <= 0 {
+		o.ApprovalClockSkew = DefaultApprovalClockSkew
 	}
 	if o.Callback != nil {
 		return o.Callback.validate()

@@ -104,7 +104,8 @@ func (l *lifecycle[T]) checkBeforeSubmit(ctx context.Context, tx *statustxn.Txn[
 	if retry != "" {
 		st.LastHandledRetry = retry
 	}
-	l.adapter.setRecordedSource(obj, t.sourceGeneration, t.sourceUID)
+	l.adapter.setRecordedSource(obj, &videov1alpha1.Submission{StoryboardGeneration: t.sourceGeneration,
+		StoryboardUID: string(t.sourceUID), StoryboardDigest: t.sourceDigest, NarrationPinned: narrationPinned(t)})
 	l.stall(tx, videov1alpha1.ReasonInvalidRequest, failureMessage(st))
 	return false, nil
 }
@@ -118,6 +119,10 @@ const maxChecked = 50_000
 
 func checkedKey(obj client.Object, t *target) string {
 	if t.sourceUID != "" {
+		if t.narrationPinned {
+			// A brief narrated word for word is another request than the brief itself.
+			return fmt.Sprintf("%s/%d/narration", t.sourceUID, t.sourceGeneration)
+		}
 		return fmt.Sprintf("%s/%d", t.sourceUID, t.sourceGeneration)
 	}
 	return fmt.Sprintf("%s/%d", obj.GetUID(), obj.GetGeneration())

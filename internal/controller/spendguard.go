@@ -80,7 +80,7 @@ func budgetRecheck(pollMax time.Duration) time.Duration { return 10 * pollMax }
 // reserveBudget is the spend guard's step of submit: it reserves room for attempt, or makes the
 // object wait (Reconciling, BudgetExhausted, with a Warning event once). wait is true when the
 // caller must return res and err.
-func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], attempt string) (res ctrl.Result, wait bool, err error) {
+func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], attempt, digest string) (res ctrl.Result, wait bool, err error) {
 	if l.guard == nil {
 		return ctrl.Result{}, false, nil
 	}
@@ -98,7 +98,7 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 		}
 		return false
 	}
-	d, err := l.guard.Reserve(ctx, l.adapter.kind(), obj, attempt, sent)
+	d, err := l.guard.Reserve(ctx, l.adapter.kind(), obj, attempt, digest, sent)
 	if errors.Is(err, spendguard.ErrBusy) {
 		return ctrl.Result{RequeueAfter: l.backoff.Short()}, true, nil
 	}

@@ -31,7 +31,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -97,12 +96,13 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 	defer l.circuits.Abandon(keyID, attempt)
 	// The namespace's spend guard reserves last, right before the in-flight write, so that a
 	// submission waiting for the service or the call budget writes nothing to the VideoBudget.
-	if res, wait, err := l.reserveBudget(ctx, tx, attempt); wait {
+	if res, wait, err := l.reserveBudget(ctx, tx, attempt, t.sourceDigest); wait {
 		return res, err
 	}
 	started := l.opts.Clock.Now()
 	st.Submission = &videov1alpha1.Submission{Generation: gen, AttemptID: attempt, StartedAt: metav1.NewTime(started),
-		Deadline: ptr.To(metav1.NewTime(started.Add(l.submitBudget()))), Retry: retry, StoryboardGeneration: t.sourceGeneration, StoryboardUID: string(t.sourceUID)}
+		Deadline: ptr.To(metav1.NewTime(started.Add(l.submitBudget()))), Retry: retry, StoryboardGeneration: t.sourceGeneration, StoryboardUID: string(t.sourceUID),
+		StoryboardDigest: t.sourceDigest, NarrationPinned: narrationPinned(t)}
 	st.Phase = videov1alpha1.PhaseSubmitting
 	setOutcome(st, gen, outcomeReconciling, videov1alpha1.ReasonSubmitting,
 		fmt.Sprintf("Submitting generation %d to the service (attempt %s)", gen, attempt))
@@ -349,7 +349,7 @@ func (l *lifecycle[T]) consumeSubmission(obj T) *videov1alpha1.Submission {
 	if sub.Retry != "" {
 		st.LastHandledRetry = sub.Retry
 	}
-	l.adapter.setRecordedSource(obj, sub.StoryboardGeneration, types.UID(sub.StoryboardUID))
+	l.adapter.setRecordedSource(obj, sub)
 	return sub
 }
 
@@ -374,6 +374,7 @@ func (l *lifecycle[T]) recordSubmitted(tx *statustxn.Txn[T], jobID string, calls
 	st := l.adapter.jobStatus(obj)
 	now := metav1.NewTime(l.opts.Clock.Now())
 	gen := st.Submission.Generation
+	source := approvedNote(st.Submission)
 	l.consumeSubmission(obj)
 	previous := l.replaceJob(tx)
 	st.JobGeneration = gen
@@ -393,8 +394,30 @@ func (l *lifecycle[T]) recordSubmitted(tx *statustxn.Txn[T], jobID string, calls
 		if previous != "" {
 			note = "; " + previous
 		}
-		l.opts.Recorder.Eventf(obj, nil, "Normal", "Submitted", "Submit", "Submitted job %s for generation %d%s", jobID, gen, note)
+		l.opts.Recorder.Eventf(obj, nil, "Normal", "Submitted", "Submit", "Submitted job %s for generation %d%s%s", jobID, gen, source, note)
 	})
+}
+
+// narrationPinned is the submission's record of t.narrationPinned: nil when t renders no
+// approved preview.
+func narrationPinned(t *target) *bool {
+	if t.sourceDigest == "" {
+		return nil
+	}
+	return ptr.To(t.narrationPinned)
+}
+
+// approvedNote names, for an event, the approved preview a submission renders and whether it
+// narrates the approved narration.
+func approvedNote(sub *videov1alpha1.Submission) string {
+	if sub.StoryboardDigest == "" {
+		return ""
+	}
+	narration := "narration not pinned"
+	if ptr.Deref(sub.NarrationPinned, false) {
+		narration = "narration pinned to the approved preview"
+	}
+	return fmt.Sprintf(" (approved preview %s, %s)", sub.StoryboardDigest, narration)
 }
 
 // replaceJob clears the current job's fields for a new one, keeping the outputs of a completed

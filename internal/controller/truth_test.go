@@ -262,7 +262,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		start(simulator.Options{})
 		h.startManager()
 		sb := storyPreview(h.ns, "ref-429", "Ref 429")
-		vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, "metadata: {name: ref-429-render}\nspec: {storyboardRef: {name: ref-429}}")
+		vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, "metadata: {name: ref-429-render}\nspec: {storyboardRef: {name: ref-429, approval: Latest}}")
 		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 		Eventually(func(g Gomega) {
@@ -493,7 +493,7 @@ spec:
       - story: Library music needs a clearance code per upload.
 `)
 		sb := storyPreview(h.ns, "source", "Source")
-		fromRef := fromYAML(&videov1alpha1.VideoRender{}, h.ns, "metadata: {name: from-ref}\nspec: {storyboardRef: {name: source}}")
+		fromRef := fromYAML(&videov1alpha1.VideoRender{}, h.ns, "metadata: {name: from-ref}\nspec: {storyboardRef: {name: source, approval: Latest}}")
 		for _, o := range []client.Object{withMusic, sb, fromRef} {
 			Expect(k8sClient.Create(ctx, o)).To(Succeed())
 		}
@@ -775,7 +775,7 @@ spec:
 		start(simulator.Options{})
 		h.startManager()
 		sb := storyPreview(h.ns, "recreated", "Recreated")
-		vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, "metadata: {name: of-recreated}\nspec: {storyboardRef: {name: recreated}}")
+		vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, "metadata: {name: of-recreated}\nspec: {storyboardRef: {name: recreated, approval: Latest}}")
 		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 		var firstJob string

@@ -56,6 +56,10 @@ type VideoRenderReconciler struct {
 // renderAdapter is the VideoRender side of the shared lifecycle.
 type renderAdapter struct {
 	client client.Reader
+	// reader reads from the API server what the cache drops (managedFields).
+	reader client.Reader
+	// skew is Options.ApprovalClockSkew.
+	skew time.Duration
 }
 
 var _ kindAdapter[*videov1alpha1.VideoRender] = renderAdapter{}
@@ -100,8 +104,27 @@ func (a renderAdapter) resolve(ctx context.Context, o *videov1alpha1.VideoRender
 		return nil, fmt.Errorf("getting VideoStoryboard %s/%s: %w", o.Namespace, name, err)
 	}
 	if sb.Status.PreviewedGeneration == sb.Generation && sb.Status.Phase == videov1alpha1.PhaseCompleted {
-		return &target{render: sb.Spec.StoryboardRequest.DeepCopy(), sourceGeneration: sb.Generation, sourceUID: sb.UID,
-			sourceCreated: sb.CreationTimestamp.Time}, nil
+		// Only an approved preview is paid for (approval.go).
+		w, err := a.approvedPreview(ctx, o, &sb)
+		if err != nil || w != nil {
+			return &target{wait: w}, err
+		}
+		t := &target{render: sb.Spec.StoryboardRequest.DeepCopy(), sourceGeneration: sb.Generation, sourceUID: sb.UID,
+			sourceCreated: sb.CreationTimestamp.Time}
+		if sb.Status.Preview != nil {
+			t.sourceDigest = sb.Status.Preview.Digest
+		}
+		if isBrief(t.render) && o.Spec.StoryboardRef.Narration != videov1alpha1.NarrationRegenerate {
+			req, why := pinNarration(t.render, sb.Status.Preview)
+			if req == nil {
+				return &target{wait: &waiting{stalled: true, reason: videov1alpha1.ReasonNarrationIncomplete,
+					message: fmt.Sprintf("Not submitted: the approved preview %s of VideoStoryboard %q is a brief whose narration cannot be narrated word for word: %s. "+
+						"Make the preview fit (fewer or shorter scenes), or set spec.storyboardRef.narration to Regenerate to let the service write the narration anew",
+						digestOrNone(t.sourceDigest), name, why)}}, nil
+			}
+			t.render, t.narrationPinned = req, true
+		}
+		return t, nil
 	}
 	w := &waiting{reason: videov1alpha1.ReasonWaitingForPreview,
 		message: fmt.Sprintf("Waiting for VideoStoryboard %q to complete its preview of generation %d", name, sb.Generation)}
@@ -113,12 +136,13 @@ func (a renderAdapter) resolve(ctx context.Context, o *videov1alpha1.VideoRender
 	return &target{wait: w}, nil
 }
 
-func (renderAdapter) recordedSource(o *videov1alpha1.VideoRender) (int64, types.UID) {
-	return o.Status.StoryboardGeneration, types.UID(o.Status.StoryboardUID)
+func (renderAdapter) recordedSource(o *videov1alpha1.VideoRender) (int64, types.UID, string) {
+	return o.Status.StoryboardGeneration, types.UID(o.Status.StoryboardUID), o.Status.StoryboardDigest
 }
 
-func (renderAdapter) setRecordedSource(o *videov1alpha1.VideoRender, g int64, uid types.UID) {
-	o.Status.StoryboardGeneration, o.Status.StoryboardUID = g, string(uid)
+func (renderAdapter) setRecordedSource(o *videov1alpha1.VideoRender, sub *videov1alpha1.Submission) {
+	o.Status.StoryboardGeneration, o.Status.StoryboardUID = sub.StoryboardGeneration, sub.StoryboardUID
+	o.Status.StoryboardDigest, o.Status.NarrationPinned = sub.StoryboardDigest, sub.NarrationPinned
 }
 
 // recordJob records outputs, durations, credits and the clearance code of a completed render.

@@ -21,6 +21,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/videoops/video-operator/internal/credentials"
 
@@ -37,6 +39,7 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/previewdigest"
 )
 
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videostoryboards,verbs=get;list;watch
@@ -76,11 +79,12 @@ func (storyboardAdapter) resolve(_ context.Context, o *videov1alpha1.VideoStoryb
 	return &target{preview: o.Spec.StoryboardRequest.DeepCopy()}, nil
 }
 
-func (storyboardAdapter) recordedSource(*videov1alpha1.VideoStoryboard) (int64, types.UID) {
-	return 0, ""
+func (storyboardAdapter) recordedSource(*videov1alpha1.VideoStoryboard) (int64, types.UID, string) {
+	return 0, "", ""
 }
 
-func (storyboardAdapter) setRecordedSource(*videov1alpha1.VideoStoryboard, int64, types.UID) {}
+func (storyboardAdapter) setRecordedSource(*videov1alpha1.VideoStoryboard, *videov1alpha1.Submission) {
+}
 
 // recordJob records the preview. previewedGeneration moves only when the preview of that
 // generation completed: it is what a storyboardRef render waits for. The document does not give
@@ -93,11 +97,12 @@ func (storyboardAdapter) recordJob(o *videov1alpha1.VideoStoryboard, job *apicli
 	}
 	o.Status.PreviewedGeneration = o.Status.JobGeneration
 	sb := job.Data.Storyboard
-	preview := &videov1alpha1.StoryboardPreview{}
-	o.Status.Preview = preview
 	if sb == nil {
-		return nil
+		sb = &apiclient.Storyboard{}
 	}
+	preview := &videov1alpha1.StoryboardPreview{Generation: o.Status.JobGeneration, Digest: digestOf(sb)}
+	o.Status.Preview = preview
+	var incomplete []string
 	budget := previewBudget(o)
 	for i, s := range sb.Scenes {
 		thumb := fitWhole(fmt.Sprintf("scenes[%d].thumbnail", i), s.Thumbnail, maxURL, &omitted)
@@ -105,7 +110,11 @@ func (storyboardAdapter) recordJob(o *videov1alpha1.VideoStoryboard, job *apicli
 		cost := len(thumb) + len(story) + 32
 		if i == maxPreviewScenes || cost > budget {
 			omitted = append(omitted, fmt.Sprintf("scenes[%d:] (%d scenes over the status bounds)", i, len(sb.Scenes)-i))
+			incomplete = append(incomplete, fmt.Sprintf("%d of the %d scenes the service returned were omitted from status for size", len(sb.Scenes)-i, len(sb.Scenes)))
 			break
+		}
+		if story != s.Story {
+			incomplete = append(incomplete, fmt.Sprintf("the narration of scene %d is %d characters, over the %d a story scene holds", i+1, utf8.RuneCountInString(s.Story), maxPreviewStory))
 		}
 		budget -= cost
 		preview.Scenes = append(preview.Scenes, videov1alpha1.PreviewScene{Thumbnail: thumb, Story: story})
@@ -113,12 +122,35 @@ func (storyboardAdapter) recordJob(o *videov1alpha1.VideoStoryboard, job *apicli
 	preview.RenderParameters = keepJSON("renderParameters", sb.RenderParams, &budget, &omitted)
 	if !documentedPreviewShape(sb) {
 		preview.Raw = keepJSON("preview.raw", sb.Raw, &budget, &omitted)
+		incomplete = append(incomplete, "the storyboard the service returned is not in the documented shape (scenes with thumbnails); only preview.raw has it")
 	}
+	preview.Incomplete = truncate(strings.Join(incomplete, "; "), maxPreviewIncomplete)
 	if len(omitted) > maxOmitted {
 		omitted = omitted[:maxOmitted]
 	}
 	return omitted
 }
+
+// digestOf is the preview's digest: what a reviewer sees, from the service's answer (every
+// scene, also those that do not fit in status). Empty only if the answer's JSON could not be
+// read again, which encoding/json checked already.
+func digestOf(sb *apiclient.Storyboard) string {
+	p := previewdigest.Preview{RenderParameters: sb.RenderParams}
+	for _, s := range sb.Scenes {
+		p.Scenes = append(p.Scenes, previewdigest.Scene{Story: s.Story, Thumbnail: s.Thumbnail})
+	}
+	if !documentedPreviewShape(sb) {
+		p.Raw = sb.Raw
+	}
+	d, err := previewdigest.Of(p)
+	if err != nil {
+		return ""
+	}
+	return d
+}
+
+// maxPreviewIncomplete bounds status.preview.incomplete.
+const maxPreviewIncomplete = 1024
 
 // documentedPreviewShape reports whether the storyboard was an object whose scenes all gave a
 // thumbnail: the shape the status fields were read from.

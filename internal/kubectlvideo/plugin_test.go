@@ -100,7 +100,8 @@ var _ = Describe("kubectl video", func() {
 			Expect(r.out).To(ContainSubstring("Created vr/meet"))
 			Eventually(func(g Gomega) {
 				vr := getRenderNamed(liveNS, "meet")(g)
-				g.Expect(vr.Spec.StoryboardRef).To(Equal(&videov1alpha1.StoryboardReference{Name: "meet"}))
+				g.Expect(vr.Spec.StoryboardRef).To(Equal(&videov1alpha1.StoryboardReference{Name: "meet", ApprovedDigest: vsb.Status.Preview.Digest}),
+					"render pins the approval to the preview shown")
 				g.Expect(vr.Status.Phase).To(Equal(videov1alpha1.PhaseCompleted), "%+v", vr.Status.Conditions)
 				g.Expect(vr.Status.StoryboardGeneration).To(Equal(vsb.Generation))
 			}).Should(Succeed())

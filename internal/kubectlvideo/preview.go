@@ -189,10 +189,14 @@ func PreviewText(ctx context.Context, env *Env, name string) error {
 		}
 	}
 	p.line("")
+	if d := vsb.Status.Preview.Digest; d != "" {
+		p.line("Preview digest: %s", d)
+	}
 	if len(refs) == 0 {
 		p.line("No VideoRender refers to it yet. To render it: %s", hint("render", Target{KindStoryboard, vsb.Name}, vsb.Namespace))
 	} else {
 		p.line("Rendered by: %s", strings.Join(renderSummaries(refs), ", "))
+		printApprovals(p, vsb, refs)
 	}
 	return nil
 }

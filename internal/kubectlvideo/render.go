@@ -113,6 +113,16 @@ func Render(ctx context.Context, env *Env, storyboardName string, o RenderOption
 			return fmt.Errorf("not confirmed: nothing was created")
 		}
 	}
+	if !o.Yes {
+		// The question may have been open for a while: what is paid for is what was shown.
+		again, err := reviewedStoryboard(ctx, env, storyboardName)
+		if err != nil {
+			return err
+		}
+		if d := vr.Spec.StoryboardRef.ApprovedDigest; again.Status.Preview.Digest != d {
+			return changedSinceShown(again, d, again.Status.Preview.Digest)
+		}
+	}
 	if err := env.Client.Create(ctx, vr); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return nameTaken(vr)
@@ -154,7 +164,9 @@ func renderFor(vsb *videov1alpha1.VideoStoryboard, name string) *videov1alpha1.V
 		TypeMeta:   metav1.TypeMeta{APIVersion: videov1alpha1.GroupVersion.String(), Kind: string(KindRender)},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: vsb.Namespace},
 		Spec: videov1alpha1.VideoRenderSpec{
-			StoryboardRef: &videov1alpha1.StoryboardReference{Name: vsb.Name},
+			// The approval is pinned to the preview shown: a later preview is not paid for
+			// until someone approves it (kubectl video approve).
+			StoryboardRef: &videov1alpha1.StoryboardReference{Name: vsb.Name, ApprovedDigest: vsb.Status.Preview.Digest},
 		},
 	}
 	// The render pays with the account that made the preview, unless it is the default anyway.
@@ -183,8 +195,14 @@ func describeRender(p *printer, vsb *videov1alpha1.VideoStoryboard, vr *videov1a
 	} else {
 		p.field("  API key", fmt.Sprintf("Secret %s, key %s (the default)", videov1alpha1.DefaultAPIKeySecretName, videov1alpha1.DefaultAPIKeySecretKey))
 	}
-	p.line("The VideoRender follows the storyboard: each later change of vsb/%s is rendered, and paid, again", vsb.Name)
-	p.line("once its new preview completes.")
+	if d := vr.Spec.StoryboardRef.ApprovedDigest; d != "" {
+		p.field("  Preview digest", d)
+		p.line("The VideoRender renders this preview only: a later change of vsb/%s waits until it is approved", vsb.Name)
+		p.line("(kubectl video approve vr/%s -n %s).", vr.Name, vr.Namespace)
+	} else {
+		p.line("This preview has no digest: the VideoRender renders the preview complete when it is created;")
+		p.line("a later change of vsb/%s waits until it is approved (kubectl video approve vr/%s -n %s).", vsb.Name, vr.Name, vr.Namespace)
+	}
 	if len(refs) > 0 {
 		p.line("WARNING: vsb/%s is already rendered by %s: another VideoRender pays for it again.", vsb.Name, strings.Join(renderSummaries(refs), ", "))
 	}

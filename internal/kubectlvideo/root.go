@@ -154,7 +154,8 @@ func NewCommand(in io.Reader, out, errOut io.Writer, ov Overrides) *cobra.Comman
 	env.connect = func() error { return env.complete(flags, ov) }
 	root.PersistentFlags().BoolVarP(&env.AllNamespaces, "all-namespaces", "A", false, "with status and no object: list the videos of every namespace")
 	root.AddCommand(newStatusCommand(env), newPreviewCommand(env), newRenderCommand(env),
-		newRetryCommand(env), newConfirmResubmitCommand(env), newOutputsCommand(env), newVersionCommand(env))
+		newRetryCommand(env), newConfirmResubmitCommand(env), newOutputsCommand(env), newApproveCommand(env),
+		newVersionCommand(env))
 	addCompletion(root, env)
 	return root
 }

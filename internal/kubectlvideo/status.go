@@ -260,6 +260,7 @@ func printRenderDetails(ctx context.Context, p *printer, env *Env, vr *videov1al
 			}
 			p.field("Storyboard", fmt.Sprintf("vsb/%s (phase %s, generation %d, previewed %d, rendered %s)",
 				ref, orDash(string(vsb.Status.Phase)), vsb.Generation, vsb.Status.PreviewedGeneration, rendered))
+			printApproval(p, vr, vsb)
 		}
 	case vr.Spec.ProjectID != nil:
 		p.field("Project", *vr.Spec.ProjectID)

@@ -182,6 +182,20 @@ func (s *Server) Jobs() []JobInfo {
 	return out
 }
 
+// RenderRequests returns the body of every accepted POST /v2/video/storyboard/render, in the
+// order the jobs were created: what each paid render asked for, as the service received it.
+func (s *Server) RenderRequests() []json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []json.RawMessage
+	for _, id := range s.jobOrder {
+		if j := s.jobs[id]; j.kind == kindRender {
+			out = append(out, append(json.RawMessage(nil), j.request...))
+		}
+	}
+	return out
+}
+
 // Job describes one job.
 func (s *Server) Job(id string) (JobInfo, bool) {
 	now := s.clock.Now()

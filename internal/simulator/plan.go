@@ -48,6 +48,8 @@ type jobPlan struct {
 	webhook       string
 	webhookInput  json.RawMessage
 	renderParams  map[string]any
+	// take numbers the brief narrations this server wrote: each job's AI writes anew.
+	take int64
 }
 
 func (p *jobPlan) videoSeconds() float64 {
@@ -83,7 +85,7 @@ func IsPremiumVoiceID(speaker string) bool {
 }
 
 func (s *Server) planFromRequest(req map[string]any) *jobPlan {
-	p := &jobPlan{}
+	p := &jobPlan{take: s.briefTakes.Add(1)}
 	p.videoName, _ = req["videoName"].(string)
 	p.saveProject, _ = req["saveProject"].(bool)
 	p.webhook, _ = req["webhook"].(string)
@@ -197,7 +199,7 @@ func (p *jobPlan) expandScene(sc map[string]any) []plannedScene {
 		if b == nil {
 			b, _ = sc["storyCoPilot"].(map[string]any)
 		}
-		texts = generateNarration(b)
+		texts = generateNarration(b, p.take)
 	case has(sc, "blogUrl"):
 		u, _ := sc["blogUrl"].(string)
 		for i := 1; i <= 3; i++ {
@@ -260,8 +262,10 @@ func nonEmptyLines(s string) []string {
 
 // generateNarration is the simulator's stand-in for the AI writer of brief mode: one sentence per
 // ten seconds of the requested duration (default 30), between 2 and 6, derived from the prompt so
-// that tests can recognise it.
-func generateNarration(b map[string]any) []string {
+// that tests can recognise it. Like a real AI writer it writes differently each time ("AI
+// storyboard rules" 3: a render writes the narration again): take, a number drawn per job, is in
+// the first sentence, so a test tells a reused narration from a regenerated one.
+func generateNarration(b map[string]any, take int64) []string {
 	prompt, _ := b["prompt"].(string)
 	goal, _ := b["videoGoal"].(string)
 	if goal == "" {
@@ -279,7 +283,7 @@ func generateNarration(b map[string]any) []string {
 	if r := []rune(topic); len(r) > 80 {
 		topic = string(r[:80])
 	}
-	out := []string{fmt.Sprintf("This %s video is about %s.", strings.ToLower(goal), topic)}
+	out := []string{fmt.Sprintf("Take %d of this %s video is about %s.", take, strings.ToLower(goal), topic)}
 	for i := 2; i <= count; i++ {
 		out = append(out, fmt.Sprintf("Point %d of %d explains why %s matters.", i-1, count-1, topic))
 	}

@@ -32,6 +32,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -137,6 +138,9 @@ type Server struct {
 	cancel        context.CancelFunc
 	wg            sync.WaitGroup
 	closeOnce     sync.Once
+
+	// briefTakes counts the requests planned, numbering brief narrations (plan.go).
+	briefTakes atomic.Int64
 
 	mu            sync.Mutex
 	rng           *rand.Rand

@@ -234,12 +234,13 @@ type Decision struct {
 	ResetAt time.Time
 }
 
-// Reserve holds room for attempt of obj (kind VideoRender or VideoStoryboard). A reservation the
+// Reserve holds room for attempt of obj (kind VideoRender or VideoStoryboard); digest is the
+// approved preview it pays for (storyboardRef renders), recorded on the reservation. A reservation the
 // object already holds is replaced when its attempt did not reach the service (its in-flight
 // write failed), so a retried attempt never takes room twice; one that sent reports (an attempt
 // the object records as in flight or unknown, or whose job it recorded since) is counted as used:
 // a resubmission confirmed after an unknown outcome may pay twice, and the budget says so.
-func (g *Guard) Reserve(ctx context.Context, kind string, obj client.Object, attempt string, sent func(videov1alpha1.BudgetReservation) bool) (Decision, error) {
+func (g *Guard) Reserve(ctx context.Context, kind string, obj client.Object, attempt, digest string, sent func(videov1alpha1.BudgetReservation) bool) (Decision, error) {
 	var d Decision
 	err := g.mutateBudget(ctx, obj.GetNamespace(), func(b *videov1alpha1.VideoBudget) bool {
 		d = Decision{}
@@ -270,7 +271,7 @@ func (g *Guard) Reserve(ctx context.Context, kind string, obj client.Object, att
 		}
 		b.Status.Reservations = append(b.Status.Reservations, videov1alpha1.BudgetReservation{
 			Kind: kind, Name: obj.GetName(), UID: string(obj.GetUID()), AttemptID: attempt,
-			ReservedAt: metav1.NewTime(g.clock.Now()),
+			ReservedAt: metav1.NewTime(g.clock.Now()), Digest: digest,
 		})
 		return true
 	})

@@ -162,7 +162,7 @@ func TestReserveCountsAReplacedAttemptThatWasSent(t *testing.T) {
 		wantUsed int64
 	}{{"a1", false, 0}, {"a2", false, 0}, {"a3", true, 1}, {"a4", true, 2}} {
 		sent := func(videov1alpha1.BudgetReservation) bool { return step.sent }
-		if _, err := g.Reserve(t.Context(), "VideoRender", vr, step.attempt, sent); err != nil {
+		if _, err := g.Reserve(t.Context(), "VideoRender", vr, step.attempt, "", sent); err != nil {
 			t.Fatal(err)
 		}
 		var got videov1alpha1.VideoBudget
@@ -223,7 +223,7 @@ func TestBudgetWritesOfOneProcessDoNotConflictOverAStaleCache(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			vr := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: fmt.Sprintf("r%d", i), UID: types.UID(fmt.Sprintf("uid-%d", i))}}
-			d, err := g.Reserve(t.Context(), "VideoRender", vr, "a", nil)
+			d, err := g.Reserve(t.Context(), "VideoRender", vr, "a", "", nil)
 			if err == nil && d.Wait {
 				err = fmt.Errorf("%s waits: %s", vr.Name, d.Message)
 			}
@@ -259,7 +259,7 @@ func TestBudgetWaitIsNotDecidedOnThisProcessesOwnOutdatedWrite(t *testing.T) {
 	render := func(name string) *videov1alpha1.VideoRender {
 		return &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, UID: types.UID("uid-" + name)}}
 	}
-	if d, err := g.Reserve(t.Context(), "VideoRender", render("a"), "a", nil); err != nil || d.Wait {
+	if d, err := g.Reserve(t.Context(), "VideoRender", render("a"), "a", "", nil); err != nil || d.Wait {
 		t.Fatalf("the first render: wait %v, %v", d.Wait, err)
 	}
 	var b videov1alpha1.VideoBudget
@@ -270,7 +270,7 @@ func TestBudgetWaitIsNotDecidedOnThisProcessesOwnOutdatedWrite(t *testing.T) {
 	if err := server.Update(t.Context(), &b); err != nil {
 		t.Fatal(err)
 	}
-	d, err := g.Reserve(t.Context(), "VideoRender", render("b"), "b", nil)
+	d, err := g.Reserve(t.Context(), "VideoRender", render("b"), "b", "", nil)
 	if err != nil || d.Wait {
 		t.Fatalf("after maxRenders was raised to 2, the second render: wait %v (%s), %v; want room", d.Wait, d.Message, err)
 	}
