@@ -83,9 +83,13 @@ vet: ## Run go vet.
 envtest-assets: ## Obtain kube-apiserver, etcd and kubectl for envtest (cached; built from source when it must).
 	@hack/envtest-assets.sh >/dev/null
 
+.PHONY: chromium
+chromium: ## Find a Chromium for the kubectl plugin's browser test, or install Debian's (as root; hack/chromium.sh says what to install otherwise).
+	@hack/chromium.sh >/dev/null
+
 .PHONY: test
-test: manifests generate fmt vet envtest-assets kustomize helm ## Run all tests, envtest ones against a real kube-apiserver and etcd.
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" go test ./... -coverprofile cover.out
+test: manifests generate fmt vet envtest-assets kustomize helm chromium ## Run all tests, envtest ones against a real kube-apiserver and etcd.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" CHROMIUM="$$(hack/chromium.sh)" go test ./... -coverprofile cover.out
 	cd $(MONITORING_TEST) && KUBEBUILDER_ASSETS="$$(../../hack/envtest-assets.sh)" go test ./...
 
 .PHONY: test-faults-long
@@ -151,8 +155,8 @@ install-plugin: | $(LOCALBIN) ## Build the kubectl plugin into bin/kubectl-video
 	go build -trimpath -ldflags "-s -w" -o $(LOCALBIN)/kubectl-video ./cmd/kubectl-video
 
 .PHONY: plugin-screenshot
-plugin-screenshot: envtest-assets ## Refresh docs/images/kubectl-video-preview.png from the plugin's headless-Chromium test.
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUBECTL_VIDEO_SCREENSHOT="$(shell pwd)/docs/images/kubectl-video-preview.png" \
+plugin-screenshot: envtest-assets chromium ## Refresh docs/images/kubectl-video-preview.png from the plugin's headless-Chromium test.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" CHROMIUM="$$(hack/chromium.sh)" KUBECTL_VIDEO_SCREENSHOT="$(shell pwd)/docs/images/kubectl-video-preview.png" \
 		go test ./internal/kubectlvideo/ -count=1 -ginkgo.focus=Chromium
 
 .PHONY: run
