@@ -57,12 +57,17 @@ fi
 say "no Chromium found: installing Debian's chromium with apt-get (once per machine)"
 # Other processes may hold the dpkg lock for a while (unattended upgrades, a parallel install):
 # wait for it rather than fail at once.
+# apt-get's hundreds of lines go to a log, shown only when it fails.
 apt_opts=(-o DPkg::Lock::Timeout=600 -qq)
-if ! apt-get "${apt_opts[@]}" update >&2 ||
-  ! DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" install -y chromium >&2; then
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if ! apt-get "${apt_opts[@]}" update >"$log" 2>&1 ||
+  ! DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" install -y chromium >>"$log" 2>&1; then
+  tail -n 30 "$log" >&2
   say "apt-get could not install chromium: $how"
   exit 1
 fi
+say "installed Debian's chromium $(dpkg-query -W -f='${Version}' chromium 2>/dev/null || true)"
 
 if find_chromium; then
   exit 0
