@@ -21,6 +21,8 @@ GOLANGCI_LINT_VERSION ?= v2.15.0
 KUBE_API_LINTER_VERSION ?= v0.0.0-20260716143926-092fe0c72997
 # Helm v3.22.0 builds with Go 1.26 from the module proxy (~80 s cold on 2 cores).
 HELM_VERSION ?= v3.22.0
+# crd-ref-docs writes docs/api-reference.md from the Go types (its built-in markdown templates).
+CRD_REF_DOCS_VERSION ?= v0.3.0
 
 ## Tool binaries, versioned in their names so that a version bump installs afresh
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
@@ -28,6 +30,7 @@ KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KUBE_API_LINTER ?= $(LOCALBIN)/golangci-lint-kube-api-linter-$(KUBE_API_LINTER_VERSION)
 HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
+CRD_REF_DOCS ?= $(LOCALBIN)/crd-ref-docs-$(CRD_REF_DOCS_VERSION)
 
 # Setting SHELL to bash allows bash commands to be executed by recipes.
 SHELL = /usr/bin/env bash -o pipefail
@@ -51,11 +54,16 @@ demo: ## Run the operator locally against the service simulator and show a few v
 ##@ Development
 
 .PHONY: manifests
-manifests: controller-gen ## Generate CRDs (installed, and the complete request schema the controller checks) and RBAC from the markers, and copy them into the Helm chart.
+manifests: controller-gen api-docs ## Generate CRDs (installed, and the complete request schema the controller checks) and RBAC from the markers, copy them into the Helm chart, and write the API reference.
 	rm -rf $(LOCALBIN)/crd-full && mkdir -p $(LOCALBIN)/crd-full
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./..." output:crd:artifacts:config=$(LOCALBIN)/crd-full
 	go run ./hack/crdsplit -in $(LOCALBIN)/crd-full -out config/crd/bases -schema internal/requestrules/storyboardrequest.json
 	hack/helm-chart.sh
+
+.PHONY: api-docs
+api-docs: crd-ref-docs ## Write docs/api-reference.md from the Go types in api/v1alpha1 (crd-ref-docs, markdown).
+	$(CRD_REF_DOCS) --source-path=./api/v1alpha1 --config=hack/api-docs/config.yaml --renderer=markdown \
+		--output-path=docs/api-reference.md --log-level=WARN
 
 .PHONY: helm-chart
 helm-chart: ## Refresh the Helm chart's copies of the CRDs and RBAC rules (dist/chart/files/) from config/.
@@ -83,9 +91,13 @@ vet: ## Run go vet.
 envtest-assets: ## Obtain kube-apiserver, etcd and kubectl for envtest (cached; built from source when it must).
 	@hack/envtest-assets.sh >/dev/null
 
+.PHONY: chromium
+chromium: ## Find a Chromium for the kubectl plugin's browser test, or install Debian's (as root; hack/chromium.sh says what to install otherwise).
+	@hack/chromium.sh >/dev/null
+
 .PHONY: test
-test: manifests generate fmt vet envtest-assets kustomize helm ## Run all tests, envtest ones against a real kube-apiserver and etcd.
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" go test ./... -coverprofile cover.out
+test: manifests generate fmt vet envtest-assets kustomize helm chromium ## Run all tests, envtest ones against a real kube-apiserver and etcd.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" CHROMIUM="$$(hack/chromium.sh)" go test ./... -coverprofile cover.out
 	cd $(MONITORING_TEST) && KUBEBUILDER_ASSETS="$$(../../hack/envtest-assets.sh)" go test ./...
 
 .PHONY: test-faults-long
@@ -111,7 +123,7 @@ lint-fix: golangci-lint ## Run golangci-lint and apply its fixes.
 
 .PHONY: verify-generated
 verify-generated: manifests generate ## Fail when generated files differ from what is committed.
-	@git diff --exit-code -- api config dist/chart || { echo "Generated files are stale: run 'make manifests generate' and commit the result." >&2; exit 1; }
+	@git diff --exit-code -- api config dist/chart docs/api-reference.md || { echo "Generated files are stale: run 'make manifests generate' and commit the result." >&2; exit 1; }
 
 ##@ Benchmarks
 
@@ -152,8 +164,8 @@ install-plugin: | $(LOCALBIN) ## Build the kubectl plugin into bin/kubectl-video
 	install -m 0755 hack/kubectl_complete-video $(LOCALBIN)/kubectl_complete-video
 
 .PHONY: plugin-screenshot
-plugin-screenshot: envtest-assets ## Refresh docs/images/kubectl-video-preview.png from the plugin's headless-Chromium test.
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUBECTL_VIDEO_SCREENSHOT="$(shell pwd)/docs/images/kubectl-video-preview.png" \
+plugin-screenshot: envtest-assets chromium ## Refresh docs/images/kubectl-video-preview.png from the plugin's headless-Chromium test.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" CHROMIUM="$$(hack/chromium.sh)" KUBECTL_VIDEO_SCREENSHOT="$(shell pwd)/docs/images/kubectl-video-preview.png" \
 		go test ./internal/kubectlvideo/ -count=1 -ginkgo.focus=Chromium
 
 .PHONY: run
@@ -214,6 +226,11 @@ $(KUBE_API_LINTER): | $(LOCALBIN)
 helm: $(HELM) ## Install helm into bin/.
 $(HELM): | $(LOCALBIN)
 	$(call go-install-tool,$(HELM),helm.sh/helm/v3/cmd/helm,$(HELM_VERSION),helm)
+
+.PHONY: crd-ref-docs
+crd-ref-docs: $(CRD_REF_DOCS) ## Install crd-ref-docs into bin/.
+$(CRD_REF_DOCS): | $(LOCALBIN)
+	$(call go-install-tool,$(CRD_REF_DOCS),github.com/elastic/crd-ref-docs,$(CRD_REF_DOCS_VERSION),crd-ref-docs)
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.

@@ -35,8 +35,9 @@ import (
 )
 
 // The contact sheet is opened in headless Chromium: the scene cards must render with the
-// simulator's thumbnails, not as broken images. CI installs Debian's chromium (.ci/run); the
-// test finds it through $CHROMIUM or the PATH and fails when it is missing.
+// simulator's thumbnails, not as broken images. make test finds or installs Chromium through
+// hack/chromium.sh and passes it as $CHROMIUM; the test also looks on the PATH and fails when
+// there is none.
 // KUBECTL_VIDEO_SKIP_BROWSER=1 skips it on a workstation without Chromium (never in CI).
 // KUBECTL_VIDEO_SCREENSHOT=FILE also writes the screenshot there (make plugin-screenshot
 // refreshes the README's image that way).
