@@ -23,12 +23,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/videoops/video-operator/internal/testutil"
 
 	"github.com/videoops/video-operator/internal/statustxn"
 
@@ -40,7 +40,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
@@ -50,8 +49,8 @@ import (
 // value into must be exactly the generated schema's maxLength, or the API server refuses the
 // status write on every reconcile.
 func TestBoundsMatchTheGeneratedSchema(t *testing.T) {
-	render := loadStatusSchema(t, "video.videoops.io_videorenders.yaml")
-	preview := loadStatusSchema(t, "video.videoops.io_videostoryboards.yaml")
+	render := testutil.StatusSchema(t, "video.videoops.io_videorenders.yaml")
+	preview := testutil.StatusSchema(t, "video.videoops.io_videostoryboards.yaml")
 	tests := []struct {
 		schema apiextensionsv1.JSONSchemaProps
 		path   string
@@ -99,19 +98,6 @@ func TestBoundsMatchTheGeneratedSchema(t *testing.T) {
 			t.Errorf("condition message maxLength %v is below %d", c.MaxLength, maxConditionMessage)
 		}
 	}
-}
-
-func loadStatusSchema(t *testing.T, file string) apiextensionsv1.JSONSchemaProps {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "crd", "bases", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := yaml.Unmarshal(raw, &crd); err != nil {
-		t.Fatal(err)
-	}
-	return crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
 }
 
 // lookup follows a dotted path; "[]" steps into a list's items.

@@ -24,6 +24,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/videoops/video-operator/internal/testutil"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -34,10 +36,6 @@ import (
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/simulator"
 )
-
-// etcdObjectLimit is the size etcd refuses a write beyond (its default --max-request-bytes,
-// 1.5 MiB): the only bound on a storyboard the interface document does not set.
-const etcdObjectLimit = 1536 * 1024
 
 // largeRender is a VideoRender whose inline storyboard is a recorded talk with a word-level
 // transcript of sentences sentences of ten words each, after 59 story scenes: about 1.4 MB of
@@ -85,7 +83,7 @@ var _ = Describe("A storyboard near etcd's object size limit", func() {
 		Expect(err).NotTo(HaveOccurred())
 		GinkgoWriter.Printf("object of %d bytes\n", len(raw))
 		Expect(len(raw)).To(BeNumerically(">", 1300*1000), "the object should be near the limit")
-		Expect(len(raw)).To(BeNumerically("<", etcdObjectLimit-32*1024), "room for metadata and status")
+		Expect(len(raw)).To(BeNumerically("<", testutil.EtcdObjectLimit-32*1024), "room for metadata and status")
 
 		// Client-side kubectl apply would copy the object into an annotation (at most 256 KiB):
 		// large objects are applied server-side.

@@ -19,37 +19,20 @@ package requestrules
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/videoops/video-operator/internal/testutil"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
-	"sigs.k8s.io/yaml"
 )
 
-const crdDir = "../../config/crd/bases"
-
-// etcdObjectLimit is etcd's default --max-request-bytes (1.5 MiB), the one bound on a
-// storyboard the interface document does not set.
-const etcdObjectLimit = 1536 * 1024
-
-func readCRD(t *testing.T, path string) *apiextensionsv1.CustomResourceDefinition {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := yaml.UnmarshalStrict(raw, &crd); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return &crd
-}
+var crdDir = testutil.CRDDir()
 
 // TestInstalledCRDsFitTheCELBudget runs the API server's own CRD validation on the CRDs
 // `make manifests` writes: it refuses a CRD whose CEL rules could cost more than the budget.
@@ -59,7 +42,7 @@ func TestInstalledCRDsFitTheCELBudget(t *testing.T) {
 		t.Fatalf("no CRDs in %s: %v", crdDir, err)
 	}
 	for _, f := range files {
-		v1 := readCRD(t, f)
+		v1 := testutil.ReadCRD(t, f)
 		apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(v1)
 		var crd apiextensions.CustomResourceDefinition
 		if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(v1, &crd, nil); err != nil {
@@ -75,7 +58,7 @@ func TestInstalledCRDsFitTheCELBudget(t *testing.T) {
 // request, with the API server's per-call limit.
 func installedRequestRules(t *testing.T) *Rules {
 	t.Helper()
-	crd := readCRD(t, filepath.Join(crdDir, "video.videoops.io_videorenders.yaml"))
+	crd := testutil.ReadCRD(t, filepath.Join(crdDir, "video.videoops.io_videorenders.yaml"))
 	props := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["storyboard"]
 	rules, err := newRules(&props, celconfig.PerCallLimit)
 	if err != nil {
@@ -87,7 +70,7 @@ func installedRequestRules(t *testing.T) *Rules {
 // fill is a request of videoName plus as many copies of scene as fit in etcd's limit.
 func fill(t *testing.T, scene string) (map[string]any, int) {
 	t.Helper()
-	n := (etcdObjectLimit - 200) / (len(scene) + 1)
+	n := (testutil.EtcdObjectLimit - 200) / (len(scene) + 1)
 	body := `{"videoName":"dense","scenes":[` + strings.TrimSuffix(strings.Repeat(scene+",", n), ",") + `]}`
 	var req map[string]any
 	if err := json.Unmarshal([]byte(body), &req); err != nil {
