@@ -214,7 +214,7 @@ func TestWriteJobIDGivesUpQuicklyAndKeepsTheJobInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	tx := statustxn.New(c, c, obj, l.adapter.newObject, l.adapter.status)
-	l.memo.remember("attempt-1", "job-1", false)
+	l.memo.Remember("attempt-1", "job-1", false)
 	l.recordSubmitted(tx, "job-1", false)
 	if err := l.writeJobID(context.Background(), tx, "attempt-1", "job-1", false); err == nil {
 		t.Fatal("writeJobID succeeded although every write failed")
@@ -222,7 +222,7 @@ func TestWriteJobIDGivesUpQuicklyAndKeepsTheJobInMemory(t *testing.T) {
 	if attempts != 3 {
 		t.Errorf("writeJobID tried %d writes, want 3 quick tries before leaving the job to the memo", attempts)
 	}
-	if job, ok := l.memo.lookup("attempt-1"); !ok || job != "job-1" {
+	if job, ok := l.memo.Lookup("attempt-1"); !ok || job != "job-1" {
 		t.Errorf("the memo lost the job: %q %v", job, ok)
 	}
 }

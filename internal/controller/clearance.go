@@ -40,7 +40,7 @@ import (
 // the job need not be read again.
 func (l *lifecycle[T]) nextClearanceRead(obj T, t *target) (at time.Time, ok bool) {
 	jobID := l.adapter.jobStatus(obj).JobID
-	if jobID == "" || l.memo.refreshGaveUp(jobID) {
+	if jobID == "" || l.memo.RefreshGaveUp(jobID) {
 		return time.Time{}, false
 	}
 	c := l.adapter.clearance(obj)
@@ -48,9 +48,9 @@ func (l *lifecycle[T]) nextClearanceRead(obj T, t *target) (at time.Time, ok boo
 	case c != nil && c.ExpiresAt != nil:
 		return c.ExpiresAt.Time, true
 	case c != nil && c.Code != "":
-		return l.memo.lastRead(jobID).Add(l.clearanceRetry()), true
-	case c == nil && mayUseLibraryMusic(t) && !l.memo.clearanceRechecked(jobID):
-		return l.memo.lastRead(jobID).Add(l.opts.PollMin), true
+		return l.memo.LastRead(jobID).Add(l.clearanceRetry()), true
+	case c == nil && mayUseLibraryMusic(t) && !l.memo.ClearanceRechecked(jobID):
+		return l.memo.LastRead(jobID).Add(l.opts.PollMin), true
 	}
 	return time.Time{}, false
 }
@@ -97,7 +97,7 @@ func (l *lifecycle[T]) refresh(ctx context.Context, tx *statustxn.Txn[T], t *tar
 	switch {
 	case apiclient.IsJobNotFound(err):
 		log.Info("Job no longer known to the service; keeping its recorded outputs", "jobID", jobID)
-		l.memo.giveUpRefresh(jobID)
+		l.memo.GiveUpRefresh(jobID)
 		return ctrl.Result{}
 	case err != nil && ctx.Err() != nil:
 		// Shutting down: not a failure of the service.
@@ -114,13 +114,13 @@ func (l *lifecycle[T]) refresh(ctx context.Context, tx *statustxn.Txn[T], t *tar
 		return ctrl.Result{RequeueAfter: delay}
 	case !job.Status().IsCompleted():
 		// Only a completed job carries clearance codes; keep what was recorded.
-		l.memo.giveUpRefresh(jobID)
+		l.memo.GiveUpRefresh(jobID)
 		return ctrl.Result{}
 	}
 	l.backoff.Reset(objectKey(obj))
 	st.OutputsOmitted = l.adapter.recordJob(obj, job)
-	l.memo.jobRead(jobID)
-	l.memo.clearanceChecked(jobID)
+	l.memo.JobRead(jobID)
+	l.memo.ClearanceChecked(jobID)
 	setOutcome(st, obj.GetGeneration(), outcomeReady, videov1alpha1.ReasonCompleted, completedMessage(st))
 
 	next, ok := l.nextClearanceRead(obj, t)

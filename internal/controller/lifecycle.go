@@ -23,6 +23,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/videoops/video-operator/internal/jobmemo"
+
 	"github.com/videoops/video-operator/internal/boundedset"
 
 	"github.com/videoops/video-operator/internal/credentials"
@@ -123,7 +125,7 @@ type lifecycle[T client.Object] struct {
 	opts     Options
 	keys     *credentials.Store
 	brands   *brandCache
-	memo     *attemptMemo
+	memo     *jobmemo.Memo
 	circuits *callgate.Circuits
 	budgets  *callgate.Budgets
 	backoff  *callgate.Backoff
@@ -280,7 +282,7 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statustxn.Txn[T]) (ctrl.
 			l.memo.RememberFromCallback(rc.AttemptID, rc.JobID)
 		} else {
 			if rc.JobID != "" && rc.JobID == st.JobID && st.CompletedAt == nil {
-				l.memo.wake(rc.JobID)
+				l.memo.Wake(rc.JobID)
 			}
 			st.Callback = nil
 		}

@@ -62,7 +62,7 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 			if st.CompletedAt != nil {
 				key, jobID := l.budgetKey(objectKey(obj)), st.JobID
 				tx.After(func() { l.budgets.Done(keyID, key) })
-				tx.OnFail(func() { l.memo.wake(jobID) })
+				tx.OnFail(func() { l.memo.Wake(jobID) })
 			}
 		}()
 	}
@@ -87,7 +87,7 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 				// Contention on the namespace's budget, not a failure: like a reservation that
 				// loses, the job is read again shortly, first (its end is known).
 				logf.FromContext(ctx).V(1).Info("The VideoBudget was busy; charging the completed job again shortly", "jobID", st.JobID)
-				l.memo.wake(st.JobID)
+				l.memo.Wake(st.JobID)
 				return true, ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
 			}
 			return true, ctrl.Result{}, err
@@ -132,7 +132,7 @@ func (l *lifecycle[T]) pollResult(after time.Duration, urgent bool) ctrl.Result 
 // thousands of running jobs are not all read at once.
 func (l *lifecycle[T]) pollSlot(keyID string, obj T, jobID string) (wait time.Duration, urgent bool) {
 	key := l.budgetKey(objectKey(obj))
-	if l.memo.takeWake(jobID) || l.budgets.Holds(keyID, key) {
+	if l.memo.TakeWake(jobID) || l.budgets.Holds(keyID, key) {
 		return l.budgets.Urgent(keyID, key), true
 	}
 	if !l.budgets.Tracks(keyID, key) {
@@ -168,7 +168,7 @@ func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statustxn.Txn[T], job 
 	st.ProgressMessage = truncate(d.RenderProgressMessage, maxProgressMessage)
 	st.RenderState = truncate(d.RenderState, maxRenderState)
 	st.OutputsOmitted = l.adapter.recordJob(obj, job)
-	l.memo.jobRead(st.JobID)
+	l.memo.JobRead(st.JobID)
 
 	now := metav1.NewTime(l.opts.Clock.Now())
 	kind, jobID, gen := l.adapter.kind(), st.JobID, st.JobGeneration

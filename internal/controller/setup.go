@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/videoops/video-operator/internal/jobmemo"
+
 	"github.com/videoops/video-operator/internal/credentials"
 
 	"github.com/videoops/video-operator/internal/spendguard"
@@ -66,7 +68,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 	shared := &sharedState{
 		keys:     credentials.NewStore(c, opts.APIReader),
 		brands:   newBrandCache(opts.Clock, opts.BrandCacheTTL),
-		memo:     newAttemptMemo(opts.Clock),
+		memo:     jobmemo.New(opts.Clock),
 		circuits: callgate.NewCircuits(opts.Clock, opts.BackoffBase, opts.BackoffMax, opts.CallTimeout/5, opts.ServiceRate),
 		budgets:  callgate.NewBudgets(opts.Clock, opts.ServiceRate, opts.ServiceBurst, budgetIdle),
 		guard:    spendguard.New(c, opts.APIReader, opts.Clock, WriteTimeout),
@@ -109,7 +111,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 type sharedState struct {
 	keys   *credentials.Store
 	brands *brandCache
-	memo   *attemptMemo
+	memo   *jobmemo.Memo
 	// circuits pause the paid submissions of a key after an unknown outcome.
 	circuits *callgate.Circuits
 	// budgets pace the calls of each key.

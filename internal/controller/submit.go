@@ -139,7 +139,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 	}
 	switch {
 	case err == nil:
-		l.memo.remember(attempt, created.JobID, withCallback)
+		l.memo.Remember(attempt, created.JobID, withCallback)
 		l.opts.Metrics.submitted(l.adapter.kind(), "accepted")
 		l.auditSubmission(obj, gen, attempt, "accepted", created.JobID, nil)
 		l.recordSubmitted(tx, created.JobID, withCallback)
@@ -158,7 +158,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 		l.opts.Metrics.submitted(l.adapter.kind(), "refused")
 		l.auditSubmission(obj, gen, attempt, "refused", "", err)
 		// Should the write of the refusal fail, the record found later is cleared, not stalled on.
-		l.memo.settleNoJob(attempt)
+		l.memo.SettleNoJob(attempt)
 		l.releaseBudget(sctx, obj, attempt)
 		return l.refusal(ctx, tx, t, err)
 	default:
@@ -201,7 +201,7 @@ func (l *lifecycle[T]) writeInFlight(ctx context.Context, tx *statustxn.Txn[T], 
 	default:
 		// Refused for another reason, or its outcome is unknown: the call is not made, and a
 		// record of this attempt found on the server later is cleared.
-		l.memo.settleNoJob(attempt)
+		l.memo.SettleNoJob(attempt)
 		logf.FromContext(ctx).Error(err, "Recording the submission in flight failed; it was not sent", "attempt", attempt)
 		// The status cannot say it (its write is what failed), so an event does: for example an
 		// object so large that the API server's validation outlasts WriteTimeout.
@@ -450,8 +450,8 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statustxn.Txn[T]
 	sub := st.Submission
 	log := logf.FromContext(ctx)
 
-	if jobID, ok := l.memo.lookup(sub.AttemptID); ok {
-		if l.memo.fromCallback(sub.AttemptID) {
+	if jobID, ok := l.memo.Lookup(sub.AttemptID); ok {
+		if l.memo.FromCallback(sub.AttemptID) {
 			// Only a callback named the job: adopt it once the service confirms, to the
 			// object's own key, that the job exists.
 			if stop, res, err, adopted := l.adoptFromCallback(ctx, tx, jobID); adopted || stop {
@@ -462,13 +462,13 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statustxn.Txn[T]
 			// This process made the call; only the write of its job id was lost or is not in
 			// the cache yet.
 			log.Info("Adopting the job of an interrupted submission", "jobID", jobID, "attempt", sub.AttemptID)
-			l.recordSubmitted(tx, jobID, l.memo.callsBack(sub.AttemptID))
+			l.recordSubmitted(tx, jobID, l.memo.CallsBack(sub.AttemptID))
 			attempt := sub.AttemptID
 			tx.After(func() { l.settleBudget(ctx, obj, attempt) })
 			return false, ctrl.Result{}, nil
 		}
 	}
-	if l.memo.createdNoJob(sub.AttemptID) {
+	if l.memo.CreatedNoJob(sub.AttemptID) {
 		// This process knows the attempt created nothing: it was never sent (the write of its
 		// record failed), or the service refused it and the write saying so failed.
 		log.Info("Clearing an attempt that created no job", "attempt", sub.AttemptID)
@@ -541,7 +541,7 @@ func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, tx *statustxn.Txn[
 	switch {
 	case apiclient.IsJobNotFound(err):
 		log.Info("A callback named a job the service does not know for this key; not adopting it", "jobID", jobID, "attempt", sub.AttemptID)
-		l.memo.forget(sub.AttemptID)
+		l.memo.Forget(sub.AttemptID)
 		st.Callback = nil
 		return false, ctrl.Result{}, nil, false
 	case err != nil:

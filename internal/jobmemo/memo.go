@@ -14,29 +14,33 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controller
+// Package jobmemo is what this process remembers of its submissions and jobs between reconciles:
+// the job id each paid call returned (adopted when its status write was lost), the job ids
+// callbacks proved, the wake-ups callbacks caused, the attempts that certainly created no job,
+// and the reads of completed jobs for their clearance codes. It is lost on restart, which is
+// exactly when an interrupted submission becomes SubmissionUnknown.
+package jobmemo
 
 import (
 	"sync"
 	"time"
 
-	"github.com/videoops/video-operator/internal/boundedset"
-
-	"github.com/videoops/video-operator/internal/callback"
-
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/videoops/video-operator/internal/boundedset"
+	"github.com/videoops/video-operator/internal/callback"
 )
 
-// attemptMemoTTL bounds how long a submission's job id is remembered: long enough for any write
+// TTL bounds how long a submission's job id is remembered: long enough for any write
 // retry or stale cache to resolve, short enough that memory stays bounded.
-const attemptMemoTTL = time.Hour
+const TTL = time.Hour
 
-// attemptMemo remembers, in this process, the job id each submit call returned, from the moment
+// Memo remembers, in this process, the job id each submit call returned, from the moment
 // the call returns until long after its status write. A reconcile that finds an in-flight record
 // (because the write failed, or the cache has not caught up yet) adopts the job from here
 // instead of stalling. It is lost on restart, which is exactly when SubmissionUnknown applies.
-type attemptMemo struct {
+type Memo struct {
 	clock clock.PassiveClock
 
 	mu        sync.Mutex
@@ -67,12 +71,12 @@ type memoEntry struct {
 	callsBack bool
 }
 
-func newAttemptMemo(c clock.PassiveClock) *attemptMemo {
-	return &attemptMemo{clock: c, jobs: map[string]memoEntry{}, noJob: boundedset.New[string](0),
+func New(c clock.PassiveClock) *Memo {
+	return &Memo{clock: c, jobs: map[string]memoEntry{}, noJob: boundedset.New[string](0),
 		noRefresh: boundedset.New[string](0), reads: map[string]jobReads{}, woken: map[string]wakeEntry{}}
 }
 
-func (m *attemptMemo) remember(attemptID, jobID string, callsBack bool) {
+func (m *Memo) Remember(attemptID, jobID string, callsBack bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock.Now()
@@ -84,7 +88,7 @@ func (m *attemptMemo) remember(attemptID, jobID string, callsBack bool) {
 // already knows it from the submit call itself. Two callbacks that name different jobs for one
 // attempt contest it: one of them lies (a replayed URL with another body), so neither is adopted
 // and the object stays for a human to decide.
-func (m *attemptMemo) RememberFromCallback(attemptID, jobID string) {
+func (m *Memo) RememberFromCallback(attemptID, jobID string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.jobs[attemptID]
@@ -105,11 +109,11 @@ type wakeEntry struct {
 	attempt string
 }
 
-// wake records that a callback said the job ended: its next read is not a routine poll.
-func (m *attemptMemo) wake(jobID string) { m.WakeFor(jobID, "", nil) }
+// Wake records that a callback said the job ended: its next read is not a routine poll.
+func (m *Memo) Wake(jobID string) { m.WakeFor(jobID, "", nil) }
 
 // WakeFor is wake for a callback of attempt about obj that this replica answered.
-func (m *attemptMemo) WakeFor(jobID, attempt string, obj client.Object) {
+func (m *Memo) WakeFor(jobID, attempt string, obj client.Object) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock.Now()
@@ -118,7 +122,7 @@ func (m *attemptMemo) WakeFor(jobID, attempt string, obj client.Object) {
 }
 
 // UntakenWakes returns the wake-ups callbacks caused that no reconcile has taken yet.
-func (m *attemptMemo) UntakenWakes() []callback.Wake {
+func (m *Memo) UntakenWakes() []callback.Wake {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []callback.Wake
@@ -130,10 +134,10 @@ func (m *attemptMemo) UntakenWakes() []callback.Wake {
 	return out
 }
 
-var _ callback.Memo = (*attemptMemo)(nil)
+var _ callback.Memo = (*Memo)(nil)
 
-// takeWake reports, once, that a callback woke the job.
-func (m *attemptMemo) takeWake(jobID string) bool {
+// TakeWake reports, once, that a callback woke the job.
+func (m *Memo) TakeWake(jobID string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	_, ok := m.woken[jobID]
@@ -141,31 +145,31 @@ func (m *attemptMemo) takeWake(jobID string) bool {
 	return ok
 }
 
-// fromCallback reports whether the job id remembered for attempt came from a callback, not from
+// FromCallback reports whether the job id remembered for attempt came from a callback, not from
 // this process's own call: it must be confirmed with the object's key before it is adopted.
-func (m *attemptMemo) fromCallback(attemptID string) bool {
+func (m *Memo) FromCallback(attemptID string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.jobs[attemptID].fromCallback
 }
 
-// callsBack reports whether this process's request of attempt carried the callback URL, or a
+// CallsBack reports whether this process's request of attempt carried the callback URL, or a
 // callback named its job.
-func (m *attemptMemo) callsBack(attemptID string) bool {
+func (m *Memo) CallsBack(attemptID string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.jobs[attemptID]
 	return e.callsBack || e.fromCallback
 }
 
-// forget drops what a callback said of attempt, once the service disowned that job.
-func (m *attemptMemo) forget(attemptID string) {
+// Forget drops what a callback said of attempt, once the service disowned that job.
+func (m *Memo) Forget(attemptID string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.jobs, attemptID)
 }
 
-func (m *attemptMemo) lookup(attemptID string) (string, bool) {
+func (m *Memo) Lookup(attemptID string) (string, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.jobs[attemptID]
@@ -175,10 +179,10 @@ func (m *attemptMemo) lookup(attemptID string) (string, bool) {
 	return e.jobID, ok
 }
 
-// settleNoJob records that attempt certainly created no job: it was never sent (its in-flight
+// SettleNoJob records that attempt certainly created no job: it was never sent (its in-flight
 // write failed), or the service refused it. Finding its record on the server later (because the
 // write that would have cleared it failed) is resolved by clearing it, not by a human.
-func (m *attemptMemo) settleNoJob(attemptID string) {
+func (m *Memo) SettleNoJob(attemptID string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock.Now()
@@ -186,11 +190,11 @@ func (m *attemptMemo) settleNoJob(attemptID string) {
 	m.expireLocked(now)
 }
 
-// createdNoJob reports an attempt recorded by settleNoJob.
-func (m *attemptMemo) createdNoJob(attemptID string) bool { return m.noJob.Has(attemptID) }
+// CreatedNoJob reports an attempt recorded by settleNoJob.
+func (m *Memo) CreatedNoJob(attemptID string) bool { return m.noJob.Has(attemptID) }
 
-// jobRead records a successful read of a job.
-func (m *attemptMemo) jobRead(jobID string) {
+// JobRead records a successful read of a job.
+func (m *Memo) JobRead(jobID string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock.Now()
@@ -200,15 +204,15 @@ func (m *attemptMemo) jobRead(jobID string) {
 	m.expireLocked(now)
 }
 
-// lastRead is when the job was last read by this process; zero when not since the start.
-func (m *attemptMemo) lastRead(jobID string) time.Time {
+// LastRead is when the job was last read by this process; zero when not since the start.
+func (m *Memo) LastRead(jobID string) time.Time {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.reads[jobID].last
 }
 
-// clearanceChecked records that a completed job was read again for its clearance code.
-func (m *attemptMemo) clearanceChecked(jobID string) {
+// ClearanceChecked records that a completed job was read again for its clearance code.
+func (m *Memo) ClearanceChecked(jobID string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.reads[jobID]
@@ -216,14 +220,14 @@ func (m *attemptMemo) clearanceChecked(jobID string) {
 	m.reads[jobID] = r
 }
 
-func (m *attemptMemo) clearanceRechecked(jobID string) bool {
+func (m *Memo) ClearanceRechecked(jobID string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.reads[jobID].rechecked
 }
 
-// giveUpRefresh stops clearance refreshes of a job the service no longer reports as completed.
-func (m *attemptMemo) giveUpRefresh(jobID string) {
+// GiveUpRefresh stops clearance refreshes of a job the service no longer reports as completed.
+func (m *Memo) GiveUpRefresh(jobID string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.clock.Now()
@@ -231,19 +235,19 @@ func (m *attemptMemo) giveUpRefresh(jobID string) {
 	m.expireLocked(now)
 }
 
-func (m *attemptMemo) refreshGaveUp(jobID string) bool { return m.noRefresh.Has(jobID) }
+func (m *Memo) RefreshGaveUp(jobID string) bool { return m.noRefresh.Has(jobID) }
 
-func (m *attemptMemo) expireLocked(now time.Time) {
+func (m *Memo) expireLocked(now time.Time) {
 	if now.Sub(m.sweptAt) < time.Minute {
 		return
 	}
 	m.sweptAt = now
 	for k, e := range m.jobs {
-		if now.Sub(e.at) > attemptMemoTTL {
+		if now.Sub(e.at) > TTL {
 			delete(m.jobs, k)
 		}
 	}
-	m.noJob.Expire(now.Add(-attemptMemoTTL))
+	m.noJob.Expire(now.Add(-TTL))
 	// A job that expected a callback, or was read, a day ago has long ended; forget it.
 	for k, r := range m.reads {
 		if now.Sub(r.last) > 24*time.Hour {
