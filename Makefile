@@ -3,10 +3,12 @@
 # KUBE_VERSION, ETCD_VERSION and SETUP_ENVTEST_VERSION: the one place naming the Kubernetes version.
 include hack/envtest/versions.env
 
-# Image URL to use all building/pushing image targets.
-IMG ?= video-operator:latest
-# Version stamped into the manager binary and image.
+# Version stamped into the manager binary and image; `make release VERSION=x.y.z` sets it.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The registry and repository released images are published to (docs/release.md).
+IMAGE_REPO ?= ghcr.io/videoops/video-operator
+# Image URL to use all building/pushing image targets.
+IMG ?= $(IMAGE_REPO):$(VERSION)
 
 LOCALBIN ?= $(shell pwd)/bin
 $(LOCALBIN):
@@ -139,8 +141,12 @@ BENCH_ARGS ?= ## more -bench.* flags (go test ./test/bench -args -help lists the
 ##@ Build
 
 .PHONY: build-installer
-build-installer: manifests kustomize ## Write dist/install.yaml (CRDs, RBAC, Deployment of image IMG) for kubectl apply -f.
-	hack/build-installer.sh $(KUSTOMIZE) $(IMG) dist/install.yaml
+build-installer: manifests kustomize ## Write dist/install.yaml (CRDs, RBAC, Deployment of image IMG, service URL SERVICE_BASE_URL or a placeholder) for kubectl apply -f.
+	hack/build-installer.sh $(KUSTOMIZE) $(IMG) dist/install.yaml "$(SERVICE_BASE_URL)"
+
+# SERVICE_BASE_URL is the video service's base URL baked into dist/install.yaml; empty leaves the
+# placeholder the manager refuses (a released install.yaml is built so).
+SERVICE_BASE_URL ?=
 
 .PHONY: build
 build: manifests generate fmt vet ## Build the manager binary the way the image does (static, trimmed, versioned).
@@ -195,7 +201,7 @@ uninstall: manifests kustomize ## Remove the CRDs from the cluster. ignore-not-f
 deploy: manifests kustomize ## Deploy the manager (config/default) with image IMG to the cluster in your kubeconfig.
 	@mkdir -p $(LOCALBIN) && tmp=$$(mktemp -d $(LOCALBIN)/deploy.XXXXXX) && trap 'rm -rf "$$tmp"' EXIT && \
 	printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../../config/default\n' > "$$tmp/kustomization.yaml" && \
-	(cd "$$tmp" && $(KUSTOMIZE) edit set image video-operator=$(IMG)) && \
+	(cd "$$tmp" && $(KUSTOMIZE) edit set image ghcr.io/videoops/video-operator=$(IMG)) && \
 	$(KUSTOMIZE) build "$$tmp" | $(KUBECTL) apply --server-side -f -
 
 .PHONY: undeploy
