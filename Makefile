@@ -23,6 +23,10 @@ GOLANGCI_LINT_VERSION ?= v2.15.0
 KUBE_API_LINTER_VERSION ?= v0.0.0-20260716143926-092fe0c72997
 # Helm v3.22.0 builds with Go 1.26 from the module proxy (~80 s cold on 2 cores).
 HELM_VERSION ?= v3.22.0
+# helm-docs writes dist/chart/README.md from the values' comments.
+HELM_DOCS_VERSION ?= v1.14.2
+# cyclonedx-gomod writes the manager's SBOM (CycloneDX) in make release.
+CYCLONEDX_GOMOD_VERSION ?= v1.10.0
 
 ## Tool binaries, versioned in their names so that a version bump installs afresh
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
@@ -30,6 +34,8 @@ KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KUBE_API_LINTER ?= $(LOCALBIN)/golangci-lint-kube-api-linter-$(KUBE_API_LINTER_VERSION)
 HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
+HELM_DOCS ?= $(LOCALBIN)/helm-docs-$(HELM_DOCS_VERSION)
+CYCLONEDX_GOMOD ?= $(LOCALBIN)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)
 
 # Setting SHELL to bash allows bash commands to be executed by recipes.
 SHELL = /usr/bin/env bash -o pipefail
@@ -219,6 +225,16 @@ $(KUBE_API_LINTER): | $(LOCALBIN)
 helm: $(HELM) ## Install helm into bin/.
 $(HELM): | $(LOCALBIN)
 	$(call go-install-tool,$(HELM),helm.sh/helm/v3/cmd/helm,$(HELM_VERSION),helm)
+
+.PHONY: helm-docs
+helm-docs: $(HELM_DOCS) ## Install helm-docs into bin/.
+$(HELM_DOCS): | $(LOCALBIN)
+	$(call go-install-tool,$(HELM_DOCS),github.com/norwoodj/helm-docs/cmd/helm-docs,$(HELM_DOCS_VERSION),helm-docs)
+
+.PHONY: cyclonedx-gomod
+cyclonedx-gomod: $(CYCLONEDX_GOMOD) ## Install cyclonedx-gomod (SBOM generator) into bin/.
+$(CYCLONEDX_GOMOD): | $(LOCALBIN)
+	$(call go-install-tool,$(CYCLONEDX_GOMOD),github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod,$(CYCLONEDX_GOMOD_VERSION),cyclonedx-gomod)
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.
