@@ -64,10 +64,15 @@ manifests: controller-gen ## Generate CRDs (installed, and the complete request 
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./..." output:crd:artifacts:config=$(LOCALBIN)/crd-full
 	go run ./hack/crdsplit -in $(LOCALBIN)/crd-full -out config/crd/bases -schema internal/requestrules/storyboardrequest.json
 	hack/helm-chart.sh
+	$(MAKE) --no-print-directory helm-docs-chart
 
 .PHONY: helm-chart
 helm-chart: ## Refresh the Helm chart's copies of the CRDs and RBAC rules (dist/chart/files/) from config/.
 	hack/helm-chart.sh
+
+.PHONY: helm-docs-chart
+helm-docs-chart: helm-docs ## Write dist/chart/README.md from the values' comments (helm-docs).
+	$(HELM_DOCS) --chart-search-root dist/chart --template-files README.md.gotmpl --output-file README.md
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods.
@@ -92,8 +97,8 @@ envtest-assets: ## Obtain kube-apiserver, etcd and kubectl for envtest (cached; 
 	@hack/envtest-assets.sh >/dev/null
 
 .PHONY: test
-test: manifests generate fmt vet envtest-assets kustomize helm ## Run all tests, envtest ones against a real kube-apiserver and etcd.
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" go test ./... -coverprofile cover.out
+test: manifests generate fmt vet envtest-assets kustomize helm cyclonedx-gomod ## Run all tests, envtest ones against a real kube-apiserver and etcd.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" CYCLONEDX_GOMOD="$(CYCLONEDX_GOMOD)" go test ./... -coverprofile cover.out
 	cd $(MONITORING_TEST) && KUBEBUILDER_ASSETS="$$(../../hack/envtest-assets.sh)" go test ./...
 
 .PHONY: test-faults-long
@@ -146,6 +151,12 @@ BENCH_ARGS ?= ## more -bench.* flags (go test ./test/bench -args -help lists the
 
 ##@ Build
 
+.PHONY: release
+release: manifests kustomize helm cyclonedx-gomod ## Write the files of release VERSION (x.y.z) into dist/release/<VERSION>/ (docs/release.md); PLATFORMS=linux/amd64 builds one platform.
+	@[ -n "$(filter-out dev,$(VERSION))" ] || { echo "make release needs VERSION=x.y.z" >&2; exit 1; }
+	KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" CYCLONEDX_GOMOD="$(CYCLONEDX_GOMOD)" IMAGE_REPO="$(IMAGE_REPO)" PLATFORMS="$(PLATFORMS)" \
+		hack/release.sh $(VERSION) dist/release
+
 .PHONY: build-installer
 build-installer: manifests kustomize ## Write dist/install.yaml (CRDs, RBAC, Deployment of image IMG, service URL SERVICE_BASE_URL or a placeholder) for kubectl apply -f.
 	hack/build-installer.sh $(KUSTOMIZE) $(IMG) dist/install.yaml "$(SERVICE_BASE_URL)"
@@ -181,6 +192,25 @@ docker-build: ## Build the manager image IMG (needs a container engine; its buil
 .PHONY: docker-push
 docker-push: ## Push the manager image IMG.
 	$(CONTAINER_TOOL) push $(IMG)
+
+# PLATFORMS are the platforms of the released image and binaries (make docker-buildx, make release).
+PLATFORMS ?= linux/amd64,linux/arm64
+
+# docker-buildx as kubebuilder scaffolds it: the build stage runs on the builder's own platform
+# (FROM --platform=$${BUILDPLATFORM}) and cross-compiles for each target (the Dockerfile passes
+# TARGETARCH to hack/build-manager.sh); the result is pushed as one multi-platform image IMG.
+.PHONY: docker-buildx
+docker-buildx: ## Build and push the manager image IMG for PLATFORMS (needs docker with buildx).
+	@command -v $(CONTAINER_TOOL) >/dev/null 2>&1 && $(CONTAINER_TOOL) buildx version >/dev/null 2>&1 || { \
+		echo "docker-buildx needs $(CONTAINER_TOOL) with buildx, which this machine does not have." >&2; \
+		echo "Without a container engine, 'make release' still cross-compiles the binaries for $(PLATFORMS) (docs/release.md)." >&2; \
+		exit 1; }
+	sed -e '1 s/\(^FROM\)/FROM --platform=\$$\{BUILDPLATFORM\}/; t' -e ' 1,// s//FROM --platform=\$$\{BUILDPLATFORM\}/' Dockerfile > Dockerfile.cross
+	- $(CONTAINER_TOOL) buildx create --name video-operator-builder
+	$(CONTAINER_TOOL) buildx use video-operator-builder
+	- $(CONTAINER_TOOL) buildx build --push --platform=$(PLATFORMS) --build-arg VERSION=$(VERSION) --tag $(IMG) -f Dockerfile.cross .
+	- $(CONTAINER_TOOL) buildx rm video-operator-builder
+	rm Dockerfile.cross
 
 ##@ Deployment
 
