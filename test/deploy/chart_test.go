@@ -214,6 +214,11 @@ func TestChartMatchesKustomize(t *testing.T) {
 			t.Errorf("the manager's %s differs:\nchart: %+v\nkustomize: %+v", name, pair[0], pair[1])
 		}
 	}
+	// Both name the released image, with its registry (an image without one was pulled from
+	// Docker Hub, where it does not exist).
+	if registry, _, _ := strings.Cut(cc.Image, "/"); cc.Image != kc.Image || !strings.Contains(registry, ".") {
+		t.Errorf("the chart runs %s, config/default %s: want the same image, with a registry", cc.Image, kc.Image)
+	}
 	if len(cc.EnvFrom) != 1 || cc.EnvFrom[0].ConfigMapRef == nil || cc.EnvFrom[0].ConfigMapRef.Name != chartCM.GetName() {
 		t.Errorf("the chart's manager must read its settings from %s: %+v", chartCM.GetName(), cc.EnvFrom)
 	}
