@@ -3,10 +3,12 @@
 # KUBE_VERSION, ETCD_VERSION and SETUP_ENVTEST_VERSION: the one place naming the Kubernetes version.
 include hack/envtest/versions.env
 
-# Image URL to use all building/pushing image targets.
-IMG ?= video-operator:latest
-# Version stamped into the manager binary and image.
+# Version stamped into the manager binary and image; `make release VERSION=x.y.z` sets it.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The registry and repository released images are published to (docs/release.md).
+IMAGE_REPO ?= ghcr.io/videoops/video-operator
+# Image URL to use all building/pushing image targets.
+IMG ?= $(IMAGE_REPO):$(VERSION)
 
 LOCALBIN ?= $(shell pwd)/bin
 $(LOCALBIN):
@@ -23,6 +25,10 @@ KUBE_API_LINTER_VERSION ?= v0.0.0-20260716143926-092fe0c72997
 HELM_VERSION ?= v3.22.0
 # crd-ref-docs writes docs/api-reference.md from the Go types (its built-in markdown templates).
 CRD_REF_DOCS_VERSION ?= v0.3.0
+# helm-docs writes dist/chart/README.md from the values' comments.
+HELM_DOCS_VERSION ?= v1.14.2
+# cyclonedx-gomod writes the manager's SBOM (CycloneDX) in make release.
+CYCLONEDX_GOMOD_VERSION ?= v1.10.0
 
 ## Tool binaries, versioned in their names so that a version bump installs afresh
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
@@ -31,6 +37,8 @@ GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KUBE_API_LINTER ?= $(LOCALBIN)/golangci-lint-kube-api-linter-$(KUBE_API_LINTER_VERSION)
 HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
 CRD_REF_DOCS ?= $(LOCALBIN)/crd-ref-docs-$(CRD_REF_DOCS_VERSION)
+HELM_DOCS ?= $(LOCALBIN)/helm-docs-$(HELM_DOCS_VERSION)
+CYCLONEDX_GOMOD ?= $(LOCALBIN)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)
 
 # Setting SHELL to bash allows bash commands to be executed by recipes.
 SHELL = /usr/bin/env bash -o pipefail
@@ -59,6 +67,7 @@ manifests: controller-gen api-docs ## Generate CRDs (installed, and the complete
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./..." output:crd:artifacts:config=$(LOCALBIN)/crd-full
 	go run ./hack/crdsplit -in $(LOCALBIN)/crd-full -out config/crd/bases -schema internal/requestrules/storyboardrequest.json
 	hack/helm-chart.sh
+	$(MAKE) --no-print-directory helm-docs-chart
 
 .PHONY: api-docs
 api-docs: crd-ref-docs ## Write docs/api-reference.md from the Go types in api/v1alpha1 (crd-ref-docs, markdown).
@@ -68,6 +77,10 @@ api-docs: crd-ref-docs ## Write docs/api-reference.md from the Go types in api/v
 .PHONY: helm-chart
 helm-chart: ## Refresh the Helm chart's copies of the CRDs and RBAC rules (dist/chart/files/) from config/.
 	hack/helm-chart.sh
+
+.PHONY: helm-docs-chart
+helm-docs-chart: helm-docs ## Write dist/chart/README.md from the values' comments (helm-docs).
+	$(HELM_DOCS) --chart-search-root dist/chart --template-files README.md.gotmpl --output-file README.md
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods.
@@ -96,8 +109,8 @@ chromium: ## Find a Chromium for the kubectl plugin's browser test, or install D
 	@hack/chromium.sh >/dev/null
 
 .PHONY: test
-test: manifests generate fmt vet envtest-assets kustomize helm chromium ## Run all tests, envtest ones against a real kube-apiserver and etcd.
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" CHROMIUM="$$(hack/chromium.sh)" go test ./... -coverprofile cover.out
+test: manifests generate fmt vet envtest-assets kustomize helm cyclonedx-gomod chromium ## Run all tests, envtest ones against a real kube-apiserver and etcd.
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" CYCLONEDX_GOMOD="$(CYCLONEDX_GOMOD)" CHROMIUM="$$(hack/chromium.sh)" go test ./... -coverprofile cover.out
 	cd $(MONITORING_TEST) && KUBEBUILDER_ASSETS="$$(../../hack/envtest-assets.sh)" go test ./...
 
 .PHONY: test-faults-long
@@ -150,9 +163,19 @@ BENCH_ARGS ?= ## more -bench.* flags (go test ./test/bench -args -help lists the
 
 ##@ Build
 
+.PHONY: release
+release: manifests kustomize helm cyclonedx-gomod ## Write the files of release VERSION (x.y.z) into dist/release/<VERSION>/ (docs/release.md); PLATFORMS=linux/amd64 builds one platform.
+	@[ -n "$(filter-out dev,$(VERSION))" ] || { echo "make release needs VERSION=x.y.z" >&2; exit 1; }
+	KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" CYCLONEDX_GOMOD="$(CYCLONEDX_GOMOD)" IMAGE_REPO="$(IMAGE_REPO)" PLATFORMS="$(PLATFORMS)" \
+		hack/release.sh $(VERSION) dist/release
+
 .PHONY: build-installer
-build-installer: manifests kustomize ## Write dist/install.yaml (CRDs, RBAC, Deployment of image IMG) for kubectl apply -f.
-	hack/build-installer.sh $(KUSTOMIZE) $(IMG) dist/install.yaml
+build-installer: manifests kustomize ## Write dist/install.yaml (CRDs, RBAC, Deployment of image IMG, service URL SERVICE_BASE_URL or a placeholder) for kubectl apply -f.
+	hack/build-installer.sh $(KUSTOMIZE) $(IMG) dist/install.yaml "$(SERVICE_BASE_URL)"
+
+# SERVICE_BASE_URL is the video service's base URL baked into dist/install.yaml; empty leaves the
+# placeholder the manager refuses (a released install.yaml is built so).
+SERVICE_BASE_URL ?=
 
 .PHONY: build
 build: manifests generate fmt vet ## Build the manager binary the way the image does (static, trimmed, versioned).
@@ -183,6 +206,25 @@ docker-build: ## Build the manager image IMG (needs a container engine; its buil
 docker-push: ## Push the manager image IMG.
 	$(CONTAINER_TOOL) push $(IMG)
 
+# PLATFORMS are the platforms of the released image and binaries (make docker-buildx, make release).
+PLATFORMS ?= linux/amd64,linux/arm64
+
+# docker-buildx as kubebuilder scaffolds it: the build stage runs on the builder's own platform
+# (FROM --platform=$${BUILDPLATFORM}) and cross-compiles for each target (the Dockerfile passes
+# TARGETARCH to hack/build-manager.sh); the result is pushed as one multi-platform image IMG.
+.PHONY: docker-buildx
+docker-buildx: ## Build and push the manager image IMG for PLATFORMS (needs docker with buildx).
+	@command -v $(CONTAINER_TOOL) >/dev/null 2>&1 && $(CONTAINER_TOOL) buildx version >/dev/null 2>&1 || { \
+		echo "docker-buildx needs $(CONTAINER_TOOL) with buildx, which this machine does not have." >&2; \
+		echo "Without a container engine, 'make release' still cross-compiles the binaries for $(PLATFORMS) (docs/release.md)." >&2; \
+		exit 1; }
+	sed -e '1 s/\(^FROM\)/FROM --platform=\$$\{BUILDPLATFORM\}/; t' -e ' 1,// s//FROM --platform=\$$\{BUILDPLATFORM\}/' Dockerfile > Dockerfile.cross
+	- $(CONTAINER_TOOL) buildx create --name video-operator-builder
+	$(CONTAINER_TOOL) buildx use video-operator-builder
+	- $(CONTAINER_TOOL) buildx build --push --platform=$(PLATFORMS) --build-arg VERSION=$(VERSION) --tag $(IMG) -f Dockerfile.cross .
+	- $(CONTAINER_TOOL) buildx rm video-operator-builder
+	rm Dockerfile.cross
+
 ##@ Deployment
 
 # KUBECTL is the kubectl the deployment targets use; the one of the envtest assets
@@ -208,7 +250,7 @@ uninstall: manifests kustomize ## Remove the CRDs from the cluster. ignore-not-f
 deploy: manifests kustomize ## Deploy the manager (config/default) with image IMG to the cluster in your kubeconfig.
 	@mkdir -p $(LOCALBIN) && tmp=$$(mktemp -d $(LOCALBIN)/deploy.XXXXXX) && trap 'rm -rf "$$tmp"' EXIT && \
 	printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../../config/default\n' > "$$tmp/kustomization.yaml" && \
-	(cd "$$tmp" && $(KUSTOMIZE) edit set image video-operator=$(IMG)) && \
+	(cd "$$tmp" && $(KUSTOMIZE) edit set image ghcr.io/videoops/video-operator=$(IMG)) && \
 	$(KUSTOMIZE) build "$$tmp" | $(KUBECTL) apply --server-side -f -
 
 .PHONY: undeploy
@@ -231,6 +273,16 @@ $(HELM): | $(LOCALBIN)
 crd-ref-docs: $(CRD_REF_DOCS) ## Install crd-ref-docs into bin/.
 $(CRD_REF_DOCS): | $(LOCALBIN)
 	$(call go-install-tool,$(CRD_REF_DOCS),github.com/elastic/crd-ref-docs,$(CRD_REF_DOCS_VERSION),crd-ref-docs)
+
+.PHONY: helm-docs
+helm-docs: $(HELM_DOCS) ## Install helm-docs into bin/.
+$(HELM_DOCS): | $(LOCALBIN)
+	$(call go-install-tool,$(HELM_DOCS),github.com/norwoodj/helm-docs/cmd/helm-docs,$(HELM_DOCS_VERSION),helm-docs)
+
+.PHONY: cyclonedx-gomod
+cyclonedx-gomod: $(CYCLONEDX_GOMOD) ## Install cyclonedx-gomod (SBOM generator) into bin/.
+$(CYCLONEDX_GOMOD): | $(LOCALBIN)
+	$(call go-install-tool,$(CYCLONEDX_GOMOD),github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod,$(CYCLONEDX_GOMOD_VERSION),cyclonedx-gomod)
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Refreshes the generated part of the Helm chart (dist/chart/files/) from config/, so that the
-# chart installs exactly the CRDs and RBAC rules that controller-gen generates: `make manifests`
+# chart installs exactly the CRDs and RBAC rules that controller-gen generates, and the alerts and
+# dashboard of config/monitoring (optional chart resources): `make manifests`
 # runs it, CI fails when the result differs from what is committed, and test/deploy compares the
 # rendered chart with the kustomize output. The templates read these files; nothing else in the
 # chart is generated.
@@ -8,11 +9,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 chart=dist/chart
-rm -rf "$chart/files/crds" "$chart/files/rbac"
-mkdir -p "$chart/files/crds" "$chart/files/rbac"
+rm -rf "$chart/files/crds" "$chart/files/rbac" "$chart/files/monitoring"
+mkdir -p "$chart/files/crds" "$chart/files/rbac" "$chart/files/monitoring"
 cp config/crd/bases/*.yaml "$chart/files/crds/"
 for role in role leader_election_role metrics_auth_role metrics_reader_role \
   videorender_editor_role videorender_viewer_role videostoryboard_editor_role videostoryboard_viewer_role \
   videobudget_editor_role videobudget_viewer_role; do
   cp "config/rbac/$role.yaml" "$chart/files/rbac/$role.yaml"
 done
+cp config/monitoring/prometheus-rule.yaml config/monitoring/grafana-dashboard.json "$chart/files/monitoring/"

@@ -54,6 +54,12 @@ func init() {
 	utilruntime.Must(videov1alpha1.AddToScheme(scheme))
 }
 
+// serviceBaseURLPlaceholder is the value config/manager/manager-config.env, and so
+// dist/install.yaml and a released install.yaml, carry until the platform team sets the service's
+// URL (docs/release.md, "Install"). It is recognised so that the manager says what to do instead of
+// failing on a URL it cannot call.
+const serviceBaseURLPlaceholder = "SET-ME-video-service-base-url"
+
 // options holds the command-line configuration of the manager.
 type options struct {
 	metricsAddr          string
@@ -160,6 +166,10 @@ func (o *options) validate() error {
 	var errs []error
 	if o.serviceBaseURL == "" {
 		errs = append(errs, errors.New("--service-base-url (or VIDEO_SERVICE_BASE_URL) is required"))
+	} else if strings.TrimSpace(o.serviceBaseURL) == serviceBaseURLPlaceholder {
+		errs = append(errs, fmt.Errorf("--service-base-url (VIDEO_SERVICE_BASE_URL) is still the installer's placeholder %q: "+
+			"set the video service's base URL, including /serviceapis, in the manager's ConfigMap (docs/release.md, \"Install\")",
+			serviceBaseURLPlaceholder))
 	}
 	if o.pollMin <= 0 || o.pollMax < o.pollMin {
 		errs = append(errs, fmt.Errorf("--poll-min (%s) must be positive and at most --poll-max (%s)", o.pollMin, o.pollMax))

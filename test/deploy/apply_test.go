@@ -26,18 +26,20 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
-// buildInstaller runs what `make build-installer` runs and returns dist/install.yaml's content.
-func buildInstaller(t *testing.T, img string) []byte {
+// buildInstaller runs what `make build-installer` runs and returns dist/install.yaml's content;
+// baseURL is SERVICE_BASE_URL (none, or one).
+func buildInstaller(t *testing.T, img string, baseURL ...string) []byte {
 	t.Helper()
 	k := os.Getenv("KUSTOMIZE")
 	if k == "" {
 		t.Fatal("KUSTOMIZE is not set: run the tests through 'make test'")
 	}
 	out := filepath.Join(t.TempDir(), "install.yaml")
-	cmd := exec.CommandContext(t.Context(), filepath.Join(root, "hack", "build-installer.sh"), k, img, out)
+	cmd := exec.CommandContext(t.Context(), filepath.Join(root, "hack", "build-installer.sh"), append([]string{k, img, out}, baseURL...)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", cmd, err, b)
 	}
@@ -76,6 +78,45 @@ func TestInstaller(t *testing.T) {
 	typed(t, objs, "Deployment", "", &d)
 	if c := d.Spec.Template.Spec.Containers[0]; c.Image != img {
 		t.Errorf("the manager's image is %s, want %s", c.Image, img)
+	}
+}
+
+// TestInstallerServiceBaseURL: the installer used to carry an empty service URL, with which the
+// manager crash-loops. Without SERVICE_BASE_URL it carries the placeholder the manager refuses by
+// name (cmd/manager, TestServiceBaseURLPlaceholderIsRefusedWithTheRemedy) and says in its header how
+// to set it; that substitution, or SERVICE_BASE_URL, gives a ConfigMap with the URL.
+func TestInstallerServiceBaseURL(t *testing.T) {
+	const img = "ghcr.io/videoops/video-operator:v9.9.9"
+	baseURL := func(t *testing.T, data []byte) string {
+		t.Helper()
+		objs := decode(t, data)
+		var d appsv1.Deployment
+		typed(t, objs, "Deployment", "", &d)
+		var cm corev1.ConfigMap
+		typed(t, objs, "ConfigMap", d.Spec.Template.Spec.Containers[0].EnvFrom[0].ConfigMapRef.Name, &cm)
+		return cm.Data["VIDEO_SERVICE_BASE_URL"]
+	}
+	const placeholder = "SET-ME-video-service-base-url"
+	plain := buildInstaller(t, img)
+	if got := baseURL(t, plain); got != placeholder {
+		t.Errorf("VIDEO_SERVICE_BASE_URL = %q, want the placeholder %q", got, placeholder)
+	}
+	// The header's documented one-liner, run as written.
+	header := string(plain[:bytes.Index(plain, []byte("\napiVersion"))])
+	if !strings.Contains(header, "sed 's|"+placeholder+"|https://video.example.com/serviceapis|' install.yaml") {
+		t.Errorf("the installer's header does not show how to set the URL:\n%s", header)
+	}
+	substituted := bytes.ReplaceAll(plain, []byte(placeholder), []byte("https://video.example.com/serviceapis"))
+	if got := baseURL(t, substituted); got != "https://video.example.com/serviceapis" {
+		t.Errorf("after the substitution VIDEO_SERVICE_BASE_URL = %q", got)
+	}
+	if got := baseURL(t, buildInstaller(t, img, "https://video.example.com/serviceapis")); got != "https://video.example.com/serviceapis" {
+		t.Errorf("with SERVICE_BASE_URL, VIDEO_SERVICE_BASE_URL = %q", got)
+	}
+	cmd := exec.CommandContext(t.Context(), filepath.Join(root, "hack", "build-installer.sh"), os.Getenv("KUSTOMIZE"), img,
+		filepath.Join(t.TempDir(), "install.yaml"), "video.example.com")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "SERVICE_BASE_URL") {
+		t.Errorf("a SERVICE_BASE_URL without a scheme must be refused naming it, got %v: %s", err, out)
 	}
 }
 
@@ -132,7 +173,11 @@ func TestChartInstallerAndMonitoringApplyToAPIServer(t *testing.T) {
 	}
 	// A dry run creates nothing, so the namespace the objects go to is created for real, as
 	// `helm install --create-namespace` or the installer's own Namespace would.
-	apply(t, []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+namespace+"\n"))
+	// The full values watch team-a and team-b, where the manager gets its Roles: the namespaces
+	// must exist first (docs: values.yaml, watchNamespaces).
+	for _, ns := range []string{namespace, "team-a", "team-b"} {
+		apply(t, []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n"))
+	}
 
 	for name, rendered := range renderings {
 		t.Run(name, func(t *testing.T) {

@@ -40,9 +40,15 @@ import (
 // release is the release name that makes the chart's object names equal to config/default's.
 const release = "video-operator"
 
+// serviceBaseURL is the service URL the chart tests render with: the chart refuses to render
+// without one.
+const serviceBaseURL = "https://video.example.com/serviceapis"
+
 var (
 	chartDir       = filepath.Join(root, "dist", "chart")
 	fullValuesFile = filepath.Join("testdata", "chart-values-full.yaml")
+	// withBaseURL are the arguments every rendering needs (the value is required).
+	withBaseURL = []string{"--set", "service.baseURL=" + serviceBaseURL}
 )
 
 // helm returns the pinned helm that `make test` installs and passes in $HELM.
@@ -71,14 +77,26 @@ func runHelm(t *testing.T, args ...string) []byte {
 	return out
 }
 
-// helmTemplate renders the chart as release "video-operator" in the operator's namespace.
+// helmTemplate renders the chart as release "video-operator" in the operator's namespace, with
+// serviceBaseURL unless args set another.
 func helmTemplate(t *testing.T, args ...string) []byte {
 	t.Helper()
-	return runHelm(t, append([]string{"template", release, chartDir, "--namespace", namespace}, args...)...)
+	return runHelm(t, append(append([]string{"template", release, chartDir, "--namespace", namespace}, withBaseURL...), args...)...)
+}
+
+// helmTemplateFails renders the chart with args, which must fail; it returns helm's output.
+func helmTemplateFails(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), helm(t), append([]string{"template", release, chartDir, "--namespace", namespace}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Errorf("helm template %v rendered, want a failure", args)
+	}
+	return string(out)
 }
 
 func TestChartLint(t *testing.T) {
-	out := runHelm(t, "lint", "--strict", chartDir)
+	out := runHelm(t, append([]string{"lint", "--strict", chartDir}, withBaseURL...)...)
 	if !strings.Contains(string(out), "0 chart(s) failed") {
 		t.Errorf("helm lint:\n%s", out)
 	}
@@ -160,7 +178,17 @@ func TestChartMatchesKustomize(t *testing.T) {
 	if kustCM == nil || chartCM == nil {
 		t.Fatal("want the manager's settings ConfigMap in both renderings")
 	}
-	if !reflect.DeepEqual(chartCM.Object["data"], kustCM.Object["data"]) {
+	// The one difference: config/default carries the placeholder the manager refuses, the chart
+	// the URL it was given (it refuses to render without one).
+	kustData, _, _ := unstructured.NestedStringMap(kustCM.Object, "data")
+	chartData, _, _ := unstructured.NestedStringMap(chartCM.Object, "data")
+	if kustData["VIDEO_SERVICE_BASE_URL"] != "SET-ME-video-service-base-url" || chartData["VIDEO_SERVICE_BASE_URL"] != serviceBaseURL {
+		t.Errorf("VIDEO_SERVICE_BASE_URL: config/default %q, want the placeholder; chart %q, want %q",
+			kustData["VIDEO_SERVICE_BASE_URL"], chartData["VIDEO_SERVICE_BASE_URL"], serviceBaseURL)
+	}
+	delete(kustData, "VIDEO_SERVICE_BASE_URL")
+	delete(chartData, "VIDEO_SERVICE_BASE_URL")
+	if !reflect.DeepEqual(chartData, kustData) {
 		t.Errorf("the chart's default settings differ from config/manager/manager-config.env:\nchart: %v\nkustomize: %v",
 			chartCM.Object["data"], kustCM.Object["data"])
 	}
@@ -187,6 +215,11 @@ func TestChartMatchesKustomize(t *testing.T) {
 		if !reflect.DeepEqual(pair[0], pair[1]) {
 			t.Errorf("the manager's %s differs:\nchart: %+v\nkustomize: %+v", name, pair[0], pair[1])
 		}
+	}
+	// Both name the released image, with its registry (an image without one was pulled from
+	// Docker Hub, where it does not exist).
+	if registry, _, _ := strings.Cut(cc.Image, "/"); cc.Image != kc.Image || !strings.Contains(registry, ".") {
+		t.Errorf("the chart runs %s, config/default %s: want the same image, with a registry", cc.Image, kc.Image)
 	}
 	if len(cc.EnvFrom) != 1 || cc.EnvFrom[0].ConfigMapRef == nil || cc.EnvFrom[0].ConfigMapRef.Name != chartCM.GetName() {
 		t.Errorf("the chart's manager must read its settings from %s: %+v", chartCM.GetName(), cc.EnvFrom)
@@ -228,13 +261,29 @@ func TestChartFullValues(t *testing.T) {
 	if d.Spec.Template.Labels["example.com/tier"] != "operators" || d.Spec.Template.Annotations["example.com/team"] != "platform" {
 		t.Errorf("pod labels or annotations not applied: %v %v", d.Spec.Template.Labels, d.Spec.Template.Annotations)
 	}
+	if len(c.Env) != 2 || len(pod.TopologySpreadConstraints) != 1 || pod.SecurityContext.FSGroup == nil ||
+		pod.ServiceAccountName != "video-operator-manager" || c.SecurityContext.RunAsNonRoot == nil {
+		t.Errorf("env, topology spread, security contexts or ServiceAccount not applied: %+v", pod)
+	}
+	kinds := map[string]bool{}
+	for _, o := range objs {
+		kinds[o.GetKind()] = true
+		if o.GetKind() == "ClusterRole" && o.GetName() == release+"-manager-role" {
+			t.Error("with watchNamespaces the manager must get Roles, not a ClusterRole")
+		}
+	}
+	for _, k := range []string{"PodDisruptionBudget", "NetworkPolicy", "PrometheusRule", "Role", "RoleBinding"} {
+		if !kinds[k] {
+			t.Errorf("the full values render no %s", k)
+		}
+	}
 	if got := c.Resources.Limits.Memory().String(); got != "1Gi" {
 		t.Errorf("memory limit = %s", got)
 	}
 	fromSecret := slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool {
 		return v.Secret != nil && v.Secret.SecretName == "my-callback-key"
 	})
-	if !fromSecret || len(c.VolumeMounts) != 1 || !c.VolumeMounts[0].ReadOnly {
+	if !fromSecret || len(c.VolumeMounts) != 2 || !c.VolumeMounts[0].ReadOnly {
 		t.Errorf("the callback key must be mounted read-only from Secret my-callback-key: %+v %+v", c.VolumeMounts, pod.Volumes)
 	}
 
@@ -319,7 +368,7 @@ func TestChartSwitches(t *testing.T) {
 		}
 	}
 
-	cmd := exec.CommandContext(t.Context(), helm(t), "template", release, chartDir, "--set", "callbacks.enabled=true")
+	cmd := exec.CommandContext(t.Context(), helm(t), append([]string{"template", release, chartDir, "--set", "callbacks.enabled=true"}, withBaseURL...)...)
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "callbacks.publicURL is required") {
 		t.Errorf("callbacks without a public URL must fail to render, got %v:\n%.500s", err, out)
@@ -351,11 +400,14 @@ func TestChartRefusesBrokenValues(t *testing.T) {
 			"callbacks.listenPort 8443 is taken"},
 		{"the callback port on the probes' port", append(slices.Clone(callbacks), "--set", "callbacks.listenPort=8081"),
 			"callbacks.listenPort 8081 is taken"},
+		// The schema refuses it first (values.schema.json); the template says the same without it.
 		{"a timeout the grace period cannot be computed from", []string{"--set", "service.timeout=1m30s"},
+			"at '/service/timeout'"},
+		{"a timeout the grace period cannot be computed from, schema skipped", []string{"--set", "service.timeout=1m30s", "--skip-schema-validation"},
 			"must be whole seconds or minutes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.CommandContext(t.Context(), helm(t), append([]string{"template", release, chartDir}, tc.args...)...)
+			cmd := exec.CommandContext(t.Context(), helm(t), append(append([]string{"template", release, chartDir}, withBaseURL...), tc.args...)...)
 			out, err := cmd.CombinedOutput()
 			if err == nil || !strings.Contains(string(out), tc.want) {
 				t.Errorf("want a failure saying %q, got %v:\n%.500s", tc.want, err, out)

@@ -1,15 +1,28 @@
-{{/* The release's full name: the prefix of every object, "video-operator" for a release of that name. */}}
+{{/* The chart's name, or nameOverride. */}}
+{{- define "video-operator.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+The release's full name: the prefix of every object, "video-operator" for a release of that name
+(or fullnameOverride).
+*/}}
 {{- define "video-operator.fullname" -}}
-{{- if contains .Chart.Name .Release.Name -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := include "video-operator.name" . -}}
+{{- if contains $name .Release.Name -}}
 {{- .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
 {{/* Labels of every object. */}}
 {{- define "video-operator.labels" -}}
-app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/name: {{ include "video-operator.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
@@ -19,12 +32,36 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{/* The manager pods' labels, which the Services select (the same as config/default's). */}}
 {{- define "video-operator.selectorLabels" -}}
 control-plane: controller-manager
-app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/name: {{ include "video-operator.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
+{{/* The manager's ServiceAccount: serviceAccount.name, or <fullname>-controller-manager. */}}
 {{- define "video-operator.serviceAccountName" -}}
+{{- if .Values.serviceAccount.name -}}
+{{- .Values.serviceAccount.name -}}
+{{- else if .Values.serviceAccount.create -}}
 {{ include "video-operator.fullname" . }}-controller-manager
+{{- else -}}
+{{- fail "serviceAccount.create=false needs serviceAccount.name: the existing ServiceAccount the manager runs as" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+watchNamespaces as a list, whether given as a list or as one comma-separated string (the
+schema checks each name); empty when all namespaces are managed.
+*/}}
+{{- define "video-operator.watchNamespaces" -}}
+{{- $w := .Values.watchNamespaces -}}
+{{- $list := list -}}
+{{- if kindIs "slice" $w -}}
+{{- $list = $w -}}
+{{- else if $w -}}
+{{- range splitList "," (toString $w) -}}
+{{- if trim . -}}{{- $list = append $list (trim .) -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- toJson (uniq $list) -}}
 {{- end -}}
 
 {{/*
@@ -45,6 +82,7 @@ Values that would render a manifest that installs but breaks: refused at templat
 value to fix. The manager checks its flags again when it starts.
 */}}
 {{- define "video-operator.validate" -}}
+{{- $_ := required "service.baseURL is required: the video service's base URL including /serviceapis, for example --set service.baseURL=https://video.example.com/serviceapis (the manager cannot start without it)" .Values.service.baseURL -}}
 {{- if and (gt (int .Values.replicas) 1) (not .Values.leaderElection.enabled) -}}
 {{- fail "replicas > 1 needs leaderElection.enabled=true: without it every replica reconciles and submits" -}}
 {{- end -}}

@@ -1,0 +1,199 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package release tests what `make release` writes (hack/release.sh). It is a package of its own
+// so that its cross-compilation runs beside test/deploy's API servers under its own timeout.
+package release
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+var root = filepath.Join("..", "..")
+
+func tools(t *testing.T) []string {
+	t.Helper()
+	var env []string
+	for _, k := range []string{"KUSTOMIZE", "HELM", "CYCLONEDX_GOMOD"} {
+		v := os.Getenv(k)
+		if v == "" {
+			t.Fatalf("%s is not set: run the tests through 'make test', which installs the pinned tools", k)
+		}
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// TestRelease runs hack/release.sh as `make release` does, for one platform (linux/arm64: a
+// cross-compilation on the usual amd64 machine; both platforms take twice as long and are the
+// same code path), and checks each file it writes.
+func TestRelease(t *testing.T) {
+	out := t.TempDir()
+	const version = "0.1.0"
+	cmd := exec.CommandContext(t.Context(), filepath.Join(root, "hack", "release.sh"), "v"+version, out)
+	cmd.Env = append(append(os.Environ(), tools(t)...), "PLATFORMS=linux/arm64")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hack/release.sh: %v\n%s", err, b)
+	}
+	dir := filepath.Join(out, version)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	want := []string{"RELEASE-NOTES.md", "SHA256SUMS", "install.yaml", "kubectl-video-linux-arm64",
+		"manager-linux-arm64", "manager-linux-arm64.cdx.json", "video-operator-" + version + ".tgz"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("release files %v, want %v", names, want)
+	}
+
+	// The chart package carries the release's version, and so pins the image to it.
+	chart := exec.CommandContext(t.Context(), os.Getenv("HELM"), "show", "chart", filepath.Join(dir, "video-operator-"+version+".tgz"))
+	chart.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
+	b, err := chart.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct{ Version, AppVersion string }
+	if err := yaml.Unmarshal(b, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if meta.Version != version || meta.AppVersion != "v"+version {
+		t.Errorf("chart version %s, appVersion %s; want %s and v%s", meta.Version, meta.AppVersion, version, version)
+	}
+
+	installer, err := os.ReadFile(filepath.Join(dir, "install.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(installer, []byte("image: ghcr.io/videoops/video-operator:v"+version+"\n")) {
+		t.Error("install.yaml does not run ghcr.io/videoops/video-operator:v" + version)
+	}
+
+	for _, bin := range []string{"manager-linux-arm64", "kubectl-video-linux-arm64"} {
+		f, err := elf.Open(filepath.Join(dir, bin))
+		if err != nil {
+			t.Fatalf("%s: %v", bin, err)
+		}
+		if f.Machine != elf.EM_AARCH64 {
+			t.Errorf("%s is for %s, want arm64", bin, f.Machine)
+		}
+		// Static: CGO off, no interpreter to load it.
+		if slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP }) {
+			t.Errorf("%s is dynamically linked", bin)
+		}
+		_ = f.Close()
+	}
+	// Built as released: trimmed, static, for arm64 (the -X version stamp is not recorded in the
+	// build information with -trimpath, and an arm64 binary cannot be run here to print it).
+	info, err := exec.CommandContext(t.Context(), "go", "version", "-m", filepath.Join(dir, "manager-linux-arm64")).Output()
+	for _, setting := range []string{"-trimpath=true", "CGO_ENABLED=0", "GOARCH=arm64", "GOOS=linux"} {
+		if err != nil || !bytes.Contains(info, []byte("\t"+setting+"\n")) {
+			t.Errorf("the manager's build information lacks %s (%v)", setting, err)
+		}
+	}
+
+	var sbom struct {
+		BOMFormat string `json:"bomFormat"`
+		Metadata  struct {
+			Component struct{ Name, Version string }
+		}
+		Components []struct{ Name, Version string }
+	}
+	b, err = os.ReadFile(filepath.Join(dir, "manager-linux-arm64.cdx.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sbom); err != nil {
+		t.Fatal(err)
+	}
+	if sbom.BOMFormat != "CycloneDX" || sbom.Metadata.Component.Name != "github.com/videoops/video-operator" || sbom.Metadata.Component.Version != "v"+version ||
+		!slices.ContainsFunc(sbom.Components, func(c struct{ Name, Version string }) bool { return c.Name == "sigs.k8s.io/controller-runtime" }) ||
+		!slices.ContainsFunc(sbom.Components, func(c struct{ Name, Version string }) bool { return c.Name == "std" }) {
+		t.Errorf("the SBOM does not describe the manager v%s with its modules and Go: %s %+v (%d components)",
+			version, sbom.BOMFormat, sbom.Metadata.Component, len(sbom.Components))
+	}
+
+	notes, err := os.ReadFile(filepath.Join(dir, "RELEASE-NOTES.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(notes), "## [0.1.0]") || strings.Contains(string(notes), "## [Unreleased]") {
+		t.Errorf("RELEASE-NOTES.md is not CHANGELOG.md's 0.1.0 section:\n%s", notes)
+	}
+
+	// SHA256SUMS covers every other file, with the right sums.
+	sums, err := os.Open(filepath.Join(dir, "SHA256SUMS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sums.Close() }()
+	var summed []string
+	sc := bufio.NewScanner(sums)
+	for sc.Scan() {
+		sum, name, ok := strings.Cut(sc.Text(), "  ")
+		if !ok {
+			t.Fatalf("SHA256SUMS line %q", sc.Text())
+		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != sum {
+			t.Errorf("SHA256SUMS: %s has another sum", name)
+		}
+		summed = append(summed, name)
+	}
+	if !slices.Equal(summed, slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "SHA256SUMS" })) {
+		t.Errorf("SHA256SUMS covers %v", summed)
+	}
+}
+
+// TestReleaseRefusesAVersionWithoutChangelog: a release's notes are its CHANGELOG.md section, so
+// a version without one (or that is not semantic) is refused before anything is built.
+func TestReleaseRefusesAVersionWithoutChangelog(t *testing.T) {
+	for version, want := range map[string]string{
+		"9.9.9": `CHANGELOG.md has no section "## [9.9.9]"`,
+		"1.2":   `VERSION "1.2" is not x.y.z`,
+	} {
+		out := t.TempDir()
+		cmd := exec.CommandContext(t.Context(), filepath.Join(root, "hack", "release.sh"), version, out)
+		cmd.Env = append(os.Environ(), tools(t)...)
+		b, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(b), want) {
+			t.Errorf("release %s: want a failure saying %q, got %v:\n%s", version, want, err, b)
+		}
+		if entries, _ := os.ReadDir(out); len(entries) != 0 {
+			t.Errorf("release %s wrote %d entries before refusing", version, len(entries))
+		}
+	}
+}
