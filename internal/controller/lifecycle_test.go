@@ -432,10 +432,10 @@ spec:
 			Expect(k8sClient.Create(ctx, storyPreview(h.ns, "measured-preview", "Measured preview"))).To(Succeed())
 
 			Eventually(func(g Gomega) {
-				g.Expect(testutil.ToFloat64(h.metrics.jobs.WithLabelValues("VideoRender", "Completed"))).To(Equal(1.0))
-				g.Expect(testutil.ToFloat64(h.metrics.jobs.WithLabelValues("VideoStoryboard", "Completed"))).To(Equal(1.0))
+				g.Expect(testutil.ToFloat64(h.metrics.jobs.WithLabelValues("VideoRender", h.ns, "Completed"))).To(Equal(1.0))
+				g.Expect(testutil.ToFloat64(h.metrics.jobs.WithLabelValues("VideoStoryboard", h.ns, "Completed"))).To(Equal(1.0))
 			}).Should(Succeed())
-			Expect(testutil.ToFloat64(h.metrics.jobs.WithLabelValues("VideoRender", "InProgress"))).To(Equal(0.0), "the gauge moved, not grew")
+			Expect(testutil.ToFloat64(h.metrics.jobs.WithLabelValues("VideoRender", h.ns, "InProgress"))).To(Equal(0.0), "the gauge moved, not grew")
 			Expect(testutil.ToFloat64(h.metrics.requests.WithLabelValues(apiclient.EndpointRenderStoryboard, "200"))).To(Equal(1.0))
 			Expect(testutil.ToFloat64(h.metrics.requests.WithLabelValues(apiclient.EndpointCreateStoryboard, "200"))).To(Equal(1.0))
 			Expect(testutil.ToFloat64(h.metrics.submissions.WithLabelValues("VideoRender", "accepted"))).To(Equal(1.0))
