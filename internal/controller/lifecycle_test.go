@@ -264,6 +264,14 @@ spec:
 			}).Should(Succeed())
 			Eventually(func() []string { return h.eventReasons("bad-voice") }).Should(ContainElement(string(videov1alpha1.ReasonJobFailed)))
 			Consistently(func() int { return len(h.jobsNamed("Bad voice")) }, "500ms").Should(Equal(1), "a failed job is not retried by itself")
+			By("one JobFailed event, which says once that the job failed (issue 24)")
+			jobID := getRender(vr)(Default).Status.JobID
+			Consistently(func(g Gomega) {
+				notes := eventNotesG(g, h.ns, "bad-voice", string(videov1alpha1.ReasonJobFailed))
+				g.Expect(notes).To(HaveLen(1))
+				g.Expect(strings.Count(notes[0], "Job "+jobID+" failed")).To(Equal(1), notes[0])
+				g.Expect(notes[0]).To(ContainSubstring("TEXT_TO_VIDEO_FAILED"))
+			}, "1s").Should(Succeed())
 
 			By("asking for a retry with the annotation")
 			Eventually(func() error {
@@ -473,6 +481,8 @@ spec:
 				got := getRender(vr)(g)
 				g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonSecretNotFound)).To(BeTrue(), "%+v", got.Status.Conditions)
 				g.Expect(kstatusOf(got)).To(Equal(status.FailedStatus))
+				// Nothing was submitted: the phase says Pending, not blank (issue 24).
+				g.Expect(got.Status.Phase).To(Equal(videov1alpha1.PhasePending))
 			}).Should(Succeed())
 
 			By("creating the Secret without the expected key")
