@@ -348,11 +348,8 @@ const indexBudgetWaiting = ".status.budgetWaiting"
 func indexWaitingForBudget(ctx context.Context, mgr ctrl.Manager) error {
 	for _, obj := range []client.Object{&videov1alpha1.VideoStoryboard{}, &videov1alpha1.VideoRender{}} {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, indexBudgetWaiting, func(o client.Object) []string {
-			if st := jobStatusOf(o); st != nil {
-				if c := condition(st, videov1alpha1.ConditionReconciling); c != nil && c.Status == metav1.ConditionTrue &&
-					c.Reason == string(videov1alpha1.ReasonBudgetExhausted) {
-					return []string{"true"}
-				}
+			if st := jobStatusOf(o); st != nil && budgetWaits(st) {
+				return []string{"true"}
 			}
 			return nil
 		}); err != nil {
@@ -488,8 +485,21 @@ func reachedLimits(b *videov1alpha1.VideoBudget) []reachedLimit {
 	return out
 }
 
+// budgetWaits reports whether the object waits for budget: Stalled with reason BudgetExhausted,
+// or Reconciling with it as written by managers before Stalled was used (issue 24).
+func budgetWaits(st *videov1alpha1.JobStatus) bool {
+	for _, t := range []videov1alpha1.ConditionType{videov1alpha1.ConditionStalled, videov1alpha1.ConditionReconciling} {
+		if c := condition(st, t); c != nil && c.Status == metav1.ConditionTrue && c.Reason == string(videov1alpha1.ReasonBudgetExhausted) {
+			return true
+		}
+	}
+	return false
+}
+
 // reserveBudget is the spend guard's step of submit: it reserves room for attempt, or makes the
-// object wait (Reconciling, BudgetExhausted, with a Warning event once). wait is true when the
+// object wait (Stalled, BudgetExhausted, with a Warning event once). Stalled, not Reconciling:
+// only the next period or a person raising the limit moves it on, which may take a month, and
+// GitOps tools must not show it progressing meanwhile; it still submits by itself then. wait is true when the
 // caller must return res and err.
 func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statusTxn[T], attempt string) (res ctrl.Result, wait bool, err error) {
 	if l.guard == nil {
@@ -525,7 +535,7 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statusTxn[T], atte
 		msg += fmt.Sprintf(". Submits by itself when the period resets at %s or when the budget is raised",
 			d.resetAt.UTC().Format(time.RFC3339))
 	}
-	if c := condition(st, videov1alpha1.ConditionReconciling); c == nil || c.Reason != string(videov1alpha1.ReasonBudgetExhausted) {
+	if !isStalledWith(st, videov1alpha1.ReasonBudgetExhausted) {
 		tx.after(func() {
 			l.opts.Recorder.Eventf(obj, nil, "Warning", string(videov1alpha1.ReasonBudgetExhausted), "Submit", "%s", msg)
 		})
@@ -533,7 +543,7 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statusTxn[T], atte
 	if st.JobID == "" || st.CompletedAt != nil {
 		st.Phase = videov1alpha1.PhasePending
 	}
-	setOutcome(st, obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonBudgetExhausted, msg)
+	setOutcome(st, obj.GetGeneration(), outcomeStalled, videov1alpha1.ReasonBudgetExhausted, msg)
 	// The watch on VideoBudgets wakes the object when the budget is raised or its period rolls
 	// over. The requeue covers a budget change that raced this object's own wait write (the index
 	// of waiting objects did not list it yet): a look from the cache, which writes nothing while
