@@ -117,13 +117,13 @@ type BudgetUsage struct {
 	// renders is the number of render jobs submitted.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:default=0
+	// +default=0
 	Renders int64 `json:"renders,omitempty"`
 
 	// renderSeconds is the total length of the completed renders, each rounded up to a second.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:default=0
+	// +default=0
 	RenderSeconds int64 `json:"renderSeconds,omitempty"`
 
 	// aiCredits is the total of AI credits the completed renders used.
@@ -133,7 +133,7 @@ type BudgetUsage struct {
 	// previews is the number of preview jobs submitted.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:default=0
+	// +default=0
 	Previews int64 `json:"previews,omitempty"`
 }
 
@@ -213,8 +213,8 @@ type VideoBudgetStatus struct {
 	// Defaulted, with its counters, so that a budget shows 0 rather than nothing before its
 	// first render.
 	// +optional
-	// +kubebuilder:default={}
-	Used BudgetUsage `json:"used,omitempty"`
+	// +default={}
+	Used BudgetUsage `json:"used,omitzero"`
 
 	// reserved counts the submissions in flight (see reservations); they count against
 	// maxRenders and maxPreviews like used ones.
