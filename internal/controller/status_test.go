@@ -99,6 +99,7 @@ var _ = Describe("Status as people and GitOps tools see it", func() {
 		b := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: newNamespace(), Name: "team-a"}}
 		err := k8sClient.Create(ctx, b)
 		Expect(err).To(HaveOccurred())
+		GinkgoWriter.Println(err)
 		Expect(err.Error()).NotTo(ContainSubstring("<nil>"), "the error names no field")
 		var se *apierrors.StatusError
 		Expect(errors.As(err, &se)).To(BeTrue(), "%v", err)
