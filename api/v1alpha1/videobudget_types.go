@@ -117,11 +117,13 @@ type BudgetUsage struct {
 	// renders is the number of render jobs submitted.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +default=0
 	Renders int64 `json:"renders,omitempty"`
 
 	// renderSeconds is the total length of the completed renders, each rounded up to a second.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +default=0
 	RenderSeconds int64 `json:"renderSeconds,omitempty"`
 
 	// aiCredits is the total of AI credits the completed renders used.
@@ -131,6 +133,7 @@ type BudgetUsage struct {
 	// previews is the number of preview jobs submitted.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +default=0
 	Previews int64 `json:"previews,omitempty"`
 }
 
@@ -213,8 +216,11 @@ type VideoBudgetStatus struct {
 	PeriodEnd *metav1.Time `json:"periodEnd,omitempty"`
 
 	// used is what the current period used. Deleting a VideoRender gives nothing back.
+	// Defaulted, with its counters, so that a budget shows 0 rather than nothing before its
+	// first render.
 	// +optional
-	Used BudgetUsage `json:"used,omitempty"`
+	// +default={}
+	Used BudgetUsage `json:"used,omitzero"`
 
 	// reserved counts the submissions in flight (see reservations); they count against
 	// maxRenders and maxPreviews like used ones.
@@ -240,20 +246,20 @@ type VideoBudgetStatus struct {
 
 // VideoBudget limits the paid work of its namespace per period: renders, seconds of video, AI
 // credits and previews. A VideoRender or VideoStoryboard that would go beyond a limit waits
-// (Reconciling, reason BudgetExhausted) and submits by itself at the next period or when the
-// budget is raised. There is at most one per namespace, named "default". Without one, the
+// (Stalled, reason BudgetExhausted, with the reset time) and submits by itself at the next period
+// or when the budget is raised. There is at most one per namespace, named "default". Without one, the
 // namespace is not limited.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=vb
-// +kubebuilder:validation:XValidation:rule="self.metadata.name == 'default'",message="a namespace has one VideoBudget and it must be named default"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name == 'default'",message="a namespace has one VideoBudget and it must be named default",fieldPath=".metadata.name"
 // +kubebuilder:printcolumn:name="Period",type=string,JSONPath=`.spec.period`
 // +kubebuilder:printcolumn:name="Renders",type=integer,JSONPath=`.status.used.renders`
 // +kubebuilder:printcolumn:name="Max Renders",type=integer,JSONPath=`.spec.maxRenders`
 // +kubebuilder:printcolumn:name="Seconds",type=integer,JSONPath=`.status.used.renderSeconds`,priority=1
 // +kubebuilder:printcolumn:name="Credits",type=string,JSONPath=`.status.used.aiCredits`,priority=1
 // +kubebuilder:printcolumn:name="Exhausted",type=string,JSONPath=`.status.conditions[?(@.type=="Exhausted")].status`
-// +kubebuilder:printcolumn:name="Resets",type=date,JSONPath=`.status.periodEnd`
+// +kubebuilder:printcolumn:name="Resets",type=string,JSONPath=`.status.periodEnd`,description="When the period ends and usage starts again from zero (UTC)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type VideoBudget struct {
 	metav1.TypeMeta `json:",inline"`

@@ -274,6 +274,9 @@ func run(opts options) error {
 	if err := setupControllers(ctx, mgr, opts); err != nil {
 		return err
 	}
+	if err := registerLeaderElectionGauge(metrics.Registry, opts.leaderElect, opts.leaderElectionID); err != nil {
+		return err
+	}
 
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding health check: %w", err)

@@ -79,6 +79,7 @@ func run(in, out, schemaOut string) error {
 				}
 			}
 			strip(root, nil)
+			declareMetadataName(root)
 		}
 		body, err := yaml.Marshal(crd)
 		if err != nil {
@@ -89,6 +90,24 @@ func run(in, out, schemaOut string) error {
 		}
 	}
 	return nil
+}
+
+// declareMetadataName declares metadata.name in the schema when a rule of the root names it with
+// fieldPath, as VideoBudget's "must be named default" does: the API server accepts a fieldPath
+// only into declared properties, and controller-gen declares none under metadata. Without the
+// fieldPath the error names no field ("<nil>: Invalid value").
+func declareMetadataName(root map[string]any) {
+	rules, _ := root["x-kubernetes-validations"].([]any)
+	for _, r := range rules {
+		if rule, _ := r.(map[string]any); rule["fieldPath"] == ".metadata.name" {
+			md, _ := dig(root, "properties", "metadata").(map[string]any)
+			if md == nil {
+				return
+			}
+			md["properties"] = map[string]any{"name": map[string]any{"type": "string"}}
+			return
+		}
+	}
 }
 
 // writeRequestSchema writes the request's schema, still with every rule, before strip runs.

@@ -39,7 +39,14 @@ const (
 // setOutcome writes Ready, Reconciling and Stalled consistently, so kstatus computes Current,
 // InProgress or Failed from any of them. Unchanged conditions keep their lastTransitionTime, so
 // a repeated outcome does not change the status and causes no write.
+//
+// An object that has no phase yet is Pending whatever the outcome: it stalls before anything was
+// submitted (a missing Secret, a rejected key, an invalid request), and kubectl shows Pending
+// rather than a blank phase.
 func setOutcome(st *videov1alpha1.JobStatus, generation int64, o outcome, reason videov1alpha1.ConditionReason, message string) {
+	if st.Phase == "" {
+		st.Phase = videov1alpha1.PhasePending
+	}
 	set := func(t videov1alpha1.ConditionType, on bool, r videov1alpha1.ConditionReason, msg string) {
 		status := metav1.ConditionFalse
 		if on {

@@ -266,6 +266,14 @@ spec:
 			}).Should(Succeed())
 			Eventually(func() []string { return h.eventReasons("bad-voice") }).Should(ContainElement(string(videov1alpha1.ReasonJobFailed)))
 			Consistently(func() int { return len(h.jobsNamed("Bad voice")) }, "500ms").Should(Equal(1), "a failed job is not retried by itself")
+			By("one JobFailed event, which says once that the job failed (issue 24)")
+			jobID := getRender(vr)(Default).Status.JobID
+			Consistently(func(g Gomega) {
+				notes := eventNotesG(g, h.ns, "bad-voice", string(videov1alpha1.ReasonJobFailed))
+				g.Expect(notes).To(HaveLen(1))
+				g.Expect(strings.Count(notes[0], "Job "+jobID+" failed")).To(Equal(1), notes[0])
+				g.Expect(notes[0]).To(ContainSubstring("TEXT_TO_VIDEO_FAILED"))
+			}, "1s").Should(Succeed())
 
 			By("asking for a retry with the annotation")
 			Eventually(func() error {
@@ -434,10 +442,10 @@ spec:
 			Expect(k8sClient.Create(ctx, storyPreview(h.ns, "measured-preview", "Measured preview"))).To(Succeed())
 
 			Eventually(func(g Gomega) {
-				g.Expect(testutil.ToFloat64(h.metrics.jobs.WithLabelValues("VideoRender", "Completed"))).To(Equal(1.0))
-				g.Expect(testutil.ToFloat64(h.metrics.jobs.WithLabelValues("VideoStoryboard", "Completed"))).To(Equal(1.0))
+				g.Expect(testutil.ToFloat64(h.metrics.jobs.WithLabelValues("VideoRender", h.ns, "Completed"))).To(Equal(1.0))
+				g.Expect(testutil.ToFloat64(h.metrics.jobs.WithLabelValues("VideoStoryboard", h.ns, "Completed"))).To(Equal(1.0))
 			}).Should(Succeed())
-			Expect(testutil.ToFloat64(h.metrics.jobs.WithLabelValues("VideoRender", "InProgress"))).To(Equal(0.0), "the gauge moved, not grew")
+			Expect(testutil.ToFloat64(h.metrics.jobs.WithLabelValues("VideoRender", h.ns, "InProgress"))).To(Equal(0.0), "the gauge moved, not grew")
 			Expect(testutil.ToFloat64(h.metrics.requests.WithLabelValues(apiclient.EndpointRenderStoryboard, "200"))).To(Equal(1.0))
 			Expect(testutil.ToFloat64(h.metrics.requests.WithLabelValues(apiclient.EndpointCreateStoryboard, "200"))).To(Equal(1.0))
 			Expect(testutil.ToFloat64(h.metrics.submissions.WithLabelValues("VideoRender", "accepted"))).To(Equal(1.0))
@@ -475,6 +483,8 @@ spec:
 				got := getRender(vr)(g)
 				g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonSecretNotFound)).To(BeTrue(), "%+v", got.Status.Conditions)
 				g.Expect(kstatusOf(got)).To(Equal(status.FailedStatus))
+				// Nothing was submitted: the phase says Pending, not blank (issue 24).
+				g.Expect(got.Status.Phase).To(Equal(videov1alpha1.PhasePending))
 			}).Should(Succeed())
 
 			By("creating the Secret without the expected key")

@@ -33,6 +33,11 @@ import (
 // Metrics are the operator's Prometheus metrics. Every label has a small, fixed set of values:
 // no label ever holds an API key, a URL, an object name or a job id. A nil *Metrics records
 // nothing.
+//
+// The one exception is namespace, on video_operator_jobs and the budget gauges, so that an alert
+// can be routed to the tenant that owns it. Its values are bounded by the namespaces of the
+// cluster that hold objects of the kind (or by --watch-namespaces): at most namespaces x 2 kinds x
+// 5 phases series, and a namespace's series are removed when its last object of a kind goes.
 type Metrics struct {
 	jobs        *prometheus.GaugeVec
 	submissions *prometheus.CounterVec
@@ -51,10 +56,20 @@ type Metrics struct {
 
 	mu     sync.Mutex
 	phases map[string]map[types.NamespacedName]videov1alpha1.Phase
+	// objects counts the objects of each kind and namespace that phases holds, so that the
+	// namespace's jobs series go when its last object goes, at O(1) per reconcile.
+	objects map[kindNamespace]int
 	// inFlight is status.submission.startedAt of every object whose submission has no job id
 	// yet (a call under way, or an outcome unknown), by kind: the oldest is exposed at scrape.
 	inFlight map[string]map[types.NamespacedName]time.Time
 }
+
+// kindNamespace keys Metrics.objects.
+type kindNamespace struct{ kind, namespace string }
+
+// allPhases are the values of the phase label, for removing a namespace's series.
+var allPhases = []videov1alpha1.Phase{videov1alpha1.PhasePending, videov1alpha1.PhaseSubmitting,
+	videov1alpha1.PhaseInProgress, videov1alpha1.PhaseCompleted, videov1alpha1.PhaseFailed}
 
 // oldestSubmissionDesc is video_operator_oldest_submission_start_timestamp_seconds.
 var oldestSubmissionDesc = prometheus.NewDesc("video_operator_oldest_submission_start_timestamp_seconds",
@@ -93,8 +108,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		jobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "video_operator_jobs",
-			Help: "Objects by kind and phase.",
-		}, []string{"kind", "phase"}),
+			Help: "Objects by kind, namespace and phase; a namespace's series go when its last object of the kind does.",
+		}, []string{"kind", "namespace", "phase"}),
 		submissions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "video_operator_submissions_total",
 			Help: "Submit calls by kind and result: accepted, refused (no job created) or unknown (outcome unknown; " +
@@ -142,6 +157,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "What is left in the current period of a namespace's VideoBudget, by limit; only limits that are set.",
 		}, []string{"namespace", "limit"}),
 		phases:   map[string]map[types.NamespacedName]videov1alpha1.Phase{},
+		objects:  map[kindNamespace]int{},
 		inFlight: map[string]map[types.NamespacedName]time.Time{},
 	}
 	// The answers alerts and dashboards rate() start at 0, not at their first occurrence: a
@@ -236,10 +252,12 @@ func (m *Metrics) observePhase(kind string, nn types.NamespacedName, phase video
 		return
 	}
 	if seen {
-		m.jobs.WithLabelValues(kind, string(old)).Dec()
+		m.jobs.WithLabelValues(kind, nn.Namespace, string(old)).Dec()
+	} else {
+		m.objects[kindNamespace{kind, nn.Namespace}]++
 	}
 	byName[nn] = phase
-	m.jobs.WithLabelValues(kind, string(phase)).Inc()
+	m.jobs.WithLabelValues(kind, nn.Namespace, string(phase)).Inc()
 }
 
 // observeSubmission records the object's submission in flight (status.submission as written),
@@ -270,8 +288,18 @@ func (m *Metrics) forget(kind string, nn types.NamespacedName) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if old, ok := m.phases[kind][nn]; ok {
-		m.jobs.WithLabelValues(kind, string(old)).Dec()
 		delete(m.phases[kind], nn)
+		k := kindNamespace{kind, nn.Namespace}
+		if m.objects[k]--; m.objects[k] > 0 {
+			m.jobs.WithLabelValues(kind, nn.Namespace, string(old)).Dec()
+		} else {
+			// The namespace's last object of the kind: its series go, so that a namespace
+			// deleted (or never used again) leaves nothing behind.
+			delete(m.objects, k)
+			for _, p := range allPhases {
+				m.jobs.DeleteLabelValues(kind, nn.Namespace, string(p))
+			}
+		}
 	}
 	delete(m.inFlight[kind], nn)
 }

@@ -84,3 +84,66 @@ func TestOldestSubmissionGauge(t *testing.T) {
 	var none *Metrics
 	none.observeSubmission("VideoRender", old, sub(t0)) // a nil *Metrics records nothing
 }
+
+// jobSeries gathers video_operator_jobs as "kind/namespace/phase" -> value.
+func jobSeries(t *testing.T, m *Metrics) map[string]float64 {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(m.jobs); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		for _, s := range f.GetMetric() {
+			l := map[string]string{}
+			for _, lp := range s.GetLabel() {
+				l[lp.GetName()] = lp.GetValue()
+			}
+			out[l["kind"]+"/"+l["namespace"]+"/"+l["phase"]] = s.GetGauge().GetValue()
+		}
+	}
+	return out
+}
+
+// The jobs gauge carries the namespace, so that a page can be routed to its tenant, and a
+// namespace whose last object went leaves no series behind (its cardinality is bounded by the
+// namespaces that hold objects now, not by every namespace ever seen).
+func TestJobsGaugeByNamespace(t *testing.T) {
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1, a2, b1 := types.NamespacedName{Namespace: "team-a", Name: "one"},
+		types.NamespacedName{Namespace: "team-a", Name: "two"}, types.NamespacedName{Namespace: "team-b", Name: "one"}
+	m.observePhase("VideoRender", a1, videov1alpha1.PhaseFailed)
+	m.observePhase("VideoRender", a2, "")
+	m.observePhase("VideoRender", b1, videov1alpha1.PhaseInProgress)
+	m.observePhase("VideoStoryboard", b1, videov1alpha1.PhaseCompleted)
+	m.observePhase("VideoRender", a2, videov1alpha1.PhaseInProgress)
+	want := map[string]float64{
+		"VideoRender/team-a/Failed": 1, "VideoRender/team-a/Pending": 0, "VideoRender/team-a/InProgress": 1,
+		"VideoRender/team-b/InProgress": 1, "VideoStoryboard/team-b/Completed": 1,
+	}
+	if got := jobSeries(t, m); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+
+	m.forget("VideoRender", a1)
+	want = map[string]float64{
+		"VideoRender/team-a/Failed": 0, "VideoRender/team-a/Pending": 0, "VideoRender/team-a/InProgress": 1,
+		"VideoRender/team-b/InProgress": 1, "VideoStoryboard/team-b/Completed": 1,
+	}
+	if got := jobSeries(t, m); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("after one of team-a's renders went: got %v, want %v", got, want)
+	}
+	m.forget("VideoRender", a2)
+	m.forget("VideoRender", a2) // a second delete event changes nothing
+	want = map[string]float64{"VideoRender/team-b/InProgress": 1, "VideoStoryboard/team-b/Completed": 1}
+	if got := jobSeries(t, m); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("after team-a's last render went: got %v, want %v (no series left for team-a)", got, want)
+	}
+}

@@ -195,12 +195,11 @@ func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statustxn.Txn[T], job 
 		f := job.Failure()
 		st.Failure = &videov1alpha1.JobFailure{Code: truncate(f.Code, maxFailureCode), Message: truncate(f.Message, maxFailureMessage)}
 		st.Phase = videov1alpha1.PhaseFailed
-		msg := failureMessage(st)
-		tx.After(func() {
-			l.opts.Metrics.ended(kind, "failed")
-			l.opts.Recorder.Eventf(obj, nil, "Warning", string(videov1alpha1.ReasonJobFailed), "Fail",
-				"Job %s of generation %d failed: %s", jobID, gen, msg)
-		})
+		tx.After(func() { l.opts.Metrics.ended(kind, "failed") })
+		// The stall gives the one Warning event of the failure (reason from the code, message
+		// with what to do); the reconcile that goes on to stall it again, or to submit a newer
+		// spec, adds none.
+		l.stall(tx, failureReason(st.Failure), failureMessage(st))
 		return true
 	default:
 		// in-progress, and statuses the document does not list (the live service also answers

@@ -50,11 +50,8 @@ const indexBudgetWaiting = ".status.budgetWaiting"
 func indexWaitingForBudget(ctx context.Context, mgr ctrl.Manager) error {
 	for _, obj := range []client.Object{&videov1alpha1.VideoStoryboard{}, &videov1alpha1.VideoRender{}} {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, indexBudgetWaiting, func(o client.Object) []string {
-			if st := videov1alpha1.JobStatusOf(o); st != nil {
-				if c := condition(st, videov1alpha1.ConditionReconciling); c != nil && c.Status == metav1.ConditionTrue &&
-					c.Reason == string(videov1alpha1.ReasonBudgetExhausted) {
-					return []string{"true"}
-				}
+			if st := videov1alpha1.JobStatusOf(o); st != nil && budgetWaits(st) {
+				return []string{"true"}
 			}
 			return nil
 		}); err != nil {
@@ -77,8 +74,21 @@ func (l *lifecycle[T]) waitingForBudget(list client.ObjectList) handler.MapFunc 
 // end: it bounds how late interrupted reservations are settled.
 func budgetRecheck(pollMax time.Duration) time.Duration { return 10 * pollMax }
 
+// budgetWaits reports whether the object waits for budget: Stalled with reason BudgetExhausted,
+// or Reconciling with it as written by managers before Stalled was used (issue 24).
+func budgetWaits(st *videov1alpha1.JobStatus) bool {
+	for _, t := range []videov1alpha1.ConditionType{videov1alpha1.ConditionStalled, videov1alpha1.ConditionReconciling} {
+		if c := condition(st, t); c != nil && c.Status == metav1.ConditionTrue && c.Reason == string(videov1alpha1.ReasonBudgetExhausted) {
+			return true
+		}
+	}
+	return false
+}
+
 // reserveBudget is the spend guard's step of submit: it reserves room for attempt, or makes the
-// object wait (Reconciling, BudgetExhausted, with a Warning event once). wait is true when the
+// object wait (Stalled, BudgetExhausted, with a Warning event once). Stalled, not Reconciling:
+// only the next period or a person raising the limit moves it on, which may take a month, and
+// GitOps tools must not show it progressing meanwhile; it still submits by itself then. wait is true when the
 // caller must return res and err.
 func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], attempt, digest string) (res ctrl.Result, wait bool, err error) {
 	if l.guard == nil {
@@ -122,7 +132,7 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 	if st.JobID == "" || st.CompletedAt != nil {
 		st.Phase = videov1alpha1.PhasePending
 	}
-	setOutcome(st, obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonBudgetExhausted, msg)
+	setOutcome(st, obj.GetGeneration(), outcomeStalled, videov1alpha1.ReasonBudgetExhausted, msg)
 	// The watch on VideoBudgets wakes the object when the budget is raised or its period rolls
 	// over. The requeue covers a budget change that raced this object's own wait write (the index
 	// of waiting objects did not list it yet): a look from the cache, which writes nothing while

@@ -78,10 +78,11 @@ func (h *harness) createRenders(prefix string, n int) []*videov1alpha1.VideoRend
 	return out
 }
 
-// budgetWaiting reports whether the object waits for budget.
+// budgetWaiting reports whether the object waits for budget: Stalled (only the next period or a
+// person moves it on), and not Reconciling.
 func budgetWaiting(st *videov1alpha1.JobStatus) bool {
-	c := conditionOf(st, videov1alpha1.ConditionReconciling)
-	return c.Status == metav1.ConditionTrue && c.Reason == string(videov1alpha1.ReasonBudgetExhausted)
+	return stalledWith(st, videov1alpha1.ReasonBudgetExhausted) &&
+		conditionOf(st, videov1alpha1.ConditionReconciling).Status == metav1.ConditionFalse
 }
 
 // settledRenders waits until exactly wantReady renders are Ready and wantWaiting wait for budget.
@@ -189,7 +190,7 @@ var _ = Describe("The spend guard of a namespace's VideoBudget", func() {
 			if !budgetWaiting(&got.Status.JobStatus) {
 				continue
 			}
-			msg := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling).Message
+			msg := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message
 			Expect(msg).To(ContainSubstring("maxRenders reached: 5 of 5"))
 			Expect(msg).To(ContainSubstring("period resets at"))
 			Expect(got.Status.Phase).To(Equal(videov1alpha1.PhasePending))
@@ -217,7 +218,7 @@ var _ = Describe("The spend guard of a namespace's VideoBudget", func() {
 		settledRenders(more, 0, 3)
 		Consistently(func() int { return h.sim.Submissions(testAPIKey) }, "1s", "100ms").Should(Equal(1))
 		got := getRender(more[0])(Default)
-		Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling).Message).
+		Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message).
 			To(ContainSubstring(fmt.Sprintf("maxRenderSeconds reached: %d of 1 seconds", secs)))
 
 		// Raising the limit wakes the waiting renders at once.

@@ -102,6 +102,8 @@ var resumesByItself = map[videov1alpha1.ConditionReason]bool{
 	videov1alpha1.ReasonSecretNotFound:     true,
 	videov1alpha1.ReasonSecretKeyMissing:   true,
 	videov1alpha1.ReasonStoryboardNotFound: true,
+	// A budget wait ends at the period reset or when the budget is raised (issue 24).
+	videov1alpha1.ReasonBudgetExhausted: true,
 }
 
 // ConfirmOptions are the flags of confirm-resubmit.

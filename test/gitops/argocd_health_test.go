@@ -172,7 +172,15 @@ func healthCases() []healthCase {
 		cases = append(cases, healthCase{name: "waiting, " + string(r), status: working(videov1alpha1.PhasePending, r, "Retrying in 5s", nil),
 			wantStatus: "Progressing", wantMessage: string(r)})
 	}
-	// Every reason of Stalled: only a human can move the object on.
+	// A spent VideoBudget: Stalled (a person or the next period moves it on, which may take a
+	// month), shown by Argo CD as Suspended, not Degraded: nothing failed, and it submits by
+	// itself at the reset time the message gives. kstatus and Flux have no Suspended: Failed.
+	cases = append(cases, healthCase{name: "waiting for budget", status: func(st *videov1alpha1.JobStatus) {
+		st.ObservedGeneration, st.Phase = 2, videov1alpha1.PhasePending
+		outcome(st, 2, false, false, true, videov1alpha1.ReasonBudgetExhausted,
+			"Not submitted: VideoBudget \"default\" of namespace \"a\" has no room: maxRenders reached: 5 of 5 renders used (0 of them in flight). Submits by itself when the period resets at 2026-12-01T00:00:00Z or when the budget is raised")
+	}, wantStatus: "Suspended", wantMessage: "BudgetExhausted: Not submitted: VideoBudget \"default\""})
+	// Every other reason of Stalled: only a human can move the object on.
 	for _, r := range []videov1alpha1.ConditionReason{
 		videov1alpha1.ReasonJobFailed, videov1alpha1.ReasonInvalidRequest, videov1alpha1.ReasonProjectNotFound,
 		videov1alpha1.ReasonBrandNotFound, videov1alpha1.ReasonSecretNotFound, videov1alpha1.ReasonSecretKeyMissing,
@@ -223,7 +231,8 @@ func TestArgoCDHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	// kstatus (Flux, kubectl wait, cli-utils) must reach the same verdict as the Lua script.
-	kstatusFor := map[string]status.Status{"Healthy": status.CurrentStatus, "Degraded": status.FailedStatus, "Progressing": status.InProgressStatus}
+	kstatusFor := map[string]status.Status{"Healthy": status.CurrentStatus, "Degraded": status.FailedStatus,
+		"Suspended": status.FailedStatus, "Progressing": status.InProgressStatus}
 	for _, kind := range []string{"VideoStoryboard", "VideoRender"} {
 		for _, c := range healthCases() {
 			t.Run(kind+"/"+c.name, func(t *testing.T) {

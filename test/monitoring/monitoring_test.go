@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 	corev1 "k8s.io/api/core/v1"
@@ -100,7 +101,9 @@ func loadRules(t *testing.T) []rule {
 }
 
 // grafanaVariables replaces the dashboard's Grafana variables with what Grafana would send.
-var grafanaVariables = strings.NewReplacer("$__rate_interval", "1m", "$__interval", "15s", "$__range", "1h")
+// $namespace and $kind get Grafana's "All" value.
+var grafanaVariables = strings.NewReplacer("$__rate_interval", "1m", "$__interval", "15s", "$__range", "1h",
+	"$namespace", ".*", "$kind", ".*")
 
 func loadDashboard(t *testing.T) []expression {
 	t.Helper()
@@ -139,6 +142,9 @@ type running struct {
 	k8s         client.Client
 	scrapes     *scrapes
 	callbackURL string // the manager's callback server
+	managerBin  string // the manager binary, for runs with other flags
+	kubeconfig  string
+	serviceURL  string // the simulator's base URL
 }
 
 // streamRenders is how many healthy renders the scenario submits one after the other, and
@@ -191,6 +197,8 @@ func TestAlertsAndDashboardAgainstTheManager(t *testing.T) {
 		"VideoOperatorServiceErrors":        true,
 		"VideoOperatorPollLag":              false,
 		"VideoOperatorPollingStopped":       false,
+		"VideoOperatorBudgetNearLimit":      true,
+		"VideoOperatorBudgetExhausted":      true,
 	}
 	for _, rl := range rules {
 		want, ok := fires[rl.Alert]
@@ -207,6 +215,43 @@ func TestAlertsAndDashboardAgainstTheManager(t *testing.T) {
 		t.Errorf("alert %s is expected but not in prometheus-rule.yaml", alert)
 	}
 	t.Run("SubmissionStuck", func(t *testing.T) { checkSubmissionStuck(t, rules, r) })
+	// Who each alert names, so that it reaches the right tenant: team-a's failed render and
+	// stuck preview (phase Failed, SubmissionUnknown), team-a's renders at 10 of 12 (team-a's previews, at 2 of 100, and team-c's spent
+	// previews are not "near"), team-c's previews at 1 of 1.
+	t.Run("Tenants", func(t *testing.T) {
+		for alert, want := range map[string][]string{
+			"VideoOperatorObjectsStalled":  {"kind=VideoRender namespace=team-a", "kind=VideoStoryboard namespace=team-a"},
+			"VideoOperatorBudgetNearLimit": {"limit=maxRenders namespace=team-a"},
+			"VideoOperatorBudgetExhausted": {"limit=maxPreviews namespace=team-c"},
+		} {
+			if got := firedFor(t, rules, r.scrapes, alert); !slices.Equal(got, want) {
+				t.Errorf("%s fires for %v, want %v", alert, got, want)
+			}
+		}
+	})
+	t.Run("DashboardVariables", func(t *testing.T) { checkDashboardVariables(t, r.scrapes) })
+	t.Run("NoLeader", func(t *testing.T) { checkNoLeader(t, rules, r) })
+}
+
+// firedFor evaluates an alert at the last scrape and returns the label sets it fires for, each
+// as sorted "name=value" pairs.
+func firedFor(t *testing.T, rules []rule, s *scrapes, alert string) []string {
+	t.Helper()
+	var out []string
+	for _, rl := range rules {
+		if rl.Alert != alert {
+			continue
+		}
+		for _, smp := range evaluateAt(t, s, rl.Expr, s.last) {
+			var pairs []string
+			smp.Metric.Range(func(l labels.Label) { pairs = append(pairs, l.Name+"="+l.Value) })
+			out = append(out, strings.Join(pairs, " "))
+		}
+		slices.Sort(out)
+		return out
+	}
+	t.Fatalf("prometheus-rule.yaml has no alert %s", alert)
+	return nil
 }
 
 // checkSubmissionStuck checks the alert on the age of the oldest submission without a job id at
@@ -397,8 +442,8 @@ func runManager(t *testing.T) *running {
 	t.Cleanup(svc.Close)
 	t.Cleanup(sim.Close)
 
-	r := &running{k8s: k8s, scrapes: newScrapes()}
-	for ns, key := range map[string]string{"team-a": goodKey, "team-b": badKey} {
+	r := &running{k8s: k8s, scrapes: newScrapes(), managerBin: managerBin, kubeconfig: kubeconfig, serviceURL: svc.URL + "/serviceapis"}
+	for ns, key := range map[string]string{"team-a": goodKey, "team-b": badKey, "team-c": goodKey} {
 		create(t, k8s, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 		create(t, k8s, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: videov1alpha1.DefaultAPIKeySecretName},
 			StringData: map[string]string{videov1alpha1.DefaultAPIKeySecretKey: key}})
@@ -412,6 +457,16 @@ spec:
   videoName: Stuck preview
   scenes:
     - story: A preview whose submission a crash interrupted.
+`)
+	// Budgets: team-a's renders (streamRenders+4 of them, each counted when submitted) come near
+	// its maxRenders, its previews do not; team-c's one preview spends its maxPreviews.
+	createYAML(t, k8s, &videov1alpha1.VideoBudget{}, "team-a", fmt.Sprintf(`
+metadata: {name: default}
+spec: {maxRenders: %d, maxPreviews: 100}
+`, streamRenders+6))
+	createYAML(t, k8s, &videov1alpha1.VideoBudget{}, "team-c", `
+metadata: {name: default}
+spec: {maxPreviews: 1}
 `)
 	stuck.Status.Phase = videov1alpha1.PhaseSubmitting
 	stuck.Status.Submission = &videov1alpha1.Submission{Generation: stuck.Generation, AttemptID: "crashed-attempt",
@@ -427,18 +482,9 @@ spec:
 	}
 	r.callbackURL = "http://" + callbackAddr
 
-	metricsAddr := freeAddr(t)
-	logPath := filepath.Join(dir, "manager.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, managerBin,
+	metricsURL := startManager(t, managerBin, "manager",
 		"--kubeconfig="+kubeconfig,
-		"--service-base-url="+svc.URL+"/serviceapis",
-		"--metrics-bind-address="+metricsAddr, "--metrics-secure=false",
-		"--health-probe-bind-address=0",
+		"--service-base-url="+r.serviceURL,
 		"--leader-elect", "--leader-election-namespace=default",
 		"--poll-min=100ms", "--poll-max=300ms",
 		"--retry-backoff-base=100ms", "--retry-backoff-max=1s",
@@ -447,20 +493,6 @@ spec:
 		// (rate_limited) and their jobs are read at the fallback poll.
 		"--callback-bind-address="+callbackAddr, "--callback-public-url="+r.callbackURL,
 		"--callback-key-file="+callbackKey, "--callback-rate-limit=0.01", "--callback-poll-interval=300ms")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-		_ = logFile.Close()
-		if t.Failed() {
-			if b, err := os.ReadFile(logPath); err == nil {
-				t.Logf("manager log (last 4000 bytes):\n%s", tail(b, 4000))
-			}
-		}
-	})
 
 	for i := range 3 {
 		createYAML(t, k8s, &videov1alpha1.VideoRender{}, "team-a", fmt.Sprintf(`
@@ -475,6 +507,13 @@ spec:
           aiVisual: {model: flux-schnell, prompt: A lighthouse at dawn}
 `, i, i))
 	}
+	createYAML(t, k8s, &videov1alpha1.VideoStoryboard{}, "team-c", `
+metadata: {name: the-only-preview}
+spec:
+  videoName: The only preview
+  scenes:
+    - story: The one preview team-c's budget allows this period.
+`)
 	createYAML(t, k8s, &videov1alpha1.VideoStoryboard{}, "team-a", `
 metadata: {name: preview}
 spec:
@@ -504,7 +543,6 @@ spec:
       - story: The service refuses this tenant's key.
 `)
 
-	metricsURL := "http://" + metricsAddr + "/metrics"
 	deadline := time.Now().Add(45 * time.Second)
 	for i := 0; ; i++ {
 		if err := r.scrapes.scrape(t.Context(), metricsURL); err != nil && time.Now().After(deadline) {
@@ -545,6 +583,36 @@ spec:
 		}
 	}
 	return r
+}
+
+// startManager runs the manager binary with args (and a metrics server on a free port, probes
+// off) until the test ends, and returns its metrics URL. Its log is shown when the test fails.
+func startManager(t *testing.T, bin, name string, args ...string) string {
+	t.Helper()
+	metricsAddr := freeAddr(t)
+	logPath := filepath.Join(t.TempDir(), name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, append([]string{
+		"--metrics-bind-address=" + metricsAddr, "--metrics-secure=false", "--health-probe-bind-address=0"}, args...)...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		_ = logFile.Close()
+		if t.Failed() {
+			if b, err := os.ReadFile(logPath); err == nil {
+				t.Logf("%s log (last 4000 bytes):\n%s", name, tail(b, 4000))
+			}
+		}
+	})
+	return "http://" + metricsAddr + "/metrics"
 }
 
 // done says whether team-a's videos completed (the one with an unknown voice failed) and
@@ -588,7 +656,7 @@ func done(t *testing.T, k8s client.Client) bool {
 			return false
 		}
 	}
-	return len(renders.Items) == 5+streamRenders && len(boards.Items) == 2
+	return len(renders.Items) == 5+streamRenders && len(boards.Items) == 3
 }
 
 // postCallback sends a job result to the manager's callback server and expects it refused.

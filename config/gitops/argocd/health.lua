@@ -1,8 +1,11 @@
 -- Argo CD health check for VideoStoryboard and VideoRender (video.videoops.io), the same script
 -- for both kinds. It reads the kstatus conditions the controllers write:
 --   Healthy     Ready is True for the current spec: the preview or render completed;
---   Degraded    Stalled is True: the job failed or only a human can unblock it (the message says
---               why, for example "JobFailed: ..." or "SecretNotFound: ...");
+--   Suspended   Stalled is True with reason BudgetExhausted: the namespace's VideoBudget is spent;
+--               nothing failed, and the object submits by itself when the period resets (the
+--               message gives the time) or the budget is raised;
+--   Degraded    Stalled is True otherwise: the job failed or only a human can unblock it (the
+--               message says why, for example "JobFailed: ..." or "SecretNotFound: ...");
 --   Progressing anything else: no status yet, a spec the controller has not seen yet
 --               (observedGeneration below generation), or a job that is still running.
 -- argocd-cm.yaml installs it; test/gitops/argocd_health_test.go tests it.
@@ -39,6 +42,9 @@ end
 
 if stalled ~= nil and stalled.status == "True" then
   hs.status = "Degraded"
+  if stalled.reason == "BudgetExhausted" then
+    hs.status = "Suspended"
+  end
   hs.message = describe(stalled)
   return hs
 end
