@@ -63,6 +63,7 @@ func (c *Signer) URL(attemptID string) string {
 	return strings.TrimRight(c.baseURL, "/") + Path + c.Token(attemptID)
 }
 
+// Token is the last segment of the attempt's callback URL: the attempt id and its HMAC.
 func (c *Signer) Token(attemptID string) string {
 	return attemptID + "." + base64.RawURLEncoding.EncodeToString(c.mac(attemptID))
 }

@@ -33,6 +33,7 @@ type Backoff struct {
 	failures map[types.NamespacedName]int
 }
 
+// NewBackoff returns delays from base, doubling per consecutive failure up to maxDelay.
 func NewBackoff(base, maxDelay time.Duration) *Backoff {
 	return &Backoff{base: base, max: maxDelay, failures: map[types.NamespacedName]int{}}
 }
@@ -62,6 +63,7 @@ func (b *Backoff) Next(key types.NamespacedName, retryAfter time.Duration) time.
 	return max(d, retryAfter)
 }
 
+// Reset forgets the failures of key: its next failure starts again from the base delay.
 func (b *Backoff) Reset(key types.NamespacedName) {
 	b.mu.Lock()
 	delete(b.failures, key)

@@ -137,9 +137,13 @@ func (c *Circuits) suspect(s *circuit) bool {
 type Admission int
 
 const (
+	// AdmitGo means the paid call goes now.
 	AdmitGo Admission = iota
+	// AdmitTrial means the paid call goes as the one trial of a half-open circuit.
 	AdmitTrial
+	// AdmitProbe means the service is checked first with a cheap read; the call comes back after.
 	AdmitProbe
+	// AdmitWait means a check, a trial or an unanswered call of the key is under way; wait for it.
 	AdmitWait
 )
 

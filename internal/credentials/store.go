@@ -76,6 +76,8 @@ type cachedKey struct {
 	data            map[string]string // only the keys that were asked for
 }
 
+// NewStore returns a store reading Secret metadata from cache (the manager's metadata-only
+// cache) and Secret data from reader (the API server, uncached).
 func NewStore(cache, reader client.Reader) *Store {
 	return &Store{cache: cache, reader: reader, keys: map[types.NamespacedName]cachedKey{}}
 }

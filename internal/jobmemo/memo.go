@@ -71,11 +71,14 @@ type memoEntry struct {
 	callsBack bool
 }
 
+// New returns an empty memo on clock c.
 func New(c clock.PassiveClock) *Memo {
 	return &Memo{clock: c, jobs: map[string]memoEntry{}, noJob: boundedset.New[string](0),
 		noRefresh: boundedset.New[string](0), reads: map[string]jobReads{}, woken: map[string]wakeEntry{}}
 }
 
+// Remember records the job id this process's paid call of attemptID returned; callsBack says
+// whether its request carried the operator's callback URL.
 func (m *Memo) Remember(attemptID, jobID string, callsBack bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -169,6 +172,7 @@ func (m *Memo) Forget(attemptID string) {
 	delete(m.jobs, attemptID)
 }
 
+// Lookup returns the job id remembered for attemptID, unless callbacks contested it.
 func (m *Memo) Lookup(attemptID string) (string, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -220,6 +224,7 @@ func (m *Memo) ClearanceChecked(jobID string) {
 	m.reads[jobID] = r
 }
 
+// ClearanceRechecked reports a job read again for its clearance code (ClearanceChecked).
 func (m *Memo) ClearanceRechecked(jobID string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -235,6 +240,7 @@ func (m *Memo) GiveUpRefresh(jobID string) {
 	m.expireLocked(now)
 }
 
+// RefreshGaveUp reports a job whose clearance refreshes were given up (GiveUpRefresh).
 func (m *Memo) RefreshGaveUp(jobID string) bool { return m.noRefresh.Has(jobID) }
 
 func (m *Memo) expireLocked(now time.Time) {
