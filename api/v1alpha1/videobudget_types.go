@@ -114,14 +114,18 @@ type VideoBudgetSpec struct {
 
 	// maxRenderSeconds is the total length, in seconds, of the videos rendered per period (the
 	// sum of the jobs' videoDuration, each rounded up to a whole second). A video's length is
-	// known only when it completes: once the total reaches this limit no new render is
-	// submitted, but renders already running may take it beyond.
+	// known only when it completes, so each render reserves an estimate of it before it is paid
+	// and the estimates of renders in flight or running count like used seconds: a burst goes at
+	// most one render beyond the limit.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MaxRenderSeconds *int64 `json:"maxRenderSeconds,omitempty"`
 
-	// maxAICredits is the AI credits the renders may use per period (the sum of the jobs'
-	// aiCreditsUsed). Like maxRenderSeconds it stops new renders once reached.
+	// maxAICredits is the AI credits the renders (and previews, where their answers report
+	// any) may use per period (the sum of the jobs' aiCreditsUsed). It stops new renders once
+	// reached, and renders that may consume credits run one at a time while it is set, so a
+	// burst goes at most one render beyond it. Credits that job answers do not report are not
+	// counted: see the CreditsUnaccounted condition.
 	// +optional
 	MaxAICredits *resource.Quantity `json:"maxAICredits,omitempty"`
 
@@ -267,7 +271,8 @@ type VideoBudgetStatus struct {
 	// +optional
 	PeriodEnd *metav1.Time `json:"periodEnd,omitempty"`
 
-	// used is what the current period used. Deleting a VideoRender gives nothing back.
+	// used is what the current period used. Deleting a VideoRender gives nothing back, and
+	// deleting the VideoBudget does not reset it (see ledgerBudgetUID).
 	// +optional
 	Used BudgetUsage `json:"used,omitempty"`
 
