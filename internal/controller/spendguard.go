@@ -179,17 +179,21 @@ func (l *lifecycle[T]) releaseBudget(ctx context.Context, obj T, attempt string)
 // of the reservation its running job held. When the charge cannot be written, the reconcile's
 // decisions are discarded (the end is not written either) and the job is read again later.
 func (l *lifecycle[T]) chargeCompletion(ctx context.Context, tx *statustxn.Txn[T], job *apiclient.Job) error {
-	if l.guard == nil || !(job.Status().IsCompleted() || job.Status().IsFailed()) {
+	if l.guard == nil || (!job.Status().IsCompleted() && !job.Status().IsFailed()) {
 		return nil
 	}
 	render := l.adapter.kind() == kindRender
 	if !render && !job.Status().IsCompleted() {
 		return nil
 	}
-	secs, credits, unreported := jobCost(job)
+	secs, credits := jobCost(job)
+	unreported := false
 	if !render {
 		// A preview is counted when submitted; the credits it reports, if any, count too.
-		secs, unreported = 0, false
+		if credits == nil {
+			return nil
+		}
+		secs = 0
 	} else if job.Status().IsCompleted() {
 		unreported = l.estimate(tx.Obj).Unreported
 	}
@@ -202,9 +206,9 @@ func (l *lifecycle[T]) chargeCompletion(ctx context.Context, tx *statustxn.Txn[T
 }
 
 // jobCost is what a job answer reports: the video's seconds (rounded up) and the AI credits.
-func jobCost(job *apiclient.Job) (secs int64, credits *resource.Quantity, unreported bool) {
+func jobCost(job *apiclient.Job) (secs int64, credits *resource.Quantity) {
 	if !job.Status().IsCompleted() {
-		return 0, nil, false
+		return 0, nil
 	}
 	if f, ok := job.Data.VideoDuration.Float64(); ok && f > 0 && f < maxSeconds {
 		secs = int64(math.Ceil(f))
@@ -212,7 +216,7 @@ func jobCost(job *apiclient.Job) (secs int64, credits *resource.Quantity, unrepo
 	if q, err := resource.ParseQuantity(decimal(job.Data.AICreditsUsed)); err == nil && q.Sign() > 0 {
 		credits = &q
 	}
-	return secs, credits, false
+	return secs, credits
 }
 
 // estimate is the spend guard's estimate of a render from its spec (see spendguard.EstimateRender).
@@ -309,7 +313,7 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) (ctrl.Result, er
 		case !job.Status().IsCompleted() && !job.Status().IsFailed():
 			return ctrl.Result{RequeueAfter: l.pollDelay(keyID, obj)}, nil
 		}
-		secs, credits, _ := jobCost(job)
+		secs, credits := jobCost(job)
 		if err := l.guard.Charge(ctx, obj.GetNamespace(), jobID, secs, credits, job.Status().IsCompleted() && est.Unreported); err != nil {
 			return ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
 		}

@@ -132,15 +132,15 @@ type Options struct {
 
 // Server is the simulated service. Create it with New and stop it with Close.
 type Server struct {
-	opts   Options
-	mux    *http.ServeMux
-	clock  Clock
-	log    *slog.Logger
-	keys   map[string]bool // by KeyID
+	opts  Options
+	mux   *http.ServeMux
+	clock Clock
+	log   *slog.Logger
+	keys  map[string]bool // by KeyID
 	// reflected holds the Authorization header of each key, by KeyID, only with
 	// Options.ReflectAuthorization.
 	reflected map[string]string
-	voices map[string]bool // lower-case names
+	voices    map[string]bool // lower-case names
 
 	webhookClient *http.Client
 	webhookSem    chan struct{}

@@ -219,4 +219,3 @@ func EstimateRender(vr *videov1alpha1.VideoRender) Estimate {
 	}
 	return Estimate{Seconds: DefaultSceneSeconds}
 }
-
