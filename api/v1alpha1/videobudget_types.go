@@ -76,6 +76,25 @@ const (
 	// VideoBudget has no room for its submission; it submits by itself at the next period or
 	// when the budget is raised.
 	ReasonBudgetExhausted ConditionReason = "BudgetExhausted"
+
+	// ConditionCreditsUnaccounted is True when renders of the period paid AI credits that no job
+	// answer reports (pptSlideAnimation with a veo model): maxAICredits does not count them.
+	ConditionCreditsUnaccounted ConditionType = "CreditsUnaccounted"
+	// ReasonUnreportedCredits: at least one such render was paid this period.
+	ReasonUnreportedCredits ConditionReason = "UnreportedCredits"
+	// ReasonAllReported: every AI credit the period's renders consumed was reported.
+	ReasonAllReported ConditionReason = "AllReported"
+
+	// FinalizerCharge keeps a VideoRender of a namespace with a VideoBudget
+	// until its job's end is read and charged, so that deleting it mid-job does not hide what
+	// the job cost. It is given up at the job deadline (the reservation's estimate is charged
+	// then). Removing it by hand lets the object go at once: the job is then charged its
+	// estimate by the VideoBudget controller, not its real seconds and credits.
+	FinalizerCharge = "video.videoops.io/charge"
+
+	// LedgerConfigMapName is the per-namespace ConfigMap that keeps the period's usage apart
+	// from the VideoBudget, so that deleting and creating the budget again keeps it.
+	LedgerConfigMapName = "video-operator-budget-ledger"
 )
 
 // VideoBudgetSpec sets the limits of the namespace's paid work per period. Each limit is
@@ -95,14 +114,18 @@ type VideoBudgetSpec struct {
 
 	// maxRenderSeconds is the total length, in seconds, of the videos rendered per period (the
 	// sum of the jobs' videoDuration, each rounded up to a whole second). A video's length is
-	// known only when it completes: once the total reaches this limit no new render is
-	// submitted, but renders already running may take it beyond.
+	// known only when it completes, so each render reserves an estimate of it before it is paid
+	// and the estimates of renders in flight or running count like used seconds: a burst goes at
+	// most one render beyond the limit.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MaxRenderSeconds *int64 `json:"maxRenderSeconds,omitempty"`
 
-	// maxAICredits is the AI credits the renders may use per period (the sum of the jobs'
-	// aiCreditsUsed). Like maxRenderSeconds it stops new renders once reached.
+	// maxAICredits is the AI credits the renders (and previews, where their answers report
+	// any) may use per period (the sum of the jobs' aiCreditsUsed). It stops new renders once
+	// reached, and renders that may consume credits run one at a time while it is set, so a
+	// burst goes at most one render beyond it. Credits that job answers do not report are not
+	// counted: see the CreditsUnaccounted condition.
 	// +optional
 	MaxAICredits *resource.Quantity `json:"maxAICredits,omitempty"`
 
@@ -135,6 +158,14 @@ type BudgetUsage struct {
 	// +kubebuilder:validation:Minimum=0
 	// +default=0
 	Previews int64 `json:"previews,omitempty"`
+
+	// unreportedCreditRenders is the number of renders paid this period whose request consumes
+	// AI credits that the job answer does not report (pptSlideAnimation with veo3.1_fast or
+	// veo3.1): aiCredits does not include them.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +default=0
+	UnreportedCreditRenders int64 `json:"unreportedCreditRenders,omitempty"`
 }
 
 // BudgetReserved counts the reservations of submissions in flight.
@@ -148,6 +179,18 @@ type BudgetReserved struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	Previews int64 `json:"previews,omitempty"`
+
+	// renderSeconds is the estimated seconds of the renders in flight or running whose real
+	// length is not charged yet; they count against maxRenderSeconds like used ones.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	RenderSeconds int64 `json:"renderSeconds,omitempty"`
+
+	// aiCreditRenders is the number of renders in flight or running that may consume AI
+	// credits; while one is, another such render waits when maxAICredits is set.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	AICreditRenders int64 `json:"aiCreditRenders,omitempty"`
 }
 
 // BudgetReservation holds room in the budget for one submission in flight. The controller
@@ -187,6 +230,23 @@ type BudgetReservation struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=71
 	Digest string `json:"digest,omitempty"`
+
+	// estimatedSeconds is the estimated length of the render (see the spend guard's docs); it
+	// counts against maxRenderSeconds until the job's real length is charged.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	EstimatedSeconds int64 `json:"estimatedSeconds,omitempty"`
+
+	// aiCredits is set when the request may consume AI credits (an aiVisual, or a project
+	// whose content is unknown).
+	// +optional
+	AICredits bool `json:"aiCredits,omitempty"`
+
+	// jobId is set once the job is recorded: the reservation then stands for a running job whose
+	// seconds and credits are charged when it ends.
+	// +optional
+	// +kubebuilder:validation:MaxLength=100
+	JobID string `json:"jobId,omitempty"`
 }
 
 // VideoBudgetStatus is the current period, its usage and the submissions in flight.
@@ -215,7 +275,8 @@ type VideoBudgetStatus struct {
 	// +optional
 	PeriodEnd *metav1.Time `json:"periodEnd,omitempty"`
 
-	// used is what the current period used. Deleting a VideoRender gives nothing back.
+	// used is what the current period used. Deleting a VideoRender gives nothing back, and
+	// deleting the VideoBudget does not reset it (see ledgerBudgetUID).
 	// Defaulted, with its counters, so that a budget shows 0 rather than nothing before its
 	// first render.
 	// +optional
@@ -227,7 +288,8 @@ type VideoBudgetStatus struct {
 	// +optional
 	Reserved BudgetReserved `json:"reserved,omitempty"`
 
-	// reservations are the submissions in flight, one per object.
+	// reservations are the submissions in flight, one per object, and, while a seconds or
+	// credits limit is set, the running renders whose length is not charged yet.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1000
@@ -242,6 +304,13 @@ type VideoBudgetStatus struct {
 	// +kubebuilder:validation:MaxItems=256
 	// +kubebuilder:validation:items:MaxLength=100
 	ChargedJobs []string `json:"chargedJobs,omitempty"`
+
+	// ledgerBudgetUID is the uid of the VideoBudget that merged the namespace's ledger
+	// (ConfigMap video-operator-budget-ledger) into this status. A budget created again (a
+	// new uid) merges it first, so the period's usage survives its replacement.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	LedgerBudgetUID string `json:"ledgerBudgetUID,omitempty"`
 }
 
 // VideoBudget limits the paid work of its namespace per period: renders, seconds of video, AI

@@ -464,6 +464,7 @@ func (c *Client) do(ctx context.Context, ep, method, path string, payload []byte
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, parseErrorBody(ep, resp.StatusCode, resp.Header, body, c.now(), res.redact)
 	}
+	res.body = redactBody(body, c.key.header())
 	return res, nil
 }
 

@@ -17,6 +17,8 @@ limitations under the License.
 package apiclient
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -52,3 +54,71 @@ func redactKey(s, key string) string {
 
 // minKeyLen is the shortest key New accepts.
 const minKeyLen = 4
+
+// redactBody removes the key from a successful answer before anything reads it: a proxy or a
+// WAF that reflects the Authorization header into a job's error_message or progress text would
+// otherwise carry it into status, events and logs. The key is replaced where it appears as
+// bytes; when the body has JSON escapes, which could spell the key differently, every string of
+// the decoded document is looked at as well.
+func redactBody(body []byte, key string) []byte {
+	if len(key) < minKeyLen {
+		return body
+	}
+	if bytes.Contains(body, []byte(key)) {
+		body = bytes.ReplaceAll(body, []byte(key), []byte(redacted))
+	}
+	if !bytes.Contains(body, []byte{'\\'}) {
+		return body
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var doc any
+	if dec.Decode(&doc) != nil {
+		return body // not JSON: decoding fails later, with a redacted snippet
+	}
+	doc, changed := redactValue(doc, key)
+	if !changed {
+		return body
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(doc) != nil {
+		return body
+	}
+	return bytes.TrimRight(out.Bytes(), "\n")
+}
+
+// redactValue replaces the key in every string (and object key) of a decoded JSON value.
+func redactValue(v any, key string) (any, bool) {
+	switch t := v.(type) {
+	case string:
+		if strings.Contains(t, key) {
+			return strings.ReplaceAll(t, key, redacted), true
+		}
+		return t, false
+	case []any:
+		changed := false
+		for i := range t {
+			var c bool
+			t[i], c = redactValue(t[i], key)
+			changed = changed || c
+		}
+		return t, changed
+	case map[string]any:
+		changed := false
+		for k, x := range t {
+			nx, c := redactValue(x, key)
+			nk := k
+			if strings.Contains(k, key) {
+				nk, c = strings.ReplaceAll(k, key, redacted), true
+				delete(t, k)
+			}
+			t[nk] = nx
+			changed = changed || c
+		}
+		return t, changed
+	default:
+		return v, false
+	}
+}

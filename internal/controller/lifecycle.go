@@ -199,8 +199,9 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		return ctrl.Result{}, fmt.Errorf("getting %s %s: %w", l.adapter.kind(), req.NamespacedName, err)
 	}
 	if !obj.GetDeletionTimestamp().IsZero() {
-		// The service has no cancel and nothing to clean up: a deleted object just stops here.
-		return ctrl.Result{}, nil
+		// The service has no cancel and nothing to clean up: a deleted object stops here, once
+		// its job's end is charged to the namespace's budget (spendguard.go).
+		return l.finishCharge(ctx, obj)
 	}
 
 	tx := statustxn.New(l.client, l.opts.APIReader, obj, l.adapter.newObject, l.adapter.status)

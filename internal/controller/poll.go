@@ -74,6 +74,9 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 			st.Failure = &videov1alpha1.JobFailure{Code: apiclient.CodeJobNotFound,
 				Message: fmt.Sprintf("The service no longer knows job %s, which had not ended", st.JobID)}
 			st.Phase = videov1alpha1.PhaseFailed
+			if err := l.chargeGivenUp(ctx, tx); err != nil {
+				return true, ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
+			}
 			return false, ctrl.Result{}, nil
 		}
 		res, err := l.callFailed(ctx, tx, err)
@@ -103,6 +106,9 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 			"Job %s had not ended %s after its submission (the manager's --job-deadline); the controller stopped waiting for it",
 			st.JobID, l.opts.JobDeadline)}
 		st.Phase = videov1alpha1.PhaseFailed
+		if err := l.chargeGivenUp(ctx, tx); err != nil {
+			return true, ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
+		}
 		return false, ctrl.Result{}, nil
 	}
 

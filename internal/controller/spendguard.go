@@ -25,10 +25,12 @@ import (
 
 	"github.com/videoops/video-operator/internal/statustxn"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -36,6 +38,10 @@ import (
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/spendguard"
 )
+
+// The charge finalizer is added to and removed from renders (holdForCharge, releaseCharge).
+// +kubebuilder:rbac:groups=video.videoops.io,resources=videorenders,verbs=patch
+// +kubebuilder:rbac:groups=video.videoops.io,resources=videorenders/finalizers,verbs=update
 
 // Kinds as reservations name them.
 const (
@@ -90,7 +96,7 @@ func budgetWaits(st *videov1alpha1.JobStatus) bool {
 // only the next period or a person raising the limit moves it on, which may take a month, and
 // GitOps tools must not show it progressing meanwhile; it still submits by itself then. wait is true when the
 // caller must return res and err.
-func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], attempt, digest string) (res ctrl.Result, wait bool, err error) {
+func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], attempt string, t *target) (res ctrl.Result, wait bool, err error) {
 	if l.guard == nil {
 		return ctrl.Result{}, false, nil
 	}
@@ -108,7 +114,11 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 		}
 		return false
 	}
-	d, err := l.guard.Reserve(ctx, l.adapter.kind(), obj, attempt, digest, sent)
+	var est spendguard.Estimate
+	if l.adapter.kind() == kindRender {
+		est = spendguard.EstimateRequest(t.request())
+	}
+	d, err := l.guard.Reserve(ctx, l.adapter.kind(), obj, attempt, t.sourceDigest, est, sent)
 	if errors.Is(err, spendguard.ErrBusy) {
 		return ctrl.Result{RequeueAfter: l.backoff.Short()}, true, nil
 	}
@@ -116,6 +126,15 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 		return ctrl.Result{}, true, err
 	}
 	if !d.Wait {
+		if d.Budgeted && l.adapter.kind() == kindRender {
+			// The reservation stays until this attempt is sent or replaced by the next one.
+			if err := l.holdForCharge(ctx, tx); err != nil {
+				if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+					return ctrl.Result{RequeueAfter: l.backoff.Short()}, true, nil
+				}
+				return ctrl.Result{}, true, fmt.Errorf("adding finalizer %s: %w", videov1alpha1.FinalizerCharge, err)
+			}
+		}
 		return ctrl.Result{}, false, nil
 	}
 	st := l.adapter.jobStatus(obj)
@@ -150,7 +169,7 @@ func (l *lifecycle[T]) settleBudget(ctx context.Context, obj T, attempt string) 
 	if l.guard == nil {
 		return
 	}
-	if err := l.guard.Settle(ctx, obj.GetNamespace(), obj.GetUID(), attempt); err != nil {
+	if err := l.guard.Settle(ctx, obj.GetNamespace(), obj.GetUID(), attempt, l.adapter.jobStatus(obj).JobID); err != nil {
 		logf.FromContext(ctx).Info("Settling the budget reservation failed; the VideoBudget controller settles it", "attempt", attempt, "error", err.Error())
 	}
 }
@@ -165,27 +184,168 @@ func (l *lifecycle[T]) releaseBudget(ctx context.Context, obj T, attempt string)
 	}
 }
 
-// chargeCompletion charges a completed render's seconds and credits into the budget before its
-// completion is written. When the charge cannot be written, the reconcile's decisions are
-// discarded (the completion is not written either) and the job is read again later.
+// chargeCompletion charges an ended job into the budget before its end is written: a completed
+// render's seconds and credits, the credits a preview reports, and, for a failed render, the end
+// of the reservation its running job held. When the charge cannot be written, the reconcile's
+// decisions are discarded (the end is not written either) and the job is read again later.
 func (l *lifecycle[T]) chargeCompletion(ctx context.Context, tx *statustxn.Txn[T], job *apiclient.Job) error {
-	if l.guard == nil || l.adapter.kind() != kindRender || !job.Status().IsCompleted() {
+	if l.guard == nil || (!job.Status().IsCompleted() && !job.Status().IsFailed()) {
 		return nil
 	}
-	secs := int64(0)
-	if f, ok := job.Data.VideoDuration.Float64(); ok && f > 0 && f < maxSeconds {
-		secs = int64(math.Ceil(f))
+	render := l.adapter.kind() == kindRender
+	if !render && !job.Status().IsCompleted() {
+		return nil
 	}
-	var credits *resource.Quantity
-	if q, err := resource.ParseQuantity(decimal(job.Data.AICreditsUsed)); err == nil && q.Sign() > 0 {
-		credits = &q
+	secs, credits := jobCost(job)
+	unreported := false
+	if !render {
+		// A preview is counted when submitted; the credits it reports, if any, count too.
+		if credits == nil {
+			return nil
+		}
+		secs = 0
+	} else if job.Status().IsCompleted() {
+		unreported = l.estimate(tx.Obj).Unreported
 	}
 	jobID := l.adapter.jobStatus(tx.Obj).JobID
-	if err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), jobID, secs, credits); err != nil {
+	if err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), jobID, secs, credits, unreported); err != nil {
 		tx.Abort()
 		return fmt.Errorf("charging job %s to the namespace's VideoBudget: %w", jobID, err)
 	}
 	return nil
+}
+
+// jobCost is what a job answer reports: the video's seconds (rounded up) and the AI credits.
+func jobCost(job *apiclient.Job) (secs int64, credits *resource.Quantity) {
+	if !job.Status().IsCompleted() {
+		return 0, nil
+	}
+	if f, ok := job.Data.VideoDuration.Float64(); ok && f > 0 && f < maxSeconds {
+		secs = int64(math.Ceil(f))
+	}
+	if q, err := resource.ParseQuantity(decimal(job.Data.AICreditsUsed)); err == nil && q.Sign() > 0 {
+		credits = &q
+	}
+	return secs, credits
+}
+
+// estimate is the spend guard's estimate of a render from its spec (see spendguard.EstimateRender).
+func (l *lifecycle[T]) estimate(obj T) spendguard.Estimate {
+	if vr, ok := any(obj).(*videov1alpha1.VideoRender); ok {
+		return spendguard.EstimateRender(vr)
+	}
+	return spendguard.Estimate{}
+}
+
+// chargeGivenUp charges a render's job whose end will never be read (given up at the job
+// deadline, or no longer known to the service) its reservation's estimate, before that is
+// written. Like chargeCompletion, a charge that cannot be written discards the reconcile.
+func (l *lifecycle[T]) chargeGivenUp(ctx context.Context, tx *statustxn.Txn[T]) error {
+	if l.guard == nil || l.adapter.kind() != kindRender {
+		return nil
+	}
+	jobID := l.adapter.jobStatus(tx.Obj).JobID
+	if err := l.guard.GiveUp(ctx, tx.Obj.GetNamespace(), jobID, l.estimate(tx.Obj)); err != nil {
+		tx.Abort()
+		return fmt.Errorf("charging the estimate of job %s to the namespace's VideoBudget: %w", jobID, err)
+	}
+	return nil
+}
+
+// holdForCharge adds the charge finalizer to a render of a namespace with a VideoBudget, before
+// its in-flight record: deleting the render mid-job then waits until its job's end is charged
+// (finishCharge). The write is conditional on the object as read, and the transaction goes on
+// from the object as the write left it.
+func (l *lifecycle[T]) holdForCharge(ctx context.Context, tx *statustxn.Txn[T]) error {
+	if controllerutil.ContainsFinalizer(tx.Base, videov1alpha1.FinalizerCharge) {
+		return nil
+	}
+	patched := tx.Base.DeepCopyObject().(T)
+	controllerutil.AddFinalizer(patched, videov1alpha1.FinalizerCharge)
+	wctx, cancel := context.WithTimeout(ctx, WriteTimeout)
+	defer cancel()
+	if err := l.client.Patch(wctx, patched, client.MergeFromWithOptions(tx.Base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	// Only the metadata changed, and nothing else did (the write was conditional): the status
+	// decided so far still stands on the new resourceVersion.
+	for _, o := range []T{tx.Obj, tx.Base} {
+		o.SetFinalizers(patched.GetFinalizers())
+		o.SetResourceVersion(patched.GetResourceVersion())
+	}
+	return nil
+}
+
+// finishCharge is the reconcile of a deleted render that holds the charge finalizer: it reads
+// its job's end and charges it (its estimate when the end will never be read: past the job
+// deadline, unknown to the service, or its key gone), then lets the object go. A submission
+// whose outcome is unknown is let go at once: the VideoBudget controller charges its reservation
+// (count and estimate) once the object is gone.
+func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(obj, videov1alpha1.FinalizerCharge) {
+		return ctrl.Result{}, nil
+	}
+	log := logf.FromContext(ctx)
+	st := l.adapter.jobStatus(obj)
+	jobID, running := st.JobID, st.JobID != "" && st.CompletedAt == nil
+	if sub := st.Submission; sub != nil {
+		if id, ok := l.memo.Lookup(sub.AttemptID); ok && !l.memo.FromCallback(sub.AttemptID) {
+			jobID, running = id, true
+		}
+	}
+	if running && l.guard != nil {
+		est := l.estimate(obj)
+		giveUp := func(why string) (ctrl.Result, error) {
+			log.Info("Charging the estimate of a deleted render's job whose end will not be read", "jobID", jobID, "reason", why)
+			if err := l.guard.GiveUp(ctx, obj.GetNamespace(), jobID, est); err != nil {
+				return ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
+			}
+			return l.releaseCharge(ctx, obj)
+		}
+		if l.pastDeadline(st) {
+			return giveUp("past the job deadline")
+		}
+		api, keyID, err := l.apiClient(ctx, obj)
+		if err != nil {
+			return giveUp("its API key cannot be read")
+		}
+		callCtx, cancel := l.callContext(ctx)
+		job, err := api.GetJob(callCtx, jobID)
+		cancel()
+		switch {
+		case apiclient.IsJobNotFound(err):
+			return giveUp("the service no longer knows it")
+		case apiclient.IsUnauthorized(err):
+			return giveUp("the service rejects its API key")
+		case err != nil:
+			log.V(1).Info("Reading a deleted render's job failed; trying again", "jobID", jobID, "error", err.Error())
+			return ctrl.Result{RequeueAfter: l.backoff.Next(objectKey(obj), apiclient.RetryAfter(err))}, nil
+		case !job.Status().IsCompleted() && !job.Status().IsFailed():
+			return ctrl.Result{RequeueAfter: l.pollDelay(keyID, obj)}, nil
+		}
+		secs, credits := jobCost(job)
+		if err := l.guard.Charge(ctx, obj.GetNamespace(), jobID, secs, credits, job.Status().IsCompleted() && est.Unreported); err != nil {
+			return ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
+		}
+		log.Info("Charged the job of a deleted render", "jobID", jobID, "renderSeconds", secs)
+	}
+	return l.releaseCharge(ctx, obj)
+}
+
+// releaseCharge removes the charge finalizer.
+func (l *lifecycle[T]) releaseCharge(ctx context.Context, obj T) (ctrl.Result, error) {
+	base := obj.DeepCopyObject().(T)
+	controllerutil.RemoveFinalizer(obj, videov1alpha1.FinalizerCharge)
+	if err := l.client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, nil
+		}
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("removing finalizer %s: %w", videov1alpha1.FinalizerCharge, err)
+	}
+	return ctrl.Result{}, nil
 }
 
 // budgetObserver is m as the VideoBudget reconciler's observer, nil without metrics.

@@ -96,7 +96,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 	defer l.circuits.Abandon(keyID, attempt)
 	// The namespace's spend guard reserves last, right before the in-flight write, so that a
 	// submission waiting for the service or the call budget writes nothing to the VideoBudget.
-	if res, wait, err := l.reserveBudget(ctx, tx, attempt, t.sourceDigest); wait {
+	if res, wait, err := l.reserveBudget(ctx, tx, attempt, t); wait {
 		return res, err
 	}
 	started := l.opts.Clock.Now()

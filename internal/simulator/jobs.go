@@ -218,6 +218,9 @@ func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
 	var view map[string]any
 	if j != nil {
 		view = s.viewLocked(j, now)
+		if s.opts.ReflectAuthorization {
+			reflectHeader(view, r.Header.Get("Authorization"))
+		}
 	}
 	s.mu.Unlock()
 	if j == nil {

@@ -118,6 +118,13 @@ type Options struct {
 	MaxRequestBytes int64
 	// TickInterval is how often ended jobs are looked for to send their webhook. Zero means 10 ms.
 	TickInterval time.Duration
+	// ReflectAuthorization plays a proxy or WAF in front of the service that copies the request's
+	// Authorization header into the text of successful answers: a job answer's
+	// renderProgressMessage and error_message, and, for the webhook of a job, the same fields of
+	// its body (the key that created the job is then kept in memory). The key must not reach
+	// status, events or logs of the client.
+	ReflectAuthorization bool
+
 	// Logger receives one line per webhook and per rejected request; nil discards. API keys are
 	// never logged.
 	Logger *slog.Logger
@@ -125,12 +132,15 @@ type Options struct {
 
 // Server is the simulated service. Create it with New and stop it with Close.
 type Server struct {
-	opts   Options
-	mux    *http.ServeMux
-	clock  Clock
-	log    *slog.Logger
-	keys   map[string]bool // by KeyID
-	voices map[string]bool // lower-case names
+	opts  Options
+	mux   *http.ServeMux
+	clock Clock
+	log   *slog.Logger
+	keys  map[string]bool // by KeyID
+	// reflected holds the Authorization header of each key, by KeyID, only with
+	// Options.ReflectAuthorization.
+	reflected map[string]string
+	voices    map[string]bool // lower-case names
 
 	webhookClient *http.Client
 	webhookSem    chan struct{}
@@ -195,6 +205,7 @@ func New(opts Options) *Server {
 		clock:         opts.Clock,
 		log:           opts.Logger,
 		keys:          map[string]bool{},
+		reflected:     map[string]string{},
 		voices:        map[string]bool{},
 		webhookClient: opts.WebhookClient,
 		webhookSem:    make(chan struct{}, 64),
@@ -285,6 +296,11 @@ func (s *Server) api(name string, h http.HandlerFunc) http.Handler {
 			writeJSON(w, http.StatusUnauthorized, map[string]any{"message": "Unauthorized"})
 			return
 		}
+		if s.opts.ReflectAuthorization {
+			s.mu.Lock()
+			s.reflected[KeyID(r.Header.Get("Authorization"))] = r.Header.Get("Authorization")
+			s.mu.Unlock()
+		}
 		if f.respond(w) {
 			return
 		}
@@ -368,3 +384,18 @@ type recorder struct {
 func (r *recorder) Header() http.Header         { return r.header }
 func (r *recorder) WriteHeader(status int)      { r.status = status }
 func (r *recorder) Write(b []byte) (int, error) { r.body = append(r.body, b...); return len(b), nil }
+
+// reflectHeader copies header into the text fields of a job view, as a proxy that reflects the
+// Authorization header would (Options.ReflectAuthorization).
+func reflectHeader(view map[string]any, header string) {
+	data, _ := view["data"].(map[string]any)
+	if data == nil || header == "" {
+		return
+	}
+	note := " (proxy: Authorization=" + header + ")"
+	msg, _ := data["renderProgressMessage"].(string)
+	data["renderProgressMessage"] = msg + note
+	if m, ok := data["error_message"].(string); ok {
+		data["error_message"] = m + note
+	}
+}

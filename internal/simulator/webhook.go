@@ -59,6 +59,9 @@ func (s *Server) dispatchDue() {
 		j := heap.Pop(&s.due).(*job)
 		j.webhookSent = true
 		payload := s.viewLocked(j, now)
+		if s.opts.ReflectAuthorization {
+			reflectHeader(payload, s.reflected[j.keyID])
+		}
 		if len(j.webhookInput) > 0 {
 			payload["webhookInput"] = j.webhookInput
 		}

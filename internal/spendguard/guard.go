@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
@@ -123,19 +124,29 @@ func (g *Guard) mutateBudget(ctx context.Context, ns string, change func(b *vide
 		}
 		base := b.DeepCopy()
 		RollPeriod(b, g.clock.Now())
-		if !change(b) {
+		adopted, err := adoptLedger(ctx, g.client, g.reader, b, g.clock.Now())
+		if err != nil {
+			return err
+		}
+		recountReserved(b)
+		if !change(b) && !adopted {
 			if own {
 				continue // decided again on the cache's copy
 			}
 			return nil
 		}
 		recountReserved(b)
-		err := g.client.Status().Patch(ctx, b, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		err = g.client.Status().Patch(ctx, b, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 		switch {
 		case err == nil:
 			// b is the API server's answer: the budget as this write left it.
 			b.SetManagedFields(nil)
 			slot.latest = b
+			if ledgerChanged(base, b) {
+				if lerr := writeLedger(ctx, g.client, b); lerr != nil {
+					logf.FromContext(ctx).Info("Copying the budget's usage to the ledger failed; the next budget write copies it", "error", lerr.Error())
+				}
+			}
 			return nil
 		case apierrors.IsConflict(err):
 			reader = g.reader
@@ -232,6 +243,8 @@ type Decision struct {
 	Message string
 	// ResetAt is the end of the period, when the limits reached make room again; zero when unknown.
 	ResetAt time.Time
+	// Budgeted is set when the namespace has a VideoBudget.
+	Budgeted bool
 }
 
 // Reserve holds room for attempt of obj (kind VideoRender or VideoStoryboard); digest is the
@@ -240,22 +253,31 @@ type Decision struct {
 // write failed), so a retried attempt never takes room twice; one that sent reports (an attempt
 // the object records as in flight or unknown, or whose job it recorded since) is counted as used:
 // a resubmission confirmed after an unknown outcome may pay twice, and the budget says so.
-func (g *Guard) Reserve(ctx context.Context, kind string, obj client.Object, attempt, digest string, sent func(videov1alpha1.BudgetReservation) bool) (Decision, error) {
+//
+// est is the render's estimate (zero for a preview): its seconds count against maxRenderSeconds
+// and, when it may consume AI credits, no other such render runs beside it while maxAICredits is
+// set, so a burst goes at most one render beyond either limit.
+func (g *Guard) Reserve(ctx context.Context, kind string, obj client.Object, attempt, digest string, est Estimate,
+	sent func(videov1alpha1.BudgetReservation) bool) (Decision, error) {
 	var d Decision
 	err := g.mutateBudget(ctx, obj.GetNamespace(), func(b *videov1alpha1.VideoBudget) bool {
-		d = Decision{}
+		d = Decision{Budgeted: true}
 		kept := b.Status.Reservations[:0:0]
 		for _, r := range b.Status.Reservations {
 			switch {
-			case r.UID != string(obj.GetUID()):
+			case r.UID != string(obj.GetUID()) || r.JobID != "":
+				// Another object's, or a running job of this one, charged when it ends.
 				kept = append(kept, r)
 			case sent != nil && sent(r):
 				countUsed(b, r)
+				// An attempt that may have created a job whose end will never be read here:
+				// its estimate stands for it.
+				b.Status.Used.RenderSeconds += r.EstimatedSeconds
 			}
 		}
 		b.Status.Reservations = kept
 		recountReserved(b)
-		if limit, msg, reached := exhausted(b, kind); reached {
+		if limit, msg, reached := exhausted(b, kind, est); reached {
 			d = Decision{Wait: true, Limit: limit, Message: msg}
 			if b.Status.PeriodEnd != nil {
 				d.ResetAt = b.Status.PeriodEnd.Time
@@ -269,22 +291,51 @@ func (g *Guard) Reserve(ctx context.Context, kind string, obj client.Object, att
 				"%d submissions of this namespace are in flight, the most the VideoBudget tracks; waiting for some to be recorded", maxReservations)}
 			return false
 		}
-		b.Status.Reservations = append(b.Status.Reservations, videov1alpha1.BudgetReservation{
+		r := videov1alpha1.BudgetReservation{
 			Kind: kind, Name: obj.GetName(), UID: string(obj.GetUID()), AttemptID: attempt,
 			ReservedAt: metav1.NewTime(g.clock.Now()), Digest: digest,
-		})
+		}
+		if kind != kindStoryboard {
+			r.EstimatedSeconds, r.AICredits = est.Seconds, est.Credits
+		}
+		b.Status.Reservations = append(b.Status.Reservations, r)
 		return true
 	})
 	return d, err
 }
 
 // Settle turns the reservation of attempt into usage: the attempt's job id is recorded. It is a
-// no-op when the reservation is gone (the budget controller settled it already).
-func (g *Guard) Settle(ctx context.Context, ns string, uid types.UID, attempt string) error {
+// no-op when the reservation is gone (the budget controller settled it already). While the budget
+// limits seconds or credits, a render's reservation stays, with its job id, until the job's end
+// is charged: its estimate keeps counting meanwhile.
+func (g *Guard) Settle(ctx context.Context, ns string, uid types.UID, attempt, jobID string) error {
 	err := g.mutateBudget(ctx, ns, func(b *videov1alpha1.VideoBudget) bool {
-		return takeReservation(b, string(uid), attempt, true)
+		return settleReservation(b, string(uid), attempt, jobID)
 	})
 	return err
+}
+
+// settleReservation counts the reservation of uid and attempt as used, keeping it for its
+// running job when the budget needs its estimate. It reports whether there was one.
+func settleReservation(b *videov1alpha1.VideoBudget, uid, attempt, jobID string) bool {
+	for i, r := range b.Status.Reservations {
+		if r.UID != uid || r.AttemptID != attempt || r.JobID != "" {
+			continue
+		}
+		countUsed(b, r)
+		if r.Kind != kindStoryboard && jobID != "" && limitsLength(b) {
+			b.Status.Reservations[i].JobID = jobID
+		} else {
+			b.Status.Reservations = append(b.Status.Reservations[:i:i], b.Status.Reservations[i+1:]...)
+		}
+		return true
+	}
+	return false
+}
+
+// limitsLength reports whether the budget limits what is known only at a render's end.
+func limitsLength(b *videov1alpha1.VideoBudget) bool {
+	return b.Spec.MaxRenderSeconds != nil || b.Spec.MaxAICredits != nil
 }
 
 // Release gives back the reservation of an attempt that certainly created no job.
@@ -320,30 +371,77 @@ func takeReservation(b *videov1alpha1.VideoBudget, uid, attempt string, charge b
 	return false
 }
 
-// Charge adds a completed render's seconds and credits to the budget, once per job id.
-func (g *Guard) Charge(ctx context.Context, ns, jobID string, secs int64, credits *resource.Quantity) error {
-	if secs <= 0 && (credits == nil || credits.IsZero()) {
-		return nil
-	}
+// Charge adds an ended job's seconds and credits to the budget, once per job id, and ends the
+// reservation its running job held. unreported says that the request consumed AI credits that
+// the job answer does not report (counted in used.unreportedCreditRenders). A job that ended
+// with nothing to charge (a failure) still ends its reservation.
+func (g *Guard) Charge(ctx context.Context, ns, jobID string, secs int64, credits *resource.Quantity, unreported bool) error {
 	err := g.mutateBudget(ctx, ns, func(b *videov1alpha1.VideoBudget) bool {
-		for _, id := range b.Status.ChargedJobs {
-			if id == jobID {
-				return false
-			}
+		held := dropJobReservation(b, jobID) != nil
+		if charged(b, jobID) || (secs <= 0 && (credits == nil || credits.IsZero()) && !unreported) {
+			return held
 		}
-		b.Status.Used.RenderSeconds += secs
-		if credits != nil && !credits.IsZero() {
-			sum := credits.DeepCopy()
-			if b.Status.Used.AICredits != nil {
-				sum.Add(*b.Status.Used.AICredits)
-			}
-			b.Status.Used.AICredits = &sum
-		}
-		b.Status.ChargedJobs = append(b.Status.ChargedJobs, jobID)
-		if n := len(b.Status.ChargedJobs); n > maxChargedJobs {
-			b.Status.ChargedJobs = append([]string(nil), b.Status.ChargedJobs[n-maxChargedJobs:]...)
-		}
+		chargeJob(b, jobID, secs, credits, unreported)
 		return true
 	})
 	return err
+}
+
+// GiveUp charges a job whose end will never be read (given up at the job deadline, unknown to
+// the service, or its object let go): its reservation's estimate, or fallback when the budget
+// kept none, once per job id.
+func (g *Guard) GiveUp(ctx context.Context, ns, jobID string, fallback Estimate) error {
+	err := g.mutateBudget(ctx, ns, func(b *videov1alpha1.VideoBudget) bool {
+		secs := fallback.Seconds
+		r := dropJobReservation(b, jobID)
+		if r != nil {
+			secs = r.EstimatedSeconds
+		}
+		if charged(b, jobID) {
+			return r != nil
+		}
+		chargeJob(b, jobID, secs, nil, fallback.Unreported)
+		return true
+	})
+	return err
+}
+
+// dropJobReservation removes the reservation of jobID's running job and returns it, or nil.
+func dropJobReservation(b *videov1alpha1.VideoBudget, jobID string) *videov1alpha1.BudgetReservation {
+	for i, r := range b.Status.Reservations {
+		if jobID != "" && r.JobID == jobID {
+			b.Status.Reservations = append(b.Status.Reservations[:i:i], b.Status.Reservations[i+1:]...)
+			return &r
+		}
+	}
+	return nil
+}
+
+// charged reports whether jobID was charged in this period.
+func charged(b *videov1alpha1.VideoBudget, jobID string) bool {
+	for _, id := range b.Status.ChargedJobs {
+		if id == jobID {
+			return true
+		}
+	}
+	return false
+}
+
+// chargeJob adds a job's seconds and credits to usage and remembers its id.
+func chargeJob(b *videov1alpha1.VideoBudget, jobID string, secs int64, credits *resource.Quantity, unreported bool) {
+	b.Status.Used.RenderSeconds += max(secs, 0)
+	if credits != nil && !credits.IsZero() {
+		sum := credits.DeepCopy()
+		if b.Status.Used.AICredits != nil {
+			sum.Add(*b.Status.Used.AICredits)
+		}
+		b.Status.Used.AICredits = &sum
+	}
+	if unreported {
+		b.Status.Used.UnreportedCreditRenders++
+	}
+	b.Status.ChargedJobs = append(b.Status.ChargedJobs, jobID)
+	if n := len(b.Status.ChargedJobs); n > maxChargedJobs {
+		b.Status.ChargedJobs = append([]string(nil), b.Status.ChargedJobs[n-maxChargedJobs:]...)
+	}
 }

@@ -105,24 +105,24 @@ func TestReachedLimits(t *testing.T) {
 		MaxRenders: ptr.To[int64](2), MaxRenderSeconds: ptr.To[int64](100), MaxAICredits: ptr.To(q("10")), MaxPreviews: ptr.To[int64](1),
 	}}
 	b.Status.Used = videov1alpha1.BudgetUsage{Renders: 1, RenderSeconds: 99, AICredits: ptr.To(q("9.5"))}
-	if l, _, ok := exhausted(b, "VideoRender"); ok {
+	if l, _, ok := exhausted(b, "VideoRender", Estimate{}); ok {
 		t.Fatalf("render refused below every limit: %s", l)
 	}
 	b.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: "VideoRender"}, {Kind: kindStoryboard}}
 	recountReserved(b)
-	if l, msg, ok := exhausted(b, "VideoRender"); !ok || l != videov1alpha1.BudgetLimitRenders || msg != "maxRenders reached: 2 of 2 renders used (1 of them in flight)" {
+	if l, msg, ok := exhausted(b, "VideoRender", Estimate{}); !ok || l != videov1alpha1.BudgetLimitRenders || msg != "maxRenders reached: 2 of 2 renders used (1 of them in flight)" {
 		t.Fatalf("with a render in flight: %s %q %v", l, msg, ok)
 	}
-	if l, _, ok := exhausted(b, kindStoryboard); !ok || l != videov1alpha1.BudgetLimitPreviews {
+	if l, _, ok := exhausted(b, kindStoryboard, Estimate{}); !ok || l != videov1alpha1.BudgetLimitPreviews {
 		t.Fatalf("with a preview in flight: %s %v", l, ok)
 	}
 	b.Status.Reservations = nil
 	recountReserved(b)
 	b.Status.Used.AICredits = ptr.To(q("10.0"))
-	if l, msg, ok := exhausted(b, "VideoRender"); !ok || l != videov1alpha1.BudgetLimitAICredits || msg != "maxAICredits reached: 10 of 10 AI credits used" {
+	if l, msg, ok := exhausted(b, "VideoRender", Estimate{}); !ok || l != videov1alpha1.BudgetLimitAICredits || msg != "maxAICredits reached: 10 of 10 AI credits used" {
 		t.Fatalf("credits: %s %q %v", l, msg, ok)
 	}
-	if _, _, ok := exhausted(b, kindStoryboard); ok {
+	if _, _, ok := exhausted(b, kindStoryboard, Estimate{}); ok {
 		t.Fatal("a render limit stopped a preview")
 	}
 }
@@ -162,7 +162,7 @@ func TestReserveCountsAReplacedAttemptThatWasSent(t *testing.T) {
 		wantUsed int64
 	}{{"a1", false, 0}, {"a2", false, 0}, {"a3", true, 1}, {"a4", true, 2}} {
 		sent := func(videov1alpha1.BudgetReservation) bool { return step.sent }
-		if _, err := g.Reserve(t.Context(), "VideoRender", vr, step.attempt, "", sent); err != nil {
+		if _, err := g.Reserve(t.Context(), "VideoRender", vr, step.attempt, "", Estimate{}, sent); err != nil {
 			t.Fatal(err)
 		}
 		var got videov1alpha1.VideoBudget
@@ -223,12 +223,12 @@ func TestBudgetWritesOfOneProcessDoNotConflictOverAStaleCache(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			vr := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: fmt.Sprintf("r%d", i), UID: types.UID(fmt.Sprintf("uid-%d", i))}}
-			d, err := g.Reserve(t.Context(), "VideoRender", vr, "a", "", nil)
+			d, err := g.Reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{}, nil)
 			if err == nil && d.Wait {
 				err = fmt.Errorf("%s waits: %s", vr.Name, d.Message)
 			}
 			if err == nil {
-				err = g.Settle(t.Context(), "team-a", vr.UID, "a")
+				err = g.Settle(t.Context(), "team-a", vr.UID, "a", "job-a")
 			}
 			errs <- err
 		}()
@@ -259,7 +259,7 @@ func TestBudgetWaitIsNotDecidedOnThisProcessesOwnOutdatedWrite(t *testing.T) {
 	render := func(name string) *videov1alpha1.VideoRender {
 		return &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, UID: types.UID("uid-" + name)}}
 	}
-	if d, err := g.Reserve(t.Context(), "VideoRender", render("a"), "a", "", nil); err != nil || d.Wait {
+	if d, err := g.Reserve(t.Context(), "VideoRender", render("a"), "a", "", Estimate{}, nil); err != nil || d.Wait {
 		t.Fatalf("the first render: wait %v, %v", d.Wait, err)
 	}
 	var b videov1alpha1.VideoBudget
@@ -270,7 +270,7 @@ func TestBudgetWaitIsNotDecidedOnThisProcessesOwnOutdatedWrite(t *testing.T) {
 	if err := server.Update(t.Context(), &b); err != nil {
 		t.Fatal(err)
 	}
-	d, err := g.Reserve(t.Context(), "VideoRender", render("b"), "b", "", nil)
+	d, err := g.Reserve(t.Context(), "VideoRender", render("b"), "b", "", Estimate{}, nil)
 	if err != nil || d.Wait {
 		t.Fatalf("after maxRenders was raised to 2, the second render: wait %v (%s), %v; want room", d.Wait, d.Message, err)
 	}

@@ -79,10 +79,17 @@ func RollPeriod(b *videov1alpha1.VideoBudget, now time.Time) {
 func recountReserved(b *videov1alpha1.VideoBudget) {
 	var r videov1alpha1.BudgetReserved
 	for _, res := range b.Status.Reservations {
-		if res.Kind == kindStoryboard {
+		switch {
+		case res.Kind == kindStoryboard:
 			r.Previews++
-		} else {
+		case res.JobID == "":
 			r.Renders++
+		}
+		if res.Kind != kindStoryboard {
+			r.RenderSeconds += res.EstimatedSeconds
+			if res.AICredits {
+				r.AICreditRenders++
+			}
 		}
 	}
 	b.Status.Reserved = r
@@ -90,11 +97,21 @@ func recountReserved(b *videov1alpha1.VideoBudget) {
 
 // exhausted reports the first limit that leaves no room for one more submission of kind, with a
 // message naming it and its usage. Count limits include the reservations in flight.
-func exhausted(b *videov1alpha1.VideoBudget, kind string) (videov1alpha1.BudgetLimit, string, bool) {
+//
+// A render that may consume AI credits also waits while another such render is in flight or
+// running under maxAICredits: its credits are known only at its end, so running them one at a
+// time keeps a burst within one render of the limit.
+func exhausted(b *videov1alpha1.VideoBudget, kind string, est Estimate) (videov1alpha1.BudgetLimit, string, bool) {
 	for _, l := range reachedLimits(b) {
 		if (l.limit == videov1alpha1.BudgetLimitPreviews) == (kind == kindStoryboard) {
 			return l.limit, l.message, true
 		}
+	}
+	if kind != kindStoryboard && est.Credits && b.Spec.MaxAICredits != nil && b.Status.Reserved.AICreditRenders > 0 {
+		return videov1alpha1.BudgetLimitAICredits, fmt.Sprintf(
+			"maxAICredits is set and %d render(s) that may consume AI credits are in flight or running; "+
+				"their credits are known only when they end, so renders that may consume credits run one at a time",
+			b.Status.Reserved.AICreditRenders), true
 	}
 	return "", "", false
 }
@@ -115,9 +132,10 @@ func reachedLimits(b *videov1alpha1.VideoBudget) []reachedLimit {
 			fmt.Sprintf("maxRenders reached: %d of %d renders used (%d of them in flight)",
 				st.Used.Renders+st.Reserved.Renders, *s.MaxRenders, st.Reserved.Renders)})
 	}
-	if s.MaxRenderSeconds != nil && st.Used.RenderSeconds >= *s.MaxRenderSeconds {
+	if s.MaxRenderSeconds != nil && st.Used.RenderSeconds+st.Reserved.RenderSeconds >= *s.MaxRenderSeconds {
 		out = append(out, reachedLimit{videov1alpha1.BudgetLimitRenderSeconds, videov1alpha1.ReasonMaxRenderSecondsReached,
-			fmt.Sprintf("maxRenderSeconds reached: %d of %d seconds of video used", st.Used.RenderSeconds, *s.MaxRenderSeconds)})
+			fmt.Sprintf("maxRenderSeconds reached: %d of %d seconds of video used (%d of them estimated for renders in flight or running)",
+				st.Used.RenderSeconds+st.Reserved.RenderSeconds, *s.MaxRenderSeconds, st.Reserved.RenderSeconds)})
 	}
 	if s.MaxAICredits != nil {
 		used := resource.Quantity{}

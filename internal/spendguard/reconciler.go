@@ -114,6 +114,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	base := b.DeepCopy()
 	now := r.clock.Now()
 	RollPeriod(b, now)
+	if _, err := adoptLedger(ctx, r.client, r.reader, b, now); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.settleInterrupted(ctx, b, now); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -129,6 +132,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("writing the status of VideoBudget %s: %w", req.NamespacedName, err)
+		}
+		if ledgerChanged(base, b) {
+			if err := writeLedger(ctx, r.client, b); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
 	}
 	r.metrics.ObserveBudget(b)
@@ -167,8 +175,26 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 		}
 		charge := func() {
 			countUsed(b, res)
+			b.Status.Used.RenderSeconds += res.EstimatedSeconds
 		}
 		gone := apierrors.IsNotFound(err) || string(obj.GetUID()) != res.UID
+		if res.JobID != "" {
+			// A running job's reservation: its end charges it. One whose end will never be read
+			// here (the object is gone without its finalizer, or moved on without charging it)
+			// is charged its estimate.
+			st := videov1alpha1.JobStatusOf(obj)
+			switch {
+			case !gone && st.JobID == res.JobID && st.CompletedAt == nil, young:
+				kept = append(kept, res)
+			case charged(b, res.JobID) || (!gone && st.JobID == res.JobID && st.Failure != nil && !givenUp(st.Failure.Code)):
+				log.V(1).Info("Ending the reservation of a job whose end was charged", "kind", res.Kind, "name", res.Name, "jobID", res.JobID)
+			default:
+				log.Info("Charging the estimate of a job whose end will not be read", "kind", res.Kind, "name", res.Name, "jobID", res.JobID,
+					"estimatedSeconds", res.EstimatedSeconds)
+				chargeJob(b, res.JobID, res.EstimatedSeconds, nil, false)
+			}
+			continue
+		}
 		if young && (gone || !recordedSince(videov1alpha1.JobStatusOf(obj), res)) {
 			// Still within its submission's time: only a recorded job settles it early (the
 			// object's own settle, which failed or has not run yet, would have done the same).
@@ -186,13 +212,23 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			kept = append(kept, res)
 		case recordedSince(st, res):
 			log.V(1).Info("Settling the reservation of a recorded job", "kind", res.Kind, "name", res.Name, "jobID", st.JobID)
-			charge()
+			countUsed(b, res)
+			if res.Kind != kindStoryboard && limitsLength(b) && st.CompletedAt == nil {
+				res.JobID = st.JobID
+				kept = append(kept, res)
+			}
 		default:
 			log.V(1).Info("Releasing the reservation of an attempt that was never sent", "kind", res.Kind, "name", res.Name, "attempt", res.AttemptID)
 		}
 	}
 	b.Status.Reservations = kept
 	return nil
+}
+
+// givenUp reports the failure codes of jobs whose end was never read: the job deadline, or a job
+// the service no longer knows (the controller's codes).
+func givenUp(code string) bool {
+	return code == "JOB_DEADLINE_EXCEEDED" || code == "JOB_NOT_FOUND"
 }
 
 // recordedSince reports whether the object recorded a job submitted since the reservation was
@@ -227,6 +263,23 @@ func (r *Reconciler) setConditions(b *videov1alpha1.VideoBudget) {
 			strings.Join(msgs, "; "), resets)
 	}
 	meta.SetStatusCondition(&st.Conditions, c)
+	setUnaccounted(b)
+}
+
+// setUnaccounted says what maxAICredits cannot see: credits that renders of the period consumed
+// but whose job answers do not report them. The condition is present only when there are some.
+func setUnaccounted(b *videov1alpha1.VideoBudget) {
+	n := b.Status.Used.UnreportedCreditRenders
+	if n == 0 {
+		meta.RemoveStatusCondition(&b.Status.Conditions, string(videov1alpha1.ConditionCreditsUnaccounted))
+		return
+	}
+	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{
+		Type: string(videov1alpha1.ConditionCreditsUnaccounted), Status: metav1.ConditionTrue,
+		Reason: string(videov1alpha1.ReasonUnreportedCredits), ObservedGeneration: b.Generation,
+		Message: fmt.Sprintf("%d render(s) of this period animated slides with a veo model (pptSlideAnimation), which consumes AI credits "+
+			"that job answers do not report; used.aiCredits and maxAICredits do not include them: see the account's AI-credit ledger", n),
+	})
 }
 
 // SetupWithManager registers the VideoBudget controller. Every change of a budget is looked at:

@@ -1,0 +1,152 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spendguard
+
+import (
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+func TestEstimateRequest(t *testing.T) {
+	veo := videov1alpha1.SlideAnimationModel("veo3.1")
+	pix := videov1alpha1.SlideAnimationModel("pixverse6")
+	for _, tt := range []struct {
+		name string
+		req  *videov1alpha1.StoryboardRequest
+		want Estimate
+	}{
+		{"a project render: the default, and it may consume credits", nil, Estimate{Seconds: DefaultSceneSeconds, Credits: true}},
+		{"a template without scenes: the default", &videov1alpha1.StoryboardRequest{VideoName: "t"}, Estimate{Seconds: DefaultSceneSeconds}},
+		{"a story: 0.4 s a word, rounded up", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
+			{Story: ptr.To("one two three four five six seven")}}}, Estimate{Seconds: 3}},
+		{"a story with minimumDuration and endPauseDuration", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
+			{Story: ptr.To("short"), MinimumDuration: ptr.To(10.0), EndPauseDuration: ptr.To(2.5)}}}, Estimate{Seconds: 13}},
+		{"a brief with its duration", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
+			{Brief: &videov1alpha1.Brief{Duration: ptr.To[int32](90)}}}}, Estimate{Seconds: 90}},
+		{"a transcript: its last word's end", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
+			{Transcript: []videov1alpha1.TranscriptSentence{{Words: []videov1alpha1.TranscriptWord{{EndTime: 41.2}}}}}}}, Estimate{Seconds: 42}},
+		{"a deck: the default per scene", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
+			{PPTURL: ptr.To("https://x/deck.pptx")}, {PPTURL: ptr.To("https://x/deck2.pptx"),
+				PPTSlideAnimation: &videov1alpha1.PPTSlideAnimation{Enabled: ptr.To(true), Model: &pix}}}}, Estimate{Seconds: 60}},
+		{"slides animated with veo: credits no answer reports", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
+			{PPTURL: ptr.To("https://x/deck.pptx"), PPTSlideAnimation: &videov1alpha1.PPTSlideAnimation{Enabled: ptr.To(true), Model: &veo}}}},
+			Estimate{Seconds: DefaultSceneSeconds, Credits: true, Unreported: true}},
+		{"an aiVisual background may consume credits", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
+			{Story: ptr.To("word"), Background: &videov1alpha1.Background{AIVisual: &videov1alpha1.AIVisual{Model: "flux-schnell"}}}}},
+			Estimate{Seconds: 1, Credits: true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := EstimateRequest(tt.req); got != tt.want {
+				t.Errorf("EstimateRequest = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestReservedSecondsBoundABurst(t *testing.T) {
+	b := &videov1alpha1.VideoBudget{Spec: videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](10)}}
+	b.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: "VideoRender", UID: "a", AttemptID: "1", EstimatedSeconds: 6}}
+	recountReserved(b)
+	if _, _, ok := exhausted(b, "VideoRender", Estimate{Seconds: 6}); ok {
+		t.Fatal("6 of 10 seconds reserved: room for one more")
+	}
+	b.Status.Reservations = append(b.Status.Reservations, videov1alpha1.BudgetReservation{Kind: "VideoRender", UID: "b", AttemptID: "1", EstimatedSeconds: 6})
+	recountReserved(b)
+	if l, _, ok := exhausted(b, "VideoRender", Estimate{Seconds: 6}); !ok || l != videov1alpha1.BudgetLimitRenderSeconds {
+		t.Fatalf("12 of 10 seconds reserved: got %v %v", l, ok)
+	}
+
+	// Settling keeps a running job's estimate counted, and its end replaces it with what it cost.
+	if !settleReservation(b, "a", "1", "job-a") {
+		t.Fatal("no reservation settled")
+	}
+	recountReserved(b)
+	if b.Status.Used.Renders != 1 || b.Status.Reserved.Renders != 1 || b.Status.Reserved.RenderSeconds != 12 {
+		t.Fatalf("after settle: used %+v reserved %+v", b.Status.Used, b.Status.Reserved)
+	}
+	if r := dropJobReservation(b, "job-a"); r == nil || r.EstimatedSeconds != 6 {
+		t.Fatalf("the running job's reservation: %+v", r)
+	}
+	chargeJob(b, "job-a", 4, nil, false)
+	recountReserved(b)
+	if b.Status.Used.RenderSeconds != 4 || b.Status.Reserved.RenderSeconds != 6 {
+		t.Fatalf("after the charge: used %+v reserved %+v", b.Status.Used, b.Status.Reserved)
+	}
+
+	// Without a seconds or credits limit, a settled reservation ends at once, as before.
+	c := &videov1alpha1.VideoBudget{Spec: videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](3)}}
+	c.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: "VideoRender", UID: "a", AttemptID: "1", EstimatedSeconds: 6}}
+	settleReservation(c, "a", "1", "job-a")
+	if len(c.Status.Reservations) != 0 || c.Status.Used.Renders != 1 {
+		t.Fatalf("settled without a length limit: %+v", c.Status)
+	}
+}
+
+func TestCreditRendersRunOneAtATime(t *testing.T) {
+	b := &videov1alpha1.VideoBudget{Spec: videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("100"))}}
+	if _, _, ok := exhausted(b, "VideoRender", Estimate{Seconds: 5, Credits: true}); ok {
+		t.Fatal("nothing in flight: room")
+	}
+	b.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: "VideoRender", UID: "a", AttemptID: "1", JobID: "j", AICredits: true}}
+	recountReserved(b)
+	if l, _, ok := exhausted(b, "VideoRender", Estimate{Seconds: 5, Credits: true}); !ok || l != videov1alpha1.BudgetLimitAICredits {
+		t.Fatal("a credit render runs: another waits")
+	}
+	if _, _, ok := exhausted(b, "VideoRender", Estimate{Seconds: 5}); ok {
+		t.Fatal("a render without credits does not wait for it")
+	}
+}
+
+func TestMergeLedger(t *testing.T) {
+	now := time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC)
+	start, end := PeriodBounds(videov1alpha1.BudgetPeriodDaily, now)
+	l := &ledger{PeriodStart: &metav1.Time{Time: start}, PeriodEnd: &metav1.Time{Time: end},
+		Used: videov1alpha1.BudgetUsage{Renders: 3, RenderSeconds: 40, AICredits: ptr.To(resource.MustParse("7.5"))}, ChargedJobs: []string{"j1", "j2"}}
+
+	fresh := &videov1alpha1.VideoBudget{Spec: videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodDaily}}
+	RollPeriod(fresh, now)
+	if !MergeLedger(fresh, l, now) {
+		t.Fatal("a fresh budget takes the ledger's usage")
+	}
+	if u := fresh.Status.Used; u.Renders != 3 || u.RenderSeconds != 40 || u.AICredits.String() != "7500m" || len(fresh.Status.ChargedJobs) != 2 {
+		t.Fatalf("merged: %+v %v", u, fresh.Status.ChargedJobs)
+	}
+
+	// A status restored from an older backup keeps the larger of each count.
+	restored := &videov1alpha1.VideoBudget{Spec: videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodDaily}}
+	RollPeriod(restored, now)
+	restored.Status.Used = videov1alpha1.BudgetUsage{Renders: 5, RenderSeconds: 10}
+	restored.Status.ChargedJobs = []string{"j2", "j3"}
+	MergeLedger(restored, l, now)
+	if u := restored.Status.Used; u.Renders != 5 || u.RenderSeconds != 40 || len(restored.Status.ChargedJobs) != 3 {
+		t.Fatalf("merged into a restored status: %+v %v", u, restored.Status.ChargedJobs)
+	}
+
+	// A ledger of an ended period is not merged.
+	later := end.Add(time.Hour)
+	next := &videov1alpha1.VideoBudget{}
+	RollPeriod(next, later)
+	if MergeLedger(next, l, later) || next.Status.Used.Renders != 0 {
+		t.Fatalf("an ended period's ledger was merged: %+v", next.Status.Used)
+	}
+}
