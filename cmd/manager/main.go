@@ -28,6 +28,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/videoops/video-operator/internal/metrics"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -36,7 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -274,7 +276,7 @@ func run(opts options) error {
 	if err := setupControllers(ctx, mgr, opts); err != nil {
 		return err
 	}
-	if err := registerLeaderElectionGauge(metrics.Registry, opts.leaderElect, opts.leaderElectionID); err != nil {
+	if err := registerLeaderElectionGauge(crmetrics.Registry, opts.leaderElect, opts.leaderElectionID); err != nil {
 		return err
 	}
 
@@ -297,7 +299,7 @@ func run(opts options) error {
 // clients carry no rate limiter: its wait would park a reconcile worker. The controllers pace
 // each API key's calls with a budget that requeues instead (--service-rate-limit).
 func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error {
-	m, err := controller.NewMetrics(metrics.Registry)
+	m, err := metrics.New(crmetrics.Registry)
 	if err != nil {
 		return err
 	}

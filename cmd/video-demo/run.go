@@ -33,6 +33,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/videoops/video-operator/internal/metrics"
+
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -356,7 +358,7 @@ func (d *demo) startManager(ctx context.Context, baseURL string) error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-	m, err := controller.NewMetrics(prometheus.NewRegistry())
+	m, err := metrics.New(prometheus.NewRegistry())
 	if err != nil {
 		return err
 	}

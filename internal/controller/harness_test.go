@@ -21,12 +21,17 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/videoops/video-operator/internal/metrics"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -67,7 +72,9 @@ type harness struct {
 	sim     *simulator.Server
 	srv     *httptest.Server
 	logs    *syncBuffer
-	metrics *Metrics
+	metrics *metrics.Metrics
+	// reg is the registry of metrics: specs read the operator's metrics as a scrape would.
+	reg *prometheus.Registry
 
 	// wrap, when set before startManager, wraps the service client the reconcilers use.
 	wrap func(apiclient.Interface) apiclient.Interface
@@ -199,10 +206,11 @@ func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, ser
 			Elected: mgr.Elected()}
 	}
 
-	metrics, err := NewMetrics(prometheus.NewRegistry())
+	reg := prometheus.NewRegistry()
+	metrics, err := metrics.New(reg)
 	Expect(err).NotTo(HaveOccurred())
 	if serveCallbacks {
-		h.metrics = metrics
+		h.metrics, h.reg = metrics, reg
 	}
 	factory, err := apiclient.NewFactory(apiclient.Options{BaseURL: h.srv.URL + "/serviceapis", Timeout: 5 * time.Second, Observer: metrics}, nil)
 	Expect(err).NotTo(HaveOccurred())
@@ -402,4 +410,48 @@ type teeWriter struct {
 func (t *teeWriter) Write(p []byte) (int, error) {
 	_, _ = t.b.Write(p)
 	return t.a.Write(p)
+}
+
+// series gathers the series of the metric family name, as a scrape would.
+func (h *harness) series(name string) []*dto.Metric {
+	families, err := h.reg.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() == name {
+			return f.GetMetric()
+		}
+	}
+	return nil
+}
+
+// metric is the value of the series of name whose labels are the given name, value pairs
+// (counter or gauge); 0 when there is no such series.
+func (h *harness) metric(name string, labelPairs ...string) float64 {
+	want := map[string]string{}
+	for i := 0; i+1 < len(labelPairs); i += 2 {
+		want[labelPairs[i]] = labelPairs[i+1]
+	}
+	for _, m := range h.series(name) {
+		got := map[string]string{}
+		for _, l := range m.GetLabel() {
+			got[l.GetName()] = l.GetValue()
+		}
+		if !maps.Equal(got, want) {
+			continue
+		}
+		if c := m.GetCounter(); c != nil {
+			return c.GetValue()
+		}
+		return m.GetGauge().GetValue()
+	}
+	return 0
+}
+
+// oldestSubmissions is video_operator_oldest_submission_start_timestamp_seconds by kind.
+func (h *harness) oldestSubmissions() map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range h.series("video_operator_oldest_submission_start_timestamp_seconds") {
+		out[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+	}
+	return out
 }

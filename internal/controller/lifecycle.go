@@ -191,7 +191,7 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			l.stale.Take(req.NamespacedName)
-			l.opts.Metrics.forget(l.adapter.kind(), req.NamespacedName)
+			l.opts.Metrics.Forget(l.adapter.kind(), req.NamespacedName)
 			l.backoff.Reset(req.NamespacedName)
 			l.budgets.Done("", l.budgetKey(req.NamespacedName))
 			return ctrl.Result{}, nil
@@ -205,7 +205,7 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	}
 
 	tx := statustxn.New(l.client, l.opts.APIReader, obj, l.adapter.newObject, l.adapter.status)
-	tx.Written = l.opts.Metrics.statusWritten
+	tx.Written = l.opts.Metrics.StatusWritten
 	defer func() {
 		if tx.Conflicted {
 			l.stale.Add(req.NamespacedName, l.opts.Clock.Now())
@@ -246,8 +246,8 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		return result, errors.Join(err, fmt.Errorf("writing status: %w", cerr))
 	}
 	written := l.adapter.jobStatus(tx.Base)
-	l.opts.Metrics.observePhase(l.adapter.kind(), req.NamespacedName, written.Phase)
-	l.opts.Metrics.observeSubmission(l.adapter.kind(), req.NamespacedName, written.Submission)
+	l.opts.Metrics.ObservePhase(l.adapter.kind(), req.NamespacedName, written.Phase)
+	l.opts.Metrics.ObserveSubmission(l.adapter.kind(), req.NamespacedName, written.Submission)
 	return result, err
 }
 

@@ -26,8 +26,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
@@ -442,21 +440,18 @@ spec:
 			Expect(k8sClient.Create(ctx, storyPreview(h.ns, "measured-preview", "Measured preview"))).To(Succeed())
 
 			Eventually(func(g Gomega) {
-				g.Expect(testutil.ToFloat64(h.metrics.jobs.WithLabelValues("VideoRender", h.ns, "Completed"))).To(Equal(1.0))
-				g.Expect(testutil.ToFloat64(h.metrics.jobs.WithLabelValues("VideoStoryboard", h.ns, "Completed"))).To(Equal(1.0))
+				g.Expect(h.metric("video_operator_jobs", "kind", "VideoRender", "namespace", h.ns, "phase", "Completed")).To(Equal(1.0))
+				g.Expect(h.metric("video_operator_jobs", "kind", "VideoStoryboard", "namespace", h.ns, "phase", "Completed")).To(Equal(1.0))
 			}).Should(Succeed())
-			Expect(testutil.ToFloat64(h.metrics.jobs.WithLabelValues("VideoRender", h.ns, "InProgress"))).To(Equal(0.0), "the gauge moved, not grew")
-			Expect(testutil.ToFloat64(h.metrics.requests.WithLabelValues(apiclient.EndpointRenderStoryboard, "200"))).To(Equal(1.0))
-			Expect(testutil.ToFloat64(h.metrics.requests.WithLabelValues(apiclient.EndpointCreateStoryboard, "200"))).To(Equal(1.0))
-			Expect(testutil.ToFloat64(h.metrics.submissions.WithLabelValues("VideoRender", "accepted"))).To(Equal(1.0))
-			Expect(testutil.ToFloat64(h.metrics.endings.WithLabelValues("VideoRender", "completed"))).To(Equal(1.0))
-			Expect(testutil.CollectAndCount(h.metrics.latency)).To(BeNumerically(">=", 3))
-			Expect(oldestSubmissions(GinkgoT(), h.metrics)).To(BeEmpty(), "no submission is in flight once both jobs are recorded")
+			Expect(h.metric("video_operator_jobs", "kind", "VideoRender", "namespace", h.ns, "phase", "InProgress")).To(Equal(0.0), "the gauge moved, not grew")
+			Expect(h.metric("video_operator_service_requests_total", "endpoint", apiclient.EndpointRenderStoryboard, "code", "200")).To(Equal(1.0))
+			Expect(h.metric("video_operator_service_requests_total", "endpoint", apiclient.EndpointCreateStoryboard, "code", "200")).To(Equal(1.0))
+			Expect(h.metric("video_operator_submissions_total", "kind", "VideoRender", "result", "accepted")).To(Equal(1.0))
+			Expect(h.metric("video_operator_jobs_ended_total", "kind", "VideoRender", "result", "completed")).To(Equal(1.0))
+			Expect(len(h.series("video_operator_service_request_duration_seconds"))).To(BeNumerically(">=", 3))
+			Expect(h.oldestSubmissions()).To(BeEmpty(), "no submission is in flight once both jobs are recorded")
 
-			reg := prometheus.NewRegistry()
-			Expect(reg.Register(h.metrics.requests)).To(Succeed())
-			Expect(reg.Register(h.metrics.jobs)).To(Succeed())
-			families, err := reg.Gather()
+			families, err := h.reg.Gather()
 			Expect(err).NotTo(HaveOccurred())
 			for _, f := range families {
 				for _, m := range f.GetMetric() {
@@ -586,9 +581,9 @@ spec:
 			Consistently(func() int { return len(h.jobsNamed("Crash")) }, "1s").Should(Equal(1), "never a second paid job by itself")
 			By("exposing the stuck submission's start for the alert on its age")
 			got := getRender(vr)(Default)
-			Expect(oldestSubmissions(GinkgoT(), h.metrics)).To(Equal(map[string]float64{
+			Expect(h.oldestSubmissions()).To(Equal(map[string]float64{
 				"VideoRender": float64(got.Status.Submission.StartedAt.UnixNano()) / 1e9}))
-			Expect(testutil.ToFloat64(h.metrics.submissions.WithLabelValues("VideoRender", "unknown"))).To(Equal(1.0),
+			Expect(h.metric("video_operator_submissions_total", "kind", "VideoRender", "result", "unknown")).To(Equal(1.0),
 				"the interrupted call is counted once as unknown by the process that finds it")
 
 			By("confirming the resubmission with the attempt id")
@@ -599,7 +594,7 @@ spec:
 			}).Should(Succeed())
 			eventuallyReady(vr)
 			Consistently(func() int { return len(h.jobsNamed("Crash")) }, "500ms").Should(Equal(2))
-			Expect(oldestSubmissions(GinkgoT(), h.metrics)).To(BeEmpty(), "the resubmission got its job id")
+			Expect(h.oldestSubmissions()).To(BeEmpty(), "the resubmission got its job id")
 		})
 
 		It("adopts the job when the job id write fails, with one submission", func() {

@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/videoops/video-operator/internal/metrics"
+
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -89,7 +91,7 @@ type Options struct {
 	// NewAuditLogger); the default is the global logger named "audit".
 	Audit logr.Logger
 	// Metrics receives the lifecycle's measurements; nil records nothing.
-	Metrics *Metrics
+	Metrics *metrics.Metrics
 	// InternalErrorIsRefusal takes the service's documented 500 body ({error: {code:
 	// INTERNAL_ERROR}}) on a submission as proof that no job was created, and submits again
 	// later. The interface document does not promise that: with it set, a 500 that did create a

@@ -189,9 +189,9 @@ func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statustxn.Txn[T], job 
 		credits, hasCredits := d.AICreditsUsed.Float64()
 		tx.After(func() {
 			if hasCredits {
-				l.opts.Metrics.creditsUsed(kind, credits)
+				l.opts.Metrics.CreditsUsed(kind, credits)
 			}
-			l.opts.Metrics.ended(kind, "completed")
+			l.opts.Metrics.Ended(kind, "completed")
 			l.opts.Recorder.Eventf(obj, nil, "Normal", string(videov1alpha1.ReasonCompleted), "Complete",
 				"Job %s of generation %d completed", jobID, gen)
 		})
@@ -201,7 +201,7 @@ func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statustxn.Txn[T], job 
 		f := job.Failure()
 		st.Failure = &videov1alpha1.JobFailure{Code: truncate(f.Code, maxFailureCode), Message: truncate(f.Message, maxFailureMessage)}
 		st.Phase = videov1alpha1.PhaseFailed
-		tx.After(func() { l.opts.Metrics.ended(kind, "failed") })
+		tx.After(func() { l.opts.Metrics.Ended(kind, "failed") })
 		// The stall gives the one Warning event of the failure (reason from the code, message
 		// with what to do); the reconcile that goes on to stall it again, or to submit a newer
 		// spec, adds none.

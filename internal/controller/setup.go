@@ -95,7 +95,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 			Memo:      shared.memo,
 			RateLimit: cb.RateLimit,
 			Burst:     cb.Burst,
-			Observe:   opts.Metrics.callback,
+			Observe:   opts.Metrics.Callback,
 			Targets: []callback.Target{
 				{List: func() client.ObjectList { return &videov1alpha1.VideoStoryboardList{} }, Ch: r.Storyboard.wake},
 				{List: func() client.ObjectList { return &videov1alpha1.VideoRenderList{} }, Ch: r.Render.wake},

@@ -23,6 +23,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/videoops/video-operator/internal/metrics"
+
 	"github.com/videoops/video-operator/internal/statustxn"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -349,7 +351,7 @@ func (l *lifecycle[T]) releaseCharge(ctx context.Context, obj T) (ctrl.Result, e
 }
 
 // budgetObserver is m as the VideoBudget reconciler's observer, nil without metrics.
-func budgetObserver(m *Metrics) spendguard.Observer {
+func budgetObserver(m *metrics.Metrics) spendguard.Observer {
 	if m == nil {
 		return nil
 	}

@@ -28,7 +28,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -196,8 +195,8 @@ var _ = Describe("The spend guard of a namespace's VideoBudget", func() {
 			Expect(got.Status.Phase).To(Equal(videov1alpha1.PhasePending))
 			Eventually(func() []string { return h.eventReasons(vr.Name) }).Should(ContainElement(string(videov1alpha1.ReasonBudgetExhausted)))
 		}
-		Expect(testutil.ToFloat64(h.metrics.budgetUsed.WithLabelValues(h.ns, "maxRenders"))).To(Equal(5.0))
-		Expect(testutil.ToFloat64(h.metrics.budgetRemaining.WithLabelValues(h.ns, "maxRenders"))).To(Equal(0.0))
+		Expect(h.metric("video_operator_budget_used", "namespace", h.ns, "limit", "maxRenders")).To(Equal(5.0))
+		Expect(h.metric("video_operator_budget_remaining", "namespace", h.ns, "limit", "maxRenders")).To(Equal(0.0))
 	})
 
 	It("stops submissions once the completed renders reach maxRenderSeconds, and releases them when the budget is raised", func() {

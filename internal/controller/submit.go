@@ -122,7 +122,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 		return ctrl.Result{}, fmt.Errorf("recording the submission in flight: %w", err)
 	}
 	// The paid call may last --service-timeout: its record is in flight from now on.
-	l.opts.Metrics.observeSubmission(l.adapter.kind(), objectKey(obj), st.Submission)
+	l.opts.Metrics.ObserveSubmission(l.adapter.kind(), objectKey(obj), st.Submission)
 	l.warnDeprecations(obj, t)
 
 	body, withCallback := l.callbacks.WithCallback(t.request(), attempt)
@@ -140,7 +140,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 	switch {
 	case err == nil:
 		l.memo.Remember(attempt, created.JobID, withCallback)
-		l.opts.Metrics.submitted(l.adapter.kind(), "accepted")
+		l.opts.Metrics.Submitted(l.adapter.kind(), "accepted")
 		l.auditSubmission(obj, gen, attempt, "accepted", created.JobID, nil)
 		l.recordSubmitted(tx, created.JobID, withCallback)
 		// This process follows the job from its start: its first poll is not spread as after a
@@ -155,14 +155,14 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 		l.settleBudget(sctx, obj, attempt)
 		return ctrl.Result{RequeueAfter: l.pollDelay(keyID, obj)}, nil
 	case l.refused(err):
-		l.opts.Metrics.submitted(l.adapter.kind(), "refused")
+		l.opts.Metrics.Submitted(l.adapter.kind(), "refused")
 		l.auditSubmission(obj, gen, attempt, "refused", "", err)
 		// Should the write of the refusal fail, the record found later is cleared, not stalled on.
 		l.memo.SettleNoJob(attempt)
 		l.releaseBudget(sctx, obj, attempt)
 		return l.refusal(ctx, tx, t, err)
 	default:
-		l.opts.Metrics.submitted(l.adapter.kind(), "unknown")
+		l.opts.Metrics.Submitted(l.adapter.kind(), "unknown")
 		l.auditSubmission(obj, gen, attempt, "unknown", "", err)
 		log.Error(err, "Submission outcome unknown; pausing paid submissions of this API key until the service answers", "attempt", attempt)
 		st.Phase = videov1alpha1.PhaseFailed
@@ -511,7 +511,7 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statustxn.Txn[T]
 			// A call whose process died before its outcome was written was never counted: count
 			// it once, when it is found, so that the SubmissionUnknown alert sees it too.
 			kind := l.adapter.kind()
-			tx.After(func() { l.opts.Metrics.submitted(kind, "unknown") })
+			tx.After(func() { l.opts.Metrics.Submitted(kind, "unknown") })
 		}
 		l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, l.adapter.describeRequest(obj), sub, l.submitBudget(), nil))
 	}

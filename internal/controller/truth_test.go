@@ -30,7 +30,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -626,8 +625,8 @@ spec:
 		Expect(failed.Load()).To(BeNumerically(">", 2), "the completing write failed twice")
 		recorded := getRender(vr)(Default).Status.AICreditsUsed
 		Expect(recorded).NotTo(BeEmpty())
-		Expect(fmt.Sprint(testutil.ToFloat64(h.metrics.credits.WithLabelValues("VideoRender")))).To(Equal(recorded))
-		Expect(testutil.ToFloat64(h.metrics.endings.WithLabelValues("VideoRender", "completed"))).To(Equal(1.0))
+		Expect(fmt.Sprint(h.metric("video_operator_ai_credits_used_total", "kind", "VideoRender"))).To(Equal(recorded))
+		Expect(h.metric("video_operator_jobs_ended_total", "kind", "VideoRender", "result", "completed")).To(Equal(1.0))
 		Expect(eventNotes(h.ns, "credits", string(videov1alpha1.ReasonCompleted))).To(HaveLen(1))
 	})
 
@@ -821,7 +820,7 @@ spec:
 		// The write lands before the interceptor loses its answer: the object can look Ready first.
 		Eventually(lost.Load).Should(BeTrue())
 		Eventually(func() []string { return eventNotes(h.ns, "lost-answer", string(videov1alpha1.ReasonCompleted)) }).Should(HaveLen(1))
-		Expect(testutil.ToFloat64(h.metrics.endings.WithLabelValues("VideoRender", "completed"))).To(Equal(1.0))
+		Expect(h.metric("video_operator_jobs_ended_total", "kind", "VideoRender", "result", "completed")).To(Equal(1.0))
 	})
 
 	It("DESIGN \"Never pay twice\": an outage that began while the key was idle costs no paid call; after an unknown outcome, paid submissions pause until a cheap read succeeds", func() {

@@ -58,6 +58,7 @@ func TestMechanismsDoNotImportTheReconcilers(t *testing.T) {
 		"internal/jobmemo":       true,
 		"internal/boundedset":    true,
 		"internal/previewdigest": true,
+		"internal/metrics":       true,
 		"internal/spendguard":    false,
 	}
 	for pkg, pure := range mechanisms {

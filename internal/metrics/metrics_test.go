@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controller
+package metrics
 
 import (
 	"fmt"
@@ -51,7 +51,7 @@ func oldestSubmissions(t interface{ Fatal(...any) }, m *Metrics) map[string]floa
 // kind with the start of the oldest record, none when nothing is in flight, and a submission
 // that got its job id (or an object that went) no longer counts.
 func TestOldestSubmissionGauge(t *testing.T) {
-	m, err := NewMetrics(prometheus.NewRegistry())
+	m, err := New(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,25 +64,25 @@ func TestOldestSubmissionGauge(t *testing.T) {
 	}
 	old, young, preview := types.NamespacedName{Namespace: "a", Name: "old"},
 		types.NamespacedName{Namespace: "a", Name: "young"}, types.NamespacedName{Namespace: "b", Name: "p"}
-	m.observeSubmission("VideoRender", young, sub(t0.Add(time.Hour)))
-	m.observeSubmission("VideoRender", old, sub(t0))
-	m.observeSubmission("VideoStoryboard", preview, sub(t0.Add(2*time.Hour)))
+	m.ObserveSubmission("VideoRender", young, sub(t0.Add(time.Hour)))
+	m.ObserveSubmission("VideoRender", old, sub(t0))
+	m.ObserveSubmission("VideoStoryboard", preview, sub(t0.Add(2*time.Hour)))
 	want := map[string]float64{"VideoRender": float64(t0.Unix()), "VideoStoryboard": float64(t0.Add(2 * time.Hour).Unix())}
 	if got := oldestSubmissions(t, m); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 
-	m.observeSubmission("VideoRender", old, nil) // its job id was recorded
+	m.ObserveSubmission("VideoRender", old, nil) // its job id was recorded
 	if got := oldestSubmissions(t, m)["VideoRender"]; got != float64(t0.Add(time.Hour).Unix()) {
 		t.Errorf("after the oldest got its job id: %v, want the younger one's start", got)
 	}
-	m.forget("VideoRender", young)
-	m.observeSubmission("VideoStoryboard", preview, nil)
+	m.Forget("VideoRender", young)
+	m.ObserveSubmission("VideoStoryboard", preview, nil)
 	if got := oldestSubmissions(t, m); len(got) != 0 {
 		t.Errorf("nothing in flight any more: want no series, got %v", got)
 	}
 	var none *Metrics
-	none.observeSubmission("VideoRender", old, sub(t0)) // a nil *Metrics records nothing
+	none.ObserveSubmission("VideoRender", old, sub(t0)) // a nil *Metrics records nothing
 }
 
 // jobSeries gathers video_operator_jobs as "kind/namespace/phase" -> value.
@@ -113,17 +113,17 @@ func jobSeries(t *testing.T, m *Metrics) map[string]float64 {
 // namespace whose last object went leaves no series behind (its cardinality is bounded by the
 // namespaces that hold objects now, not by every namespace ever seen).
 func TestJobsGaugeByNamespace(t *testing.T) {
-	m, err := NewMetrics(prometheus.NewRegistry())
+	m, err := New(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
 	a1, a2, b1 := types.NamespacedName{Namespace: "team-a", Name: "one"},
 		types.NamespacedName{Namespace: "team-a", Name: "two"}, types.NamespacedName{Namespace: "team-b", Name: "one"}
-	m.observePhase("VideoRender", a1, videov1alpha1.PhaseFailed)
-	m.observePhase("VideoRender", a2, "")
-	m.observePhase("VideoRender", b1, videov1alpha1.PhaseInProgress)
-	m.observePhase("VideoStoryboard", b1, videov1alpha1.PhaseCompleted)
-	m.observePhase("VideoRender", a2, videov1alpha1.PhaseInProgress)
+	m.ObservePhase("VideoRender", a1, videov1alpha1.PhaseFailed)
+	m.ObservePhase("VideoRender", a2, "")
+	m.ObservePhase("VideoRender", b1, videov1alpha1.PhaseInProgress)
+	m.ObservePhase("VideoStoryboard", b1, videov1alpha1.PhaseCompleted)
+	m.ObservePhase("VideoRender", a2, videov1alpha1.PhaseInProgress)
 	want := map[string]float64{
 		"VideoRender/team-a/Failed": 1, "VideoRender/team-a/Pending": 0, "VideoRender/team-a/InProgress": 1,
 		"VideoRender/team-b/InProgress": 1, "VideoStoryboard/team-b/Completed": 1,
@@ -132,7 +132,7 @@ func TestJobsGaugeByNamespace(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 
-	m.forget("VideoRender", a1)
+	m.Forget("VideoRender", a1)
 	want = map[string]float64{
 		"VideoRender/team-a/Failed": 0, "VideoRender/team-a/Pending": 0, "VideoRender/team-a/InProgress": 1,
 		"VideoRender/team-b/InProgress": 1, "VideoStoryboard/team-b/Completed": 1,
@@ -140,8 +140,8 @@ func TestJobsGaugeByNamespace(t *testing.T) {
 	if got := jobSeries(t, m); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("after one of team-a's renders went: got %v, want %v", got, want)
 	}
-	m.forget("VideoRender", a2)
-	m.forget("VideoRender", a2) // a second delete event changes nothing
+	m.Forget("VideoRender", a2)
+	m.Forget("VideoRender", a2) // a second delete event changes nothing
 	want = map[string]float64{"VideoRender/team-b/InProgress": 1, "VideoStoryboard/team-b/Completed": 1}
 	if got := jobSeries(t, m); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("after team-a's last render went: got %v, want %v (no series left for team-a)", got, want)

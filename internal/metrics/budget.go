@@ -14,9 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controller
+package metrics
 
 import (
+	"k8s.io/utils/ptr"
+
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
@@ -51,11 +53,11 @@ func (m *Metrics) ObserveBudget(b *videov1alpha1.VideoBudget) {
 	for l, v := range map[videov1alpha1.BudgetLimit]*int64{videov1alpha1.BudgetLimitRenders: s.MaxRenders,
 		videov1alpha1.BudgetLimitRenderSeconds: s.MaxRenderSeconds, videov1alpha1.BudgetLimitPreviews: s.MaxPreviews} {
 		if v != nil {
-			maxima[l] = ptrTo(float64(*v))
+			maxima[l] = ptr.To(float64(*v))
 		}
 	}
 	if s.MaxAICredits != nil {
-		maxima[videov1alpha1.BudgetLimitAICredits] = ptrTo(s.MaxAICredits.AsApproximateFloat64())
+		maxima[videov1alpha1.BudgetLimitAICredits] = ptr.To(s.MaxAICredits.AsApproximateFloat64())
 	}
 	for _, l := range budgetLimits {
 		m.budgetUsed.WithLabelValues(b.Namespace, string(l)).Set(used[l])

@@ -14,7 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controller
+// Package metrics holds the operator's Prometheus metrics (Metrics): jobs by kind, namespace and
+// phase, submissions and endings, the service's answers and their latency, AI credits, callbacks,
+// status writes, the budgets' usage, and the oldest submission in flight. Every label has a small,
+// bounded set of values; none holds an API key, a URL, an object name or a job id.
+package metrics
 
 import (
 	"fmt"
@@ -102,9 +106,9 @@ func (o oldestSubmission) Collect(ch chan<- prometheus.Metric) {
 
 var _ apiclient.Observer = (*Metrics)(nil)
 
-// NewMetrics creates the metrics and registers them with reg (controller-runtime's
+// New creates the metrics and registers them with reg (controller-runtime's
 // metrics.Registry in the manager).
-func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+func New(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		jobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "video_operator_jobs",
@@ -196,9 +200,9 @@ func (m *Metrics) ObserveRequest(endpoint string, statusCode int, d time.Duratio
 	m.latency.WithLabelValues(endpoint).Observe(d.Seconds())
 }
 
-// statusWritten records one status write: how long the API server took, and, for the write that
+// StatusWritten records one status write: how long the API server took, and, for the write that
 // records a job's end, how long the manager took from the service's answer to issuing it.
-func (m *Metrics) statusWritten(sinceAnswer, write time.Duration) {
+func (m *Metrics) StatusWritten(sinceAnswer, write time.Duration) {
 	if m == nil {
 		return
 	}
@@ -208,32 +212,32 @@ func (m *Metrics) statusWritten(sinceAnswer, write time.Duration) {
 	}
 }
 
-func (m *Metrics) callback(result string) {
+func (m *Metrics) Callback(result string) {
 	if m != nil {
 		m.callbacks.WithLabelValues(result).Inc()
 	}
 }
 
-func (m *Metrics) submitted(kind, result string) {
+func (m *Metrics) Submitted(kind, result string) {
 	if m != nil {
 		m.submissions.WithLabelValues(kind, result).Inc()
 	}
 }
 
-func (m *Metrics) ended(kind, result string) {
+func (m *Metrics) Ended(kind, result string) {
 	if m != nil {
 		m.endings.WithLabelValues(kind, result).Inc()
 	}
 }
 
-func (m *Metrics) creditsUsed(kind string, credits float64) {
+func (m *Metrics) CreditsUsed(kind string, credits float64) {
 	if m != nil && credits > 0 {
 		m.credits.WithLabelValues(kind).Add(credits)
 	}
 }
 
-// observePhase keeps the jobs gauge equal to the number of objects in each phase.
-func (m *Metrics) observePhase(kind string, nn types.NamespacedName, phase videov1alpha1.Phase) {
+// ObservePhase keeps the jobs gauge equal to the number of objects in each phase.
+func (m *Metrics) ObservePhase(kind string, nn types.NamespacedName, phase videov1alpha1.Phase) {
 	if m == nil {
 		return
 	}
@@ -260,9 +264,9 @@ func (m *Metrics) observePhase(kind string, nn types.NamespacedName, phase video
 	m.jobs.WithLabelValues(kind, nn.Namespace, string(phase)).Inc()
 }
 
-// observeSubmission records the object's submission in flight (status.submission as written),
+// ObserveSubmission records the object's submission in flight (status.submission as written),
 // or its end when sub is nil.
-func (m *Metrics) observeSubmission(kind string, nn types.NamespacedName, sub *videov1alpha1.Submission) {
+func (m *Metrics) ObserveSubmission(kind string, nn types.NamespacedName, sub *videov1alpha1.Submission) {
 	if m == nil {
 		return
 	}
@@ -280,8 +284,8 @@ func (m *Metrics) observeSubmission(kind string, nn types.NamespacedName, sub *v
 	byName[nn] = sub.StartedAt.Time
 }
 
-// forget removes a deleted object from the jobs gauge and the submissions in flight.
-func (m *Metrics) forget(kind string, nn types.NamespacedName) {
+// Forget removes a deleted object from the jobs gauge and the submissions in flight.
+func (m *Metrics) Forget(kind string, nn types.NamespacedName) {
 	if m == nil {
 		return
 	}
