@@ -207,12 +207,12 @@ func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, ser
 	}
 
 	reg := prometheus.NewRegistry()
-	metrics, err := metrics.New(reg)
+	opMetrics, err := metrics.New(reg)
 	Expect(err).NotTo(HaveOccurred())
 	if serveCallbacks {
-		h.metrics, h.reg = metrics, reg
+		h.metrics, h.reg = opMetrics, reg
 	}
-	factory, err := apiclient.NewFactory(apiclient.Options{BaseURL: h.srv.URL + "/serviceapis", Timeout: 5 * time.Second, Observer: metrics}, nil)
+	factory, err := apiclient.NewFactory(apiclient.Options{BaseURL: h.srv.URL + "/serviceapis", Timeout: 5 * time.Second, Observer: opMetrics}, nil)
 	Expect(err).NotTo(HaveOccurred())
 	r, err := NewReconcilers(mgr.GetClient(), Options{
 		ClientFactory: &wrappingFactory{inner: factory, wrap: wrap},
@@ -226,7 +226,7 @@ func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, ser
 		CallTimeout:   5 * time.Second,
 		ServiceRate:   cmp.Or(h.serviceRate, 1000),
 		ServiceBurst:  cmp.Or(h.serviceBurst, 100),
-		Metrics:       metrics,
+		Metrics:       opMetrics,
 		Callback:      callback,
 		Clock:         h.clock,
 

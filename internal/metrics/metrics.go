@@ -212,24 +212,28 @@ func (m *Metrics) StatusWritten(sinceAnswer, write time.Duration) {
 	}
 }
 
+// Callback counts one callback by result: accepted, rate_limited, unsigned or invalid.
 func (m *Metrics) Callback(result string) {
 	if m != nil {
 		m.callbacks.WithLabelValues(result).Inc()
 	}
 }
 
+// Submitted counts one paid submission of kind by result: accepted, refused or unknown.
 func (m *Metrics) Submitted(kind, result string) {
 	if m != nil {
 		m.submissions.WithLabelValues(kind, result).Inc()
 	}
 }
 
+// Ended counts one job of kind that ended, by result.
 func (m *Metrics) Ended(kind, result string) {
 	if m != nil {
 		m.endings.WithLabelValues(kind, result).Inc()
 	}
 }
 
+// CreditsUsed adds the AI credits a job of kind reported.
 func (m *Metrics) CreditsUsed(kind string, credits float64) {
 	if m != nil && credits > 0 {
 		m.credits.WithLabelValues(kind).Add(credits)
