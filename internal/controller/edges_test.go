@@ -124,11 +124,10 @@ var _ = Describe("The record travels with the object", func() {
 		vr := refRender(h.ns, "reviewed-render", "reviewed", "approvedDigest: "+preview.Digest)
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 		eventuallyReady(vr)
-		sbBefore := getStoryboard(sb)(Default)
 		Eventually(func(g Gomega) {
 			g.Expect(getStoryboard(sb)(g).GetAnnotations()).To(HaveKey(videov1alpha1.AnnotationJobID))
 		}).Should(Succeed())
-		sbBefore = getStoryboard(sb)(Default)
+		sbBefore := getStoryboard(sb)(Default)
 		before := recordedRender(vr)
 		Expect(paidCalls()).To(Equal(2), "one preview, one render")
 
@@ -250,7 +249,7 @@ var _ = Describe("The record travels with the object", func() {
 			return n
 		}, 30*time.Second).Should(Equal(1))
 		Consistently(func() int { return h.sim.Calls(simulator.EndpointRenderProject) }, settle).Should(Equal(2))
-		Expect(len(h.sim.Jobs())).To(Equal(1), "one paid job")
+		Expect(h.sim.Jobs()).To(HaveLen(1), "one paid job")
 	})
 })
 

@@ -227,8 +227,8 @@ func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobR
 // job that is gone. The job and its outputs are kept, and the message offers no remedy that pays
 // again. It reports whether it stalled.
 func (l *lifecycle[T]) keyChanged(tx *statustxn.Txn[T], submittedBy, keyID, jobID string, err error) bool {
-	if submittedBy == "" || submittedBy == keyID ||
-		!(apiclient.IsJobNotFound(err) || apiclient.IsNotFound(err) || apiclient.IsUnauthorized(err)) {
+	unknownToKey := apiclient.IsJobNotFound(err) || apiclient.IsNotFound(err) || apiclient.IsUnauthorized(err)
+	if submittedBy == "" || submittedBy == keyID || !unknownToKey {
 		return false
 	}
 	ref := l.adapter.secretRef(tx.Obj)
