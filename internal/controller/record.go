@@ -20,6 +20,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -303,4 +304,37 @@ func restoredStatus() predicate.Funcs {
 			return st != nil && st.ObservedGeneration > e.ObjectNew.GetGeneration()
 		},
 	}
+}
+
+// annotationsChanged passes a change of the annotations (retry, confirm-resubmit, a record a
+// user writes), except the controller's own write of the job record: that write follows a status
+// write the reconciler already acted on, and waking it again would read a running job early.
+func annotationsChanged() predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			before, after := e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations()
+			if maps.Equal(before, after) {
+				return false
+			}
+			st := videov1alpha1.JobStatusOf(e.ObjectNew)
+			if st == nil || recordOf(e.ObjectNew) != statusRecord(st) {
+				return true
+			}
+			// The record now says what status says: only its own three keys may have changed.
+			for _, k := range []string{videov1alpha1.AnnotationJobID, videov1alpha1.AnnotationRequestDigest, videov1alpha1.AnnotationKeyFingerprint} {
+				before, after = withoutKey(before, k), withoutKey(after, k)
+			}
+			return !maps.Equal(before, after)
+		},
+	}
+}
+
+// withoutKey returns m without k, copying only when k is there.
+func withoutKey(m map[string]string, k string) map[string]string {
+	if _, ok := m[k]; !ok {
+		return m
+	}
+	out := maps.Clone(m)
+	delete(out, k)
+	return out
 }

@@ -240,7 +240,7 @@ func decimal(n apiclient.Number) string {
 func (r *VideoRenderReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoRender{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, callback.Recorded(), restoredStatus()))).
+			predicate.Or(predicate.GenerationChangedPredicate{}, annotationsChanged(), callback.Recorded(), restoredStatus()))).
 		WatchesMetadata(secretObject(), handler.EnqueueRequestsFromMapFunc(
 			r.objectsUsingSecret(&videov1alpha1.VideoRenderList{}))).
 		Watches(&videov1alpha1.VideoStoryboard{}, handler.EnqueueRequestsFromMapFunc(r.rendersOfStoryboard)).
