@@ -30,3 +30,21 @@ const (
 	// quoted in the condition message, so a stale annotation can never confirm a later attempt.
 	AnnotationConfirmResubmit = "video.videoops.io/confirm-resubmit"
 )
+
+// The record of an object's job, kept in its metadata as well as in its status (DESIGN.md "The
+// record travels with the object"): Velero restores without status by default, and `kubectl get
+// -o yaml | kubectl apply` drops it, but annotations travel. The controller writes them, with an
+// optimistic lock, once the job id is in status. An object that arrives with them and without
+// status adopts the job instead of paying for it again; a user may write them (in Git) to adopt
+// an existing job. The in-flight marker (status.submission) is deliberately not among them: see
+// docs/backup-restore.md.
+const (
+	// AnnotationJobID is the service's id of the object's current job (status.jobId).
+	AnnotationJobID = "video.videoops.io/job-id"
+	// AnnotationRequestDigest is the digest of that job's request (status.requestDigest). When
+	// absent on adoption, the job is taken as the current spec's and the current digest recorded.
+	AnnotationRequestDigest = "video.videoops.io/request-digest"
+	// AnnotationKeyFingerprint identifies the API key that submitted the job
+	// (status.keyFingerprint); never the key itself.
+	AnnotationKeyFingerprint = "video.videoops.io/key-fingerprint"
+)

@@ -98,6 +98,18 @@ const (
 	// ReasonSubmissionUnknown: a submission was interrupted and its job cannot be identified;
 	// a human must confirm before the controller submits again.
 	ReasonSubmissionUnknown ConditionReason = "SubmissionUnknown"
+	// ReasonAdoptedJobNotFound: the job named by annotation video.videoops.io/job-id (a restored
+	// object, or one a user points at an existing job) is not known to the service for the
+	// object's key. Nothing is submitted until a human confirms with confirm-resubmit.
+	ReasonAdoptedJobNotFound ConditionReason = "AdoptedJobNotFound"
+	// ReasonAPIKeyChanged: the job was submitted with another API key than the one the object
+	// names now, and the service does not show it to the new key (another account). The job
+	// and its outputs are kept; putting the submitting key back resumes it.
+	ReasonAPIKeyChanged ConditionReason = "APIKeyChanged"
+	// ReasonEarlierSubmissionRendering: a project render confirmed after SubmissionUnknown was
+	// answered 409 (project already being rendered): the earlier attempt did create a job.
+	// Nothing more is sent.
+	ReasonEarlierSubmissionRendering ConditionReason = "EarlierSubmissionRendering"
 	// ReasonWaitingForPreview: a VideoRender waits for its storyboard's preview of the current
 	// generation to complete.
 	ReasonWaitingForPreview ConditionReason = "WaitingForPreview"
@@ -183,6 +195,30 @@ type JobStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	CallbackKeyID string `json:"callbackKeyId,omitempty"`
+
+	// requestDigest is the digest (sha256 of canonical JSON) of what the job in jobId was asked
+	// to do: the request body sent (credentials and the operator's own callback excluded), the
+	// project id of a project render, or the approved preview's digest and the narration choice of
+	// a storyboardRef render. "Already submitted" compares it with the current spec's: an edit
+	// that leaves the request unchanged pays nothing. It is also kept in annotation
+	// video.videoops.io/request-digest, so that it survives a restore without status.
+	// +optional
+	// +kubebuilder:validation:MaxLength=71
+	RequestDigest string `json:"requestDigest,omitempty"`
+
+	// keyFingerprint identifies, by a fingerprint (never the key), the API key that submitted the
+	// job in jobId. A job read with another key that the service does not show is not "not
+	// found": the object stalls with reason APIKeyChanged.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	KeyFingerprint string `json:"keyFingerprint,omitempty"`
+
+	// resubmitOf is the attempt of unknown outcome whose resubmission a human confirmed
+	// (annotation confirm-resubmit), until the resubmission has a job or is refused for good: a
+	// 409 to a project render meanwhile proves that attempt created a job.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	ResubmitOf string `json:"resubmitOf,omitempty"`
 
 	// submission records a submit call that was started but whose job id is not known yet. It is
 	// written before the paid call so that a crash can never lead to a second, unseen submission.
@@ -293,6 +329,22 @@ type Submission struct {
 	// narrationPinned is true when this attempt's request narrates the approved narration.
 	// +optional
 	NarrationPinned *bool `json:"narrationPinned,omitempty"`
+
+	// requestDigest is the digest of what this attempt asks for (see status.requestDigest).
+	// +optional
+	// +kubebuilder:validation:MaxLength=71
+	RequestDigest string `json:"requestDigest,omitempty"`
+
+	// keyFingerprint identifies the API key this attempt is sent with.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	KeyFingerprint string `json:"keyFingerprint,omitempty"`
+
+	// resubmitOf is the attempt whose outcome was unknown and whose resubmission a human
+	// confirmed: a 409 to a project render of this attempt proves that attempt created a job.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	ResubmitOf string `json:"resubmitOf,omitempty"`
 }
 
 // CallbackReceipt is a job-result callback as a replica received it.

@@ -97,6 +97,8 @@ type target struct {
 	sourceDigest    string
 	narrationPinned bool
 	wait            *waiting
+	// digest is the request's digest (record.go), set once the target does not wait.
+	digest string
 }
 
 // request is the storyboard request to send, nil for a project render.
@@ -136,6 +138,9 @@ type lifecycle[T client.Object] struct {
 	guard *spendguard.Guard
 	// checked are the requests that passed the pre-submit check (presubmit.go).
 	checked *boundedset.Set[string]
+	// unrecorded are the objects whose job record is to be copied into their annotations
+	// (record.go). Forgetting one only delays its record to the next job or completion.
+	unrecorded *boundedset.Set[types.NamespacedName]
 
 	// callbacks is nil unless the manager has a public callback URL; wake then receives the
 	// objects callbacks are about.
@@ -157,8 +162,9 @@ func newLifecycle[T client.Object](c client.Client, adapter kindAdapter[T], opts
 		backoff:  callgate.NewBackoff(opts.BackoffBase, opts.BackoffMax),
 		guard:    shared.guard,
 		// Forgetting an entry costs at most one write refused as a conflict, which marks it again.
-		stale:   boundedset.New[types.NamespacedName](100_000),
-		checked: boundedset.New[string](maxChecked),
+		stale:      boundedset.New[types.NamespacedName](100_000),
+		checked:    boundedset.New[string](maxChecked),
+		unrecorded: boundedset.New[types.NamespacedName](100_000),
 
 		callbacks:    shared.callbacks,
 		callbackPoll: shared.callbackPoll,
@@ -248,6 +254,17 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	written := l.adapter.jobStatus(tx.Base)
 	l.opts.Metrics.ObservePhase(l.adapter.kind(), req.NamespacedName, written.Phase)
 	l.opts.Metrics.ObserveSubmission(l.adapter.kind(), req.NamespacedName, written.Submission)
+	if l.unrecorded.Take(req.NamespacedName) {
+		if rerr := l.writeRecord(wctx, tx.Base); rerr != nil {
+			// Written again by the next reconcile; until then a restore would not find it.
+			l.unrecorded.Add(req.NamespacedName, l.opts.Clock.Now())
+			if apierrors.IsConflict(rerr) {
+				l.stale.Add(req.NamespacedName, l.opts.Clock.Now())
+			}
+			logf.FromContext(ctx).V(1).Info("Recording the job in the annotations failed; trying again", "error", rerr.Error())
+			return ctrl.Result{RequeueAfter: l.backoff.Short()}, err
+		}
+	}
 	return result, err
 }
 
@@ -309,7 +326,14 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statustxn.Txn[T]) (ctrl.
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	rec := recordOf(obj)
 	if t.wait != nil {
+		if rec.requestDigest != "" && l.adoptable(obj, rec, "") {
+			// A restored object whose source is not back yet: its record says what was paid.
+			if stop, res, err := l.adopt(ctx, tx, rec, nil); stop {
+				return res, err
+			}
+		}
 		if t.wait.keepCompleted && completedFor(st, gen) {
 			return l.completed(ctx, tx, t)
 		}
@@ -318,7 +342,21 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statustxn.Txn[T]) (ctrl.
 		}
 		return l.wait(tx, t.wait)
 	}
-	attempted := st.JobGeneration == gen && l.sameSource(obj, t) && (st.JobID != "" || st.CompletedAt != nil)
+	if t.digest, err = requestDigestOf(t); err != nil {
+		return ctrl.Result{}, err
+	}
+	// 3a. The annotations name a job status does not know (a restore): it is adopted, not paid.
+	if l.adoptable(obj, rec, t.digest) {
+		if stop, res, err := l.adopt(ctx, tx, rec, t); stop {
+			return res, err
+		}
+	}
+	attempted := l.alreadySent(tx, t)
+	if attempted && rec != statusRecord(st) && st.Submission == nil && st.JobID != "" {
+		// The record of the current job is missing from the annotations (a write that failed,
+		// or status restored without them).
+		l.recordPending(tx)
+	}
 	// A retry value not handled yet is consumed by the next submission, whatever causes it, so
 	// that a value already set (copied with the object, or set with a spec edit) never makes a
 	// later failure pay again by itself.

@@ -67,6 +67,10 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 		}()
 	}
 	if err != nil {
+		if l.keyChanged(tx, st.KeyFingerprint, keyID, st.JobID, err) {
+			// The Secret's watch wakes the object when the key changes again.
+			return true, ctrl.Result{}, nil
+		}
 		if apiclient.IsJobNotFound(err) {
 			// A job the service forgot before it ended: nothing more will come of it.
 			now := metav1.NewTime(l.opts.Clock.Now())
@@ -310,6 +314,8 @@ func failureReason(f *videov1alpha1.JobFailure) videov1alpha1.ConditionReason {
 		return videov1alpha1.ReasonInvalidRequest
 	case string(videov1alpha1.ReasonProjectNotFound):
 		return videov1alpha1.ReasonProjectNotFound
+	case codeEarlierSubmissionRendering:
+		return videov1alpha1.ReasonEarlierSubmissionRendering
 	}
 	if strings.HasPrefix(f.Code, "HTTP_") {
 		return videov1alpha1.ReasonInvalidRequest

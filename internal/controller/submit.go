@@ -102,7 +102,8 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 	started := l.opts.Clock.Now()
 	st.Submission = &videov1alpha1.Submission{Generation: gen, AttemptID: attempt, StartedAt: metav1.NewTime(started),
 		Deadline: ptr.To(metav1.NewTime(started.Add(l.submitBudget()))), Retry: retry, StoryboardGeneration: t.sourceGeneration, StoryboardUID: string(t.sourceUID),
-		StoryboardDigest: t.sourceDigest, NarrationPinned: narrationPinned(t)}
+		StoryboardDigest: t.sourceDigest, NarrationPinned: narrationPinned(t),
+		RequestDigest: t.digest, KeyFingerprint: keyID, ResubmitOf: st.ResubmitOf}
 	st.Phase = videov1alpha1.PhaseSubmitting
 	setOutcome(st, gen, outcomeReconciling, videov1alpha1.ReasonSubmitting,
 		fmt.Sprintf("Submitting generation %d to the service (attempt %s)", gen, attempt))
@@ -308,6 +309,16 @@ func (l *lifecycle[T]) refusal(ctx context.Context, tx *statustxn.Txn[T], t *tar
 		st.Phase = videov1alpha1.PhasePending
 		l.unauthorized(tx)
 		return ctrl.Result{}, nil
+	case apiclient.IsConflict(err) && t.projectID != "" && ae.SuccessFalse && st.Submission.ResubmitOf != "":
+		// Right after a confirmed resubmission, "already being rendered" is the render the
+		// earlier attempt of unknown outcome created: rendering the project again would pay
+		// twice. The interface names no way to learn that job's id.
+		l.recordRefused(tx, codeEarlierSubmissionRendering, fmt.Sprintf(
+			"the service answered 409 (project already being rendered) to the resubmission confirmed for attempt %s, so that attempt did create a render job of project %q; "+
+				"nothing more is sent. To follow that job, write its id into annotation %s",
+			st.Submission.ResubmitOf, t.projectID, videov1alpha1.AnnotationJobID))
+		l.stall(tx, videov1alpha1.ReasonEarlierSubmissionRendering, failureMessage(st))
+		return ctrl.Result{}, nil
 	case apiclient.IsConflict(err) && t.projectID != "" && ae.SuccessFalse:
 		st.Submission = nil
 		st.Phase = videov1alpha1.PhasePending
@@ -349,6 +360,8 @@ func (l *lifecycle[T]) consumeSubmission(obj T) *videov1alpha1.Submission {
 	if sub.Retry != "" {
 		st.LastHandledRetry = sub.Retry
 	}
+	st.RequestDigest, st.KeyFingerprint = sub.RequestDigest, sub.KeyFingerprint
+	st.ResubmitOf = ""
 	l.adapter.setRecordedSource(obj, sub)
 	return sub
 }
@@ -389,6 +402,7 @@ func (l *lifecycle[T]) recordSubmitted(tx *statustxn.Txn[T], jobID string, calls
 	st.Phase = videov1alpha1.PhaseInProgress
 	setOutcome(st, obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonInProgress,
 		fmt.Sprintf("Job %s submitted for generation %d", jobID, gen))
+	l.recordPending(tx)
 	tx.After(func() {
 		note := ""
 		if previous != "" {
@@ -482,6 +496,8 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statustxn.Txn[T]
 				"Submitting generation %d again as confirmed by annotation %s", sub.Generation, videov1alpha1.AnnotationConfirmResubmit)
 		})
 		// What the unknown attempt consumed is given back: the new attempt consumes it again.
+		// That a resubmission was confirmed is kept until it has a job: a 409 to it is evidence.
+		st.ResubmitOf = sub.AttemptID
 		st.Submission = nil
 		return false, ctrl.Result{}, nil
 	}

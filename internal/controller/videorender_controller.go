@@ -40,9 +40,9 @@ import (
 	"github.com/videoops/video-operator/internal/apiclient"
 )
 
-// +kubebuilder:rbac:groups=video.videoops.io,resources=videorenders,verbs=get;list;watch
+// +kubebuilder:rbac:groups=video.videoops.io,resources=videorenders,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videorenders/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=video.videoops.io,resources=videostoryboards,verbs=get;list;watch
+// +kubebuilder:rbac:groups=video.videoops.io,resources=videostoryboards,verbs=get;list;watch;patch
 
 // indexStoryboardRef indexes VideoRenders by the VideoStoryboard they render, so a completed
 // preview wakes exactly the renders waiting for it.
@@ -240,7 +240,7 @@ func decimal(n apiclient.Number) string {
 func (r *VideoRenderReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoRender{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, callback.Recorded()))).
+			predicate.Or(predicate.GenerationChangedPredicate{}, annotationsChanged(), callback.Recorded(), restoredStatus()))).
 		WatchesMetadata(secretObject(), handler.EnqueueRequestsFromMapFunc(
 			r.objectsUsingSecret(&videov1alpha1.VideoRenderList{}))).
 		Watches(&videov1alpha1.VideoStoryboard{}, handler.EnqueueRequestsFromMapFunc(r.rendersOfStoryboard)).

@@ -42,7 +42,7 @@ import (
 	"github.com/videoops/video-operator/internal/previewdigest"
 )
 
-// +kubebuilder:rbac:groups=video.videoops.io,resources=videostoryboards,verbs=get;list;watch
+// +kubebuilder:rbac:groups=video.videoops.io,resources=videostoryboards,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videostoryboards/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -222,7 +222,7 @@ func (storyboardAdapter) clearance(*videov1alpha1.VideoStoryboard) *videov1alpha
 func (r *VideoStoryboardReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoStoryboard{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, callback.Recorded()))).
+			predicate.Or(predicate.GenerationChangedPredicate{}, annotationsChanged(), callback.Recorded(), restoredStatus()))).
 		WatchesMetadata(secretObject(), handler.EnqueueRequestsFromMapFunc(
 			r.objectsUsingSecret(&videov1alpha1.VideoStoryboardList{}))).
 		Watches(&videov1alpha1.VideoBudget{}, handler.EnqueueRequestsFromMapFunc(r.waitingForBudget(&videov1alpha1.VideoStoryboardList{}))).

@@ -215,6 +215,9 @@ func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
 	if j != nil && s.opts.JobRetention > 0 && !now.Before(j.ends.Add(s.opts.JobRetention)) {
 		j = nil // cleaned by the service
 	}
+	if j != nil && s.opts.ScopeJobsByKey && j.keyID != KeyID(r.Header.Get("Authorization")) {
+		j = nil // another account's job
+	}
 	var view map[string]any
 	if j != nil {
 		view = s.viewLocked(j, now)

@@ -98,6 +98,11 @@ type Options struct {
 	// JobRetention, when positive, makes the service forget ("clean") a job that long after it
 	// ended: GET answers JOB_NOT_FOUND. Zero keeps jobs for the server's life.
 	JobRetention time.Duration
+	// ScopeJobsByKey makes each job visible only to the API key that created it: GET of another
+	// key's job answers JOB_NOT_FOUND, as a key of another account would be answered. The
+	// interface document does not say whether keys of one account share their jobs; off, any
+	// accepted key reads any job (keys of one account).
+	ScopeJobsByKey bool
 
 	// Clock gives the time; nil means the wall clock. Tests pass a *FakeClock.
 	Clock Clock

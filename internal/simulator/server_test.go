@@ -341,3 +341,26 @@ func TestRenderDurationRange(t *testing.T) {
 		t.Errorf("only %d distinct durations in 20 renders: %v", len(distinct), a)
 	}
 }
+
+// ScopeJobsByKey: a job is read only with the key that created it (keys of two accounts); off,
+// any accepted key reads it (keys of one account).
+func TestScopeJobsByKey(t *testing.T) {
+	const other = "sim-test-key-0002"
+	for _, scoped := range []bool{false, true} {
+		o := Options{ScopeJobsByKey: scoped}
+		e := start(t, o)
+		e.sim.keys[KeyID(other)] = true
+		_, m, _ := e.call(t, "POST", "/serviceapis/v2/video/storyboard/render", key, minimal)
+		id := jobID(t, m)
+		if status, _, _ := e.call(t, "GET", "/serviceapis/v1/jobs/"+id, key, ""); status != http.StatusOK {
+			t.Fatalf("scoped=%v: the submitting key reads its job: HTTP %d", scoped, status)
+		}
+		status, body, _ := e.call(t, "GET", "/serviceapis/v1/jobs/"+id, other, "")
+		switch {
+		case scoped && (status != http.StatusNotFound || body["code"] != CodeJobNotFound):
+			t.Errorf("scoped: another account's key got HTTP %d %v, want JOB_NOT_FOUND", status, body)
+		case !scoped && status != http.StatusOK:
+			t.Errorf("unscoped: another key of the account got HTTP %d", status)
+		}
+	}
+}

@@ -423,12 +423,15 @@ func TestDeployAppliesToAPIServer(t *testing.T) {
 		{"watch", "video.videoops.io", "videostoryboards", "", "", true},
 		{"patch", "video.videoops.io", "videorenders", "status", "team-a", true},
 		{"update", "video.videoops.io", "videostoryboards", "status", "team-a", true},
+		// The record of a job in the object's annotations (docs/backup-restore.md): patch only.
+		{"patch", "video.videoops.io", "videorenders", "", "team-a", true},
+		{"patch", "video.videoops.io", "videostoryboards", "", "team-a", true},
 		{"watch", "video.videoops.io", "videobudgets", "", "", true},
 		{"patch", "video.videoops.io", "videobudgets", "status", "team-a", true},
 		{"get", "", "secrets", "", "team-a", true},
 		{"create", "events.k8s.io", "events", "", "team-a", true},
 		{"create", "coordination.k8s.io", "leases", "", namespace, true},
-		// Least privilege: never the spec of a video, never writing a Secret, and leader
+		// Least privilege: never replacing a video, never writing a Secret, and leader
 		// election only in the manager's own namespace.
 		{"update", "video.videoops.io", "videorenders", "", "team-a", false},
 		{"delete", "video.videoops.io", "videostoryboards", "", "team-a", false},

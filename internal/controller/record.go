@@ -1,0 +1,340 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/requestdigest"
+	"github.com/videoops/video-operator/internal/statustxn"
+)
+
+// The record of a paid job and where it lives (DESIGN.md "The record travels with the object").
+// Status is not a backup: Velero restores without it by default and `kubectl get -o yaml |
+// kubectl apply` drops it; a restored object also starts again at generation 1 with a new uid.
+// So "already paid" is decided by the digest of the request (what was sent), and the job id, that
+// digest and the submitting key's fingerprint are copied into the object's annotations once the
+// job id is in status. An object that arrives with that record and without status adopts the
+// job instead of paying for it again.
+//
+// The in-flight marker (status.submission) is not copied there, unlike crossplane's
+// external-create-pending: a backup is a snapshot, and one taken in the seconds of a paid call
+// is no different from one taken a second before the call started, which no marker can
+// cover either; copying it would cost one more write before every paid call, on another
+// endpoint than the status it would have to agree with.
+
+// jobRecord is the record of an object's job in its annotations.
+type jobRecord struct {
+	jobID, requestDigest, keyFingerprint string
+}
+
+func recordOf(obj client.Object) jobRecord {
+	a := obj.GetAnnotations()
+	return jobRecord{jobID: a[videov1alpha1.AnnotationJobID], requestDigest: a[videov1alpha1.AnnotationRequestDigest],
+		keyFingerprint: a[videov1alpha1.AnnotationKeyFingerprint]}
+}
+
+// statusRecord is the record status holds for its current job.
+func statusRecord(st *videov1alpha1.JobStatus) jobRecord {
+	return jobRecord{jobID: st.JobID, requestDigest: st.RequestDigest, keyFingerprint: st.KeyFingerprint}
+}
+
+// requestDigestOf is the digest of what t asks the service for: the body sent (before the
+// operator's callback is added), the project id, or, for a storyboardRef render, the approved
+// preview and the narration choice.
+func requestDigestOf(t *target) (string, error) {
+	switch {
+	case t.preview != nil:
+		return requestdigest.Of(requestdigest.Preview, t.preview)
+	case t.render != nil && t.sourceDigest != "":
+		return requestdigest.OfApproved(t.sourceDigest, t.narrationPinned)
+	case t.render != nil:
+		return requestdigest.Of(requestdigest.Render, t.render)
+	default:
+		return requestdigest.OfProject(t.projectID)
+	}
+}
+
+// alreadySent reports whether status holds the job (or the final refusal) of the request t
+// describes. An edit that leaves the request unchanged pays nothing: the job becomes the current
+// generation's, and an event says so.
+func (l *lifecycle[T]) alreadySent(tx *statustxn.Txn[T], t *target) bool {
+	obj := tx.Obj
+	st := l.adapter.jobStatus(obj)
+	gen := obj.GetGeneration()
+	if st.JobID == "" && st.CompletedAt == nil {
+		return false
+	}
+	sent := st.RequestDigest == t.digest
+	if st.RequestDigest == "" {
+		// Recorded by a version of the operator before request digests: its rule, and the
+		// digest is recorded from now on.
+		sent = st.JobGeneration == gen && l.sameSource(obj, t)
+		if sent {
+			st.RequestDigest = t.digest
+		}
+	}
+	if !sent {
+		return false
+	}
+	if st.JobGeneration != gen {
+		from, jobID := st.JobGeneration, st.JobID
+		st.JobGeneration = gen
+		if sb, ok := any(obj).(*videov1alpha1.VideoStoryboard); ok && sb.Status.Preview != nil && sb.Status.PreviewedGeneration == from {
+			// The preview is of the current spec: renders waiting for it need not wait.
+			sb.Status.PreviewedGeneration = gen
+			sb.Status.Preview.Generation = gen
+		}
+		what := "job " + jobID
+		if jobID == "" {
+			what = "the refused submission"
+		}
+		tx.After(func() {
+			l.opts.Recorder.Eventf(obj, nil, "Normal", "RequestUnchanged", "Submit",
+				"Generation %d changed the spec but not the request: it is identical to that of %s (generation %d, request %s); not submitted again",
+				gen, what, from, t.digest)
+		})
+	}
+	return true
+}
+
+// adoptable reports whether the annotations name a job that the object takes as its own instead
+// of paying again: status has no job of its own (a restore without status, or a record written
+// in Git), or it has an ended job of another request while the annotations name the current
+// request's job (status restored from an older job). digest is the current request's digest,
+// "" when it cannot be known yet.
+func (l *lifecycle[T]) adoptable(obj T, rec jobRecord, digest string) bool {
+	st := l.adapter.jobStatus(obj)
+	switch {
+	case rec.jobID == "" || rec.jobID == st.JobID || st.Submission != nil:
+		return false
+	case obj.GetAnnotations()[videov1alpha1.AnnotationConfirmResubmit] == rec.jobID:
+		// A human confirmed that the job is gone: the current spec is submitted anew.
+		return false
+	case st.JobID == "" && st.CompletedAt == nil:
+		return true
+	case st.JobID == "" && st.Failure != nil && st.Failure.Code == codeEarlierSubmissionRendering:
+		// The job a 409 proved, once a human names it; not the record of an older request.
+		return rec.requestDigest == "" || rec.requestDigest == st.RequestDigest
+	}
+	return digest != "" && rec.requestDigest == digest && st.RequestDigest != digest && st.CompletedAt != nil
+}
+
+// adopt takes the job the annotations name as the object's current job: it reads it with the
+// object's key and records it as a job of the current generation, without paying. t is the
+// current target, nil when the spec cannot be resolved yet (then the annotation's digest is
+// taken). A job the service does not know for this key stalls: nothing is submitted on its own.
+func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobRecord, t *target) (stop bool, res ctrl.Result, err error) {
+	obj := tx.Obj
+	st := l.adapter.jobStatus(obj)
+	gen := obj.GetGeneration()
+	api, keyID, ok, err := l.serviceClient(ctx, tx)
+	if !ok {
+		return true, ctrl.Result{}, err
+	}
+	if wait := l.budgets.Urgent(keyID, l.budgetKey(objectKey(obj))); wait > 0 {
+		return true, later(tx, wait), nil
+	}
+	callCtx, cancel := l.callContext(ctx)
+	job, err := api.GetJob(callCtx, rec.jobID)
+	cancel()
+	if err != nil {
+		if l.keyChanged(tx, rec.keyFingerprint, keyID, rec.jobID, err) {
+			return true, ctrl.Result{}, nil
+		}
+		if apiclient.IsJobNotFound(err) || apiclient.IsNotFound(err) {
+			st.Phase = videov1alpha1.PhasePending
+			ref := l.adapter.secretRef(obj)
+			l.stall(tx, videov1alpha1.ReasonAdoptedJobNotFound, fmt.Sprintf(
+				"Annotation %s names job %s, which the service does not know for the API key in key %q of Secret %q (%s). "+
+					"To avoid paying twice nothing is submitted on its own: put the key that submitted the job into the Secret, or fix the annotation; "+
+					"to submit the current spec as a new, paid job, run: kubectl annotate %s %s -n %s %s=%s",
+				videov1alpha1.AnnotationJobID, rec.jobID, ref.Key, ref.Name, describeAnswer(err),
+				strings.ToLower(l.adapter.kind()), obj.GetName(), obj.GetNamespace(), videov1alpha1.AnnotationConfirmResubmit, rec.jobID))
+			return true, ctrl.Result{}, nil
+		}
+		res, err := l.callFailed(ctx, tx, err)
+		return true, res, err
+	}
+
+	digest := rec.requestDigest
+	if digest == "" && t != nil {
+		// A record written by hand names only the job: it is taken as the current spec's.
+		digest = t.digest
+	}
+	logf.FromContext(ctx).Info("Adopting the job named by the object's annotations; nothing is paid", "jobID", rec.jobID)
+	l.auditSubmission(obj, gen, "", "adopted", rec.jobID, nil)
+	previous := l.replaceJob(tx)
+	st.JobID = rec.jobID
+	st.JobGeneration = gen
+	st.RequestDigest = digest
+	st.KeyFingerprint = cmp.Or(rec.keyFingerprint, keyID)
+	st.CallbackKeyID = ""
+	now := metav1.NewTime(l.opts.Clock.Now())
+	st.SubmittedAt = &now
+	if t != nil && digest == t.digest {
+		l.adapter.setRecordedSource(obj, &videov1alpha1.Submission{StoryboardGeneration: t.sourceGeneration,
+			StoryboardUID: string(t.sourceUID), StoryboardDigest: t.sourceDigest, NarrationPinned: narrationPinned(t)})
+	}
+	st.Phase = videov1alpha1.PhaseInProgress
+	setOutcome(st, gen, outcomeReconciling, videov1alpha1.ReasonInProgress,
+		fmt.Sprintf("Job %s adopted from annotation %s", rec.jobID, videov1alpha1.AnnotationJobID))
+	l.recordPending(tx)
+	tx.After(func() {
+		note := ""
+		if previous != "" {
+			note = "; " + previous
+		}
+		l.opts.Recorder.Eventf(obj, nil, "Normal", "Adopted", "Adopt",
+			"Adopted job %s named by annotation %s (request %s); nothing was paid%s", rec.jobID, videov1alpha1.AnnotationJobID, digestOrNone(digest), note)
+	})
+	// A job that ended was charged where it was submitted; one still running is charged when
+	// this object sees it end, as any other.
+	if ended := l.recordJob(ctx, tx, job); ended {
+		return false, ctrl.Result{}, nil
+	}
+	return true, ctrl.Result{RequeueAfter: l.pollDelay(keyID, obj)}, nil
+}
+
+// keyChanged stalls the object when a job submitted with another key than the one it names now
+// is answered as unknown (JOB_NOT_FOUND, 404 or 401): that is a key of another account, not a
+// job that is gone. The job and its outputs are kept, and the message offers no remedy that pays
+// again. It reports whether it stalled.
+func (l *lifecycle[T]) keyChanged(tx *statustxn.Txn[T], submittedBy, keyID, jobID string, err error) bool {
+	unknownToKey := apiclient.IsJobNotFound(err) || apiclient.IsNotFound(err) || apiclient.IsUnauthorized(err)
+	if submittedBy == "" || submittedBy == keyID || !unknownToKey {
+		return false
+	}
+	ref := l.adapter.secretRef(tx.Obj)
+	l.stall(tx, videov1alpha1.ReasonAPIKeyChanged, fmt.Sprintf(
+		"Job %s was submitted with another API key (fingerprint %s) than the one in key %q of Secret %q (fingerprint %s), "+
+			"and the service does not show the job to this key (it answered %s). The job is kept and nothing is submitted again: "+
+			"put the submitting key, or another key of its account, back into the Secret to follow the job",
+		jobID, shortFingerprint(submittedBy), ref.Key, ref.Name, shortFingerprint(keyID), describeAnswer(err)))
+	return true
+}
+
+// recordPending asks for the record in status to be copied into the annotations once the
+// status is written.
+func (l *lifecycle[T]) recordPending(tx *statustxn.Txn[T]) {
+	k := objectKey(tx.Obj)
+	tx.After(func() { l.unrecorded.Add(k, l.opts.Clock.Now()) })
+}
+
+// writeRecord copies the job record of the written status into the object's annotations, with
+// an optimistic lock: written is the object as the status write left it. It is one write of the
+// object's metadata per job, the price of a record that survives a restore without status.
+func (l *lifecycle[T]) writeRecord(ctx context.Context, written T) error {
+	st := l.adapter.jobStatus(written)
+	want := statusRecord(st)
+	if want.jobID == "" || st.Submission != nil || recordOf(written) == want {
+		return nil
+	}
+	base := written.DeepCopyObject().(T)
+	patched := written.DeepCopyObject().(T)
+	ann := patched.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	for k, v := range map[string]string{videov1alpha1.AnnotationJobID: want.jobID,
+		videov1alpha1.AnnotationRequestDigest: want.requestDigest, videov1alpha1.AnnotationKeyFingerprint: want.keyFingerprint} {
+		if v == "" {
+			delete(ann, k)
+		} else {
+			ann[k] = v
+		}
+	}
+	patched.SetAnnotations(ann)
+	if err := l.client.Patch(ctx, patched, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("recording job %s in the annotations of %s %s: %w", want.jobID, l.adapter.kind(), objectKey(written), err)
+	}
+	return nil
+}
+
+// codeEarlierSubmissionRendering is the failure code of a confirmed project resubmission that was
+// answered 409: the earlier, unknown attempt created a render of the project.
+const codeEarlierSubmissionRendering = "EARLIER_SUBMISSION_RENDERING"
+
+// shortFingerprint is enough of a key's fingerprint for a human to tell two keys apart.
+func shortFingerprint(f string) string {
+	if len(f) > 8 {
+		return f[:8]
+	}
+	return f
+}
+
+// restoredStatus passes the status write of a restore (Velero writes the backed-up status after
+// creating the object): a status whose observedGeneration is ahead of metadata.generation was
+// written for another life of the object, since the generation started again at 1. Other status
+// writes do not wake the reconciler; the controller's own never look like this.
+func restoredStatus() predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			st := videov1alpha1.JobStatusOf(e.ObjectNew)
+			return st != nil && st.ObservedGeneration > e.ObjectNew.GetGeneration()
+		},
+	}
+}
+
+// annotationsChanged passes a change of the annotations (retry, confirm-resubmit, a record a
+// user writes), except the controller's own write of the job record: that write follows a status
+// write the reconciler already acted on, and waking it again would read a running job early.
+func annotationsChanged() predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			before, after := e.ObjectOld.GetAnnotations(), e.ObjectNew.GetAnnotations()
+			if maps.Equal(before, after) {
+				return false
+			}
+			st := videov1alpha1.JobStatusOf(e.ObjectNew)
+			if st == nil || recordOf(e.ObjectNew) != statusRecord(st) {
+				return true
+			}
+			// The record now says what status says: only its own three keys may have changed.
+			for _, k := range []string{videov1alpha1.AnnotationJobID, videov1alpha1.AnnotationRequestDigest, videov1alpha1.AnnotationKeyFingerprint} {
+				before, after = withoutKey(before, k), withoutKey(after, k)
+			}
+			return !maps.Equal(before, after)
+		},
+	}
+}
+
+// withoutKey returns m without k, copying only when k is there.
+func withoutKey(m map[string]string, k string) map[string]string {
+	if _, ok := m[k]; !ok {
+		return m
+	}
+	out := maps.Clone(m)
+	delete(out, k)
+	return out
+}
