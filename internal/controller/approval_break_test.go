@@ -1,0 +1,72 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/simulator"
+)
+
+// Attempts to break issue 21 (DESIGN.md "What is paid for is what was approved"): scenarios in
+// which a storyboardRef render would pay for what nobody approved, or pay twice.
+var _ = Describe("Render what was reviewed, attacked", func() {
+	var h *harness
+
+	const pollIntervals = 3 * 60 * time.Millisecond
+
+	start := func(wrap func(apiclient.Interface) apiclient.Interface) {
+		h = newHarness(simulator.Options{})
+		h.createSecret(testAPIKey)
+		h.approvalSkew = time.Second
+		h.wrap = wrap
+		h.startManager()
+	}
+	AfterEach(func() {
+		if h != nil {
+			h.expectNoKeyLeak()
+		}
+	})
+	paidRenders := func() int { return h.sim.Calls(simulator.EndpointRenderStoryboard) }
+
+	It("a label or annotation whose key is \"spec\" is no approval of a later preview", func() {
+		start(nil)
+		sb := storyPreview(h.ns, "labelled", "Labelled")
+		vr := refRender(h.ns, "labelled", "labelled", "")
+		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		preview := firstPreview(sb)
+		Eventually(func(g Gomega) {
+			rec := conditionOf(&getRender(vr)(g).Status.JobStatus, videov1alpha1.ConditionReconciling)
+			g.Expect(rec.Reason).To(Equal(string(videov1alpha1.ReasonAwaitingApproval)))
+		}).Should(Succeed())
+		// Past the skew allowance (times are in whole seconds): a write now is certainly after the preview.
+		time.Sleep(2100 * time.Millisecond)
+
+		By("kubectl label vr/labelled spec=reviewed, by a field manager that owns no spec field")
+		patch := []byte(`{"metadata":{"labels":{"spec":"reviewed"},"annotations":{"spec":"x"}}}`)
+		Expect(k8sClient.Patch(ctx, getRender(vr)(Default), client.RawPatch("application/merge-patch+json", patch),
+			client.FieldOwner("kubectl-label"))).To(Succeed())
+		Consistently(paidRenders, 5*pollIntervals).Should(BeZero(), "preview %s was never approved", preview.Digest)
+	})
+})
