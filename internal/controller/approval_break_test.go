@@ -48,6 +48,60 @@ var _ = Describe("Render what was reviewed, attacked", func() {
 		}
 	})
 	paidRenders := func() int { return h.sim.Calls(simulator.EndpointRenderStoryboard) }
+	editRender := func(vr *videov1alpha1.VideoRender, edit func(*videov1alpha1.VideoRender)) {
+		GinkgoHelper()
+		Eventually(func() error {
+			cur := getRender(vr)(Default)
+			edit(cur)
+			return k8sClient.Update(ctx, cur)
+		}).Should(Succeed())
+	}
+
+	It("pinning the preview an unpinned render already rendered does not pay for it again", func() {
+		start(nil)
+		sb := storyPreview(h.ns, "rendered", "Rendered")
+		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
+		preview := firstPreview(sb)
+		// Past the clock skew allowance: the preview existed when the render was written.
+		time.Sleep(2100 * time.Millisecond)
+		vr := refRender(h.ns, "unpinned", "rendered", "")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		eventuallyReady(vr)
+		Expect(paidRenders()).To(Equal(1))
+		Expect(getRender(vr)(Default).Status.StoryboardDigest).To(Equal(preview.Digest))
+
+		By("pinning the very preview it rendered (what kubectl video approve writes)")
+		editRender(vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = preview.Digest })
+		eventuallyReady(vr)
+		Consistently(paidRenders, 5*pollIntervals).Should(Equal(1), "the approved preview was paid for already")
+		got := getRender(vr)(Default)
+		Expect(got.Status.StoryboardDigest).To(Equal(preview.Digest))
+		Expect(got.Status.JobGeneration).To(Equal(got.Generation), "the job renders what the current spec asks")
+	})
+
+	It("a policy-only edit of a pinned, rendered render does not pay again", func() {
+		start(nil)
+		sb := briefStoryboard(h.ns, "policy", "Policy")
+		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
+		preview := firstPreview(sb)
+		vr := refRender(h.ns, "pinned", "policy", "approvedDigest: "+preview.Digest)
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		eventuallyReady(vr)
+		Expect(paidRenders()).To(Equal(1))
+
+		By("a platform team makes the policy explicit: approval Pinned, the same pin")
+		editRender(vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.Approval = videov1alpha1.ApprovalPinned })
+		eventuallyReady(vr)
+		Consistently(paidRenders, 5*pollIntervals).Should(Equal(1), "nothing about what is rendered changed")
+
+		By("opting out of the pinned narration changes the request: that is paid, once")
+		editRender(vr, func(cur *videov1alpha1.VideoRender) {
+			cur.Spec.StoryboardRef.Narration = videov1alpha1.NarrationRegenerate
+		})
+		eventuallyReady(vr)
+		Consistently(paidRenders, 5*pollIntervals).Should(Equal(2))
+		Expect(getRender(vr)(Default).Status.NarrationPinned).To(HaveValue(BeFalse()))
+	})
 
 	It("a label or annotation whose key is \"spec\" is no approval of a later preview", func() {
 		start(nil)

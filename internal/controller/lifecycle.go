@@ -62,8 +62,9 @@ type kindAdapter[T client.Object] interface {
 	resolve(ctx context.Context, obj T) (*target, error)
 	// recordedSource and setRecordedSource keep the generation and uid of an upstream object
 	// (the previewed VideoStoryboard of a storyboardRef render) the current job belongs to.
-	// recordedSource also returns the digest of the approved preview the job renders.
-	recordedSource(obj T) (generation int64, uid types.UID, digest string)
+	// recordedSource also returns the digest of the approved preview the job renders and
+	// whether its request narrated the approved narration.
+	recordedSource(obj T) (generation int64, uid types.UID, digest string, narrationPinned bool)
 	// setRecordedSource records what the submission sub consumed as the current job's source.
 	setRecordedSource(obj T, sub *videov1alpha1.Submission)
 	// recordJob maps a job read from the service into the kind's own status fields; it is
@@ -317,7 +318,12 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statustxn.Txn[T]) (ctrl.
 		}
 		return l.wait(tx, t.wait)
 	}
-	attempted := st.JobGeneration == gen && l.sameSource(obj, t) && (st.JobID != "" || st.CompletedAt != nil)
+	attempted := (st.JobGeneration == gen || l.rendersApproved(obj, t)) && l.sameSource(obj, t) && (st.JobID != "" || st.CompletedAt != nil)
+	if attempted && st.JobGeneration != gen {
+		// An edit of the render that changes nothing it renders (the pin of the very preview
+		// it rendered, the approval policy): the job made is this generation's job too.
+		st.JobGeneration = gen
+	}
 	// A retry value not handled yet is consumed by the next submission, whatever causes it, so
 	// that a value already set (copied with the object, or set with a spec edit) never makes a
 	// later failure pay again by itself.
@@ -343,7 +349,7 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statustxn.Txn[T]) (ctrl.
 // version of the operator) belongs to another storyboard only if that one was created after the
 // job was recorded.
 func (l *lifecycle[T]) sameSource(obj T, t *target) bool {
-	gen, uid, digest := l.adapter.recordedSource(obj)
+	gen, uid, digest, _ := l.adapter.recordedSource(obj)
 	if digest != "" && t.sourceDigest != "" {
 		// What was paid for is the approved preview, whatever generation or uid it came with.
 		return digest == t.sourceDigest
@@ -360,6 +366,17 @@ func (l *lifecycle[T]) sameSource(obj T, t *target) bool {
 		recorded = st.CompletedAt
 	}
 	return recorded == nil || !t.sourceCreated.After(recorded.Time)
+}
+
+// rendersApproved reports whether the current job, submitted for an earlier generation of the
+// object, completed a render of exactly what t asks for: the same approved preview (its digest)
+// narrated the same way. Paying for it again would pay twice for one video; a failed job is
+// submitted again on a spec change, as always.
+func (l *lifecycle[T]) rendersApproved(obj T, t *target) bool {
+	_, _, digest, pinned := l.adapter.recordedSource(obj)
+	st := l.adapter.jobStatus(obj)
+	return t.sourceDigest != "" && digest == t.sourceDigest && pinned == t.narrationPinned &&
+		st.JobID != "" && st.CompletedAt != nil && st.Failure == nil && st.Submission == nil
 }
 
 // completedFor reports whether the job of generation gen completed (not failed).

@@ -79,8 +79,8 @@ func (storyboardAdapter) resolve(_ context.Context, o *videov1alpha1.VideoStoryb
 	return &target{preview: o.Spec.StoryboardRequest.DeepCopy()}, nil
 }
 
-func (storyboardAdapter) recordedSource(*videov1alpha1.VideoStoryboard) (int64, types.UID, string) {
-	return 0, "", ""
+func (storyboardAdapter) recordedSource(*videov1alpha1.VideoStoryboard) (int64, types.UID, string, bool) {
+	return 0, "", "", false
 }
 
 func (storyboardAdapter) setRecordedSource(*videov1alpha1.VideoStoryboard, *videov1alpha1.Submission) {
