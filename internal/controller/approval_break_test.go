@@ -17,6 +17,8 @@ limitations under the License.
 package controller
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -103,6 +105,34 @@ var _ = Describe("Render what was reviewed, attacked", func() {
 		Expect(getRender(vr)(Default).Status.NarrationPinned).To(HaveValue(BeFalse()))
 	})
 
+	It("a pin does not pay for an edited request whose preview looks the same (a service with stable thumbnails)", func() {
+		start(func(in apiclient.Interface) apiclient.Interface { return stableThumbnails{in} })
+		sb := storyPreview(h.ns, "stable", "Stable")
+		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
+		first := firstPreview(sb)
+
+		By("the storyboard is edited in what a preview does not show before the pinned render runs")
+		vr := refRender(h.ns, "pinned", "stable", "approvedDigest: "+first.Digest+", approval: Pinned")
+		// The render is held back until the edit: an API key it cannot read yet.
+		vr.Spec.APIKeySecretRef = &videov1alpha1.SecretKeyRef{Name: "later", Key: videov1alpha1.DefaultAPIKeySecretKey}
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func() error {
+			cur := getStoryboard(sb)(Default)
+			cur.Spec.VoiceOver = &videov1alpha1.VoiceOver{Enabled: false}
+			return k8sClient.Update(ctx, cur)
+		}).Should(Succeed())
+		second := previewOfGeneration(sb, 2)
+		Expect(second.Digest).NotTo(Equal(first.Digest), "the previewed request is part of what was approved")
+		h.createNamedSecret("later", testAPIKey)
+
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			rec := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling)
+			g.Expect(rec.Reason).To(Equal(string(videov1alpha1.ReasonAwaitingApproval)), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+		Consistently(paidRenders, 5*pollIntervals).Should(BeZero(), "the request with the voice-over turned off was never approved")
+	})
+
 	It("a label or annotation whose key is \"spec\" is no approval of a later preview", func() {
 		start(nil)
 		sb := storyPreview(h.ns, "labelled", "Labelled")
@@ -124,3 +154,20 @@ var _ = Describe("Render what was reviewed, attacked", func() {
 		Consistently(paidRenders, 5*pollIntervals).Should(BeZero(), "preview %s was never approved", preview.Digest)
 	})
 })
+
+// stableThumbnails answers every completed preview with thumbnail URLs that depend only on the
+// scene (its index and narration), as a service that serves thumbnails by content would: two
+// previews that look the same have the same digest of what a reviewer sees.
+type stableThumbnails struct{ apiclient.Interface }
+
+func (s stableThumbnails) GetJob(ctx context.Context, id string) (*apiclient.Job, error) {
+	job, err := s.Interface.GetJob(ctx, id)
+	if err != nil || job.Data.Storyboard == nil {
+		return job, err
+	}
+	for i := range job.Data.Storyboard.Scenes {
+		sc := &job.Data.Storyboard.Scenes[i]
+		sc.Thumbnail = fmt.Sprintf("https://cdn.example.com/thumbnails/%d-%d.jpg", i+1, len(sc.Story))
+	}
+	return job, nil
+}
