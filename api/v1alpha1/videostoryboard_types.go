@@ -54,9 +54,11 @@ type VideoStoryboardStatus struct {
 type StoryboardPreview struct {
 	// digest identifies what a reviewer sees of this preview: sha256 of the canonical JSON of
 	// every scene's narration and thumbnail URL, in order, and the render parameters, as the
-	// service returned them (all scenes, also those omitted here for size). The same preview
-	// always has the same digest; a new preview has a new one. A VideoRender pins its approval
-	// to it (spec.storyboardRef.approvedDigest).
+	// service returned them (all scenes, also those omitted here for size), and of the
+	// previewed request (the spec without apiKeySecretRef), which a render of it sends. The
+	// same preview always has the same digest; a new preview has a new one. Empty for a
+	// preview whose spec was edited before it completed: it is never rendered. A VideoRender
+	// pins its approval to it (spec.storyboardRef.approvedDigest).
 	// +optional
 	// +kubebuilder:validation:MaxLength=71
 	Digest string `json:"digest,omitempty"`

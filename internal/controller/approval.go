@@ -17,8 +17,8 @@ limitations under the License.
 package controller
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -102,7 +102,7 @@ func (a renderAdapter) lastSpecWrite(ctx context.Context, o *videov1alpha1.Video
 	}
 	written = meta.CreationTimestamp.Time
 	for _, mf := range meta.ManagedFields {
-		if mf.Subresource != "" || mf.Time == nil || mf.FieldsV1 == nil || !bytes.Contains(mf.FieldsV1.GetRawBytes(), []byte(`"f:spec"`)) {
+		if mf.Subresource != "" || mf.Time == nil || mf.FieldsV1 == nil || !ownsSpec(mf.FieldsV1.GetRawBytes()) {
 			continue
 		}
 		if mf.Time.After(written) {
@@ -110,6 +110,19 @@ func (a renderAdapter) lastSpecWrite(ctx context.Context, o *videov1alpha1.Video
 		}
 	}
 	return written, nil
+}
+
+// ownsSpec reports whether a managedFields entry's field set owns a field under spec. Only the
+// top-level key counts: a label or an annotation whose key is "spec" is "f:spec" too, one level
+// down. A field set that cannot be read is no write of spec: an approval it would renew is
+// asked for again (a pin), never assumed.
+func ownsSpec(fields []byte) bool {
+	var set map[string]json.RawMessage
+	if err := json.Unmarshal(fields, &set); err != nil {
+		return false
+	}
+	_, ok := set["f:spec"]
+	return ok
 }
 
 // isBrief reports whether req is an AI brief-mode request ("AI storyboard rules" 3): AI

@@ -226,9 +226,10 @@ var _ = Describe("Render what was reviewed", func() {
 		By("reading the preview from the service again, as another cluster would")
 		api, err := apiclient.New(testAPIKey, apiclient.Options{BaseURL: h.srv.URL + "/serviceapis"})
 		Expect(err).NotTo(HaveOccurred())
-		job, err := api.GetJob(ctx, getStoryboard(sb)(Default).Status.JobID)
+		cur := getStoryboard(sb)(Default)
+		job, err := api.GetJob(ctx, cur.Status.JobID)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(digestOf(job.Data.Storyboard)).To(Equal(preview.Digest))
+		Expect(digestOf(job.Data.Storyboard, &cur.Spec.StoryboardRequest)).To(Equal(preview.Digest))
 
 		By("previewing the same request again")
 		again := storyPreview(h.ns, "digest-again", "Digest")

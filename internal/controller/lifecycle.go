@@ -62,8 +62,9 @@ type kindAdapter[T client.Object] interface {
 	resolve(ctx context.Context, obj T) (*target, error)
 	// recordedSource and setRecordedSource keep the generation and uid of an upstream object
 	// (the previewed VideoStoryboard of a storyboardRef render) the current job belongs to.
-	// recordedSource also returns the digest of the approved preview the job renders.
-	recordedSource(obj T) (generation int64, uid types.UID, digest string)
+	// recordedSource also returns the digest of the approved preview the job renders and
+	// whether its request narrated the approved narration.
+	recordedSource(obj T) (generation int64, uid types.UID, digest string, narrationPinned bool)
 	// setRecordedSource records what the submission sub consumed as the current job's source.
 	setRecordedSource(obj T, sub *videov1alpha1.Submission)
 	// recordJob maps a job read from the service into the kind's own status fields; it is
@@ -382,7 +383,7 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statustxn.Txn[T]) (ctrl.
 // version of the operator) belongs to another storyboard only if that one was created after the
 // job was recorded.
 func (l *lifecycle[T]) sameSource(obj T, t *target) bool {
-	gen, uid, digest := l.adapter.recordedSource(obj)
+	gen, uid, digest, _ := l.adapter.recordedSource(obj)
 	if digest != "" && t.sourceDigest != "" {
 		// What was paid for is the approved preview, whatever generation or uid it came with.
 		return digest == t.sourceDigest

@@ -29,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -136,8 +137,8 @@ func (a renderAdapter) resolve(ctx context.Context, o *videov1alpha1.VideoRender
 	return &target{wait: w}, nil
 }
 
-func (renderAdapter) recordedSource(o *videov1alpha1.VideoRender) (int64, types.UID, string) {
-	return o.Status.StoryboardGeneration, types.UID(o.Status.StoryboardUID), o.Status.StoryboardDigest
+func (renderAdapter) recordedSource(o *videov1alpha1.VideoRender) (int64, types.UID, string, bool) {
+	return o.Status.StoryboardGeneration, types.UID(o.Status.StoryboardUID), o.Status.StoryboardDigest, ptr.Deref(o.Status.NarrationPinned, false)
 }
 
 func (renderAdapter) setRecordedSource(o *videov1alpha1.VideoRender, sub *videov1alpha1.Submission) {

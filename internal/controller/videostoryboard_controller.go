@@ -79,8 +79,8 @@ func (storyboardAdapter) resolve(_ context.Context, o *videov1alpha1.VideoStoryb
 	return &target{preview: o.Spec.StoryboardRequest.DeepCopy()}, nil
 }
 
-func (storyboardAdapter) recordedSource(*videov1alpha1.VideoStoryboard) (int64, types.UID, string) {
-	return 0, "", ""
+func (storyboardAdapter) recordedSource(*videov1alpha1.VideoStoryboard) (int64, types.UID, string, bool) {
+	return 0, "", "", false
 }
 
 func (storyboardAdapter) setRecordedSource(*videov1alpha1.VideoStoryboard, *videov1alpha1.Submission) {
@@ -100,7 +100,13 @@ func (storyboardAdapter) recordJob(o *videov1alpha1.VideoStoryboard, job *apicli
 	if sb == nil {
 		sb = &apiclient.Storyboard{}
 	}
-	preview := &videov1alpha1.StoryboardPreview{Generation: o.Status.JobGeneration, Digest: digestOf(sb)}
+	preview := &videov1alpha1.StoryboardPreview{Generation: o.Status.JobGeneration}
+	if o.Generation == o.Status.JobGeneration {
+		// The spec is the previewed request. A preview whose spec was edited before it
+		// completed is never rendered (previewedGeneration is behind) and gets no digest:
+		// nobody could approve it for what its request was.
+		preview.Digest = digestOf(sb, &o.Spec.StoryboardRequest)
+	}
 	o.Status.Preview = preview
 	var incomplete []string
 	budget := previewBudget(o)
@@ -132,10 +138,15 @@ func (storyboardAdapter) recordJob(o *videov1alpha1.VideoStoryboard, job *apicli
 }
 
 // digestOf is the preview's digest: what a reviewer sees, from the service's answer (every
-// scene, also those that do not fit in status). Empty only if the answer's JSON could not be
-// read again, which encoding/json checked already.
-func digestOf(sb *apiclient.Storyboard) string {
-	p := previewdigest.Preview{RenderParameters: sb.RenderParams}
+// scene, also those that do not fit in status), and the previewed request req, which a render
+// of it sends. Empty only if the answer's JSON could not be read again, which encoding/json
+// checked already.
+func digestOf(sb *apiclient.Storyboard, req *videov1alpha1.StoryboardRequest) string {
+	request, err := json.Marshal(req)
+	if err != nil {
+		return ""
+	}
+	p := previewdigest.Preview{RenderParameters: sb.RenderParams, Request: request}
 	for _, s := range sb.Scenes {
 		p.Scenes = append(p.Scenes, previewdigest.Scene{Story: s.Story, Thumbnail: s.Thumbnail})
 	}

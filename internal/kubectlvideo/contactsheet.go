@@ -69,7 +69,7 @@ func newContactSheet(ctx context.Context, env *Env, vsb *videov1alpha1.VideoStor
 		Generated: env.Now().UTC().Format(time.RFC3339),
 	}
 	for i, sc := range vsb.Status.Preview.Scenes {
-		card := sceneCard{Index: i + 1, Story: sc.Story, Link: sc.Thumbnail}
+		card := sceneCard{Index: i + 1, Story: visible(sc.Story), Link: sc.Thumbnail}
 		if sc.Thumbnail == "" {
 			card.Note = "the service gave no thumbnail for this scene"
 		} else if src, err := fetchImage(ctx, env.HTTP, sc.Thumbnail); err != nil {

@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -176,8 +177,8 @@ func PreviewText(ctx context.Context, env *Env, name string) error {
 	p.line("Storyboard %s/%s: %q, generation %d, %d scenes", vsb.Namespace, vsb.Name, vsb.Spec.VideoName, vsb.Generation, len(vsb.Status.Preview.Scenes))
 	for i, sc := range vsb.Status.Preview.Scenes {
 		p.line("")
-		p.line("Scene %d  %s", i+1, orDash(sc.Thumbnail))
-		for _, l := range wrap(sc.Story, 96) {
+		p.line("Scene %d  %s", i+1, orDash(visible(sc.Thumbnail)))
+		for _, l := range wrap(visible(sc.Story), 96) {
 			p.line("  %s", l)
 		}
 	}
@@ -240,6 +241,22 @@ func PreviewHTML(ctx context.Context, env *Env, name, file string, open bool) er
 		return env.Open(abs)
 	}
 	return nil
+}
+
+// visible names the control and format characters of s (U+001B, U+202E, U+200B...) instead of
+// passing them to the reviewer's terminal or browser, where they could hide, reorder or conceal
+// words: the render narrates the text as it is, so the reviewer must see all of it.
+// Whitespace is kept (wrap folds it).
+func visible(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if (unicode.IsControl(r) && !unicode.IsSpace(r)) || unicode.Is(unicode.Cf, r) {
+			fmt.Fprintf(&b, "[%U]", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // wrap breaks text into lines of at most width characters, at spaces.

@@ -15,13 +15,16 @@ limitations under the License.
 */
 
 // Package previewdigest computes the digest of a completed storyboard preview: what a reviewer
-// sees (every scene's narration and thumbnail, in order, and the render parameters), as
-// canonical JSON hashed with SHA-256. A render approved for a digest pays only for the preview
-// with that digest (DESIGN.md "What is paid for is what was approved").
+// sees (every scene's narration and thumbnail, in order, and the render parameters) and the
+// request that was previewed, as canonical JSON hashed with SHA-256. A render approved for a
+// digest pays only for the preview with that digest (DESIGN.md "What is paid for is what was
+// approved"), and the render sends the previewed request: the request is covered because a
+// preview shows only part of it (a voice-over, music or destinations are not in the answer), so
+// two requests could otherwise share one digest and an approval of one would pay for the other.
 //
-// The digest is a function of the service's answer only: the same answer read again, by another
-// process or after a restart, gives the same digest; any change of a narration, a thumbnail URL
-// or a render parameter gives another one.
+// The digest is a function of the service's answer and the previewed request only: the same
+// answer read again, by another process or after a restart, gives the same digest; any change of
+// a narration, a thumbnail URL, a render parameter or the request gives another one.
 package previewdigest
 
 import (
@@ -52,11 +55,12 @@ type Scene struct {
 
 // Preview is what a reviewer sees of a preview. Raw is the storyboard as the service returned
 // it, included only when its shape is not the documented one (then scenes alone would not say
-// what was shown).
+// what was shown). Request is the previewed request as JSON: what the render will send.
 type Preview struct {
 	Scenes           []Scene
 	RenderParameters json.RawMessage
 	Raw              json.RawMessage
+	Request          json.RawMessage
 }
 
 // Of returns the digest of p. It fails only on render parameters or raw values that are not
@@ -68,7 +72,7 @@ func Of(p Preview) (string, error) {
 		scenes[i] = map[string]any{"story": s.Story, "thumbnail": s.Thumbnail}
 	}
 	doc["scenes"] = scenes
-	for name, raw := range map[string]json.RawMessage{"renderParameters": p.RenderParameters, "raw": p.Raw} {
+	for name, raw := range map[string]json.RawMessage{"renderParameters": p.RenderParameters, "raw": p.Raw, "request": p.Request} {
 		v, err := decode(raw)
 		if err != nil {
 			return "", fmt.Errorf("reading %s: %w", name, err)

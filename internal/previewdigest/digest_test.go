@@ -28,6 +28,7 @@ func base() Preview {
 			{Story: "Point 1 of 2 explains why tides matter.", Thumbnail: "https://cdn.example/j1/scene-2.jpg"},
 		},
 		RenderParameters: json.RawMessage(`{"aspectRatio":"16:9","videoWidth":1920,"videoHeight":1080,"sceneCount":2}`),
+		Request:          json.RawMessage(`{"videoName":"Tides","scenes":[{"brief":{"prompt":"tides"}}]}`),
 	}
 }
 
@@ -75,6 +76,10 @@ func TestAnyChangeChangesTheDigest(t *testing.T) {
 		},
 		"parameters removed": func(p *Preview) { p.RenderParameters = nil },
 		"raw shape kept":     func(p *Preview) { p.Raw = json.RawMessage(`[1]`) },
+		// A setting the answer does not show: one approval must not pay for both requests.
+		"request": func(p *Preview) {
+			p.Request = json.RawMessage(`{"videoName":"Tides","voiceOver":{"enabled":false},"scenes":[{"brief":{"prompt":"tides"}}]}`)
+		},
 		"story moved to thumbnail": func(p *Preview) {
 			p.Scenes[0] = Scene{Story: "", Thumbnail: p.Scenes[0].Story + p.Scenes[0].Thumbnail}
 		},
