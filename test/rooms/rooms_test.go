@@ -59,6 +59,7 @@ func TestMechanismsDoNotImportTheReconcilers(t *testing.T) {
 		"internal/boundedset":    true,
 		"internal/previewdigest": true,
 		"internal/metrics":       true,
+		"internal/requestdigest": true,
 		"internal/spendguard":    false,
 	}
 	for pkg, pure := range mechanisms {
