@@ -166,6 +166,14 @@ func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobR
 	job, err := api.GetJob(callCtx, rec.jobID)
 	cancel()
 	if err != nil {
+		if t != nil && rec.requestDigest != "" && rec.requestDigest != t.digest && unknownToKey(err) {
+			// A record of another request (annotations copied onto an object with another
+			// spec): nothing was paid for this request, so there is nothing to pay twice and
+			// no reason to stall. It is submitted as any new request is.
+			logf.FromContext(ctx).Info("The job the annotations name is of another request and unknown to this key; not adopted",
+				"jobID", rec.jobID, "answer", describeAnswer(err))
+			return false, ctrl.Result{}, nil
+		}
 		if l.keyChanged(tx, rec.keyFingerprint, keyID, rec.jobID, err) {
 			return true, ctrl.Result{}, nil
 		}
@@ -228,8 +236,7 @@ func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobR
 // job that is gone. The job and its outputs are kept, and the message offers no remedy that pays
 // again. It reports whether it stalled.
 func (l *lifecycle[T]) keyChanged(tx *statustxn.Txn[T], submittedBy, keyID, jobID string, err error) bool {
-	unknownToKey := apiclient.IsJobNotFound(err) || apiclient.IsNotFound(err) || apiclient.IsUnauthorized(err)
-	if submittedBy == "" || submittedBy == keyID || !unknownToKey {
+	if submittedBy == "" || submittedBy == keyID || !unknownToKey(err) {
 		return false
 	}
 	ref := l.adapter.secretRef(tx.Obj)
@@ -239,6 +246,11 @@ func (l *lifecycle[T]) keyChanged(tx *statustxn.Txn[T], submittedBy, keyID, jobI
 			"put the submitting key, or another key of its account, back into the Secret to follow the job",
 		jobID, shortFingerprint(submittedBy), ref.Key, ref.Name, shortFingerprint(keyID), describeAnswer(err)))
 	return true
+}
+
+// unknownToKey reports whether the service answered that the key cannot see the job.
+func unknownToKey(err error) bool {
+	return apiclient.IsJobNotFound(err) || apiclient.IsNotFound(err) || apiclient.IsUnauthorized(err)
 }
 
 // recordPending asks for the record in status to be copied into the annotations once the
