@@ -36,8 +36,9 @@ const (
 // -o yaml | kubectl apply` drops it, but annotations travel. The controller writes them, with an
 // optimistic lock, once the job id is in status. An object that arrives with them and without
 // status adopts the job instead of paying for it again; a user may write them (in Git) to adopt
-// an existing job. The in-flight marker (status.submission) is deliberately not among them: see
-// docs/backup-restore.md.
+// an existing job. The in-flight marker (status.submission) is deliberately not among them (see
+// docs/backup-restore.md), except once the attempt's outcome is unknown: that stall lasts until a
+// human confirms, so a backup may well hold it (AnnotationSubmissionUnknown).
 const (
 	// AnnotationJobID is the service's id of the object's current job (status.jobId).
 	AnnotationJobID = "video.videoops.io/job-id"
@@ -47,4 +48,9 @@ const (
 	// AnnotationKeyFingerprint identifies the API key that submitted the job
 	// (status.keyFingerprint); never the key itself.
 	AnnotationKeyFingerprint = "video.videoops.io/key-fingerprint"
+	// AnnotationSubmissionUnknown records a submission whose outcome is unknown (Stalled,
+	// SubmissionUnknown): "<attemptId> <startedAt, RFC 3339>". An object restored without status
+	// that carries it stalls again instead of paying: only confirm-resubmit set to that attempt id
+	// submits again. It is removed once the object has a job.
+	AnnotationSubmissionUnknown = "video.videoops.io/submission-unknown"
 )

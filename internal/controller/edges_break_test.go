@@ -21,6 +21,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/simulator"
@@ -91,6 +92,49 @@ var _ = Describe("The record travels with the object, attacked", func() {
 		Eventually(func(g Gomega) {
 			got := getRender(vr)(g)
 			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+		Consistently(paidCalls, settle).Should(Equal(2))
+	})
+
+	It("a restore without status of a render stalled SubmissionUnknown pays nothing without a confirmation", func() {
+		// The render's answer is cut: the job exists, its outcome is unknown, and the object
+		// stalls until a human confirms, which may take days: a backup taken meanwhile has it.
+		h = newHarness(simulator.Options{RenderDuration: time.Hour,
+			Faults: simulator.Faults{TruncatedShare: 1, Endpoints: []string{simulator.EndpointRenderStoryboard}}})
+		h.createSecret(testAPIKey)
+		h.startManager()
+		vr := storyRender(h.ns, "unknown", "Unknown")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+		Expect(paidCalls()).To(Equal(1))
+		h.sim.SetFaults(simulator.Faults{})
+
+		By("restoring it without status, as Velero does by default")
+		Consistently(paidCalls, settle).Should(Equal(1))
+		restoreWithoutStatus(getRender(vr)(Default))
+		Consistently(paidCalls, settle).Should(Equal(1), "the unknown attempt may have created a job: no second one without a confirmation")
+		var restored *videov1alpha1.VideoRender
+		Eventually(func(g Gomega) {
+			restored = getRender(vr)(g)
+			g.Expect(stalledWith(&restored.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(),
+				"the restored object stalls again: %+v", restored.Status.Conditions)
+			g.Expect(restored.Annotations).To(HaveKey(videov1alpha1.AnnotationSubmissionUnknown))
+		}).Should(Succeed())
+
+		By("a human confirms the resubmission of that attempt: exactly one more paid call")
+		attempt := restored.Status.Submission.AttemptID
+		Expect(restored.Annotations[videov1alpha1.AnnotationSubmissionUnknown]).To(HavePrefix(attempt + " "))
+		patch := client.MergeFrom(restored.DeepCopy())
+		restored.Annotations[videov1alpha1.AnnotationConfirmResubmit] = attempt
+		Expect(k8sClient.Patch(ctx, restored, patch)).To(Succeed())
+		Eventually(paidCalls).Should(Equal(2))
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(got.Status.JobID).NotTo(BeEmpty())
+			g.Expect(got.Annotations).NotTo(HaveKey(videov1alpha1.AnnotationSubmissionUnknown), "the record of the unknown attempt goes with the new job")
 		}).Should(Succeed())
 		Consistently(paidCalls, settle).Should(Equal(2))
 	})

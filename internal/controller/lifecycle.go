@@ -307,7 +307,12 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statustxn.Txn[T]) (ctrl.
 		}
 	}
 
-	// 1. A submission whose job id was never recorded: adopt the job or refuse to guess.
+	// 1. A submission whose job id was never recorded: adopt the job or refuse to guess. A restore
+	// without status brings the record of an attempt whose outcome was unknown back from the
+	// annotations: it may have created a job, so it is not paid for again on its own.
+	if sub := restoredUnknown(obj, st); sub != nil {
+		st.Submission = sub
+	}
 	if st.Submission != nil {
 		if stop, res, err := l.resolveInFlight(ctx, tx); stop {
 			return res, err

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -53,17 +54,41 @@ import (
 // jobRecord is the record of an object's job in its annotations.
 type jobRecord struct {
 	jobID, requestDigest, keyFingerprint string
+	// unknown is the attempt whose outcome is unknown, with its start: "<attemptId> <startedAt>".
+	unknown string
 }
 
 func recordOf(obj client.Object) jobRecord {
 	a := obj.GetAnnotations()
 	return jobRecord{jobID: a[videov1alpha1.AnnotationJobID], requestDigest: a[videov1alpha1.AnnotationRequestDigest],
-		keyFingerprint: a[videov1alpha1.AnnotationKeyFingerprint]}
+		keyFingerprint: a[videov1alpha1.AnnotationKeyFingerprint], unknown: a[videov1alpha1.AnnotationSubmissionUnknown]}
 }
 
 // statusRecord is the record status holds for its current job.
 func statusRecord(st *videov1alpha1.JobStatus) jobRecord {
-	return jobRecord{jobID: st.JobID, requestDigest: st.RequestDigest, keyFingerprint: st.KeyFingerprint}
+	rec := jobRecord{jobID: st.JobID, requestDigest: st.RequestDigest, keyFingerprint: st.KeyFingerprint}
+	if sub := st.Submission; sub != nil && isStalledWith(st, videov1alpha1.ReasonSubmissionUnknown) {
+		rec.unknown = sub.AttemptID + " " + sub.StartedAt.UTC().Format(time.RFC3339)
+	}
+	return rec
+}
+
+// restoredUnknown is the in-flight record of an attempt whose outcome was unknown when the
+// object was backed up, from its annotation, for an object whose status has neither a job nor a
+// submission (a restore without status): the object stalls on it again instead of paying.
+func restoredUnknown(obj client.Object, st *videov1alpha1.JobStatus) *videov1alpha1.Submission {
+	if st.Submission != nil || st.JobID != "" {
+		return nil
+	}
+	attempt, started, ok := strings.Cut(recordOf(obj).unknown, " ")
+	if !ok || attempt == "" {
+		return nil
+	}
+	at, err := time.Parse(time.RFC3339, started)
+	if err != nil {
+		return nil
+	}
+	return &videov1alpha1.Submission{Generation: obj.GetGeneration(), AttemptID: attempt, StartedAt: metav1.NewTime(at)}
 }
 
 // requestDigestOf is the digest of what t asks the service for: the body sent (before the
@@ -266,7 +291,7 @@ func (l *lifecycle[T]) recordPending(tx *statustxn.Txn[T]) {
 func (l *lifecycle[T]) writeRecord(ctx context.Context, written T) error {
 	st := l.adapter.jobStatus(written)
 	want := statusRecord(st)
-	if want.jobID == "" || st.Submission != nil || recordOf(written) == want {
+	if (want.jobID == "" && want.unknown == "") || (st.Submission != nil && want.unknown == "") || recordOf(written) == want {
 		return nil
 	}
 	base := written.DeepCopyObject().(T)
@@ -276,7 +301,8 @@ func (l *lifecycle[T]) writeRecord(ctx context.Context, written T) error {
 		ann = map[string]string{}
 	}
 	for k, v := range map[string]string{videov1alpha1.AnnotationJobID: want.jobID,
-		videov1alpha1.AnnotationRequestDigest: want.requestDigest, videov1alpha1.AnnotationKeyFingerprint: want.keyFingerprint} {
+		videov1alpha1.AnnotationRequestDigest: want.requestDigest, videov1alpha1.AnnotationKeyFingerprint: want.keyFingerprint,
+		videov1alpha1.AnnotationSubmissionUnknown: want.unknown} {
 		if v == "" {
 			delete(ann, k)
 		} else {
@@ -333,7 +359,8 @@ func annotationsChanged() predicate.Funcs {
 				return true
 			}
 			// The record now says what status says: only its own three keys may have changed.
-			for _, k := range []string{videov1alpha1.AnnotationJobID, videov1alpha1.AnnotationRequestDigest, videov1alpha1.AnnotationKeyFingerprint} {
+			for _, k := range []string{videov1alpha1.AnnotationJobID, videov1alpha1.AnnotationRequestDigest, videov1alpha1.AnnotationKeyFingerprint,
+				videov1alpha1.AnnotationSubmissionUnknown} {
 				before, after = withoutKey(before, k), withoutKey(after, k)
 			}
 			return !maps.Equal(before, after)

@@ -168,6 +168,9 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 		log.Error(err, "Submission outcome unknown; pausing paid submissions of this API key until the service answers", "attempt", attempt)
 		st.Phase = videov1alpha1.PhaseFailed
 		l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, l.adapter.describeRequest(obj), st.Submission, l.submitBudget(), err))
+		// The stall lasts until a human confirms, maybe days: a backup may hold it, so the
+		// annotations keep it (restoredUnknown).
+		l.recordPending(tx)
 		return ctrl.Result{RequeueAfter: l.unknownRecheck()}, nil
 	}
 }
@@ -530,6 +533,7 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statustxn.Txn[T]
 			tx.After(func() { l.opts.Metrics.Submitted(kind, "unknown") })
 		}
 		l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, l.adapter.describeRequest(obj), sub, l.submitBudget(), nil))
+		l.recordPending(tx)
 	}
 	return true, ctrl.Result{RequeueAfter: l.unknownRecheck()}, nil
 }
