@@ -1,0 +1,150 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package callgate
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// burst queues n urgent calls (submissions) of key a at once and returns when each may call.
+func burst(b *Budgets, now time.Time, n int) []time.Time {
+	slots := make([]time.Time, n)
+	for i := range n {
+		slots[i] = now.Add(b.Urgent("a", fmt.Sprint("submit-", i)))
+	}
+	return slots
+}
+
+// pollsDuring asks for a routine poll every step for d and counts the polls that went.
+func pollsDuring(b *Budgets, clk *clocktesting.FakeClock, d, step time.Duration) int {
+	went := 0
+	for end := clk.Now().Add(d); clk.Now().Before(end); clk.Step(step) {
+		if b.Routine("a") == 0 {
+			went++
+		}
+	}
+	return went
+}
+
+// DESIGN.md "Load on the cluster": during a burst of submissions, reads of running jobs keep a
+// share of the key's budget.
+func TestPollShareDuringABurstOfSubmissions(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		share float64
+		// polls is the least and most routine polls that go in the 10 s the burst lasts.
+		minPolls, maxPolls int
+	}{
+		// Today's rule: routine polls wait behind the whole queue.
+		{"no share", 0, 0, 0},
+		// A quarter of 10 calls/s for 10 s is 25 polls, give or take the share's small burst.
+		{"a quarter", 0.25, 24, 27},
+		{"a share above the bound is the bound", 0.9, 49, 53},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+			b := NewBudgets(clk, 10, 4, time.Hour)
+			b.SetPollShare(tc.share)
+			b.PollSpacing("a", "running-job") // a running job to read: the share is in use
+			slots := burst(b, clk.Now(), 200)
+			polls := pollsDuring(b, clk, 10*time.Second, 10*time.Millisecond)
+			if polls < tc.minPolls || polls > tc.maxPolls {
+				t.Errorf("%d routine polls went during the burst, want %d to %d", polls, tc.minPolls, tc.maxPolls)
+			}
+			// The key's rate is kept: the submissions and polls of the first 10 s together
+			// are at most its 10 calls/s plus its burst.
+			end := time.Unix(1_000_000, 0).Add(10 * time.Second)
+			submitted := 0
+			for _, at := range slots {
+				if at.Before(end) {
+					submitted++
+				}
+			}
+			if total := submitted + polls; total > 10*10+4+1 {
+				t.Errorf("%d submissions and %d polls in 10 s: over the key's 10 calls/s", submitted, polls)
+			}
+			if min := int(float64(100)*(1-min(tc.share, MaxPollShare))) - 1; submitted < min {
+				t.Errorf("only %d submissions in 10 s, want at least %d: they keep the rest of the rate", submitted, min)
+			}
+		})
+	}
+}
+
+// Submissions still go first when the share is idle: with no running job to read, a burst of
+// urgent calls uses the whole rate.
+func TestPollShareIdleLeavesTheRateToSubmissions(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	b := NewBudgets(clk, 10, 4, time.Hour)
+	b.SetPollShare(0.25)
+	slots := burst(b, clk.Now(), 10)
+	if got, want := slots[9].Sub(clk.Now()), 600*time.Millisecond; got != want {
+		t.Errorf("the 10th call of a 4-call burst at 10/s waits %s with the share idle, want %s", got, want)
+	}
+}
+
+// With the share set and no burst, routine polls go as before: from the key's bucket, leaving
+// the reserve for urgent calls.
+func TestPollShareDoesNotTakeTheReserveWhenCalm(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	b := NewBudgets(clk, 10, 8, time.Hour) // reserve: 2 of 8
+	b.SetPollShare(0.25)
+	b.PollSpacing("a", "running-job")
+	for range 6 {
+		if wait := b.Routine("a"); wait != 0 {
+			t.Fatalf("a routine poll waits %s with the bucket full", wait)
+		}
+	}
+	for i := range 2 {
+		if wait := b.Urgent("a", fmt.Sprint("s", i)); wait != 0 {
+			t.Errorf("urgent call %d waits %s: the share took the reserve", i, wait)
+		}
+	}
+}
+
+// A controller working through 100 reconciles a second hands at most share of them to polls
+// that go first, and a quiet one still lets one go.
+func TestWorkShareTicketsFollowTheReconcileRate(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	w := NewWorkShare(clk, 0.25)
+	if !w.Take() {
+		t.Fatal("a quiet controller gives no ticket")
+	}
+	tickets := 0
+	for range 10 * 100 { // 10 s at 100 reconciles/s, each asking for a ticket
+		w.Reconciled()
+		if w.Take() {
+			tickets++
+		}
+		clk.Step(10 * time.Millisecond)
+	}
+	// The rate is learnt within a few seconds: about 25/s after that.
+	if tickets < 200 || tickets > 260 {
+		t.Errorf("%d tickets in 10 s at 100 reconciles/s, want about a quarter (200 to 260)", tickets)
+	}
+	if NewWorkShare(clk, 0).Take() {
+		t.Error("a share of 0 gave a ticket")
+	}
+	var none *WorkShare
+	none.Reconciled()
+	if none.Take() {
+		t.Error("a nil share gave a ticket")
+	}
+}
