@@ -142,6 +142,11 @@ type lifecycle[T client.Object] struct {
 	callbacks    *callback.Signer
 	callbackPoll time.Duration
 	wake         chan event.GenericEvent
+
+	// polls keeps this controller's share of the workers for the reads of running jobs;
+	// progress holds back progress-only status writes (progress.go).
+	polls    *callgate.WorkShare
+	progress *progressWrites
 }
 
 func newLifecycle[T client.Object](c client.Client, adapter kindAdapter[T], opts Options, shared *sharedState) *lifecycle[T] {
@@ -162,6 +167,9 @@ func newLifecycle[T client.Object](c client.Client, adapter kindAdapter[T], opts
 
 		callbacks:    shared.callbacks,
 		callbackPoll: shared.callbackPoll,
+
+		polls:    callgate.NewWorkShare(opts.Clock, opts.PollShare),
+		progress: newProgressWrites(opts.Clock, opts.ProgressInterval),
 	}
 }
 
@@ -187,6 +195,7 @@ func (l *lifecycle[T]) readFresh(ctx context.Context, key types.NamespacedName) 
 
 // Reconcile is the whole reconcile of one object of either kind.
 func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	l.polls.Reconciled()
 	obj, err := l.read(ctx, req.NamespacedName)
 	if err != nil {
 		if apierrors.IsNotFound(err) {

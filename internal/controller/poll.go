@@ -80,7 +80,9 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 		return true, res, err
 	}
 	l.backoff.Reset(objectKey(obj))
+	before := progressOf(st)
 	if ended := l.recordJob(ctx, tx, job); ended {
+		l.progress.ended(st.JobID)
 		// Seconds and credits reach the budget before the completion is written.
 		if err := l.chargeCompletion(ctx, tx, job); err != nil {
 			if errors.Is(err, spendguard.ErrBusy) {
@@ -114,14 +116,34 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 		msg = fmt.Sprintf("Generation %d waits for job %s of generation %d to end (the service cannot cancel a job); %s",
 			gen, st.JobID, st.JobGeneration, msg)
 	}
+	if reason == videov1alpha1.ReasonInProgress && !l.progress.due(st.JobID) && inProgressFor(st, gen) {
+		// Only the progress moved, and it was written less than --progress-interval ago: the
+		// status keeps what it says (no write), the job is read again as usual.
+		before.restore(st)
+		return true, l.pollResult(delay, false), nil
+	}
 	setOutcome(st, gen, outcomeReconciling, reason, msg)
+	jobID := st.JobID
+	tx.After(func() { l.progress.wrote(jobID) })
 	return true, l.pollResult(delay, false), nil
 }
 
-// pollResult requeues a running job's next read; a routine one waits behind other work.
+// inProgressFor reports whether the status already says that the job of generation gen is in
+// progress.
+func inProgressFor(st *videov1alpha1.JobStatus, gen int64) bool {
+	c := condition(st, videov1alpha1.ConditionReconciling)
+	return c != nil && c.Reason == string(videov1alpha1.ReasonInProgress) && c.ObservedGeneration == gen
+}
+
+// pollResult requeues a running job's next read. A routine one waits behind other work, unless
+// it holds one of the tickets of the polls' share of the workers (--poll-share): then it goes
+// before the submissions queued meanwhile, so that a burst of them cannot hide a job's end.
 func (l *lifecycle[T]) pollResult(after time.Duration, urgent bool) ctrl.Result {
 	if urgent {
 		return ctrl.Result{RequeueAfter: after}
+	}
+	if l.polls.Take() {
+		return ctrl.Result{RequeueAfter: after, Priority: ptrTo(priorityPollShare)}
 	}
 	return ctrl.Result{RequeueAfter: after, Priority: ptrTo(priorityRoutine)}
 }
@@ -186,8 +208,13 @@ func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statustxn.Txn[T], job 
 				l.opts.Metrics.creditsUsed(kind, credits)
 			}
 			l.opts.Metrics.ended(kind, "completed")
-			l.opts.Recorder.Eventf(obj, nil, "Normal", string(videov1alpha1.ReasonCompleted), "Complete",
-				"Job %s of generation %d completed", jobID, gen)
+			if kind == "VideoStoryboard" {
+				// A completed preview waits for a person's review: worth an event. A completed
+				// render is in its Ready condition and the endings metric; its one event is
+				// Submitted, the paid call (DESIGN.md "Load on the cluster": one event a render).
+				l.opts.Recorder.Eventf(obj, nil, "Normal", string(videov1alpha1.ReasonCompleted), "Complete",
+					"Job %s of generation %d completed", jobID, gen)
+			}
 		})
 		return true
 	case job.Status().IsFailed():

@@ -73,6 +73,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 		budgets:  callgate.NewBudgets(opts.Clock, opts.ServiceRate, opts.ServiceBurst, budgetIdle),
 		guard:    spendguard.New(c, opts.APIReader, opts.Clock, WriteTimeout),
 	}
+	shared.budgets.SetPollShare(opts.PollShare)
 	if cb := opts.Callback; cb != nil {
 		shared.callbacks = callback.NewSigner(cb.PublicURL, cb.Key)
 		shared.callbackPoll = cb.PollInterval
@@ -259,6 +260,9 @@ func (l *lifecycle[T]) wakeSource() source.Source {
 // submissions wait for (0, the default of watch events), then routine polls; the initial listing
 // after a start comes last (handler.LowPriority).
 const (
-	priorityWake    = 10
-	priorityRoutine = -10
+	priorityWake = 10
+	// priorityPollShare is a routine poll within the polls' share of the workers
+	// (callgate.WorkShare): it goes before submissions.
+	priorityPollShare = 5
+	priorityRoutine   = -10
 )
