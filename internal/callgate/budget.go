@@ -73,8 +73,11 @@ const pollShare = 0.8
 
 type keyBudget struct {
 	tat time.Time
-	// shareTAT is the theoretical arrival time of the routine polls' guaranteed lane.
+	// shareTAT is the theoretical arrival time of the routine polls' guaranteed lane;
+	// polledUntil is when the last routine poll that asked comes back: until then the share is
+	// in use.
 	shareTAT    time.Time
+	polledUntil time.Time
 	pausedUntil time.Time
 	// pauseJitter spreads the calls that come after a pause.
 	pauseJitter time.Duration
@@ -147,8 +150,10 @@ func (b *Budgets) Urgent(keyID string, obj string) time.Duration {
 	tat := laterOf(k.tat, start)
 	at := laterOf(tat.Add(-b.tolerance), start)
 	step := b.interval
-	if at.After(now) && b.share > 0 && len(k.active) > 0 {
-		// A queued call, while running jobs wait to be read: it leaves the polls' share free.
+	if at.After(now) && b.share > 0 && !k.polledUntil.Before(now) {
+		// A queued call, while routine polls wait to read running jobs: it leaves the polls'
+		// share free. With no poll waiting (every job calls back, or none runs), the share is
+		// idle and queued calls have the whole rate.
 		step = time.Duration(float64(b.interval) / (1 - b.share))
 	}
 	k.tat = tat.Add(step)
@@ -179,6 +184,14 @@ func (b *Budgets) Routine(keyID string) time.Duration {
 		k.tat = tat.Add(b.interval)
 		return 0
 	}
+	wait := b.routineWait(k, now, start, at)
+	k.polledUntil = laterOf(k.polledUntil, now.Add(wait+b.interval))
+	return wait
+}
+
+// routineWait is Routine when the key's bucket has no token free for it: 0 when the polls' share
+// has one, or else when to come back.
+func (b *Budgets) routineWait(k *keyBudget, now, start, at time.Time) time.Duration {
 	if b.share > 0 && len(k.held) > 0 {
 		// Urgent calls are queued: the share's own bucket: a burst of a quarter of the key's, at share of its rate.
 		shareInterval := time.Duration(float64(b.interval) / b.share)

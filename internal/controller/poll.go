@@ -110,13 +110,14 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 
 	gen := obj.GetGeneration()
 	delay := l.pollDelay(keyID, obj)
-	reason, msg := videov1alpha1.ReasonInProgress, progressMessage(st)+l.budgetNote(keyID)
+	note := l.budgetNote(keyID)
+	reason, msg := videov1alpha1.ReasonInProgress, progressMessage(st)+note
 	if st.JobGeneration != gen {
 		reason = videov1alpha1.ReasonWaitingForJob
 		msg = fmt.Sprintf("Generation %d waits for job %s of generation %d to end (the service cannot cancel a job); %s",
 			gen, st.JobID, st.JobGeneration, msg)
 	}
-	if reason == videov1alpha1.ReasonInProgress && !l.progress.due(st.JobID) && inProgressFor(st, gen) {
+	if reason == videov1alpha1.ReasonInProgress && !l.progress.due(st.JobID) && inProgressFor(st, gen, note) {
 		// Only the progress moved, and it was written less than --progress-interval ago: the
 		// status keeps what it says (no write), the job is read again as usual.
 		before.restore(st)
@@ -129,11 +130,21 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 }
 
 // inProgressFor reports whether the status already says that the job of generation gen is in
-// progress.
-func inProgressFor(st *videov1alpha1.JobStatus, gen int64) bool {
+// progress, with the key's budget note (budgetNote) it would say now: a change of the spacing
+// is news, not progress.
+func inProgressFor(st *videov1alpha1.JobStatus, gen int64, note string) bool {
 	c := condition(st, videov1alpha1.ConditionReconciling)
-	return c != nil && c.Reason == string(videov1alpha1.ReasonInProgress) && c.ObservedGeneration == gen
+	if c == nil || c.Reason != string(videov1alpha1.ReasonInProgress) || c.ObservedGeneration != gen {
+		return false
+	}
+	if note == "" {
+		return !strings.Contains(c.Message, budgetNoteMarker)
+	}
+	return strings.HasSuffix(c.Message, note)
 }
+
+// budgetNoteMarker begins every budgetNote.
+const budgetNoteMarker = "; the running jobs share this API key's budget"
 
 // pollResult requeues a running job's next read. A routine one waits behind other work, unless
 // it holds one of the tickets of the polls' share of the workers (--poll-share): then it goes
@@ -172,7 +183,7 @@ func (l *lifecycle[T]) budgetNote(keyID string) string {
 	if spacing <= l.opts.PollMax {
 		return ""
 	}
-	return fmt.Sprintf("; the running jobs share this API key's budget of %g calls/s, so each is read about every %s",
+	return fmt.Sprintf(budgetNoteMarker+" of %g calls/s, so each is read about every %s",
 		l.opts.ServiceRate, callgate.RoundDuration(spacing))
 }
 
