@@ -78,8 +78,8 @@ type result struct {
 	APIServerCPUSeconds float64        `json:"apiServerCPUSeconds"`
 	// PerRender is the load on the API server per render (issue 23): its CPU and the manager's
 	// writes by kind, each divided by the objects.
-	PerRender perRender `json:"perRender"`
-	EtcdCPUSeconds      float64        `json:"etcdCPUSeconds"`
+	PerRender      perRender `json:"perRender"`
+	EtcdCPUSeconds float64   `json:"etcdCPUSeconds"`
 	// HarnessCPUSeconds is this process's CPU (simulator, proxy, watch, creates): it shares the
 	// machine with the manager, so it is reported rather than hidden.
 	HarnessCPUSeconds float64 `json:"harnessCPUSeconds"`
