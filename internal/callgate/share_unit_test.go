@@ -125,31 +125,57 @@ func TestPollShareDoesNotTakeTheReserveWhenCalm(t *testing.T) {
 	}
 }
 
-// A controller working through 100 reconciles a second hands at most share of them to polls
-// that go first, and a quiet one still lets one go.
-func TestWorkShareTicketsFollowTheReconcileRate(t *testing.T) {
+// The polls' share of the workers: share × workers ÷ the cost of a poll tickets per second.
+func TestWorkShareTicketsFollowTheCostOfAPoll(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
-	w := NewWorkShare(clk, 0.25)
+	w := NewWorkShare(clk, 0.25, 1)
+	w.SetWorkers(10)
 	if !w.Take() {
-		t.Fatal("a quiet controller gives no ticket")
+		t.Fatal("no ticket before any poll was measured")
+	}
+	for range 20 {
+		w.Polled(5 * time.Millisecond) // a read of a job still running: no write
 	}
 	tickets := 0
-	for range 10 * 100 { // 10 s at 100 reconciles/s, each asking for a ticket
-		w.Reconciled()
+	for range 10 * 1000 { // 10 s, asking every millisecond
+		clk.Step(time.Millisecond)
 		if w.Take() {
 			tickets++
 		}
-		clk.Step(10 * time.Millisecond)
 	}
-	// The rate is learnt within a few seconds: about 25/s after that.
-	if tickets < 200 || tickets > 260 {
-		t.Errorf("%d tickets in 10 s at 100 reconciles/s, want about a quarter (200 to 260)", tickets)
+	// 0.25 × 10 workers ÷ 5 ms: 500 tickets a second.
+	if tickets < 4900 || tickets > 5100 {
+		t.Errorf("%d tickets in 10 s, want about 5,000 (a quarter of 10 workers at 5 ms a poll)", tickets)
 	}
-	if NewWorkShare(clk, 0).Take() {
+	// Dearer polls (each writes): fewer tickets.
+	for range 50 {
+		w.Polled(50 * time.Millisecond)
+	}
+	clk.Step(time.Second)
+	tickets = 0
+	for range 10 * 1000 {
+		clk.Step(time.Millisecond)
+		if w.Take() {
+			tickets++
+		}
+	}
+	if tickets < 450 || tickets > 560 {
+		t.Errorf("%d tickets in 10 s at 50 ms a poll, want about 500", tickets)
+	}
+	// Unused tickets are not hoarded: a second's worth at most.
+	clk.Step(time.Minute)
+	burst := 0
+	for w.Take() {
+		burst++
+	}
+	if burst > 51 {
+		t.Errorf("%d tickets after an idle minute, want at most a second's worth (50)", burst)
+	}
+	if NewWorkShare(clk, 0, 10).Take() {
 		t.Error("a share of 0 gave a ticket")
 	}
 	var none *WorkShare
-	none.Reconciled()
+	none.Polled(time.Millisecond)
 	if none.Take() {
 		t.Error("a nil share gave a ticket")
 	}

@@ -25,57 +25,56 @@ import (
 
 // WorkShare keeps a share of a controller's workers for the reads of running jobs. Its queue
 // serves the highest priority first, so routine polls queued behind a burst of thousands of
-// submissions wait for the whole burst; WorkShare hands out tickets to go before submissions, at
-// most share of the reconciles the controller works through per second. A poll with a ticket is
-// queued ahead; one without waits behind the submissions as before. Polls that do not come take
-// nothing: submissions then have every worker.
+// submissions would wait for the whole burst. WorkShare hands out tickets to go before the
+// submissions: as many per second as share of the workers can serve, at what a poll has been
+// costing a worker (share × workers ÷ the mean poll's duration). A poll with a ticket is queued
+// ahead; one without waits behind the submissions as before. Reads of running jobs that do not
+// end write nothing and take milliseconds, so the share is many polls for a few submissions.
+// Tickets not asked for are not kept beyond a second's worth: with no poll waiting,
+// submissions have every worker.
 type WorkShare struct {
-	clock clock.PassiveClock
-	share float64
+	clock   clock.PassiveClock
+	share   float64
+	workers int
 
 	mu sync.Mutex
-	// windowStart and count measure the reconciles of the current second; rate is the last
-	// seconds' rate, smoothed.
-	windowStart time.Time
-	count       int
-	rate        float64
-	// tickets are the tickets not handed out yet, refilled at share × rate, at most one
-	// second's worth (at least one: a quiet controller lets one poll go first).
+	// cost is the mean duration of a poll's reconcile, smoothed; 0 until one is measured.
+	cost time.Duration
+	// tickets are the tickets not handed out yet, refilled since filled.
 	tickets float64
 	filled  time.Time
 }
 
-// NewWorkShare returns a share of share (0 to MaxPollShare) of the reconciles; 0 hands out no
-// ticket.
-func NewWorkShare(c clock.PassiveClock, share float64) *WorkShare {
-	now := c.Now()
-	return &WorkShare{clock: c, share: min(max(share, 0), MaxPollShare), windowStart: now, filled: now, tickets: 1}
+// NewWorkShare returns a share of share (0 to MaxPollShare) of workers reconcile workers; 0 hands
+// out no ticket.
+func NewWorkShare(c clock.PassiveClock, share float64, workers int) *WorkShare {
+	return &WorkShare{clock: c, share: min(max(share, 0), MaxPollShare), workers: max(workers, 1),
+		filled: c.Now(), tickets: 1}
 }
 
-// Reconciled counts one reconcile of the controller.
-func (w *WorkShare) Reconciled() {
+// SetWorkers sets the number of workers the share is taken from (the controller's
+// MaxConcurrentReconciles), once they are known.
+func (w *WorkShare) SetWorkers(n int) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.workers = max(n, 1)
+}
+
+// Polled records what one reconcile that read a running job cost a worker.
+func (w *WorkShare) Polled(d time.Duration) {
 	if w == nil || w.share == 0 {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.roll(w.clock.Now())
-	w.count++
-}
-
-// roll closes the windows of whole seconds gone by.
-func (w *WorkShare) roll(now time.Time) {
-	for elapsed := now.Sub(w.windowStart); elapsed >= time.Second; elapsed = now.Sub(w.windowStart) {
-		// Smoothed over a few seconds: a reconcile rate, not a spike, sets the share.
-		w.rate = 0.5*w.rate + 0.5*float64(w.count)
-		w.count = 0
-		if elapsed >= 10*time.Second {
-			// Long idle: the rate is gone.
-			w.rate, w.windowStart = 0, now
-			break
-		}
-		w.windowStart = w.windowStart.Add(time.Second)
+	if w.cost == 0 {
+		w.cost = d
+		return
 	}
+	w.cost = (7*w.cost + d) / 8
 }
 
 // Take hands out a ticket for a routine poll to go before submissions; false means none is free.
@@ -86,8 +85,10 @@ func (w *WorkShare) Take() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.clock.Now()
-	w.roll(now)
-	perSecond := w.share * w.rate
+	perSecond := 1.0 // until a poll's cost is known
+	if w.cost > 0 {
+		perSecond = w.share * float64(w.workers) / w.cost.Seconds()
+	}
 	w.tickets = min(w.tickets+perSecond*now.Sub(w.filled).Seconds(), max(perSecond, 1))
 	w.filled = now
 	if w.tickets < 1 {

@@ -168,7 +168,7 @@ func newLifecycle[T client.Object](c client.Client, adapter kindAdapter[T], opts
 		callbacks:    shared.callbacks,
 		callbackPoll: shared.callbackPoll,
 
-		polls:    callgate.NewWorkShare(opts.Clock, opts.PollShare),
+		polls:    callgate.NewWorkShare(opts.Clock, opts.PollShare, 1),
 		progress: newProgressWrites(opts.Clock, opts.ProgressInterval),
 	}
 }
@@ -195,7 +195,7 @@ func (l *lifecycle[T]) readFresh(ctx context.Context, key types.NamespacedName) 
 
 // Reconcile is the whole reconcile of one object of either kind.
 func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	l.polls.Reconciled()
+	began := time.Now()
 	obj, err := l.read(ctx, req.NamespacedName)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
@@ -212,6 +212,10 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		return ctrl.Result{}, nil
 	}
 
+	if st := l.adapter.jobStatus(obj); st.JobID != "" && st.CompletedAt == nil && st.Submission == nil {
+		// A read of a running job: what it costs a worker sizes the polls' share (--poll-share).
+		defer func() { l.polls.Polled(time.Since(began)) }()
+	}
 	tx := statustxn.New(l.client, l.opts.APIReader, obj, l.adapter.newObject, l.adapter.status)
 	tx.Written = l.opts.Metrics.statusWritten
 	defer func() {

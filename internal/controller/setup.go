@@ -134,6 +134,8 @@ const callbackQueue = 4096
 
 // SetupWithManager registers the field indexes and both controllers.
 func (r *Reconcilers) SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) error {
+	r.Storyboard.polls.SetWorkers(concurrency)
+	r.Render.polls.SetWorkers(concurrency)
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &videov1alpha1.VideoStoryboard{}, credentials.IndexSecretName, func(o client.Object) []string {
 		return []string{credentials.RefOrDefault(o.(*videov1alpha1.VideoStoryboard).Spec.APIKeySecretRef).Name}
