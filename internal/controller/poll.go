@@ -159,6 +159,17 @@ func (l *lifecycle[T]) pollResult(after time.Duration, urgent bool) ctrl.Result 
 	return ctrl.Result{RequeueAfter: after, Priority: ptrTo(priorityRoutine)}
 }
 
+// firstRead requeues the first read of a job just submitted. Without a ticket of the polls' share
+// it keeps the priority of the submission's reconcile, as before; with one it goes before the
+// submissions queued meanwhile: otherwise, during a burst, the first read of every job waits
+// behind all the creations queued before it is due.
+func (l *lifecycle[T]) firstRead(after time.Duration) ctrl.Result {
+	if l.polls.Take() {
+		return ctrl.Result{RequeueAfter: after, Priority: ptrTo(priorityPollShare)}
+	}
+	return ctrl.Result{RequeueAfter: after}
+}
+
 // pollSlot asks the key's budget for the read of a running job: 0 to read now, or when to come
 // back. A read a callback asked for goes before routine polls. The first read of a job this
 // process did not submit (after a restart or a hand-over) is spread over the poll window, so that

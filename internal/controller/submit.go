@@ -158,7 +158,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 		}
 		l.progress.wrote(created.JobID)
 		l.settleBudget(sctx, obj, attempt)
-		return ctrl.Result{RequeueAfter: l.pollDelay(keyID, obj)}, nil
+		return l.firstRead(l.pollDelay(keyID, obj)), nil
 	case l.refused(err):
 		l.opts.Metrics.submitted(l.adapter.kind(), "refused")
 		l.auditSubmission(obj, gen, attempt, "refused", "", err)
