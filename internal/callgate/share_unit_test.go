@@ -125,58 +125,44 @@ func TestPollShareDoesNotTakeTheReserveWhenCalm(t *testing.T) {
 	}
 }
 
-// The polls' share of the workers: share × workers ÷ the cost of a poll tickets per second.
-func TestWorkShareTicketsFollowTheCostOfAPoll(t *testing.T) {
+// The polls' share of the workers: one slot every cost ÷ (share × workers); polls that need
+// less go at their own pace, polls that need more are spread, none is dropped.
+func TestWorkShareSpacesPollsToTheShare(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
 	w := NewWorkShare(clk, 0.25, 1)
 	w.SetWorkers(10)
-	if !w.Take() {
-		t.Fatal("no ticket before any poll was measured")
+	if got := w.Slot(2 * time.Second); got != 2*time.Second {
+		t.Errorf("the first poll waits %s, want its own 2s", got)
 	}
 	for range 20 {
 		w.Polled(5 * time.Millisecond) // a read of a job still running: no write
 	}
-	tickets := 0
-	for range 10 * 1000 { // 10 s, asking every millisecond
-		clk.Step(time.Millisecond)
-		if w.Take() {
-			tickets++
-		}
-	}
-	// 0.25 × 10 workers ÷ 5 ms: 500 tickets a second.
-	if tickets < 4900 || tickets > 5100 {
-		t.Errorf("%d tickets in 10 s, want about 5,000 (a quarter of 10 workers at 5 ms a poll)", tickets)
-	}
-	// Dearer polls (each writes): fewer tickets.
-	for range 50 {
-		w.Polled(50 * time.Millisecond)
-	}
-	clk.Step(time.Second)
-	tickets = 0
-	for range 10 * 1000 {
-		clk.Step(time.Millisecond)
-		if w.Take() {
-			tickets++
-		}
-	}
-	if tickets < 450 || tickets > 560 {
-		t.Errorf("%d tickets in 10 s at 50 ms a poll, want about 500", tickets)
-	}
-	// Unused tickets are not hoarded: a second's worth at most.
+	// 0.25 × 10 workers ÷ 5 ms: a slot every 2 ms, 500 a second. 200 polls due in 2 s fit.
 	clk.Step(time.Minute)
-	burst := 0
-	for w.Take() {
-		burst++
+	for i := range 200 {
+		if got := w.Slot(2 * time.Second); got != 2*time.Second {
+			t.Fatalf("poll %d of 200 waits %s, want its own 2s: the share has room", i, got)
+		}
 	}
-	if burst > 51 {
-		t.Errorf("%d tickets after an idle minute, want at most a second's worth (50)", burst)
+	// 5,000 polls due in 2 s need 10 s of the share: spread over it, the last about 10 s out.
+	clk.Step(time.Minute)
+	var last time.Duration
+	for i := range 5000 {
+		got := w.Slot(2 * time.Second)
+		if got < last {
+			t.Fatalf("poll %d waits %s, less than the one before (%s)", i, got, last)
+		}
+		last = got
 	}
-	if NewWorkShare(clk, 0, 10).Take() {
-		t.Error("a share of 0 gave a ticket")
+	if last < 9*time.Second || last > 11*time.Second {
+		t.Errorf("the last of 5,000 polls waits %s, want about 10s (a slot every 2 ms, a second's worth at once)", last)
+	}
+	if got := NewWorkShare(clk, 0, 10).Slot(time.Second); got != time.Second {
+		t.Errorf("with no share a poll waits %s, want its own delay", got)
 	}
 	var none *WorkShare
 	none.Polled(time.Millisecond)
-	if none.Take() {
-		t.Error("a nil share gave a ticket")
+	if none.Enabled() {
+		t.Error("a nil share is enabled")
 	}
 }

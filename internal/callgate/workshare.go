@@ -25,12 +25,14 @@ import (
 
 // WorkShare keeps a share of a controller's workers for the reads of running jobs. Its queue
 // serves the highest priority first, so routine polls queued behind a burst of thousands of
-// submissions would wait for the whole burst. WorkShare hands out tickets to go before the
-// submissions: as many per second as share of the workers can serve, at what a poll has been
-// costing a worker (share × workers ÷ the mean poll's duration). A poll with a ticket is queued
-// ahead; one without waits behind the submissions as before. Reads of running jobs that do not
-// end write nothing and take milliseconds, so the share is many polls for a few submissions.
-// Tickets not asked for are not kept beyond a second's worth: with no poll waiting,
+// submissions would wait for the whole burst. WorkShare gives each poll a slot to go before the
+// submissions, spaced so that the polls together take at most share of the workers, at what a
+// poll has been costing a worker: one slot every cost ÷ (share × workers). A poll is requeued
+// for its slot (or its own delay, if later). While the polls need less than the share, every
+// slot is free and they go at their own pace; when they need more, each waits its turn, and the
+// reads of all running jobs are spread over the time the share needs to read each once: no
+// poll is left behind the submissions. Reads of running jobs that do not end write nothing and
+// take milliseconds, so the share is many polls for a few submissions; when no poll is waiting,
 // submissions have every worker.
 type WorkShare struct {
 	clock   clock.PassiveClock
@@ -40,16 +42,14 @@ type WorkShare struct {
 	mu sync.Mutex
 	// cost is the mean duration of a poll's reconcile, smoothed; 0 until one is measured.
 	cost time.Duration
-	// tickets are the tickets not handed out yet, refilled since filled.
-	tickets float64
-	filled  time.Time
+	// tat is the theoretical arrival time of the next slot (GCRA).
+	tat time.Time
 }
 
-// NewWorkShare returns a share of share (0 to MaxPollShare) of workers reconcile workers; 0 hands
-// out no ticket.
+// NewWorkShare returns a share of share (0 to MaxPollShare) of workers reconcile workers; 0
+// turns it off.
 func NewWorkShare(c clock.PassiveClock, share float64, workers int) *WorkShare {
-	return &WorkShare{clock: c, share: min(max(share, 0), MaxPollShare), workers: max(workers, 1),
-		filled: c.Now(), tickets: 1}
+	return &WorkShare{clock: c, share: min(max(share, 0), MaxPollShare), workers: max(workers, 1)}
 }
 
 // SetWorkers sets the number of workers the share is taken from (the controller's
@@ -63,9 +63,12 @@ func (w *WorkShare) SetWorkers(n int) {
 	w.workers = max(n, 1)
 }
 
+// Enabled reports whether polls have a share: without one they wait behind submissions.
+func (w *WorkShare) Enabled() bool { return w != nil && w.share > 0 }
+
 // Polled records what one reconcile that read a running job cost a worker.
 func (w *WorkShare) Polled(d time.Duration) {
-	if w == nil || w.share == 0 {
+	if !w.Enabled() {
 		return
 	}
 	w.mu.Lock()
@@ -77,23 +80,26 @@ func (w *WorkShare) Polled(d time.Duration) {
 	w.cost = (7*w.cost + d) / 8
 }
 
-// Take hands out a ticket for a routine poll to go before submissions; false means none is free.
-func (w *WorkShare) Take() bool {
-	if w == nil || w.share == 0 {
-		return false
+// Slot reserves the next slot of the share for a poll that wants to go after at least after, and
+// returns when to requeue it: after, or later when the share is fully used.
+func (w *WorkShare) Slot(after time.Duration) time.Duration {
+	if !w.Enabled() {
+		return after
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.clock.Now()
-	perSecond := 1.0 // until a poll's cost is known
+	want := now.Add(after)
+	var interval time.Duration
 	if w.cost > 0 {
-		perSecond = w.share * float64(w.workers) / w.cost.Seconds()
+		interval = time.Duration(float64(w.cost) / (w.share * float64(w.workers)))
 	}
-	w.tickets = min(w.tickets+perSecond*now.Sub(w.filled).Seconds(), max(perSecond, 1))
-	w.filled = now
-	if w.tickets < 1 {
-		return false
+	// A second's worth of slots may go at once: polls due together are not spaced needlessly.
+	tolerance := time.Second
+	at := want
+	if earliest := w.tat.Add(-tolerance); earliest.After(at) {
+		at = earliest
 	}
-	w.tickets--
-	return true
+	w.tat = laterOf(w.tat, at).Add(interval)
+	return at.Sub(now)
 }

@@ -49,7 +49,7 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 	}
 	if wait, urgent := l.pollSlot(keyID, obj, st.JobID); wait > 0 {
 		tx.Undecided = true
-		return true, l.pollResult(wait, urgent), nil
+		return true, l.turnedAway(wait, urgent), nil
 	}
 	callCtx, cancel := l.callContext(ctx)
 	job, err := api.GetJob(callCtx, st.JobID)
@@ -146,26 +146,36 @@ func inProgressFor(st *videov1alpha1.JobStatus, gen int64, note string) bool {
 // budgetNoteMarker begins every budgetNote.
 const budgetNoteMarker = "; the running jobs share this API key's budget"
 
-// pollResult requeues a running job's next read. A routine one waits behind other work, unless
-// it holds one of the tickets of the polls' share of the workers (--poll-share): then it goes
-// before the submissions queued meanwhile, so that a burst of them cannot hide a job's end.
+// pollResult requeues a running job's next read. Routine ones take a slot of the polls' share
+// of the workers (--poll-share): they go before the submissions queued meanwhile, so that a
+// burst of them cannot hide a job's end, spaced so that together they take at most the share.
+// With the share off, a routine read waits behind other work.
 func (l *lifecycle[T]) pollResult(after time.Duration, urgent bool) ctrl.Result {
 	if urgent {
 		return ctrl.Result{RequeueAfter: after}
 	}
-	if l.polls.Take() {
-		return ctrl.Result{RequeueAfter: after, Priority: ptrTo(priorityPollShare)}
+	if l.polls.Enabled() {
+		return ctrl.Result{RequeueAfter: l.polls.Slot(after), Priority: ptrTo(priorityPollShare)}
 	}
 	return ctrl.Result{RequeueAfter: after, Priority: ptrTo(priorityRoutine)}
 }
 
-// firstRead requeues the first read of a job just submitted. Without a ticket of the polls' share
-// it keeps the priority of the submission's reconcile, as before; with one it goes before the
-// submissions queued meanwhile: otherwise, during a burst, the first read of every job waits
-// behind all the creations queued before it is due.
+// turnedAway requeues a read the key's budget turned away, for when the budget has room. It
+// takes no slot of the polls' share of the workers (it made no call, and comes back when the
+// budget says): turned-away reads must not crowd out the reads of other keys' jobs.
+func (l *lifecycle[T]) turnedAway(after time.Duration, urgent bool) ctrl.Result {
+	if urgent || !l.polls.Enabled() {
+		return l.pollResult(after, urgent)
+	}
+	return ctrl.Result{RequeueAfter: after, Priority: ptrTo(priorityPollShare)}
+}
+
+// firstRead requeues the first read of a job just submitted, in the polls' share: otherwise,
+// during a burst, it would wait behind every creation queued before it is due. With the share
+// off it keeps the priority of the submission's reconcile, as before.
 func (l *lifecycle[T]) firstRead(after time.Duration) ctrl.Result {
-	if l.polls.Take() {
-		return ctrl.Result{RequeueAfter: after, Priority: ptrTo(priorityPollShare)}
+	if l.polls.Enabled() {
+		return ctrl.Result{RequeueAfter: l.polls.Slot(after), Priority: ptrTo(priorityPollShare)}
 	}
 	return ctrl.Result{RequeueAfter: after}
 }
