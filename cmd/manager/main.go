@@ -18,6 +18,7 @@ limitations under the License.
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -45,6 +46,7 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/callgate"
 	"github.com/videoops/video-operator/internal/controller"
 	"github.com/videoops/video-operator/internal/version"
 )
@@ -82,6 +84,8 @@ type options struct {
 	serviceBurst    int
 	pollMin         time.Duration
 	pollMax         time.Duration
+	pollShare       float64
+	progressEvery   time.Duration
 	jobDeadline     time.Duration
 	backoffBase     time.Duration
 	backoffMax      time.Duration
@@ -130,6 +134,13 @@ func (o *options) bind(fs *flag.FlagSet) {
 		"Shortest delay between two reads of a running job (the service asks for 10 to 30 seconds).")
 	fs.DurationVar(&o.pollMax, "poll-max", controller.DefaultPollMax,
 		"Longest delay between two reads of a running job; each delay is drawn at random in between.")
+	fs.Float64Var(&o.pollShare, "poll-share", controller.DefaultPollShare,
+		"Part (0 to 0.5) of each API key's call rate and of the reconcile workers kept for the reads of running jobs "+
+			"while submissions are queued, so that a burst of submissions does not delay the status of jobs that ended. "+
+			"0 turns it off: reads of running jobs then wait behind queued submissions.")
+	fs.DurationVar(&o.progressEvery, "progress-interval", controller.DefaultProgressInterval,
+		"Least time between two status writes that only carry a running job's progress; the writes of a "+
+			"submission and of a job's end are never held back. Negative writes every progress read.")
 	fs.DurationVar(&o.jobDeadline, "job-deadline", controller.DefaultJobDeadline,
 		"How long a job may run before the controller stops waiting for it: it is recorded as failed "+
 			"(JOB_DEADLINE_EXCEEDED), so that a spec change or a retry submits a new one. 0 disables it.")
@@ -172,6 +183,9 @@ func (o *options) validate() error {
 		errs = append(errs, fmt.Errorf("--service-base-url (VIDEO_SERVICE_BASE_URL) is still the installer's placeholder %q: "+
 			"set the video service's base URL, including /serviceapis, in the manager's ConfigMap (docs/release.md, \"Install\")",
 			serviceBaseURLPlaceholder))
+	}
+	if o.pollShare < 0 || o.pollShare > callgate.MaxPollShare {
+		errs = append(errs, fmt.Errorf("--poll-share (%g) must be between 0 and %g", o.pollShare, callgate.MaxPollShare))
 	}
 	if o.pollMin <= 0 || o.pollMax < o.pollMin {
 		errs = append(errs, fmt.Errorf("--poll-min (%s) must be positive and at most --poll-max (%s)", o.pollMin, o.pollMax))
@@ -325,14 +339,17 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 		Recorder:      mgr.GetEventRecorder("video-operator"),
 		PollMin:       opts.pollMin,
 		PollMax:       opts.pollMax,
-		BackoffBase:   opts.backoffBase,
-		JobDeadline:   jobDeadline(opts.jobDeadline),
-		BackoffMax:    opts.backoffMax,
-		CallTimeout:   opts.serviceTimeout,
-		ServiceRate:   opts.serviceRate,
-		ServiceBurst:  opts.serviceBurst,
-		Metrics:       m,
-		Callback:      callback,
+		// 0 turns the share off; Options reads 0 as "the default".
+		PollShare:        cmp.Or(opts.pollShare, -1),
+		ProgressInterval: opts.progressEvery,
+		BackoffBase:      opts.backoffBase,
+		JobDeadline:      jobDeadline(opts.jobDeadline),
+		BackoffMax:       opts.backoffMax,
+		CallTimeout:      opts.serviceTimeout,
+		ServiceRate:      opts.serviceRate,
+		ServiceBurst:     opts.serviceBurst,
+		Metrics:          m,
+		Callback:         callback,
 
 		InternalErrorIsRefusal: opts.internalErrorIsRefusal,
 		Audit:                  controller.NewAuditLogger(os.Stderr),

@@ -39,6 +39,13 @@ import (
 // without reserving. Routine polls are also spaced so that, together, they use at most
 // pollShare of the rate: pollSpacing.
 //
+// While urgent calls are queued (their slots reserved in the future), routine polls of running
+// jobs still get a guaranteed share of the key's rate (SetPollShare, the manager's --poll-share):
+// queued urgent calls are then spaced at (1-share) of the rate and routine polls take the rest
+// from a lane of their own, so that a burst of submissions cannot hide for minutes that a job
+// ended. A key with no running jobs to poll leaves the whole rate to urgent calls: the share is
+// only kept while it can be used.
+//
 // A 429 pauses the whole key until its Retry-After, and every call after the pause gets a
 // random delay on top, so that the objects that were told the same Retry-After do not all come
 // back at the same instant.
@@ -50,6 +57,9 @@ type Budgets struct {
 	tolerance time.Duration // how far ahead tat may run: (burst-1) intervals
 	reserve   time.Duration // what routine polls leave free for urgent calls
 	idle      time.Duration // a key with nothing held and unused this long is forgotten
+	// share is the part of the rate guaranteed to routine polls while urgent calls are queued
+	// (0: none, routine polls wait for the queue to drain).
+	share float64
 
 	mu   sync.Mutex
 	keys map[string]*keyBudget
@@ -62,7 +72,12 @@ type Budgets struct {
 const pollShare = 0.8
 
 type keyBudget struct {
-	tat         time.Time
+	tat time.Time
+	// shareTAT is the theoretical arrival time of the routine polls' guaranteed lane;
+	// polledUntil is when the last routine poll that asked comes back: until then the share is
+	// in use.
+	shareTAT    time.Time
+	polledUntil time.Time
 	pausedUntil time.Time
 	// pauseJitter spreads the calls that come after a pause.
 	pauseJitter time.Duration
@@ -91,12 +106,23 @@ func NewBudgets(c clock.PassiveClock, rate float64, burst int, idle time.Duratio
 func (b *Budgets) key(keyID string, now time.Time) *keyBudget {
 	k, ok := b.keys[keyID]
 	if !ok {
-		k = &keyBudget{tat: now, held: map[string]time.Time{}, active: map[string]time.Time{}}
+		k = &keyBudget{tat: now, shareTAT: now, held: map[string]time.Time{}, active: map[string]time.Time{}}
 		b.keys[keyID] = k
 	}
 	k.usedAt = now
 	return k
 }
+
+// SetPollShare guarantees routine polls share (0 to 0.5) of each key's rate while urgent calls
+// are queued; it is set once, before the budgets are used.
+func (b *Budgets) SetPollShare(share float64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.share = min(max(share, 0), MaxPollShare)
+}
+
+// MaxPollShare bounds the guaranteed share of routine polls: submissions keep at least half.
+const MaxPollShare = 0.5
 
 // Urgent takes a slot for a call of obj that cannot wait for a routine poll: 0 means call now;
 // otherwise the slot is held for obj, which comes back after the returned delay and then calls
@@ -123,7 +149,14 @@ func (b *Budgets) Urgent(keyID string, obj string) time.Duration {
 	start := laterOf(now, k.pausedUntil)
 	tat := laterOf(k.tat, start)
 	at := laterOf(tat.Add(-b.tolerance), start)
-	k.tat = tat.Add(b.interval)
+	step := b.interval
+	if at.After(now) && b.share > 0 && !k.polledUntil.Before(now) {
+		// A queued call, while routine polls wait to read running jobs: it leaves the polls'
+		// share free. With no poll waiting (every job calls back, or none runs), the share is
+		// idle and queued calls have the whole rate.
+		step = time.Duration(float64(b.interval) / (1 - b.share))
+	}
+	k.tat = tat.Add(step)
 	if k.pausedUntil.After(now) {
 		at = at.Add(k.jitter())
 	}
@@ -135,7 +168,8 @@ func (b *Budgets) Urgent(keyID string, obj string) time.Duration {
 }
 
 // Routine takes a token for a routine poll when one is free now, leaving the reserve for urgent
-// calls; otherwise it returns when to try again, with jitter, and takes nothing.
+// calls, or else from the polls' guaranteed share; otherwise it returns when to try again, with
+// jitter, and takes nothing.
 func (b *Budgets) Routine(keyID string) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -149,6 +183,30 @@ func (b *Budgets) Routine(keyID string) time.Duration {
 	if !at.After(now) {
 		k.tat = tat.Add(b.interval)
 		return 0
+	}
+	wait := b.routineWait(k, now, start, at)
+	k.polledUntil = laterOf(k.polledUntil, now.Add(wait+b.interval))
+	return wait
+}
+
+// routineWait is Routine when the key's bucket has no token free for it: 0 when the polls' share
+// has one, or else when to come back.
+func (b *Budgets) routineWait(k *keyBudget, now, start, at time.Time) time.Duration {
+	if b.share > 0 && len(k.held) > 0 {
+		// Urgent calls are queued: the share's own bucket: a burst of a quarter of the key's, at share of its rate.
+		shareInterval := time.Duration(float64(b.interval) / b.share)
+		stat := laterOf(k.shareTAT, start)
+		shareAt := laterOf(stat.Add(-time.Duration(float64(b.tolerance)*b.share/4)), start)
+		if !shareAt.After(now) {
+			k.shareTAT = stat.Add(shareInterval)
+			return 0
+		}
+		if shareAt.Before(at) {
+			// The share's next token comes first: the polls turned away come back over the time
+			// the share needs to read every running job once, not all at that token.
+			window := time.Duration(max(len(k.active), 1)) * shareInterval
+			return shareAt.Sub(now) + k.jitter() + rand.N(window) //nolint:gosec // jitter, not security
+		}
 	}
 	return at.Sub(now) + k.jitter() + b.spread(k)
 }

@@ -148,6 +148,11 @@ type lifecycle[T client.Object] struct {
 	callbacks    *callback.Signer
 	callbackPoll time.Duration
 	wake         chan event.GenericEvent
+
+	// polls keeps this controller's share of the workers for the reads of running jobs;
+	// progress holds back progress-only status writes (progress.go).
+	polls    *callgate.WorkShare
+	progress *progressWrites
 }
 
 func newLifecycle[T client.Object](c client.Client, adapter kindAdapter[T], opts Options, shared *sharedState) *lifecycle[T] {
@@ -169,6 +174,9 @@ func newLifecycle[T client.Object](c client.Client, adapter kindAdapter[T], opts
 
 		callbacks:    shared.callbacks,
 		callbackPoll: shared.callbackPoll,
+
+		polls:    callgate.NewWorkShare(opts.Clock, opts.PollShare, 1),
+		progress: newProgressWrites(opts.Clock, opts.ProgressInterval),
 	}
 }
 
@@ -194,6 +202,7 @@ func (l *lifecycle[T]) readFresh(ctx context.Context, key types.NamespacedName) 
 
 // Reconcile is the whole reconcile of one object of either kind.
 func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	began := time.Now()
 	obj, err := l.read(ctx, req.NamespacedName)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
@@ -211,6 +220,10 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		return l.finishCharge(ctx, obj)
 	}
 
+	if st := l.adapter.jobStatus(obj); st.JobID != "" && st.CompletedAt == nil && st.Submission == nil {
+		// A read of a running job: what it costs a worker sizes the polls' share (--poll-share).
+		defer func() { l.polls.Polled(time.Since(began)) }()
+	}
 	tx := statustxn.New(l.client, l.opts.APIReader, obj, l.adapter.newObject, l.adapter.status)
 	tx.Written = l.opts.Metrics.StatusWritten
 	defer func() {

@@ -43,6 +43,12 @@ const (
 	DefaultJobDeadline = 6 * time.Hour
 	// DefaultServiceCallTimeout bounds every call to the service, on top of the HTTP client's own.
 	DefaultServiceCallTimeout = 30 * time.Second
+	// DefaultPollShare is the part of each API key's rate, and of the reconciles, kept for the
+	// reads of running jobs while submissions are queued (DESIGN.md "Load on the cluster").
+	DefaultPollShare = 0.25
+	// DefaultProgressInterval is how often a running job's progress may reach its status: each
+	// write costs the API server the object's validation, and a render takes minutes.
+	DefaultProgressInterval = time.Minute
 	// WriteTimeout bounds one status write around a paid call (the in-flight record, the job id).
 	WriteTimeout = 10 * time.Second
 )
@@ -103,6 +109,15 @@ type Options struct {
 	// before the write may have completed after it, and waits for a pin. Zero means
 	// DefaultApprovalClockSkew.
 	ApprovalClockSkew time.Duration
+	// PollShare is the part (up to callgate.MaxPollShare) of each key's rate and of each
+	// controller's reconciles guaranteed to the reads of running jobs while submissions are
+	// queued. Zero means DefaultPollShare; negative turns the share off (polls wait for the
+	// submissions queued before them).
+	PollShare float64
+	// ProgressInterval is the least time between two writes of a running job's progress (the
+	// submission's and the completion's writes are never held back). Zero means
+	// DefaultProgressInterval; negative writes every progress read.
+	ProgressInterval time.Duration
 	// Callback, when set, makes requests carry the operator's callback URL (when the spec names
 	// no webhook of its own) and serves the callbacks; see CallbackHandler.
 	Callback *CallbackOptions
@@ -141,6 +156,12 @@ func (o *Options) setDefaults() error {
 	}
 	if o.BrandCacheTTL <= 0 {
 		o.BrandCacheTTL = DefaultBrandCacheTTL
+	}
+	if o.PollShare == 0 {
+		o.PollShare = DefaultPollShare
+	}
+	if o.ProgressInterval == 0 {
+		o.ProgressInterval = DefaultProgressInterval
 	}
 	if o.JobDeadline == 0 {
 		o.JobDeadline = DefaultJobDeadline

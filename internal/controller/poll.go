@@ -49,7 +49,7 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 	}
 	if wait, urgent := l.pollSlot(keyID, obj, st.JobID); wait > 0 {
 		tx.Undecided = true
-		return true, l.pollResult(wait, urgent), nil
+		return true, l.turnedAway(wait, urgent), nil
 	}
 	callCtx, cancel := l.callContext(ctx)
 	job, err := api.GetJob(callCtx, st.JobID)
@@ -87,7 +87,9 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 		return true, res, err
 	}
 	l.backoff.Reset(objectKey(obj))
+	before := progressOf(st)
 	if ended := l.recordJob(ctx, tx, job); ended {
+		l.progress.ended(st.JobID)
 		// Seconds and credits reach the budget before the completion is written.
 		if err := l.chargeCompletion(ctx, tx, job); err != nil {
 			if errors.Is(err, spendguard.ErrBusy) {
@@ -118,22 +120,74 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 
 	gen := obj.GetGeneration()
 	delay := l.pollDelay(keyID, obj)
-	reason, msg := videov1alpha1.ReasonInProgress, progressMessage(st)+l.budgetNote(keyID)
+	note := l.budgetNote(keyID)
+	reason, msg := videov1alpha1.ReasonInProgress, progressMessage(st)+note
 	if st.JobGeneration != gen {
 		reason = videov1alpha1.ReasonWaitingForJob
 		msg = fmt.Sprintf("Generation %d waits for job %s of generation %d to end (the service cannot cancel a job); %s",
 			gen, st.JobID, st.JobGeneration, msg)
 	}
+	if reason == videov1alpha1.ReasonInProgress && !l.progress.due(st.JobID) && inProgressFor(st, gen, note) {
+		// Only the progress moved, and it was written less than --progress-interval ago: the
+		// status keeps what it says (no write), the job is read again as usual.
+		before.restore(st)
+		return true, l.pollResult(delay, false), nil
+	}
 	setOutcome(st, gen, outcomeReconciling, reason, msg)
+	jobID := st.JobID
+	tx.After(func() { l.progress.wrote(jobID) })
 	return true, l.pollResult(delay, false), nil
 }
 
-// pollResult requeues a running job's next read; a routine one waits behind other work.
+// inProgressFor reports whether the status already says that the job of generation gen is in
+// progress, with the key's budget note (budgetNote) it would say now: a change of the spacing
+// is news, not progress.
+func inProgressFor(st *videov1alpha1.JobStatus, gen int64, note string) bool {
+	c := condition(st, videov1alpha1.ConditionReconciling)
+	if c == nil || c.Reason != string(videov1alpha1.ReasonInProgress) || c.ObservedGeneration != gen {
+		return false
+	}
+	if note == "" {
+		return !strings.Contains(c.Message, budgetNoteMarker)
+	}
+	return strings.HasSuffix(c.Message, note)
+}
+
+// budgetNoteMarker begins every budgetNote.
+const budgetNoteMarker = "; the running jobs share this API key's budget"
+
+// pollResult requeues a running job's next read. Routine ones take a slot of the polls' share
+// of the workers (--poll-share): they go before the submissions queued meanwhile, so that a
+// burst of them cannot hide a job's end, spaced so that together they take at most the share.
+// With the share off, a routine read waits behind other work.
 func (l *lifecycle[T]) pollResult(after time.Duration, urgent bool) ctrl.Result {
 	if urgent {
 		return ctrl.Result{RequeueAfter: after}
 	}
+	if l.polls.Enabled() {
+		return ctrl.Result{RequeueAfter: l.polls.Slot(after), Priority: ptrTo(priorityPollShare)}
+	}
 	return ctrl.Result{RequeueAfter: after, Priority: ptrTo(priorityRoutine)}
+}
+
+// turnedAway requeues a read the key's budget turned away, for when the budget has room. It
+// takes no slot of the polls' share of the workers (it made no call, and comes back when the
+// budget says): turned-away reads must not crowd out the reads of other keys' jobs.
+func (l *lifecycle[T]) turnedAway(after time.Duration, urgent bool) ctrl.Result {
+	if urgent || !l.polls.Enabled() {
+		return l.pollResult(after, urgent)
+	}
+	return ctrl.Result{RequeueAfter: after, Priority: ptrTo(priorityPollShare)}
+}
+
+// firstRead requeues the first read of a job just submitted, in the polls' share: otherwise,
+// during a burst, it would wait behind every creation queued before it is due. With the share
+// off it keeps the priority of the submission's reconcile, as before.
+func (l *lifecycle[T]) firstRead(after time.Duration) ctrl.Result {
+	if l.polls.Enabled() {
+		return ctrl.Result{RequeueAfter: l.polls.Slot(after), Priority: ptrTo(priorityPollShare)}
+	}
+	return ctrl.Result{RequeueAfter: after}
 }
 
 // pollSlot asks the key's budget for the read of a running job: 0 to read now, or when to come
@@ -160,7 +214,7 @@ func (l *lifecycle[T]) budgetNote(keyID string) string {
 	if spacing <= l.opts.PollMax {
 		return ""
 	}
-	return fmt.Sprintf("; the running jobs share this API key's budget of %g calls/s, so each is read about every %s",
+	return fmt.Sprintf(budgetNoteMarker+" of %g calls/s, so each is read about every %s",
 		l.opts.ServiceRate, callgate.RoundDuration(spacing))
 }
 
@@ -196,8 +250,13 @@ func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statustxn.Txn[T], job 
 				l.opts.Metrics.CreditsUsed(kind, credits)
 			}
 			l.opts.Metrics.Ended(kind, "completed")
-			l.opts.Recorder.Eventf(obj, nil, "Normal", string(videov1alpha1.ReasonCompleted), "Complete",
-				"Job %s of generation %d completed", jobID, gen)
+			if kind == "VideoStoryboard" {
+				// A completed preview waits for a person's review: worth an event. A completed
+				// render is in its Ready condition and the endings metric; its one event is
+				// Submitted, the paid call (DESIGN.md "Load on the cluster": one event a render).
+				l.opts.Recorder.Eventf(obj, nil, "Normal", string(videov1alpha1.ReasonCompleted), "Complete",
+					"Job %s of generation %d completed", jobID, gen)
+			}
 		})
 		return true
 	case job.Status().IsFailed():

@@ -73,6 +73,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 		budgets:  callgate.NewBudgets(opts.Clock, opts.ServiceRate, opts.ServiceBurst, budgetIdle),
 		guard:    spendguard.New(c, opts.APIReader, opts.Clock, WriteTimeout),
 	}
+	shared.budgets.SetPollShare(opts.PollShare)
 	if cb := opts.Callback; cb != nil {
 		shared.callbacks = callback.NewSigner(cb.PublicURL, cb.Key)
 		shared.callbackPoll = cb.PollInterval
@@ -133,6 +134,8 @@ const callbackQueue = 4096
 
 // SetupWithManager registers the field indexes and both controllers.
 func (r *Reconcilers) SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) error {
+	r.Storyboard.polls.SetWorkers(concurrency)
+	r.Render.polls.SetWorkers(concurrency)
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &videov1alpha1.VideoStoryboard{}, credentials.IndexSecretName, func(o client.Object) []string {
 		return []string{credentials.RefOrDefault(o.(*videov1alpha1.VideoStoryboard).Spec.APIKeySecretRef).Name}
@@ -259,6 +262,9 @@ func (l *lifecycle[T]) wakeSource() source.Source {
 // submissions wait for (0, the default of watch events), then routine polls; the initial listing
 // after a start comes last (handler.LowPriority).
 const (
-	priorityWake    = 10
-	priorityRoutine = -10
+	priorityWake = 10
+	// priorityPollShare is a routine poll within the polls' share of the workers
+	// (callgate.WorkShare): it goes before submissions.
+	priorityPollShare = 5
+	priorityRoutine   = -10
 )

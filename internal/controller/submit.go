@@ -105,6 +105,10 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 		StoryboardDigest: t.sourceDigest, NarrationPinned: narrationPinned(t),
 		RequestDigest: t.digest, KeyFingerprint: keyID, ResubmitOf: st.ResubmitOf}
 	st.Phase = videov1alpha1.PhaseSubmitting
+	// Submitting is the decision about this generation, so the in-flight record carries
+	// observedGeneration: a write of its own after the job id would be a 4th (DESIGN.md "Load on
+	// the cluster").
+	st.ObservedGeneration = gen
 	setOutcome(st, gen, outcomeReconciling, videov1alpha1.ReasonSubmitting,
 		fmt.Sprintf("Submitting generation %d to the service (attempt %s)", gen, attempt))
 	if isRetry {
@@ -153,8 +157,9 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 				"jobID", created.JobID, "attempt", attempt)
 			return ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
 		}
+		l.progress.wrote(created.JobID)
 		l.settleBudget(sctx, obj, attempt)
-		return ctrl.Result{RequeueAfter: l.pollDelay(keyID, obj)}, nil
+		return l.firstRead(l.pollDelay(keyID, obj)), nil
 	case l.refused(err):
 		l.opts.Metrics.Submitted(l.adapter.kind(), "refused")
 		l.auditSubmission(obj, gen, attempt, "refused", "", err)

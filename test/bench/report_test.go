@@ -76,7 +76,10 @@ type result struct {
 	ManagerPeakRSSMiB   float64        `json:"managerPeakRSSMiB"`
 	ManagerCPUSeconds   float64        `json:"managerCPUSeconds"`
 	APIServerCPUSeconds float64        `json:"apiServerCPUSeconds"`
-	EtcdCPUSeconds      float64        `json:"etcdCPUSeconds"`
+	// PerRender is the load on the API server per render (issue 23): its CPU and the manager's
+	// writes by kind, each divided by the objects.
+	PerRender      perRender `json:"perRender"`
+	EtcdCPUSeconds float64   `json:"etcdCPUSeconds"`
 	// HarnessCPUSeconds is this process's CPU (simulator, proxy, watch, creates): it shares the
 	// machine with the manager, so it is reported rather than hidden.
 	HarnessCPUSeconds float64 `json:"harnessCPUSeconds"`
@@ -90,6 +93,18 @@ type result struct {
 	Metrics    scrape     `json:"metrics"` // the last scrape of the manager's /metrics
 	Timeline   []timeStep `json:"timeline"`
 	Unmeasured []string   `json:"unmeasured,omitempty"`
+}
+
+// perRender is the API server's cost of one render: what DESIGN.md "Load on the cluster" bounds.
+type perRender struct {
+	// APIServerCPUMs is the API server's CPU from the manager's start to the end, per object.
+	APIServerCPUMs float64 `json:"apiServerCPUMs"`
+	// StatusWrites are PATCH and PUT of videorenders/status; Events are the creates and patches of
+	// events (core and events.k8s.io); BudgetWrites every create, update and patch of videobudgets
+	// and of their status.
+	StatusWrites float64 `json:"statusWrites"`
+	Events       float64 `json:"events"`
+	BudgetWrites float64 `json:"budgetWrites"`
 }
 
 type machine struct {
@@ -164,17 +179,18 @@ func readResult(path string) (*result, error) {
 }
 
 // markdownHeader and markdownRow are docs/benchmarks.md's table.
-const markdownHeader = `| run | N | ns / keys | callbacks | manager flags | calls/job (submit + get) | completion→status p50 / p99 / max | submit/s (peak) | submit delay p99 | status writes/obj (max) | mgr peak RSS | mgr CPU | apiserver CPU | other CPU | dup jobs | wall |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|`
+const markdownHeader = `| run | N | ns / keys | callbacks | manager flags | calls/job (submit + get) | completion→status p50 / p99 / max | submit/s (peak) | submit delay p99 | status writes/obj (max) | events/obj | budget writes/obj | mgr peak RSS | mgr CPU | apiserver CPU (per render) | other CPU | dup jobs | wall |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|`
 
 func (r *result) markdownRow() string {
 	submit := r.ServiceCallsPerJob["render_storyboard"] + r.ServiceCallsPerJob["create_storyboard"] + r.ServiceCallsPerJob["render_project"]
-	return fmt.Sprintf("| %s | %d | %d / %d | %s | `%s` | %.2f (%.2f + %.2f) | %s / %s / %s | %.1f (%d) | %s | %.2f (%d) | %.0f MiB | %.1f s | %.1f s | %.0f s | %d | %.0f s |",
+	return fmt.Sprintf("| %s | %d | %d / %d | %s | `%s` | %.2f (%.2f + %.2f) | %s / %s / %s | %.1f (%d) | %s | %.2f (%d) | %.2f | %.2f | %.0f MiB | %.1f s | %.1f s (%.1f ms) | %.0f s | %d | %.0f s |",
 		r.Label, r.Params.N, r.Params.Namespaces, r.Params.Keys, onOff(r.Params.Callbacks), strings.Join(shownArgs(r.Params.ManagerArgs), " "),
 		r.TotalCallsPerJob, submit, r.ServiceCallsPerJob["get_job"],
 		msString(r.CompletionToStatus.P50), msString(r.CompletionToStatus.P99), msString(r.CompletionToStatus.Max),
 		r.SubmitThroughput, r.SubmitPeak1s, msString(r.SubmitDelay.P99),
-		r.StatusWritesPerObj, r.StatusWritesMaxObj, r.ManagerPeakRSSMiB, r.ManagerCPUSeconds, r.APIServerCPUSeconds,
+		r.StatusWritesPerObj, r.StatusWritesMaxObj, r.PerRender.Events, r.PerRender.BudgetWrites,
+		r.ManagerPeakRSSMiB, r.ManagerCPUSeconds, r.APIServerCPUSeconds, r.PerRender.APIServerCPUMs,
 		r.OtherCPUSeconds, r.DuplicateObjects, r.WallSeconds)
 }
 
@@ -223,6 +239,9 @@ var figures = []struct {
 	{"submit delay p99 (ms)", func(r *result) float64 { return r.SubmitDelay.P99 }},
 	{"submissions/s (higher is better)", func(r *result) float64 { return r.SubmitThroughput }},
 	{"status writes per object", func(r *result) float64 { return r.StatusWritesPerObj }},
+	{"events per object", func(r *result) float64 { return r.PerRender.Events }},
+	{"VideoBudget writes per object", func(r *result) float64 { return r.PerRender.BudgetWrites }},
+	{"API server CPU per object (ms)", func(r *result) float64 { return r.PerRender.APIServerCPUMs }},
 	{"status write conflicts", func(r *result) float64 { return float64(r.StatusWriteCodes["409"]) }},
 	{"manager peak RSS (MiB)", func(r *result) float64 { return r.ManagerPeakRSSMiB }},
 	{"manager CPU (s)", func(r *result) float64 { return r.ManagerCPUSeconds }},

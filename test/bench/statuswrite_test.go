@@ -1,0 +1,98 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bench
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// BenchmarkStatusWrite measures what one status write costs the API server (issue 23, "Cheaper
+// writes"): wall time and kube-apiserver CPU per write, for a VideoRender of 1 scene and of
+// 2,000, against the create of the same objects (every admission rule evaluated). A status
+// write that sends one changed field still makes the API server decode, validate and store the
+// whole object; whether the spec's CEL rules run again on it is what the large object shows
+// (Kubernetes ratchets unchanged fields since 1.30). Run:
+//
+//	KUBEBUILDER_ASSETS="$(hack/envtest-assets.sh)" go test ./test/bench -run '^$' -bench StatusWrite -benchtime 50x
+func BenchmarkStatusWrite(b *testing.B) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		b.Skip("KUBEBUILDER_ASSETS is not set")
+	}
+	scheme := k8sruntime.NewScheme()
+	must(b, clientgoscheme.AddToScheme(scheme))
+	must(b, videov1alpha1.AddToScheme(scheme))
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join(repoRoot, "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	must(b, err)
+	b.Cleanup(func() { _ = env.Stop() })
+	cfg.QPS, cfg.Burst = -1, 0
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	must(b, err)
+	apiPID, err := childNamed("kube-apiserver")
+	must(b, err)
+	apiCPU := func() float64 {
+		st, err := readProcStat(apiPID)
+		must(b, err)
+		return st.cpuSeconds
+	}
+	scenes := func(n int) []videov1alpha1.Scene {
+		s := make([]videov1alpha1.Scene, n)
+		for i := range s {
+			s[i] = videov1alpha1.Scene{Story: ptr.To(fmt.Sprintf("Scene %d of a long video. It is told in two sentences.", i))}
+		}
+		return s
+	}
+	for _, n := range []int{1, 2000} {
+		obj := func(name string) *videov1alpha1.VideoRender {
+			return &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+				Spec: videov1alpha1.VideoRenderSpec{Storyboard: &videov1alpha1.StoryboardRequest{VideoName: name, Scenes: scenes(n)}}}
+		}
+		b.Run(fmt.Sprintf("create/scenes=%d", n), func(b *testing.B) {
+			cpu0 := apiCPU()
+			for i := range b.N {
+				must(b, c.Create(b.Context(), obj(fmt.Sprintf("create-%d-%d-%d", n, b.N, i))))
+			}
+			b.ReportMetric(1000*(apiCPU()-cpu0)/float64(b.N), "apiserver-cpu-ms/op")
+		})
+		b.Run(fmt.Sprintf("status-patch/scenes=%d", n), func(b *testing.B) {
+			vr := obj(fmt.Sprintf("status-%d-%d", n, b.N))
+			must(b, c.Create(b.Context(), vr))
+			cpu0, start := apiCPU(), time.Now()
+			for i := range b.N {
+				// What the manager's merge patch sends for a progress-only change: one field.
+				patch := fmt.Appendf(nil, `{"status":{"progress":%d}}`, i%100)
+				must(b, c.Status().Patch(b.Context(), vr, client.RawPatch(types.MergePatchType, patch)))
+			}
+			b.ReportMetric(1000*(apiCPU()-cpu0)/float64(b.N), "apiserver-cpu-ms/op")
+			b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "wall-ms/op")
+		})
+	}
+}
