@@ -180,7 +180,8 @@ func clip(s string, width int) string {
 // ends, and returns their last states.
 func (d *demo) follow(ctx context.Context, refs []objectRef) ([]objectState, error) {
 	d.say("Watching the objects move through their phases (Pending, Submitting, InProgress, then")
-	d.say("Completed or Failed). The render of the preview waits until the preview completed.")
+	d.say("Completed or Failed). The render of the preview waits until the preview completed and")
+	d.say("was approved; the demo approves it as soon as it completed, as a reviewer would.")
 	d.say("")
 	width := terminalWidth(d.out)
 	tty := width > 0
@@ -209,6 +210,10 @@ func (d *demo) follow(ctx context.Context, refs []objectRef) ([]objectState, err
 				_, _ = fmt.Fprintf(d.out, "after %s:\n%s\n", elapsed, t)
 			}
 			last = t
+			if msg := d.approvePreviews(ctx, states); msg != "" {
+				d.say("%s", msg)
+				lastLines = 0
+			}
 			if allFinal(states) {
 				if tty {
 					d.say("")
@@ -222,6 +227,38 @@ func (d *demo) follow(ctx context.Context, refs []objectRef) ([]objectState, err
 		case <-ticker.C:
 		}
 	}
+}
+
+// approvePreviews does what the person reviewing the demo's preview would do with `kubectl video
+// approve`: once a storyboard's preview completed, it pins that preview's digest in the renders of
+// it that wait for an approval (the render was applied with its storyboard, before the preview
+// existed, so the default approval policy waits). It returns what it did, or "".
+func (d *demo) approvePreviews(ctx context.Context, states []objectState) string {
+	var done []string
+	for _, sb := range states {
+		if sb.storyboard == nil || sb.storyboard.Status.Preview == nil || sb.storyboard.Status.Preview.Digest == "" {
+			continue
+		}
+		digest := sb.storyboard.Status.Preview.Digest
+		for _, r := range states {
+			ref := (*videov1alpha1.StoryboardReference)(nil)
+			if r.render != nil {
+				ref = r.render.Spec.StoryboardRef
+			}
+			if ref == nil || ref.Name != sb.Name || ref.ApprovedDigest != "" {
+				continue
+			}
+			base := r.render.DeepCopy()
+			r.render.Spec.StoryboardRef.ApprovedDigest = digest
+			if err := d.client.Patch(ctx, r.render, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+				continue // read again at the next tick
+			}
+			done = append(done, fmt.Sprintf("Approved preview %s of VideoStoryboard %s for VideoRender %s, as a reviewer would with:\n"+
+				"  kubectl video approve vr/%s -n %s --digest %s\nThe render starts now, and pays for that preview only.",
+				digest, sb.Name, r.render.Name, r.render.Name, d.cfg.namespace, digest))
+		}
+	}
+	return strings.Join(done, "\n")
 }
 
 // printOutputs prints what each finished object produced: the preview's scenes, the videos'
