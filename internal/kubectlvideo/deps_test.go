@@ -17,30 +17,20 @@ limitations under the License.
 package kubectlvideo
 
 import (
-	"context"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 // The plugin is a client: what it needs of the operator is in the API package (kinds, status,
 // annotations). Importing the controller, the manager or the service's client would put the
 // whole operator into a binary users download; cli-runtime would add kustomize.
 func TestPluginDoesNotLinkTheOperator(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "list", "-deps", "./cmd/kubectl-video")
-	cmd.Dir = filepath.Join("..", "..")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list -deps ./cmd/kubectl-video: %v", err)
-	}
-	deps := strings.Fields(string(out))
-	if len(deps) < 10 || !slices.Contains(deps, "github.com/videoops/video-operator/internal/kubectlvideo") {
-		t.Fatalf("go list printed %d packages, not the plugin's dependencies: %q", len(deps), out)
+	deps := testutil.GoListDeps(t, "cmd/kubectl-video")
+	if !slices.Contains(deps, "github.com/videoops/video-operator/internal/kubectlvideo") {
+		t.Fatalf("go list printed %d packages, not the plugin's dependencies", len(deps))
 	}
 	forbidden := []string{
 		"github.com/videoops/video-operator/internal/controller",

@@ -14,14 +14,20 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 // Package testutil holds what the tests of several packages share: the generated CRDs as Go
-// objects, and the bounds of the API server they are checked against. Only tests import it.
+// objects, the bounds of the API server they are checked against, and the packages a binary
+// links. Only tests import it.
 package testutil
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
@@ -59,4 +65,23 @@ func ReadCRD(t testing.TB, path string) *apiextensionsv1.CustomResourceDefinitio
 func StatusSchema(t testing.TB, file string) apiextensionsv1.JSONSchemaProps {
 	t.Helper()
 	return ReadCRD(t, filepath.Join(CRDDir(), file)).Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
+}
+
+// GoListDeps lists the packages pkg (a path below the repository root, such as
+// "cmd/kubectl-video") links, itself included, with go list -deps.
+func GoListDeps(t testing.TB, pkg string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "list", "-deps", "./"+pkg) //nolint:gosec // tests name the package
+	cmd.Dir = RepoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./%s: %v", pkg, err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/videoops/video-operator/"+pkg) {
+		t.Fatalf("go list did not list %s itself: %q", pkg, out)
+	}
+	return deps
 }

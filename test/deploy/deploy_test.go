@@ -45,6 +45,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
@@ -357,28 +358,7 @@ func TestCallbacksOverlay(t *testing.T) {
 // after which the manager's ServiceAccount must be allowed exactly what the manager needs.
 func TestDeployAppliesToAPIServer(t *testing.T) {
 	rendered := kustomizeBuild(t, filepath.Join(root, "config", "default"))
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting envtest (run the tests through 'make test', which provides KUBEBUILDER_ASSETS): %v", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	user, err := env.AddUser(envtest.User{Name: "deployer", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg, kubeconfig := startAdminEnvtest(t, "deployer")
 	apply := func(input []byte, args ...string) string {
 		t.Helper()
 		cmd := exec.CommandContext(t.Context(), kubectl(t), append([]string{"--kubeconfig", kubeconfig, "apply", "--server-side", "-f", "-"}, args...)...)
@@ -397,6 +377,7 @@ func TestDeployAppliesToAPIServer(t *testing.T) {
 	var ns []byte
 	for _, o := range objs {
 		if o.GetKind() == "Namespace" {
+			var err error
 			ns, err = o.MarshalJSON()
 			if err != nil {
 				t.Fatal(err)
@@ -476,4 +457,33 @@ func TestDeployAppliesToAPIServer(t *testing.T) {
 	}) {
 		t.Error("the ConfigMap the Deployment reads was not applied")
 	}
+}
+
+// startAdminEnvtest starts a real API server for one test, stopped at its end, and returns its
+// config and a kubeconfig file of a cluster admin named user, for kubectl.
+func startAdminEnvtest(t *testing.T, user string) (*rest.Config, string) {
+	t.Helper()
+	env := &envtest.Environment{}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting envtest (run the tests through 'make test', which provides KUBEBUILDER_ASSETS): %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	admin, err := env.AddUser(envtest.User{Name: user, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := admin.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, kubeconfig
 }

@@ -32,7 +32,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // scopedEnv is an API server with the chart applied in namespace-scoped mode (watchNamespaces
@@ -45,28 +44,7 @@ type scopedEnv struct {
 func startScoped(t *testing.T) scopedEnv {
 	t.Helper()
 	rendered := helmTemplate(t, "--set", "watchNamespaces={team-a,team-b}")
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting envtest (run the tests through 'make test', which provides KUBEBUILDER_ASSETS): %v", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	user, err := env.AddUser(envtest.User{Name: "platform-admin", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg, kubeconfig := startAdminEnvtest(t, "platform-admin")
 	apply := func(input []byte) {
 		t.Helper()
 		cmd := exec.CommandContext(t.Context(), kubectl(t), "--kubeconfig", kubeconfig, "apply", "--server-side", "-f", "-")

@@ -19,33 +19,13 @@ limitations under the License.
 package rooms
 
 import (
-	"context"
-	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 const module = "github.com/videoops/video-operator/"
-
-func deps(t *testing.T, pkg string) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "list", "-deps", "./"+pkg)
-	cmd.Dir = filepath.Join("..", "..")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list -deps ./%s: %v", pkg, err)
-	}
-	list := strings.Fields(string(out))
-	if !slices.Contains(list, module+pkg) {
-		t.Fatalf("go list did not list %s itself: %q", pkg, out)
-	}
-	return list
-}
 
 func TestMechanismsDoNotImportTheReconcilers(t *testing.T) {
 	// pure: no reconcile, controller or manager machinery; the spend guard holds the VideoBudget
@@ -63,7 +43,7 @@ func TestMechanismsDoNotImportTheReconcilers(t *testing.T) {
 		"internal/spendguard":    false,
 	}
 	for pkg, pure := range mechanisms {
-		for _, dep := range deps(t, pkg) {
+		for _, dep := range testutil.GoListDeps(t, pkg) {
 			if dep == module+"internal/controller" || strings.HasPrefix(dep, module+"internal/controller/") {
 				t.Errorf("%s imports the reconcilers (%s)", pkg, dep)
 			}
