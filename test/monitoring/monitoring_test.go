@@ -494,6 +494,17 @@ spec: {maxPreviews: 1}
 		"--callback-bind-address="+callbackAddr, "--callback-public-url="+r.callbackURL,
 		"--callback-key-file="+callbackKey, "--callback-rate-limit=0.01", "--callback-poll-interval=300ms")
 
+	// A first scrape before any object exists: every counter starts at 0, so rate() sees every
+	// answer of the scenario, the first job reads (which the seed answers with faults) included.
+	// Taken after the objects, it missed them whenever the manager read the jobs first.
+	firstDeadline := time.Now().Add(45 * time.Second)
+	for r.scrapes.scrape(t.Context(), metricsURL) != nil {
+		if time.Now().After(firstDeadline) {
+			t.Fatal("the manager's metrics never answered before the scenario")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
 	for i := range 3 {
 		createYAML(t, k8s, &videov1alpha1.VideoRender{}, "team-a", fmt.Sprintf(`
 metadata: {name: render-%d}
