@@ -25,6 +25,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -71,6 +72,7 @@ var (
 	flagLabel      = flag.String("bench.label", "", "name of the run in the report (default: derived from the parameters)")
 	flagOut        = flag.String("bench.out", "", "directory for the JSON and Markdown reports (default: bin/bench of the repository)")
 	flagBaseline   = flag.String("bench.baseline", "", "a report JSON to compare this run with")
+	flagProfile    = flag.Duration("bench.apiserver-profile", 0, "take a CPU profile of the API server for this long from the first create (go tool pprof reads it); written next to the report")
 )
 
 // repoRoot is the repository the benchmark runs in: go test runs it in test/bench.
@@ -158,6 +160,7 @@ func runScale(b *testing.B) *result {
 	s.waitMetrics()
 
 	s.start = time.Now()
+	profiled := s.profileAPIServer(ctx)
 	createSeconds := s.createRenders()
 	deadline := s.start.Add(*flagTimeout)
 	allDone := s.watch.waitAll(ctx, *flagN, deadline, *flagEvery, s.sample)
@@ -165,6 +168,9 @@ func runScale(b *testing.B) *result {
 	s.sample()
 
 	r := s.measure(extra, cpu0)
+	if p := <-profiled; p != "" {
+		r.APIServerProfile = p
+	}
 	r.CreateSeconds, r.WallSeconds = createSeconds, wall.Seconds()
 	s.mgr.stop(time.Minute)
 	r.ManagerLogErrors = s.mgr.logErrors()
@@ -400,4 +406,54 @@ func machineInfo() machine {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
 	return m
+}
+
+// profileAPIServer takes a CPU profile of the API server for -bench.apiserver-profile from now,
+// through its /debug/pprof (envtest's user is an administrator). The channel gives the profile's
+// path in the run's directory, or "" when none was asked for or it could not be taken.
+func (s *scaleRun) profileAPIServer(ctx context.Context) <-chan string {
+	out := make(chan string, 1)
+	if *flagProfile <= 0 {
+		out <- ""
+		return out
+	}
+	go func() {
+		path, err := s.fetchProfile(ctx, *flagProfile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: no API server profile: %v\n", err)
+		}
+		out <- path
+	}()
+	return out
+}
+
+func (s *scaleRun) fetchProfile(ctx context.Context, d time.Duration) (string, error) {
+	hc, err := rest.HTTPClientFor(s.cfg)
+	if err != nil {
+		return "", err
+	}
+	hc.Timeout = d + time.Minute
+	u := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(s.cfg.Host, "/"), int(d.Seconds()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	path := filepath.Join(s.dir, "apiserver.pprof")
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		_ = f.Close()
+		return "", err
+	}
+	return path, f.Close()
 }

@@ -283,6 +283,13 @@ func (s *scaleRun) report(r *result) {
 	if log, err := os.ReadFile(s.mgr.log); err == nil {
 		must(s.b, os.WriteFile(filepath.Join(dir, base+"-manager.log"), log, 0o644))
 	}
+	if r.APIServerProfile != "" {
+		prof, err := os.ReadFile(r.APIServerProfile)
+		must(s.b, err)
+		r.APIServerProfile = filepath.Join(dir, base+"-apiserver.pprof")
+		must(s.b, os.WriteFile(r.APIServerProfile, prof, 0o644))
+		_, _ = fmt.Fprintf(os.Stdout, "API server CPU profile: go tool pprof -top %s\n", r.APIServerProfile)
+	}
 	row := r.markdownRow()
 	must(s.b, os.WriteFile(filepath.Join(dir, base+".md"), []byte(markdownHeader+"\n"+row+"\n"), 0o644))
 

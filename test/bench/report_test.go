@@ -89,6 +89,8 @@ type result struct {
 	// Load1Max is the highest one-minute load average sampled during the run.
 	Load1Max         float64 `json:"load1Max"`
 	ManagerLogErrors int     `json:"managerLogErrors"`
+	// APIServerProfile is the CPU profile -bench.apiserver-profile took.
+	APIServerProfile string `json:"apiServerProfile,omitempty"`
 
 	Metrics    scrape     `json:"metrics"` // the last scrape of the manager's /metrics
 	Timeline   []timeStep `json:"timeline"`
