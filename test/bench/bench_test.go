@@ -442,7 +442,7 @@ func (s *scaleRun) fetchProfile(ctx context.Context, d time.Duration) (string, e
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("GET %s: %s", u, resp.Status)
 	}

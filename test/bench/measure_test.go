@@ -188,21 +188,26 @@ func (s *scaleRun) measureAPI(r *result) {
 	if r.Objects > 0 {
 		r.StatusWritesPerObj = float64(renders) / float64(r.Objects)
 	}
-	events, budgets := writesByKind(requests)
+	events, budgets, objects := writesByKind(requests)
 	if r.Objects > 0 {
 		r.PerRender.StatusWrites = r.StatusWritesPerObj
 		r.PerRender.Events = float64(events) / float64(r.Objects)
 		r.PerRender.BudgetWrites = float64(budgets) / float64(r.Objects)
+		r.PerRender.ObjectWrites = float64(objects) / float64(r.Objects)
 	}
 }
 
 // writesByKind counts, in the proxy's requests by "VERB resource[/subresource]", the writes of
-// events (core/v1 and events.k8s.io/v1 share the resource name) and of VideoBudgets.
-func writesByKind(requests map[string]int) (events, budgets int) {
+// events (core/v1 and events.k8s.io/v1 share the resource name), of VideoBudgets, and of the
+// videorenders themselves (their metadata: not their status).
+func writesByKind(requests map[string]int) (events, budgets, objects int) {
 	for key, n := range requests {
 		verb, resource, _ := strings.Cut(key, " ")
 		if verb != "CREATE" && verb != "UPDATE" && verb != "PATCH" {
 			continue
+		}
+		if resource == "videorenders" {
+			objects += n
 		}
 		switch resource, _, _ = strings.Cut(resource, "/"); resource {
 		case "events":
@@ -211,7 +216,7 @@ func writesByKind(requests map[string]int) (events, budgets int) {
 			budgets += n
 		}
 	}
-	return events, budgets
+	return events, budgets, objects
 }
 
 // measureProcesses reads /proc: the manager's peak RSS and CPU, the API server's and etcd's CPU
@@ -298,8 +303,8 @@ func (s *scaleRun) report(r *result) {
 	_, _ = fmt.Fprintf(out, "objects %d: ready %d, stalled %d, never terminal %d; jobs %d, orphans %d; webhooks delivered %d, failed %d; manager log errors %d\n",
 		r.Objects, r.Ready, r.Stalled, r.NeverTerminal, r.Jobs, r.Orphans, r.WebhooksDelivered, r.WebhooksFailed, r.ManagerLogErrors)
 	_, _ = fmt.Fprintf(out, "service calls: %v\nstatus writes: %d (answers %v); API requests: %v\n", r.ServiceCalls, r.StatusWrites, r.StatusWriteCodes, r.APIRequests)
-	_, _ = fmt.Fprintf(out, "per render: API server CPU %.1f ms; writes: status %.2f, events %.2f, VideoBudget %.2f\n",
-		r.PerRender.APIServerCPUMs, r.PerRender.StatusWrites, r.PerRender.Events, r.PerRender.BudgetWrites)
+	_, _ = fmt.Fprintf(out, "per render: API server CPU %.1f ms; writes: status %.2f, object %.2f, events %.2f, VideoBudget %.2f\n",
+		r.PerRender.APIServerCPUMs, r.PerRender.StatusWrites, r.PerRender.ObjectWrites, r.PerRender.Events, r.PerRender.BudgetWrites)
 	_, _ = fmt.Fprintf(out, "CPU seconds: manager %.1f, API server %.1f, etcd %.1f, harness %.1f, other processes %.1f (load1 max %.1f)\n",
 		r.ManagerCPUSeconds, r.APIServerCPUSeconds, r.EtcdCPUSeconds, r.HarnessCPUSeconds, r.OtherCPUSeconds, r.Load1Max)
 	if bu := r.Budget; bu != nil {

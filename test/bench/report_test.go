@@ -107,6 +107,9 @@ type perRender struct {
 	StatusWrites float64 `json:"statusWrites"`
 	Events       float64 `json:"events"`
 	BudgetWrites float64 `json:"budgetWrites"`
+	// ObjectWrites are updates and patches of the videorenders themselves (not their status): the
+	// record of DESIGN.md "The record travels with the object" and the charge finalizer.
+	ObjectWrites float64 `json:"objectWrites"`
 }
 
 type machine struct {
@@ -243,6 +246,7 @@ var figures = []struct {
 	{"status writes per object", func(r *result) float64 { return r.StatusWritesPerObj }},
 	{"events per object", func(r *result) float64 { return r.PerRender.Events }},
 	{"VideoBudget writes per object", func(r *result) float64 { return r.PerRender.BudgetWrites }},
+	{"object writes per object", func(r *result) float64 { return r.PerRender.ObjectWrites }},
 	{"API server CPU per object (ms)", func(r *result) float64 { return r.PerRender.APIServerCPUMs }},
 	{"status write conflicts", func(r *result) float64 { return float64(r.StatusWriteCodes["409"]) }},
 	{"manager peak RSS (MiB)", func(r *result) float64 { return r.ManagerPeakRSSMiB }},

@@ -168,12 +168,12 @@ func TestRendersInMatchesTheRoundRobin(t *testing.T) {
 }
 
 func TestWritesByKind(t *testing.T) {
-	events, budgets := writesByKind(map[string]int{
+	events, budgets, objects := writesByKind(map[string]int{
 		"CREATE events": 3, "PATCH events": 2, "LIST events": 7, "WATCH events": 1,
 		"PATCH videobudgets/status": 4, "UPDATE videobudgets": 1, "GET videobudgets": 9,
-		"PATCH videorenders/status": 30,
+		"PATCH videorenders/status": 30, "PATCH videorenders": 10, "UPDATE videorenders": 2, "GET videorenders": 6,
 	})
-	if events != 5 || budgets != 5 {
-		t.Errorf("events %d, budgets %d; want 5 and 5 (writes only, by resource)", events, budgets)
+	if events != 5 || budgets != 5 || objects != 12 {
+		t.Errorf("events %d, budgets %d, objects %d; want 5, 5 and 12 (writes only, by resource)", events, budgets, objects)
 	}
 }

@@ -291,6 +291,7 @@ func TestChartFullValues(t *testing.T) {
 	typed(t, objs, "ConfigMap", c.EnvFrom[0].ConfigMapRef.Name, &cm)
 	want := map[string]string{
 		"VIDEO_SERVICE_BASE_URL": "https://video.example.com/serviceapis", "VIDEO_POLL_MIN": "15s", "VIDEO_POLL_MAX": "45s",
+		"VIDEO_POLL_SHARE": "0.4", "VIDEO_PROGRESS_INTERVAL": "2m",
 		"VIDEO_SERVICE_RATE_LIMIT": "5", "VIDEO_SERVICE_BURST": "8", "VIDEO_SERVICE_TIMEOUT": "20s",
 		"VIDEO_MAX_CONCURRENT_RECONCILES": "4", "VIDEO_WATCH_NAMESPACES": "team-a,team-b",
 		"VIDEO_CALLBACK_PUBLIC_URL": "https://video-operator.example.com",
