@@ -21,6 +21,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -43,13 +45,53 @@ func (k secretKey) header() string                  { return k.value() }
 func (k secretKey) redactIn(s string) string        { return redactKey(s, k.value()) }
 func (k secretKey) redactFunc() func(string) string { return k.redactIn }
 
-// redactKey removes every occurrence of key from s. Keys shorter than 4 bytes are not looked for:
-// replacing every "a" would mangle the message and such a key is rejected by New anyway.
+// redactKey removes every occurrence of key from s, in each of its spellings. Keys shorter than 4
+// bytes are not looked for: replacing every "a" would mangle the message and such a key is
+// rejected by New anyway.
 func redactKey(s, key string) string {
-	if len(key) < minKeyLen || !strings.Contains(s, key) {
+	if len(key) < minKeyLen {
 		return s
 	}
-	return strings.ReplaceAll(s, key, redacted)
+	for _, k := range keySpellings(key) {
+		if strings.Contains(s, k) {
+			s = strings.ReplaceAll(s, k, redacted)
+		}
+	}
+	return s
+}
+
+// keySpellings are the forms in which a text can carry key: itself, and percent-encoded as a URL
+// query or path carries it, with upper- or lower-case hex digits. A proxy or gateway that logs
+// the URL or form it was sent writes the key so into an error message.
+func keySpellings(key string) []string {
+	forms := []string{key}
+	for _, e := range []string{url.QueryEscape(key), url.PathEscape(key)} {
+		for _, f := range []string{e, lowerHex(e)} {
+			if !slices.Contains(forms, f) {
+				forms = append(forms, f)
+			}
+		}
+	}
+	return forms
+}
+
+// lowerHex writes the two hex digits of each percent escape of s in lower case.
+func lowerHex(s string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = lowerASCII(b[i+1]), lowerASCII(b[i+2])
+			i += 2
+		}
+	}
+	return string(b)
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + ('a' - 'A')
+	}
+	return c
 }
 
 // minKeyLen is the shortest key New accepts.
@@ -64,8 +106,10 @@ func redactBody(body []byte, key string) []byte {
 	if len(key) < minKeyLen {
 		return body
 	}
-	if bytes.Contains(body, []byte(key)) {
-		body = bytes.ReplaceAll(body, []byte(key), []byte(redacted))
+	for _, k := range keySpellings(key) {
+		if bytes.Contains(body, []byte(k)) {
+			body = bytes.ReplaceAll(body, []byte(k), []byte(redacted))
+		}
 	}
 	if !bytes.Contains(body, []byte{'\\'}) {
 		return body
@@ -93,8 +137,8 @@ func redactBody(body []byte, key string) []byte {
 func redactValue(v any, key string) (any, bool) {
 	switch t := v.(type) {
 	case string:
-		if strings.Contains(t, key) {
-			return strings.ReplaceAll(t, key, redacted), true
+		if r := redactKey(t, key); r != t {
+			return r, true
 		}
 		return t, false
 	case []any:
@@ -110,8 +154,8 @@ func redactValue(v any, key string) (any, bool) {
 		for k, x := range t {
 			nx, c := redactValue(x, key)
 			nk := k
-			if strings.Contains(k, key) {
-				nk, c = strings.ReplaceAll(k, key, redacted), true
+			if r := redactKey(k, key); r != k {
+				nk, c = r, true
 				delete(t, k)
 			}
 			t[nk] = nx

@@ -31,6 +31,10 @@ func TestGetJobRedactsTheKeyInSuccessfulAnswers(t *testing.T) {
 	for _, tt := range []struct{ name, body string }{
 		{"plain", `{"job_id":"j","success":false,"data":{"status":"failed","error_code":"X","error_message":"echo sk-live/abc<123> end"}}`},
 		{"escaped", `{"job_id":"j","success":true,"data":{"status":"in-progress","renderProgressMessage":"echo sk-live\/abc\u003c123\u003e end"}}`},
+		// A proxy that logs the URL it was asked for, with the key in its query.
+		{"percent-encoded", `{"job_id":"j","success":false,"data":{"status":"failed","error_code":"X","error_message":"echo sk-live%2Fabc%3C123%3E end"}}`},
+		{"percent-encoded, lower-case hex", `{"job_id":"j","success":false,"data":{"status":"failed","error_code":"X","error_message":"echo sk-live%2fabc%3c123%3e end"}}`},
+		{"percent-encoded and escaped", `{"job_id":"j","success":true,"data":{"status":"in-progress","renderProgressMessage":"echo sk-live%2Fabc%3C123%3E end \u0020"}}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -57,5 +61,24 @@ func TestGetJobRedactsTheKeyInSuccessfulAnswers(t *testing.T) {
 				t.Fatalf("the text around the key was lost: %s", text)
 			}
 		})
+	}
+}
+
+// An error text that carries the key percent-encoded (a URL with the key in its query, a form
+// body) is redacted as the key itself is.
+func TestRedactKeyFindsPercentEncodedKeys(t *testing.T) {
+	const key = "sk-live/abc<123>+x="
+	for _, in := range []string{
+		"GET /v1/jobs?key=sk-live%2Fabc%3C123%3E%2Bx%3D refused",
+		"GET /v1/jobs?key=sk-live%2fabc%3c123%3e%2bx%3d refused",
+		"GET /v1/jobs/sk-live%2Fabc%3C123%3E+x= refused",
+	} {
+		out := redactKey(in, key)
+		if strings.Contains(out, "sk-live") || !strings.HasSuffix(out, "[REDACTED] refused") {
+			t.Errorf("redactKey(%q) = %q", in, out)
+		}
+	}
+	if got := redactKey("nothing here", key); got != "nothing here" {
+		t.Errorf("a text without the key changed: %q", got)
 	}
 }
