@@ -72,9 +72,9 @@ type StoryboardReference struct {
 
 	// approval says what is approved when approvedDigest is not set.
 	// PreviewAtApproval (the default): the preview that had completed when this render's spec
-	// was last written (created, or edited by a writer of spec fields) is approved; a preview
-	// that completes later waits (AwaitingApproval) until a person pins it with approvedDigest
-	// or writes the spec again. Pinned: nothing is rendered until approvedDigest is set.
+	// was last written (created, or changed: a new generation) is approved; a preview that
+	// completes later waits (AwaitingApproval) until a person pins it with approvedDigest or
+	// changes the spec. A write of metadata only (a label) approves nothing. Pinned: nothing is rendered until approvedDigest is set.
 	// Latest: every new preview of the storyboard is rendered, and paid for, as soon as it
 	// completes, without anyone reviewing it.
 	// +optional
@@ -118,6 +118,16 @@ const (
 	NarrationRegenerate NarrationPolicy = "Regenerate"
 )
 
+// GenerationTime is a time that belongs to one generation of an object's spec.
+type GenerationTime struct {
+	// generation of the spec the time belongs to.
+	// +kubebuilder:validation:Minimum=1
+	Generation int64 `json:"generation"`
+
+	// at is the time.
+	At metav1.Time `json:"at"`
+}
+
 // VideoRenderStatus is the render job and, once it completed, its outputs.
 type VideoRenderStatus struct {
 	JobStatus `json:",inline"`
@@ -145,6 +155,15 @@ type VideoRenderStatus struct {
 	// service wrote the narration anew or the request was not a brief.
 	// +optional
 	NarrationPinned *bool `json:"narrationPinned,omitempty"`
+
+	// specWritten is when the spec of a generation was written, by the API server's clock, as the
+	// controller read it from managedFields the first time it decided that generation's approval
+	// (storyboardRef.approval PreviewAtApproval: a preview completed before it is approved). It is
+	// kept so that a later write of metadata only, such as a label added by the field manager that
+	// owns the spec (a GitOps sync), which moves that manager's managedFields time, is not taken
+	// for a new spec and so for the approval of a preview nobody saw.
+	// +optional
+	SpecWritten *GenerationTime `json:"specWritten,omitempty"`
 
 	// outputs are the URLs of the rendered files.
 	// +optional

@@ -58,10 +58,18 @@ func (a renderAdapter) approvedPreview(ctx context.Context, o *videov1alpha1.Vid
 	case ref.Approval == videov1alpha1.ApprovalPinned:
 		return awaiting(fmt.Sprintf("Approval is Pinned and no approvedDigest is set; %s; %s", current, approve)), nil
 	}
-	// PreviewAtApproval: the preview must have completed before the spec was last written.
-	written, err := a.lastSpecWrite(ctx, o)
-	if err != nil {
-		return nil, err
+	// PreviewAtApproval: the preview must have completed before the spec was last written. The
+	// time is read once per generation and kept in status: managedFields keep one time per field
+	// manager, which a later metadata-only write by the spec's manager moves forward.
+	var written time.Time
+	if sw := o.Status.SpecWritten; sw != nil && sw.Generation == o.Generation {
+		written = sw.At.Time
+	} else {
+		var err error
+		if written, err = a.lastSpecWrite(ctx, o); err != nil {
+			return nil, err
+		}
+		o.Status.SpecWritten = &videov1alpha1.GenerationTime{Generation: o.Generation, At: metav1.NewTime(written)}
 	}
 	done := sb.Status.CompletedAt
 	if digest != "" && done != nil && done.Add(a.skew).Before(written) {

@@ -153,6 +153,36 @@ var _ = Describe("Render what was reviewed, attacked", func() {
 			client.FieldOwner("kubectl-label"))).To(Succeed())
 		Consistently(paidRenders, 5*pollIntervals).Should(BeZero(), "preview %s was never approved", preview.Digest)
 	})
+
+	It("a metadata-only write by the field manager that wrote the spec is no approval of a later preview", func() {
+		start(nil)
+		sb := storyPreview(h.ns, "relabelled", "Relabelled")
+		vr := refRender(h.ns, "relabelled", "relabelled", "")
+		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		preview := firstPreview(sb)
+		Eventually(func(g Gomega) {
+			rec := conditionOf(&getRender(vr)(g).Status.JobStatus, videov1alpha1.ConditionReconciling)
+			g.Expect(rec.Reason).To(Equal(string(videov1alpha1.ReasonAwaitingApproval)))
+		}).Should(Succeed())
+		time.Sleep(2100 * time.Millisecond)
+
+		By("a GitOps sync adds a team label to every object it applies: the spec's own field manager writes metadata only")
+		editRender(vr, func(cur *videov1alpha1.VideoRender) {
+			if cur.Labels == nil {
+				cur.Labels = map[string]string{}
+			}
+			cur.Labels["team"] = "video"
+		})
+		Expect(getRender(vr)(Default).Generation).To(Equal(int64(1)), "the spec did not change")
+		By("something else wakes the render up: an annotation by another field manager")
+		patch := []byte(`{"metadata":{"annotations":{"example.com/touched":"yes"}}}`)
+		Expect(k8sClient.Patch(ctx, getRender(vr)(Default), client.RawPatch("application/merge-patch+json", patch),
+			client.FieldOwner("kubectl-annotate"))).To(Succeed())
+		Consistently(paidRenders, 5*pollIntervals).Should(BeZero(), "preview %s was never approved", preview.Digest)
+		Expect(conditionOf(&getRender(vr)(Default).Status.JobStatus, videov1alpha1.ConditionReconciling).Reason).
+			To(Equal(string(videov1alpha1.ReasonAwaitingApproval)))
+	})
 })
 
 // stableThumbnails answers every completed preview with thumbnail URLs that depend only on the

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/videoops/video-operator/internal/jobmemo"
@@ -135,6 +136,12 @@ type lifecycle[T client.Object] struct {
 	// stale are the objects whose last write was refused as a conflict: read from the API server
 	// next time, not the cache.
 	stale *boundedset.Set[types.NamespacedName]
+	// superseded are object versions this process's own writes replaced. The cache may still
+	// show one for a moment after the write; a reconcile woken meanwhile (by a VideoStoryboard or
+	// a budget) would decide on it, find nothing to write where the server holds something else,
+	// and wait for a watch event that status-only writes never bring: such a read is made fresh.
+	superseded       *boundedset.Set[objectVersion]
+	supersededExpiry atomic.Int64 // unix nanoseconds of the last Expire of superseded
 	// guard reserves room in the namespace's VideoBudget before a paid submission.
 	guard *spendguard.Guard
 	// checked are the requests that passed the pre-submit check (presubmit.go).
@@ -169,6 +176,7 @@ func newLifecycle[T client.Object](c client.Client, adapter kindAdapter[T], opts
 		guard:    shared.guard,
 		// Forgetting an entry costs at most one write refused as a conflict, which marks it again.
 		stale:      boundedset.New[types.NamespacedName](100_000),
+		superseded: boundedset.New[objectVersion](20_000),
 		checked:    boundedset.New[string](maxChecked),
 		unrecorded: boundedset.New[types.NamespacedName](100_000),
 
@@ -190,7 +198,38 @@ func (l *lifecycle[T]) read(ctx context.Context, key types.NamespacedName) (T, e
 		return l.readFresh(ctx, key)
 	}
 	obj := l.adapter.newObject()
-	return obj, l.client.Get(ctx, key, obj)
+	if err := l.client.Get(ctx, key, obj); err != nil {
+		return obj, err
+	}
+	if l.superseded.Has(objectVersion{key, obj.GetResourceVersion()}) {
+		// The cache is behind a write of this process.
+		return l.readFresh(ctx, key)
+	}
+	return obj, nil
+}
+
+// objectVersion is one version of one object.
+type objectVersion struct {
+	key             types.NamespacedName
+	resourceVersion string
+}
+
+// supersededFor is how long a replaced version is remembered: a cache behind its own process's
+// writes catches up within milliseconds; entries older than this are dropped once per period.
+const supersededFor = time.Minute
+
+// supersede remembers that this process replaced the given versions of the object at key.
+func (l *lifecycle[T]) supersede(key types.NamespacedName, versions ...string) {
+	now := l.opts.Clock.Now()
+	if last := l.supersededExpiry.Load(); now.UnixNano()-last > int64(supersededFor) &&
+		l.supersededExpiry.CompareAndSwap(last, now.UnixNano()) {
+		l.superseded.Expire(now.Add(-supersededFor))
+	}
+	for _, rv := range versions {
+		if rv != "" {
+			l.superseded.Add(objectVersion{key, rv}, now)
+		}
+	}
 }
 
 // readFresh reads the object from the API server, uncached: for decisions that must not be taken
@@ -230,6 +269,7 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		if tx.Conflicted {
 			l.stale.Add(req.NamespacedName, l.opts.Clock.Now())
 		}
+		l.supersede(req.NamespacedName, tx.Superseded...)
 	}()
 	result, err := l.advance(ctx, tx)
 	if tx.Aborted() {
@@ -269,6 +309,7 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	l.opts.Metrics.ObservePhase(l.adapter.kind(), req.NamespacedName, written.Phase)
 	l.opts.Metrics.ObserveSubmission(l.adapter.kind(), req.NamespacedName, written.Submission)
 	if l.unrecorded.Take(req.NamespacedName) {
+		before := tx.Base.GetResourceVersion()
 		if rerr := l.writeRecord(wctx, tx.Base); rerr != nil {
 			// Written again by the next reconcile; until then a restore would not find it.
 			l.unrecorded.Add(req.NamespacedName, l.opts.Clock.Now())
@@ -278,6 +319,7 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 			logf.FromContext(ctx).V(1).Info("Recording the job in the annotations failed; trying again", "error", rerr.Error())
 			return ctrl.Result{RequeueAfter: l.backoff.Short()}, err
 		}
+		l.supersede(req.NamespacedName, before)
 	}
 	return result, err
 }

@@ -271,6 +271,7 @@ func (l *lifecycle[T]) holdForCharge(ctx context.Context, tx *statustxn.Txn[T]) 
 	}
 	// Only the metadata changed, and nothing else did (the write was conditional): the status
 	// decided so far still stands on the new resourceVersion.
+	tx.Superseded = append(tx.Superseded, tx.Base.GetResourceVersion())
 	for _, o := range []T{tx.Obj, tx.Base} {
 		o.SetFinalizers(patched.GetFinalizers())
 		o.SetResourceVersion(patched.GetResourceVersion())

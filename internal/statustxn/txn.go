@@ -65,6 +65,9 @@ type Txn[T client.Object] struct {
 	Undecided bool
 	// Conflicted is set when a write was refused because the object changed since it was read.
 	Conflicted bool
+	// Superseded are the resourceVersions this transaction's writes replaced: a cache that still
+	// shows one of them is behind this process's own writes.
+	Superseded []string
 	// failed run if a write fails (see onFail).
 	failed []func()
 }
@@ -122,6 +125,7 @@ func (t *Txn[T]) Commit(ctx context.Context) error {
 			// taken for.
 			t.Obj.SetResourceVersion(fresh.GetResourceVersion())
 		}
+		t.Superseded = append(t.Superseded, t.Base.GetResourceVersion())
 		t.Base = t.Obj.DeepCopyObject().(T)
 	}
 	effects := t.effects

@@ -19,6 +19,7 @@ package statustxn
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -78,5 +79,48 @@ func TestStatusTxnFailedWriteIsDiscarded(t *testing.T) {
 	tx.After(func() { ran++ })
 	if err := tx.Commit(context.Background()); err != nil || ran != 1 {
 		t.Fatalf("commit after rebase: %v, effects ran %d", err, ran)
+	}
+}
+
+// Superseded lists the versions each successful write replaced, so the caller can tell a cache
+// that still shows one of them (behind its own writes) from a current one; an unchanged status
+// and a refused write replace nothing.
+func TestStatusTxnRecordsTheVersionsItReplaced(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := videov1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	vr := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(vr).WithStatusSubresource(vr).Build()
+	read := &videov1alpha1.VideoRender{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(vr), read); err != nil {
+		t.Fatal(err)
+	}
+	v0 := read.ResourceVersion
+	tx := New(c, c, read, func() *videov1alpha1.VideoRender { return &videov1alpha1.VideoRender{} },
+		func(o *videov1alpha1.VideoRender) any { return o.Status })
+	if err := tx.Commit(context.Background()); err != nil || len(tx.Superseded) != 0 {
+		t.Fatalf("an unchanged status: err %v, superseded %v", err, tx.Superseded)
+	}
+	tx.Obj.Status.Phase = videov1alpha1.PhaseSubmitting
+	if err := tx.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	v1 := tx.Obj.ResourceVersion
+	tx.Obj.Status.Phase = videov1alpha1.PhaseInProgress
+	if err := tx.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{v0, v1}; !reflect.DeepEqual(tx.Superseded, want) || tx.Obj.ResourceVersion == v1 {
+		t.Fatalf("superseded %v, want %v (then %s)", tx.Superseded, want, tx.Obj.ResourceVersion)
+	}
+
+	stale := New(c, c, read, func() *videov1alpha1.VideoRender { return &videov1alpha1.VideoRender{} },
+		func(o *videov1alpha1.VideoRender) any { return o.Status })
+	stale.Obj.ResourceVersion = v0
+	stale.Base.ResourceVersion = v0
+	stale.Obj.Status.Phase = videov1alpha1.PhaseFailed
+	if err := stale.Commit(context.Background()); !apierrors.IsConflict(err) || len(stale.Superseded) != 0 {
+		t.Fatalf("a refused write: err %v, superseded %v", err, stale.Superseded)
 	}
 }
