@@ -31,8 +31,26 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/simulator"
 )
+
+// heldRenders answers "in-progress" for every completed render job while hold is set: a render
+// that runs as long as a spec needs.
+type heldRenders struct {
+	apiclient.Interface
+	hold *atomic.Bool
+}
+
+func (r heldRenders) GetJob(ctx context.Context, id string) (*apiclient.Job, error) {
+	job, err := r.Interface.GetJob(ctx, id)
+	if err == nil && r.hold.Load() && job.Status().IsCompleted() && job.Data.VideoURL != "" {
+		held := *job
+		held.Data.Status = "in-progress"
+		return &held, nil
+	}
+	return job, err
+}
 
 // Issue 23 attacked: what the quieter writes and the polls' share could make status say that is
 // not so.
@@ -94,5 +112,51 @@ var _ = Describe("Load on the cluster, attacked", func() {
 			g.Expect(kstatusOf(now)).To(Equal(status.CurrentStatus))
 		}).Should(Succeed())
 		Expect(h.jobsNamed("Busy budget two")).To(HaveLen(1))
+	})
+
+	// A render's completion has no event of its own since issue 23: its Ready condition says it.
+	// When the storyboard it renders was edited while the job ran, the render goes on to wait
+	// for the new preview's approval and Ready says that instead: the video that was paid for
+	// and is done must still be told somewhere a person looks.
+	It("tells that a render completed while it waits for the approval of a newer preview", func() {
+		h := newHarness(simulator.Options{})
+		var hold atomic.Bool
+		hold.Store(true)
+		h.wrap = func(api apiclient.Interface) apiclient.Interface { return heldRenders{api, &hold} }
+		h.createSecret(testAPIKey)
+		h.startManager()
+
+		sb := storyPreview(h.ns, "reviewed", "Reviewed one")
+		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
+		preview := firstPreview(sb)
+		vr := refRender(h.ns, "approved", "reviewed", "approvedDigest: "+preview.Digest)
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(getRender(vr)(g).Status.JobID).NotTo(BeEmpty())
+		}).Should(Succeed())
+
+		// While the render runs, the storyboard is edited: its new preview is not approved.
+		edited := getStoryboard(sb)(Default)
+		edited.Spec.VideoName = "Reviewed two"
+		Expect(k8sClient.Update(ctx, edited)).To(Succeed())
+		previewOfGeneration(sb, edited.Generation)
+
+		hold.Store(false)
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(got.Status.CompletedAt).NotTo(BeNil())
+			g.Expect(got.Status.Outputs).NotTo(BeNil())
+			g.Expect(got.Status.Failure).To(BeNil())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			ready := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReady)
+			if ready.Reason == string(videov1alpha1.ReasonCompleted) {
+				return
+			}
+			g.Expect(h.eventReasons("approved")).To(ContainElement(string(videov1alpha1.ReasonCompleted)),
+				"Ready says %s: %s, and no event tells that job %s completed", ready.Reason, ready.Message, got.Status.JobID)
+		}).Should(Succeed())
+		Expect(h.sim.Calls(simulator.EndpointRenderStoryboard)).To(Equal(1), "the new preview is not approved: nothing more is paid")
 	})
 })
