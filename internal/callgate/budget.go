@@ -78,11 +78,20 @@ type keyBudget struct {
 	// in use.
 	shareTAT    time.Time
 	polledUntil time.Time
+	// fullUntil is the end of the latest urgent slot reserved at the whole rate (with no room
+	// left for the polls' share). A routine poll the share lets through before it takes one of
+	// those slots: the queued urgent calls each move back by one interval (shift), or the key
+	// would get the share on top of its whole rate.
+	fullUntil time.Time
+	// shift is how far the held slots have moved back since the key was created: held keeps each
+	// slot minus the shift at the time it was reserved.
+	shift       time.Duration
 	pausedUntil time.Time
 	// pauseJitter spreads the calls that come after a pause.
 	pauseJitter time.Duration
 	usedAt      time.Time
-	// held are the urgent slots reserved by objects, by object (kind/namespace/name).
+	// held are the urgent slots reserved by objects, by object (kind/namespace/name), each less
+	// the shift when it was reserved (slot).
 	held map[string]time.Time
 	// active are the running jobs polled with this key, with when they were last seen, so that
 	// the poll interval grows with the number of jobs instead of the calls overrunning the budget.
@@ -134,11 +143,12 @@ func (b *Budgets) Urgent(keyID string, obj string) time.Duration {
 	b.sweep(now)
 	k := b.key(keyID, now)
 	k.endPause(now)
-	if at, ok := k.held[obj]; ok {
+	if _, ok := k.held[obj]; ok {
+		at := k.slot(obj)
 		if at.Before(k.pausedUntil) {
 			// Held before a 429 paused the key: the pause comes first.
 			at = k.pausedUntil.Add(k.jitter())
-			k.held[obj] = at
+			k.hold(obj, at)
 		}
 		if wait := at.Sub(now); wait > 0 {
 			return wait
@@ -157,15 +167,24 @@ func (b *Budgets) Urgent(keyID string, obj string) time.Duration {
 		step = time.Duration(float64(b.interval) / (1 - b.share))
 	}
 	k.tat = tat.Add(step)
+	if step == b.interval {
+		k.fullUntil = k.tat
+	}
 	if k.pausedUntil.After(now) {
 		at = at.Add(k.jitter())
 	}
 	if !at.After(now) {
 		return 0
 	}
-	k.held[obj] = at
+	k.hold(obj, at)
 	return at.Sub(now)
 }
+
+// slot is when the urgent slot held by obj comes, shifts included.
+func (k *keyBudget) slot(obj string) time.Time { return k.held[obj].Add(k.shift) }
+
+// hold reserves the urgent slot at for obj.
+func (k *keyBudget) hold(obj string, at time.Time) { k.held[obj] = at.Add(-k.shift) }
 
 // Routine takes a token for a routine poll when one is free now, leaving the reserve for urgent
 // calls, or else from the polls' guaranteed share; otherwise it returns when to try again, with
@@ -199,6 +218,13 @@ func (b *Budgets) routineWait(k *keyBudget, now, start, at time.Time) time.Durat
 		shareAt := laterOf(stat.Add(-time.Duration(float64(b.tolerance)*b.share/4)), start)
 		if !shareAt.After(now) {
 			k.shareTAT = stat.Add(shareInterval)
+			if now.Before(k.fullUntil) {
+				// The urgent slots around now were reserved at the whole rate: this poll takes
+				// one of them, and every queued urgent call moves back by one interval.
+				k.shift += b.interval
+				k.tat = k.tat.Add(b.interval)
+				k.fullUntil = k.fullUntil.Add(b.interval)
+			}
 			return 0
 		}
 		if shareAt.Before(at) {
@@ -322,8 +348,8 @@ func (b *Budgets) sweep(now time.Time) {
 	}
 	b.sweptAt = now
 	for id, k := range b.keys {
-		for obj, at := range k.held {
-			if now.Sub(at) > b.idle {
+		for obj := range k.held {
+			if now.Sub(k.slot(obj)) > b.idle {
 				delete(k.held, obj)
 			}
 		}

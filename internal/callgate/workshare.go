@@ -27,11 +27,12 @@ import (
 // serves the highest priority first, so routine polls queued behind a burst of thousands of
 // submissions would wait for the whole burst. WorkShare gives each poll a slot to go before the
 // submissions, spaced so that the polls together take at most share of the workers, at what a
-// poll has been costing a worker: one slot every cost ÷ (share × workers). A poll is requeued
-// for its slot (or its own delay, if later). While the polls need less than the share, every
-// slot is free and they go at their own pace; when they need more, each waits its turn, and the
-// reads of all running jobs are spread over the time the share needs to read each once: no
-// poll is left behind the submissions. Reads of running jobs that do not end write nothing and
+// poll has been costing a worker: at most share × workers ÷ cost slots in each second. A poll is
+// requeued for the first second at or after its own delay that has a slot free (a poll asked
+// for minutes ahead takes a slot then, not all the slots until then). While the polls need less
+// than the share, every slot is free and they go at their own pace; when they need more, each
+// waits its turn, and the reads of all running jobs are spread over the time the share needs to
+// read each once: no poll is left behind the submissions. Reads of running jobs that do not end write nothing and
 // take milliseconds, so the share is many polls for a few submissions; when no poll is waiting,
 // submissions have every worker.
 type WorkShare struct {
@@ -42,8 +43,13 @@ type WorkShare struct {
 	mu sync.Mutex
 	// cost is the mean duration of a poll's reconcile, smoothed; 0 until one is measured.
 	cost time.Duration
-	// tat is the theoretical arrival time of the next slot (GCRA).
-	tat time.Time
+	// slots counts the slots given in each second (by Unix second) from now on. A calendar, not
+	// one theoretical arrival time: polls ask for slots at very different delays (seconds for a
+	// job that is polled, minutes for one that calls back), and a slot far ahead must not push
+	// back those due sooner.
+	slots map[int64]int
+	// sweptAt is the second up to which past seconds were dropped from slots.
+	sweptAt int64
 }
 
 // NewWorkShare returns a share of share (0 to MaxPollShare) of workers reconcile workers; 0
@@ -89,17 +95,36 @@ func (w *WorkShare) Slot(after time.Duration) time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.clock.Now()
+	if w.cost <= 0 {
+		// Nothing measured yet: no poll has cost anything to share.
+		return after
+	}
+	w.sweep(now)
 	want := now.Add(after)
-	var interval time.Duration
-	if w.cost > 0 {
-		interval = time.Duration(float64(w.cost) / (w.share * float64(w.workers)))
-	}
 	// A second's worth of slots may go at once: polls due together are not spaced needlessly.
-	tolerance := time.Second
-	at := want
-	if earliest := w.tat.Add(-tolerance); earliest.After(at) {
-		at = earliest
+	perSecond := max(int(float64(time.Second)*w.share*float64(w.workers)/float64(w.cost)), 1)
+	sec := want.Unix()
+	for w.slots[sec] >= perSecond {
+		sec++
 	}
-	w.tat = laterOf(w.tat, at).Add(interval)
+	if w.slots == nil {
+		w.slots = map[int64]int{}
+	}
+	w.slots[sec]++
+	at := laterOf(want, time.Unix(sec, 0))
 	return at.Sub(now)
+}
+
+// sweep drops the seconds that have passed, once a second.
+func (w *WorkShare) sweep(now time.Time) {
+	sec := now.Unix()
+	if sec <= w.sweptAt {
+		return
+	}
+	w.sweptAt = sec
+	for s := range w.slots {
+		if s < sec {
+			delete(w.slots, s)
+		}
+	}
 }

@@ -250,10 +250,13 @@ func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statustxn.Txn[T], job 
 				l.opts.Metrics.CreditsUsed(kind, credits)
 			}
 			l.opts.Metrics.Ended(kind, "completed")
-			if kind == "VideoStoryboard" {
-				// A completed preview waits for a person's review: worth an event. A completed
-				// render is in its Ready condition and the endings metric; its one event is
-				// Submitted, the paid call (DESIGN.md "Load on the cluster": one event a render).
+			// A completed preview waits for a person's review: worth an event. A completed
+			// render is in its Ready condition and the endings metric; its one event is
+			// Submitted, the paid call (DESIGN.md "Load on the cluster": one event a render).
+			// Unless the status written does not say Ready: the render went on to wait for the
+			// approval of a newer preview, or to submit an edited spec, and the event is then the
+			// one place that tells that the video paid for is done.
+			if kind == "VideoStoryboard" || !readyForGeneration(l.adapter.jobStatus(obj), obj.GetGeneration()) {
 				l.opts.Recorder.Eventf(obj, nil, "Normal", string(videov1alpha1.ReasonCompleted), "Complete",
 					"Job %s of generation %d completed", jobID, gen)
 			}

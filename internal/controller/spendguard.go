@@ -122,7 +122,10 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 	}
 	d, err := l.guard.Reserve(ctx, l.adapter.kind(), obj, attempt, t.sourceDigest, est, sent)
 	if errors.Is(err, spendguard.ErrBusy) {
-		return ctrl.Result{RequeueAfter: l.backoff.Short()}, true, nil
+		// Nothing was decided about this generation: observedGeneration must not move, or a
+		// Ready of the old one would read as the new spec's (kstatus Current) while nothing was
+		// sent.
+		return later(tx, l.backoff.Short()), true, nil
 	}
 	if err != nil {
 		return ctrl.Result{}, true, err
@@ -132,7 +135,7 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 			// The reservation stays until this attempt is sent or replaced by the next one.
 			if err := l.holdForCharge(ctx, tx); err != nil {
 				if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-					return ctrl.Result{RequeueAfter: l.backoff.Short()}, true, nil
+					return later(tx, l.backoff.Short()), true, nil
 				}
 				return ctrl.Result{}, true, fmt.Errorf("adding finalizer %s: %w", videov1alpha1.FinalizerCharge, err)
 			}
