@@ -50,6 +50,13 @@ var _ = Describe("Render what was reviewed, attacked", func() {
 		}
 	})
 	paidRenders := func() int { return h.sim.Calls(simulator.EndpointRenderStoryboard) }
+	awaitingApproval := func(vr *videov1alpha1.VideoRender) {
+		GinkgoHelper()
+		Eventually(func(g Gomega) {
+			rec := conditionOf(&getRender(vr)(g).Status.JobStatus, videov1alpha1.ConditionReconciling)
+			g.Expect(rec.Reason).To(Equal(string(videov1alpha1.ReasonAwaitingApproval)))
+		}).Should(Succeed())
+	}
 	editRender := func(vr *videov1alpha1.VideoRender, edit func(*videov1alpha1.VideoRender)) {
 		GinkgoHelper()
 		Eventually(func() error {
@@ -140,10 +147,7 @@ var _ = Describe("Render what was reviewed, attacked", func() {
 		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 		preview := firstPreview(sb)
-		Eventually(func(g Gomega) {
-			rec := conditionOf(&getRender(vr)(g).Status.JobStatus, videov1alpha1.ConditionReconciling)
-			g.Expect(rec.Reason).To(Equal(string(videov1alpha1.ReasonAwaitingApproval)))
-		}).Should(Succeed())
+		awaitingApproval(vr)
 		// Past the skew allowance (times are in whole seconds): a write now is certainly after the preview.
 		time.Sleep(2100 * time.Millisecond)
 
@@ -161,10 +165,7 @@ var _ = Describe("Render what was reviewed, attacked", func() {
 		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 		preview := firstPreview(sb)
-		Eventually(func(g Gomega) {
-			rec := conditionOf(&getRender(vr)(g).Status.JobStatus, videov1alpha1.ConditionReconciling)
-			g.Expect(rec.Reason).To(Equal(string(videov1alpha1.ReasonAwaitingApproval)))
-		}).Should(Succeed())
+		awaitingApproval(vr)
 		time.Sleep(2100 * time.Millisecond)
 
 		By("a GitOps sync adds a team label to every object it applies: the spec's own field manager writes metadata only")
