@@ -121,10 +121,12 @@ const (
 // GenerationTime is a time that belongs to one generation of an object's spec.
 type GenerationTime struct {
 	// generation of the spec the time belongs to.
+	// +required
 	// +kubebuilder:validation:Minimum=1
 	Generation int64 `json:"generation"`
 
 	// at is the time.
+	// +required
 	At metav1.Time `json:"at"`
 }
 
