@@ -119,6 +119,10 @@ const (
 	// ReasonNarrationIncomplete: the approved brief-mode preview's narration is not whole in the
 	// storyboard's status, so it cannot be narrated word for word; nothing is paid.
 	ReasonNarrationIncomplete ConditionReason = "NarrationIncomplete"
+	// ReasonBriefSettingsNotCarried: the approved brief-mode preview's brief scene sets more
+	// than its brief (a scene-level voice-over, subtitles, background, elements), which the
+	// narration pinned as one story scene per previewed scene would not carry; nothing is paid.
+	ReasonBriefSettingsNotCarried ConditionReason = "BriefSettingsNotCarried"
 	// ReasonWaitingForJob: a newer generation waits for the running job to end (the service has
 	// no cancel).
 	ReasonWaitingForJob ConditionReason = "WaitingForJob"

@@ -86,7 +86,10 @@ type StoryboardReference struct {
 	// replaced by one script-mode story scene per previewed scene, holding that scene's
 	// narration word for word, so the video says exactly what was reviewed; the AI still
 	// designs layout and visuals anew. If the narration in the storyboard's status is incomplete
-	// the render stalls (NarrationIncomplete) before paying. Regenerate: the previewed request is
+	// the render stalls (NarrationIncomplete) before paying; if the brief scene sets more than
+	// its brief (a scene-level voice-over, subtitles, background), which one story scene per
+	// previewed scene would not carry as previewed, it stalls (BriefSettingsNotCarried) before
+	// paying. Regenerate: the previewed request is
 	// sent unchanged and the service's AI writes the narration again, which may differ from the
 	// one reviewed.
 	// +optional

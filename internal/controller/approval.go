@@ -20,6 +20,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -142,11 +144,28 @@ func isBrief(req *videov1alpha1.StoryboardRequest) bool {
 	return req.Scenes[0].Brief != nil || req.Scenes[0].StoryCoPilot != nil
 }
 
+// briefSceneSettings names, in JSON, what the brief scene sets besides its brief: the pinned
+// request has no scene to carry it the way the preview had it.
+func briefSceneSettings(s videov1alpha1.Scene) []string {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return []string{"(a scene that cannot be encoded)"}
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return []string{"(a scene that cannot be encoded)"}
+	}
+	delete(fields, "brief")
+	delete(fields, "storyCoPilot")
+	return slices.Sorted(maps.Keys(fields))
+}
+
 // pinNarration returns the render request that narrates the approved narration word for word:
 // the previewed request with its brief scene replaced by one script-mode story scene per
 // previewed scene ("AI storyboard rules" 2), each holding only that scene's narration, and
-// aiStoryboard still enabled so that the AI designs the scenes. Other settings of the brief
-// scene are not repeated on every story scene (an aiVisual there would be paid once per scene).
+// aiStoryboard still enabled so that the AI designs the scenes. A brief scene with other settings
+// never gets here (briefSceneSettings): repeated on every story scene they would not be what was
+// previewed (an aiVisual there would be paid once per scene).
 // It fails, with the reason to stall, when the narration in status is not whole.
 func pinNarration(req *videov1alpha1.StoryboardRequest, p *videov1alpha1.StoryboardPreview) (*videov1alpha1.StoryboardRequest, string) {
 	switch {

@@ -23,6 +23,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -156,6 +158,42 @@ var _ = Describe("Render what was reviewed, attacked", func() {
 		Expect(k8sClient.Patch(ctx, getRender(vr)(Default), client.RawPatch("application/merge-patch+json", patch),
 			client.FieldOwner("kubectl-label"))).To(Succeed())
 		Consistently(paidRenders, 5*pollIntervals).Should(BeZero(), "preview %s was never approved", preview.Digest)
+	})
+
+	It("a brief scene's own settings are not dropped silently from the pinned render: it stalls before paying", func() {
+		start(nil)
+		sb := fromYAML(&videov1alpha1.VideoStoryboard{}, h.ns, `
+metadata: {name: styled}
+spec:
+  videoName: Styled
+  aiStoryboard: {enabled: true}
+  scenes:
+    - brief: {prompt: tides and the moon, duration: 30}
+      hideSubtitles: true
+      voiceOver: {enabled: true}
+`)
+		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
+		preview := firstPreview(sb)
+		pinned := refRender(h.ns, "styled-pinned", "styled", "approvedDigest: "+preview.Digest)
+		Expect(k8sClient.Create(ctx, pinned)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(pinned)(g)
+			stalled := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled)
+			g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(stalled.Reason).To(Equal(string(videov1alpha1.ReasonBriefSettingsNotCarried)))
+			g.Expect(stalled.Message).To(And(ContainSubstring("hideSubtitles"), ContainSubstring("voiceOver"),
+				ContainSubstring("Regenerate")))
+		}).Should(Succeed())
+		Consistently(paidRenders, 5*pollIntervals).Should(BeZero(), "the video would not be the one previewed")
+
+		By("the opt-out renders the brief as previewed, its settings included")
+		regen := refRender(h.ns, "styled-regenerated", "styled", "approvedDigest: "+preview.Digest+", narration: Regenerate")
+		Expect(k8sClient.Create(ctx, regen)).To(Succeed())
+		eventuallyReady(regen)
+		Expect(paidRenders()).To(Equal(1))
+		sent := decodeRenderRequest(h.sim.RenderRequests()[0])
+		Expect(sent.Scenes).To(HaveLen(1))
+		Expect(sent.Scenes[0].HideSubtitles).To(Equal(ptr.To(true)))
 	})
 
 	It("a metadata-only write by the field manager that wrote the spec is no approval of a later preview", func() {

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/videoops/video-operator/internal/credentials"
@@ -116,6 +117,14 @@ func (a renderAdapter) resolve(ctx context.Context, o *videov1alpha1.VideoRender
 			t.sourceDigest = sb.Status.Preview.Digest
 		}
 		if isBrief(t.render) && o.Spec.StoryboardRef.Narration != videov1alpha1.NarrationRegenerate {
+			if extra := briefSceneSettings(t.render.Scenes[0]); len(extra) > 0 {
+				return &target{wait: &waiting{stalled: true, reason: videov1alpha1.ReasonBriefSettingsNotCarried,
+					message: fmt.Sprintf("Not submitted: the approved preview %s of VideoStoryboard %q is a brief whose scene also sets %s. "+
+						"Narrated word for word, the approved narration becomes one story scene per previewed scene, which would not carry those settings "+
+						"as the preview had them (an AI visual would be paid once per scene). Move them to the request level of the VideoStoryboard "+
+						"(and approve its new preview), or set spec.storyboardRef.narration to Regenerate to render the brief as previewed, its narration written anew",
+						digestOrNone(t.sourceDigest), name, strings.Join(extra, ", "))}}, nil
+			}
 			req, why := pinNarration(t.render, sb.Status.Preview)
 			if req == nil {
 				return &target{wait: &waiting{stalled: true, reason: videov1alpha1.ReasonNarrationIncomplete,
