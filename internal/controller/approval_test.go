@@ -294,6 +294,10 @@ var _ = Describe("Render what was reviewed", func() {
 			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 			eventuallyReady(vr)
 			Expect(paidRenders()).To(Equal(1))
+			By("the record of the paid call does not call the preview approved: nobody reviewed it")
+			// The storyboard is named "latest" too: its own Submitted event names no preview.
+			Eventually(func() []string { return h.eventNotes("latest", "Submitted") }).Should(ContainElement(
+				And(ContainSubstring("approval Latest"), ContainSubstring("not reviewed"), Not(ContainSubstring("approved preview")))))
 		})
 	})
 })

@@ -395,7 +395,7 @@ func (l *lifecycle[T]) recordSubmitted(tx *statustxn.Txn[T], jobID string, calls
 	st := l.adapter.jobStatus(obj)
 	now := metav1.NewTime(l.opts.Clock.Now())
 	gen := st.Submission.Generation
-	source := approvedNote(st.Submission)
+	source := approvedNote(st.Submission, unreviewed(obj))
 	l.consumeSubmission(obj)
 	previous := l.replaceJob(tx)
 	st.JobGeneration = gen
@@ -430,16 +430,31 @@ func narrationPinned(t *target) *bool {
 }
 
 // approvedNote names, for an event, the approved preview a submission renders and whether it
-// narrates the approved narration.
-func approvedNote(sub *videov1alpha1.Submission) string {
+// narrates the approved narration. A preview rendered under approval Latest without a pin was
+// reviewed by nobody, and the record of the paid call says so.
+func approvedNote(sub *videov1alpha1.Submission, unreviewed bool) string {
 	if sub.StoryboardDigest == "" {
 		return ""
 	}
-	narration := "narration not pinned"
-	if ptr.Deref(sub.NarrationPinned, false) {
-		narration = "narration pinned to the approved preview"
+	preview, narration := "approved preview", "narration not pinned"
+	if unreviewed {
+		preview = "preview"
 	}
-	return fmt.Sprintf(" (approved preview %s, %s)", sub.StoryboardDigest, narration)
+	if ptr.Deref(sub.NarrationPinned, false) {
+		narration = "narration pinned to the " + preview
+	}
+	if unreviewed {
+		narration += "; approval Latest: not reviewed"
+	}
+	return fmt.Sprintf(" (%s %s, %s)", preview, sub.StoryboardDigest, narration)
+}
+
+// unreviewed reports whether obj is a render that pays for every new preview without a review
+// (storyboardRef.approval Latest, no approvedDigest).
+func unreviewed(obj client.Object) bool {
+	vr, ok := obj.(*videov1alpha1.VideoRender)
+	return ok && vr.Spec.StoryboardRef != nil && vr.Spec.StoryboardRef.ApprovedDigest == "" &&
+		vr.Spec.StoryboardRef.Approval == videov1alpha1.ApprovalLatest
 }
 
 // replaceJob clears the current job's fields for a new one, keeping the outputs of a completed

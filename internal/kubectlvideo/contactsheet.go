@@ -224,7 +224,7 @@ var sheetTemplate = template.Must(template.New("sheet").Parse(`<!DOCTYPE html>
   {{- if .Renders}}
   <p>Referred to by {{range $i, $r := .Renders}}{{if $i}}, {{end}}<code>{{$r}}</code>{{end}}.</p>
   {{- else}}
-  <p>No VideoRender refers to this storyboard yet. To approve and pay for the render: <code>kubectl video render vsb/{{.Name}}</code></p>
+  <p>No VideoRender refers to this storyboard yet. To approve and pay for the render: <code>kubectl video render vsb/{{.Name}} -n {{.Namespace}}</code></p>
   {{- end}}
 </section>
 </body>

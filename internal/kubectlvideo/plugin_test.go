@@ -68,6 +68,8 @@ var _ = Describe("kubectl video", func() {
 			Expect(strings.Count(string(page), `src="data:image/jpeg;base64,`)).To(Equal(3))
 			Expect(string(page)).NotTo(ContainSubstring(simSrv.URL), "nothing is loaded from the service when the page is opened")
 			Expect(string(page)).To(ContainSubstring("Review the storyboard the service designed"))
+			Expect(string(page)).To(ContainSubstring("<code>kubectl video render vsb/meet -n "+liveNS+"</code>"),
+				"the command it suggests works from any namespace")
 		})
 
 		It("opens the contact sheet with --open: a file handed to the browser", func() {
