@@ -52,7 +52,12 @@ func redactKey(s, key string) string {
 	if len(key) < minKeyLen {
 		return s
 	}
-	for _, k := range keySpellings(key) {
+	return redactForms(s, keySpellings(key))
+}
+
+// redactForms replaces every one of forms (a key's spellings) in s.
+func redactForms(s string, forms []string) string {
+	for _, k := range forms {
 		if strings.Contains(s, k) {
 			s = strings.ReplaceAll(s, k, redacted)
 		}
@@ -106,7 +111,8 @@ func redactBody(body []byte, key string) []byte {
 	if len(key) < minKeyLen {
 		return body
 	}
-	for _, k := range keySpellings(key) {
+	forms := keySpellings(key)
+	for _, k := range forms {
 		if bytes.Contains(body, []byte(k)) {
 			body = bytes.ReplaceAll(body, []byte(k), []byte(redacted))
 		}
@@ -120,7 +126,7 @@ func redactBody(body []byte, key string) []byte {
 	if dec.Decode(&doc) != nil {
 		return body // not JSON: decoding fails later, with a redacted snippet
 	}
-	doc, changed := redactValue(doc, key)
+	doc, changed := redactValue(doc, forms)
 	if !changed {
 		return body
 	}
@@ -133,11 +139,12 @@ func redactBody(body []byte, key string) []byte {
 	return bytes.TrimRight(out.Bytes(), "\n")
 }
 
-// redactValue replaces the key in every string (and object key) of a decoded JSON value.
-func redactValue(v any, key string) (any, bool) {
+// redactValue replaces the key, in each of its spellings (forms), in every string (and object
+// key) of a decoded JSON value.
+func redactValue(v any, forms []string) (any, bool) {
 	switch t := v.(type) {
 	case string:
-		if r := redactKey(t, key); r != t {
+		if r := redactForms(t, forms); r != t {
 			return r, true
 		}
 		return t, false
@@ -145,16 +152,16 @@ func redactValue(v any, key string) (any, bool) {
 		changed := false
 		for i := range t {
 			var c bool
-			t[i], c = redactValue(t[i], key)
+			t[i], c = redactValue(t[i], forms)
 			changed = changed || c
 		}
 		return t, changed
 	case map[string]any:
 		changed := false
 		for k, x := range t {
-			nx, c := redactValue(x, key)
+			nx, c := redactValue(x, forms)
 			nk := k
-			if r := redactKey(k, key); r != k {
+			if r := redactForms(k, forms); r != k {
 				nk, c = r, true
 				delete(t, k)
 			}

@@ -32,9 +32,9 @@ import (
 // for minutes ahead takes a slot then, not all the slots until then). While the polls need less
 // than the share, every slot is free and they go at their own pace; when they need more, each
 // waits its turn, and the reads of all running jobs are spread over the time the share needs to
-// read each once: no poll is left behind the submissions. Reads of running jobs that do not end write nothing and
-// take milliseconds, so the share is many polls for a few submissions; when no poll is waiting,
-// submissions have every worker.
+// read each once: no poll is left behind the submissions. Reads of running jobs that do not end
+// write nothing and take milliseconds, so the share is many polls for a few submissions; when no
+// poll is waiting, submissions have every worker.
 type WorkShare struct {
 	clock   clock.PassiveClock
 	share   float64
@@ -55,7 +55,7 @@ type WorkShare struct {
 // NewWorkShare returns a share of share (0 to MaxPollShare) of workers reconcile workers; 0
 // turns it off.
 func NewWorkShare(c clock.PassiveClock, share float64, workers int) *WorkShare {
-	return &WorkShare{clock: c, share: min(max(share, 0), MaxPollShare), workers: max(workers, 1)}
+	return &WorkShare{clock: c, share: min(max(share, 0), MaxPollShare), workers: max(workers, 1), slots: map[int64]int{}}
 }
 
 // SetWorkers sets the number of workers the share is taken from (the controller's
@@ -106,9 +106,6 @@ func (w *WorkShare) Slot(after time.Duration) time.Duration {
 	sec := want.Unix()
 	for w.slots[sec] >= perSecond {
 		sec++
-	}
-	if w.slots == nil {
-		w.slots = map[int64]int{}
 	}
 	w.slots[sec]++
 	at := laterOf(want, time.Unix(sec, 0))
