@@ -24,9 +24,10 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 func TestHelpDocumentsEveryFlag(t *testing.T) {
@@ -52,30 +53,12 @@ func TestRejectsBadFlags(t *testing.T) {
 	}
 }
 
-// safeBuffer is a bytes.Buffer for concurrent writers.
-type safeBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *safeBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *safeBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestServesAndShutsDown(t *testing.T) {
 	t.Setenv(keysEnv, "env-key-1234")
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	var out safeBuffer
+	var out testutil.SyncBuffer
 	go func() {
 		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--quiet", "--brand", "b1=House"}, &out, io.Discard, ready)
 	}()

@@ -17,7 +17,6 @@ limitations under the License.
 package controller
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -25,9 +24,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/videoops/video-operator/internal/testutil"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -71,7 +71,7 @@ type harness struct {
 	ns      string
 	sim     *simulator.Server
 	srv     *httptest.Server
-	logs    *syncBuffer
+	logs    *testutil.SyncBuffer
 	metrics *metrics.Metrics
 	// reg is the registry of metrics: specs read the operator's metrics as a scrape would.
 	reg *prometheus.Registry
@@ -130,7 +130,7 @@ func newHarness(opts simulator.Options) *harness {
 	if opts.Seed == 0 {
 		opts.Seed = uint64(GinkgoRandomSeed())
 	}
-	h := &harness{ns: newNamespace(), logs: &syncBuffer{}}
+	h := &harness{ns: newNamespace(), logs: &testutil.SyncBuffer{}}
 	h.sim = simulator.New(opts)
 	h.srv = httptest.NewServer(h.sim)
 	DeferCleanup(func() {
@@ -383,24 +383,6 @@ func (f *wrappingFactory) ForKey(k string) (apiclient.Interface, error) {
 		return c, err
 	}
 	return f.wrap(c), nil
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 type teeWriter struct {

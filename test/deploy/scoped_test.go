@@ -25,9 +25,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/videoops/video-operator/internal/testutil"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
@@ -151,14 +152,14 @@ func TestChartNamespaceScopedManagerWorks(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/manager: %v\n%s", err, out)
 	}
-	run := func(t *testing.T, args ...string) (*lockedBuffer, context.CancelFunc) {
+	run := func(t *testing.T, args ...string) (*testutil.SyncBuffer, context.CancelFunc) {
 		ctx, cancel := context.WithCancel(t.Context())
 		cmd := exec.CommandContext(ctx, manager, append([]string{
 			// Nothing is submitted: only a VideoBudget is reconciled, so the URL is never called.
 			"--service-base-url=http://127.0.0.1:1/serviceapis", "--metrics-bind-address=0", "--health-probe-bind-address=0",
 		}, args...)...)
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+asManager)
-		logs := &lockedBuffer{}
+		logs := &testutil.SyncBuffer{}
 		cmd.Stdout, cmd.Stderr = logs, logs
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -221,22 +222,4 @@ func TestChartNamespaceScopedManagerWorks(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	})
-}
-
-// lockedBuffer collects a process's output while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
