@@ -210,6 +210,13 @@ type JobStatus struct {
 	// +kubebuilder:validation:MaxLength=71
 	RequestDigest string `json:"requestDigest,omitempty"`
 
+	// requestUnverified is true when the job in jobId was adopted from annotation
+	// video.videoops.io/job-id written without video.videoops.io/request-digest (by hand): the
+	// job is taken as this spec's, so nothing is paid for it again, but what it was asked to do is
+	// not known. A VideoStoryboard's preview of such a job is shown and cannot be approved.
+	// +optional
+	RequestUnverified *bool `json:"requestUnverified,omitempty"`
+
 	// keyFingerprint identifies, by a fingerprint (never the key), the API key that submitted the
 	// job in jobId. A job read with another key that the service does not show is not "not
 	// found": the object stalls with reason APIKeyChanged.

@@ -70,13 +70,15 @@ type StoryboardReference struct {
 	// +kubebuilder:validation:Pattern=`^sha256:[0-9a-f]{64}$`
 	ApprovedDigest string `json:"approvedDigest,omitempty"`
 
-	// approval says what is approved when approvedDigest is not set.
-	// PreviewAtApproval (the default): the preview that had completed when this render's spec
-	// was last written (created, or changed: a new generation) is approved; a preview that
-	// completes later waits (AwaitingApproval) until a person pins it with approvedDigest or
-	// changes the spec. A write of metadata only (a label) approves nothing. Pinned: nothing is rendered until approvedDigest is set.
+	// approval says what is approved when approvedDigest is not set. Consent is a record, never
+	// an inference: without approvedDigest nothing is rendered (the render waits, condition
+	// Reconciling reason AwaitingApproval, with the command that approves) unless approval is
+	// Latest. Pinned (the default): only the preview named by approvedDigest is rendered.
 	// Latest: every new preview of the storyboard is rendered, and paid for, as soon as it
-	// completes, without anyone reviewing it.
+	// completes, without anyone reviewing it. PreviewAtApproval is retired: it approved the
+	// preview that had completed when the spec was last written, so a key rotation, a restore or a
+	// GitOps sync approved a preview nobody saw; a render that names it behaves as Pinned and
+	// says so in its AwaitingApproval message.
 	// +optional
 	Approval ApprovalPolicy `json:"approval,omitempty"`
 
@@ -101,10 +103,10 @@ type StoryboardReference struct {
 type ApprovalPolicy string
 
 const (
-	// ApprovalPreviewAtApproval renders the preview that had completed when the render's spec was
-	// last written.
+	// ApprovalPreviewAtApproval is retired and behaves as ApprovalPinned; the value is still
+	// accepted so that objects written by an older version stay valid.
 	ApprovalPreviewAtApproval ApprovalPolicy = "PreviewAtApproval"
-	// ApprovalPinned renders only the preview named by approvedDigest.
+	// ApprovalPinned renders only the preview named by approvedDigest (the default).
 	ApprovalPinned ApprovalPolicy = "Pinned"
 	// ApprovalLatest renders, and pays for, every new preview without review.
 	ApprovalLatest ApprovalPolicy = "Latest"
@@ -120,18 +122,6 @@ const (
 	// NarrationRegenerate lets the service's AI write the narration again.
 	NarrationRegenerate NarrationPolicy = "Regenerate"
 )
-
-// GenerationTime is a time that belongs to one generation of an object's spec.
-type GenerationTime struct {
-	// generation of the spec the time belongs to.
-	// +required
-	// +kubebuilder:validation:Minimum=1
-	Generation int64 `json:"generation"`
-
-	// at is the time.
-	// +required
-	At metav1.Time `json:"at"`
-}
 
 // VideoRenderStatus is the render job and, once it completed, its outputs.
 type VideoRenderStatus struct {
@@ -160,15 +150,6 @@ type VideoRenderStatus struct {
 	// service wrote the narration anew or the request was not a brief.
 	// +optional
 	NarrationPinned *bool `json:"narrationPinned,omitempty"`
-
-	// specWritten is when the spec of a generation was written, by the API server's clock, as the
-	// controller read it from managedFields the first time it decided that generation's approval
-	// (storyboardRef.approval PreviewAtApproval: a preview completed before it is approved). It is
-	// kept so that a later write of metadata only, such as a label added by the field manager that
-	// owns the spec (a GitOps sync), which moves that manager's managedFields time, is not taken
-	// for a new spec and so for the approval of a preview nobody saw.
-	// +optional
-	SpecWritten *GenerationTime `json:"specWritten,omitempty"`
 
 	// outputs are the URLs of the rendered files.
 	// +optional

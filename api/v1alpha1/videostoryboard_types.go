@@ -57,11 +57,22 @@ type StoryboardPreview struct {
 	// service returned them (all scenes, also those omitted here for size), and of the
 	// previewed request (the spec without apiKeySecretRef), which a render of it sends. The
 	// same preview always has the same digest; a new preview has a new one. Empty for a
-	// preview whose spec was edited before it completed: it is never rendered. A VideoRender
+	// preview whose spec was edited before it completed, and for a preview adopted from a job
+	// whose request is not known to be this spec's (see unverified): neither can be approved
+	// or rendered. A VideoRender
 	// pins its approval to it (spec.storyboardRef.approvedDigest).
 	// +optional
 	// +kubebuilder:validation:MaxLength=71
 	Digest string `json:"digest,omitempty"`
+
+	// unverified says why this preview, shown for review, cannot be approved: it was adopted
+	// from a job named by annotation video.videoops.io/job-id without a request digest that
+	// matches this spec's request, so what it previews may be another request's script. A fresh
+	// preview of this spec (an edit of the spec) can be approved. Empty when the preview is this
+	// spec's.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Unverified string `json:"unverified,omitempty"`
 
 	// generation is the VideoStoryboard generation this preview belongs to.
 	// +optional

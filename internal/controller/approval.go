@@ -17,16 +17,12 @@ limitations under the License.
 package controller
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
@@ -35,54 +31,58 @@ import (
 // approved"): which preview a render may pay for, and the request that narrates the approved
 // narration in brief mode.
 
-// DefaultApprovalClockSkew is the default of Options.ApprovalClockSkew.
-const DefaultApprovalClockSkew = 5 * time.Second
-
-// approvedPreview decides whether the storyboard's current completed preview (digest) is
-// approved by the render. It returns nil when it is, or the reason to wait.
-func (a renderAdapter) approvedPreview(ctx context.Context, o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStoryboard) (*waiting, error) {
+// approvedPreview decides whether the storyboard's current completed preview is approved by the
+// render. It returns nil when it is, or the reason to wait. Consent is a record, never an
+// inference (DESIGN.md "Consent is a record"): only a digest a person or a policy wrote down
+// approves, and no time of any write (creation, managedFields, a restore) does.
+func (a renderAdapter) approvedPreview(o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStoryboard) *waiting {
 	ref := o.Spec.StoryboardRef
-	digest := ""
-	if sb.Status.Preview != nil {
-		digest = sb.Status.Preview.Digest
+	var digest, unverified string
+	if p := sb.Status.Preview; p != nil {
+		digest, unverified = p.Digest, p.Unverified
 	}
-	current := fmt.Sprintf("the current preview of VideoStoryboard %q (generation %d) has digest %s", sb.Name, sb.Generation, digestOrNone(digest))
-	approve := fmt.Sprintf("to render it, run: kubectl video approve vr/%s -n %s --digest %s", o.Name, o.Namespace, digestOrNone(digest))
+	if digest == "" {
+		// Nothing a reviewer could have pinned: a preview adopted by hand (unverified), or one
+		// whose spec was edited before it completed. Not even Latest renders it.
+		why := fmt.Sprintf("the current preview of VideoStoryboard %q (generation %d) has no digest", sb.Name, sb.Generation)
+		if unverified != "" {
+			why += ": " + unverified
+		}
+		return awaiting(fmt.Sprintf("Nothing to approve yet: %s; a fresh preview of the storyboard's spec can be approved", why))
+	}
 	switch {
 	case ref.ApprovedDigest != "":
-		if digest != "" && digest == ref.ApprovedDigest {
-			return nil, nil
+		if digest == ref.ApprovedDigest {
+			return nil
 		}
 		return awaiting(fmt.Sprintf("Approved preview %s is not the current preview: no current preview of VideoStoryboard %q has the approved digest; %s; %s",
-			ref.ApprovedDigest, sb.Name, current, approve)), nil
+			ref.ApprovedDigest, sb.Name, currentPreview(sb, digest), approveCommand(o, digest)))
 	case ref.Approval == videov1alpha1.ApprovalLatest:
-		return nil, nil
-	case ref.Approval == videov1alpha1.ApprovalPinned:
-		return awaiting(fmt.Sprintf("Approval is Pinned and no approvedDigest is set; %s; %s", current, approve)), nil
+		return nil
+	case ref.Approval == videov1alpha1.ApprovalPreviewAtApproval:
+		return awaiting(fmt.Sprintf("No approvedDigest is set, and approval PreviewAtApproval is retired: it behaves as Pinned, so no preview is "+
+			"approved by when the spec was written; %s; %s", currentPreview(sb, digest), approveCommand(o, digest)))
 	}
-	// PreviewAtApproval: the preview must have completed before the spec was last written. The
-	// time is read once per generation and kept in status: managedFields keep one time per field
-	// manager, which a later metadata-only write by the spec's manager moves forward.
-	var written time.Time
-	if sw := o.Status.SpecWritten; sw != nil && sw.Generation == o.Generation {
-		written = sw.At.Time
-	} else {
-		var err error
-		if written, err = a.lastSpecWrite(ctx, o); err != nil {
-			return nil, err
-		}
-		o.Status.SpecWritten = &videov1alpha1.GenerationTime{Generation: o.Generation, At: metav1.NewTime(written)}
+	return awaiting(fmt.Sprintf("No approvedDigest is set (approval Pinned); %s; %s", currentPreview(sb, digest), approveCommand(o, digest)))
+}
+
+// finishedNote says why a finished render stays Ready while its storyboard's current preview is
+// not the one it rendered: the newer preview is reported, not turned into a pending render.
+func finishedNote(o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStoryboard, w *waiting) string {
+	rendered := digestOrNone(o.Status.StoryboardDigest)
+	if sb == nil {
+		return fmt.Sprintf("rendered preview %s; %s", rendered, w.message)
 	}
-	done := sb.Status.CompletedAt
-	if digest != "" && done != nil && done.Add(a.skew).Before(written) {
-		return nil, nil
-	}
-	when := "has no completion time"
-	if done != nil {
-		when = "completed at " + done.UTC().Format(time.RFC3339)
-	}
-	return awaiting(fmt.Sprintf("The current preview of VideoStoryboard %q (generation %d, digest %s) %s, not before this render's spec was written at %s (approval PreviewAtApproval, clock skew allowance %s), so nobody approved it; %s",
-		sb.Name, sb.Generation, digestOrNone(digest), when, written.UTC().Format(time.RFC3339), a.skew, approve)), nil
+	return fmt.Sprintf("rendered preview %s of VideoStoryboard %q; the storyboard has moved on and nothing newer is approved (%s)",
+		rendered, sb.Name, w.message)
+}
+
+func currentPreview(sb *videov1alpha1.VideoStoryboard, digest string) string {
+	return fmt.Sprintf("the current preview of VideoStoryboard %q (generation %d) has digest %s", sb.Name, sb.Generation, digestOrNone(digest))
+}
+
+func approveCommand(o *videov1alpha1.VideoRender, digest string) string {
+	return fmt.Sprintf("to render it, run: kubectl video approve vr/%s -n %s --digest %s", o.Name, o.Namespace, digestOrNone(digest))
 }
 
 func awaiting(msg string) *waiting {
@@ -94,45 +94,6 @@ func digestOrNone(digest string) string {
 		return "(none)"
 	}
 	return digest
-}
-
-// lastSpecWrite is when the render's spec was last written, by the API server's clock: the
-// newest managedFields entry of the main resource that owns a spec field, or the creation time.
-// The manager's cache drops managedFields, so they are read from the API server, only when a
-// preview's approval must be decided.
-func (a renderAdapter) lastSpecWrite(ctx context.Context, o *videov1alpha1.VideoRender) (time.Time, error) {
-	written := o.CreationTimestamp.Time
-	if a.reader == nil {
-		return written, nil
-	}
-	meta := &metav1.PartialObjectMetadata{}
-	meta.SetGroupVersionKind(videov1alpha1.GroupVersion.WithKind("VideoRender"))
-	if err := a.reader.Get(ctx, client.ObjectKeyFromObject(o), meta); err != nil {
-		return time.Time{}, fmt.Errorf("reading when the spec of VideoRender %s/%s was written: %w", o.Namespace, o.Name, err)
-	}
-	written = meta.CreationTimestamp.Time
-	for _, mf := range meta.ManagedFields {
-		if mf.Subresource != "" || mf.Time == nil || mf.FieldsV1 == nil || !ownsSpec(mf.FieldsV1.GetRawBytes()) {
-			continue
-		}
-		if mf.Time.After(written) {
-			written = mf.Time.Time
-		}
-	}
-	return written, nil
-}
-
-// ownsSpec reports whether a managedFields entry's field set owns a field under spec. Only the
-// top-level key counts: a label or an annotation whose key is "spec" is "f:spec" too, one level
-// down. A field set that cannot be read is no write of spec: an approval it would renew is
-// asked for again (a pin), never assumed.
-func ownsSpec(fields []byte) bool {
-	var set map[string]json.RawMessage
-	if err := json.Unmarshal(fields, &set); err != nil {
-		return false
-	}
-	_, ok := set["f:spec"]
-	return ok
 }
 
 // isBrief reports whether req is an AI brief-mode request ("AI storyboard rules" 3): AI

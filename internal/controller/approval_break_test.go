@@ -42,7 +42,6 @@ var _ = Describe("Render what was reviewed, attacked", func() {
 	start := func(wrap func(apiclient.Interface) apiclient.Interface) {
 		h = newHarness(simulator.Options{})
 		h.createSecret(testAPIKey)
-		h.approvalSkew = time.Second
 		h.wrap = wrap
 		h.startManager()
 	}
@@ -68,21 +67,22 @@ var _ = Describe("Render what was reviewed, attacked", func() {
 		}).Should(Succeed())
 	}
 
-	It("pinning the preview an unpinned render already rendered does not pay for it again", func() {
+	It("pinning the preview a Latest render already rendered does not pay for it again", func() {
 		start(nil)
 		sb := storyPreview(h.ns, "rendered", "Rendered")
 		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
 		preview := firstPreview(sb)
-		// Past the clock skew allowance: the preview existed when the render was written.
-		time.Sleep(2100 * time.Millisecond)
-		vr := refRender(h.ns, "unpinned", "rendered", "")
+		vr := refRender(h.ns, "unpinned", "rendered", "approval: Latest")
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 		eventuallyReady(vr)
 		Expect(paidRenders()).To(Equal(1))
 		Expect(getRender(vr)(Default).Status.StoryboardDigest).To(Equal(preview.Digest))
 
 		By("pinning the very preview it rendered (what kubectl video approve writes)")
-		editRender(vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = preview.Digest })
+		editRender(vr, func(cur *videov1alpha1.VideoRender) {
+			cur.Spec.StoryboardRef.Approval = ""
+			cur.Spec.StoryboardRef.ApprovedDigest = preview.Digest
+		})
 		eventuallyReady(vr)
 		Consistently(paidRenders, 5*pollIntervals).Should(Equal(1), "the approved preview was paid for already")
 		got := getRender(vr)(Default)
@@ -150,8 +150,6 @@ var _ = Describe("Render what was reviewed, attacked", func() {
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 		preview := firstPreview(sb)
 		awaitingApproval(vr)
-		// Past the skew allowance (times are in whole seconds): a write now is certainly after the preview.
-		time.Sleep(2100 * time.Millisecond)
 
 		By("kubectl label vr/labelled spec=reviewed, by a field manager that owns no spec field")
 		patch := []byte(`{"metadata":{"labels":{"spec":"reviewed"},"annotations":{"spec":"x"}}}`)
@@ -204,7 +202,6 @@ spec:
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 		preview := firstPreview(sb)
 		awaitingApproval(vr)
-		time.Sleep(2100 * time.Millisecond)
 
 		By("a GitOps sync adds a team label to every object it applies: the spec's own field manager writes metadata only")
 		editRender(vr, func(cur *videov1alpha1.VideoRender) {

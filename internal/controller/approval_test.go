@@ -51,7 +51,6 @@ var _ = Describe("Render what was reviewed", func() {
 	start := func(opts simulator.Options) {
 		h = newHarness(opts)
 		h.createSecret(testAPIKey)
-		h.approvalSkew = time.Second
 		h.startManager()
 	}
 	AfterEach(func() {
@@ -63,7 +62,7 @@ var _ = Describe("Render what was reviewed", func() {
 	// paidRenders counts every call to the paid render endpoint, accepted or not.
 	paidRenders := func() int { return h.sim.Calls(simulator.EndpointRenderStoryboard) }
 
-	It("case 1: a brief-mode storyboard previews, a pinned render renders the previewed narration word for word", func() {
+	It("a brief-mode storyboard previews, a pinned render renders the previewed narration word for word", func() {
 		start(simulator.Options{})
 		sb := briefStoryboard(h.ns, "brief", "Brief one")
 		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
@@ -100,7 +99,7 @@ var _ = Describe("Render what was reviewed", func() {
 		Expect(h.logs.String()).To(MatchRegexp(`"msg":"Paid submission".*"outcome":"accepted".*"storyboardDigest":"%s","narrationPinned":true`, preview.Digest))
 	})
 
-	It("case 2: the opt-out renders the brief as before, the narration written anew", func() {
+	It("the opt-out renders the brief as before, the narration written anew", func() {
 		start(simulator.Options{})
 		sb := briefStoryboard(h.ns, "brief", "Brief two")
 		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
@@ -123,7 +122,7 @@ var _ = Describe("Render what was reviewed", func() {
 		Expect(fetch(got.Status.Outputs.TXTFile)).NotTo(Equal(strings.Join(storiesOfPreview(preview), "\n") + "\n"))
 	})
 
-	It("case 3: a pinned render waits for a new approval after the storyboard is edited, then renders the new pin once", func() {
+	It("a finished pinned render stays Ready after its storyboard is edited, reports the new preview, then renders the new pin once", func() {
 		start(simulator.Options{})
 		sb := briefStoryboard(h.ns, "edited", "Edited")
 		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
@@ -144,13 +143,12 @@ var _ = Describe("Render what was reviewed", func() {
 
 		Eventually(func(g Gomega) {
 			got := getRender(vr)(g)
-			rec := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling)
-			g.Expect(rec.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(rec.Reason).To(Equal(string(videov1alpha1.ReasonAwaitingApproval)))
-			g.Expect(rec.Message).To(And(ContainSubstring(first.Digest), ContainSubstring(second.Digest)), "names both digests")
-			g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionFalse))
+			ready := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReady)
+			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), "the paid, finished video stays Ready")
+			g.Expect(ready.Message).To(And(ContainSubstring(first.Digest), ContainSubstring(second.Digest)), "names both digests")
+			g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling).Status).NotTo(Equal(metav1.ConditionTrue))
 			g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Status).NotTo(Equal(metav1.ConditionTrue))
-			g.Expect(kstatusOf(got)).To(Equal(status.InProgressStatus), "waiting, not failed")
+			g.Expect(kstatusOf(got)).To(Equal(status.CurrentStatus), "kubectl wait and Argo CD see the finished video")
 		}).Should(Succeed())
 		Consistently(paidRenders, 5*pollIntervals).Should(Equal(1), "0 further paid calls while the new preview is not approved")
 
@@ -167,7 +165,7 @@ var _ = Describe("Render what was reviewed", func() {
 		Expect(getRender(vr)(Default).Status.StoryboardDigest).To(Equal(second.Digest))
 	})
 
-	It("case 4: a pin naming a digest that no preview has waits and pays nothing", func() {
+	It("a pin naming a digest that no preview has waits and pays nothing", func() {
 		start(simulator.Options{})
 		sb := storyPreview(h.ns, "script", "Script")
 		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
@@ -186,7 +184,7 @@ var _ = Describe("Render what was reviewed", func() {
 		Consistently(paidRenders, 5*pollIntervals).Should(BeZero())
 	})
 
-	It("case 5: a brief whose narration does not fit in status stalls the pinned render before paying", func() {
+	It("a brief whose narration does not fit in status stalls the pinned render before paying", func() {
 		h = newHarness(simulator.Options{})
 		h.createSecret(testAPIKey)
 		h.wrap = func(in apiclient.Interface) apiclient.Interface { return oversizedPreview{in} }
@@ -210,7 +208,7 @@ var _ = Describe("Render what was reviewed", func() {
 		Eventually(func() []string { return h.eventReasons("pinned") }).Should(ContainElement(string(videov1alpha1.ReasonNarrationIncomplete)))
 	})
 
-	It("case 6: a preview's digest is the same after a restart and read again from the service; two previews of one request differ", func() {
+	It("a preview's digest is the same after a restart and read again from the service; two previews of one request differ", func() {
 		start(simulator.Options{})
 		sb := storyPreview(h.ns, "digest", "Digest")
 		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
@@ -239,38 +237,7 @@ var _ = Describe("Render what was reviewed", func() {
 		Expect(other.Digest).NotTo(Equal(preview.Digest), "another preview (its thumbnails are its own)")
 	})
 
-	Context("case 7: without a pin (approval PreviewAtApproval, the default)", func() {
-		It("renders the preview that had completed when the render was written, and not an edit after approval", func() {
-			start(simulator.Options{})
-			sb := briefStoryboard(h.ns, "reviewed", "Reviewed")
-			Expect(k8sClient.Create(ctx, sb)).To(Succeed())
-			first := firstPreview(sb)
-			// Past the clock skew allowance: the preview certainly existed when the render was written.
-			time.Sleep(2100 * time.Millisecond)
-			vr := refRender(h.ns, "unpinned", "reviewed", "")
-			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-			eventuallyReady(vr)
-			Expect(getRender(vr)(Default).Status.StoryboardDigest).To(Equal(first.Digest))
-			Expect(storiesOf(decodeRenderRequest(h.sim.RenderRequests()[0]))).To(Equal(storiesOfPreview(first)))
-
-			By("an edit after approval: the storyboard changes and its new preview completes")
-			Eventually(func() error {
-				cur := getStoryboard(sb)(Default)
-				cur.Spec.Scenes[0].Brief.Prompt = "a prompt nobody reviewed"
-				return k8sClient.Update(ctx, cur)
-			}).Should(Succeed())
-			second := previewOfGeneration(sb, 2)
-			Eventually(func(g Gomega) {
-				got := getRender(vr)(g)
-				rec := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling)
-				g.Expect(rec.Reason).To(Equal(string(videov1alpha1.ReasonAwaitingApproval)))
-				g.Expect(rec.Message).To(And(ContainSubstring(second.Digest), ContainSubstring("PreviewAtApproval"),
-					ContainSubstring("kubectl video approve vr/unpinned -n "+h.ns)))
-				g.Expect(kstatusOf(got)).To(Equal(status.InProgressStatus))
-			}).Should(Succeed())
-			Consistently(paidRenders, 5*pollIntervals).Should(Equal(1), "the edit after approval is not paid for")
-		})
-
+	Context("without a pin (approval Pinned, the default)", func() {
 		It("waits for an approval when the render was written before its preview completed", func() {
 			start(simulator.Options{})
 			sb := briefStoryboard(h.ns, "together", "Together")

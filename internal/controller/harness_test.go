@@ -102,8 +102,6 @@ type harness struct {
 	serviceBurst int
 	// clock, when set before startManager, is the manager's clock (a shiftClock moves it).
 	clock clock.Clock
-	// approvalSkew, when set before startManager, is the manager's ApprovalClockSkew.
-	approvalSkew time.Duration
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -230,7 +228,6 @@ func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, ser
 		Callback:      callback,
 		Clock:         h.clock,
 
-		ApprovalClockSkew: h.approvalSkew,
 
 		InternalErrorIsRefusal: h.internalErrorIsRefusal,
 		JobDeadline:            h.jobDeadline,

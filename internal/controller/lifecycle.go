@@ -112,11 +112,13 @@ func (t *target) request() *videov1alpha1.StoryboardRequest {
 }
 
 // waiting is a reason not to submit now. stalled means only a human can change it.
-// keepCompleted means a completed job of the current generation stays Ready meanwhile: the
-// video exists whatever happens to its source.
+// keepCompleted means the adapter vouches that the object's completed job still answers the
+// current spec: it stays Ready meanwhile, the video exists whatever happens to its source, and
+// note (if any) is added to its Ready message.
 type waiting struct {
 	stalled       bool
 	keepCompleted bool
+	note          string
 	reason        videov1alpha1.ConditionReason
 	message       string
 }
@@ -388,14 +390,21 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statustxn.Txn[T]) (ctrl.
 		return ctrl.Result{}, err
 	}
 	rec := recordOf(obj)
-	if t.wait != nil {
-		if rec.requestDigest != "" && l.adoptable(obj, rec, "") {
-			// A restored object whose source is not back yet: its record says what was paid.
-			if stop, res, err := l.adopt(ctx, tx, rec, nil); stop {
-				return res, err
-			}
+	if t.wait != nil && rec.requestDigest != "" && l.adoptable(obj, rec, "") {
+		// A restored object that cannot submit now (its source is not back yet, or nothing is
+		// approved): its record says what was paid, and the job it names is adopted.
+		if stop, res, err := l.adopt(ctx, tx, rec, nil); stop {
+			return res, err
 		}
-		if t.wait.keepCompleted && completedFor(st, gen) {
+		// The adopted job may be what the spec still asks for (a finished render): decide again.
+		if t, err = l.adapter.resolve(ctx, obj); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if t.wait != nil {
+		if t.wait.keepCompleted && finishedJob(st) {
+			// The adapter vouches that the completed job answers the current spec.
+			st.JobGeneration = gen
 			return l.completed(ctx, tx, t)
 		}
 		if st.JobID == "" || st.CompletedAt != nil {
@@ -464,7 +473,12 @@ func (l *lifecycle[T]) sameSource(obj T, t *target) bool {
 
 // completedFor reports whether the job of generation gen completed (not failed).
 func completedFor(st *videov1alpha1.JobStatus, gen int64) bool {
-	return st.JobGeneration == gen && st.CompletedAt != nil && st.Failure == nil && st.Submission == nil
+	return st.JobGeneration == gen && finishedJob(st)
+}
+
+// finishedJob reports whether the current job completed (not failed), whatever its generation.
+func finishedJob(st *videov1alpha1.JobStatus) bool {
+	return st.JobID != "" && st.CompletedAt != nil && st.Failure == nil && st.Submission == nil
 }
 
 // readyForGeneration reports whether Ready is True for generation gen.
@@ -479,7 +493,11 @@ func (l *lifecycle[T]) completed(ctx context.Context, tx *statustxn.Txn[T], t *t
 	obj := tx.Obj
 	st := l.adapter.jobStatus(obj)
 	st.Phase = videov1alpha1.PhaseCompleted
-	setOutcome(st, obj.GetGeneration(), outcomeReady, videov1alpha1.ReasonCompleted, completedMessage(st))
+	msg := completedMessage(st)
+	if t.wait != nil && t.wait.note != "" {
+		msg += "; " + t.wait.note
+	}
+	setOutcome(st, obj.GetGeneration(), outcomeReady, videov1alpha1.ReasonCompleted, msg)
 
 	at, ok := l.nextClearanceRead(obj, t)
 	if !ok {

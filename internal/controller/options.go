@@ -107,12 +107,6 @@ type Options struct {
 	// later. The interface document does not promise that: with it set, a 500 that did create a
 	// job is paid twice. Off by default: such a submission stalls with SubmissionUnknown.
 	InternalErrorIsRefusal bool
-	// ApprovalClockSkew is how far apart the manager's clock and the API server's may be. Without
-	// a pinned digest, a storyboardRef render approves the preview that completed (manager clock)
-	// before its spec was written (API server clock); a preview that completed less than this
-	// before the write may have completed after it, and waits for a pin. Zero means
-	// DefaultApprovalClockSkew.
-	ApprovalClockSkew time.Duration
 	// PollShare is the part (up to callgate.MaxPollShare) of each key's rate and of each
 	// controller's reconciles guaranteed to the reads of running jobs while submissions are
 	// queued. Zero means DefaultPollShare; negative turns the share off (polls wait for the
@@ -178,9 +172,6 @@ func (o *Options) setDefaults() error {
 	}
 	if o.ServiceBurst < 1 {
 		o.ServiceBurst = apiclient.DefaultBurst
-	}
-	if o.ApprovalClockSkew <= 0 {
-		o.ApprovalClockSkew = DefaultApprovalClockSkew
 	}
 	if o.Callback != nil {
 		return o.Callback.validate()

@@ -34,6 +34,7 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/failurecause"
 	"github.com/videoops/video-operator/internal/callgate"
 )
 
@@ -385,13 +386,23 @@ func failureReason(f *videov1alpha1.JobFailure) videov1alpha1.ConditionReason {
 	return videov1alpha1.ReasonJobFailed
 }
 
-// failureMessage describes the recorded failure and how to retry.
+// failureMessage describes the recorded failure and what a person can do. A failure the same
+// spec causes again never suggests the retry alone: it says to change the spec, and what a retry
+// would cost (internal/failurecause, which kubectl video retry shares).
 func failureMessage(st *videov1alpha1.JobStatus) string {
 	what := "The submission was refused"
 	if st.JobID != "" {
 		what = fmt.Sprintf("Job %s failed", st.JobID)
 	}
-	return fmt.Sprintf("%s: %s: %s. Change the spec, or set annotation %s to a new value to try again",
+	switch failurecause.Of(st, failureReason(st.Failure)) {
+	case failurecause.RefusedSpec:
+		return fmt.Sprintf("%s because of its spec: %s: %s. To go on, change the spec: the same request is refused again, so a retry (annotation %s) changes nothing",
+			what, st.Failure.Code, st.Failure.Message, videov1alpha1.AnnotationRetry)
+	case failurecause.FailedSpec:
+		return fmt.Sprintf("%s because of its spec: %s: %s. To go on, change the spec (the new generation is submitted once); a retry (annotation %s) sends the same request, is paid for as a new job and fails the same way",
+			what, st.Failure.Code, st.Failure.Message, videov1alpha1.AnnotationRetry)
+	}
+	return fmt.Sprintf("%s: %s: %s. Change the spec, or set annotation %s to a new value to submit it again as a new job, paid for like the first",
 		what, st.Failure.Code, st.Failure.Message, videov1alpha1.AnnotationRetry)
 }
 

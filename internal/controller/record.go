@@ -25,6 +25,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -218,9 +219,12 @@ func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobR
 	}
 
 	digest := rec.requestDigest
+	var unverified *bool
 	if digest == "" && t != nil {
-		// A record written by hand names only the job: it is taken as the current spec's.
-		digest = t.digest
+		// A record written by hand names only the job: it is taken as the current spec's, so
+		// nothing is paid for it again, but what it was asked to do is not known (a preview of
+		// it is shown, not approvable).
+		digest, unverified = t.digest, ptr.To(true)
 	}
 	logf.FromContext(ctx).Info("Adopting the job named by the object's annotations; nothing is paid", "jobID", rec.jobID)
 	l.auditSubmission(obj, gen, "", "adopted", rec.jobID, nil)
@@ -228,6 +232,7 @@ func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobR
 	st.JobID = rec.jobID
 	st.JobGeneration = gen
 	st.RequestDigest = digest
+	st.RequestUnverified = unverified
 	st.KeyFingerprint = cmp.Or(rec.keyFingerprint, keyID)
 	st.CallbackKeyID = ""
 	now := metav1.NewTime(l.opts.Clock.Now())

@@ -80,7 +80,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 	}
 	r := &Reconcilers{
 		Storyboard: &VideoStoryboardReconciler{newLifecycle(c, storyboardAdapter{}, opts, shared)},
-		Render:     &VideoRenderReconciler{newLifecycle(c, renderAdapter{client: c, reader: opts.APIReader, skew: opts.ApprovalClockSkew}, opts, shared)},
+		Render:     &VideoRenderReconciler{newLifecycle(c, renderAdapter{client: c}, opts, shared)},
 		Budget: spendguard.NewReconciler(spendguard.ReconcilerOptions{Client: c, Reader: opts.APIReader, Clock: opts.Clock,
 			Metrics: budgetObserver(opts.Metrics), Grace: SubmitBudget(opts.CallTimeout), Recheck: budgetRecheck(opts.PollMax),
 			Retry: opts.BackoffBase / 10}),

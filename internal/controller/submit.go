@@ -468,6 +468,7 @@ func (l *lifecycle[T]) replaceJob(tx *statustxn.Txn[T]) string {
 		note = fmt.Sprintf("the outputs of job %s of generation %d are kept in status.previous", st.JobID, st.JobGeneration)
 	}
 	st.JobID = ""
+	st.RequestUnverified = nil
 	st.SubmittedAt = nil
 	st.CompletedAt = nil
 	st.Failure = nil

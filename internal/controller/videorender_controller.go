@@ -40,6 +40,7 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/requestdigest"
 )
 
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videorenders,verbs=get;list;watch;patch
@@ -58,10 +59,6 @@ type VideoRenderReconciler struct {
 // renderAdapter is the VideoRender side of the shared lifecycle.
 type renderAdapter struct {
 	client client.Reader
-	// reader reads from the API server what the cache drops (managedFields).
-	reader client.Reader
-	// skew is Options.ApprovalClockSkew.
-	skew time.Duration
 }
 
 var _ kindAdapter[*videov1alpha1.VideoRender] = renderAdapter{}
@@ -100,50 +97,103 @@ func (a renderAdapter) resolve(ctx context.Context, o *videov1alpha1.VideoRender
 		if apierrors.IsNotFound(err) {
 			// A render already made stays made: deleting the reviewed storyboard afterwards
 			// takes nothing away from it.
-			return &target{wait: &waiting{reason: videov1alpha1.ReasonStoryboardNotFound, keepCompleted: true,
-				message: fmt.Sprintf("Waiting for VideoStoryboard %q to exist in namespace %q", name, o.Namespace)}}, nil
+			return &target{wait: &waiting{reason: videov1alpha1.ReasonStoryboardNotFound,
+				keepCompleted: completedFor(&o.Status.JobStatus, o.Generation),
+				message:       fmt.Sprintf("Waiting for VideoStoryboard %q to exist in namespace %q", name, o.Namespace)}}, nil
 		}
 		return nil, fmt.Errorf("getting VideoStoryboard %s/%s: %w", o.Namespace, name, err)
 	}
+	var w *waiting
 	if sb.Status.PreviewedGeneration == sb.Generation && sb.Status.Phase == videov1alpha1.PhaseCompleted {
 		// Only an approved preview is paid for (approval.go).
-		w, err := a.approvedPreview(ctx, o, &sb)
-		if err != nil || w != nil {
-			return &target{wait: w}, err
+		if w = a.approvedPreview(o, &sb); w == nil {
+			return approvedTarget(o, &sb), nil
 		}
-		t := &target{render: sb.Spec.StoryboardRequest.DeepCopy(), sourceGeneration: sb.Generation, sourceUID: sb.UID,
-			sourceCreated: sb.CreationTimestamp.Time}
-		if sb.Status.Preview != nil {
-			t.sourceDigest = sb.Status.Preview.Digest
+	} else {
+		w = &waiting{reason: videov1alpha1.ReasonWaitingForPreview,
+			message: fmt.Sprintf("Waiting for VideoStoryboard %q to complete its preview of generation %d", name, sb.Generation)}
+		if c := condition(&sb.Status.JobStatus, videov1alpha1.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
+			// Only a fix of the storyboard can unblock this render.
+			w.stalled = true
+			w.message = fmt.Sprintf("VideoStoryboard %q is stalled (%s: %s); fix it to render", name, c.Reason, c.Message)
 		}
-		if isBrief(t.render) && o.Spec.StoryboardRef.Narration != videov1alpha1.NarrationRegenerate {
-			if extra := briefSceneSettings(t.render.Scenes[0]); len(extra) > 0 {
-				return &target{wait: &waiting{stalled: true, reason: videov1alpha1.ReasonBriefSettingsNotCarried,
-					message: fmt.Sprintf("Not submitted: the approved preview %s of VideoStoryboard %q is a brief whose scene also sets %s. "+
-						"Narrated word for word, the approved narration becomes one story scene per previewed scene, which would not carry those settings "+
-						"as the preview had them (an AI visual would be paid once per scene). Move them to the request level of the VideoStoryboard "+
-						"(and approve its new preview), or set spec.storyboardRef.narration to Regenerate to render the brief as previewed, its narration written anew",
-						digestOrNone(t.sourceDigest), name, strings.Join(extra, ", "))}}, nil
-			}
-			req, why := pinNarration(t.render, sb.Status.Preview)
-			if req == nil {
-				return &target{wait: &waiting{stalled: true, reason: videov1alpha1.ReasonNarrationIncomplete,
-					message: fmt.Sprintf("Not submitted: the approved preview %s of VideoStoryboard %q is a brief whose narration cannot be narrated word for word: %s. "+
-						"Make the preview fit (fewer or shorter scenes), or set spec.storyboardRef.narration to Regenerate to let the service write the narration anew",
-						digestOrNone(t.sourceDigest), name, why)}}, nil
-			}
-			t.render, t.narrationPinned = req, true
-		}
-		return t, nil
 	}
-	w := &waiting{reason: videov1alpha1.ReasonWaitingForPreview,
-		message: fmt.Sprintf("Waiting for VideoStoryboard %q to complete its preview of generation %d", name, sb.Generation)}
-	if c := condition(&sb.Status.JobStatus, videov1alpha1.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue {
-		// Only a fix of the storyboard can unblock this render.
-		w.stalled = true
-		w.message = fmt.Sprintf("VideoStoryboard %q is stalled (%s: %s); fix it to render", name, c.Reason, c.Message)
+	if finishedRender(o, &sb) {
+		// The video it made is what its approval names: a storyboard that moved on is reported,
+		// not turned into a pending render.
+		w.keepCompleted, w.note = true, finishedNote(o, &sb, w)
 	}
 	return &target{wait: w}, nil
+}
+
+// approvedTarget is the render of the storyboard's approved preview, with that very request (in
+// brief mode narrating the approved narration word for word), or why it stalls before paying.
+func approvedTarget(o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStoryboard) *target {
+	name := sb.Name
+	t := &target{render: sb.Spec.StoryboardRequest.DeepCopy(), sourceGeneration: sb.Generation, sourceUID: sb.UID,
+		sourceCreated: sb.CreationTimestamp.Time, sourceDigest: sb.Status.Preview.Digest}
+	if !isBrief(t.render) || o.Spec.StoryboardRef.Narration == videov1alpha1.NarrationRegenerate {
+		return t
+	}
+	if extra := briefSceneSettings(t.render.Scenes[0]); len(extra) > 0 {
+		return &target{wait: &waiting{stalled: true, reason: videov1alpha1.ReasonBriefSettingsNotCarried,
+			message: fmt.Sprintf("Not submitted: the approved preview %s of VideoStoryboard %q is a brief whose scene also sets %s. "+
+				"Narrated word for word, the approved narration becomes one story scene per previewed scene, which would not carry those settings "+
+				"as the preview had them (an AI visual would be paid once per scene). Move them to the request level of the VideoStoryboard "+
+				"(and approve its new preview), or set spec.storyboardRef.narration to Regenerate to render the brief as previewed, its narration written anew",
+				digestOrNone(t.sourceDigest), name, strings.Join(extra, ", "))}}
+	}
+	req, why := pinNarration(t.render, sb.Status.Preview)
+	if req == nil {
+		return &target{wait: &waiting{stalled: true, reason: videov1alpha1.ReasonNarrationIncomplete,
+			message: fmt.Sprintf("Not submitted: the approved preview %s of VideoStoryboard %q is a brief whose narration cannot be narrated word for word: %s. "+
+				"Make the preview fit (fewer or shorter scenes), or set spec.storyboardRef.narration to Regenerate to let the service write the narration anew",
+				digestOrNone(t.sourceDigest), name, why)}}
+	}
+	t.render, t.narrationPinned = req, true
+	return t
+}
+
+// finishedRender reports whether the render's last completed job still answers its spec although
+// the storyboard's current preview is not one its approval lets it render: nothing newer is
+// approved (no pin, or the pin it rendered; approval Latest renders every new preview), and the
+// job rendered this very storyboard. So a finished video stays Ready whatever the storyboard does
+// next, and so does a render finished by an older version that recorded no digest.
+func finishedRender(o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStoryboard) bool {
+	st := &o.Status.JobStatus
+	ref := o.Spec.StoryboardRef
+	switch {
+	case st.JobID == "" || st.CompletedAt == nil || st.Failure != nil || st.Submission != nil:
+		return false
+	case ref.Approval == videov1alpha1.ApprovalLatest:
+		return false
+	case ref.ApprovedDigest != "" && !renderedPreview(o, ref.ApprovedDigest):
+		return false
+	case o.Status.StoryboardUID != "":
+		return o.Status.StoryboardUID == string(sb.UID)
+	}
+	// Recorded before uids were, or adopted from a record: the storyboard existed when the job
+	// was taken as this render's.
+	at := st.SubmittedAt
+	if at == nil {
+		at = st.CompletedAt
+	}
+	return !sb.CreationTimestamp.After(at.Time)
+}
+
+// renderedPreview reports whether the render's current job rendered the preview with digest pin:
+// as recorded in status, or, for a job adopted from the annotations' record (which carries the
+// request digest only), as that request's digest says.
+func renderedPreview(o *videov1alpha1.VideoRender, pin string) bool {
+	if o.Status.StoryboardDigest != "" {
+		return o.Status.StoryboardDigest == pin
+	}
+	for _, pinned := range []bool{true, false} {
+		if d, err := requestdigest.OfApproved(pin, pinned); err == nil && d == o.Status.RequestDigest {
+			return true
+		}
+	}
+	return false
 }
 
 func (renderAdapter) recordedSource(o *videov1alpha1.VideoRender) (int64, types.UID, string, bool) {

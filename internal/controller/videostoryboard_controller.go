@@ -30,6 +30,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -101,10 +102,17 @@ func (storyboardAdapter) recordJob(o *videov1alpha1.VideoStoryboard, job *apicli
 		sb = &apiclient.Storyboard{}
 	}
 	preview := &videov1alpha1.StoryboardPreview{Generation: o.Status.JobGeneration}
-	if o.Generation == o.Status.JobGeneration {
-		// The spec is the previewed request. A preview whose spec was edited before it
-		// completed is never rendered (previewedGeneration is behind) and gets no digest:
-		// nobody could approve it for what its request was.
+	switch {
+	case o.Generation != o.Status.JobGeneration:
+		// A preview whose spec was edited before it completed is never rendered
+		// (previewedGeneration is behind) and gets no digest: nobody could approve it for what
+		// its request was.
+	case !previewOfSpec(o):
+		// Shown, never approvable: the reviewer would pin this spec's request with another
+		// request's script.
+		preview.Unverified = fmt.Sprintf("job %s was adopted from annotation %s without annotation %s naming this spec's request, "+
+			"so this preview may be of another request", o.Status.JobID, videov1alpha1.AnnotationJobID, videov1alpha1.AnnotationRequestDigest)
+	default:
 		preview.Digest = digestOf(sb, &o.Spec.StoryboardRequest)
 	}
 	o.Status.Preview = preview
@@ -135,6 +143,21 @@ func (storyboardAdapter) recordJob(o *videov1alpha1.VideoStoryboard, job *apicli
 		omitted = omitted[:maxOmitted]
 	}
 	return omitted
+}
+
+// previewOfSpec reports whether the current job is known to be a preview of the spec's request:
+// submitted by the operator, or adopted from a record whose request digest is this spec's. A job
+// recorded before request digests were (an older version) is its generation's, as it was then.
+func previewOfSpec(o *videov1alpha1.VideoStoryboard) bool {
+	st := &o.Status.JobStatus
+	if ptr.Deref(st.RequestUnverified, false) {
+		return false
+	}
+	if st.RequestDigest == "" {
+		return true
+	}
+	want, err := requestDigestOf(&target{preview: &o.Spec.StoryboardRequest})
+	return err == nil && want == st.RequestDigest
 }
 
 // digestOf is the preview's digest: what a reviewer sees, from the service's answer (every

@@ -73,14 +73,11 @@ func Approve(ctx context.Context, env *Env, renderName string, o ApproveOptions)
 		return fmt.Errorf("vr/%s renders no VideoStoryboard (spec.storyboardRef is not set): there is no preview to approve", vr.Name)
 	}
 	sbName := vr.Spec.StoryboardRef.Name
-	vsb, err := reviewedStoryboard(ctx, env, sbName)
+	vsb, err := approvableStoryboard(ctx, env, sbName)
 	if err != nil {
 		return err
 	}
 	current := vsb.Status.Preview.Digest
-	if current == "" {
-		return fmt.Errorf("the preview of vsb/%s has no digest (it was recorded by an operator older than approval pinning): preview it again to approve it", sbName)
-	}
 	if o.Digest != "" && o.Digest != current {
 		return changedSinceShown(vsb, o.Digest, current)
 	}
@@ -161,10 +158,12 @@ func printApproval(p *printer, vr *videov1alpha1.VideoRender, vsb *videov1alpha1
 	switch {
 	case ref.ApprovedDigest != "":
 		p.field("Approved", ref.ApprovedDigest)
-	case ref.Approval != "":
-		p.field("Approved", "no digest pinned (approval "+string(ref.Approval)+")")
+	case ref.Approval == videov1alpha1.ApprovalLatest:
+		p.field("Approved", "every new preview, unreviewed (approval Latest)")
+	case ref.Approval == videov1alpha1.ApprovalPreviewAtApproval:
+		p.field("Approved", "nothing: no digest pinned (approval PreviewAtApproval is retired and behaves as Pinned)")
 	default:
-		p.field("Approved", "no digest pinned (approval PreviewAtApproval: the preview complete when the spec was written)")
+		p.field("Approved", "nothing: no digest pinned")
 	}
 	if d := vr.Status.StoryboardDigest; d != "" {
 		pinned := "narration written by the service"

@@ -111,6 +111,25 @@ func reviewedStoryboard(ctx context.Context, env *Env, name string) (*videov1alp
 	return vsb, nil
 }
 
+// approvableStoryboard is reviewedStoryboard for approve and render: its preview must have a
+// digest, which a preview adopted by hand whose request is unknown, or one whose spec was edited
+// before it completed, does not have. Such a preview is shown, never approved.
+func approvableStoryboard(ctx context.Context, env *Env, name string) (*videov1alpha1.VideoStoryboard, error) {
+	vsb, err := reviewedStoryboard(ctx, env, name)
+	if err != nil {
+		return nil, err
+	}
+	if p := vsb.Status.Preview; p.Digest == "" {
+		why := "it was recorded by an operator older than approval pinning"
+		if p.Unverified != "" {
+			why = p.Unverified
+		}
+		return nil, fmt.Errorf("the preview of vsb/%s cannot be approved: it has no digest (%s); a fresh preview of its spec can be approved "+
+			"(edit the storyboard's spec, or preview it again)", name, why)
+	}
+	return vsb, nil
+}
+
 // rendersOf lists the VideoRenders of the storyboard's namespace whose storyboardRef names it.
 func rendersOf(ctx context.Context, c client.Client, vsb *videov1alpha1.VideoStoryboard) ([]videov1alpha1.VideoRender, error) {
 	var list videov1alpha1.VideoRenderList
@@ -192,6 +211,8 @@ func PreviewText(ctx context.Context, env *Env, name string) error {
 	p.line("")
 	if d := vsb.Status.Preview.Digest; d != "" {
 		p.line("Preview digest: %s", d)
+	} else if u := vsb.Status.Preview.Unverified; u != "" {
+		p.line("Preview digest: none: this preview cannot be approved (%s)", u)
 	}
 	if len(refs) == 0 {
 		p.line("No VideoRender refers to it yet. To render it: %s", hint("render", Target{KindStoryboard, vsb.Name}, vsb.Namespace))

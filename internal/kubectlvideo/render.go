@@ -72,7 +72,7 @@ func newRenderCommand(env *Env) *cobra.Command {
 
 // Render creates the VideoRender of a storyboard whose preview completed.
 func Render(ctx context.Context, env *Env, storyboardName string, o RenderOptions) error {
-	vsb, err := reviewedStoryboard(ctx, env, storyboardName)
+	vsb, err := approvableStoryboard(ctx, env, storyboardName)
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func Render(ctx context.Context, env *Env, storyboardName string, o RenderOption
 	}
 	if !o.Yes {
 		// The question may have been open for a while: what is paid for is what was shown.
-		again, err := reviewedStoryboard(ctx, env, storyboardName)
+		again, err := approvableStoryboard(ctx, env, storyboardName)
 		if err != nil {
 			return err
 		}
@@ -199,9 +199,6 @@ func describeRender(p *printer, vsb *videov1alpha1.VideoStoryboard, vr *videov1a
 		p.field("  Preview digest", d)
 		p.line("The VideoRender renders this preview only: a later change of vsb/%s waits until it is approved", vsb.Name)
 		p.line("(kubectl video approve vr/%s -n %s).", vr.Name, vr.Namespace)
-	} else {
-		p.line("This preview has no digest: the VideoRender renders the preview complete when it is created;")
-		p.line("a later change of vsb/%s waits until it is approved (kubectl video approve vr/%s -n %s).", vsb.Name, vr.Name, vr.Namespace)
 	}
 	if len(refs) > 0 {
 		p.line("WARNING: vsb/%s is already rendered by %s: another VideoRender pays for it again.", vsb.Name, strings.Join(renderSummaries(refs), ", "))
