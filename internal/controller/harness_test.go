@@ -228,7 +228,6 @@ func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, ser
 		Callback:      callback,
 		Clock:         h.clock,
 
-
 		InternalErrorIsRefusal: h.internalErrorIsRefusal,
 		JobDeadline:            h.jobDeadline,
 		Audit:                  NewAuditLogger(&teeWriter{h.logs, GinkgoWriter}),

@@ -34,8 +34,8 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
-	"github.com/videoops/video-operator/internal/failurecause"
 	"github.com/videoops/video-operator/internal/callgate"
+	"github.com/videoops/video-operator/internal/failurecause"
 )
 
 // poll reads the running job and records what the service says. stop is true when the reconcile
