@@ -40,6 +40,7 @@ func TestMechanismsDoNotImportTheReconcilers(t *testing.T) {
 		"internal/previewdigest": true,
 		"internal/metrics":       true,
 		"internal/requestdigest": true,
+		"internal/failurecause":  true,
 		"internal/spendguard":    false,
 	}
 	for pkg, pure := range mechanisms {
