@@ -25,6 +25,9 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // helmOutput runs helm with args and returns its combined output and error, for the runs that
@@ -40,7 +43,7 @@ func helmOutput(t *testing.T, args ...string) (string, error) {
 
 // TestChartLintDefaultsFailReadablyAndCIValuesPass is what a chart repository's CI runs (helm lint,
 // and ct lint once per ci/*-values.yaml). The defaults used to fail with a regex dump
-// ("'' does not match pattern ...") and there was no ci/ values file: now the defaults fail
+// ("” does not match pattern ...") and there was no ci/ values file: now the defaults fail
 // naming the missing value, and every ci/ values file lints clean with --strict.
 func TestChartLintDefaultsFailReadablyAndCIValuesPass(t *testing.T) {
 	out, err := helmOutput(t, "lint", chartDir)
@@ -160,5 +163,69 @@ func TestChartLeaseIDPerRelease(t *testing.T) {
 	}
 	if got := leaseID("tenants-a", "--set", "leaderElection.id=kept.example.com"); got != "kept.example.com" {
 		t.Errorf("leaderElection.id: lease %s, want kept.example.com", got)
+	}
+}
+
+// TestChartUninstallHook: `helm uninstall` used to delete the manager and leave every render of a
+// namespace with a budget holding the charge finalizer, so deleting it, its namespace or the CRDs
+// hung. The chart now runs the manager's uninstall mode as a pre-delete hook, over the same
+// namespaces and lease as the release's manager, with a Role that lets it scale only that
+// Deployment; uninstall.releaseFinalizers=false leaves it out.
+func TestChartUninstallHook(t *testing.T) {
+	render := func(extra ...string) (appsv1.Deployment, *batchv1.Job, *rbacv1.Role) {
+		t.Helper()
+		var d appsv1.Deployment
+		var job *batchv1.Job
+		var role *rbacv1.Role
+		objs := decode(t, runHelm(t, append(append([]string{"template", "tenants-a", chartDir, "--namespace", namespace}, withBaseURL...), extra...)...))
+		typed(t, objs, "Deployment", "", &d)
+		for _, o := range objs {
+			switch {
+			case o.GetKind() == "Job":
+				job = &batchv1.Job{}
+				typed(t, []*unstructured.Unstructured{o}, "Job", o.GetName(), job)
+			case o.GetKind() == "Role" && strings.HasSuffix(o.GetName(), "-uninstall"):
+				role = &rbacv1.Role{}
+				typed(t, []*unstructured.Unstructured{o}, "Role", o.GetName(), role)
+			}
+		}
+		return d, job, role
+	}
+	d, job, role := render("--set", "watchNamespaces={team-a,team-b}")
+	if job == nil || role == nil {
+		t.Fatal("the chart renders no uninstall Job and Role")
+	}
+	if job.Annotations["helm.sh/hook"] != "pre-delete" || role.Annotations["helm.sh/hook"] != "pre-delete" {
+		t.Errorf("the uninstall Job and Role must be pre-delete hooks: %v, %v", job.Annotations, role.Annotations)
+	}
+	args := job.Spec.Template.Spec.Containers[0].Args
+	flag := func(args []string, name string) string {
+		for _, a := range args {
+			if v, ok := strings.CutPrefix(a, name+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	mgr := d.Spec.Template.Spec.Containers[0].Args
+	for _, want := range []string{"--release-finalizers", "--leader-elect", "--stop-deployment=" + d.Name} {
+		if !slices.Contains(args, want) {
+			t.Errorf("the uninstall Job's args lack %s: %v", want, args)
+		}
+	}
+	if got, want := flag(args, "--leader-election-id"), flag(mgr, "--leader-election-id"); got != want || got == "" {
+		t.Errorf("the uninstall waits for lease %q, the manager holds %q", got, want)
+	}
+	if got := flag(args, "--watch-namespaces"); got != "team-a,team-b" {
+		t.Errorf("the uninstall covers %q, want the manager's team-a,team-b", got)
+	}
+	if sa := job.Spec.Template.Spec.ServiceAccountName; sa != d.Spec.Template.Spec.ServiceAccountName {
+		t.Errorf("the uninstall runs as %s, the manager as %s", sa, d.Spec.Template.Spec.ServiceAccountName)
+	}
+	if len(role.Rules) == 0 || !slices.Equal(role.Rules[0].ResourceNames, []string{d.Name}) {
+		t.Errorf("the uninstall's Role must name only the manager's Deployment: %+v", role.Rules)
+	}
+	if _, job, role := render("--set", "uninstall.releaseFinalizers=false"); job != nil || role != nil {
+		t.Error("uninstall.releaseFinalizers=false still renders the hook")
 	}
 }
