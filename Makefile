@@ -125,10 +125,19 @@ demo-test: ## Run the demo non-interactively and check its end state (CI runs it
 	hack/demo-test.sh
 
 .PHONY: lint
-lint: golangci-lint kube-api-linter ## Run golangci-lint on all the code, and kube-api-linter (API conventions) on api/.
+lint: golangci-lint kube-api-linter lint-chart ## Run golangci-lint on all the code, kube-api-linter (API conventions) on api/, and helm lint on the chart.
 	$(GOLANGCI_LINT) run
 	cd $(MONITORING_TEST) && $(GOLANGCI_LINT) run
 	$(KUBE_API_LINTER) run --config .golangci-kal.yml ./api/...
+
+# The defaults must fail, naming the required value (an install with them would crash-loop), and
+# each ci/*-values.yaml (chart-testing's convention, what `ct lint` renders) must pass --strict.
+.PHONY: lint-chart
+lint-chart: helm ## Run helm lint on dist/chart as a chart repository's CI does: the defaults fail naming service.baseURL, every ci/*-values.yaml passes.
+	@if out="$$($(HELM) lint dist/chart 2>&1)"; then echo "$$out"; echo "helm lint passed with the default values: service.baseURL must be required" >&2; exit 1; fi; \
+	  echo "$$out" | grep -q "missing property 'baseURL'" || { echo "$$out"; echo "helm lint with the default values must name service.baseURL" >&2; exit 1; }; \
+	  echo "helm lint dist/chart (defaults): refused, missing property 'baseURL', as intended"
+	@for f in dist/chart/ci/*-values.yaml; do $(HELM) lint --strict dist/chart --values "$$f" || exit 1; done
 
 .PHONY: lint-fix
 lint-fix: golangci-lint ## Run golangci-lint and apply its fixes.

@@ -95,6 +95,9 @@ type options struct {
 	internalErrorIsRefusal bool
 	allowInsecureURL       bool
 
+	releaseFinalizers bool
+	stopDeployment    string
+
 	callbackAddr    string
 	callbackURL     string
 	callbackKeyFile string
@@ -160,6 +163,14 @@ func (o *options) bind(fs *flag.FlagSet) {
 			"and submit again later. The interface document does not promise it: a 500 that did create a job is then "+
 			"paid twice. Off: such a submission stalls with SubmissionUnknown for a human to confirm.")
 
+	fs.BoolVar(&o.releaseFinalizers, "release-finalizers", false,
+		"Uninstall mode: instead of running the controllers, let go of the operator's finalizers with what they guard "+
+			"settled (running jobs charged their estimate, budget reservations settled), then exit. Run it with no manager "+
+			"running over the namespaces: with --leader-elect it waits for the managers' lease (docs/uninstall.md).")
+	fs.StringVar(&o.stopDeployment, "stop-deployment", "",
+		"With --release-finalizers: first scale this Deployment (the manager's, in --leader-election-namespace or the pod's "+
+			"namespace) to 0 and wait until its pods are gone, as the Helm chart's pre-delete hook does.")
+
 	fs.StringVar(&o.callbackAddr, "callback-bind-address", "0",
 		"Address the job-result callback server binds to, for example :9443; 0 disables callbacks.")
 	fs.StringVar(&o.callbackURL, "callback-public-url", "",
@@ -177,6 +188,16 @@ func (o *options) bind(fs *flag.FlagSet) {
 
 func (o *options) validate() error {
 	var errs []error
+	if o.stopDeployment != "" && !o.releaseFinalizers {
+		errs = append(errs, errors.New("--stop-deployment goes with --release-finalizers"))
+	}
+	if o.releaseFinalizers {
+		// The uninstall calls no service: the base URL is not needed.
+		if o.retryPeriod <= 0 || o.renewDeadline <= o.retryPeriod || o.leaseDuration <= o.renewDeadline {
+			errs = append(errs, errors.New("leader election needs --leader-elect-lease-duration > --leader-elect-renew-deadline > --leader-elect-retry-period > 0"))
+		}
+		return errors.Join(errs...)
+	}
 	if o.serviceBaseURL == "" {
 		errs = append(errs, errors.New("--service-base-url (or VIDEO_SERVICE_BASE_URL) is required"))
 	} else if strings.TrimSpace(o.serviceBaseURL) == serviceBaseURLPlaceholder {
@@ -233,6 +254,13 @@ func main() {
 	if err := opts.validate(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	if opts.releaseFinalizers {
+		if err := runReleaseFinalizers(opts); err != nil {
+			ctrl.Log.WithName("uninstall").Error(err, "Releasing the operator's finalizers failed; run it again (it charges nothing twice)")
+			os.Exit(1)
+		}
+		return
 	}
 	if err := run(opts); err != nil {
 		ctrl.Log.WithName("setup").Error(err, "Manager exited with an error")

@@ -36,11 +36,11 @@ import (
 )
 
 // TestChartRequiresServiceBaseURL: the defaults used to render a manager that crash-loops on an
-// empty service URL. The schema refuses the empty value, and the template's `required` says what
+// empty service URL. The schema refuses the missing value, naming it, and the template says what
 // to set when the schema is skipped.
 func TestChartRequiresServiceBaseURL(t *testing.T) {
-	if out := helmTemplateFails(t); !strings.Contains(out, "at '/service/baseURL'") {
-		t.Errorf("want the schema to name /service/baseURL:\n%.800s", out)
+	if out := helmTemplateFails(t); !strings.Contains(out, "missing property 'baseURL'") {
+		t.Errorf("want the schema to name the missing service.baseURL:\n%.800s", out)
 	}
 	if out := helmTemplateFails(t, "--skip-schema-validation"); !strings.Contains(out, "service.baseURL is required") {
 		t.Errorf("want `required` to name service.baseURL without the schema:\n%.800s", out)

@@ -1,0 +1,106 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spendguard
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// Settlement counts what SettleAll did to one budget.
+type Settlement struct {
+	// Charged are reservations counted as used: their submission may have been sent.
+	Charged int
+	// Released are reservations given back: their attempt was certainly never sent.
+	Released int
+	// Estimated are running jobs charged their estimate: their end will not be read.
+	Estimated int
+}
+
+// SettleAll settles every reservation of the namespace's budget for an uninstall (DESIGN.md
+// "Several managers, install and uninstall": the finalizers are let go with what they guard
+// settled). It must run with no manager of the namespace running: what a running manager would
+// settle later (an attempt in flight, a running job's end) is decided now, on the safe side.
+//   - a running job's reservation, or a job recorded since its reservation that has not ended,
+//     is charged its estimate: nobody will read its end;
+//   - a reservation whose object is gone, or whose object still holds that attempt in flight
+//     (its outcome unknown), is charged: it may have been sent;
+//   - a reservation whose object recorded a job since is counted as used;
+//   - any other was never sent (the in-flight record precedes the paid call) and is released.
+func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
+	var s Settlement
+	var readErr error
+	err := g.mutateBudget(ctx, ns, func(b *videov1alpha1.VideoBudget) bool {
+		s, readErr = Settlement{}, nil
+		if len(b.Status.Reservations) == 0 {
+			return false
+		}
+		for _, res := range b.Status.Reservations {
+			if res.JobID != "" {
+				if !charged(b, res.JobID) {
+					chargeJob(b, res.JobID, res.EstimatedSeconds, nil, false)
+					s.Estimated++
+				}
+				continue
+			}
+			var obj client.Object = &videov1alpha1.VideoRender{}
+			if res.Kind == kindStoryboard {
+				obj = &videov1alpha1.VideoStoryboard{}
+			}
+			err := g.reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: res.Name}, obj)
+			if err != nil && !apierrors.IsNotFound(err) {
+				readErr = fmt.Errorf("reading %s %s/%s of a budget reservation: %w", res.Kind, ns, res.Name, err)
+				return false
+			}
+			gone := apierrors.IsNotFound(err) || string(obj.GetUID()) != res.UID
+			var st *videov1alpha1.JobStatus
+			if !gone {
+				st = videov1alpha1.JobStatusOf(obj)
+			}
+			switch {
+			case gone || (st.Submission != nil && st.Submission.AttemptID == res.AttemptID):
+				countUsed(b, res)
+				b.Status.Used.RenderSeconds += res.EstimatedSeconds
+				s.Charged++
+			case recordedSince(st, res):
+				countUsed(b, res)
+				s.Charged++
+				if res.Kind != kindStoryboard && st.CompletedAt == nil && !charged(b, st.JobID) {
+					chargeJob(b, st.JobID, res.EstimatedSeconds, nil, false)
+					s.Estimated++
+				}
+			default:
+				s.Released++
+			}
+		}
+		logf.FromContext(ctx).Info("Settling the budget's reservations for an uninstall", "namespace", ns,
+			"charged", s.Charged, "released", s.Released, "estimated", s.Estimated)
+		b.Status.Reservations = nil
+		return true
+	})
+	if readErr != nil {
+		return s, readErr
+	}
+	return s, err
+}
