@@ -108,7 +108,7 @@ func (l *lifecycle[T]) refresh(ctx context.Context, tx *statustxn.Txn[T], t *tar
 			"jobID", jobID, "error", err.Error(), "delay", delay.String())
 		msg := describeRefreshFailure(err)
 		tx.After(func() {
-			l.opts.Recorder.Eventf(obj, nil, "Warning", "ClearanceRefreshFailed", "Refresh",
+			l.opts.Recorder.Eventf(obj, nil, "Warning", eventClearanceRefreshFailed, "Refresh",
 				"Reading job %s again for its clearance code failed (%s); the video stays ready and the read is retried", jobID, msg)
 		})
 		return ctrl.Result{RequeueAfter: delay}

@@ -26,7 +26,7 @@ func (l *lifecycle[T]) warnDeprecations(obj T, t *target) {
 	}
 	for i, s := range req.Scenes {
 		if s.AnimatePPT != nil {
-			l.opts.Recorder.Eventf(obj, nil, "Warning", "AnimatePPTIgnored", "Submit",
+			l.opts.Recorder.Eventf(obj, nil, "Warning", eventAnimatePPTIgnored, "Submit",
 				"scenes[%d].animatePPT is ignored by the service (the deck renders without animation); use pptSlideAnimation instead", i)
 			return
 		}

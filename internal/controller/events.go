@@ -23,6 +23,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 )
 
+// Reasons of the events that are not a condition's reason (those are the Reason constants of
+// api/v1alpha1): kubectl get events and alerting rules match them.
+const (
+	eventAdopted                = "Adopted"
+	eventAnimatePPTIgnored      = "AnimatePPTIgnored"
+	eventClearanceRefreshFailed = "ClearanceRefreshFailed"
+	eventRequestUnchanged       = "RequestUnchanged"
+	eventResubmissionConfirmed  = "ResubmissionConfirmed"
+	eventRetryRequested         = "RetryRequested"
+	eventStatusWriteFailed      = "StatusWriteFailed"
+	eventSubmitted              = "Submitted"
+)
+
 // maxEventNote is the longest note events.k8s.io/v1 accepts, in bytes: the API server refuses
 // a longer event outright, and the event is lost.
 const maxEventNote = 1024

@@ -143,7 +143,7 @@ func (l *lifecycle[T]) alreadySent(tx *statustxn.Txn[T], t *target) bool {
 			what = "the refused submission"
 		}
 		tx.After(func() {
-			l.opts.Recorder.Eventf(obj, nil, "Normal", "RequestUnchanged", "Submit",
+			l.opts.Recorder.Eventf(obj, nil, "Normal", eventRequestUnchanged, "Submit",
 				"Generation %d changed the spec but not the request: it is identical to that of %s (generation %d, request %s); not submitted again",
 				gen, what, from, t.digest)
 		})
@@ -250,7 +250,7 @@ func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobR
 		if previous != "" {
 			note = "; " + previous
 		}
-		l.opts.Recorder.Eventf(obj, nil, "Normal", "Adopted", "Adopt",
+		l.opts.Recorder.Eventf(obj, nil, "Normal", eventAdopted, "Adopt",
 			"Adopted job %s named by annotation %s (request %s); nothing was paid%s", rec.jobID, videov1alpha1.AnnotationJobID, digestOrNone(digest), note)
 	})
 	// A job that ended was charged where it was submitted; one still running is charged when

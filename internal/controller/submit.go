@@ -113,7 +113,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 		fmt.Sprintf("Submitting generation %d to the service (attempt %s)", gen, attempt))
 	if isRetry {
 		tx.After(func() {
-			l.opts.Recorder.Eventf(obj, nil, "Normal", "RetryRequested", "Retry",
+			l.opts.Recorder.Eventf(obj, nil, "Normal", eventRetryRequested, "Retry",
 				"Submitting a new job for generation %d as requested by annotation %s=%s", gen, videov1alpha1.AnnotationRetry, retry)
 		})
 	}
@@ -214,7 +214,7 @@ func (l *lifecycle[T]) writeInFlight(ctx context.Context, tx *statustxn.Txn[T], 
 		logf.FromContext(ctx).Error(err, "Recording the submission in flight failed; it was not sent", "attempt", attempt)
 		// The status cannot say it (its write is what failed), so an event does: for example an
 		// object so large that the API server's validation outlasts WriteTimeout.
-		l.opts.Recorder.Eventf(tx.Obj, nil, "Warning", "StatusWriteFailed", "Submit",
+		l.opts.Recorder.Eventf(tx.Obj, nil, "Warning", eventStatusWriteFailed, "Submit",
 			"Recording the submission in flight failed, so nothing was sent; it is tried again: %v", err)
 	}
 	return err
@@ -416,7 +416,7 @@ func (l *lifecycle[T]) recordSubmitted(tx *statustxn.Txn[T], jobID string, calls
 		if previous != "" {
 			note = "; " + previous
 		}
-		l.opts.Recorder.Eventf(obj, nil, "Normal", "Submitted", "Submit", "Submitted job %s for generation %d%s%s", jobID, gen, source, note)
+		l.opts.Recorder.Eventf(obj, nil, "Normal", eventSubmitted, "Submit", "Submitted job %s for generation %d%s%s", jobID, gen, source, note)
 	})
 }
 
@@ -516,7 +516,7 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statustxn.Txn[T]
 	if confirm := obj.GetAnnotations()[videov1alpha1.AnnotationConfirmResubmit]; confirm != "" && confirm == sub.AttemptID {
 		log.Info("Resubmission confirmed by annotation", "attempt", sub.AttemptID)
 		tx.After(func() {
-			l.opts.Recorder.Eventf(obj, nil, "Normal", "ResubmissionConfirmed", "Submit",
+			l.opts.Recorder.Eventf(obj, nil, "Normal", eventResubmissionConfirmed, "Submit",
 				"Submitting generation %d again as confirmed by annotation %s", sub.Generation, videov1alpha1.AnnotationConfirmResubmit)
 		})
 		// What the unknown attempt consumed is given back: the new attempt consumes it again.
