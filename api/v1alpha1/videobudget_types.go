@@ -92,9 +92,18 @@ const (
 	// estimate by the VideoBudget controller, not its real seconds and credits.
 	FinalizerCharge = "video.videoops.io/charge"
 
-	// LedgerConfigMapName is the per-namespace ConfigMap that keeps the period's usage apart
-	// from the VideoBudget, so that deleting and creating the budget again keeps it.
+	// LedgerConfigMapName is the ConfigMap in which managers before v0.x (issue 28) kept a
+	// namespace's ledger, in the tenant's own namespace, where tenants can usually write. It is
+	// no longer written; it is read only to migrate it, once (docs/spend-guard.md).
 	LedgerConfigMapName = "video-operator-budget-ledger"
+
+	// LedgerConfigMapPrefix names the ledgers, in the manager's own namespace: the ledger of
+	// namespace NS, which keeps the period's usage apart from its VideoBudget so that deleting
+	// and creating the budget again keeps it, is the ConfigMap LedgerConfigMapPrefix+NS.
+	LedgerConfigMapPrefix = "video-operator-budget-ledger."
+
+	// LabelLedgerNamespace labels a ledger with the namespace whose usage it keeps.
+	LabelLedgerNamespace = "video.videoops.io/budget-namespace"
 )
 
 // VideoBudgetSpec sets the limits of the namespace's paid work per period. Each limit is
@@ -191,6 +200,12 @@ type BudgetReserved struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	AICreditRenders int64 `json:"aiCreditRenders,omitempty"`
+
+	// unboundedRenders is the number of renders in flight or running whose length no field of
+	// their request bounds; while one is, another such render waits when maxRenderSeconds is set.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	UnboundedRenders int64 `json:"unboundedRenders,omitempty"`
 }
 
 // BudgetReservation holds room in the budget for one submission in flight. The controller
@@ -241,6 +256,11 @@ type BudgetReservation struct {
 	// whose content is unknown).
 	// +optional
 	AICredits bool `json:"aiCredits,omitempty"`
+
+	// unbounded is set when no field of the request bounds the render's length (its estimate is
+	// a guess): such renders run one at a time while maxRenderSeconds is set.
+	// +optional
+	Unbounded bool `json:"unbounded,omitempty"`
 
 	// jobId is set once the job is recorded: the reservation then stands for a running job whose
 	// seconds and credits are charged when it ends.
