@@ -92,7 +92,7 @@ const (
 	// estimate by the VideoBudget controller, not its real seconds and credits.
 	FinalizerCharge = "video.videoops.io/charge"
 
-	// LedgerConfigMapName is the ConfigMap in which managers before v0.x (issue 28) kept a
+	// LedgerConfigMapName is the ConfigMap in which managers released before issue 28 kept a
 	// namespace's ledger, in the tenant's own namespace, where tenants can usually write. It is
 	// no longer written; it is read only to migrate it, once (docs/spend-guard.md).
 	LedgerConfigMapName = "video-operator-budget-ledger"
@@ -124,8 +124,10 @@ type VideoBudgetSpec struct {
 	// maxRenderSeconds is the total length, in seconds, of the videos rendered per period (the
 	// sum of the jobs' videoDuration, each rounded up to a whole second). A video's length is
 	// known only when it completes, so each render reserves an estimate of it before it is paid
-	// and the estimates of renders in flight or running count like used seconds: a burst goes at
-	// most one render beyond the limit.
+	// and the estimates of renders in flight or running count like used seconds; renders whose
+	// length their request does not bound (a blog post, a deck, a brief without duration, a
+	// template, a project, a slowed voice) run one at a time: a burst goes at most one render
+	// beyond the limit.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MaxRenderSeconds *int64 `json:"maxRenderSeconds,omitempty"`
@@ -326,8 +328,9 @@ type VideoBudgetStatus struct {
 	ChargedJobs []string `json:"chargedJobs,omitempty"`
 
 	// ledgerBudgetUID is the uid of the VideoBudget that merged the namespace's ledger
-	// (ConfigMap video-operator-budget-ledger) into this status. A budget created again (a
-	// new uid) merges it first, so the period's usage survives its replacement.
+	// (ConfigMap video-operator-budget-ledger.<namespace> in the manager's namespace) into this
+	// status. A budget created again (a new uid) merges it first, so the period's usage survives
+	// its replacement.
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	LedgerBudgetUID string `json:"ledgerBudgetUID,omitempty"`
