@@ -12,7 +12,7 @@ chart=dist/chart
 rm -rf "$chart/files/crds" "$chart/files/rbac" "$chart/files/monitoring"
 mkdir -p "$chart/files/crds" "$chart/files/rbac" "$chart/files/monitoring"
 cp config/crd/bases/*.yaml "$chart/files/crds/"
-for role in role leader_election_role metrics_auth_role metrics_reader_role \
+for role in role leader_election_role ledger_role metrics_auth_role metrics_reader_role \
   videorender_editor_role videorender_viewer_role videostoryboard_editor_role videostoryboard_viewer_role \
   videobudget_editor_role videobudget_viewer_role; do
   cp "config/rbac/$role.yaml" "$chart/files/rbac/$role.yaml"

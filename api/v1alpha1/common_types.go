@@ -231,6 +231,12 @@ type JobStatus struct {
 	// +kubebuilder:validation:MaxLength=64
 	ResubmitOf string `json:"resubmitOf,omitempty"`
 
+	// budgetEstimate is what the spend guard reserved for the render job in jobId before paying
+	// for it (copied from its submission): a VideoBudget created or replaced while the job runs
+	// rebuilds the job's reservation from it.
+	// +optional
+	BudgetEstimate *BudgetEstimate `json:"budgetEstimate,omitempty"`
+
 	// submission records a submit call that was started but whose job id is not known yet. It is
 	// written before the paid call so that a crash can never lead to a second, unseen submission.
 	// +optional
@@ -356,6 +362,37 @@ type Submission struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	ResubmitOf string `json:"resubmitOf,omitempty"`
+
+	// budgetEstimate is what the spend guard reserved for this attempt of a render: a VideoBudget
+	// that rebuilds the attempt's reservation (after a replace) uses it, not a guess.
+	// +optional
+	BudgetEstimate *BudgetEstimate `json:"budgetEstimate,omitempty"`
+}
+
+// BudgetEstimate is what a render is expected to cost before it is paid (docs/spend-guard.md):
+// the reservation's estimate and its flags.
+type BudgetEstimate struct {
+	// seconds is the estimated length of the video.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Seconds int64 `json:"seconds,omitempty"`
+
+	// aiCredits is set when the request may consume AI credits (an aiVisual, veo-animated slides,
+	// or a project whose content is unknown): such renders run one at a time under maxAICredits.
+	// +optional
+	AICredits bool `json:"aiCredits,omitempty"`
+
+	// unbounded is set when no field of the request bounds the video's length (a blogUrl or
+	// pptUrl scene, a brief without duration, an audio or video scene without transcript, a
+	// slowed voice, a template or a project): such renders run one at a time under
+	// maxRenderSeconds.
+	// +optional
+	Unbounded bool `json:"unbounded,omitempty"`
+
+	// unreportedCredits is set when the request consumes AI credits that the job answer does not
+	// report (slides animated with a veo model).
+	// +optional
+	UnreportedCredits bool `json:"unreportedCredits,omitempty"`
 }
 
 // CallbackReceipt is a job-result callback as a replica received it.

@@ -92,9 +92,18 @@ const (
 	// estimate by the VideoBudget controller, not its real seconds and credits.
 	FinalizerCharge = "video.videoops.io/charge"
 
-	// LedgerConfigMapName is the per-namespace ConfigMap that keeps the period's usage apart
-	// from the VideoBudget, so that deleting and creating the budget again keeps it.
+	// LedgerConfigMapName is the ConfigMap in which managers released before issue 28 kept a
+	// namespace's ledger, in the tenant's own namespace, where tenants can usually write. It is
+	// no longer written; it is read only to migrate it, once (docs/spend-guard.md).
 	LedgerConfigMapName = "video-operator-budget-ledger"
+
+	// LedgerConfigMapPrefix names the ledgers, in the manager's own namespace: the ledger of
+	// namespace NS, which keeps the period's usage apart from its VideoBudget so that deleting
+	// and creating the budget again keeps it, is the ConfigMap LedgerConfigMapPrefix+NS.
+	LedgerConfigMapPrefix = "video-operator-budget-ledger."
+
+	// LabelLedgerNamespace labels a ledger with the namespace whose usage it keeps.
+	LabelLedgerNamespace = "video.videoops.io/budget-namespace"
 )
 
 // VideoBudgetSpec sets the limits of the namespace's paid work per period. Each limit is
@@ -115,8 +124,10 @@ type VideoBudgetSpec struct {
 	// maxRenderSeconds is the total length, in seconds, of the videos rendered per period (the
 	// sum of the jobs' videoDuration, each rounded up to a whole second). A video's length is
 	// known only when it completes, so each render reserves an estimate of it before it is paid
-	// and the estimates of renders in flight or running count like used seconds: a burst goes at
-	// most one render beyond the limit.
+	// and the estimates of renders in flight or running count like used seconds; renders whose
+	// length their request does not bound (a blog post, a deck, a brief without duration, a
+	// template, a project, a slowed voice) run one at a time: a burst goes at most one render
+	// beyond the limit.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MaxRenderSeconds *int64 `json:"maxRenderSeconds,omitempty"`
@@ -191,6 +202,12 @@ type BudgetReserved struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	AICreditRenders int64 `json:"aiCreditRenders,omitempty"`
+
+	// unboundedRenders is the number of renders in flight or running whose length no field of
+	// their request bounds; while one is, another such render waits when maxRenderSeconds is set.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	UnboundedRenders int64 `json:"unboundedRenders,omitempty"`
 }
 
 // BudgetReservation holds room in the budget for one submission in flight. The controller
@@ -241,6 +258,11 @@ type BudgetReservation struct {
 	// whose content is unknown).
 	// +optional
 	AICredits bool `json:"aiCredits,omitempty"`
+
+	// unbounded is set when no field of the request bounds the render's length (its estimate is
+	// a guess): such renders run one at a time while maxRenderSeconds is set.
+	// +optional
+	Unbounded bool `json:"unbounded,omitempty"`
 
 	// jobId is set once the job is recorded: the reservation then stands for a running job whose
 	// seconds and credits are charged when it ends.
@@ -306,8 +328,9 @@ type VideoBudgetStatus struct {
 	ChargedJobs []string `json:"chargedJobs,omitempty"`
 
 	// ledgerBudgetUID is the uid of the VideoBudget that merged the namespace's ledger
-	// (ConfigMap video-operator-budget-ledger) into this status. A budget created again (a
-	// new uid) merges it first, so the period's usage survives its replacement.
+	// (ConfigMap video-operator-budget-ledger.<namespace> in the manager's namespace) into this
+	// status. A budget created again (a new uid) merges it first, so the period's usage survives
+	// its replacement.
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	LedgerBudgetUID string `json:"ledgerBudgetUID,omitempty"`

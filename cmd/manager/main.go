@@ -48,6 +48,7 @@ import (
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/callgate"
 	"github.com/videoops/video-operator/internal/controller"
+	"github.com/videoops/video-operator/internal/spendguard"
 	"github.com/videoops/video-operator/internal/version"
 )
 
@@ -103,6 +104,8 @@ type options struct {
 	callbackKeyFile string
 	callbackPoll    time.Duration
 	callbackRate    float64
+
+	ledgerNamespace string
 }
 
 func (o *options) bind(fs *flag.FlagSet) {
@@ -154,6 +157,9 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.IntVar(&o.concurrency, "max-concurrent-reconciles", 10, "Objects of each kind reconciled in parallel.")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "",
 		"Comma-separated namespaces to manage; empty manages all namespaces.")
+	fs.StringVar(&o.ledgerNamespace, "budget-ledger-namespace", os.Getenv("POD_NAMESPACE"),
+		"Namespace of the VideoBudget ledgers, out of tenants' reach: the manager's own (env POD_NAMESPACE, set by the "+
+			"install through the downward API). Empty: the namespace of the pod's service account, or "+spendguard.DefaultLedgerNamespace+".")
 
 	fs.BoolVar(&o.allowInsecureURL, "allow-insecure-service-url", false,
 		"Accept a plain http:// --service-base-url on a host other than the loopback interface. The API key then "+
@@ -362,11 +368,12 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 		callback.Elected = mgr.Elected()
 	}
 	r, err := controller.NewReconcilers(mgr.GetClient(), controller.Options{
-		ClientFactory: factory,
-		APIReader:     mgr.GetAPIReader(),
-		Recorder:      mgr.GetEventRecorder("video-operator"),
-		PollMin:       opts.pollMin,
-		PollMax:       opts.pollMax,
+		ClientFactory:   factory,
+		APIReader:       mgr.GetAPIReader(),
+		LedgerNamespace: ledgerNamespace(opts.ledgerNamespace),
+		Recorder:        mgr.GetEventRecorder("video-operator"),
+		PollMin:         opts.pollMin,
+		PollMax:         opts.pollMax,
 		// 0 turns the share off; Options reads 0 as "the default".
 		PollShare:        cmp.Or(opts.pollShare, -1),
 		ProgressInterval: opts.progressEvery,
@@ -399,6 +406,23 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 		return mgr.Add(s)
 	}
 	return nil
+}
+
+// serviceAccountNamespace is where a pod finds its own namespace when nothing passes it.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// ledgerNamespace is the namespace of the budget ledgers: the flag, else the pod's own namespace,
+// else the default install's, said in the log (a manager run outside the cluster).
+func ledgerNamespace(flagValue string) string {
+	if ns := strings.TrimSpace(flagValue); ns != "" {
+		return ns
+	}
+	if raw, err := os.ReadFile(serviceAccountNamespace); err == nil && strings.TrimSpace(string(raw)) != "" {
+		return strings.TrimSpace(string(raw))
+	}
+	ctrl.Log.WithName("setup").Info("The manager's namespace is not known (no --budget-ledger-namespace, POD_NAMESPACE or service account): "+
+		"budget ledgers are kept in the default", "namespace", spendguard.DefaultLedgerNamespace)
+	return spendguard.DefaultLedgerNamespace
 }
 
 // jobDeadline maps the flag's "0 disables" onto the controller's "negative disables".

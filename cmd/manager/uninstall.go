@@ -43,9 +43,6 @@ import (
 // own role does not let it scale Deployments or list pods: --stop-deployment needs the hook's
 // Role (dist/chart/templates/uninstall.yaml), which lives only as long as the hook.
 
-// serviceAccountNamespace is where a pod's namespace is mounted.
-const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-
 // runReleaseFinalizers stops the manager (its Deployment, when named), waits until no manager
 // holds the lease (with --leader-elect), then lets go of every finalizer with what it guards
 // settled, and returns.
@@ -70,7 +67,7 @@ func runReleaseFinalizers(opts options) error {
 		}
 	}
 	work := func(ctx context.Context) error {
-		rep, err := controller.ReleaseFinalizers(ctrl.LoggerInto(ctx, log), c, splitNamespaces(opts.watchNamespaces))
+		rep, err := controller.ReleaseFinalizers(ctrl.LoggerInto(ctx, log), c, splitNamespaces(opts.watchNamespaces), ledgerNamespace(opts.ledgerNamespace))
 		if err != nil {
 			return err
 		}

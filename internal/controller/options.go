@@ -78,6 +78,9 @@ type Options struct {
 	APIReader client.Reader
 	// Recorder emits Kubernetes events.
 	Recorder recorder.EventRecorder
+	// LedgerNamespace is the manager's own namespace, where the namespaces' budget ledgers live,
+	// out of tenants' reach (docs/spend-guard.md). Empty means spendguard.DefaultLedgerNamespace.
+	LedgerNamespace string
 	// Clock is the time source; tests use a fake one.
 	Clock clock.Clock
 

@@ -74,6 +74,8 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 		guard:    spendguard.New(c, opts.APIReader, opts.Clock, WriteTimeout),
 	}
 	shared.budgets.SetPollShare(opts.PollShare)
+	ledgers := spendguard.NewLedgers(opts.LedgerNamespace)
+	shared.guard.UseLedgers(ledgers)
 	if cb := opts.Callback; cb != nil {
 		shared.callbacks = callback.NewSigner(cb.PublicURL, cb.Key)
 		shared.callbackPoll = cb.PollInterval
@@ -83,7 +85,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 		Render:     &VideoRenderReconciler{newLifecycle(c, renderAdapter{client: c}, opts, shared)},
 		Budget: spendguard.NewReconciler(spendguard.ReconcilerOptions{Client: c, Reader: opts.APIReader, Clock: opts.Clock,
 			Metrics: budgetObserver(opts.Metrics), Grace: SubmitBudget(opts.CallTimeout), Recheck: budgetRecheck(opts.PollMax),
-			Retry: opts.BackoffBase / 10}),
+			Retry: opts.BackoffBase / 10, Ledgers: ledgers}),
 	}
 	if cb := opts.Callback; cb != nil {
 		r.Storyboard.wake = make(chan event.GenericEvent, callbackQueue)

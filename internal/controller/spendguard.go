@@ -117,8 +117,8 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 		return false
 	}
 	var est spendguard.Estimate
-	if l.adapter.kind() == kindRender {
-		est = spendguard.EstimateRequest(t.request())
+	if r := l.budgetEstimate(t); r != nil {
+		est = spendguard.EstimateOf(r)
 	}
 	d, err := l.guard.Reserve(ctx, l.adapter.kind(), obj, attempt, t.sourceDigest, est, sent)
 	if errors.Is(err, spendguard.ErrBusy) {
@@ -166,6 +166,17 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 		after = min(after, max(d.ResetAt.Sub(l.opts.Clock.Now()), l.backoff.Unit()))
 	}
 	return ctrl.Result{RequeueAfter: l.backoff.PollDelay(after, after+after/4)}, true, nil
+}
+
+// budgetEstimate is what a render's submission reserves and records (its status keeps it with
+// the submission and the job): the estimate of the request it sends, and its flags. A budget
+// that rebuilds the reservation later (a replace) takes it from there, not from a guess: a
+// storyboardRef render's request lives in another object. nil for a preview.
+func (l *lifecycle[T]) budgetEstimate(t *target) *videov1alpha1.BudgetEstimate {
+	if l.adapter.kind() != kindRender {
+		return nil
+	}
+	return spendguard.EstimateFor(t.request()).Record()
 }
 
 // settleBudget turns the reservation of an attempt whose job id was written into usage. A

@@ -84,7 +84,12 @@ var _ = BeforeSuite(func() {
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 	k8sClient = client.WithFieldValidation(c, metav1.FieldValidationStrict)
+	// The managers' own namespace, where the budget ledgers live (out of tenants' reach).
+	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: managerNamespace}})).To(Succeed())
 })
+
+// managerNamespace is the namespace the specs' managers run in: it holds the budget ledgers.
+const managerNamespace = "video-operator-system"
 
 var _ = AfterSuite(func() {
 	cancel()

@@ -52,10 +52,12 @@ type UninstallReport struct {
 //
 // It is idempotent: run again after a failure, it charges nothing twice (charges are keyed by
 // job id) and finds fewer finalizers. c must read from the API server, not a cache.
-func ReleaseFinalizers(ctx context.Context, c client.Client, namespaces []string) (UninstallReport, error) {
+func ReleaseFinalizers(ctx context.Context, c client.Client, namespaces []string, ledgerNamespace string) (UninstallReport, error) {
 	log := logf.FromContext(ctx)
 	var rep UninstallReport
 	guard := spendguard.New(c, c, clock.RealClock{}, WriteTimeout)
+	// The charges go to the ledger the manager keeps, in its own namespace.
+	guard.UseLedgers(spendguard.NewLedgers(ledgerNamespace))
 	scopes := namespaces
 	if len(scopes) == 0 {
 		scopes = []string{""}

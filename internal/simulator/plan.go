@@ -50,6 +50,8 @@ type jobPlan struct {
 	renderParams  map[string]any
 	// take numbers the brief narrations this server wrote: each job's AI writes anew.
 	take int64
+	// documents are Options.Documents: the texts at blogUrl and pptUrl addresses.
+	documents map[string]string
 }
 
 func (p *jobPlan) videoSeconds() float64 {
@@ -85,7 +87,7 @@ func IsPremiumVoiceID(speaker string) bool {
 }
 
 func (s *Server) planFromRequest(req map[string]any) *jobPlan {
-	p := &jobPlan{take: s.briefTakes.Add(1)}
+	p := &jobPlan{take: s.briefTakes.Add(1), documents: s.opts.Documents}
 	p.videoName, _ = req["videoName"].(string)
 	p.saveProject, _ = req["saveProject"].(bool)
 	p.webhook, _ = req["webhook"].(string)
@@ -202,11 +204,19 @@ func (p *jobPlan) expandScene(sc map[string]any) []plannedScene {
 		texts = generateNarration(b, p.take)
 	case has(sc, "blogUrl"):
 		u, _ := sc["blogUrl"].(string)
+		if doc, ok := p.documents[u]; ok {
+			texts = nonEmptyLines(doc)
+			break
+		}
 		for i := 1; i <= 3; i++ {
 			texts = append(texts, fmt.Sprintf("Key point %d of the article at %s.", i, u))
 		}
 	case has(sc, "pptUrl"):
 		u, _ := sc["pptUrl"].(string)
+		if doc, ok := p.documents[u]; ok {
+			texts = nonEmptyLines(doc)
+			break
+		}
 		for i := 1; i <= 5; i++ {
 			texts = append(texts, fmt.Sprintf("Slide %d of the deck at %s.", i, u))
 		}

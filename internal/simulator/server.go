@@ -103,6 +103,12 @@ type Options struct {
 	// interface document does not say whether keys of one account share their jobs; off, any
 	// accepted key reads any job (keys of one account).
 	ScopeJobsByKey bool
+	// Documents are the texts the service finds at a blogUrl or pptUrl, by URL: script mode
+	// narrates a blog post word for word ("AI storyboard rules" 2), one scene per non-empty line
+	// (a paragraph, or a slide's notes), so a long document makes a long video whose length no
+	// request field states. A URL not listed is a short document: three key points of an article,
+	// five slides of a deck.
+	Documents map[string]string
 
 	// Clock gives the time; nil means the wall clock. Tests pass a *FakeClock.
 	Clock Clock

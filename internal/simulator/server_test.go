@@ -19,6 +19,7 @@ package simulator
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -361,6 +362,42 @@ func TestScopeJobsByKey(t *testing.T) {
 			t.Errorf("scoped: another account's key got HTTP %d %v, want JOB_NOT_FOUND", status, body)
 		case !scoped && status != http.StatusOK:
 			t.Errorf("unscoped: another key of the account got HTTP %d", status)
+		}
+	}
+}
+
+// longDocument returns a text of lines paragraphs of words words each: narrated word for word at
+// the simulator's pace (2.5 words a second), lines*words/2.5 seconds long.
+func longDocument(lines, words int) string {
+	var b strings.Builder
+	for range lines {
+		b.WriteString(strings.TrimSpace(strings.Repeat("word ", words)))
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// A blog post or a deck is as long as what the service finds at its address (Options.Documents):
+// script mode narrates a blog post word for word ("AI storyboard rules" 2), so no request field
+// states its length.
+func TestDocumentsSetTheLengthOfBlogAndDeckRenders(t *testing.T) {
+	e := start(t, Options{Documents: map[string]string{
+		"https://blog.example.com/long": longDocument(10, 150),
+		"https://decks.example.com/six": longDocument(6, 25),
+	}})
+	for body, want := range map[string]string{
+		`{"videoName":"b","scenes":[{"blogUrl":"https://blog.example.com/long"}]}`:  "600",
+		`{"videoName":"d","scenes":[{"pptUrl":"https://decks.example.com/six"}]}`:   "60",
+		`{"videoName":"s","scenes":[{"blogUrl":"https://blog.example.com/short"}]}`: "", // not listed: short
+	} {
+		_, m, _ := e.call(t, "POST", "/serviceapis/v2/video/storyboard/render", key, body)
+		id := jobID(t, m)
+		e.clock.Advance(DefaultRenderDuration)
+		_, job, _ := e.call(t, "GET", "/serviceapis/v1/jobs/"+id, key, "")
+		data, _ := job["data"].(map[string]any)
+		got := fmt.Sprint(data["videoDuration"])
+		if data["status"] != "completed" || (want != "" && got != want) || (want == "" && got == "600") {
+			t.Errorf("%s: status %v, videoDuration %s, want %q", body, data["status"], got, want)
 		}
 	}
 }

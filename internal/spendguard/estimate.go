@@ -35,6 +35,12 @@ import (
 //   - any other scene (a deck, a blog, a brief without duration): DefaultSceneSeconds;
 //   - a request without scenes (a template) or a project render: DefaultSceneSeconds.
 // Every render is estimated at least one second.
+//
+// Where the request states no length (the DefaultSceneSeconds cases, and narration read by a
+// slowed voice, slower than the 150 words a minute above), the estimate is a guess that can be
+// short by any amount: a blog post is narrated word for word, whatever its length. Such a render
+// is Unbounded, and under maxRenderSeconds no two of them run at once (limits.go), so a burst
+// still goes at most one render beyond the limit whatever the guess.
 
 // DefaultSceneSeconds is the estimate of a scene whose length the request does not tell.
 const DefaultSceneSeconds = 30
@@ -53,9 +59,24 @@ type Estimate struct {
 	// Unreported is set when the request consumes AI credits that the job answer does not report
 	// (aiCreditsUsed is promised only for aiVisual scenes): slides animated with a veo model.
 	Unreported bool
+	// Unbounded is set when no field of the request bounds the video's length, so Seconds is a
+	// guess: a blogUrl or pptUrl scene, a brief without duration, an audio or video scene without
+	// a transcript, a voice slower than normal speed, a template (no scenes) or a project.
+	Unbounded bool
 }
 
-// EstimateRequest estimates a storyboard render; nil is a project render.
+// Record is the estimate as a render's status keeps it.
+func (e Estimate) Record() *videov1alpha1.BudgetEstimate {
+	return &videov1alpha1.BudgetEstimate{Seconds: e.Seconds, AICredits: e.Credits, Unbounded: e.Unbounded, UnreportedCredits: e.Unreported}
+}
+
+// EstimateOf is the estimate a render's status recorded.
+func EstimateOf(r *videov1alpha1.BudgetEstimate) Estimate {
+	return Estimate{Seconds: r.Seconds, Credits: r.AICredits, Unbounded: r.Unbounded, Unreported: r.UnreportedCredits}
+}
+
+// EstimateRequest estimates a storyboard render's seconds and credits; nil is a project render.
+// Whether the request bounds its length is Unbounded's answer; Estimate gives both.
 func EstimateRequest(req *videov1alpha1.StoryboardRequest) Estimate {
 	if req == nil {
 		return Estimate{Seconds: DefaultSceneSeconds, Credits: true}
@@ -75,6 +96,50 @@ func EstimateRequest(req *videov1alpha1.StoryboardRequest) Estimate {
 	e.Seconds = max(1, int64(math.Ceil(min(total, math.MaxInt32))))
 	e.Credits = e.Unreported || usesAIVisual(req)
 	return e
+}
+
+// EstimateFor is the estimate a render reserves before it is paid: EstimateRequest's seconds and
+// credits, and whether its length is Unbounded. nil is a project render.
+func EstimateFor(req *videov1alpha1.StoryboardRequest) Estimate {
+	e := EstimateRequest(req)
+	e.Unbounded = Unbounded(req)
+	return e
+}
+
+// Unbounded reports whether no field of the request bounds the video's length: a project (nil),
+// a template (no scenes), a scene whose length the estimate guesses (DefaultSceneSeconds), or a
+// voice slower than normal speed.
+func Unbounded(req *videov1alpha1.StoryboardRequest) bool {
+	if req == nil || len(req.Scenes) == 0 || slowed(req.VoiceOver) {
+		return true
+	}
+	for i := range req.Scenes {
+		if !sceneBounded(&req.Scenes[i]) || slowed(req.Scenes[i].VoiceOver) {
+			return true
+		}
+	}
+	return false
+}
+
+// slowed reports a voice slower than normal speed (100): its narration takes longer than the
+// 150 words a minute the estimate assumes, by a factor the interface document does not give.
+func slowed(vo *videov1alpha1.VoiceOver) bool {
+	if vo == nil {
+		return false
+	}
+	for _, v := range vo.AIVoices {
+		if v.Speed != nil && *v.Speed < 100 {
+			return true
+		}
+	}
+	return false
+}
+
+// sceneBounded reports whether a field of the scene states its length: its narration, a brief's
+// duration or a transcript (sceneSeconds' cases other than the default).
+func sceneBounded(sc *videov1alpha1.Scene) bool {
+	return sc.Story != nil || (sc.Brief != nil && sc.Brief.Duration != nil) ||
+		(sc.StoryCoPilot != nil && sc.StoryCoPilot.Duration != nil) || len(sc.Transcript) > 0
 }
 
 // sceneSeconds estimates one scene.

@@ -81,13 +81,32 @@ type Guard struct {
 	// writers takes this process's writes of one budget in turn, each from the budget as the
 	// previous one left it.
 	writers budgetWriters
+	// ledgers keep each namespace's usage, and a deleted budget's limits, in the manager's
+	// namespace.
+	ledgers *Ledgers
 }
 
 // New returns the spend guard. c writes the budgets and reads them from its cache; reader reads
 // them from the API server after a conflict. writeTimeout is one status write's time: a write
 // that does not get its turn at a budget within it returns ErrBusy instead of holding a worker.
 func New(c client.Client, reader client.Reader, clk clock.Clock, writeTimeout time.Duration) *Guard {
-	return &Guard{client: c, reader: reader, clock: clk, writers: budgetWriters{timeout: writeTimeout}}
+	return &Guard{client: c, reader: reader, clock: clk, writers: budgetWriters{timeout: writeTimeout}, ledgers: NewLedgers("")}
+}
+
+// UseLedgers makes the guard keep the ledgers in s (the manager's namespace); the VideoBudget
+// reconciler shares it.
+func (g *Guard) UseLedgers(s *Ledgers) { g.ledgers = s }
+
+// errNoBudget is mutateBudget's answer for a namespace without a VideoBudget.
+var errNoBudget = errors.New("the namespace has no VideoBudget")
+
+// ignoreNoBudget is nil for errNoBudget: writes of usage in a namespace without a budget are
+// no-ops.
+func ignoreNoBudget(err error) error {
+	if errors.Is(err, errNoBudget) {
+		return nil
+	}
+	return err
 }
 
 // ErrBusy is returned when a budget write kept conflicting: the caller tries again later.
@@ -95,7 +114,8 @@ var ErrBusy = errors.New("the VideoBudget kept changing during the write; trying
 
 // mutateBudget applies change to the namespace's budget and writes its status with an
 // optimistic lock, reading it again and re-deciding after each conflict. change returns false
-// when there is nothing to write; it is not called when the namespace has no VideoBudget.
+// when there is nothing to write; it is not called when the namespace has no VideoBudget, and
+// errNoBudget is returned then (also when the budget is deleted before the write).
 //
 // This process's writes of one budget take turns, each starting from the budget as the previous
 // one left it: the cache sees a write only later, and a decision taken on it would lose its lock
@@ -117,14 +137,14 @@ func (g *Guard) mutateBudget(ctx context.Context, ns string, change func(b *vide
 			b = &videov1alpha1.VideoBudget{}
 			if err := reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: videov1alpha1.VideoBudgetName}, b); err != nil {
 				if apierrors.IsNotFound(err) {
-					return nil
+					return errNoBudget
 				}
 				return fmt.Errorf("reading VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, err)
 			}
 		}
 		base := b.DeepCopy()
 		RollPeriod(b, g.clock.Now())
-		adopted, err := adoptLedger(ctx, g.client, g.reader, b, g.clock.Now())
+		adopted, err := adoptLedger(ctx, g.client, g.reader, g.ledgers, b, g.clock.Now())
 		if err != nil {
 			return err
 		}
@@ -142,8 +162,8 @@ func (g *Guard) mutateBudget(ctx context.Context, ns string, change func(b *vide
 			// b is the API server's answer: the budget as this write left it.
 			b.SetManagedFields(nil)
 			slot.latest = b
-			if ledgerChanged(base, b) {
-				if lerr := writeLedger(ctx, g.client, b); lerr != nil {
+			if adopted || ledgerChanged(base, b) {
+				if lerr := g.ledgers.write(ctx, g.client, b); lerr != nil {
 					logf.FromContext(ctx).Info("Copying the budget's usage to the ledger failed; the next budget write copies it", "error", lerr.Error())
 				}
 			}
@@ -152,7 +172,7 @@ func (g *Guard) mutateBudget(ctx context.Context, ns string, change func(b *vide
 			reader = g.reader
 			continue
 		case apierrors.IsNotFound(err):
-			return nil
+			return errNoBudget
 		default:
 			return fmt.Errorf("writing VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, err)
 		}
@@ -296,12 +316,31 @@ func (g *Guard) Reserve(ctx context.Context, kind string, obj client.Object, att
 			ReservedAt: metav1.NewTime(g.clock.Now()), Digest: digest,
 		}
 		if kind != kindStoryboard {
-			r.EstimatedSeconds, r.AICredits = est.Seconds, est.Credits
+			r.EstimatedSeconds, r.AICredits, r.Unbounded = est.Seconds, est.Credits, est.Unbounded
 		}
 		b.Status.Reservations = append(b.Status.Reservations, r)
 		return true
 	})
+	if errors.Is(err, errNoBudget) {
+		return g.withoutBudget(ctx, obj.GetNamespace())
+	}
 	return d, err
+}
+
+// withoutBudget decides for a namespace without a VideoBudget: not limited, unless its ledger
+// keeps the limits of a budget deleted in the current period. A replace (delete, then create)
+// must release nothing in between, so those limits hold until a VideoBudget takes over or the
+// platform removes them on purpose by deleting the ledger. The ledger is read from the API
+// server: one read per paid submission in a namespace without a budget.
+func (g *Guard) withoutBudget(ctx context.Context, ns string) (Decision, error) {
+	held, end, err := g.ledgers.holds(ctx, g.reader, ns, g.clock.Now())
+	if err != nil || !held {
+		return Decision{}, err
+	}
+	return Decision{Wait: true, ResetAt: end, Message: fmt.Sprintf(
+		"the namespace's VideoBudget was deleted in this period and its limits hold until a VideoBudget named %q is created again; "+
+			"to remove the limits on purpose, the platform deletes the ledger ConfigMap %s/%s",
+		videov1alpha1.VideoBudgetName, g.ledgers.Namespace, g.ledgers.Name(ns))}, nil
 }
 
 // Settle turns the reservation of attempt into usage: the attempt's job id is recorded. It is a
@@ -312,7 +351,7 @@ func (g *Guard) Settle(ctx context.Context, ns string, uid types.UID, attempt, j
 	err := g.mutateBudget(ctx, ns, func(b *videov1alpha1.VideoBudget) bool {
 		return settleReservation(b, string(uid), attempt, jobID)
 	})
-	return err
+	return ignoreNoBudget(err)
 }
 
 // settleReservation counts the reservation of uid and attempt as used, keeping it for its
@@ -343,7 +382,7 @@ func (g *Guard) Release(ctx context.Context, ns string, uid types.UID, attempt s
 	err := g.mutateBudget(ctx, ns, func(b *videov1alpha1.VideoBudget) bool {
 		return takeReservation(b, string(uid), attempt, false)
 	})
-	return err
+	return ignoreNoBudget(err)
 }
 
 // countUsed counts the submission a reservation stood for as used: a preview or a render.
@@ -384,7 +423,7 @@ func (g *Guard) Charge(ctx context.Context, ns, jobID string, secs int64, credit
 		chargeJob(b, jobID, secs, credits, unreported)
 		return true
 	})
-	return err
+	return ignoreNoBudget(err)
 }
 
 // GiveUp charges a job whose end will never be read (given up at the job deadline, unknown to
@@ -403,7 +442,7 @@ func (g *Guard) GiveUp(ctx context.Context, ns, jobID string, fallback Estimate)
 		chargeJob(b, jobID, secs, nil, fallback.Unreported)
 		return true
 	})
-	return err
+	return ignoreNoBudget(err)
 }
 
 // dropJobReservation removes the reservation of jobID's running job and returns it, or nil.

@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,23 +36,47 @@ import (
 
 // The ledger: a VideoBudget's status is deleted with the budget (a GitOps replace or prune,
 // kubectl replace --force, a restore without status), so the period's usage is also kept in a
-// ConfigMap of the namespace (LedgerConfigMapName) that no object owns: nothing garbage-collects
-// it with the budget. It is a copy of status.used and status.chargedJobs with the period they
-// belong to, written after every budget write that changes them (a render's count when its job
-// id is recorded, its seconds and credits when it ends: two writes per render, in namespaces with
-// a budget only). A budget that has not merged it yet (its status names another budget's uid, or
+// ConfigMap that no object owns: nothing garbage-collects it with the budget. It lives in the
+// manager's own namespace (Ledgers.Namespace), named LedgerConfigMapPrefix plus the tenant's
+// namespace, where tenants cannot write: a record a tenant could delete or rewrite would let it
+// start its month again from zero (DESIGN.md "Records that outlive a version"). It is a copy of
+// status.used and status.chargedJobs with the period they belong to, written after every budget
+// write that changes them (a render's count when its job id is recorded, its seconds and credits
+// when it ends: two writes per render, in namespaces with a budget only), and once when a budget
+// takes it over. A budget that has not merged it yet (its status names another budget's uid, or
 // none) merges it before its first decision: the same period keeps the larger of each count and
 // the union of the charged job ids; the reservations of submissions in flight and of running
-// jobs are rebuilt from the objects of the namespace (read from the cache).
+// jobs are rebuilt from the objects of the namespace (read from the cache), with the estimates
+// their status recorded.
+//
+// The ledger is also what keeps a budget's limits while the budget is gone: a namespace whose
+// ledger names a budget of the current period and that has no VideoBudget submits nothing
+// (Guard.Reserve) until a VideoBudget takes over or the platform deletes the ledger, the explicit
+// removal of the limits. A deletion is not a removal: a replace must never release a render.
+//
+// Migration, once per namespace: managers before this one kept the ledger in the tenant's own
+// namespace (LedgerConfigMapName). Where the manager's namespace holds no ledger of a namespace
+// yet, a budget that takes over merges that old ConfigMap (same period only, each count the larger)
+// and the ledger is written in the manager's namespace at once; a budget that took over long ago
+// has the old ledger's counts already (the ledger was never ahead of its budget), and the
+// VideoBudget controller writes its ledger at its first look. From then on the old ConfigMap is
+// never read: what a tenant does to it changes nothing.
 //
 // The ledger is the safe side of the budget, never ahead of what was decided: it is written after
 // the budget, so a budget deleted between the two writes loses at most that one change. A ledger
 // write that fails is logged and made good by the next one (each write is the whole snapshot).
 
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create;patch
+// The ledgers, in the manager's namespace only: the Role is config/rbac/ledger_role.yaml (a
+// namespace-scoped Role, bound in the manager's namespace; the chart's templates/rbac.yaml). The
+// one cluster-wide right is reading the old ledgers, by name, for the migration:
+// +kubebuilder:rbac:groups="",resources=configmaps,resourceNames=video-operator-budget-ledger,verbs=get
 
 // ledgerKey is the ConfigMap's data key holding the ledger as JSON.
 const ledgerKey = "ledger.json"
+
+// DefaultLedgerNamespace is the manager's namespace of the default install (config/default),
+// used when the manager is not told its own.
+const DefaultLedgerNamespace = "video-operator-system"
 
 // ledger is what the ConfigMap holds.
 type ledger struct {
@@ -74,8 +99,28 @@ func ledgerChanged(before, after *videov1alpha1.VideoBudget) bool {
 	return !equality.Semantic.DeepEqual(ledgerOf(before), ledgerOf(after))
 }
 
-// writeLedger writes the budget's usage to the namespace's ledger.
-func writeLedger(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget) error {
+// Ledgers are the namespaces' ledgers in the manager's namespace.
+type Ledgers struct {
+	// Namespace is the manager's own namespace.
+	Namespace string
+	// known are the tenant namespaces whose ledger this process wrote or saw: the VideoBudget
+	// controller looks for the others' once, to write those a migration left to write.
+	known sync.Map
+}
+
+// NewLedgers returns the ledgers kept in namespace ns (DefaultLedgerNamespace when empty).
+func NewLedgers(ns string) *Ledgers {
+	if ns == "" {
+		ns = DefaultLedgerNamespace
+	}
+	return &Ledgers{Namespace: ns}
+}
+
+// Name is the name of tenant's ledger.
+func (s *Ledgers) Name(tenant string) string { return videov1alpha1.LedgerConfigMapPrefix + tenant }
+
+// write writes the budget's usage to its namespace's ledger.
+func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget) error {
 	raw, err := json.Marshal(ledgerOf(b))
 	if err != nil {
 		return fmt.Errorf("encoding the budget ledger: %w", err)
@@ -84,35 +129,73 @@ func writeLedger(ctx context.Context, c client.Client, b *videov1alpha1.VideoBud
 	if err != nil {
 		return fmt.Errorf("encoding the budget ledger: %w", err)
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: videov1alpha1.LedgerConfigMapName}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name(b.Namespace)}}
 	err = c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch))
 	if apierrors.IsNotFound(err) {
-		cm.Labels = map[string]string{"app.kubernetes.io/managed-by": "video-operator"}
+		cm.Labels = map[string]string{"app.kubernetes.io/managed-by": "video-operator", videov1alpha1.LabelLedgerNamespace: b.Namespace}
 		cm.Data = map[string]string{ledgerKey: string(raw)}
 		err = c.Create(ctx, cm)
 	}
 	if err != nil {
-		return fmt.Errorf("writing the budget ledger %s/%s: %w", b.Namespace, videov1alpha1.LedgerConfigMapName, err)
+		return fmt.Errorf("writing the budget ledger %s/%s: %w", s.Namespace, cm.Name, err)
 	}
+	s.known.Store(b.Namespace, true)
 	return nil
 }
 
-// readLedger reads the namespace's ledger; nil when there is none (or it cannot be decoded:
-// a ledger edited by hand into nonsense is ignored, and said so).
-func readLedger(ctx context.Context, r client.Reader, ns string) (*ledger, error) {
+// read reads tenant's ledger; nil when there is none (or it cannot be decoded: a ledger edited
+// by hand into nonsense is ignored, and said so). found is whether the ConfigMap exists.
+func (s *Ledgers) read(ctx context.Context, r client.Reader, tenant string) (l *ledger, found bool, err error) {
+	return readLedgerAt(ctx, r, types.NamespacedName{Namespace: s.Namespace, Name: s.Name(tenant)})
+}
+
+// readLegacy reads the ledger an older manager kept in the tenant's own namespace.
+func readLegacy(ctx context.Context, r client.Reader, tenant string) (*ledger, error) {
+	l, _, err := readLedgerAt(ctx, r, types.NamespacedName{Namespace: tenant, Name: videov1alpha1.LedgerConfigMapName})
+	return l, err
+}
+
+func readLedgerAt(ctx context.Context, r client.Reader, at types.NamespacedName) (*ledger, bool, error) {
 	cm := &corev1.ConfigMap{}
-	if err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: videov1alpha1.LedgerConfigMapName}, cm); err != nil {
+	if err := r.Get(ctx, at, cm); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, nil
+			return nil, false, nil
 		}
-		return nil, fmt.Errorf("reading the budget ledger %s/%s: %w", ns, videov1alpha1.LedgerConfigMapName, err)
+		return nil, false, fmt.Errorf("reading the budget ledger %s: %w", at, err)
 	}
 	var l ledger
 	if err := json.Unmarshal([]byte(cm.Data[ledgerKey]), &l); err != nil {
-		logf.FromContext(ctx).Info("Ignoring a budget ledger that cannot be read", "namespace", ns, "error", err.Error())
-		return nil, nil
+		logf.FromContext(ctx).Info("Ignoring a budget ledger that cannot be read", "configMap", at.String(), "error", err.Error())
+		return nil, true, nil
 	}
-	return &l, nil
+	return &l, true, nil
+}
+
+// holds reports whether tenant's ledger keeps the limits of a budget deleted in the current
+// period: it names a budget and its period has not ended at now. It returns the period's end.
+func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now time.Time) (bool, time.Time, error) {
+	l, _, err := s.read(ctx, r, tenant)
+	if err != nil || l == nil || l.BudgetUID == "" || l.PeriodEnd == nil || !now.Before(l.PeriodEnd.Time) {
+		return false, time.Time{}, err
+	}
+	return true, l.PeriodEnd.Time, nil
+}
+
+// ensure writes the ledger of a budget that took over long ago when the manager's namespace has
+// none yet (the migration from the tenant's namespace): once per namespace and process.
+func (s *Ledgers) ensure(ctx context.Context, c client.Client, r client.Reader, b *videov1alpha1.VideoBudget) error {
+	if _, ok := s.known.Load(b.Namespace); ok || b.UID == "" || b.Status.LedgerBudgetUID != string(b.UID) {
+		return nil
+	}
+	if _, found, err := s.read(ctx, r, b.Namespace); err != nil || found {
+		if found {
+			s.known.Store(b.Namespace, true)
+		}
+		return err
+	}
+	logf.FromContext(ctx).Info("Writing the budget's ledger in the manager's namespace (migrated from the namespace's own)",
+		"namespace", b.Namespace, "ledger", s.Namespace+"/"+s.Name(b.Namespace))
+	return s.write(ctx, c, b)
 }
 
 // MergeLedger merges l, the ledger of an earlier budget, into b's status when l's period has
@@ -145,18 +228,25 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 
 // adoptLedger brings a budget that has not merged the namespace's ledger up to it, and rebuilds
 // the reservations of the submissions in flight and the running jobs from the objects (c lists
-// them from the cache). It reports whether b changed; it is a no-op for a budget that merged it.
-func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, b *videov1alpha1.VideoBudget, now time.Time) (bool, error) {
+// them from the cache). Where the manager's namespace holds no ledger of the namespace, the old
+// one in the namespace itself is merged instead (the migration). It reports whether b changed
+// (the ledger is then to be written); it is a no-op for a budget that merged it.
+func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *Ledgers, b *videov1alpha1.VideoBudget, now time.Time) (bool, error) {
 	if b.UID == "" || b.Status.LedgerBudgetUID == string(b.UID) {
 		return false, nil
 	}
-	l, err := readLedger(ctx, reader, b.Namespace)
+	l, found, err := s.read(ctx, reader, b.Namespace)
 	if err != nil {
 		return false, err
 	}
+	if !found {
+		if l, err = readLegacy(ctx, reader, b.Namespace); err != nil {
+			return false, err
+		}
+	}
 	if MergeLedger(b, l, now) {
 		logf.FromContext(ctx).Info("A new VideoBudget took over the period's usage from the namespace's ledger",
-			"namespace", b.Namespace, "renders", b.Status.Used.Renders, "renderSeconds", b.Status.Used.RenderSeconds)
+			"namespace", b.Namespace, "renders", b.Status.Used.Renders, "renderSeconds", b.Status.Used.RenderSeconds, "migrated", !found)
 	}
 	if err := rebuildReservations(ctx, c, b); err != nil {
 		return false, err
@@ -180,42 +270,53 @@ func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.
 			return fmt.Errorf("listing the objects of namespace %s to rebuild its budget's reservations: %w", b.Namespace, err)
 		}
 	}
-	add := func(kind string, obj client.Object, est Estimate) {
+	add := func(kind string, obj client.Object, vr *videov1alpha1.VideoRender) {
 		st := videov1alpha1.JobStatusOf(obj)
 		if held[string(obj.GetUID())] || len(b.Status.Reservations) >= maxReservations {
 			return
 		}
 		r := videov1alpha1.BudgetReservation{Kind: kind, Name: obj.GetName(), UID: string(obj.GetUID())}
+		// The estimate and flags the submission recorded: the request of a storyboardRef render
+		// lives in another object, which may have moved on since.
+		var recorded *videov1alpha1.BudgetEstimate
 		switch {
 		case st.Submission != nil:
 			r.AttemptID, r.ReservedAt = st.Submission.AttemptID, st.Submission.StartedAt
+			recorded = st.Submission.BudgetEstimate
 		case kind != kindStoryboard && st.JobID != "" && st.CompletedAt == nil && st.SubmittedAt != nil && limitsLength(b):
 			r.AttemptID, r.ReservedAt, r.JobID = "rebuilt", *st.SubmittedAt, st.JobID
+			recorded = st.BudgetEstimate
 		default:
 			return
 		}
-		if kind != kindStoryboard {
-			r.EstimatedSeconds, r.AICredits = est.Seconds, est.Credits
+		if vr != nil {
+			est := EstimateRender(vr)
+			if recorded != nil {
+				est = EstimateOf(recorded)
+			}
+			r.EstimatedSeconds, r.AICredits, r.Unbounded = est.Seconds, est.Credits, est.Unbounded
 		}
 		b.Status.Reservations = append(b.Status.Reservations, r)
 	}
 	for i := range renders.Items {
-		add("VideoRender", &renders.Items[i], EstimateRender(&renders.Items[i]))
+		add("VideoRender", &renders.Items[i], &renders.Items[i])
 	}
 	for i := range previews.Items {
-		add(kindStoryboard, &previews.Items[i], Estimate{})
+		add(kindStoryboard, &previews.Items[i], nil)
 	}
 	return nil
 }
 
-// EstimateRender estimates a render from its spec: its inline request, or the defaults for a
-// storyboardRef render (whose request lives in another object) and a project render.
+// EstimateRender is the estimate of the render's job in status.jobId as its submission recorded
+// it, or, for a job an older manager submitted, an estimate from the spec: its inline request, or,
+// for a storyboardRef render (whose request lives in another object, which may have moved on) and
+// a project render, the default on the safe side (it may consume credits, its length is unbounded).
 func EstimateRender(vr *videov1alpha1.VideoRender) Estimate {
+	if r := vr.Status.BudgetEstimate; r != nil {
+		return EstimateOf(r)
+	}
 	if vr.Spec.Storyboard != nil {
-		return EstimateRequest(vr.Spec.Storyboard)
+		return EstimateFor(vr.Spec.Storyboard)
 	}
-	if vr.Spec.ProjectID != nil {
-		return EstimateRequest(nil)
-	}
-	return Estimate{Seconds: DefaultSceneSeconds}
+	return Estimate{Seconds: DefaultSceneSeconds, Credits: true, Unbounded: true}
 }

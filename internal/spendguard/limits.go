@@ -90,6 +90,9 @@ func recountReserved(b *videov1alpha1.VideoBudget) {
 			if res.AICredits {
 				r.AICreditRenders++
 			}
+			if res.Unbounded {
+				r.UnboundedRenders++
+			}
 		}
 	}
 	b.Status.Reserved = r
@@ -100,7 +103,10 @@ func recountReserved(b *videov1alpha1.VideoBudget) {
 //
 // A render that may consume AI credits also waits while another such render is in flight or
 // running under maxAICredits: its credits are known only at its end, so running them one at a
-// time keeps a burst within one render of the limit.
+// time keeps a burst within one render of the limit. Likewise a render whose length its request
+// does not bound (its estimate is a guess) waits while another such render is in flight or
+// running under maxRenderSeconds: only one render's guess can be short at a time, so a burst
+// goes at most one render beyond the limit, whatever the guess.
 func exhausted(b *videov1alpha1.VideoBudget, kind string, est Estimate) (videov1alpha1.BudgetLimit, string, bool) {
 	for _, l := range reachedLimits(b) {
 		if (l.limit == videov1alpha1.BudgetLimitPreviews) == (kind == kindStoryboard) {
@@ -112,6 +118,13 @@ func exhausted(b *videov1alpha1.VideoBudget, kind string, est Estimate) (videov1
 			"maxAICredits is set and %d render(s) that may consume AI credits are in flight or running; "+
 				"their credits are known only when they end, so renders that may consume credits run one at a time",
 			b.Status.Reserved.AICreditRenders), true
+	}
+	if kind != kindStoryboard && est.Unbounded && b.Spec.MaxRenderSeconds != nil && b.Status.Reserved.UnboundedRenders > 0 {
+		return videov1alpha1.BudgetLimitRenderSeconds, fmt.Sprintf(
+			"maxRenderSeconds is set and %d render(s) whose length no field of the request bounds are in flight or running; "+
+				"their length is known only when they end, so such renders run one at a time "+
+				"(a render is bounded when each scene is a story, a brief with duration, or a transcript, read at normal voice speed)",
+			b.Status.Reserved.UnboundedRenders), true
 	}
 	return "", "", false
 }

@@ -55,6 +55,8 @@ type Reconciler struct {
 	// recheck bounds the time between two looks at a budget, so a period boundary is seen even
 	// when the clock is moved (tests inject one).
 	recheck time.Duration
+	// ledgers are the namespaces' ledgers in the manager's namespace.
+	ledgers *Ledgers
 }
 
 // Observer receives each budget's state after a reconcile (the budget metrics), and the
@@ -80,6 +82,9 @@ type ReconcilerOptions struct {
 	Recheck time.Duration
 	// Retry is how soon a budget whose status write conflicted is looked at again.
 	Retry time.Duration
+	// Ledgers are the namespaces' ledgers (shared with the Guard); nil keeps them in
+	// DefaultLedgerNamespace.
+	Ledgers *Ledgers
 }
 
 // NewReconciler returns the VideoBudget reconciler.
@@ -88,8 +93,12 @@ func NewReconciler(o ReconcilerOptions) *Reconciler {
 	if o.Metrics != nil {
 		m = o.Metrics
 	}
+	ledgers := o.Ledgers
+	if ledgers == nil {
+		ledgers = NewLedgers("")
+	}
 	return &Reconciler{client: o.Client, reader: o.Reader, clock: o.Clock, metrics: m,
-		grace: o.Grace, recheck: o.Recheck, retry: o.Retry}
+		grace: o.Grace, recheck: o.Recheck, retry: o.Retry, ledgers: ledgers}
 }
 
 type noObserver struct{}
@@ -114,7 +123,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	base := b.DeepCopy()
 	now := r.clock.Now()
 	RollPeriod(b, now)
-	if _, err := adoptLedger(ctx, r.client, r.reader, b, now); err != nil {
+	adopted, err := adoptLedger(ctx, r.client, r.reader, r.ledgers, b, now)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.settleInterrupted(ctx, b, now); err != nil {
@@ -133,11 +143,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("writing the status of VideoBudget %s: %w", req.NamespacedName, err)
 		}
-		if ledgerChanged(base, b) {
-			if err := writeLedger(ctx, r.client, b); err != nil {
+		if adopted || ledgerChanged(base, b) {
+			if err := r.ledgers.write(ctx, r.client, b); err != nil {
 				return ctrl.Result{}, err
 			}
 		}
+	}
+	// A budget that took over under an older manager has its ledger in the namespace itself:
+	// written in the manager's namespace at this first look (the migration).
+	if err := r.ledgers.ensure(ctx, r.client, r.reader, b); err != nil {
+		return ctrl.Result{}, err
 	}
 	r.metrics.ObserveBudget(b)
 	after := r.recheck

@@ -87,6 +87,8 @@ func startManager(bin, dir, kubeconfig, serviceURL string, extra []string) (*man
 		"--service-base-url=" + serviceURL,
 		"--metrics-bind-address=" + metricsAddr, "--metrics-secure=false",
 		"--health-probe-bind-address=0",
+		// The budget ledgers need a namespace that exists; envtest has no video-operator-system.
+		"--budget-ledger-namespace=default",
 	}, extra...)
 	logPath := filepath.Join(dir, "manager.log")
 	logFile, err := os.Create(logPath)

@@ -268,7 +268,7 @@ func TestChartFullValues(t *testing.T) {
 	if d.Spec.Template.Labels["example.com/tier"] != "operators" || d.Spec.Template.Annotations["example.com/team"] != "platform" {
 		t.Errorf("pod labels or annotations not applied: %v %v", d.Spec.Template.Labels, d.Spec.Template.Annotations)
 	}
-	if len(c.Env) != 2 || len(pod.TopologySpreadConstraints) != 1 || pod.SecurityContext.FSGroup == nil ||
+	if len(c.Env) != 3 || len(pod.TopologySpreadConstraints) != 1 || pod.SecurityContext.FSGroup == nil ||
 		pod.ServiceAccountName != "video-operator-manager" || c.SecurityContext.RunAsNonRoot == nil {
 		t.Errorf("env, topology spread, security contexts or ServiceAccount not applied: %+v", pod)
 	}

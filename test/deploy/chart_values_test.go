@@ -224,7 +224,8 @@ volumeMounts:
 		}
 		d := deployment(t, decode(t, helmTemplate(t, "--values", f)))
 		c := d.Spec.Template.Spec.Containers[0]
-		if len(c.Env) != 2 || c.Env[0].Name != "HTTPS_PROXY" || c.Env[1].Value != "/etc/corporate-ca" {
+		// POD_NAMESPACE (the manager's namespace, for its budget ledgers) comes first, then extraEnv.
+		if len(c.Env) != 3 || c.Env[0].Name != "POD_NAMESPACE" || c.Env[1].Name != "HTTPS_PROXY" || c.Env[2].Value != "/etc/corporate-ca" {
 			t.Errorf("env = %+v", c.Env)
 		}
 		if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != "/etc/corporate-ca" ||

@@ -157,6 +157,8 @@ func TestChartNamespaceScopedManagerWorks(t *testing.T) {
 		cmd := exec.CommandContext(ctx, manager, append([]string{
 			// Nothing is submitted: only a VideoBudget is reconciled, so the URL is never called.
 			"--service-base-url=http://127.0.0.1:1/serviceapis", "--metrics-bind-address=0", "--health-probe-bind-address=0",
+			// What the chart's POD_NAMESPACE gives a pod: the ledgers live in the release's namespace.
+			"--budget-ledger-namespace=" + namespace,
 		}, args...)...)
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+asManager)
 		logs := &testutil.SyncBuffer{}
@@ -199,6 +201,13 @@ func TestChartNamespaceScopedManagerWorks(t *testing.T) {
 		}
 		if strings.Contains(logs.String(), "forbidden") {
 			t.Errorf("the manager was refused something:\n%s", logs.String())
+		}
+		// The budget's ledger is in the release's namespace, out of the tenant's reach.
+		ledger := &unstructured.Unstructured{}
+		ledger.SetAPIVersion("v1")
+		ledger.SetKind("ConfigMap")
+		if err := e.cfgClient.Get(t.Context(), client.ObjectKey{Namespace: namespace, Name: "video-operator-budget-ledger.team-a"}, ledger); err != nil {
+			t.Errorf("the ledger of team-a in the release's namespace: %v\n%s", err, logs.String())
 		}
 		b := &unstructured.Unstructured{}
 		b.SetAPIVersion("video.videoops.io/v1alpha1")
