@@ -21,24 +21,24 @@ limitations under the License.
 //
 // # The states of an object
 //
-//	            spec written
-//	                 │
-//	                 ▼
-//	 ┌───────── Pending ◀──────────────────────────────┐
-//	 │  waits: AwaitingApproval, WaitingForPreview,    │ a new request
-//	 │  BudgetExhausted, RateLimited (Reconciling)     │ (spec edit, retry)
-//	 │               │ every gate passed               │
-//	 │               ▼                                 │
-//	 │         Submitting ── outcome unknown ──▶ Stalled SubmissionUnknown
-//	 │   (in-flight record written, paid call)         │   (a person confirms)
-//	 │               │ job id                          │
-//	 │               ▼                                 │
-//	 │          InProgress ── job failed ──▶ Failed (Stalled) ──┘
-//	 │    (poll, or callback then read)                │
-//	 │               │ job completed, charged          │
-//	 │               ▼                                 │
-//	 └──────────▶ Completed (Ready) ───────────────────┘
-//	  (a finished storyboardRef render stays Ready when its storyboard moves on)
+//	           spec written
+//	                │
+//	                ▼
+//	┌───────── Pending ◀──────────────────────────────┐
+//	│  waits: AwaitingApproval, WaitingForPreview,    │ a new request
+//	│  BudgetExhausted, RateLimited (Reconciling)     │ (spec edit, retry)
+//	│               │ every gate passed               │
+//	│               ▼                                 │
+//	│         Submitting ── outcome unknown ──▶ Stalled SubmissionUnknown
+//	│   (in-flight record written, paid call)         │   (a person confirms)
+//	│               │ job id                          │
+//	│               ▼                                 │
+//	│          InProgress ── job failed ──▶ Failed (Stalled) ──┘
+//	│    (poll, or callback then read)                │
+//	│               │ job completed, charged          │
+//	│               ▼                                 │
+//	└──────────▶ Completed (Ready) ───────────────────┘
+//	 (a finished storyboardRef render stays Ready when its storyboard moves on)
 //
 // Stalled is also reached without a job: a Secret or key missing or refused, an invalid request,
 // a storyboard that cannot be rendered as approved (NarrationIncomplete, BriefSettingsNotCarried).
@@ -67,7 +67,7 @@ limitations under the License.
 //     Then the paid section, in a straight line under its own deadline: writeInFlight (status,
 //     optimistic lock) → call → recordSubmitted and writeJobID → settleBudget.
 //  10. the status write: Reconcile commits the transaction (statustxn.Txn.Commit); the side
-//      effects of the decision run only after it is persisted.
+//     effects of the decision run only after it is persisted.
 //
 // # Side effects after the status write
 //
