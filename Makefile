@@ -211,6 +211,13 @@ CONTAINER_TOOL ?= docker
 docker-build: ## Build the manager image IMG (needs a container engine; its build stage is what make build runs).
 	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) -t $(IMG) .
 
+# KIND_CLUSTER is the kind cluster make kind-load loads the image into (docs/deploy.md).
+KIND_CLUSTER ?= kind
+
+.PHONY: kind-load
+kind-load: ## Load the locally built image IMG into the kind cluster KIND_CLUSTER (after make docker-build; docs/deploy.md, not run by CI).
+	kind load docker-image $(IMG) --name $(KIND_CLUSTER)
+
 .PHONY: docker-push
 docker-push: ## Push the manager image IMG.
 	$(CONTAINER_TOOL) push $(IMG)

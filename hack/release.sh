@@ -13,7 +13,8 @@
 # Usage: hack/release.sh <version> <outdir>
 # Environment: KUSTOMIZE, HELM, CYCLONEDX_GOMOD (the pinned tools), IMAGE_REPO (default
 # ghcr.io/videoops/video-operator), PLATFORMS (default linux/amd64,linux/arm64; one platform
-# keeps the test affordable).
+# keeps the test affordable), RELEASE_ALLOW_DIRTY=1 (build from an untagged or dirty tree: a
+# rehearsal, never published).
 # The image itself is built by `make docker-buildx` where a container engine runs (docs/release.md).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,6 +32,10 @@ die() { echo "release: $*" >&2; exit 1; }
 [[ $version =~ ^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$ ]] ||
   die "VERSION \"$version\" is not x.y.z (or x.y.z-pre): it becomes the chart's version and the image tag v$version"
 tag=v$version
+
+# A dated CHANGELOG section, a clean tree and the tag v<version> on HEAD, unless
+# RELEASE_ALLOW_DIRTY=1 (a rehearsal): see hack/release-check.sh.
+"$root/hack/release-check.sh" "$version"
 
 # The release notes are the CHANGELOG's section of this version: no section, no release.
 notes=$(awk -v v="$version" '

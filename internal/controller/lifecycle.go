@@ -310,6 +310,7 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	written := l.adapter.jobStatus(tx.Base)
 	l.opts.Metrics.ObservePhase(l.adapter.kind(), req.NamespacedName, written.Phase)
 	l.opts.Metrics.ObserveSubmission(l.adapter.kind(), req.NamespacedName, written.Submission)
+	l.opts.Metrics.ObserveConditions(l.adapter.kind(), req.NamespacedName, written.Conditions)
 	if l.unrecorded.Take(req.NamespacedName) {
 		before := tx.Base.GetResourceVersion()
 		if rerr := l.writeRecord(wctx, tx.Base); rerr != nil {

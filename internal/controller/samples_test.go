@@ -23,13 +23,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/simulator"
 )
 
 // samplesDir holds one sample per use of the service, plus the API key Secret they use.
@@ -201,5 +206,62 @@ var _ = Describe("The samples in config/samples", func() {
 			Expect(strings.Fields(strings.SplitN(wide, "\n", 2)[0])).To(Equal(
 				[]string{"NAME", "PHASE", "PROGRESS", "VIDEO", "JOB", "ID", "REASON", "AGE"}))
 		})
+	})
+})
+
+// "kubectl apply -k config/samples/" with a real key once submitted about ten paid renders and
+// two previews at once. The samples' VideoBudget has limits of 0, so applying them all, with a
+// key the service accepts, pays for nothing: every object waits and the service creates no job.
+var _ = Describe("Applying every sample at once", func() {
+	It("pays for nothing: the samples' VideoBudget allows no render and no preview", func() {
+		h := newHarness(simulator.Options{})
+		jobs := 0
+		for _, f := range sampleFiles() {
+			for _, obj := range decodeSamples(f) {
+				obj.SetNamespace(h.ns)
+				if obj.GetKind() == "Secret" {
+					// The placeholder replaced by a key the service accepts, as a reader would.
+					Expect(unstructured.SetNestedField(obj.Object, testAPIKey, "stringData", "apiKey")).To(Succeed())
+				}
+				if obj.GetKind() == "VideoRender" || obj.GetKind() == "VideoStoryboard" {
+					jobs++
+				}
+				Expect(k8sClient.Create(ctx, obj)).To(Succeed(), "sample %s", filepath.Base(f))
+			}
+		}
+		Expect(jobs).To(BeNumerically(">", 10))
+		h.startManager()
+
+		Eventually(func(g Gomega) {
+			var renders videov1alpha1.VideoRenderList
+			var boards videov1alpha1.VideoStoryboardList
+			g.Expect(k8sClient.List(ctx, &renders, client.InNamespace(h.ns))).To(Succeed())
+			g.Expect(k8sClient.List(ctx, &boards, client.InNamespace(h.ns))).To(Succeed())
+			// Objects that stop before the budget is asked, by name and reason.
+			other := map[string]string{}
+			check := func(name string, st *videov1alpha1.JobStatus) {
+				g.Expect(st.ObservedGeneration).To(BeNumerically(">", 0), "%s has not been reconciled", name)
+				g.Expect(st.JobID).To(BeEmpty(), "%s has a job", name)
+				if !isStalledWith(st, videov1alpha1.ReasonBudgetExhausted) {
+					if c := condition(st, videov1alpha1.ConditionReady); c != nil {
+						other[name] = c.Reason
+					}
+				}
+			}
+			for i := range renders.Items {
+				check(renders.Items[i].Name, &renders.Items[i].Status.JobStatus)
+			}
+			for i := range boards.Items {
+				check(boards.Items[i].Name, &boards.Items[i].Status.JobStatus)
+			}
+			// The render of a reviewed storyboard waits for its preview, which waits for the
+			// budget; the brand sample names a brand the simulated account does not have, which a
+			// free read finds before anything is paid. Every other sample waits for the budget.
+			g.Expect(other).To(Equal(map[string]string{
+				"ai-script":          string(videov1alpha1.ReasonWaitingForPreview),
+				"brand-destinations": string(videov1alpha1.ReasonBrandNotFound),
+			}))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		Consistently(func() int { return h.sim.Submissions(testAPIKey) }).WithTimeout(2 * time.Second).Should(BeZero())
 	})
 })

@@ -16,7 +16,8 @@ limitations under the License.
 
 // Package metrics holds the operator's Prometheus metrics (Metrics): jobs by kind, namespace and
 // phase, submissions and endings, the service's answers and their latency, AI credits, callbacks,
-// status writes, the budgets' usage, and the oldest submission in flight. Every label has a small,
+// status writes, the budgets' usage, the oldest submission in flight, the objects stalled by reason
+// and the oldest render awaiting an approval. Every label has a small,
 // bounded set of values; none holds an API key, a URL, an object name or a job id.
 package metrics
 
@@ -38,10 +39,13 @@ import (
 // no label ever holds an API key, a URL, an object name or a job id. A nil *Metrics records
 // nothing.
 //
-// The one exception is namespace, on video_operator_jobs and the budget gauges, so that an alert
-// can be routed to the tenant that owns it. Its values are bounded by the namespaces of the
-// cluster that hold objects of the kind (or by --watch-namespaces): at most namespaces x 2 kinds x
-// 5 phases series, and a namespace's series are removed when its last object of a kind goes.
+// The one exception is namespace, on video_operator_jobs, the stalled and awaiting-approval gauges
+// and the budget gauges, so that an alert can be routed to the tenant that owns it. Its values
+// are bounded by the namespaces of the cluster that hold objects of the kind (or by
+// --watch-namespaces): at most namespaces x 2 kinds x 5 phases series for the jobs, namespaces x
+// 2 kinds x the fixed StalledReasons for the stalled gauge (a series only while an object is
+// stalled), one per namespace for the approvals; a namespace's series are removed when its last
+// object of a kind goes.
 type Metrics struct {
 	jobs        *prometheus.GaugeVec
 	submissions *prometheus.CounterVec
@@ -66,6 +70,10 @@ type Metrics struct {
 	// inFlight is status.submission.startedAt of every object whose submission has no job id
 	// yet (a call under way, or an outcome unknown), by kind: the oldest is exposed at scrape.
 	inFlight map[string]map[types.NamespacedName]time.Time
+	// stalled is video_operator_stalled_objects, kept from states and stalledCount (stalled.go).
+	stalled      *prometheus.GaugeVec
+	states       map[string]map[types.NamespacedName]objectState
+	stalledCount map[stalledKey]int
 }
 
 // kindNamespace keys Metrics.objects.
@@ -160,9 +168,16 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "video_operator_budget_remaining",
 			Help: "What is left in the current period of a namespace's VideoBudget, by limit; only limits that are set.",
 		}, []string{"namespace", "limit"}),
-		phases:   map[string]map[types.NamespacedName]videov1alpha1.Phase{},
-		objects:  map[kindNamespace]int{},
-		inFlight: map[string]map[types.NamespacedName]time.Time{},
+		stalled: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "video_operator_stalled_objects",
+			Help: "Objects whose Stalled condition is True (only a human can unblock them), by kind, namespace and " +
+				"reason (the condition's reason, or Other); no series when none is stalled.",
+		}, []string{"kind", "namespace", "reason"}),
+		phases:       map[string]map[types.NamespacedName]videov1alpha1.Phase{},
+		objects:      map[kindNamespace]int{},
+		inFlight:     map[string]map[types.NamespacedName]time.Time{},
+		states:       map[string]map[types.NamespacedName]objectState{},
+		stalledCount: map[stalledKey]int{},
 	}
 	// The answers alerts and dashboards rate() start at 0, not at their first occurrence: a
 	// counter that appears already at 1 shows no increase, and the first 5xx or 429 of a
@@ -183,7 +198,8 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		}
 	}
 	for _, c := range []prometheus.Collector{m.jobs, m.submissions, m.endings, m.requests, m.latency, m.credits,
-		m.callbacks, m.statusWrite, m.answerToWrite, m.budgetUsed, m.budgetRemaining, oldestSubmission{m}} {
+		m.callbacks, m.statusWrite, m.answerToWrite, m.budgetUsed, m.budgetRemaining, oldestSubmission{m},
+		m.stalled, oldestAwaiting{m}} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering metrics: %w", err)
 		}
@@ -288,7 +304,8 @@ func (m *Metrics) ObserveSubmission(kind string, nn types.NamespacedName, sub *v
 	byName[nn] = sub.StartedAt.Time
 }
 
-// Forget removes a deleted object from the jobs gauge and the submissions in flight.
+// Forget removes a deleted object from the jobs gauge, the submissions in flight, the stalled
+// gauge and the approvals awaited.
 func (m *Metrics) Forget(kind string, nn types.NamespacedName) {
 	if m == nil {
 		return
@@ -310,4 +327,5 @@ func (m *Metrics) Forget(kind string, nn types.NamespacedName) {
 		}
 	}
 	delete(m.inFlight[kind], nn)
+	m.forgetConditions(kind, nn)
 }

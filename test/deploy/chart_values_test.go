@@ -342,8 +342,11 @@ func TestChartMonitoring(t *testing.T) {
 			t.Errorf("%s/%s by default", o.GetKind(), o.GetName())
 		}
 	}
+	// The chart points runbook_url at the runbooks of its version (TestChartRunbookURLsPointAtTheInstalledVersion);
+	// with config/monitoring's base (main) it must render that file's rules unchanged.
 	objs := decode(t, helmTemplate(t, "--set", "monitoring.prometheusRule.enabled=true", "--set", "monitoring.prometheusRule.labels.release=prometheus",
-		"--set", "monitoring.dashboard.enabled=true", "--set", "monitoring.dashboard.namespace=grafana"))
+		"--set", "monitoring.dashboard.enabled=true", "--set", "monitoring.dashboard.namespace=grafana",
+		"--set", "monitoring.runbookBaseURL=https://github.com/videoops/video-operator/blob/main/docs/runbooks.md"))
 	source := decode(t, kustomizeBuild(t, filepath.Join(root, "config", "monitoring")))
 	var rule, sourceRule *unstructured.Unstructured
 	for _, o := range objs {

@@ -130,6 +130,9 @@ type healthCase struct {
 	// an object the controller has not written any status to. The Argo CD check and the Flux
 	// healthCheckExprs say Progressing there.
 	kstatusGap bool
+	// waitsForAPerson marks a Reconciling object that only a person moves on (AwaitingApproval):
+	// Argo CD shows it Suspended (not Degraded: nothing failed), kstatus and Flux InProgress.
+	waitsForAPerson bool
 }
 
 func healthCases() []healthCase {
@@ -180,6 +183,12 @@ func healthCases() []healthCase {
 		outcome(st, 2, false, false, true, videov1alpha1.ReasonBudgetExhausted,
 			"Not submitted: VideoBudget \"default\" of namespace \"a\" has no room: maxRenders reached: 5 of 5 renders used (0 of them in flight). Submits by itself when the period resets at 2026-12-01T00:00:00Z or when the budget is raised")
 	}, wantStatus: "Suspended", wantMessage: "BudgetExhausted: Not submitted: VideoBudget \"default\""})
+	// A render whose preview nobody has approved yet: Reconciling, and it may wait for days. Argo
+	// CD shows Suspended, so an Application is not Progressing for as long as a review takes,
+	// and never Degraded: nothing failed.
+	cases = append(cases, healthCase{name: "waiting for approval", status: working(videov1alpha1.PhasePending, videov1alpha1.ReasonAwaitingApproval,
+		"Waiting for approval of the preview sha256:abc: kubectl video approve vr/a --digest sha256:abc", nil),
+		wantStatus: "Suspended", wantMessage: "AwaitingApproval: Waiting for approval", waitsForAPerson: true})
 	// Every other reason of Stalled: only a human can move the object on.
 	for _, r := range []videov1alpha1.ConditionReason{
 		videov1alpha1.ReasonJobFailed, videov1alpha1.ReasonInvalidRequest, videov1alpha1.ReasonProjectNotFound,
@@ -249,6 +258,9 @@ func TestArgoCDHealth(t *testing.T) {
 					t.Fatal(err)
 				}
 				want := kstatusFor[c.wantStatus]
+				if c.waitsForAPerson {
+					want = status.InProgressStatus
+				}
 				if c.kstatusGap {
 					want = status.CurrentStatus
 				}

@@ -280,3 +280,34 @@ func scrapeUntil(t *testing.T, url, metric string) *scrapes {
 	}
 	return s
 }
+
+// TestEveryAlertIsInTheMonitoringPage checks that docs/monitoring.md's alert table lists every
+// alert of the rules file, and no alert that is not there, so the page a platform team reads
+// before installing says what can page them (the two budget alerts were once missing).
+func TestEveryAlertIsInTheMonitoringPage(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, "docs", "monitoring.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `(VideoOperator[A-Za-z]+)` \\|")
+	listed := map[string]bool{}
+	for _, m := range row.FindAllStringSubmatch(string(data), -1) {
+		listed[m[1]] = true
+	}
+	sections := runbookSections(t)
+	for _, rl := range loadRules(t) {
+		if rl.Alert == "" {
+			continue
+		}
+		if !listed[rl.Alert] {
+			t.Errorf("alert %s is not in docs/monitoring.md's alert table", rl.Alert)
+		}
+		if _, ok := sections[strings.ToLower(rl.Alert)]; !ok {
+			t.Errorf("alert %s has no section in docs/runbooks.md", rl.Alert)
+		}
+		delete(listed, rl.Alert)
+	}
+	for alert := range listed {
+		t.Errorf("docs/monitoring.md lists %s, which prometheus-rule.yaml does not have", alert)
+	}
+}

@@ -181,7 +181,8 @@ func TestAlertsAndDashboardAgainstTheManager(t *testing.T) {
 			t.Errorf("%s shows nothing for a manager that made videos:\n%s", e.source, e.expr)
 		}
 	}
-	// The scenario: one tenant's key is refused, one job fails (stalled), 429s and 5xx are
+	// The scenario: one tenant's key is refused, another has no Secret, a render has awaited
+	// approval for two days (another for seconds), one job fails (stalled), 429s and 5xx are
 	// injected on job reads, the manager leads, polling runs, a crash left a preview's submission
 	// unknown two hours ago, most callbacks are refused by the rate limit, and most callbacks
 	// that arrive carry no valid signature.
@@ -199,6 +200,8 @@ func TestAlertsAndDashboardAgainstTheManager(t *testing.T) {
 		"VideoOperatorPollingStopped":       false,
 		"VideoOperatorBudgetNearLimit":      true,
 		"VideoOperatorBudgetExhausted":      true,
+		"VideoOperatorAPIKeyUnusable":       true,
+		"VideoOperatorApprovalOverdue":      true,
 	}
 	for _, rl := range rules {
 		want, ok := fires[rl.Alert]
@@ -223,6 +226,11 @@ func TestAlertsAndDashboardAgainstTheManager(t *testing.T) {
 			"VideoOperatorObjectsStalled":  {"kind=VideoRender namespace=team-a", "kind=VideoStoryboard namespace=team-a"},
 			"VideoOperatorBudgetNearLimit": {"limit=maxRenders namespace=team-a"},
 			"VideoOperatorBudgetExhausted": {"limit=maxPreviews namespace=team-c"},
+			// team-b's key is refused, team-d has no Secret; team-a's and team-c's keys work.
+			"VideoOperatorAPIKeyUnusable": {"kind=VideoRender namespace=team-b reason=Unauthorized",
+				"kind=VideoRender namespace=team-d reason=SecretNotFound"},
+			// team-a's render has awaited approval for two days; team-e's preview just completed.
+			"VideoOperatorApprovalOverdue": {"namespace=team-a"},
 		} {
 			if got := firedFor(t, rules, r.scrapes, alert); !slices.Equal(got, want) {
 				t.Errorf("%s fires for %v, want %v", alert, got, want)
@@ -443,8 +451,11 @@ func runManager(t *testing.T) *running {
 	t.Cleanup(sim.Close)
 
 	r := &running{k8s: k8s, scrapes: newScrapes(), managerBin: managerBin, kubeconfig: kubeconfig, serviceURL: svc.URL + "/serviceapis"}
-	for ns, key := range map[string]string{"team-a": goodKey, "team-b": badKey, "team-c": goodKey} {
+	for ns, key := range map[string]string{"team-a": goodKey, "team-b": badKey, "team-c": goodKey, "team-d": "", "team-e": goodKey} {
 		create(t, k8s, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		if key == "" {
+			continue // team-d has no Secret: its render stalls with SecretNotFound
+		}
 		create(t, k8s, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: videov1alpha1.DefaultAPIKeySecretName},
 			StringData: map[string]string{videov1alpha1.DefaultAPIKeySecretKey: key}})
 	}
@@ -468,6 +479,32 @@ spec: {maxRenders: %d, maxPreviews: 100}
 metadata: {name: default}
 spec: {maxPreviews: 1}
 `)
+	// A render that has waited two days for a person to approve its preview (AwaitingApproval
+	// since then): a review nobody does. Its status is what the manager wrote before a restart;
+	// the preview it names completes again under this manager, and nobody approves it.
+	createYAML(t, k8s, &videov1alpha1.VideoStoryboard{}, "team-a", `
+metadata: {name: unreviewed-preview}
+spec:
+  videoName: Unreviewed preview
+  scenes:
+    - story: A preview nobody reviews.
+`)
+	unreviewed := &videov1alpha1.VideoRender{}
+	createYAML(t, k8s, unreviewed, "team-a", `
+metadata: {name: unreviewed}
+spec:
+  storyboardRef: {name: unreviewed-preview}
+`)
+	unreviewed.Status.Phase = videov1alpha1.PhasePending
+	twoDaysAgo := metav1.NewTime(time.Now().Add(-48 * time.Hour).Truncate(time.Second))
+	unreviewed.Status.Conditions = []metav1.Condition{
+		{Type: string(videov1alpha1.ConditionReady), Status: metav1.ConditionFalse, Reason: string(videov1alpha1.ReasonAwaitingApproval), Message: "Awaiting approval", LastTransitionTime: twoDaysAgo},
+		{Type: string(videov1alpha1.ConditionReconciling), Status: metav1.ConditionTrue, Reason: string(videov1alpha1.ReasonAwaitingApproval), Message: "Awaiting approval", LastTransitionTime: twoDaysAgo},
+		{Type: string(videov1alpha1.ConditionStalled), Status: metav1.ConditionFalse, Reason: string(videov1alpha1.ReasonAwaitingApproval), LastTransitionTime: twoDaysAgo},
+	}
+	if err := k8s.Status().Update(t.Context(), unreviewed); err != nil {
+		t.Fatalf("writing the unreviewed render's status: %v", err)
+	}
 	stuck.Status.Phase = videov1alpha1.PhaseSubmitting
 	stuck.Status.Submission = &videov1alpha1.Submission{Generation: stuck.Generation, AttemptID: "crashed-attempt",
 		StartedAt: metav1.NewTime(time.Now().Add(-2 * time.Hour))}
@@ -552,6 +589,31 @@ spec:
     videoName: Refused key
     scenes:
       - story: The service refuses this tenant's key.
+`)
+
+	// No Secret in team-d: the render stalls before anything is paid (SecretNotFound) and stays
+	// Pending, which only the stalled gauge shows.
+	createYAML(t, k8s, &videov1alpha1.VideoRender{}, "team-d", `
+metadata: {name: no-secret}
+spec:
+  storyboard:
+    videoName: No secret
+    scenes:
+      - story: This tenant has not created its API key Secret yet.
+`)
+	// team-e's render awaits the approval of a preview that just completed: a review that may
+	// still be done, which must not page.
+	createYAML(t, k8s, &videov1alpha1.VideoStoryboard{}, "team-e", `
+metadata: {name: fresh-preview}
+spec:
+  videoName: Fresh preview
+  scenes:
+    - story: A preview its reviewer has not seen yet.
+`)
+	createYAML(t, k8s, &videov1alpha1.VideoRender{}, "team-e", `
+metadata: {name: fresh-review}
+spec:
+  storyboardRef: {name: fresh-preview}
 `)
 
 	deadline := time.Now().Add(45 * time.Second)
@@ -644,9 +706,15 @@ func done(t *testing.T, k8s client.Client) bool {
 			if vr.Status.Phase != videov1alpha1.PhaseFailed {
 				return false
 			}
-		case "refused-key":
-			// A rejected key stalls the object before any job: it stays Pending, Stalled.
+		case "refused-key", "no-secret":
+			// A rejected key or a missing Secret stalls the object before any job: it stays
+			// Pending, Stalled.
 			if !meta.IsStatusConditionTrue(vr.Status.Conditions, string(videov1alpha1.ConditionStalled)) {
+				return false
+			}
+		case "unreviewed", "fresh-review":
+			c := meta.FindStatusCondition(vr.Status.Conditions, string(videov1alpha1.ConditionReconciling))
+			if c == nil || c.Status != metav1.ConditionTrue || c.Reason != string(videov1alpha1.ReasonAwaitingApproval) {
 				return false
 			}
 		default:
@@ -667,7 +735,7 @@ func done(t *testing.T, k8s client.Client) bool {
 			return false
 		}
 	}
-	return len(renders.Items) == 5+streamRenders && len(boards.Items) == 3
+	return len(renders.Items) == 8+streamRenders && len(boards.Items) == 5
 }
 
 // postCallback sends a job result to the manager's callback server and expects it refused.

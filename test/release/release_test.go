@@ -57,7 +57,8 @@ func TestRelease(t *testing.T) {
 	out := t.TempDir()
 	const version = "0.1.0"
 	cmd := exec.CommandContext(t.Context(), filepath.Join(root, "hack", "release.sh"), "v"+version, out)
-	cmd.Env = append(append(os.Environ(), tools(t)...), "PLATFORMS=linux/arm64")
+	// The test's tree is neither tagged nor clean: a rehearsal, as RELEASE_ALLOW_DIRTY says.
+	cmd.Env = append(append(os.Environ(), tools(t)...), "PLATFORMS=linux/arm64", "RELEASE_ALLOW_DIRTY=1")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("hack/release.sh: %v\n%s", err, b)
 	}
@@ -196,4 +197,97 @@ func TestReleaseRefusesAVersionWithoutChangelog(t *testing.T) {
 			t.Errorf("release %s wrote %d entries before refusing", version, len(entries))
 		}
 	}
+}
+
+// releaseTree makes a git repository with what the release checks read (the two scripts and
+// CHANGELOG.md, whose 0.1.0 heading is changelogHeading), committed, and returns its root.
+func releaseTree(t *testing.T, changelogHeading string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "hack"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, script := range []string{"release.sh", "release-check.sh"} {
+		b, err := os.ReadFile(filepath.Join(root, "hack", script))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "hack", script), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	changelog := "# Changelog\n\n## [Unreleased]\n\n- Something not released yet.\n\n" + changelogHeading + "\n\n- The first release.\n"
+	if err := os.WriteFile(filepath.Join(dir, "CHANGELOG.md"), []byte(changelog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "init", "-q")
+	git(t, dir, "add", ".")
+	git(t, dir, "commit", "-q", "-m", "release")
+	return dir
+}
+
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=Release Test", "GIT_AUTHOR_EMAIL=release@example.com",
+		"GIT_COMMITTER_NAME=Release Test", "GIT_COMMITTER_EMAIL=release@example.com")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, b)
+	}
+}
+
+// runRelease runs the tree's hack/release.sh for 0.1.0 with env, and returns its output and
+// whether it got past the checks (it then starts on the chart, which the stand-in tools fail).
+func runRelease(t *testing.T, dir string, env ...string) (string, bool) {
+	t.Helper()
+	out := t.TempDir()
+	cmd := exec.CommandContext(t.Context(), filepath.Join(dir, "hack", "release.sh"), "0.1.0", out)
+	// The checks come before any tool runs: stand-ins that fail prove it.
+	cmd.Env = append(append(os.Environ(), "KUSTOMIZE=false", "HELM=false", "CYCLONEDX_GOMOD=false", "RELEASE_ALLOW_DIRTY="), env...)
+	b, _ := cmd.CombinedOutput()
+	return string(b), strings.Contains(string(b), "release 0.1.0: chart")
+}
+
+// TestReleaseRefusesAnUntaggedOrDirtyTree: "A release is versioned artifacts ... made by one make
+// target" (DESIGN.md, Release and install; docs/architecture.md): they are those of the tagged
+// commit, so make release refuses an untagged or dirty tree unless RELEASE_ALLOW_DIRTY=1 says
+// this is a rehearsal, and refuses a version whose CHANGELOG section has no date.
+func TestReleaseRefusesAnUntaggedOrDirtyTree(t *testing.T) {
+	const dated = "## [0.1.0] - 2026-11-25"
+
+	t.Run("untagged", func(t *testing.T) {
+		dir := releaseTree(t, dated)
+		if out, passed := runRelease(t, dir); passed || !strings.Contains(out, "HEAD is not tagged v0.1.0") {
+			t.Errorf("an untagged tree: want a refusal naming the tag, got:\n%s", out)
+		}
+	})
+	t.Run("dirty", func(t *testing.T) {
+		dir := releaseTree(t, dated)
+		git(t, dir, "tag", "v0.1.0")
+		if err := os.WriteFile(filepath.Join(dir, "CHANGELOG.md"), []byte("edited\n"+dated+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, passed := runRelease(t, dir); passed || !strings.Contains(out, "uncommitted changes") || !strings.Contains(out, "CHANGELOG.md") {
+			t.Errorf("a dirty tree: want a refusal listing the change, got:\n%s", out)
+		}
+		if out, passed := runRelease(t, dir, "RELEASE_ALLOW_DIRTY=1"); !passed {
+			t.Errorf("RELEASE_ALLOW_DIRTY=1 must let a dirty tree past the checks, got:\n%s", out)
+		}
+	})
+	t.Run("undated changelog section", func(t *testing.T) {
+		dir := releaseTree(t, "## [0.1.0]")
+		git(t, dir, "tag", "v0.1.0")
+		if out, passed := runRelease(t, dir, "RELEASE_ALLOW_DIRTY=1"); passed || !strings.Contains(out, "has no release date") {
+			t.Errorf("a section without a date: want a refusal, got:\n%s", out)
+		}
+	})
+	t.Run("clean, tagged and dated", func(t *testing.T) {
+		dir := releaseTree(t, dated)
+		git(t, dir, "tag", "-a", "v0.1.0", "-m", "v0.1.0")
+		if out, passed := runRelease(t, dir); !passed {
+			t.Errorf("a clean tree tagged v0.1.0 with a dated section must pass the checks, got:\n%s", out)
+		}
+	})
 }

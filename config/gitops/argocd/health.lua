@@ -3,7 +3,9 @@
 --   Healthy     Ready is True for the current spec: the preview or render completed;
 --   Suspended   Stalled is True with reason BudgetExhausted: the namespace's VideoBudget is spent;
 --               nothing failed, and the object submits by itself when the period resets (the
---               message gives the time) or the budget is raised;
+--               message gives the time) or the budget is raised; or a render waits for a person
+--               to approve its preview (Ready False, reason AwaitingApproval), which may take
+--               days: the Application is not Progressing, and not Degraded, meanwhile;
 --   Degraded    Stalled is True otherwise: the job failed or only a human can unblock it (the
 --               message says why, for example "JobFailed: ..." or "SecretNotFound: ...");
 --   Progressing anything else: no status yet, a spec the controller has not seen yet
@@ -56,6 +58,10 @@ end
 
 if ready ~= nil then
   hs.message = describe(ready)
+  if ready.reason == "AwaitingApproval" then
+    hs.status = "Suspended"
+    return hs
+  end
 end
 if obj.status.progress ~= nil then
   hs.message = hs.message .. " (" .. tostring(obj.status.progress) .. "%)"

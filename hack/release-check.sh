@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Checks that the tree may be released as <version>, before anything is built (hack/release.sh
+# runs it first; test/release runs it on trees of its own):
+#   - CHANGELOG.md has a dated section "## [<version>] - YYYY-MM-DD" (the release notes; entries
+#     still under [Unreleased] are not released);
+#   - the tree has no uncommitted change and HEAD is tagged v<version>, so the artifacts are those
+#     of the tagged commit. RELEASE_ALLOW_DIRTY=1 skips this check, for a rehearsal (the artifacts
+#     are then not those of any tag: do not publish them).
+# Usage: hack/release-check.sh <version>
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+version=${1:?usage: hack/release-check.sh <version>}
+version=${version#v}
+tag=v$version
+die() { echo "release: $*" >&2; exit 1; }
+
+heading=$(grep -E "^## \[${version//./\\.}\]" "$root/CHANGELOG.md" | head -n1 || true)
+[[ -n $heading ]] ||
+  die "CHANGELOG.md has no section \"## [$version]\": move the Unreleased entries under it first (docs/release.md)"
+[[ $heading =~ ^"## ["${version}"] - "[0-9]{4}-[0-9]{2}-[0-9]{2}[[:space:]]*$ ]] ||
+  die "CHANGELOG.md's section \"$heading\" has no release date: write it as \"## [$version] - YYYY-MM-DD\" (docs/release.md)"
+
+if [[ ${RELEASE_ALLOW_DIRTY:-} == 1 ]]; then
+  echo "release: RELEASE_ALLOW_DIRTY=1: not checking that the tree is clean and tagged $tag (a rehearsal; do not publish)" >&2
+  exit 0
+fi
+git -C "$root" rev-parse --git-dir >/dev/null 2>&1 ||
+  die "$root is not a git work tree: a release is made from a clean checkout of tag $tag (RELEASE_ALLOW_DIRTY=1 for a rehearsal)"
+dirty=$(git -C "$root" status --porcelain --untracked-files=normal)
+[[ -z $dirty ]] ||
+  die "the tree has uncommitted changes; commit or stash them, or set RELEASE_ALLOW_DIRTY=1 for a rehearsal:
+$dirty"
+git -C "$root" tag --points-at HEAD | grep -qx "$tag" ||
+  die "HEAD is not tagged $tag: tag the release commit (git tag -a $tag) first, or set RELEASE_ALLOW_DIRTY=1 for a rehearsal (docs/release.md)"

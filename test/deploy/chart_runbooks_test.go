@@ -1,0 +1,95 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package deploy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// runbookURLs renders the chart's PrometheusRule with args and returns each alert's runbook_url.
+func runbookURLs(t *testing.T, args ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, o := range decode(t, helmTemplate(t, append([]string{"--set", "monitoring.prometheusRule.enabled=true"}, args...)...)) {
+		if o.GetKind() != "PrometheusRule" {
+			continue
+		}
+		groups, _, _ := unstructuredSlice(o.Object, "spec", "groups")
+		for _, g := range groups {
+			rules, _, _ := unstructuredSlice(g.(map[string]any), "rules")
+			for _, r := range rules {
+				rule := r.(map[string]any)
+				ann, _ := rule["annotations"].(map[string]any)
+				out[rule["alert"].(string)], _ = ann["runbook_url"].(string)
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("the chart rendered no PrometheusRule alerts")
+	}
+	return out
+}
+
+func unstructuredSlice(obj map[string]any, fields ...string) ([]any, bool, error) {
+	var cur any = obj
+	for _, f := range fields {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false, nil
+		}
+		cur = m[f]
+	}
+	s, ok := cur.([]any)
+	return s, ok, nil
+}
+
+// "Every alert has a runbook section in docs/ and a runbook_url" (DESIGN.md, Release and
+// install): an installed chart links the runbooks of the version it runs, the tag of its
+// appVersion, not main (which may describe a later version), unless monitoring.runbookBaseURL
+// names another place.
+func TestChartRunbookURLsPointAtTheInstalledVersion(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(chartDir, "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chart struct {
+		AppVersion string `json:"appVersion"`
+	}
+	if err := yaml.Unmarshal(b, &chart); err != nil || chart.AppVersion == "" {
+		t.Fatalf("Chart.yaml has no appVersion: %v", err)
+	}
+	want := "https://github.com/videoops/video-operator/blob/" + chart.AppVersion + "/docs/runbooks.md#"
+	for alert, url := range runbookURLs(t) {
+		if url != want+strings.ToLower(alert) {
+			t.Errorf("alert %s: runbook_url %q, want %q", alert, url, want+strings.ToLower(alert))
+		}
+	}
+	const wiki = "https://wiki.example.com/ops/video-operator"
+	for alert, url := range runbookURLs(t, "--set", "monitoring.runbookBaseURL="+wiki) {
+		if url != wiki+"#"+strings.ToLower(alert) {
+			t.Errorf("alert %s with monitoring.runbookBaseURL: runbook_url %q, want %s#%s", alert, url, wiki, strings.ToLower(alert))
+		}
+	}
+	if out := helmTemplateFails(t, append(withBaseURL, "--set", "monitoring.runbookBaseURL=not a url")...); !strings.Contains(out, "runbookBaseURL") {
+		t.Errorf("a runbookBaseURL that is not a URL must fail naming the value, got:\n%.500s", out)
+	}
+}
