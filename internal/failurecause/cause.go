@@ -54,12 +54,12 @@ var voiceInMessage = regexp.MustCompile(`(?i)\b(voice|speaker)s?\b`)
 type Cause int
 
 const (
-	// Unknown: the spec may be fine; a retry may succeed.
+	// Unknown is a failure the spec may not cause again: a retry may succeed.
 	Unknown Cause = iota
-	// RefusedSpec: the service refused the request before any job; a retry is refused again
+	// RefusedSpec is a request the service refused before any job: a retry is refused again
 	// (and costs nothing).
 	RefusedSpec
-	// FailedSpec: a job failed because of its spec; a retry pays for a new job that fails the
+	// FailedSpec is a job that failed because of its spec: a retry pays for a new job that fails the
 	// same way.
 	FailedSpec
 )

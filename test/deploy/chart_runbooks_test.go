@@ -33,9 +33,9 @@ func runbookURLs(t *testing.T, args ...string) map[string]string {
 		if o.GetKind() != "PrometheusRule" {
 			continue
 		}
-		groups, _, _ := unstructuredSlice(o.Object, "spec", "groups")
+		groups := unstructuredSlice(o.Object, "spec", "groups")
 		for _, g := range groups {
-			rules, _, _ := unstructuredSlice(g.(map[string]any), "rules")
+			rules := unstructuredSlice(g.(map[string]any), "rules")
 			for _, r := range rules {
 				rule := r.(map[string]any)
 				ann, _ := rule["annotations"].(map[string]any)
@@ -49,17 +49,18 @@ func runbookURLs(t *testing.T, args ...string) map[string]string {
 	return out
 }
 
-func unstructuredSlice(obj map[string]any, fields ...string) ([]any, bool, error) {
+// unstructuredSlice is the list at fields below obj, nil where there is none.
+func unstructuredSlice(obj map[string]any, fields ...string) []any {
 	var cur any = obj
 	for _, f := range fields {
 		m, ok := cur.(map[string]any)
 		if !ok {
-			return nil, false, nil
+			return nil
 		}
 		cur = m[f]
 	}
-	s, ok := cur.([]any)
-	return s, ok, nil
+	s, _ := cur.([]any)
+	return s
 }
 
 // "Every alert has a runbook section in docs/ and a runbook_url" (DESIGN.md, Release and

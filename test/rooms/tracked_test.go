@@ -71,12 +71,12 @@ func unwanted(root string, files []string) ([]string, error) {
 }
 
 func TestNoBinaryOrLargeFileIsTracked(t *testing.T) {
-	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	root, err := exec.CommandContext(t.Context(), "git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {
 		t.Fatalf("finding the repository: %v", err)
 	}
 	top := strings.TrimSpace(string(root))
-	out, err := exec.Command("git", "-C", top, "ls-files", "-z").Output()
+	out, err := exec.CommandContext(t.Context(), "git", "-C", top, "ls-files", "-z").Output()
 	if err != nil {
 		t.Fatalf("listing tracked files: %v", err)
 	}
