@@ -195,6 +195,13 @@ type managerProc struct {
 // startManager starts the manager binary against this world's namespace and simulator.
 func (w *world) startManager(extra ...string) *managerProc {
 	w.t.Helper()
+	return w.startManagerBinary(managerBin, extra...)
+}
+
+// startManagerBinary starts bin, a manager built from this tree or from an older commit (the
+// upgrade test): the flags below exist in every commit that test names.
+func (w *world) startManagerBinary(bin string, extra ...string) *managerProc {
+	w.t.Helper()
 	w.mu.Lock()
 	n := len(w.procs)
 	w.mu.Unlock()
@@ -212,7 +219,7 @@ func (w *world) startManager(extra ...string) *managerProc {
 		"--max-concurrent-reconciles=20",
 		"--metrics-bind-address=0", "--health-probe-bind-address=0",
 	}, extra...)
-	cmd := exec.CommandContext(context.Background(), managerBin, args...)
+	cmd := exec.CommandContext(context.Background(), bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	must(w.t, cmd.Start())
 	p := &managerProc{cmd: cmd, log: logPath, done: make(chan struct{})}
