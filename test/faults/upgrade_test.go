@@ -211,6 +211,8 @@ type upgradeState struct {
 	// State is Ready, Stalled/<reason> or Reconciling/<reason>.
 	State string
 	JobID string
+	// Message is the message of the condition State names.
+	Message string
 	// Outputs are a render's status.outputs or a storyboard's status.preview.scenes.
 	Outputs any
 }
@@ -336,15 +338,18 @@ spec: {projectId: `+p.ID+`}
 	})
 	clock.release()
 
-	// Settled: what was running is Ready (or failed), nothing is between states.
-	w.waitSettled("every object under the new manager", func(s upgradeState) bool {
+	// Settled: what was running is Ready (or failed), nothing is between states. An object that
+	// does not settle is reported below as a regression, with what it says.
+	if last, settled := w.settle(func(s upgradeState) bool {
 		was := before[s.Kind+"/"+s.Name]
 		if strings.Contains(s.Name, "running-") {
 			return s.State == "Ready" || strings.HasPrefix(s.State, "Stalled/")
 		}
 		return s.State == was.State || s.State == "Ready" || strings.HasPrefix(s.State, "Stalled/") ||
 			s.State == "Reconciling/"+string(videov1alpha1.ReasonAwaitingApproval)
-	})
+	}); !settled {
+		t.Errorf("the objects did not settle within a minute under the new manager:\n%s", statesText(last))
+	}
 	// A few poll intervals more: a resync that pays would pay now.
 	time.Sleep(2 * time.Second)
 	after := w.upgradeStates()
@@ -398,21 +403,23 @@ func upgradeRegressions(before, after map[string]upgradeState) []string {
 		case strings.Contains(was.Name, "running-"):
 			// Running at the switch: the same job, completed.
 			if now.State != "Ready" || now.JobID != was.JobID {
-				out = append(out, fmt.Sprintf("%s, was running %q: now %s", was, was.JobID, now))
+				out = append(out, fmt.Sprintf("%s, was running: now %s (%q)", was, now, now.Message))
 			}
 		case was.State == "Ready":
-			if now.State != "Ready" || now.JobID != was.JobID || !sameOutputs(was.Outputs, now.Outputs) {
+			if !sameOutputs(was.Outputs, now.Outputs) {
 				out = append(out, fmt.Sprintf("%s with outputs %v: now %s with outputs %v", was, was.Outputs, now, now.Outputs))
+			} else if now.State != "Ready" || now.JobID != was.JobID {
+				out = append(out, fmt.Sprintf("%s: now %s (%q), outputs kept", was, now, now.Message))
 			}
 		case was.State == "Reconciling/"+string(videov1alpha1.ReasonAwaitingApproval):
 			// Still waiting; a render whose approved preview was rendered may show that
 			// render Ready (issue 28 item 6), with the same job.
 			if now.JobID != was.JobID || now.State != was.State && !(now.State == "Ready" && was.JobID != "") {
-				out = append(out, fmt.Sprintf("%s: now %s", was, now))
+				out = append(out, fmt.Sprintf("%s: now %s (%q)", was, now, now.Message))
 			}
 		default: // stalled or failed: as it was
 			if now.State != was.State || now.JobID != was.JobID {
-				out = append(out, fmt.Sprintf("%s: now %s", was, now))
+				out = append(out, fmt.Sprintf("%s: now %s (%q)", was, now, now.Message))
 			}
 		}
 	}
@@ -507,12 +514,12 @@ func stateOf(u *unstructured.Unstructured) upgradeState {
 		return s
 	}
 	if c, ok := byType[string(videov1alpha1.ConditionStalled)]; ok && c["status"] == "True" {
-		s.State = fmt.Sprintf("Stalled/%v", c["reason"])
+		s.State, s.Message = fmt.Sprintf("Stalled/%v", c["reason"]), fmt.Sprint(c["message"])
 		return s
 	}
-	for _, t := range []string{"Reconciling", string(videov1alpha1.ConditionReady)} {
+	for _, t := range []string{string(videov1alpha1.ConditionReconciling), string(videov1alpha1.ConditionReady)} {
 		if c, ok := byType[t]; ok {
-			s.State = fmt.Sprintf("Reconciling/%v", c["reason"])
+			s.State, s.Message = fmt.Sprintf("Reconciling/%v", c["reason"]), fmt.Sprint(c["message"])
 			return s
 		}
 	}
@@ -520,8 +527,17 @@ func stateOf(u *unstructured.Unstructured) upgradeState {
 	return s
 }
 
-// waitSettled waits until every render and storyboard satisfies ok.
+// waitSettled waits until every render and storyboard satisfies ok, or fails the test.
 func (w *world) waitSettled(what string, ok func(upgradeState) bool) {
+	w.t.Helper()
+	if last, settled := w.settle(ok); !settled {
+		w.t.Fatalf("timed out waiting for %s:\n%s", what, statesText(last))
+	}
+}
+
+// settle waits up to a minute until every render and storyboard satisfies ok; it returns the
+// last states read and whether they did.
+func (w *world) settle(ok func(upgradeState) bool) (map[string]upgradeState, bool) {
 	w.t.Helper()
 	var last map[string]upgradeState
 	deadline := time.Now().Add(60 * time.Second)
@@ -532,11 +548,11 @@ func (w *world) waitSettled(what string, ok func(upgradeState) bool) {
 			all = all && ok(s)
 		}
 		if all {
-			return
+			return last, true
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	w.t.Fatalf("timed out waiting for %s:\n%s", what, statesText(last))
+	return last, false
 }
 
 func statesText(states map[string]upgradeState) string {

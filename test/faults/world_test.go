@@ -37,6 +37,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -44,6 +45,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -71,6 +73,9 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	// envtest logs through controller-runtime (the upgrade test installs CRDs after the start):
+	// without a logger it prints a warning with a stack trace instead.
+	ctrllog.SetLogger(logr.Discard())
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the fault suite through 'make test' (or see README.md, Reliability)")
 		return 1
