@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,8 +61,8 @@ const (
 
 // paidEndpoints are the service's three submit endpoints: every call to one may create a job
 // that is charged.
-var paidEndpoints = []string{apiclient.EndpointCreateStoryboard, apiclient.EndpointRenderStoryboard,
-	apiclient.EndpointRenderProject}
+var paidEndpoints = []string{simulator.EndpointCreateStoryboard, simulator.EndpointRenderStoryboard,
+	simulator.EndpointRenderProject}
 
 // An upgrade pays nothing. The manager of an older commit runs over objects in every state
 // (completed: an inline render, a project render, a storyboardRef render and its storyboard's
@@ -70,7 +71,8 @@ var paidEndpoints = []string{apiclient.EndpointCreateStoryboard, apiclient.Endpo
 // SIGTERMed, the CRDs of this tree are applied over the old ones, as an upgrade does, and the
 // manager of this tree starts. Once every object settles: no call to a paid endpoint after the
 // switch, and no status regression (Ready stays Ready with its job and outputs; running ends
-// Ready with its job; failed and stalled stay so; awaiting stays awaiting).
+// Ready with its job; failed and stalled stay so; awaiting stays awaiting; a budget counts no
+// submission again and charges only the renders that were running).
 //
 // The short variant upgrades from the previous release with one object per state in a namespace
 // with a budget; the long one from both commits, three objects per state, with and without a
@@ -326,6 +328,7 @@ spec: {projectId: `+p.ID+`}
 		t.Errorf("the manager of %s exited with %v after SIGTERM", old.commit, oldProc.err)
 	}
 	before := w.upgradeStates()
+	usedBefore := w.budgetUsed(budget)
 	paidBefore := paidCalls(w.sim)
 	jobsBefore := len(w.sim.Jobs())
 	t.Logf("the manager of %s stopped in %s; %d paid calls; the objects it left:\n%s", old.commit,
@@ -356,6 +359,11 @@ spec: {projectId: `+p.ID+`}
 	paidAfter := paidCalls(w.sim) - paidBefore
 
 	regressions := upgradeRegressions(before, after)
+	if budget {
+		usedAfter := w.budgetUsed(budget)
+		t.Logf("VideoBudget used before the upgrade %+v, after %+v", usedBefore, usedAfter)
+		regressions = append(regressions, budgetRegressions(usedBefore, usedAfter, before, w.renderSeconds())...)
+	}
 	for _, r := range regressions {
 		t.Errorf("status regression after the upgrade from %s: %s", old.commit, r)
 	}
@@ -376,6 +384,65 @@ spec: {projectId: `+p.ID+`}
 	}
 	r.write(t)
 	w.expectNoKeyLeak()
+}
+
+// budgetUsage is a VideoBudget's status.used, as far as the test reads it.
+type budgetUsage struct{ Renders, Previews, RenderSeconds int64 }
+
+// budgetUsed reads the namespace's budget's usage (zero without a budget).
+func (w *world) budgetUsed(budget bool) budgetUsage {
+	w.t.Helper()
+	if !budget {
+		return budgetUsage{}
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(videov1alpha1.GroupVersion.WithKind("VideoBudget"))
+	must(w.t, k8s.Get(w.t.Context(), client.ObjectKey{Namespace: w.ns, Name: "default"}, u))
+	var b budgetUsage
+	b.Renders, _, _ = unstructured.NestedInt64(u.Object, "status", "used", "renders")
+	b.Previews, _, _ = unstructured.NestedInt64(u.Object, "status", "used", "previews")
+	b.RenderSeconds, _, _ = unstructured.NestedInt64(u.Object, "status", "used", "renderSeconds")
+	return b
+}
+
+// renderSeconds is each render's status.videoDuration rounded up to a second, as the budget
+// charges it.
+func (w *world) renderSeconds() map[string]int64 {
+	w.t.Helper()
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(videov1alpha1.GroupVersion.WithKind("VideoRenderList"))
+	must(w.t, k8s.List(w.t.Context(), list, client.InNamespace(w.ns)))
+	out := map[string]int64{}
+	for _, u := range list.Items {
+		if d, ok, _ := unstructured.NestedString(u.Object, "status", "videoDuration"); ok {
+			if dur, err := time.ParseDuration(d); err == nil {
+				out[u.GetName()] = int64(math.Ceil(dur.Seconds()))
+			}
+		}
+	}
+	return out
+}
+
+// budgetRegressions checks the budget across the upgrade: no submission counted again, and the
+// only seconds charged are those of the renders that were running at the switch (a completed
+// render charged again by the new manager would add its seconds once more).
+func budgetRegressions(was, now budgetUsage, before map[string]upgradeState, seconds map[string]int64) []string {
+	var out []string
+	if now.Renders != was.Renders || now.Previews != was.Previews {
+		out = append(out, fmt.Sprintf("VideoBudget default: used %d renders and %d previews before the upgrade, %d and %d after",
+			was.Renders, was.Previews, now.Renders, now.Previews))
+	}
+	var running int64
+	for _, s := range before {
+		if s.Kind == "VideoRender" && strings.Contains(s.Name, "running-") {
+			running += seconds[s.Name]
+		}
+	}
+	if now.RenderSeconds-was.RenderSeconds != running {
+		out = append(out, fmt.Sprintf("VideoBudget default: used renderSeconds %d before the upgrade and %d after, "+
+			"but the renders running at the switch are %d s long", was.RenderSeconds, now.RenderSeconds, running))
+	}
+	return out
 }
 
 func upgradeLabel(commit string) string {
