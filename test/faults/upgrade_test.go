@@ -481,7 +481,8 @@ func upgradeRegressions(before, after map[string]upgradeState) []string {
 		case was.State == "Reconciling/"+string(videov1alpha1.ReasonAwaitingApproval):
 			// Still waiting; a render whose approved preview was rendered may show that
 			// render Ready (issue 28 item 6), with the same job.
-			if now.JobID != was.JobID || now.State != was.State && !(now.State == "Ready" && was.JobID != "") {
+			renderedShownReady := now.State == "Ready" && was.JobID != ""
+			if now.JobID != was.JobID || now.State != was.State && !renderedShownReady {
 				out = append(out, fmt.Sprintf("%s: now %s (%q)", was, now, now.Message))
 			}
 		default: // stalled or failed: as it was
