@@ -207,6 +207,25 @@ func (c *holdClock) release() {
 	c.held = false
 }
 
+// movedRender names a render that rendered its storyboard's first preview, approved by the
+// default of 0.1.0 (ref-moved) or by its digest (ref-pinmoved), before the storyboard moved on.
+func movedRender(name string) bool {
+	return strings.HasPrefix(name, "ref-moved-") || strings.HasPrefix(name, "ref-pinmoved-")
+}
+
+// previewDigest is the digest of a storyboard's completed preview.
+func (w *world) previewDigest(name string) string {
+	w.t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(videov1alpha1.GroupVersion.WithKind("VideoStoryboard"))
+	must(w.t, k8s.Get(w.t.Context(), client.ObjectKey{Namespace: w.ns, Name: name}, u))
+	d, _, _ := unstructured.NestedString(u.Object, "status", "preview", "digest")
+	if d == "" {
+		w.t.Fatalf("VideoStoryboard %s has no preview digest", name)
+	}
+	return d
+}
+
 // upgradeState is what an object's status says, as far as the upgrade must keep it.
 type upgradeState struct {
 	Kind, Name string
@@ -258,6 +277,8 @@ spec: {projectId: `+p.ID+`}
 	if old.approvals {
 		for i := range n {
 			createYAML(t, w.ns, storyboard(fmt.Sprintf("sb-moved-%d", i), "The first preview, reviewed and rendered."))
+			createYAML(t, w.ns, storyboard(fmt.Sprintf("sb-pinned-%d", i), "A preview approved by its digest."))
+			createYAML(t, w.ns, storyboard(fmt.Sprintf("sb-pinmoved-%d", i), "The first preview, approved by its digest."))
 			// Awaiting approval, never paid: the render is written before its storyboard exists,
 			// so under the previous release's default (PreviewAtApproval) the preview completes
 			// after the spec was written and waits for an approval.
@@ -269,6 +290,11 @@ spec: {projectId: `+p.ID+`}
 		return s.Kind != "VideoStoryboard" || s.State == "Ready"
 	})
 	if old.approvals {
+		// Pinned to the digest of the preview, as kubectl video render and approve write it.
+		for i := range n {
+			createYAML(t, w.ns, pinnedRender(fmt.Sprintf("ref-pinned-%d", i), fmt.Sprintf("sb-pinned-%d", i), w.previewDigest(fmt.Sprintf("sb-pinned-%d", i))))
+			createYAML(t, w.ns, pinnedRender(fmt.Sprintf("ref-pinmoved-%d", i), fmt.Sprintf("sb-pinmoved-%d", i), w.previewDigest(fmt.Sprintf("sb-pinmoved-%d", i))))
+		}
 		// PreviewAtApproval approves a preview that completed more than its clock-skew allowance
 		// (5 s, no flag) before the render's spec was written: a wall-clock wait, nothing to poll.
 		time.Sleep(6 * time.Second)
@@ -286,17 +312,18 @@ spec: {projectId: `+p.ID+`}
 			s.State == "Reconciling/"+string(videov1alpha1.ReasonAwaitingApproval)
 	}
 	w.waitSettled("every object of the old manager", func(s upgradeState) bool {
-		return settledOld(s) && (!strings.HasPrefix(s.Name, "ref-moved-") || s.State == "Ready")
+		return settledOld(s) && (!movedRender(s.Name) && !strings.HasPrefix(s.Name, "ref-pinned-") || s.State == "Ready")
 	})
 	if old.approvals {
 		// Rendered, then its storyboard moves on to a preview nobody reviewed: the render waits
 		// for an approval again (the previous release shows it Reconciling, issue 28 item 6).
 		for i := range n {
 			w.editStoryboard(fmt.Sprintf("sb-moved-%d", i), "The second preview, which nobody reviewed.")
+			w.editStoryboard(fmt.Sprintf("sb-pinmoved-%d", i), "The second preview, which nobody reviewed.")
 		}
 		w.waitSettled("the second previews", func(s upgradeState) bool {
 			return settledOld(s) &&
-				(!strings.HasPrefix(s.Name, "ref-moved-") || s.State == "Reconciling/"+string(videov1alpha1.ReasonAwaitingApproval))
+				(!movedRender(s.Name) || s.State == "Reconciling/"+string(videov1alpha1.ReasonAwaitingApproval))
 		})
 	}
 
@@ -711,6 +738,16 @@ kind: VideoRender
 metadata: {name: ` + name + `}
 spec:
   storyboardRef: {name: ` + storyboard + `}
+`
+}
+
+func pinnedRender(name, storyboard, digest string) string {
+	return `
+apiVersion: video.videoops.io/v1alpha1
+kind: VideoRender
+metadata: {name: ` + name + `}
+spec:
+  storyboardRef: {name: ` + storyboard + `, approvedDigest: "` + digest + `"}
 `
 }
 
