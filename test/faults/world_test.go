@@ -37,6 +37,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -44,6 +45,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -71,6 +73,9 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	// envtest logs through controller-runtime (the upgrade test installs CRDs after the start):
+	// without a logger it prints a warning with a stack trace instead.
+	ctrllog.SetLogger(logr.Discard())
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the fault suite through 'make test' (or see README.md, Reliability)")
 		return 1
@@ -195,6 +200,13 @@ type managerProc struct {
 // startManager starts the manager binary against this world's namespace and simulator.
 func (w *world) startManager(extra ...string) *managerProc {
 	w.t.Helper()
+	return w.startManagerBinary(managerBin, extra...)
+}
+
+// startManagerBinary starts bin, a manager built from this tree or from an older commit (the
+// upgrade test): the flags below exist in every commit that test names.
+func (w *world) startManagerBinary(bin string, extra ...string) *managerProc {
+	w.t.Helper()
 	w.mu.Lock()
 	n := len(w.procs)
 	w.mu.Unlock()
@@ -212,7 +224,7 @@ func (w *world) startManager(extra ...string) *managerProc {
 		"--max-concurrent-reconciles=20",
 		"--metrics-bind-address=0", "--health-probe-bind-address=0",
 	}, extra...)
-	cmd := exec.CommandContext(context.Background(), managerBin, args...)
+	cmd := exec.CommandContext(context.Background(), bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	must(w.t, cmd.Start())
 	p := &managerProc{cmd: cmd, log: logPath, done: make(chan struct{})}
