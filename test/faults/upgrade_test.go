@@ -506,11 +506,15 @@ func upgradeRegressions(before, after map[string]upgradeState) []string {
 				out = append(out, fmt.Sprintf("%s: now %s (%q), outputs kept", was, now, now.Message))
 			}
 		case was.State == "Reconciling/"+string(videov1alpha1.ReasonAwaitingApproval):
-			// Still waiting; a render whose approved preview was rendered may show that
-			// render Ready (issue 28 item 6), with the same job.
-			renderedShownReady := now.State == "Ready" && was.JobID != ""
-			if now.JobID != was.JobID || now.State != was.State && !renderedShownReady {
-				out = append(out, fmt.Sprintf("%s: now %s (%q)", was, now, now.Message))
+			// Never paid: still waiting. One whose approved preview was rendered before its
+			// storyboard moved on is a finished render, and a finished render stays Ready
+			// (DESIGN.md "What is paid for is what was approved"), with the same job.
+			want := was.State
+			if was.JobID != "" {
+				want = "Ready"
+			}
+			if now.JobID != was.JobID || now.State != want {
+				out = append(out, fmt.Sprintf("%s: now %s, want %s (%q)", was, now, want, now.Message))
 			}
 		default: // stalled or failed: as it was
 			if now.State != was.State || now.JobID != was.JobID {
