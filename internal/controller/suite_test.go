@@ -54,6 +54,9 @@ var (
 )
 
 func TestControllers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the envtest suite needs a kube-apiserver: run it without -short (make test does)")
+	}
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Controller Suite")
 }
