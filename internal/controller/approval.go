@@ -50,7 +50,7 @@ func (a renderAdapter) approvedPreview(ctx context.Context, o *videov1alpha1.Vid
 	approve := fmt.Sprintf("to render it, run: kubectl video approve vr/%s -n %s --digest %s", o.Name, o.Namespace, digestOrNone(digest))
 	switch {
 	case ref.ApprovedDigest != "":
-		if digest != "" && digest == ref.ApprovedDigest {
+		if sb.Status.Preview.NamedBy(ref.ApprovedDigest) {
 			return nil, nil
 		}
 		return awaiting(fmt.Sprintf("Approved preview %s is not the current preview: no current preview of VideoStoryboard %q has the approved digest; %s; %s",

@@ -98,9 +98,13 @@ type target struct {
 	// the request narrates its narration word for word (approval.go).
 	sourceDigest    string
 	narrationPinned bool
-	wait            *waiting
-	// digest is the request's digest (record.go), set once the target does not wait.
-	digest string
+	// sourceDigestV1 is that preview's version 1 digest, which records written before digests
+	// carried a version hold (status.storyboardDigest, the request digest of the render).
+	sourceDigestV1 string
+	wait           *waiting
+	// digest is the request's digest (record.go), set once the target does not wait, and
+	// digestV1 the same in version 1, to recognise records of that version.
+	digest, digestV1 string
 }
 
 // request is the storyboard request to send, nil for a project render.
@@ -389,7 +393,7 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statustxn.Txn[T]) (ctrl.
 	}
 	rec := recordOf(obj)
 	if t.wait != nil {
-		if rec.requestDigest != "" && l.adoptable(obj, rec, "") {
+		if rec.requestDigest != "" && l.adoptable(obj, rec, nil) {
 			// A restored object whose source is not back yet: its record says what was paid.
 			if stop, res, err := l.adopt(ctx, tx, rec, nil); stop {
 				return res, err
@@ -403,11 +407,11 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statustxn.Txn[T]) (ctrl.
 		}
 		return l.wait(tx, t.wait)
 	}
-	if t.digest, err = requestDigestOf(t); err != nil {
+	if err = t.setDigests(); err != nil {
 		return ctrl.Result{}, err
 	}
 	// 3a. The annotations name a job status does not know (a restore): it is adopted, not paid.
-	if l.adoptable(obj, rec, t.digest) {
+	if l.adoptable(obj, rec, t) {
 		if stop, res, err := l.adopt(ctx, tx, rec, t); stop {
 			return res, err
 		}
@@ -446,7 +450,7 @@ func (l *lifecycle[T]) sameSource(obj T, t *target) bool {
 	gen, uid, digest, _ := l.adapter.recordedSource(obj)
 	if digest != "" && t.sourceDigest != "" {
 		// What was paid for is the approved preview, whatever generation or uid it came with.
-		return digest == t.sourceDigest
+		return digest == t.sourceDigest || (t.sourceDigestV1 != "" && digest == t.sourceDigestV1)
 	}
 	if gen != t.sourceGeneration {
 		return false

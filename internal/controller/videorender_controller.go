@@ -114,7 +114,7 @@ func (a renderAdapter) resolve(ctx context.Context, o *videov1alpha1.VideoRender
 		t := &target{render: sb.Spec.StoryboardRequest.DeepCopy(), sourceGeneration: sb.Generation, sourceUID: sb.UID,
 			sourceCreated: sb.CreationTimestamp.Time}
 		if sb.Status.Preview != nil {
-			t.sourceDigest = sb.Status.Preview.Digest
+			t.sourceDigest, t.sourceDigestV1 = sb.Status.Preview.Digest, sb.Status.Preview.DigestOfVersion1()
 		}
 		if isBrief(t.render) && o.Spec.StoryboardRef.Narration != videov1alpha1.NarrationRegenerate {
 			if extra := briefSceneSettings(t.render.Scenes[0]); len(extra) > 0 {

@@ -105,7 +105,13 @@ func (storyboardAdapter) recordJob(o *videov1alpha1.VideoStoryboard, job *apicli
 		// The spec is the previewed request. A preview whose spec was edited before it
 		// completed is never rendered (previewedGeneration is behind) and gets no digest:
 		// nobody could approve it for what its request was.
-		preview.Digest = digestOf(sb, &o.Spec.StoryboardRequest)
+		// Also in version 1: an approvedDigest written before the upgrade names this preview
+		// by it (DESIGN.md "Records that outlive a version").
+		d := digestOf(sb, &o.Spec.StoryboardRequest)
+		preview.Digest, preview.DigestV1 = d.Current, d.V1
+		if d.Current != "" {
+			preview.DigestVersion = previewdigest.Version
+		}
 	}
 	o.Status.Preview = preview
 	var incomplete []string
@@ -137,14 +143,14 @@ func (storyboardAdapter) recordJob(o *videov1alpha1.VideoStoryboard, job *apicli
 	return omitted
 }
 
-// digestOf is the preview's digest: what a reviewer sees, from the service's answer (every
-// scene, also those that do not fit in status), and the previewed request req, which a render
-// of it sends. Empty only if the answer's JSON could not be read again, which encoding/json
-// checked already.
-func digestOf(sb *apiclient.Storyboard, req *videov1alpha1.StoryboardRequest) string {
+// digestOf is the preview's digest, in the current version and in version 1: what a reviewer
+// sees, from the service's answer (every scene, also those that do not fit in status), and the
+// previewed request req, which a render of it sends. Empty only if the answer's JSON could not be
+// read again, which encoding/json checked already, or holds a number RFC 8785 cannot represent.
+func digestOf(sb *apiclient.Storyboard, req *videov1alpha1.StoryboardRequest) previewdigest.Digests {
 	request, err := json.Marshal(req)
 	if err != nil {
-		return ""
+		return previewdigest.Digests{}
 	}
 	p := previewdigest.Preview{RenderParameters: sb.RenderParams, Request: request}
 	for _, s := range sb.Scenes {
@@ -153,9 +159,9 @@ func digestOf(sb *apiclient.Storyboard, req *videov1alpha1.StoryboardRequest) st
 	if !documentedPreviewShape(sb) {
 		p.Raw = sb.Raw
 	}
-	d, err := previewdigest.Of(p)
+	d, err := previewdigest.OfAll(p)
 	if err != nil {
-		return ""
+		return previewdigest.Digests{}
 	}
 	return d
 }
