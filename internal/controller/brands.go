@@ -18,8 +18,6 @@ package controller
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -128,13 +126,6 @@ func (l *lifecycle[T]) checkBrand(ctx context.Context, tx *statustxn.Txn[T], api
 		field, value, orNone(strings.Join(names, ", "))))
 	// The account's brands may change: look again when the cache expires.
 	return ctrl.Result{RequeueAfter: l.opts.BrandCacheTTL}, true, nil
-}
-
-// fingerprint identifies an API key in memory without keeping the key in a map key that could
-// be printed: the first 16 bytes of its SHA-256, in hex.
-func fingerprint(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:16])
 }
 
 func ptrValue(p *string) string {

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/credentials"
 	"github.com/videoops/video-operator/internal/requestdigest"
 	"github.com/videoops/video-operator/internal/simulator"
 )
@@ -36,6 +37,11 @@ import (
 // that form while the manager is stopped, as an upgrade finds them.
 var _ = Describe("Records that outlive a version", func() {
 	var h *harness
+	AfterEach(func() {
+		if h != nil {
+			h.expectNoKeyLeak(otherAccountKey)
+		}
+	})
 
 	// settle is long enough for a render that would pay again to have done so (see edges_test).
 	const settle = 1500 * time.Millisecond
@@ -152,7 +158,85 @@ var _ = Describe("Records that outlive a version", func() {
 		Consistently(paidCalls, settle).Should(Equal(2), "neither the preview nor the render is paid again")
 		Expect(getRender(vr)(Default).Status.Outputs).To(Equal(done.Status.Outputs))
 	})
+
+	// "Records out of tenants' reach": fingerprints are keyed now (hmac-sha256:...), and the bare
+	// SHA-256 fingerprint an earlier version recorded still names the same key.
+	It("a render whose records hold an earlier version's bare key fingerprint stays Ready with the same key and pays nothing; a job unknown to that key is not taken for a key change", func() {
+		h = newHarness(simulator.Options{})
+		h.createSecret(testAPIKey)
+		h.startManager()
+		vr := storyRender(h.ns, "bare", "Bare")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		eventuallyReady(vr)
+		done := recordedRender(vr)
+		Expect(done.Status.KeyFingerprint).To(HavePrefix(credentials.FingerprintPrefix), "new records are keyed")
+		Expect(done.Status.KeyFingerprint).NotTo(ContainSubstring(credentials.BareFingerprint(testAPIKey)))
+		Expect(done.GetAnnotations()).To(HaveKeyWithValue(videov1alpha1.AnnotationKeyFingerprint, done.Status.KeyFingerprint))
+
+		By("stopping the manager and leaving the bare fingerprint an earlier version recorded")
+		h.stopManager()
+		rewriteFingerprint(done, credentials.BareFingerprint(testAPIKey))
+		h.startManager()
+		setLabel(vr, "team", "video")
+		Consistently(paidCalls, settle).Should(Equal(1))
+		readyWithJob(vr, done.Status.JobID)
+
+		By("restoring it without status: its job is adopted with the same key")
+		restoreWithoutStatus(getRender(vr)(Default))
+		readyWithJob(vr, done.Status.JobID)
+		Consistently(paidCalls, settle).Should(Equal(1))
+
+		By("a record written under the bare fingerprint of this key, naming a job the service does not know")
+		lost := storyRender(h.ns, "lost", "Lost")
+		lost.SetAnnotations(map[string]string{videov1alpha1.AnnotationJobID: "00000000-0000-4000-8000-000000000000",
+			videov1alpha1.AnnotationKeyFingerprint: credentials.BareFingerprint(testAPIKey)})
+		Expect(k8sClient.Create(ctx, lost)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(lost)(g)
+			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonAdoptedJobNotFound)).To(BeTrue(),
+				"the same key, so the job is unknown, not submitted with another key: %+v", got.Status.Conditions)
+		}).Should(Succeed())
+		Consistently(paidCalls, settle).Should(Equal(1))
+	})
+
+	It("a render whose records hold an earlier version's bare key fingerprint stalls as a key change when the Secret holds another account's key", func() {
+		h = newHarness(simulator.Options{APIKeys: []string{testAPIKey, otherAccountKey}, ScopeJobsByKey: true})
+		h.createSecret(testAPIKey)
+		h.startManager()
+		vr := storyRender(h.ns, "bare-other", "Bare other")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		eventuallyReady(vr)
+		done := recordedRender(vr)
+
+		By("leaving the bare fingerprint, putting another account's key into the Secret and restoring without status")
+		h.stopManager()
+		rewriteFingerprint(done, credentials.BareFingerprint(testAPIKey))
+		setSecretValue(h.ns, videov1alpha1.DefaultAPIKeySecretName, otherAccountKey)
+		h.startManager()
+		restoreWithoutStatus(getRender(vr)(Default))
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonAPIKeyChanged)).To(BeTrue(), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+		Consistently(paidCalls, settle).Should(Equal(1))
+	})
 })
+
+// rewriteFingerprint leaves a render's key fingerprint (status and annotation) as fp.
+func rewriteFingerprint(vr *videov1alpha1.VideoRender, fp string) {
+	GinkgoHelper()
+	updateObject(vr, func(o client.Object) {
+		o.SetAnnotations(with(o.GetAnnotations(), videov1alpha1.AnnotationKeyFingerprint, fp))
+	})
+	Eventually(func() error {
+		cur := &videov1alpha1.VideoRender{}
+		if err := k8sClient.Get(ctx, key(vr), cur); err != nil {
+			return err
+		}
+		cur.Status.KeyFingerprint = fp
+		return k8sClient.Status().Update(ctx, cur)
+	}).Should(Succeed())
+}
 
 // rewriteAsVersion1 leaves a render's record (status and annotations) as a manager before digest
 // versions wrote it: request digest v1, no version; storyboardDigest, when given, the version 1

@@ -125,6 +125,10 @@ type Options struct {
 	// Callback, when set, makes requests carry the operator's callback URL (when the spec names
 	// no webhook of its own) and serves the callbacks; see CallbackHandler.
 	Callback *CallbackOptions
+	// FingerprintKey is the installation's secret that keys the fingerprints of API keys kept
+	// in status and annotations (credentials.Fingerprinter), at least 32 bytes. Nil keys them
+	// with a secret of this process alone, which another process does not recognise: for tests.
+	FingerprintKey []byte
 }
 
 func (o *Options) setDefaults() error {

@@ -34,6 +34,7 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/credentials"
 	"github.com/videoops/video-operator/internal/requestdigest"
 	"github.com/videoops/video-operator/internal/statustxn"
 )
@@ -248,7 +249,7 @@ func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobR
 				"jobID", rec.jobID, "answer", describeAnswer(err))
 			return false, ctrl.Result{}, nil
 		}
-		if l.keyChanged(tx, rec.keyFingerprint, keyID, rec.jobID, err) {
+		if l.keyChanged(ctx, tx, rec.keyFingerprint, keyID, rec.jobID, err) {
 			return true, ctrl.Result{}, nil
 		}
 		if apiclient.IsJobNotFound(err) || apiclient.IsNotFound(err) {
@@ -308,12 +309,19 @@ func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobR
 // keyChanged stalls the object when a job submitted with another key than the one it names now
 // is answered as unknown (JOB_NOT_FOUND, 404 or 401): that is a key of another account, not a
 // job that is gone. The job and its outputs are kept, and the message offers no remedy that pays
-// again. It reports whether it stalled.
-func (l *lifecycle[T]) keyChanged(tx *statustxn.Txn[T], submittedBy, keyID, jobID string, err error) bool {
+// again. It reports whether it stalled. A fingerprint an earlier version recorded (the bare hash,
+// credentials.BareFingerprint) of the key in the Secret is the same key, not a key change.
+func (l *lifecycle[T]) keyChanged(ctx context.Context, tx *statustxn.Txn[T], submittedBy, keyID, jobID string, err error) bool {
 	if submittedBy == "" || submittedBy == keyID || !unknownToKey(err) {
 		return false
 	}
 	ref := l.adapter.secretRef(tx.Obj)
+	if !strings.HasPrefix(submittedBy, credentials.FingerprintPrefix) {
+		// Read again only on this rare path: keyID was made from the same read of the Secret.
+		if key, kerr := l.keys.APIKey(ctx, tx.Obj.GetNamespace(), ref); kerr == nil && l.fingerprints.Recognises(submittedBy, key) {
+			return false
+		}
+	}
 	l.stall(tx, videov1alpha1.ReasonAPIKeyChanged, fmt.Sprintf(
 		"Job %s was submitted with another API key (fingerprint %s) than the one in key %q of Secret %q (fingerprint %s), "+
 			"and the service does not show the job to this key (it answered %s). The job is kept and nothing is submitted again: "+
@@ -369,8 +377,10 @@ func (l *lifecycle[T]) writeRecord(ctx context.Context, written T) error {
 // answered 409: the earlier, unknown attempt created a render of the project.
 const codeEarlierSubmissionRendering = "EARLIER_SUBMISSION_RENDERING"
 
-// shortFingerprint is enough of a key's fingerprint for a human to tell two keys apart.
+// shortFingerprint is enough of a key's fingerprint for a human to tell two keys apart (the
+// digits, not the prefix of a keyed one).
 func shortFingerprint(f string) string {
+	f = strings.TrimPrefix(f, credentials.FingerprintPrefix)
 	if len(f) > 8 {
 		return f[:8]
 	}
