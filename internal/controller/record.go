@@ -444,5 +444,6 @@ func recordedVersion(rec jobRecord) int32 {
 	if v > math.MaxInt32 {
 		return 0
 	}
-	return int32(v)
+	return int32(v) //nolint:gosec // bounded above
+
 }

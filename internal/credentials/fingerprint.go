@@ -109,7 +109,7 @@ func EnsureFingerprintKey(ctx context.Context, reader client.Reader, writer clie
 		if err == nil {
 			key := s.Data[FingerprintKeyField]
 			if len(key) < MinFingerprintKey {
-				return nil, fmt.Errorf("Secret %s/%s holds no key of at least %d bytes in data key %q", namespace, name, MinFingerprintKey, FingerprintKeyField)
+				return nil, fmt.Errorf("the key fingerprint Secret %s/%s holds no key of at least %d bytes in data key %q", namespace, name, MinFingerprintKey, FingerprintKeyField)
 			}
 			return key, nil
 		}

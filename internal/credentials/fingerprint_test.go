@@ -122,8 +122,7 @@ func TestTheInstallationSecretIsCreatedOnce(t *testing.T) {
 func TestARaceToCreateTheSecretKeepsOne(t *testing.T) {
 	ctx := context.Background()
 	winner := bytes.Repeat([]byte("w"), 48)
-	var c client.WithWatch
-	c = fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
+	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{
 		Create: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			s := obj.(*corev1.Secret)
 			won := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name}, Data: map[string][]byte{FingerprintKeyField: winner}}

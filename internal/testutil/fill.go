@@ -64,7 +64,7 @@ func fill(v reflect.Value, path string, n *int) error {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		v.SetInt(int64(*n))
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(uint64(*n))
+		v.SetUint(uint64(*n)) //nolint:gosec // a positive counter
 	case reflect.Float32, reflect.Float64:
 		v.SetFloat(float64(*n) + 0.25)
 	case reflect.Pointer:
