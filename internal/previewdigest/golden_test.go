@@ -18,9 +18,10 @@ package previewdigest
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
-	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/testutil"
 )
 
@@ -28,19 +29,14 @@ import (
 // (spec.storyboardRef.approvedDigest), so its value for the same preview must never change
 // within a version. See internal/requestdigest/golden_test.go for what to do when this fails.
 
-// fixturePreview sets every field of the digest's input, the previewed request at every depth
-// included, with values where RFC 8785 and version 1 differ: numbers not in their shortest form,
-// non-ASCII keys, HTML characters, U+2028.
+// fixturePreview sets every field of the digest's input, with values where RFC 8785 and version
+// 1 differ: numbers not in their shortest form, non-ASCII keys, HTML characters, U+2028. Its
+// previewed request is the frozen request with every field of internal/requestdigest's tests (as
+// main at ec05687 serialised it), so that a field added to the request types changes nothing
+// here; internal/requestdigest checks that today's types still serialise it the same way.
 func fixturePreview(t *testing.T) Preview {
 	t.Helper()
-	var req videov1alpha1.StoryboardRequest
-	if err := testutil.FillEveryField(&req); err != nil {
-		t.Fatalf("filling the request fixture: %v", err)
-	}
-	if unset := testutil.UnsetFields(&req); len(unset) > 0 {
-		t.Fatalf("the fixture leaves fields of the request types unset: %v", unset)
-	}
-	request, err := json.Marshal(&req)
+	request, err := os.ReadFile(filepath.Join("..", "requestdigest", "testdata", "request-every-field-ec05687.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
