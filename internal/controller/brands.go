@@ -31,6 +31,7 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/credentials"
 )
 
 // brandCache keeps each account's video brands for a few minutes, keyed by a fingerprint of the
@@ -140,4 +141,11 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// fingerprints identifies API keys by their keyed fingerprint, in records and in memory (the
+// call budgets, the circuits, the brand cache), never by the key. setDefaults checked the secret.
+func (l *lifecycle[T]) fingerprints() *credentials.Fingerprinter {
+	f, _ := credentials.NewFingerprinter(l.opts.FingerprintKey)
+	return f
 }

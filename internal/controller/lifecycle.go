@@ -98,13 +98,14 @@ type target struct {
 	// the request narrates its narration word for word (approval.go).
 	sourceDigest    string
 	narrationPinned bool
-	// sourceDigestV1 is that preview's version 1 digest, which records written before digests
-	// carried a version hold (status.storyboardDigest, the request digest of the render).
-	sourceDigestV1 string
-	wait           *waiting
-	// digest is the request's digest (record.go), set once the target does not wait, and
-	// digestV1 the same in version 1, to recognise records of that version.
-	digest, digestV1 string
+	wait            *waiting
+	// digest is the request's digest (record.go), set once the target does not wait.
+	digest string
+
+	// digestV1 is the same in digest version 1, and sourceDigestV1 the approved preview's
+	// version 1 digest: records written before digests carried a version hold them
+	// (DESIGN.md "Records that outlive a version").
+	digestV1, sourceDigestV1 string
 }
 
 // request is the storyboard request to send, nil for a project render.
@@ -128,16 +129,15 @@ type waiting struct {
 // lifecycle is the job lifecycle both reconcilers share: read the object, follow an in-flight
 // submission or a running job, submit once per spec generation, and write the status.
 type lifecycle[T client.Object] struct {
-	client       client.Client
-	adapter      kindAdapter[T]
-	opts         Options
-	keys         *credentials.Store
-	fingerprints *credentials.Fingerprinter
-	brands       *brandCache
-	memo         *jobmemo.Memo
-	circuits     *callgate.Circuits
-	budgets      *callgate.Budgets
-	backoff      *callgate.Backoff
+	client   client.Client
+	adapter  kindAdapter[T]
+	opts     Options
+	keys     *credentials.Store
+	brands   *brandCache
+	memo     *jobmemo.Memo
+	circuits *callgate.Circuits
+	budgets  *callgate.Budgets
+	backoff  *callgate.Backoff
 	// stale are the objects whose last write was refused as a conflict: read from the API server
 	// next time, not the cache.
 	stale *boundedset.Set[types.NamespacedName]
@@ -169,17 +169,16 @@ type lifecycle[T client.Object] struct {
 
 func newLifecycle[T client.Object](c client.Client, adapter kindAdapter[T], opts Options, shared *sharedState) *lifecycle[T] {
 	return &lifecycle[T]{
-		client:       c,
-		adapter:      adapter,
-		opts:         opts,
-		keys:         shared.keys,
-		fingerprints: shared.fingerprints,
-		brands:       shared.brands,
-		memo:         shared.memo,
-		circuits:     shared.circuits,
-		budgets:      shared.budgets,
-		backoff:      callgate.NewBackoff(opts.BackoffBase, opts.BackoffMax),
-		guard:        shared.guard,
+		client:   c,
+		adapter:  adapter,
+		opts:     opts,
+		keys:     shared.keys,
+		brands:   shared.brands,
+		memo:     shared.memo,
+		circuits: shared.circuits,
+		budgets:  shared.budgets,
+		backoff:  callgate.NewBackoff(opts.BackoffBase, opts.BackoffMax),
+		guard:    shared.guard,
 		// Forgetting an entry costs at most one write refused as a conflict, which marks it again.
 		stale:      boundedset.New[types.NamespacedName](100_000),
 		superseded: boundedset.New[objectVersion](20_000),
@@ -555,7 +554,7 @@ func (l *lifecycle[T]) apiClient(ctx context.Context, obj T) (apiclient.Interfac
 		return nil, "", &credentials.Error{Reason: videov1alpha1.ReasonUnauthorized,
 			Message: fmt.Sprintf("The API key in key %q of Secret %q is not usable: %v", ref.Key, ref.Name, err)}
 	}
-	id := l.fingerprints.Of(key)
+	id := l.fingerprints().Of(key)
 	return callgate.NewKeyedClient(api, id, l.budgets, l.circuits, l.backoff.Unit()*2),
 		id, nil
 }

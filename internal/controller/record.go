@@ -318,7 +318,7 @@ func (l *lifecycle[T]) keyChanged(ctx context.Context, tx *statustxn.Txn[T], sub
 	ref := l.adapter.secretRef(tx.Obj)
 	if !strings.HasPrefix(submittedBy, credentials.FingerprintPrefix) {
 		// Read again only on this rare path: keyID was made from the same read of the Secret.
-		if key, kerr := l.keys.APIKey(ctx, tx.Obj.GetNamespace(), ref); kerr == nil && l.fingerprints.Recognises(submittedBy, key) {
+		if key, kerr := l.keys.APIKey(ctx, tx.Obj.GetNamespace(), ref); kerr == nil && l.fingerprints().Recognises(submittedBy, key) {
 			return false
 		}
 	}

@@ -65,22 +65,13 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	fingerprints := credentials.RandomFingerprinter()
-	if opts.FingerprintKey != nil {
-		f, err := credentials.NewFingerprinter(opts.FingerprintKey)
-		if err != nil {
-			return nil, fmt.Errorf("controller options: %w", err)
-		}
-		fingerprints = f
-	}
 	shared := &sharedState{
-		keys:         credentials.NewStore(c, opts.APIReader),
-		fingerprints: fingerprints,
-		brands:       newBrandCache(opts.Clock, opts.BrandCacheTTL),
-		memo:         jobmemo.New(opts.Clock),
-		circuits:     callgate.NewCircuits(opts.Clock, opts.BackoffBase, opts.BackoffMax, opts.CallTimeout/5, opts.ServiceRate),
-		budgets:      callgate.NewBudgets(opts.Clock, opts.ServiceRate, opts.ServiceBurst, budgetIdle),
-		guard:        spendguard.New(c, opts.APIReader, opts.Clock, WriteTimeout),
+		keys:     credentials.NewStore(c, opts.APIReader),
+		brands:   newBrandCache(opts.Clock, opts.BrandCacheTTL),
+		memo:     jobmemo.New(opts.Clock),
+		circuits: callgate.NewCircuits(opts.Clock, opts.BackoffBase, opts.BackoffMax, opts.CallTimeout/5, opts.ServiceRate),
+		budgets:  callgate.NewBudgets(opts.Clock, opts.ServiceRate, opts.ServiceBurst, budgetIdle),
+		guard:    spendguard.New(c, opts.APIReader, opts.Clock, WriteTimeout),
 	}
 	shared.budgets.SetPollShare(opts.PollShare)
 	if cb := opts.Callback; cb != nil {
@@ -119,11 +110,9 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 // sharedState is what both reconcilers share: one key store, one brand cache and one memo of
 // submissions, so that a key or a brand list is read once for both kinds.
 type sharedState struct {
-	keys *credentials.Store
-	// fingerprints identifies API keys in records and in memory, never by the key itself.
-	fingerprints *credentials.Fingerprinter
-	brands       *brandCache
-	memo         *jobmemo.Memo
+	keys   *credentials.Store
+	brands *brandCache
+	memo   *jobmemo.Memo
 	// circuits pause the paid submissions of a key after an unknown outcome.
 	circuits *callgate.Circuits
 	// budgets pace the calls of each key.

@@ -60,13 +60,13 @@ func NewFingerprinter(secret []byte) (*Fingerprinter, error) {
 	return &Fingerprinter{secret: append([]byte(nil), secret...)}, nil
 }
 
-// RandomFingerprinter is keyed with a secret of this process alone: its fingerprints are not
+// RandomFingerprintKey is a secret of this process alone: fingerprints keyed with it are not
 // recognised by another process, so it is only for tests and a manager that could neither read
 // nor create its installation secret.
-func RandomFingerprinter() *Fingerprinter {
+func RandomFingerprintKey() []byte {
 	b := make([]byte, MinFingerprintKey)
 	_, _ = rand.Read(b) // never fails (crypto/rand)
-	return &Fingerprinter{secret: b}
+	return b
 }
 
 // Of is the keyed fingerprint of key: the prefix and the first 16 bytes of HMAC-SHA256(secret,
