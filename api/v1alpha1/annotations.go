@@ -45,6 +45,9 @@ const (
 	// AnnotationRequestDigest is the digest of that job's request (status.requestDigest). When
 	// absent on adoption, the job is taken as the current spec's and the current digest recorded.
 	AnnotationRequestDigest = "video.videoops.io/request-digest"
+	// AnnotationRequestDigestVersion is the version of that digest's encoding
+	// (status.digestVersion); absent means 1, the encoding before digests carried a version.
+	AnnotationRequestDigestVersion = "video.videoops.io/request-digest-version"
 	// AnnotationKeyFingerprint identifies the API key that submitted the job
 	// (status.keyFingerprint); never the key itself.
 	AnnotationKeyFingerprint = "video.videoops.io/key-fingerprint"

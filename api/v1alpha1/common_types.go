@@ -216,6 +216,13 @@ type JobStatus struct {
 	// not known. A VideoStoryboard's preview of such a job is shown and cannot be approved.
 	// +optional
 	RequestUnverified *bool `json:"requestUnverified,omitempty"`
+	// digestVersion is the version of requestDigest's encoding (docs/backup-restore.md, "Digest
+	// versions"). Absent means 1: the encoding of every digest written before versions existed,
+	// which the operator still recognises. Also kept in annotation
+	// video.videoops.io/request-digest-version.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	DigestVersion int32 `json:"digestVersion,omitempty"`
 
 	// keyFingerprint identifies, by a fingerprint (never the key), the API key that submitted the
 	// job in jobId. A job read with another key that the service does not show is not "not
@@ -351,6 +358,11 @@ type Submission struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=71
 	RequestDigest string `json:"requestDigest,omitempty"`
+
+	// digestVersion is the version of requestDigest's encoding; absent means 1.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	DigestVersion int32 `json:"digestVersion,omitempty"`
 
 	// keyFingerprint identifies the API key this attempt is sent with.
 	// +optional

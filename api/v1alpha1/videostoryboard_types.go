@@ -73,6 +73,18 @@ type StoryboardPreview struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Unverified string `json:"unverified,omitempty"`
+	// digestVersion is the version of digest's encoding (docs/backup-restore.md, "Digest
+	// versions"). Absent means 1, the encoding before digests carried a version.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	DigestVersion int32 `json:"digestVersion,omitempty"`
+
+	// digestV1 is this preview's digest in version 1, when digest is of a later version: an
+	// approvedDigest written before the upgrade (in Git, by kubectl video) names the preview by
+	// it, and still approves it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=71
+	DigestV1 string `json:"digestV1,omitempty"`
 
 	// generation is the VideoStoryboard generation this preview belongs to.
 	// +optional
@@ -155,4 +167,26 @@ type VideoStoryboardList struct {
 
 func init() {
 	knownTypes = append(knownTypes, &VideoStoryboard{}, &VideoStoryboardList{})
+}
+
+// NamedBy reports whether digest names this preview: its digest, or its version 1 digest (a pin
+// written before digests carried a version, which still approves the same preview).
+func (p *StoryboardPreview) NamedBy(digest string) bool {
+	if p == nil || digest == "" {
+		return false
+	}
+	return digest == p.Digest || digest == p.DigestV1
+}
+
+// DigestOfVersion1 is this preview's version 1 digest: digest itself when it is of version 1
+// (written before versions existed), digestV1 otherwise; "" when unknown.
+func (p *StoryboardPreview) DigestOfVersion1() string {
+	switch {
+	case p == nil:
+		return ""
+	case p.DigestVersion <= 1:
+		return p.Digest
+	default:
+		return p.DigestV1
+	}
 }

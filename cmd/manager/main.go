@@ -106,6 +106,9 @@ type options struct {
 	callbackRate    float64
 
 	ledgerNamespace string
+	fingerprintKeyFile      string
+	fingerprintKeySecret    string
+	fingerprintKeyNamespace string
 }
 
 func (o *options) bind(fs *flag.FlagSet) {
@@ -187,6 +190,14 @@ func (o *options) bind(fs *flag.FlagSet) {
 			"Keep it stable: a callback for a submission interrupted by a restart is recognised only with the same key.")
 	fs.DurationVar(&o.callbackPoll, "callback-poll-interval", controller.DefaultCallbackPollInterval,
 		"Fallback polling interval of jobs that will call back.")
+	fs.StringVar(&o.fingerprintKeyFile, "fingerprint-key-file", "",
+		"File holding the installation's secret (at least 32 bytes) that keys the fingerprints of API keys in status and annotations. "+
+			"When empty, the secret is read from --fingerprint-key-secret, which the manager creates once if absent.")
+	fs.StringVar(&o.fingerprintKeySecret, "fingerprint-key-secret", DefaultFingerprintKeySecret,
+		"Secret in --fingerprint-key-namespace holding the installation's fingerprint secret (data key \"key\"); created with a random secret if absent.")
+	fs.StringVar(&o.fingerprintKeyNamespace, "fingerprint-key-namespace", "",
+		"Namespace of --fingerprint-key-secret; defaults to the namespace the manager runs in (POD_NAMESPACE, or its service account's). "+
+			"Out of a cluster without it, fingerprints are keyed with a secret of the process.")
 	fs.Float64Var(&o.callbackRate, "callback-rate-limit", 1000,
 		"Signed callbacks accepted per second (twice as many at once). The service does not retry a refused callback: "+
 			"its job is then read at its fallback poll, so keep this above the rate at which jobs end.")
@@ -367,6 +378,10 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 	if callback != nil {
 		callback.Elected = mgr.Elected()
 	}
+	fpKey, err := fingerprintKey(ctx, ctrl.Log.WithName("setup"), mgr.GetAPIReader(), mgr.GetClient(), opts)
+	if err != nil {
+		return err
+	}
 	r, err := controller.NewReconcilers(mgr.GetClient(), controller.Options{
 		ClientFactory:   factory,
 		APIReader:       mgr.GetAPIReader(),
@@ -385,6 +400,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 		ServiceBurst:     opts.serviceBurst,
 		Metrics:          m,
 		Callback:         callback,
+		FingerprintKey:   fpKey,
 
 		InternalErrorIsRefusal: opts.internalErrorIsRefusal,
 		Audit:                  controller.NewAuditLogger(os.Stderr),
@@ -407,9 +423,6 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 	}
 	return nil
 }
-
-// serviceAccountNamespace is where a pod finds its own namespace when nothing passes it.
-const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 // ledgerNamespace is the namespace of the budget ledgers: the flag, else the pod's own namespace,
 // else the default install's, said in the log (a manager run outside the cluster).

@@ -52,7 +52,7 @@ func (a renderAdapter) approvedPreview(o *videov1alpha1.VideoRender, sb *videov1
 	}
 	switch {
 	case ref.ApprovedDigest != "":
-		if digest == ref.ApprovedDigest {
+		if sb.Status.Preview.NamedBy(ref.ApprovedDigest) {
 			return nil
 		}
 		return awaiting(fmt.Sprintf("Approved preview %s is not the current preview: no current preview of VideoStoryboard %q has the approved digest; %s; %s",

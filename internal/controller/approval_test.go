@@ -227,7 +227,7 @@ var _ = Describe("Render what was reviewed", func() {
 		cur := getStoryboard(sb)(Default)
 		job, err := api.GetJob(ctx, cur.Status.JobID)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(digestOf(job.Data.Storyboard, &cur.Spec.StoryboardRequest)).To(Equal(preview.Digest))
+		Expect(digestOf(job.Data.Storyboard, &cur.Spec.StoryboardRequest).Current).To(Equal(preview.Digest))
 
 		By("previewing the same request again")
 		again := storyPreview(h.ns, "digest-again", "Digest")

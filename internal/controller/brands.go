@@ -18,8 +18,6 @@ package controller
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -33,6 +31,7 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/credentials"
 )
 
 // brandCache keeps each account's video brands for a few minutes, keyed by a fingerprint of the
@@ -130,13 +129,6 @@ func (l *lifecycle[T]) checkBrand(ctx context.Context, tx *statustxn.Txn[T], api
 	return ctrl.Result{RequeueAfter: l.opts.BrandCacheTTL}, true, nil
 }
 
-// fingerprint identifies an API key in memory without keeping the key in a map key that could
-// be printed: the first 16 bytes of its SHA-256, in hex.
-func fingerprint(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:16])
-}
-
 func ptrValue(p *string) string {
 	if p == nil {
 		return ""
@@ -149,4 +141,11 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// fingerprints identifies API keys by their keyed fingerprint, in records and in memory (the
+// call budgets, the circuits, the brand cache), never by the key. setDefaults checked the secret.
+func (l *lifecycle[T]) fingerprints() *credentials.Fingerprinter {
+	f, _ := credentials.NewFingerprinter(l.opts.FingerprintKey)
+	return f
 }

@@ -179,7 +179,7 @@ func (f *stepFixture) targetOf(obj *videov1alpha1.VideoRender) *target {
 		f.t.Fatal(err)
 	}
 	if t.wait == nil {
-		if t.digest, err = requestDigestOf(t); err != nil {
+		if err := t.setDigests(); err != nil {
 			f.t.Fatal(err)
 		}
 	}

@@ -228,6 +228,8 @@ func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, ser
 		Metrics:         opMetrics,
 		Callback:        callback,
 		Clock:           h.clock,
+		// The installation's secret survives a restart of the manager, as its Secret does.
+		FingerprintKey: []byte(strings.Repeat("f", 32)),
 
 		InternalErrorIsRefusal: h.internalErrorIsRefusal,
 		JobDeadline:            h.jobDeadline,

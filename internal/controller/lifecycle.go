@@ -101,6 +101,11 @@ type target struct {
 	wait            *waiting
 	// digest is the request's digest (record.go), set once the target does not wait.
 	digest string
+
+	// digestV1 is the same in digest version 1, and sourceDigestV1 the approved preview's
+	// version 1 digest: records written before digests carried a version hold them
+	// (DESIGN.md "Records that outlive a version").
+	digestV1, sourceDigestV1 string
 }
 
 // request is the storyboard request to send, nil for a project render.
@@ -391,7 +396,7 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statustxn.Txn[T]) (ctrl.
 		return ctrl.Result{}, err
 	}
 	rec := recordOf(obj)
-	if t.wait != nil && rec.requestDigest != "" && l.adoptable(obj, rec, "") {
+	if t.wait != nil && rec.requestDigest != "" && l.adoptable(obj, rec, nil) {
 		// A restored object that cannot submit now (its source is not back yet, or nothing is
 		// approved): its record says what was paid, and the job it names is adopted.
 		if stop, res, err := l.adopt(ctx, tx, rec, nil); stop {
@@ -413,11 +418,11 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statustxn.Txn[T]) (ctrl.
 		}
 		return l.wait(tx, t.wait)
 	}
-	if t.digest, err = requestDigestOf(t); err != nil {
+	if err = t.setDigests(); err != nil {
 		return ctrl.Result{}, err
 	}
 	// 3a. The annotations name a job status does not know (a restore): it is adopted, not paid.
-	if l.adoptable(obj, rec, t.digest) {
+	if l.adoptable(obj, rec, t) {
 		if stop, res, err := l.adopt(ctx, tx, rec, t); stop {
 			return res, err
 		}
@@ -456,7 +461,7 @@ func (l *lifecycle[T]) sameSource(obj T, t *target) bool {
 	gen, uid, digest, _ := l.adapter.recordedSource(obj)
 	if digest != "" && t.sourceDigest != "" {
 		// What was paid for is the approved preview, whatever generation or uid it came with.
-		return digest == t.sourceDigest
+		return digest == t.sourceDigest || (t.sourceDigestV1 != "" && digest == t.sourceDigestV1)
 	}
 	if gen != t.sourceGeneration {
 		return false
@@ -568,7 +573,7 @@ func (l *lifecycle[T]) apiClient(ctx context.Context, obj T) (apiclient.Interfac
 		return nil, "", &credentials.Error{Reason: videov1alpha1.ReasonUnauthorized,
 			Message: fmt.Sprintf("The API key in key %q of Secret %q is not usable: %v", ref.Key, ref.Name, err)}
 	}
-	id := fingerprint(key)
+	id := l.fingerprints().Of(key)
 	return callgate.NewKeyedClient(api, id, l.budgets, l.circuits, l.backoff.Unit()*2),
 		id, nil
 }

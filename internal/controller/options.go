@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/credentials"
 )
 
 // Defaults of the "Limits" table of the interface document: poll every 10 to 30 seconds.
@@ -122,6 +123,10 @@ type Options struct {
 	// Callback, when set, makes requests carry the operator's callback URL (when the spec names
 	// no webhook of its own) and serves the callbacks; see CallbackHandler.
 	Callback *CallbackOptions
+	// FingerprintKey is the installation's secret that keys the fingerprints of API keys kept
+	// in status and annotations (credentials.Fingerprinter), at least 32 bytes. Nil keys them
+	// with a random secret of this process, which another process does not recognise: for tests.
+	FingerprintKey []byte
 }
 
 func (o *Options) setDefaults() error {
@@ -133,6 +138,12 @@ func (o *Options) setDefaults() error {
 	}
 	if o.Recorder == nil {
 		return fmt.Errorf("controller options: Recorder is required")
+	}
+	if o.FingerprintKey == nil {
+		o.FingerprintKey = credentials.RandomFingerprintKey()
+	}
+	if _, err := credentials.NewFingerprinter(o.FingerprintKey); err != nil {
+		return fmt.Errorf("controller options: %w", err)
 	}
 	if _, ok := o.Recorder.(boundedRecorder); !ok {
 		o.Recorder = boundedRecorder{o.Recorder}

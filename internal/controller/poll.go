@@ -68,7 +68,7 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 		}()
 	}
 	if err != nil {
-		if l.keyChanged(tx, st.KeyFingerprint, keyID, st.JobID, err) {
+		if l.keyChanged(ctx, tx, st.KeyFingerprint, keyID, st.JobID, err) {
 			// The Secret's watch wakes the object when the key changes again.
 			return true, ctrl.Result{}, nil
 		}

@@ -21,6 +21,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"strings"
 	"time"
 
@@ -34,6 +35,7 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/credentials"
 	"github.com/videoops/video-operator/internal/requestdigest"
 	"github.com/videoops/video-operator/internal/statustxn"
 )
@@ -55,6 +57,8 @@ import (
 // jobRecord is the record of an object's job in its annotations.
 type jobRecord struct {
 	jobID, requestDigest, keyFingerprint string
+	// digestVersion is the version of requestDigest's encoding, "" for version 1.
+	digestVersion string
 	// unknown is the attempt whose outcome is unknown, with its start: "<attemptId> <startedAt>".
 	unknown string
 }
@@ -62,12 +66,16 @@ type jobRecord struct {
 func recordOf(obj client.Object) jobRecord {
 	a := obj.GetAnnotations()
 	return jobRecord{jobID: a[videov1alpha1.AnnotationJobID], requestDigest: a[videov1alpha1.AnnotationRequestDigest],
+		digestVersion:  a[videov1alpha1.AnnotationRequestDigestVersion],
 		keyFingerprint: a[videov1alpha1.AnnotationKeyFingerprint], unknown: a[videov1alpha1.AnnotationSubmissionUnknown]}
 }
 
 // statusRecord is the record status holds for its current job.
 func statusRecord(st *videov1alpha1.JobStatus) jobRecord {
 	rec := jobRecord{jobID: st.JobID, requestDigest: st.RequestDigest, keyFingerprint: st.KeyFingerprint}
+	if st.RequestDigest != "" {
+		rec.digestVersion = requestdigest.FormatVersion(int(st.DigestVersion))
+	}
 	if sub := st.Submission; sub != nil && isStalledWith(st, videov1alpha1.ReasonSubmissionUnknown) {
 		rec.unknown = sub.AttemptID + " " + sub.StartedAt.UTC().Format(time.RFC3339)
 	}
@@ -108,6 +116,46 @@ func requestDigestOf(t *target) (string, error) {
 	}
 }
 
+// requestDigestV1Of is the same digest in version 1, the encoding of records written before
+// digests carried a version (DESIGN.md "Records that outlive a version"); "" for a render of a
+// preview whose version 1 digest is unknown, which no such record can name.
+func requestDigestV1Of(t *target) (string, error) {
+	switch {
+	case t.preview != nil:
+		return requestdigest.OfV1(requestdigest.Preview, t.preview)
+	case t.render != nil && t.sourceDigest != "":
+		if t.sourceDigestV1 == "" {
+			return "", nil
+		}
+		return requestdigest.OfApprovedV1(t.sourceDigestV1, t.narrationPinned)
+	case t.render != nil:
+		return requestdigest.OfV1(requestdigest.Render, t.render)
+	default:
+		return requestdigest.OfProjectV1(t.projectID)
+	}
+}
+
+// setDigests computes t's request digest in every version a record may hold.
+func (t *target) setDigests() error {
+	var err error
+	if t.digest, err = requestDigestOf(t); err != nil {
+		return err
+	}
+	t.digestV1, err = requestDigestV1Of(t)
+	return err
+}
+
+// recognises reports whether a recorded request digest of version (0: the record says none) is
+// t's request, in whichever version the record was written.
+func (t *target) recognises(recorded string, version int32) bool {
+	return requestdigest.Digests{Current: t.digest, V1: t.digestV1}.Recognised(recorded, int(version))
+}
+
+// recognisesRecord is recognises for a record in the annotations.
+func (t *target) recognisesRecord(rec jobRecord) bool {
+	return requestdigest.Digests{Current: t.digest, V1: t.digestV1}.Recognised(rec.requestDigest, requestdigest.ParseVersion(rec.digestVersion))
+}
+
 // alreadySent reports whether status holds the job (or the final refusal) of the request t
 // describes. An edit that leaves the request unchanged pays nothing: the job becomes the current
 // generation's, and an event says so.
@@ -118,13 +166,15 @@ func (l *lifecycle[T]) alreadySent(tx *statustxn.Txn[T], t *target) bool {
 	if st.JobID == "" && st.CompletedAt == nil {
 		return false
 	}
-	sent := st.RequestDigest == t.digest
+	// A record of an earlier digest version is recognised as it is, and not rewritten: a
+	// manager rolled back to that version still recognises it.
+	sent := t.recognises(st.RequestDigest, st.DigestVersion)
 	if st.RequestDigest == "" {
 		// Recorded by a version of the operator before request digests: its rule, and the
 		// digest is recorded from now on.
 		sent = st.JobGeneration == gen && l.sameSource(obj, t)
 		if sent {
-			st.RequestDigest = t.digest
+			st.RequestDigest, st.DigestVersion = t.digest, requestdigest.Version
 		}
 	}
 	if !sent {
@@ -154,9 +204,9 @@ func (l *lifecycle[T]) alreadySent(tx *statustxn.Txn[T], t *target) bool {
 // adoptable reports whether the annotations name a job that the object takes as its own instead
 // of paying again: status has no job of its own (a restore without status, or a record written
 // in Git), or it has an ended job of another request while the annotations name the current
-// request's job (status restored from an older job). digest is the current request's digest,
-// "" when it cannot be known yet.
-func (l *lifecycle[T]) adoptable(obj T, rec jobRecord, digest string) bool {
+// request's job (status restored from an older job). t is the current target, nil when it
+// cannot be known yet.
+func (l *lifecycle[T]) adoptable(obj T, rec jobRecord, t *target) bool {
 	st := l.adapter.jobStatus(obj)
 	switch {
 	case rec.jobID == "" || rec.jobID == st.JobID || st.Submission != nil:
@@ -170,7 +220,7 @@ func (l *lifecycle[T]) adoptable(obj T, rec jobRecord, digest string) bool {
 		// The job a 409 proved, once a human names it; not the record of an older request.
 		return rec.requestDigest == "" || rec.requestDigest == st.RequestDigest
 	}
-	return digest != "" && rec.requestDigest == digest && st.RequestDigest != digest && st.CompletedAt != nil
+	return t != nil && t.recognisesRecord(rec) && !t.recognises(st.RequestDigest, st.DigestVersion) && st.CompletedAt != nil
 }
 
 // adopt takes the job the annotations name as the object's current job: it reads it with the
@@ -192,7 +242,7 @@ func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobR
 	job, err := api.GetJob(callCtx, rec.jobID)
 	cancel()
 	if err != nil {
-		if t != nil && rec.requestDigest != "" && rec.requestDigest != t.digest && unknownToKey(err) {
+		if t != nil && rec.requestDigest != "" && !t.recognisesRecord(rec) && unknownToKey(err) {
 			// A record of another request (annotations copied onto an object with another
 			// spec): nothing was paid for this request, so there is nothing to pay twice and
 			// no reason to stall. It is submitted as any new request is.
@@ -200,7 +250,7 @@ func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobR
 				"jobID", rec.jobID, "answer", describeAnswer(err))
 			return false, ctrl.Result{}, nil
 		}
-		if l.keyChanged(tx, rec.keyFingerprint, keyID, rec.jobID, err) {
+		if l.keyChanged(ctx, tx, rec.keyFingerprint, keyID, rec.jobID, err) {
 			return true, ctrl.Result{}, nil
 		}
 		if apiclient.IsJobNotFound(err) || apiclient.IsNotFound(err) {
@@ -218,26 +268,26 @@ func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobR
 		return true, res, err
 	}
 
-	digest := rec.requestDigest
+	digest, version := rec.requestDigest, recordedVersion(rec)
 	var unverified *bool
 	if digest == "" && t != nil {
 		// A record written by hand names only the job: it is taken as the current spec's, so
 		// nothing is paid for it again, but what it was asked to do is not known (a preview of
 		// it is shown, not approvable).
-		digest, unverified = t.digest, ptr.To(true)
+		digest, version, unverified = t.digest, requestdigest.Version, ptr.To(true)
 	}
 	logf.FromContext(ctx).Info("Adopting the job named by the object's annotations; nothing is paid", "jobID", rec.jobID)
 	l.auditSubmission(obj, gen, "", "adopted", rec.jobID, nil)
 	previous := l.replaceJob(tx)
 	st.JobID = rec.jobID
 	st.JobGeneration = gen
-	st.RequestDigest = digest
+	st.RequestDigest, st.DigestVersion = digest, version
 	st.RequestUnverified = unverified
 	st.KeyFingerprint = cmp.Or(rec.keyFingerprint, keyID)
 	st.CallbackKeyID = ""
 	now := metav1.NewTime(l.opts.Clock.Now())
 	st.SubmittedAt = &now
-	if t != nil && digest == t.digest {
+	if t != nil && t.recognises(digest, version) {
 		l.adapter.setRecordedSource(obj, &videov1alpha1.Submission{StoryboardGeneration: t.sourceGeneration,
 			StoryboardUID: string(t.sourceUID), StoryboardDigest: t.sourceDigest, NarrationPinned: narrationPinned(t)})
 	}
@@ -264,12 +314,19 @@ func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobR
 // keyChanged stalls the object when a job submitted with another key than the one it names now
 // is answered as unknown (JOB_NOT_FOUND, 404 or 401): that is a key of another account, not a
 // job that is gone. The job and its outputs are kept, and the message offers no remedy that pays
-// again. It reports whether it stalled.
-func (l *lifecycle[T]) keyChanged(tx *statustxn.Txn[T], submittedBy, keyID, jobID string, err error) bool {
+// again. It reports whether it stalled. A fingerprint an earlier version recorded (the bare hash,
+// credentials.BareFingerprint) of the key in the Secret is the same key, not a key change.
+func (l *lifecycle[T]) keyChanged(ctx context.Context, tx *statustxn.Txn[T], submittedBy, keyID, jobID string, err error) bool {
 	if submittedBy == "" || submittedBy == keyID || !unknownToKey(err) {
 		return false
 	}
 	ref := l.adapter.secretRef(tx.Obj)
+	if !strings.HasPrefix(submittedBy, credentials.FingerprintPrefix) {
+		// Read again only on this rare path: keyID was made from the same read of the Secret.
+		if key, kerr := l.keys.APIKey(ctx, tx.Obj.GetNamespace(), ref); kerr == nil && l.fingerprints().Recognises(submittedBy, key) {
+			return false
+		}
+	}
 	l.stall(tx, videov1alpha1.ReasonAPIKeyChanged, fmt.Sprintf(
 		"Job %s was submitted with another API key (fingerprint %s) than the one in key %q of Secret %q (fingerprint %s), "+
 			"and the service does not show the job to this key (it answered %s). The job is kept and nothing is submitted again: "+
@@ -306,8 +363,8 @@ func (l *lifecycle[T]) writeRecord(ctx context.Context, written T) error {
 		ann = map[string]string{}
 	}
 	for k, v := range map[string]string{videov1alpha1.AnnotationJobID: want.jobID,
-		videov1alpha1.AnnotationRequestDigest: want.requestDigest, videov1alpha1.AnnotationKeyFingerprint: want.keyFingerprint,
-		videov1alpha1.AnnotationSubmissionUnknown: want.unknown} {
+		videov1alpha1.AnnotationRequestDigest: want.requestDigest, videov1alpha1.AnnotationRequestDigestVersion: want.digestVersion,
+		videov1alpha1.AnnotationKeyFingerprint: want.keyFingerprint, videov1alpha1.AnnotationSubmissionUnknown: want.unknown} {
 		if v == "" {
 			delete(ann, k)
 		} else {
@@ -325,8 +382,10 @@ func (l *lifecycle[T]) writeRecord(ctx context.Context, written T) error {
 // answered 409: the earlier, unknown attempt created a render of the project.
 const codeEarlierSubmissionRendering = "EARLIER_SUBMISSION_RENDERING"
 
-// shortFingerprint is enough of a key's fingerprint for a human to tell two keys apart.
+// shortFingerprint is enough of a key's fingerprint for a human to tell two keys apart (the
+// digits, not the prefix of a keyed one).
 func shortFingerprint(f string) string {
+	f = strings.TrimPrefix(f, credentials.FingerprintPrefix)
 	if len(f) > 8 {
 		return f[:8]
 	}
@@ -363,9 +422,9 @@ func annotationsChanged() predicate.Funcs {
 			if st == nil || recordOf(e.ObjectNew) != statusRecord(st) {
 				return true
 			}
-			// The record now says what status says: only its own three keys may have changed.
-			for _, k := range []string{videov1alpha1.AnnotationJobID, videov1alpha1.AnnotationRequestDigest, videov1alpha1.AnnotationKeyFingerprint,
-				videov1alpha1.AnnotationSubmissionUnknown} {
+			// The record now says what status says: only its own keys may have changed.
+			for _, k := range []string{videov1alpha1.AnnotationJobID, videov1alpha1.AnnotationRequestDigest, videov1alpha1.AnnotationRequestDigestVersion,
+				videov1alpha1.AnnotationKeyFingerprint, videov1alpha1.AnnotationSubmissionUnknown} {
 				before, after = withoutKey(before, k), withoutKey(after, k)
 			}
 			return !maps.Equal(before, after)
@@ -381,4 +440,15 @@ func withoutKey(m map[string]string, k string) map[string]string {
 	out := maps.Clone(m)
 	delete(out, k)
 	return out
+}
+
+// recordedVersion is the digest version a record in the annotations says, 0 for none; a value
+// too large for status is taken as none, and compared as such.
+func recordedVersion(rec jobRecord) int32 {
+	v := requestdigest.ParseVersion(rec.digestVersion)
+	if v > math.MaxInt32 {
+		return 0
+	}
+	return int32(v) //nolint:gosec // bounded above
+
 }

@@ -63,7 +63,7 @@ func TestAdoptTakesTheRecordedJobAndPaysNothing(t *testing.T) {
 			}
 			tx := f.txOf("restored")
 			rec := recordOf(tx.Obj)
-			if !f.l.adoptable(tx.Obj, rec, tgt.digest) {
+			if !f.l.adoptable(tx.Obj, rec, tgt) {
 				t.Fatal("a restored object without status must adopt the job its annotations name")
 			}
 			if _, _, err := f.l.adopt(context.Background(), tx, rec, tgt); err != nil {

@@ -69,11 +69,18 @@ func TestAdoptable(t *testing.T) {
 		{"a 409 proved an earlier job, the record is of an older request", provedOld, "d1", false},
 		{"a new job confirmed instead", confirmed, "d1", false},
 		{"a submission in flight", inFlight, "d1", false},
+		// DESIGN.md "Records that outlive a version": v1-d1 is the current request's digest in
+		// version 1, which a record without a version holds.
+		{"status from an older job, the annotations the current request's in digest version 1", withRecord(rec("j1", "v1-d1"), "j0", "d0", true), "d1", true},
+		{"status has the current job recorded in digest version 1", withRecord(rec("j0", "d0"), "j1", "v1-d1", true), "d1", false},
+		{"status from an older job, the annotations a version 1 value said to be of version 2",
+			withRecord(with(rec("j1", "v1-d1"), videov1alpha1.AnnotationRequestDigestVersion, "2"), "j0", "d0", true), "d1", false},
 	}
 	l := &lifecycle[*videov1alpha1.VideoRender]{adapter: renderAdapter{}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := l.adoptable(tt.obj, recordOf(tt.obj), tt.current); got != tt.want {
+			current := &target{digest: tt.current, digestV1: "v1-" + tt.current}
+			if got := l.adoptable(tt.obj, recordOf(tt.obj), current); got != tt.want {
 				t.Errorf("adoptable = %v, want %v", got, tt.want)
 			}
 		})

@@ -38,6 +38,7 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/requestdigest"
 )
 
 // submit sends the current spec to the service, guarded as DESIGN.md "Never pay twice" says:
@@ -103,7 +104,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 	st.Submission = &videov1alpha1.Submission{Generation: gen, AttemptID: attempt, StartedAt: metav1.NewTime(started),
 		Deadline: ptr.To(metav1.NewTime(started.Add(l.submitBudget()))), Retry: retry, StoryboardGeneration: t.sourceGeneration, StoryboardUID: string(t.sourceUID),
 		StoryboardDigest: t.sourceDigest, NarrationPinned: narrationPinned(t),
-		RequestDigest: t.digest, KeyFingerprint: keyID, ResubmitOf: st.ResubmitOf, BudgetEstimate: l.budgetEstimate(t)}
+		RequestDigest: t.digest, DigestVersion: requestdigest.Version, KeyFingerprint: keyID, ResubmitOf: st.ResubmitOf, BudgetEstimate: l.budgetEstimate(t)}
 	st.Phase = videov1alpha1.PhaseSubmitting
 	// Submitting is the decision about this generation, so the in-flight record carries
 	// observedGeneration: a write of its own after the job id would be a 4th (DESIGN.md "Load on
@@ -368,7 +369,7 @@ func (l *lifecycle[T]) consumeSubmission(obj T) *videov1alpha1.Submission {
 	if sub.Retry != "" {
 		st.LastHandledRetry = sub.Retry
 	}
-	st.RequestDigest, st.KeyFingerprint = sub.RequestDigest, sub.KeyFingerprint
+	st.RequestDigest, st.DigestVersion, st.KeyFingerprint = sub.RequestDigest, sub.DigestVersion, sub.KeyFingerprint
 	st.BudgetEstimate = sub.BudgetEstimate
 	st.ResubmitOf = ""
 	l.adapter.setRecordedSource(obj, sub)

@@ -131,7 +131,7 @@ func (a renderAdapter) resolve(ctx context.Context, o *videov1alpha1.VideoRender
 func approvedTarget(o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStoryboard) *target {
 	name := sb.Name
 	t := &target{render: sb.Spec.StoryboardRequest.DeepCopy(), sourceGeneration: sb.Generation, sourceUID: sb.UID,
-		sourceCreated: sb.CreationTimestamp.Time, sourceDigest: sb.Status.Preview.Digest}
+		sourceCreated: sb.CreationTimestamp.Time, sourceDigest: sb.Status.Preview.Digest, sourceDigestV1: sb.Status.Preview.DigestOfVersion1()}
 	if !isBrief(t.render) || o.Spec.StoryboardRef.Narration == videov1alpha1.NarrationRegenerate {
 		return t
 	}
@@ -189,8 +189,10 @@ func renderedPreview(o *videov1alpha1.VideoRender, pin string) bool {
 		return o.Status.StoryboardDigest == pin
 	}
 	for _, pinned := range []bool{true, false} {
-		if d, err := requestdigest.OfApproved(pin, pinned); err == nil && d == o.Status.RequestDigest {
-			return true
+		for _, of := range []func(string, bool) (string, error){requestdigest.OfApproved, requestdigest.OfApprovedV1} {
+			if d, err := of(pin, pinned); err == nil && d == o.Status.RequestDigest {
+				return true
+			}
 		}
 	}
 	return false

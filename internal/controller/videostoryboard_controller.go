@@ -113,7 +113,13 @@ func (storyboardAdapter) recordJob(o *videov1alpha1.VideoStoryboard, job *apicli
 		preview.Unverified = fmt.Sprintf("job %s was adopted from annotation %s without annotation %s naming this spec's request, "+
 			"so this preview may be of another request", o.Status.JobID, videov1alpha1.AnnotationJobID, videov1alpha1.AnnotationRequestDigest)
 	default:
-		preview.Digest = digestOf(sb, &o.Spec.StoryboardRequest)
+		// Also in version 1: an approvedDigest written before the upgrade names this preview
+		// by it (DESIGN.md "Records that outlive a version").
+		d := digestOf(sb, &o.Spec.StoryboardRequest)
+		preview.Digest, preview.DigestV1 = d.Current, d.V1
+		if d.Current != "" {
+			preview.DigestVersion = previewdigest.Version
+		}
 	}
 	o.Status.Preview = preview
 	var incomplete []string
@@ -146,8 +152,9 @@ func (storyboardAdapter) recordJob(o *videov1alpha1.VideoStoryboard, job *apicli
 }
 
 // previewOfSpec reports whether the current job is known to be a preview of the spec's request:
-// submitted by the operator, or adopted from a record whose request digest is this spec's. A job
-// recorded before request digests were (an older version) is its generation's, as it was then.
+// submitted by the operator, or adopted from a record whose request digest is this spec's (in
+// the version it was recorded in). A job recorded before request digests were (an older version)
+// is its generation's, as it was then.
 func previewOfSpec(o *videov1alpha1.VideoStoryboard) bool {
 	st := &o.Status.JobStatus
 	if ptr.Deref(st.RequestUnverified, false) {
@@ -156,18 +163,18 @@ func previewOfSpec(o *videov1alpha1.VideoStoryboard) bool {
 	if st.RequestDigest == "" {
 		return true
 	}
-	want, err := requestDigestOf(&target{preview: &o.Spec.StoryboardRequest})
-	return err == nil && want == st.RequestDigest
+	t := &target{preview: &o.Spec.StoryboardRequest}
+	return t.setDigests() == nil && t.recognises(st.RequestDigest, st.DigestVersion)
 }
 
-// digestOf is the preview's digest: what a reviewer sees, from the service's answer (every
-// scene, also those that do not fit in status), and the previewed request req, which a render
-// of it sends. Empty only if the answer's JSON could not be read again, which encoding/json
-// checked already.
-func digestOf(sb *apiclient.Storyboard, req *videov1alpha1.StoryboardRequest) string {
+// digestOf is the preview's digest, in the current version and in version 1: what a reviewer
+// sees, from the service's answer (every scene, also those that do not fit in status), and the
+// previewed request req, which a render of it sends. Empty only if the answer's JSON could not be
+// read again, which encoding/json checked already, or holds a number RFC 8785 cannot represent.
+func digestOf(sb *apiclient.Storyboard, req *videov1alpha1.StoryboardRequest) previewdigest.Digests {
 	request, err := json.Marshal(req)
 	if err != nil {
-		return ""
+		return previewdigest.Digests{}
 	}
 	p := previewdigest.Preview{RenderParameters: sb.RenderParams, Request: request}
 	for _, s := range sb.Scenes {
@@ -176,9 +183,9 @@ func digestOf(sb *apiclient.Storyboard, req *videov1alpha1.StoryboardRequest) st
 	if !documentedPreviewShape(sb) {
 		p.Raw = sb.Raw
 	}
-	d, err := previewdigest.Of(p)
+	d, err := previewdigest.OfAll(p)
 	if err != nil {
-		return ""
+		return previewdigest.Digests{}
 	}
 	return d
 }

@@ -78,10 +78,11 @@ func Approve(ctx context.Context, env *Env, renderName string, o ApproveOptions)
 		return err
 	}
 	current := vsb.Status.Preview.Digest
-	if o.Digest != "" && o.Digest != current {
+	// A digest shown before an upgrade (version 1) still names the same preview.
+	if o.Digest != "" && !vsb.Status.Preview.NamedBy(o.Digest) {
 		return changedSinceShown(vsb, o.Digest, current)
 	}
-	if vr.Spec.StoryboardRef.ApprovedDigest == current {
+	if vsb.Status.Preview.NamedBy(vr.Spec.StoryboardRef.ApprovedDigest) {
 		_, _ = fmt.Fprintf(env.Out, "vr/%s already approves preview %s of vsb/%s: nothing to write\n", vr.Name, current, sbName)
 		return nil
 	}
@@ -143,7 +144,7 @@ func printApprovals(p *printer, vsb *videov1alpha1.VideoStoryboard, refs []video
 		return
 	}
 	for _, vr := range refs {
-		if vr.Spec.StoryboardRef.ApprovedDigest == d {
+		if vsb.Status.Preview.NamedBy(vr.Spec.StoryboardRef.ApprovedDigest) {
 			p.line("vr/%s approves this preview.", vr.Name)
 			continue
 		}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -48,7 +49,7 @@ var _ = Describe("kubectl video, used the wrong way", func() {
 		vsb.Status.Phase = videov1alpha1.PhaseCompleted
 		vsb.Status.PreviewedGeneration = vsb.Generation
 		vsb.Status.JobID = "job-preview-1"
-		vsb.Status.Preview = &videov1alpha1.StoryboardPreview{Scenes: []videov1alpha1.PreviewScene{
+		vsb.Status.Preview = &videov1alpha1.StoryboardPreview{Digest: "sha256:" + strings.Repeat("ab", 32), Scenes: []videov1alpha1.PreviewScene{
 			{Story: "One", Thumbnail: "http://127.0.0.1:1/1.jpg"}, {Story: "Two", Thumbnail: "http://127.0.0.1:1/2.jpg"},
 		}}
 		setStatus(vsb)
@@ -204,7 +205,8 @@ var _ = Describe("kubectl video, used the wrong way", func() {
 		vsb.Status.Phase = videov1alpha1.PhaseCompleted
 		vsb.Status.PreviewedGeneration = 1
 		vsb.Status.JobID = "job-preview-9"
-		vsb.Status.Preview = &videov1alpha1.StoryboardPreview{Scenes: []videov1alpha1.PreviewScene{{Story: "One", Thumbnail: "http://127.0.0.1:1/1.jpg"}}}
+		vsb.Status.Preview = &videov1alpha1.StoryboardPreview{Digest: "sha256:" + strings.Repeat("cd", 32),
+			Scenes: []videov1alpha1.PreviewScene{{Story: "One", Thumbnail: "http://127.0.0.1:1/1.jpg"}}}
 		setStatus(vsb)
 		r := kubectlVideo(ns, "n\n", "render", "vsb/paid")
 		Expect(r.err).To(MatchError("not confirmed: nothing was created"))

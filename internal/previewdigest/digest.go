@@ -25,6 +25,14 @@ limitations under the License.
 // The digest is a function of the service's answer and the previewed request only: the same
 // answer read again, by another process or after a restart, gives the same digest; any change of
 // a narration, a thumbnail URL, a render parameter or the request gives another one.
+//
+// Digests carry a version (DESIGN.md "Records that outlive a version"). Version 2, the current
+// one, is the SHA-256 of the RFC 8785 (JSON Canonicalization Scheme) form of the document, with
+// the member "digestVersion": 2 in it, so that a value of one version is never the value of
+// another version's document. Version 1 (v1.go, frozen) is the encoding of every digest written
+// before versions existed: it has no version member and its own canonical JSON. A digest keeps
+// the visible form sha256:<64 hex> in every version; records say their version beside it, and a
+// record that says none is version 1.
 package previewdigest
 
 import (
@@ -34,6 +42,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+
+	"github.com/gowebpki/jcs"
 )
 
 // Prefix starts every digest: the algorithm, as in OCI digests.
@@ -63,10 +73,14 @@ type Preview struct {
 	Request          json.RawMessage
 }
 
-// Of returns the digest of p. It fails only on render parameters or raw values that are not
-// valid JSON.
+// Version is the digest version that Of computes.
+const Version = 2
+
+// Of returns the current version's digest of p. It fails only on render parameters, raw values
+// or a request that are not valid JSON, or whose numbers RFC 8785 cannot represent (beyond the
+// range of an IEEE 754 double).
 func Of(p Preview) (string, error) {
-	doc := map[string]any{}
+	doc := map[string]any{"digestVersion": Version}
 	scenes := make([]any, len(p.Scenes))
 	for i, s := range p.Scenes {
 		scenes[i] = map[string]any{"story": s.Story, "thumbnail": s.Thumbnail}
@@ -81,6 +95,31 @@ func Of(p Preview) (string, error) {
 			doc[name] = v
 		}
 	}
+	return Sum(doc)
+}
+
+// Digests is a preview's digest in the current version and in version 1, which a record written
+// before versions existed (an approvedDigest in Git, a status of an older manager) holds.
+type Digests struct {
+	Current, V1 string
+}
+
+// OfAll returns p's digest in every version the operator recognises.
+func OfAll(p Preview) (Digests, error) {
+	cur, err := Of(p)
+	if err != nil {
+		return Digests{}, err
+	}
+	v1, err := OfV1(p)
+	if err != nil {
+		return Digests{}, err
+	}
+	return Digests{Current: cur, V1: v1}, nil
+}
+
+// Sum is the current version's digest of a document: SHA-256 of its canonical JSON. The
+// document must carry its version itself (as Of's does): Sum adds nothing.
+func Sum(doc any) (string, error) {
 	b, err := Canonical(doc)
 	if err != nil {
 		return "", err
@@ -108,14 +147,18 @@ func decode(raw json.RawMessage) (any, error) {
 	return v, nil
 }
 
-// Canonical encodes v as canonical JSON: object keys sorted (encoding/json sorts map keys), no
-// insignificant whitespace, no HTML escaping, numbers as written.
+// Canonical encodes v (anything encoding/json encodes) as RFC 8785 canonical JSON: object
+// members sorted by their UTF-16 code units, no insignificant whitespace, strings with the
+// minimal escapes, numbers in their ECMAScript form (1.50 is 1.5, 1e3 is 1000). Numbers are
+// IEEE 754 doubles there: integers beyond 2^53 lose precision, which no request field reaches.
 func Canonical(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, fmt.Errorf("encoding canonical JSON: %w", err)
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding JSON: %w", err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	b, err := jcs.Transform(raw)
+	if err != nil {
+		return nil, fmt.Errorf("canonicalising JSON (RFC 8785): %w", err)
+	}
+	return b, nil
 }

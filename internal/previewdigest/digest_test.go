@@ -71,8 +71,8 @@ func TestAnyChangeChangesTheDigest(t *testing.T) {
 		"render parameter": func(p *Preview) {
 			p.RenderParameters = json.RawMessage(`{"aspectRatio":"9:16","videoWidth":1920,"videoHeight":1080,"sceneCount":2}`)
 		},
-		"number as written": func(p *Preview) {
-			p.RenderParameters = json.RawMessage(`{"aspectRatio":"16:9","videoWidth":1920.0,"videoHeight":1080,"sceneCount":2}`)
+		"number": func(p *Preview) {
+			p.RenderParameters = json.RawMessage(`{"aspectRatio":"16:9","videoWidth":1921,"videoHeight":1080,"sceneCount":2}`)
 		},
 		"parameters removed": func(p *Preview) { p.RenderParameters = nil },
 		"raw shape kept":     func(p *Preview) { p.Raw = json.RawMessage(`[1]`) },
@@ -97,12 +97,42 @@ func TestAnyChangeChangesTheDigest(t *testing.T) {
 }
 
 func TestCanonicalForm(t *testing.T) {
-	b, err := Canonical(map[string]any{"b": "<&>", "a": []any{json.Number("1.50"), true}})
+	v := map[string]any{"b": "<&>", "a": []any{json.Number("1.50"), true}}
+	b, err := Canonical(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := string(b), `{"a":[1.50,true],"b":"<&>"}`; got != want {
+	if got, want := string(b), `{"a":[1.5,true],"b":"<&>"}`; got != want {
 		t.Fatalf("canonical JSON %s, want %s", got, want)
+	}
+	// Version 1 kept numbers as written.
+	if b, err = CanonicalV1(v); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), `{"a":[1.50,true],"b":"<&>"}`; got != want {
+		t.Fatalf("canonical JSON of version 1 %s, want %s", got, want)
+	}
+}
+
+// RFC 8785 compares numbers by value: a number written another way is the same preview in the
+// current version (it was another one in version 1).
+func TestANumberWrittenAnotherWayIsTheSamePreview(t *testing.T) {
+	p := base()
+	q := base()
+	q.RenderParameters = json.RawMessage(`{"aspectRatio":"16:9","videoWidth":1920.0,"videoHeight":1.08e3,"sceneCount":2}`)
+	a, err := OfAll(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := OfAll(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Current != b.Current {
+		t.Fatalf("1920.0 and 1920 give two current digests: %s %s", a.Current, b.Current)
+	}
+	if a.V1 == b.V1 {
+		t.Fatalf("version 1 no longer keeps numbers as written: %s", a.V1)
 	}
 }
 

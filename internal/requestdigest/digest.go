@@ -18,18 +18,22 @@ limitations under the License.
 // record travels with the object"): "already submitted" is decided by comparing it, never by
 // metadata.generation or uids, which a restore does not keep.
 //
-// The digest covers the endpoint and the request as sent, as canonical JSON (keys sorted, no
-// insignificant whitespace) hashed with SHA-256. It leaves out what differs from one attempt to
-// the next without changing the video: the credentials (never in a body) and the operator's own
-// callback (webhook and webhookInput are added to the body after the digest is taken).
+// The digest covers the endpoint and the request as sent, as canonical JSON hashed with
+// SHA-256. It leaves out what differs from one attempt to the next without changing the video:
+// the credentials (never in a body) and the operator's own callback (webhook and webhookInput
+// are added to the body after the digest is taken).
+//
+// Digests carry a version (DESIGN.md "Records that outlive a version"), the same as preview
+// digests: version 2 (Of) is RFC 8785 canonical JSON of {"digestVersion":2,"kind","request"};
+// version 1 (v1.go, frozen) is the encoding of every record written before versions existed.
+// Recognised says whether a record names the request, in whichever version it was written.
 package requestdigest
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/videoops/video-operator/internal/previewdigest"
 )
@@ -45,7 +49,11 @@ const (
 	ApprovedRender = "approvedRender"
 )
 
-// Of returns the digest of body sent as kind. body is anything encoding/json encodes; it is
+// Version is the digest version Of computes: one version for request and preview digests,
+// which share their canonical JSON.
+const Version = previewdigest.Version
+
+// Of returns the current version's digest of body sent as kind. body is anything encoding/json encodes; it is
 // decoded and encoded again so that the order of struct fields plays no part.
 func Of(kind string, body any) (string, error) {
 	raw, err := json.Marshal(body)
@@ -58,12 +66,7 @@ func Of(kind string, body any) (string, error) {
 	if err := d.Decode(&v); err != nil {
 		return "", fmt.Errorf("decoding the %s request: %w", kind, err)
 	}
-	b, err := previewdigest.Canonical(map[string]any{"kind": kind, "request": v})
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(b)
-	return previewdigest.Prefix + hex.EncodeToString(sum[:]), nil
+	return previewdigest.Sum(map[string]any{"digestVersion": Version, "kind": kind, "request": v})
 }
 
 // OfProject is the digest of a render of project id.
@@ -75,4 +78,44 @@ func OfProject(id string) (string, error) {
 // narration word for word or not.
 func OfApproved(previewDigest string, narrationPinned bool) (string, error) {
 	return Of(ApprovedRender, map[string]any{"previewDigest": previewDigest, "narrationPinned": narrationPinned})
+}
+
+// Digests is a request's digest in the current version and in version 1. V1 is empty when it
+// cannot be known (a render of a preview whose version 1 digest was never recorded).
+type Digests struct {
+	Current, V1 string
+}
+
+// Recognised reports whether recorded, a digest written with version (0 when the record says
+// none), is the digest of the request d describes. A record without a version is version 1, but
+// may also be a current digest copied by hand without its version: both are compared, which is
+// safe because each version's document carries its version, so the values of two versions never
+// name the same bytes. A record of the current version is compared with the current digest only.
+func (d Digests) Recognised(recorded string, version int) bool {
+	if recorded == "" {
+		return false
+	}
+	if recorded == d.Current {
+		return true
+	}
+	return version < Version && d.V1 != "" && recorded == d.V1
+}
+
+// ParseVersion reads a version as an annotation holds it; "" (no version) is 0, which
+// Recognised takes as version 1. A value that is not a positive number is 0 too: a record whose
+// version cannot be read is compared as one without a version.
+func ParseVersion(s string) int {
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
+}
+
+// FormatVersion writes a version as an annotation holds it, "" for 0.
+func FormatVersion(v int) string {
+	if v <= 0 {
+		return ""
+	}
+	return strconv.Itoa(v)
 }

@@ -412,6 +412,10 @@ func TestDeployAppliesToAPIServer(t *testing.T) {
 		{"get", "", "secrets", "", "team-a", true},
 		{"create", "events.k8s.io", "events", "", "team-a", true},
 		{"create", "coordination.k8s.io", "leases", "", namespace, true},
+		// The installation's key fingerprint Secret, created once in the manager's own namespace
+		// (docs/backup-restore.md, "Key fingerprints"); never updated.
+		{"create", "", "secrets", "", namespace, true},
+		{"update", "", "secrets", "", namespace, false},
 		// Least privilege: never replacing a video, never writing a Secret, and leader
 		// election only in the manager's own namespace.
 		{"update", "video.videoops.io", "videorenders", "", "team-a", false},

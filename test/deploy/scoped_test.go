@@ -96,6 +96,8 @@ func TestChartNamespaceScopedRBAC(t *testing.T) {
 		{"create", "events.events.k8s.io", "", "team-a", "yes"},
 		{"create", "events.events.k8s.io", "", "team-c", "no"},
 		{"create", "leases.coordination.k8s.io", "", namespace, "yes"},
+		{"create", "secrets", "", namespace, "yes"},
+		{"update", "secrets", "", namespace, "no"},
 	}
 	var table strings.Builder
 	table.WriteString("| verb | resource | namespace | allowed |\n|---|---|---|---|\n")
