@@ -215,7 +215,9 @@ var _ = Describe("kubectl video, used the wrong way", func() {
 		Expect(r.out).To(MatchRegexp(`Generation:\s+1 \(preview job job-preview-9\)`))
 		Expect(r.out).To(MatchRegexp(`Scenes:\s+1`))
 		Expect(r.out).To(MatchRegexp(`API key:\s+Secret team-key, key token`))
-		Expect(r.out).To(ContainSubstring("a later change of vsb/paid waits until it is approved (kubectl video approve vr/paid -n "+ns+")"),
+		Expect(r.out).To(And(ContainSubstring("Preview digest: sha256:"+strings.Repeat("cd", 32)),
+			ContainSubstring("renders this preview only: a later change of vsb/paid waits until it is approved"),
+			ContainSubstring("(kubectl video approve vr/paid -n "+ns+")")),
 			"a storyboardRef render does not pay for a later preview by itself: the question says so")
 		Expect(r.out).To(MatchRegexp(`Budget:\s+no VideoBudget in namespace ` + ns + `: renders are not limited`))
 		noRender("paid")
