@@ -60,7 +60,7 @@ var _ = Describe("The record travels with the object", func() {
 			h.sim.Calls(simulator.EndpointRenderProject)
 	}
 
-	It("case 1: a restore without status pays nothing and brings back the original job's outputs", func() {
+	It("a restore without status pays nothing and brings back the original job's outputs", func() {
 		start(simulator.Options{})
 		vr := storyRender(h.ns, "restored", "Restored")
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
@@ -82,7 +82,7 @@ var _ = Describe("The record travels with the object", func() {
 		Eventually(func() []string { return h.eventReasons("restored") }).Should(ContainElement("Adopted"))
 	})
 
-	It("case 2: a restore with status of an object edited once pays nothing and keeps the current outputs", func() {
+	It("a restore with status of an object edited once pays nothing and keeps the current outputs", func() {
 		start(simulator.Options{})
 		vr := storyRender(h.ns, "edited", "Edited")
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
@@ -116,7 +116,7 @@ var _ = Describe("The record travels with the object", func() {
 		Expect(getRender(vr)(Default).Status.Previous).NotTo(BeNil(), "the first job's outputs are still kept")
 	})
 
-	It("case 3: a storyboardRef render restored with its VideoStoryboard pays nothing", func() {
+	It("a storyboardRef render restored with its VideoStoryboard pays nothing", func() {
 		start(simulator.Options{})
 		sb := storyPreview(h.ns, "reviewed", "Reviewed")
 		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
@@ -151,7 +151,7 @@ var _ = Describe("The record travels with the object", func() {
 		Consistently(paidCalls, settle).Should(Equal(2), "neither the preview nor the render is paid again")
 	})
 
-	It("case 4: moving apiKeySecretRef to a Secret with the same key, or writing a default explicitly, pays nothing", func() {
+	It("moving apiKeySecretRef to a Secret with the same key, or writing a default explicitly, pays nothing", func() {
 		start(simulator.Options{})
 		h.createNamedSecret("rotated", testAPIKey)
 		vr := storyRender(h.ns, "same-key", "Same key")
@@ -181,7 +181,7 @@ var _ = Describe("The record travels with the object", func() {
 		Consistently(paidCalls, settle).Should(Equal(3))
 	})
 
-	It("case 5: a key of another account while the job runs stalls with APIKeyChanged, not Failed, and pays nothing", func() {
+	It("a key of another account while the job runs stalls with APIKeyChanged, not Failed, and pays nothing", func() {
 		start(simulator.Options{APIKeys: []string{testAPIKey, otherAccountKey}, ScopeJobsByKey: true,
 			RenderDuration: 20 * time.Minute}) // 2.4 s here
 		vr := storyRender(h.ns, "other-account", "Other account")
@@ -214,7 +214,7 @@ var _ = Describe("The record travels with the object", func() {
 		Expect(paidCalls()).To(Equal(1))
 	})
 
-	It("case 8: the 409 after a confirmed project resubmission pays nothing more", func() {
+	It("the 409 after a confirmed project resubmission pays nothing more", func() {
 		project := simulator.DefaultProjects()[0].ID
 		// The project render's answer is cut: the job exists, its outcome is unknown.
 		start(simulator.Options{RenderDuration: time.Hour, // 7.2 s here

@@ -51,7 +51,7 @@ var _ = Describe("The spend guard at the edges of an object's life", func() {
 		}, "30s").Should(BeTrue(), "%s is still there", obj.GetName())
 	}
 
-	It("case 6a: charges a render deleted mid-job its job's seconds, so only one render pays before maxRenderSeconds holds", func() {
+	It("charges a render deleted mid-job its job's seconds, so only one render pays before maxRenderSeconds holds", func() {
 		// Renders of about 6 s: each is deleted while its job runs.
 		h = newHarness(simulator.Options{TimeScale: 0.05})
 		h.createSecret(testAPIKey)
@@ -82,7 +82,7 @@ var _ = Describe("The spend guard at the edges of an object's life", func() {
 		Consistently(func() int { return h.sim.Submissions(testAPIKey) }, "1s", "100ms").Should(Equal(1))
 	})
 
-	It("case 6b: lets 20 renders created at once under maxRenderSeconds pay at most one render beyond it", func() {
+	It("lets 20 renders created at once under maxRenderSeconds pay at most one render beyond it", func() {
 		h = newHarness(simulator.Options{TimeScale: 0.02})
 		h.createSecret(testAPIKey)
 		h.createBudget(videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodDaily, MaxRenderSeconds: ptr.To[int64](1)})
@@ -108,7 +108,7 @@ var _ = Describe("The spend guard at the edges of an object's life", func() {
 		Expect(waiting).To(BeNumerically(">=", 18))
 	})
 
-	It("case 6c: keeps the period's usage when the VideoBudget is deleted and created again", func() {
+	It("keeps the period's usage when the VideoBudget is deleted and created again", func() {
 		h = newHarness(simulator.Options{})
 		h.createSecret(testAPIKey)
 		spec := videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodDaily, MaxRenders: ptr.To[int64](1)}
@@ -135,7 +135,7 @@ var _ = Describe("The spend guard at the edges of an object's life", func() {
 		Consistently(func() int { return h.sim.Submissions(testAPIKey) }, "2s", "100ms").Should(Equal(1), "still exactly one paid render")
 	})
 
-	It("case 7: keeps the key out of status, events and logs when job answers and callback bodies echo it", func() {
+	It("keeps the key out of status, events and logs when job answers and callback bodies echo it", func() {
 		// A proxy in front of the service reflects the Authorization header into the text of
 		// successful job answers and of the webhooks (callbacks) it sends.
 		h = newHarness(simulator.Options{ReflectAuthorization: true, TimeScale: 0.01})

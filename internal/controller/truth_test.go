@@ -68,7 +68,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		Expect(h.eventReasons(name)).NotTo(ContainElement(string(videov1alpha1.ReasonSubmissionUnknown)))
 	}
 
-	It("case 1: a conflict on the locked in-flight write leaves the server's status as it was and sends nothing", func() {
+	It("a conflict on the locked in-flight write leaves the server's status as it was and sends nothing", func() {
 		start(simulator.Options{})
 		var conflicted sync.Map // attempt ids whose in-flight write was refused
 		var landed patchLog
@@ -100,7 +100,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		neverUnknown("conflict")
 	})
 
-	It("case 1: after a failed job-id write and a stale read, the job is adopted, not replaced by a never-sent attempt", func() {
+	It("after a failed job-id write and a stale read, the job is adopted, not replaced by a never-sent attempt", func() {
 		start(simulator.Options{})
 		var jobIDFailures atomic.Int32
 		var stale atomic.Pointer[videov1alpha1.VideoRender]
@@ -140,7 +140,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		neverUnknown("stale")
 	})
 
-	It("case 2: an in-flight write whose outcome is unknown, with no call made, is cleared without a human", func() {
+	It("an in-flight write whose outcome is unknown, with no call made, is cleared without a human", func() {
 		start(simulator.Options{})
 		var unknownOnce atomic.Bool
 		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
@@ -162,7 +162,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		neverUnknown("unknown-write")
 	})
 
-	It("case 3: a shutdown during N in-flight submissions lets each call and its job-id write finish", func() {
+	It("a shutdown during N in-flight submissions lets each call and its job-id write finish", func() {
 		// Each render call takes 1.5 s, so the manager is stopped while all of them are in flight.
 		start(simulator.Options{Faults: simulator.Faults{Latency: 1500 * time.Millisecond,
 			Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
@@ -206,7 +206,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		}
 	})
 
-	It("case 4: a documented 500 on submit is an unknown outcome by default: nothing is sent again", func() {
+	It("a documented 500 on submit is an unknown outcome by default: nothing is sent again", func() {
 		start(simulator.Options{Faults: simulator.Faults{ServerErrorShare: 1, Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
 		h.startManager()
 		vr := storyRender(h.ns, "five-hundred", "Five hundred")
@@ -222,7 +222,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 			"the service may have created the job: it is not paid for again without a human")
 	})
 
-	It("case 4: with the opt-in, a documented 500 on submit is taken as refused and submitted again", func() {
+	It("with the opt-in, a documented 500 on submit is taken as refused and submitted again", func() {
 		start(simulator.Options{Faults: simulator.Faults{ServerErrorShare: 1, Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
 		h.internalErrorIsRefusal = true
 		h.startManager()
@@ -235,7 +235,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		Expect(h.jobsNamed("Opted in")).To(HaveLen(1))
 	})
 
-	It("case 5: a retry answered by a 429 is not lost", func() {
+	It("a retry answered by a 429 is not lost", func() {
 		start(simulator.Options{})
 		h.startManager()
 		vr := badVoiceRender(h.ns, "retry-429", "Retry 429")
@@ -257,7 +257,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		Consistently(func() int { return len(h.jobsNamed("Retry 429")) }, "500ms").Should(Equal(2))
 	})
 
-	It("case 5: a storyboardRef render refused by a 429 still renders the new preview", func() {
+	It("a storyboardRef render refused by a 429 still renders the new preview", func() {
 		start(simulator.Options{})
 		h.startManager()
 		sb := storyPreview(h.ns, "ref-429", "Ref 429")
@@ -289,7 +289,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		Expect(renderJobs(h.jobsNamed("Ref 429"))).To(Equal(2), "one render per previewed generation")
 	})
 
-	It("case 5: confirm-resubmit after a retry resubmits", func() {
+	It("confirm-resubmit after a retry resubmits", func() {
 		start(simulator.Options{})
 		// The first render fails at the service; the manager dies right after the second.
 		crashed := h.crashAfterRender(2)
@@ -323,7 +323,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		Consistently(func() int { return len(h.jobsNamed("Retry confirm")) }, "500ms").Should(Equal(3))
 	})
 
-	It("case 6: a stall from a stale process does not orphan the job another process records", func() {
+	It("a stall from a stale process does not orphan the job another process records", func() {
 		start(simulator.Options{RenderDuration: 10 * time.Minute}) // 1.2 s here
 		release := make(chan struct{})
 		var called atomic.Bool
@@ -358,7 +358,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		h.extra = nil
 	})
 
-	It("case 7: values longer than the status schema allows are bounded, and URLs are never cut", func() {
+	It("values longer than the status schema allows are bounded, and URLs are never cut", func() {
 		start(simulator.Options{})
 		longURL := "https://cdn.example.com/v/" + strings.Repeat("é", maxURL) // too long: left out
 		fitting := "https://cdn.example.com/s/" + strings.Repeat("a", maxURL-len("https://cdn.example.com/s/"))
@@ -419,7 +419,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		}).Should(Succeed())
 	})
 
-	It("case 8: a failed reconcile of a new generation does not claim it, and says so", func() {
+	It("a failed reconcile of a new generation does not claim it, and says so", func() {
 		start(simulator.Options{})
 		var secretReads atomic.Bool
 		h.intercept = &interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -455,7 +455,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		}).Should(Succeed())
 	})
 
-	It("case 9: a 404 on a preview POST backs off and says what the service answered", func() {
+	It("a 404 on a preview POST backs off and says what the service answered", func() {
 		start(simulator.Options{})
 		var notFound atomic.Int32
 		notFound.Store(3)
@@ -479,7 +479,7 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		Expect(h.eventReasons("wrong-path")).NotTo(ContainElement(string(videov1alpha1.ReasonProjectNotFound)))
 	})
 
-	It("case 10: a finished video stays Ready through refresh 429s, a removed Secret and a removed storyboard", func() {
+	It("a finished video stays Ready through refresh 429s, a removed Secret and a removed storyboard", func() {
 		start(simulator.Options{ClearanceExpiry: 2 * time.Second})
 		h.startManager()
 		withMusic := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
@@ -530,7 +530,7 @@ spec:
 		}, 15*time.Second).Should(Succeed())
 	})
 
-	It("case 11: the older generation's outputs are kept when a newer one is rendered", func() {
+	It("the older generation's outputs are kept when a newer one is rendered", func() {
 		start(simulator.Options{RenderDuration: 10 * time.Minute}) // 1.2 s here
 		h.startManager()
 		vr := storyRender(h.ns, "two-gens", "Two gens")
@@ -556,7 +556,7 @@ spec:
 		Expect(eventNotes(h.ns, "two-gens", "Submitted")).To(ContainElement(ContainSubstring("status.previous")))
 	})
 
-	It("case 12: a completed read without a clearance code is read once more, and an unreadable expiry is refreshed later", func() {
+	It("a completed read without a clearance code is read once more, and an unreadable expiry is refreshed later", func() {
 		start(simulator.Options{})
 		var stripped atomic.Bool
 		var reads atomic.Int32
@@ -598,7 +598,7 @@ spec:
 		Expect(h.jobsNamed("Late code")).To(HaveLen(1))
 	})
 
-	It("case 13: metrics and events follow the persisted transition only", func() {
+	It("metrics and events follow the persisted transition only", func() {
 		start(simulator.Options{})
 		var failed atomic.Int32
 		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
@@ -632,7 +632,7 @@ spec:
 		Expect(eventNotes(h.ns, "credits", string(videov1alpha1.ReasonCompleted))).To(BeEmpty())
 	})
 
-	It("case 14: an undocumented preview shape is read best-effort and kept raw", func() {
+	It("an undocumented preview shape is read best-effort and kept raw", func() {
 		start(simulator.Options{})
 		h.wrap = func(c apiclient.Interface) apiclient.Interface {
 			return &jobRewriter{Interface: c, rewrite: func(j *apiclient.Job) {
@@ -660,7 +660,7 @@ spec:
 		}).Should(Succeed())
 	})
 
-	It("case 15: backoff messages are stable, so a 429 storm does not rewrite the status on every try", func() {
+	It("backoff messages are stable, so a 429 storm does not rewrite the status on every try", func() {
 		start(simulator.Options{Faults: simulator.Faults{RateLimitShare: 1, RetryAfter: 10 * time.Millisecond,
 			Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
 		var writes atomic.Int32
@@ -680,7 +680,7 @@ spec:
 		Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling).Message).NotTo(MatchRegexp(`[0-9]+(\.[0-9]+)?m?s\b`),
 			"no delay in the message")
 	})
-	It("case 16: an event whose message is over 1 KiB is bounded, not refused by the events API", func() {
+	It("an event whose message is over 1 KiB is bounded, not refused by the events API", func() {
 		start(simulator.Options{})
 		h.wrap = func(c apiclient.Interface) apiclient.Interface {
 			return &jobRewriter{Interface: c, rewrite: func(j *apiclient.Job) {
@@ -702,7 +702,7 @@ spec:
 		}).Should(Succeed())
 	})
 
-	It("case 7: a job id longer than status.jobId holds stalls with SubmissionUnknown naming it, and is not paid again", func() {
+	It("a job id longer than status.jobId holds stalls with SubmissionUnknown naming it, and is not paid again", func() {
 		start(simulator.Options{})
 		h.wrap = func(c apiclient.Interface) apiclient.Interface {
 			return &renderHook{Interface: c, after: func(created *apiclient.JobCreated, err error) (*apiclient.JobCreated, error) {
@@ -749,7 +749,7 @@ spec:
 		neverUnknown("refused-conflict")
 	})
 
-	It("case 5: a retry value set before the first submission does not pay again after its failure", func() {
+	It("a retry value set before the first submission does not pay again after its failure", func() {
 		start(simulator.Options{})
 		h.startManager()
 		vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
@@ -772,7 +772,7 @@ spec:
 		Consistently(func() int { return len(h.jobsNamed("Preset retry")) }, "1s").Should(Equal(1))
 	})
 
-	It("case 10: a VideoStoryboard deleted and created again is rendered again, though its generation is 1 again", func() {
+	It("a VideoStoryboard deleted and created again is rendered again, though its generation is 1 again", func() {
 		start(simulator.Options{})
 		h.startManager()
 		sb := storyPreview(h.ns, "recreated", "Recreated")
@@ -802,7 +802,7 @@ spec:
 		Expect(renderJobs(h.jobsNamed("Recreated"))).To(Equal(2))
 	})
 
-	It("case 13: a write that landed although its answer was lost counts its transition once", func() {
+	It("a write that landed although its answer was lost counts its transition once", func() {
 		start(simulator.Options{})
 		var lost atomic.Bool
 		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
@@ -872,7 +872,7 @@ spec:
 		Expect(stalledWith(&getRender(first)(Default).Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(),
 			"the unknown outcome still waits for a human")
 	})
-	It("case 2: a lost answer to the in-flight write while the spec changes sends the spec the record names", func() {
+	It("a lost answer to the in-flight write while the spec changes sends the spec the record names", func() {
 		start(simulator.Options{})
 		var once atomic.Bool
 		var vr *videov1alpha1.VideoRender

@@ -44,7 +44,7 @@ var _ = Describe("kubectl video approve", Ordered, func() {
 		}).Should(Succeed())
 	})
 
-	It("case 8: preview prints the digest and the exact approve command; status says which preview the render waits for", func() {
+	It("preview prints the digest and the exact approve command; status says which preview the render waits for", func() {
 		r := kubectlVideo(liveNS, "", "preview", "vsb/approve-me")
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.out).To(ContainSubstring("Preview digest: " + first))
@@ -56,7 +56,7 @@ var _ = Describe("kubectl video approve", Ordered, func() {
 		Expect(r.out).To(MatchRegexp(`To approve:\s+kubectl video approve vr/approve-it -n ` + liveNS + ` --digest ` + first))
 	})
 
-	It("case 8: a preview that changes between showing and approving is refused, and nothing is written", func() {
+	It("a preview that changes between showing and approving is refused, and nothing is written", func() {
 		Eventually(func() error {
 			cur := &videov1alpha1.VideoStoryboard{}
 			if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(vsb), cur); err != nil {
@@ -85,7 +85,7 @@ var _ = Describe("kubectl video approve", Ordered, func() {
 		Consistently(func(g Gomega) string { return getRenderNamed(liveNS, "approve-it")(g).Status.JobID }, "300ms").Should(BeEmpty())
 	})
 
-	It("case 8: an edit of the render between reading and writing is a conflict, not overwritten", func() {
+	It("an edit of the render between reading and writing is a conflict, not overwritten", func() {
 		cur := &videov1alpha1.VideoStoryboard{}
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(vsb), cur)).To(Succeed())
 		// Someone labels the render after the plugin read it: the plugin's write must fail.
@@ -106,7 +106,7 @@ var _ = Describe("kubectl video approve", Ordered, func() {
 		Expect(got.Labels).To(HaveKeyWithValue("edited", "meanwhile"), "the other edit stands")
 	})
 
-	It("case 8: approve writes the pin of the preview shown, and the render pays for it once", func() {
+	It("approve writes the pin of the preview shown, and the render pays for it once", func() {
 		cur := &videov1alpha1.VideoStoryboard{}
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(vsb), cur)).To(Succeed())
 		second := cur.Status.Preview.Digest
