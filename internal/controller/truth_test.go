@@ -723,7 +723,7 @@ spec:
 		Consistently(func() int { return h.sim.Calls(apiclient.EndpointRenderStoryboard) }, "500ms").Should(Equal(1))
 	})
 
-	It("case 1 and 5: a refusal whose status write conflicts is not taken for an unknown outcome", func() {
+	It("a refusal whose status write conflicts is not taken for an unknown outcome", func() {
 		start(simulator.Options{Faults: simulator.Faults{RateLimitShare: 1, RetryAfter: 10 * time.Millisecond,
 			Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
 		var bumped atomic.Bool
