@@ -29,8 +29,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/videoops/video-operator/internal/metrics"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -48,6 +46,7 @@ import (
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/callgate"
 	"github.com/videoops/video-operator/internal/controller"
+	"github.com/videoops/video-operator/internal/metrics"
 	"github.com/videoops/video-operator/internal/spendguard"
 	"github.com/videoops/video-operator/internal/version"
 )
@@ -105,7 +104,7 @@ type options struct {
 	callbackPoll    time.Duration
 	callbackRate    float64
 
-	ledgerNamespace string
+	ledgerNamespace         string
 	fingerprintKeyFile      string
 	fingerprintKeySecret    string
 	fingerprintKeyNamespace string

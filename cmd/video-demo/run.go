@@ -33,8 +33,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/videoops/video-operator/internal/metrics"
-
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,6 +54,7 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/controller"
+	"github.com/videoops/video-operator/internal/metrics"
 	"github.com/videoops/video-operator/internal/simulator"
 )
 

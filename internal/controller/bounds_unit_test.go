@@ -28,10 +28,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/videoops/video-operator/internal/testutil"
-
-	"github.com/videoops/video-operator/internal/statustxn"
-
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -43,6 +39,8 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/statustxn"
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 // Issue 9, case 7 "Status writes rejected forever": every bound the controller fits a service

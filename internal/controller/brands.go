@@ -24,14 +24,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/videoops/video-operator/internal/statustxn"
-
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/credentials"
+	"github.com/videoops/video-operator/internal/statustxn"
 )
 
 // brandCache keeps each account's video brands for a few minutes, keyed by a fingerprint of the

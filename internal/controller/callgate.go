@@ -21,17 +21,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/videoops/video-operator/internal/statustxn"
-
-	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
-
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/callgate"
+	"github.com/videoops/video-operator/internal/statustxn"
 )
 
 // budgetWait requeues a paid submission for the slot it holds in the key's budget. A wait longer

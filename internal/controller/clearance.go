@@ -21,15 +21,13 @@ import (
 	"errors"
 	"time"
 
-	"github.com/videoops/video-operator/internal/credentials"
-
-	"github.com/videoops/video-operator/internal/statustxn"
-
 	ctrl "sigs.k8s.io/controller-runtime"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/credentials"
+	"github.com/videoops/video-operator/internal/statustxn"
 )
 
 // nextClearanceRead says when a completed job must be read again for its platform clearance

@@ -27,15 +27,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/videoops/video-operator/internal/testutil"
-
-	dto "github.com/prometheus/client_model/go"
-
-	"github.com/videoops/video-operator/internal/metrics"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -58,7 +53,9 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/metrics"
 	"github.com/videoops/video-operator/internal/simulator"
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 // testAPIKey is the key the simulator accepts in these specs; every spec asserts it never shows

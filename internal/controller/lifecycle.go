@@ -24,18 +24,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/videoops/video-operator/internal/jobmemo"
-
-	"github.com/videoops/video-operator/internal/boundedset"
-
-	"github.com/videoops/video-operator/internal/credentials"
-
-	"github.com/videoops/video-operator/internal/statustxn"
-
-	"github.com/videoops/video-operator/internal/spendguard"
-
-	"github.com/videoops/video-operator/internal/callback"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -46,7 +34,13 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/boundedset"
+	"github.com/videoops/video-operator/internal/callback"
 	"github.com/videoops/video-operator/internal/callgate"
+	"github.com/videoops/video-operator/internal/credentials"
+	"github.com/videoops/video-operator/internal/jobmemo"
+	"github.com/videoops/video-operator/internal/spendguard"
+	"github.com/videoops/video-operator/internal/statustxn"
 )
 
 // kindAdapter is everything that differs between VideoStoryboard and VideoRender: where their

@@ -24,10 +24,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/videoops/video-operator/internal/credentials"
-
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/credentials"
 )
 
 // "Errors": which answers to a submit call prove that no job was created. The document does not

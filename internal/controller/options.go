@@ -20,8 +20,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/videoops/video-operator/internal/metrics"
-
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,6 +28,7 @@ import (
 
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/credentials"
+	"github.com/videoops/video-operator/internal/metrics"
 )
 
 // Defaults of the "Limits" table of the interface document: poll every 10 to 30 seconds.

@@ -24,10 +24,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/videoops/video-operator/internal/statustxn"
-
-	"github.com/videoops/video-operator/internal/spendguard"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -36,6 +32,8 @@ import (
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/callgate"
 	"github.com/videoops/video-operator/internal/failurecause"
+	"github.com/videoops/video-operator/internal/spendguard"
+	"github.com/videoops/video-operator/internal/statustxn"
 )
 
 // poll reads the running job and records what the service says. stop is true when the reconcile

@@ -21,13 +21,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/videoops/video-operator/internal/statustxn"
-
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/requestrules"
+	"github.com/videoops/video-operator/internal/statustxn"
 )
 
 // The rules of the interface document that the API server cannot afford to check at admission

@@ -21,12 +21,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/videoops/video-operator/internal/boundedset"
-
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/boundedset"
 	"github.com/videoops/video-operator/internal/simulator"
 )
 

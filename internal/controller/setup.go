@@ -21,14 +21,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/videoops/video-operator/internal/jobmemo"
-
-	"github.com/videoops/video-operator/internal/credentials"
-
-	"github.com/videoops/video-operator/internal/spendguard"
-
-	"github.com/videoops/video-operator/internal/callback"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,7 +34,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/callback"
 	"github.com/videoops/video-operator/internal/callgate"
+	"github.com/videoops/video-operator/internal/credentials"
+	"github.com/videoops/video-operator/internal/jobmemo"
+	"github.com/videoops/video-operator/internal/spendguard"
 )
 
 // Reconcilers are the two controllers, sharing one key store, brand cache and submission memo.

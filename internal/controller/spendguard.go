@@ -23,10 +23,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/videoops/video-operator/internal/metrics"
-
-	"github.com/videoops/video-operator/internal/statustxn"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,7 +34,9 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/metrics"
 	"github.com/videoops/video-operator/internal/spendguard"
+	"github.com/videoops/video-operator/internal/statustxn"
 )
 
 // The charge finalizer is added to and removed from renders (holdForCharge, releaseCharge).

@@ -24,8 +24,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/videoops/video-operator/internal/spendguard"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,6 +36,7 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/simulator"
+	"github.com/videoops/video-operator/internal/spendguard"
 )
 
 // shiftClock is the real clock moved forward by an offset: timers and rate limits keep running

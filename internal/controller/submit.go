@@ -27,8 +27,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/videoops/video-operator/internal/statustxn"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -39,6 +37,7 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/requestdigest"
+	"github.com/videoops/video-operator/internal/statustxn"
 )
 
 // submit sends the current spec to the service, guarded as DESIGN.md "Never pay twice" says:

@@ -23,10 +23,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/videoops/video-operator/internal/credentials"
-
-	"github.com/videoops/video-operator/internal/callback"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -40,6 +36,8 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/callback"
+	"github.com/videoops/video-operator/internal/credentials"
 	"github.com/videoops/video-operator/internal/requestdigest"
 )
 

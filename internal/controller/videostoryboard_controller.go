@@ -24,10 +24,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/videoops/video-operator/internal/credentials"
-
-	"github.com/videoops/video-operator/internal/callback"
-
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -40,6 +36,8 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/callback"
+	"github.com/videoops/video-operator/internal/credentials"
 	"github.com/videoops/video-operator/internal/previewdigest"
 )
 

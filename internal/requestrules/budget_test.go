@@ -23,13 +23,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/videoops/video-operator/internal/testutil"
-
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 var crdDir = testutil.CRDDir()

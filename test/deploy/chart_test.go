@@ -27,13 +27,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/videoops/video-operator/internal/callback"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/videoops/video-operator/internal/callback"
 	"github.com/videoops/video-operator/internal/controller"
 )
 

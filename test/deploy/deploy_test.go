@@ -34,8 +34,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/videoops/video-operator/internal/callback"
-
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -50,6 +48,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/videoops/video-operator/internal/callback"
 	"github.com/videoops/video-operator/internal/controller"
 )
 

@@ -28,11 +28,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/videoops/video-operator/internal/testutil"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 // scopedEnv is an API server with the chart applied in namespace-scoped mode (watchNamespaces

@@ -44,6 +44,9 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/simulator"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,10 +55,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
-
-	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
-	"github.com/videoops/video-operator/internal/apiclient"
-	"github.com/videoops/video-operator/internal/simulator"
 )
 
 var root = filepath.Join("..", "..")
