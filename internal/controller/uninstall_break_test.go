@@ -1,0 +1,70 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/simulator"
+)
+
+// DESIGN.md "Several managers, install and uninstall": the uninstall lets go of the operator's
+// finalizers with what they guard settled. An attempt whose outcome is unknown may have created
+// a paid job: it is counted, never released.
+var _ = Describe("Uninstall, attacked", func() {
+	It("counts a render stalled SubmissionUnknown as used when the finalizers are released, and lets it be deleted", func() {
+		h := newHarness(simulator.Options{RenderDuration: time.Hour,
+			Faults: simulator.Faults{TruncatedShare: 1, Endpoints: []string{simulator.EndpointRenderStoryboard}}})
+		h.createSecret(testAPIKey)
+		h.createBudget(videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)})
+		h.startManager()
+		vr := storyRender(h.ns, "unknown", "Unknown")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(got.Finalizers).To(ContainElement(videov1alpha1.FinalizerCharge))
+		}).Should(Succeed())
+		Expect(h.sim.Calls(simulator.EndpointRenderStoryboard)).To(Equal(1))
+
+		By("stopping the manager and running the uninstall mode")
+		h.stopManager()
+		rep, err := ReleaseFinalizers(ctx, k8sClient, []string{h.ns}, managerNamespace)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rep.Released).To(Equal(1))
+		b := h.budget(Default)
+		Expect(b.Status.Used.Renders).To(Equal(int64(1)), "the unknown attempt may have been paid: it is counted")
+		Expect(b.Status.Reservations).To(BeEmpty())
+		got := getRender(vr)(Default)
+		Expect(controllerutil.ContainsFinalizer(got, videov1alpha1.FinalizerCharge)).To(BeFalse())
+
+		By("running it again charges nothing twice")
+		_, err = ReleaseFinalizers(ctx, k8sClient, []string{h.ns}, managerNamespace)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(h.budget(Default).Status.Used.Renders).To(Equal(int64(1)))
+
+		Expect(k8sClient.Delete(ctx, got)).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key(vr), &videov1alpha1.VideoRender{})) }).Should(BeTrue())
+	})
+})
