@@ -21,7 +21,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -66,5 +68,38 @@ var _ = Describe("Uninstall, attacked", func() {
 
 		Expect(k8sClient.Delete(ctx, got)).To(Succeed())
 		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key(vr), &videov1alpha1.VideoRender{})) }).Should(BeTrue())
+	})
+})
+
+// docs/spend-guard.md "The ledger": the ledger is the copy that outlives a VideoBudget. Deleting
+// the manager's namespace (an uninstall of install.yaml, then a reinstall) deletes every ledger
+// while the budgets still hold their usage.
+var _ = Describe("The ledger, attacked by a reinstall", func() {
+	It("a ledger deleted while its budget exists is written again from the budget by the next manager, so a later replace forgets nothing", func() {
+		h := newHarness(simulator.Options{})
+		h.createSecret(testAPIKey)
+		spec := videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodDaily, MaxRenders: ptr.To[int64](1)}
+		h.createBudget(spec)
+		h.startManager()
+		first := h.createRenders("first", 1)[0]
+		eventuallyReady(first)
+		second := h.createRenders("second", 1)[0]
+		Eventually(func(g Gomega) {
+			g.Expect(budgetWaiting(&getRender(second)(g).Status.JobStatus)).To(BeTrue())
+		}).Should(Succeed())
+		ledger := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: managerNamespace, Name: videov1alpha1.LedgerConfigMapPrefix + h.ns}}
+		Eventually(func() error { return k8sClient.Get(ctx, key(ledger), &corev1.ConfigMap{}) }).Should(Succeed())
+
+		By("the operator is uninstalled with its namespace (the ledger goes) and installed again")
+		h.stopManager()
+		Expect(k8sClient.Delete(ctx, ledger)).To(Succeed())
+		h.startManager()
+		Eventually(func() error { return k8sClient.Get(ctx, key(ledger), &corev1.ConfigMap{}) }, "10s").Should(Succeed(),
+			"the new manager writes the ledger again from the budget's status")
+
+		By("a GitOps replace of the budget afterwards")
+		h.replaceBudget(spec, nil)
+		Consistently(func() int { return h.sim.Submissions(testAPIKey) }, "2s", "50ms").Should(Equal(1))
+		Expect(budgetWaiting(&getRender(second)(Default).Status.JobStatus)).To(BeTrue())
 	})
 })
