@@ -103,3 +103,33 @@ var _ = Describe("The ledger, attacked by a reinstall", func() {
 		Expect(budgetWaiting(&getRender(second)(Default).Status.JobStatus)).To(BeTrue())
 	})
 })
+
+// docs/scale-out.md "Disjoint groups": two managers given one namespace by mistake (two
+// releases whose watchNamespaces overlap, each with its own Lease and its own fingerprint
+// secret) both reconcile it. The in-flight record must keep each job from being paid twice and
+// the budget from being overrun.
+var _ = Describe("Several managers, attacked", func() {
+	It("two managers leading over the same namespace pay each render once and stay within maxRenders", func() {
+		h := newHarness(simulator.Options{})
+		h.createSecret(testAPIKey)
+		h.createBudget(videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodDaily, MaxRenders: ptr.To[int64](6)})
+		h.startManager()
+		h.startExtraManager(nil)
+		renders := h.createRenders("both", 10)
+		Eventually(func(g Gomega) {
+			ready := 0
+			for _, vr := range renders {
+				st := getRender(vr)(g).Status.JobStatus
+				if readyFor(&st, 1) {
+					ready++
+				} else {
+					g.Expect(budgetWaiting(&st)).To(BeTrue(), "%+v", st.Conditions)
+				}
+			}
+			g.Expect(ready).To(Equal(6))
+		}, "30s").Should(Succeed())
+		Consistently(func() int { return h.sim.Submissions(testAPIKey) }, "2s", "50ms").Should(Equal(6),
+			"six renders fit the budget, each paid once")
+		Expect(h.budget(Default).Status.Used.Renders).To(Equal(int64(6)))
+	})
+})
