@@ -100,6 +100,18 @@ type target struct {
 	// version 1 digest: records written before digests carried a version hold them
 	// (DESIGN.md "Records that outlive a version").
 	digestV1, sourceDigestV1 string
+	// approvedAs is the pin that approved the preview when it names it in another version
+	// than sourceDigest (a version 1 pin): the job's source is recorded under it.
+	approvedAs string
+}
+
+// recordedSourceDigest is the approved preview's digest as the job's source records it: the
+// name the approval used.
+func (t *target) recordedSourceDigest() string {
+	if t.approvedAs != "" {
+		return t.approvedAs
+	}
+	return t.sourceDigest
 }
 
 // request is the storyboard request to send, nil for a project render.

@@ -104,7 +104,7 @@ func (l *lifecycle[T]) checkBeforeSubmit(ctx context.Context, tx *statustxn.Txn[
 		st.LastHandledRetry = retry
 	}
 	l.adapter.setRecordedSource(obj, &videov1alpha1.Submission{StoryboardGeneration: t.sourceGeneration,
-		StoryboardUID: string(t.sourceUID), StoryboardDigest: t.sourceDigest, NarrationPinned: narrationPinned(t)})
+		StoryboardUID: string(t.sourceUID), StoryboardDigest: t.recordedSourceDigest(), NarrationPinned: narrationPinned(t)})
 	l.stall(tx, videov1alpha1.ReasonInvalidRequest, failureMessage(st))
 	return false, nil
 }

@@ -289,7 +289,7 @@ func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobR
 	st.SubmittedAt = &now
 	if t != nil && t.recognises(digest, version) {
 		l.adapter.setRecordedSource(obj, &videov1alpha1.Submission{StoryboardGeneration: t.sourceGeneration,
-			StoryboardUID: string(t.sourceUID), StoryboardDigest: t.sourceDigest, NarrationPinned: narrationPinned(t)})
+			StoryboardUID: string(t.sourceUID), StoryboardDigest: t.recordedSourceDigest(), NarrationPinned: narrationPinned(t)})
 	}
 	st.Phase = videov1alpha1.PhaseInProgress
 	setOutcome(st, gen, outcomeReconciling, videov1alpha1.ReasonInProgress,

@@ -102,7 +102,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 	started := l.opts.Clock.Now()
 	st.Submission = &videov1alpha1.Submission{Generation: gen, AttemptID: attempt, StartedAt: metav1.NewTime(started),
 		Deadline: ptr.To(metav1.NewTime(started.Add(l.submitBudget()))), Retry: retry, StoryboardGeneration: t.sourceGeneration, StoryboardUID: string(t.sourceUID),
-		StoryboardDigest: t.sourceDigest, NarrationPinned: narrationPinned(t),
+		StoryboardDigest: t.recordedSourceDigest(), NarrationPinned: narrationPinned(t),
 		RequestDigest: t.digest, DigestVersion: requestdigest.Version, KeyFingerprint: keyID, ResubmitOf: st.ResubmitOf, BudgetEstimate: l.budgetEstimate(t)}
 	st.Phase = videov1alpha1.PhaseSubmitting
 	// Submitting is the decision about this generation, so the in-flight record carries

@@ -130,6 +130,12 @@ func approvedTarget(o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStorybo
 	name := sb.Name
 	t := &target{render: sb.Spec.StoryboardRequest.DeepCopy(), sourceGeneration: sb.Generation, sourceUID: sb.UID,
 		sourceCreated: sb.CreationTimestamp.Time, sourceDigest: sb.Status.Preview.Digest, sourceDigestV1: sb.Status.Preview.DigestOfVersion1()}
+	if pin := o.Spec.StoryboardRef.ApprovedDigest; pin != "" && pin != t.sourceDigest {
+		// A version 1 pin (Git written before the upgrade) of a preview whose status is of a
+		// later version: the job is recorded under the name its approval used, so that the pin
+		// still names what was rendered once the storyboard moves on (renderedPreview).
+		t.approvedAs = pin
+	}
 	if !isBrief(t.render) || o.Spec.StoryboardRef.Narration == videov1alpha1.NarrationRegenerate {
 		return t
 	}
@@ -168,10 +174,16 @@ func finishedRender(o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStorybo
 	case ref.ApprovedDigest != "" && !renderedPreview(o, ref.ApprovedDigest):
 		return false
 	case o.Status.StoryboardUID != "":
+		// A job of another storyboard (storyboardRef.name changed) is not this one's video.
 		return o.Status.StoryboardUID == string(sb.UID)
 	}
-	// Recorded before uids were, or adopted from a record: the storyboard existed when the job
-	// was taken as this render's.
+	if ref.ApprovedDigest != "" {
+		// Adopted from a record (a restore, in which the render may come back before its
+		// storyboard, with another spec): the pin it rendered is the record, not the time the
+		// storyboard was created.
+		return true
+	}
+	// Recorded before uids were: the storyboard existed when the job was taken as this render's.
 	at := st.SubmittedAt
 	if at == nil {
 		at = st.CompletedAt
@@ -180,12 +192,15 @@ func finishedRender(o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStorybo
 }
 
 // renderedPreview reports whether the render's current job rendered the preview with digest pin:
-// as recorded in status, or, for a job adopted from the annotations' record (which carries the
-// request digest only), as that request's digest says.
+// as recorded in status, or as the request's digest says (a job adopted from the annotations'
+// record, which carries the request digest only, or a pin naming the preview in another
+// version than the one recorded).
 func renderedPreview(o *videov1alpha1.VideoRender, pin string) bool {
-	if o.Status.StoryboardDigest != "" {
-		return o.Status.StoryboardDigest == pin
+	if o.Status.StoryboardDigest == pin {
+		return true
 	}
+	// The request digest is of the preview's digest of the version its status had: a pin of
+	// the same preview in the other form (version 1 or 2) is recognised through it.
 	for _, pinned := range []bool{true, false} {
 		for _, of := range []func(string, bool) (string, error){requestdigest.OfApproved, requestdigest.OfApprovedV1} {
 			if d, err := of(pin, pinned); err == nil && d == o.Status.RequestDigest {
