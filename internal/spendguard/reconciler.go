@@ -145,16 +145,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		if adopted || ledgerChanged(base, b) {
 			if err := r.ledgers.write(ctx, r.client, b); err != nil {
+				r.metrics.ObserveBudget(b)
 				return ctrl.Result{}, err
 			}
 		}
 	}
+	// The metrics follow the written status, whatever happens to the ledger below: a ledger that
+	// cannot be written (the manager's namespace missing) is retried, and must not hide the
+	// budget from monitoring meanwhile.
+	r.metrics.ObserveBudget(b)
 	// A budget that took over under an older manager has its ledger in the namespace itself:
 	// written in the manager's namespace at this first look (the migration).
 	if err := r.ledgers.ensure(ctx, r.client, r.reader, b); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.metrics.ObserveBudget(b)
 	after := r.recheck
 	if end := b.Status.PeriodEnd; end != nil {
 		after = min(after, max(end.Sub(now), time.Millisecond))

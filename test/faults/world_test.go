@@ -225,6 +225,10 @@ func (w *world) startManagerBinary(bin string, extra ...string) *managerProc {
 		"--metrics-bind-address=0", "--health-probe-bind-address=0",
 	}, extra...)
 	cmd := exec.CommandContext(context.Background(), bin, args...)
+	// The manager's own namespace, as the Deployment's downward API gives it (its budget ledgers
+	// and fingerprint Secret live there); an environment variable, not a flag, so that managers
+	// of older commits, which have no such flag, run with the same arguments.
+	cmd.Env = append(os.Environ(), "POD_NAMESPACE="+w.ns)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	must(w.t, cmd.Start())
 	p := &managerProc{cmd: cmd, log: logPath, done: make(chan struct{})}

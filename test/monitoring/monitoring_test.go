@@ -670,6 +670,9 @@ func startManager(t *testing.T, bin, name string, args ...string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, append([]string{
 		"--metrics-bind-address=" + metricsAddr, "--metrics-secure=false", "--health-probe-bind-address=0"}, args...)...)
+	// The manager's own namespace, as the Deployment's downward API gives it: its budget ledgers
+	// and its fingerprint Secret live there.
+	cmd.Env = append(os.Environ(), "POD_NAMESPACE=default")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
