@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -101,23 +102,16 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 		return ctrl.Result{}, false, nil
 	}
 	obj := tx.Obj
-	// What the server held when this reconcile began: a confirmed resubmission clears the unknown
-	// attempt from obj, not from base.
-	sent := func(r videov1alpha1.BudgetReservation) bool {
-		for _, st := range []*videov1alpha1.JobStatus{l.adapter.jobStatus(tx.Base), l.adapter.jobStatus(obj)} {
-			if st.Submission != nil && st.Submission.AttemptID == r.AttemptID {
-				return true
-			}
-			if st.JobID != "" && st.SubmittedAt != nil && !st.SubmittedAt.Before(&r.ReservedAt) {
-				return true
-			}
-		}
-		return false
-	}
+	sent := l.sentBy(tx)
 	var est spendguard.Estimate
 	if r := l.budgetEstimate(t); r != nil {
 		est = spendguard.EstimateOf(r)
 	}
+	if _, ok := l.guard.TakeGrant(ctx, l.adapter.kind(), obj, attempt, t.sourceDigest, est); ok {
+		// Reserved ahead, while it waited for its key's call budget (reserveAhead).
+		return ctrl.Result{}, false, nil
+	}
+	l.guard.UsedAttempt(obj.GetUID(), attempt)
 	d, err := l.guard.Reserve(ctx, l.adapter.kind(), obj, attempt, t.sourceDigest, est, sent)
 	if errors.Is(err, spendguard.ErrBusy) {
 		// Nothing was decided about this generation: observedGeneration must not move, or a
@@ -129,15 +123,9 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 		return ctrl.Result{}, true, err
 	}
 	if !d.Wait {
-		if d.Budgeted && l.adapter.kind() == kindRender {
-			// The reservation stays until this attempt is sent or replaced by the next one.
-			if err := l.holdForCharge(ctx, tx); err != nil {
-				if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-					return later(tx, l.backoff.Short()), true, nil
-				}
-				return ctrl.Result{}, true, fmt.Errorf("adding finalizer %s: %w", videov1alpha1.FinalizerCharge, err)
-			}
-		}
+		// The charge finalizer is not written here: it travels with the job's record
+		// (holdForCharge, in the one metadata write of the render's life); until then the
+		// reservation, and after the job id the reservation of its running job, stand for it.
 		return ctrl.Result{}, false, nil
 	}
 	st := l.adapter.jobStatus(obj)
@@ -166,6 +154,49 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 	return ctrl.Result{RequeueAfter: l.backoff.PollDelay(after, after+after/4)}, true, nil
 }
 
+// sentBy reports whether a reservation of the object stands for an attempt that may have reached
+// the service. What the server held when this reconcile began counts: a confirmed resubmission
+// clears the unknown attempt from obj, not from base.
+func (l *lifecycle[T]) sentBy(tx *statustxn.Txn[T]) func(videov1alpha1.BudgetReservation) bool {
+	base, obj := l.adapter.jobStatus(tx.Base).DeepCopy(), l.adapter.jobStatus(tx.Obj).DeepCopy()
+	return func(r videov1alpha1.BudgetReservation) bool {
+		for _, st := range []*videov1alpha1.JobStatus{base, obj} {
+			if st.Submission != nil && st.Submission.AttemptID == r.AttemptID {
+				return true
+			}
+			if st.JobID != "" && st.SubmittedAt != nil && !st.SubmittedAt.Before(&r.ReservedAt) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// reserveAhead queues the reservation of attempt with the namespace's next budget write, for a
+// render of a namespace with a VideoBudget that waits for its key's call budget: when it comes
+// back to pay, reserveBudget finds it written (spendguard grant.go) and writes nothing.
+func (l *lifecycle[T]) reserveAhead(tx *statustxn.Txn[T], attempt string, t *target, wait time.Duration) {
+	if l.guard == nil || l.adapter.kind() != kindRender || !l.guard.Budgeted(context.Background(), tx.Obj.GetNamespace()) {
+		return
+	}
+	var est spendguard.Estimate
+	if r := l.budgetEstimate(t); r != nil {
+		est = spendguard.EstimateOf(r)
+	}
+	l.guard.ReserveAhead(l.adapter.kind(), tx.Obj, attempt, t.sourceDigest, est, l.sentBy(tx), wait)
+}
+
+// submissionAttempt is the attempt id of the next submission: the one reserved ahead for the
+// object, or a new one.
+func (l *lifecycle[T]) submissionAttempt(obj T) (string, error) {
+	if l.guard != nil {
+		if a := l.guard.GrantedAttempt(obj.GetUID()); a != "" {
+			return a, nil
+		}
+	}
+	return newAttemptID()
+}
+
 // budgetEstimate is what a render's submission reserves and records (its status keeps it with
 // the submission and the job): the estimate of the request it sends, and its flags. A budget
 // that rebuilds the reservation later (a replace) takes it from there, not from a guess: a
@@ -177,15 +208,18 @@ func (l *lifecycle[T]) budgetEstimate(t *target) *videov1alpha1.BudgetEstimate {
 	return spendguard.EstimateFor(t.request()).Record()
 }
 
-// settleBudget turns the reservation of an attempt whose job id was written into usage. A
-// failure is only logged: the VideoBudget controller settles what is left.
-func (l *lifecycle[T]) settleBudget(ctx context.Context, obj T, attempt string) {
+// settleBudget turns the reservation of an attempt whose job id was written into usage. It does
+// not wait: the settlement rides with the namespace's next budget write (group commit), and the
+// VideoBudget controller settles one that is never written from the object's record. A render
+// that does not hold the charge finalizer yet keeps its reservation, now its running job's,
+// until the finalizer is written with its record (holdForCharge): a render deleted before then is
+// charged its estimate by the VideoBudget controller.
+func (l *lifecycle[T]) settleBudget(_ context.Context, obj T, attempt string) {
 	if l.guard == nil {
 		return
 	}
-	if err := l.guard.Settle(ctx, obj.GetNamespace(), obj.GetUID(), attempt, l.adapter.jobStatus(obj).JobID); err != nil {
-		logf.FromContext(ctx).Info("Settling the budget reservation failed; the VideoBudget controller settles it", "attempt", attempt, "error", err.Error())
-	}
+	held := l.adapter.kind() != kindRender || controllerutil.ContainsFinalizer(obj, videov1alpha1.FinalizerCharge)
+	l.guard.SettleLater(obj.GetNamespace(), obj.GetUID(), attempt, l.adapter.jobStatus(obj).JobID, held)
 }
 
 // releaseBudget gives back the reservation of an attempt that certainly created no job.
@@ -229,6 +263,74 @@ func (l *lifecycle[T]) chargeCompletion(ctx context.Context, tx *statustxn.Txn[T
 	return nil
 }
 
+// chargeSoon queues the charge of a render's ended job for the namespace's next budget write,
+// shared with its other changes (group commit), instead of holding the worker for a write of its
+// own. queued is true while that write has not ended: the reconcile's decisions are discarded
+// (the end is not written before its charge) and the object comes back after wait, with the job's
+// answer kept, so the job is not read again. Once the write ended, charged says that the charge
+// is in the budget; when the write failed, neither is set and chargeCompletion charges it in a
+// write of its own.
+func (l *lifecycle[T]) chargeSoon(tx *statustxn.Txn[T], job *apiclient.Job) (wait time.Duration, queued, charged bool) {
+	if l.guard == nil || l.adapter.kind() != kindRender || (!job.Status().IsCompleted() && !job.Status().IsFailed()) ||
+		!l.guard.Budgeted(context.Background(), tx.Obj.GetNamespace()) {
+		return 0, false, false
+	}
+	secs, credits := jobCost(job)
+	unreported := job.Status().IsCompleted() && l.estimate(tx.Obj).Unreported
+	jobID := l.adapter.jobStatus(tx.Obj).JobID
+	done, retryIn, err := l.guard.ChargeSoon(tx.Obj.GetNamespace(), jobID, secs, credits, unreported)
+	if done {
+		return 0, false, err == nil
+	}
+	tx.Abort()
+	l.ended.keep(jobID, job)
+	return retryIn, true, false
+}
+
+// endedJobs are job answers kept while their charge waits for its budget write.
+type endedJobs struct {
+	mu sync.Mutex
+	m  map[string]endedJob
+}
+
+type endedJob struct {
+	job *apiclient.Job
+	at  time.Time
+}
+
+// endedTTL bounds how long an answer is kept: its reconcile comes back within a second.
+const endedTTL = time.Minute
+
+func (e *endedJobs) keep(jobID string, job *apiclient.Job) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m == nil {
+		e.m = map[string]endedJob{}
+	}
+	now := time.Now()
+	for id, j := range e.m {
+		if now.Sub(j.at) > endedTTL {
+			delete(e.m, id)
+		}
+	}
+	e.m[jobID] = endedJob{job: job, at: now}
+}
+
+// take returns and forgets the kept answer of jobID, or nil.
+func (e *endedJobs) take(jobID string) *apiclient.Job {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j, ok := e.m[jobID]
+	if !ok || jobID == "" {
+		return nil
+	}
+	delete(e.m, jobID)
+	if time.Since(j.at) > endedTTL {
+		return nil
+	}
+	return j.job
+}
+
 // jobCost is what a job answer reports: the video's seconds (rounded up) and the AI credits.
 func jobCost(job *apiclient.Job) (secs int64, credits *resource.Quantity) {
 	if !job.Status().IsCompleted() {
@@ -266,29 +368,25 @@ func (l *lifecycle[T]) chargeGivenUp(ctx context.Context, tx *statustxn.Txn[T]) 
 	return nil
 }
 
-// holdForCharge adds the charge finalizer to a render of a namespace with a VideoBudget, before
-// its in-flight record: deleting the render mid-job then waits until its job's end is charged
-// (finishCharge). The write is conditional on the object as read, and the transaction goes on
-// from the object as the write left it.
-func (l *lifecycle[T]) holdForCharge(ctx context.Context, tx *statustxn.Txn[T]) error {
-	if controllerutil.ContainsFinalizer(tx.Base, videov1alpha1.FinalizerCharge) {
-		return nil
+// holdForCharge adds the charge finalizer to patched, the render's record write, when the
+// render's namespace has a VideoBudget and the record names a job: deleting the render mid-job
+// then waits until its job's end is charged (finishCharge). It is the one metadata write of a
+// render's life (DESIGN.md "Load on the cluster"): the finalizer travels with the record rather
+// than costing a write of its own before the submission. Until it is written, the reservation of
+// the render's running job stands for it (settleBudget), and a render deleted meanwhile is
+// charged its estimate. It reports whether it added the finalizer.
+func (l *lifecycle[T]) holdForCharge(ctx context.Context, patched T, jobID string) bool {
+	if l.guard == nil || l.adapter.kind() != kindRender || jobID == "" ||
+		controllerutil.ContainsFinalizer(patched, videov1alpha1.FinalizerCharge) || !l.guard.Budgeted(ctx, patched.GetNamespace()) {
+		return false
 	}
-	patched := tx.Base.DeepCopyObject().(T)
-	controllerutil.AddFinalizer(patched, videov1alpha1.FinalizerCharge)
-	wctx, cancel := context.WithTimeout(ctx, WriteTimeout)
-	defer cancel()
-	if err := l.client.Patch(wctx, patched, client.MergeFromWithOptions(tx.Base, client.MergeFromWithOptimisticLock{})); err != nil {
-		return err
-	}
-	// Only the metadata changed, and nothing else did (the write was conditional): the status
-	// decided so far still stands on the new resourceVersion.
-	tx.Superseded = append(tx.Superseded, tx.Base.GetResourceVersion())
-	for _, o := range []T{tx.Obj, tx.Base} {
-		o.SetFinalizers(patched.GetFinalizers())
-		o.SetResourceVersion(patched.GetResourceVersion())
-	}
-	return nil
+	return controllerutil.AddFinalizer(patched, videov1alpha1.FinalizerCharge)
+}
+
+// chargeHeld tells the guard that the render's finalizer now holds its running job: the
+// reservation that stood for it can go (with the next budget write).
+func (l *lifecycle[T]) chargeHeld(obj T, jobID string) {
+	l.guard.HeldLater(obj.GetNamespace(), jobID)
 }
 
 // finishCharge is the reconcile of a deleted render that holds the charge finalizer: it reads

@@ -23,13 +23,11 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
@@ -64,10 +62,15 @@ import (
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videobudgets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videobudgets/status,verbs=get;update;patch
 
-// maxReservations and maxChargedJobs are the bounds of the budget's status lists.
+// maxReservations and maxChargedJobs are the bounds of the budget's status lists. The charged
+// job ids only guard the moment between a job's charge and its render's own completion write
+// (a crash there reads the job again and charges it again): 64 is far more completions than
+// one namespace's renders write at once, and keeps the budget, which every write of it sends
+// whole to the API server and to every watcher, small (the API allows 256, as older managers
+// kept).
 const (
 	maxReservations = 1000
-	maxChargedJobs  = 256
+	maxChargedJobs  = 64
 	// WriteTries bounds the re-reads after conflicts of one budget write.
 	WriteTries = 8
 )
@@ -84,6 +87,11 @@ type Guard struct {
 	// ledgers keep each namespace's usage, and a deleted budget's limits, in the manager's
 	// namespace.
 	ledgers *Ledgers
+	// grants are the reservations written ahead for renders waiting for their key's call
+	// budget (grant.go).
+	grants grants
+	// charges are the charges queued by ChargeSoon.
+	charges charges
 }
 
 // New returns the spend guard. c writes the budgets and reads them from its cache; reader reads
@@ -112,74 +120,6 @@ func ignoreNoBudget(err error) error {
 // ErrBusy is returned when a budget write kept conflicting: the caller tries again later.
 var ErrBusy = errors.New("the VideoBudget kept changing during the write; trying again")
 
-// mutateBudget applies change to the namespace's budget and writes its status with an
-// optimistic lock, reading it again and re-deciding after each conflict. change returns false
-// when there is nothing to write; it is not called when the namespace has no VideoBudget, and
-// errNoBudget is returned then (also when the budget is deleted before the write).
-//
-// This process's writes of one budget take turns, each starting from the budget as the previous
-// one left it: the cache sees a write only later, and a decision taken on it would lose its lock
-// (a quarter of the budget writes did, at 10,000 renders). The lock still guards every write
-// against changes made elsewhere, and a decision to write nothing is not taken on this
-// process's own copy alone: it may be behind a raised limit.
-func (g *Guard) mutateBudget(ctx context.Context, ns string, change func(b *videov1alpha1.VideoBudget) bool) error {
-	slot, err := g.writers.acquire(ctx, ns)
-	if err != nil {
-		return err
-	}
-	defer g.writers.release(slot)
-	var reader client.Reader = g.client
-	for range WriteTries {
-		b, own := slot.latest, true
-		slot.latest = nil
-		if b == nil {
-			own = false
-			b = &videov1alpha1.VideoBudget{}
-			if err := reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: videov1alpha1.VideoBudgetName}, b); err != nil {
-				if apierrors.IsNotFound(err) {
-					return errNoBudget
-				}
-				return fmt.Errorf("reading VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, err)
-			}
-		}
-		base := b.DeepCopy()
-		RollPeriod(b, g.clock.Now())
-		adopted, err := adoptLedger(ctx, g.client, g.reader, g.ledgers, b, g.clock.Now())
-		if err != nil {
-			return err
-		}
-		recountReserved(b)
-		if !change(b) && !adopted {
-			if own {
-				continue // decided again on the cache's copy
-			}
-			return nil
-		}
-		recountReserved(b)
-		err = g.client.Status().Patch(ctx, b, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
-		switch {
-		case err == nil:
-			// b is the API server's answer: the budget as this write left it.
-			b.SetManagedFields(nil)
-			slot.latest = b
-			if adopted || ledgerChanged(base, b) {
-				if lerr := g.ledgers.write(ctx, g.client, b); lerr != nil {
-					logf.FromContext(ctx).Info("Copying the budget's usage to the ledger failed; the next budget write copies it", "error", lerr.Error())
-				}
-			}
-			return nil
-		case apierrors.IsConflict(err):
-			reader = g.reader
-			continue
-		case apierrors.IsNotFound(err):
-			return errNoBudget
-		default:
-			return fmt.Errorf("writing VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, err)
-		}
-	}
-	return ErrBusy
-}
-
 // maxBudgetSlots bounds how many namespaces' budgets budgetWriters keeps a copy of; a namespace
 // whose copy was dropped reads its budget from the cache again.
 const maxBudgetSlots = 256
@@ -199,21 +139,21 @@ type budgetSlot struct {
 	turn chan struct{}
 	// latest is the budget as this process's last write left it, or nil (then read it).
 	latest *videov1alpha1.VideoBudget
-	// users are the writes holding or waiting for the turn: a slot in use is never dropped.
+	// users are the writes holding or waiting for the turn, and a scheduled flush: a slot in use
+	// is never dropped.
 	users int
+	// queue are the changes waiting for the next write of the budget (guarded by
+	// budgetWriters.mu): the group commit (batch.go).
+	queue []*op
+	// flushing is set while a flush of queued changes that nobody waits for is scheduled, at
+	// flushAt.
+	flushing bool
+	flushAt  time.Time
 }
 
 func (w *budgetWriters) acquire(ctx context.Context, ns string) (*budgetSlot, error) {
 	w.mu.Lock()
-	if w.slots == nil {
-		w.slots = map[string]*budgetSlot{}
-	}
-	s, ok := w.slots[ns]
-	if !ok {
-		w.dropIdleLocked()
-		s = &budgetSlot{ns: ns, turn: make(chan struct{}, 1)}
-		w.slots[ns] = s
-	}
+	s := w.slotLocked(ns)
 	s.users++
 	w.mu.Unlock()
 	// A turn that does not come within a status write's time is a busy budget, as a lock lost
@@ -240,6 +180,20 @@ func (w *budgetWriters) release(s *budgetSlot) {
 	w.mu.Lock()
 	s.users--
 	w.mu.Unlock()
+}
+
+// slotLocked is ns's slot, made when there is none.
+func (w *budgetWriters) slotLocked(ns string) *budgetSlot {
+	if w.slots == nil {
+		w.slots = map[string]*budgetSlot{}
+	}
+	s, ok := w.slots[ns]
+	if !ok {
+		w.dropIdleLocked()
+		s = &budgetSlot{ns: ns, turn: make(chan struct{}, 1)}
+		w.slots[ns] = s
+	}
+	return s
 }
 
 // dropIdleLocked makes room for one more slot by dropping idle ones.
@@ -281,50 +235,57 @@ func (g *Guard) Reserve(ctx context.Context, kind string, obj client.Object, att
 	sent func(videov1alpha1.BudgetReservation) bool) (Decision, error) {
 	var d Decision
 	err := g.mutateBudget(ctx, obj.GetNamespace(), func(b *videov1alpha1.VideoBudget) bool {
-		d = Decision{Budgeted: true}
-		kept := b.Status.Reservations[:0:0]
-		for _, r := range b.Status.Reservations {
-			switch {
-			case r.UID != string(obj.GetUID()) || r.JobID != "":
-				// Another object's, or a running job of this one, charged when it ends.
-				kept = append(kept, r)
-			case sent != nil && sent(r):
-				countUsed(b, r)
-				// An attempt that may have created a job whose end will never be read here:
-				// its estimate stands for it.
-				b.Status.Used.RenderSeconds += r.EstimatedSeconds
-			}
-		}
-		b.Status.Reservations = kept
-		recountReserved(b)
-		if limit, msg, reached := exhausted(b, kind, est); reached {
-			d = Decision{Wait: true, Limit: limit, Message: msg}
-			if b.Status.PeriodEnd != nil {
-				d.ResetAt = b.Status.PeriodEnd.Time
-			}
-			// Nothing is written: the reservation this object may hold stays until it is
-			// released (the budget controller checks it against the object).
-			return false
-		}
-		if len(b.Status.Reservations) >= maxReservations {
-			d = Decision{Wait: true, Message: fmt.Sprintf(
-				"%d submissions of this namespace are in flight, the most the VideoBudget tracks; waiting for some to be recorded", maxReservations)}
-			return false
-		}
-		r := videov1alpha1.BudgetReservation{
-			Kind: kind, Name: obj.GetName(), UID: string(obj.GetUID()), AttemptID: attempt,
-			ReservedAt: metav1.NewTime(g.clock.Now()), Digest: digest,
-		}
-		if kind != kindStoryboard {
-			r.EstimatedSeconds, r.AICredits, r.Unbounded = est.Seconds, est.Credits, est.Unbounded
-		}
-		b.Status.Reservations = append(b.Status.Reservations, r)
-		return true
+		var write bool
+		d, write = g.reserveChange(b, kind, obj, attempt, digest, est, sent)
+		return write
 	})
 	if errors.Is(err, errNoBudget) {
 		return g.withoutBudget(ctx, obj.GetNamespace())
 	}
 	return d, err
+}
+
+// reserveChange is a reservation's change of the budget and its decision.
+func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj client.Object, attempt, digest string, est Estimate,
+	sent func(videov1alpha1.BudgetReservation) bool) (Decision, bool) {
+	d := Decision{Budgeted: true}
+	kept := b.Status.Reservations[:0:0]
+	for _, r := range b.Status.Reservations {
+		switch {
+		case r.UID != string(obj.GetUID()) || r.JobID != "":
+			// Another object's, or a running job of this one, charged when it ends.
+			kept = append(kept, r)
+		case sent != nil && sent(r):
+			countUsed(b, r)
+			// An attempt that may have created a job whose end will never be read here:
+			// its estimate stands for it.
+			b.Status.Used.RenderSeconds += r.EstimatedSeconds
+		}
+	}
+	b.Status.Reservations = kept
+	recountReserved(b)
+	if limit, msg, reached := exhausted(b, kind, est); reached {
+		d = Decision{Wait: true, Limit: limit, Message: msg}
+		if b.Status.PeriodEnd != nil {
+			d.ResetAt = b.Status.PeriodEnd.Time
+		}
+		// Nothing is written: the reservation this object may hold stays until it is
+		// released (the budget controller checks it against the object).
+		return d, false
+	}
+	if len(b.Status.Reservations) >= maxReservations {
+		return Decision{Wait: true, Message: fmt.Sprintf(
+			"%d submissions of this namespace are in flight, the most the VideoBudget tracks; waiting for some to be recorded", maxReservations)}, false
+	}
+	r := videov1alpha1.BudgetReservation{
+		Kind: kind, Name: obj.GetName(), UID: string(obj.GetUID()), AttemptID: attempt,
+		ReservedAt: metav1.NewTime(g.clock.Now()), Digest: digest,
+	}
+	if kind != kindStoryboard {
+		r.EstimatedSeconds, r.AICredits, r.Unbounded = est.Seconds, est.Credits, est.Unbounded
+	}
+	b.Status.Reservations = append(b.Status.Reservations, r)
+	return d, true
 }
 
 // withoutBudget decides for a namespace without a VideoBudget: not limited, unless its ledger
@@ -352,6 +313,60 @@ func (g *Guard) Settle(ctx context.Context, ns string, uid types.UID, attempt, j
 		return settleReservation(b, string(uid), attempt, jobID)
 	})
 	return ignoreNoBudget(err)
+}
+
+// SettleLater is Settle without waiting for the write: the settlement rides with the next write
+// of the namespace's budget (a reservation, a charge), or a flush a second later. The job id is
+// already recorded in the object, and the reservation counts against the limits as usage would
+// meanwhile; a settlement that is never written (a crash, a busy budget) is made by the
+// VideoBudget controller from the object's record. held says whether the object's charge
+// finalizer holds its job: a render's reservation that it does not hold stays, with its job id,
+// until HeldLater or the job's charge ends it, so that a render deleted before the finalizer is
+// written is charged its estimate.
+func (g *Guard) SettleLater(ns string, uid types.UID, attempt, jobID string, held bool) {
+	g.mutateLater(ns, func(b *videov1alpha1.VideoBudget) bool {
+		if !held {
+			return settleKeeping(b, string(uid), attempt, jobID)
+		}
+		return settleReservation(b, string(uid), attempt, jobID)
+	})
+}
+
+// HeldLater ends, with the next budget write, the reservation of jobID's running job that
+// stood for the render's charge finalizer, now written: its end is charged through the
+// finalizer. Under a seconds or credits limit the reservation stays (its estimate counts until
+// the end is charged).
+func (g *Guard) HeldLater(ns, jobID string) {
+	g.mutateLater(ns, func(b *videov1alpha1.VideoBudget) bool {
+		if limitsLength(b) {
+			return false
+		}
+		return dropJobReservation(b, jobID) != nil
+	})
+}
+
+// Budgeted reports whether the namespace has a VideoBudget, from the cache.
+func (g *Guard) Budgeted(ctx context.Context, ns string) bool {
+	var b videov1alpha1.VideoBudget
+	return g.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: videov1alpha1.VideoBudgetName}, &b) == nil
+}
+
+// settleKeeping counts the render's reservation of uid and attempt as used and keeps it as its
+// running job's.
+func settleKeeping(b *videov1alpha1.VideoBudget, uid, attempt, jobID string) bool {
+	for i, r := range b.Status.Reservations {
+		if r.UID != uid || r.AttemptID != attempt || r.JobID != "" {
+			continue
+		}
+		countUsed(b, r)
+		if r.Kind != kindStoryboard && jobID != "" {
+			b.Status.Reservations[i].JobID = jobID
+		} else {
+			b.Status.Reservations = append(b.Status.Reservations[:i:i], b.Status.Reservations[i+1:]...)
+		}
+		return true
+	}
+	return false
 }
 
 // settleReservation counts the reservation of uid and attempt as used, keeping it for its
@@ -415,15 +430,19 @@ func takeReservation(b *videov1alpha1.VideoBudget, uid, attempt string, charge b
 // the job answer does not report (counted in used.unreportedCreditRenders). A job that ended
 // with nothing to charge (a failure) still ends its reservation.
 func (g *Guard) Charge(ctx context.Context, ns, jobID string, secs int64, credits *resource.Quantity, unreported bool) error {
-	err := g.mutateBudget(ctx, ns, func(b *videov1alpha1.VideoBudget) bool {
+	return ignoreNoBudget(g.mutateBudget(ctx, ns, chargeChange(jobID, secs, credits, unreported)))
+}
+
+// chargeChange is the change of Charge.
+func chargeChange(jobID string, secs int64, credits *resource.Quantity, unreported bool) func(b *videov1alpha1.VideoBudget) bool {
+	return func(b *videov1alpha1.VideoBudget) bool {
 		held := dropJobReservation(b, jobID) != nil
 		if charged(b, jobID) || (secs <= 0 && (credits == nil || credits.IsZero()) && !unreported) {
 			return held
 		}
 		chargeJob(b, jobID, secs, credits, unreported)
 		return true
-	})
-	return ignoreNoBudget(err)
+	}
 }
 
 // GiveUp charges a job whose end will never be read (given up at the job deadline, unknown to

@@ -106,6 +106,32 @@ type Ledgers struct {
 	// known are the tenant namespaces whose ledger this process wrote or saw: the VideoBudget
 	// controller looks for the others' once, to write those a migration left to write.
 	known sync.Map
+	// Interval is the ledger's cadence: one namespace's ledger is written at most once per
+	// Interval, with the budget as its last write left it (record).
+	Interval time.Duration
+
+	mu      sync.Mutex
+	cadence map[string]*ledgerCadence
+	// free are the tenant namespaces whose ledger was read and holds no limits, until when that
+	// answer is used without reading it again (holds).
+	free map[string]time.Time
+}
+
+// freeTTL is how long a ledger read that holds no limits is used again. Within it, every write
+// of the namespace's ledger by this process (a budget's usage) and every budget deletion it sees
+// forget the answer; only a ledger written by hand, or by another process, waits for it.
+const freeTTL = 30 * time.Second
+
+// DefaultLedgerInterval is the ledger's cadence: a budget written many times a second (a burst
+// of renders) has its ledger written once per interval.
+const DefaultLedgerInterval = 5 * time.Second
+
+// ledgerCadence is one namespace's ledger between two writes.
+type ledgerCadence struct {
+	last time.Time
+	// pending is the budget to copy at the end of the interval, nil when the ledger is current.
+	pending *videov1alpha1.VideoBudget
+	client  client.Client
 }
 
 // NewLedgers returns the ledgers kept in namespace ns (DefaultLedgerNamespace when empty).
@@ -113,7 +139,58 @@ func NewLedgers(ns string) *Ledgers {
 	if ns == "" {
 		ns = DefaultLedgerNamespace
 	}
-	return &Ledgers{Namespace: ns}
+	return &Ledgers{Namespace: ns, Interval: DefaultLedgerInterval}
+}
+
+// record copies b's usage to its namespace's ledger: now when urgent (a budget that took the
+// ledger over, a new period), when the ledger was not written within the interval, or when
+// this process never wrote it; otherwise at the end of the interval, with the budget as its
+// last write by then left it. What the interval holds back is written before the ledger is read
+// again by this process (a budget taking over, a namespace without a budget: flushPending);
+// a crash loses at most one interval of changes from the ledger, never from the budget.
+func (s *Ledgers) record(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, urgent bool) error {
+	now := time.Now()
+	s.mu.Lock()
+	if s.cadence == nil {
+		s.cadence = map[string]*ledgerCadence{}
+	}
+	lc, ok := s.cadence[b.Namespace]
+	if !ok {
+		lc = &ledgerCadence{}
+		s.cadence[b.Namespace] = lc
+	}
+	if !urgent && ok && now.Sub(lc.last) < s.Interval {
+		schedule := lc.pending == nil
+		lc.pending, lc.client = b.DeepCopy(), c
+		s.mu.Unlock()
+		if schedule {
+			time.AfterFunc(s.Interval-now.Sub(lc.last), func() {
+				fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				if err := s.flushPending(fctx, b.Namespace); err != nil {
+					logf.FromContext(ctx).Info("Copying the budget's usage to the ledger failed; the next budget write copies it", "error", err.Error())
+				}
+			})
+		}
+		return nil
+	}
+	lc.last, lc.pending = now, nil
+	s.mu.Unlock()
+	return s.write(ctx, c, b)
+}
+
+// flushPending writes what the cadence holds back for tenant's ledger, if anything.
+func (s *Ledgers) flushPending(ctx context.Context, tenant string) error {
+	s.mu.Lock()
+	lc := s.cadence[tenant]
+	if lc == nil || lc.pending == nil {
+		s.mu.Unlock()
+		return nil
+	}
+	b, c := lc.pending, lc.client
+	lc.pending, lc.last = nil, time.Now()
+	s.mu.Unlock()
+	return s.write(ctx, c, b)
 }
 
 // Name is the name of tenant's ledger.
@@ -140,7 +217,15 @@ func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.V
 		return fmt.Errorf("writing the budget ledger %s/%s: %w", s.Namespace, cm.Name, err)
 	}
 	s.known.Store(b.Namespace, true)
+	s.forgetFree(b.Namespace)
 	return nil
+}
+
+// forgetFree drops the answer that tenant's ledger holds no limits.
+func (s *Ledgers) forgetFree(tenant string) {
+	s.mu.Lock()
+	delete(s.free, tenant)
+	s.mu.Unlock()
 }
 
 // read reads tenant's ledger; nil when there is none (or it cannot be decoded: a ledger edited
@@ -173,13 +258,41 @@ func readLedgerAt(ctx context.Context, r client.Reader, at types.NamespacedName)
 
 // holds reports whether tenant's ledger keeps the limits of a budget deleted in the current
 // period: it names a budget and its period has not ended at now. It returns the period's end.
+//
+// A paid submission in a namespace without a budget asks this every time: a ledger that holds
+// no limits is not read again for freeTTL (nor after this process writes it or sees a budget
+// deleted), so that unguarded renders do not each cost an API read (issue 30).
 func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now time.Time) (bool, time.Time, error) {
-	l, _, err := s.read(ctx, r, tenant)
-	if err != nil || l == nil || l.BudgetUID == "" || l.PeriodEnd == nil || !now.Before(l.PeriodEnd.Time) {
+	if err := s.flushPending(ctx, tenant); err != nil {
 		return false, time.Time{}, err
+	}
+	s.mu.Lock()
+	until, free := s.free[tenant]
+	s.mu.Unlock()
+	if free && time.Now().Before(until) {
+		return false, time.Time{}, nil
+	}
+	l, _, err := s.read(ctx, r, tenant)
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	if l == nil || l.BudgetUID == "" || l.PeriodEnd == nil || !now.Before(l.PeriodEnd.Time) {
+		s.mu.Lock()
+		if s.free == nil {
+			s.free = map[string]time.Time{}
+		}
+		if len(s.free) >= maxFree {
+			clear(s.free)
+		}
+		s.free[tenant] = time.Now().Add(freeTTL)
+		s.mu.Unlock()
+		return false, time.Time{}, nil
 	}
 	return true, l.PeriodEnd.Time, nil
 }
+
+// maxFree bounds the namespaces whose free ledger is remembered.
+const maxFree = 10_000
 
 // ensure writes the ledger of a budget that took over long ago when the manager's namespace has
 // none yet (the migration from the tenant's namespace): once per namespace and process.
@@ -234,6 +347,10 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *Ledgers, b *videov1alpha1.VideoBudget, now time.Time) (bool, error) {
 	if b.UID == "" || b.Status.LedgerBudgetUID == string(b.UID) {
 		return false, nil
+	}
+	// What the cadence holds back of the budget this one replaces is read too.
+	if err := s.flushPending(ctx, b.Namespace); err != nil {
+		return false, err
 	}
 	l, found, err := s.read(ctx, reader, b.Namespace)
 	if err != nil {

@@ -57,6 +57,9 @@ type Reconciler struct {
 	recheck time.Duration
 	// ledgers are the namespaces' ledgers in the manager's namespace.
 	ledgers *Ledgers
+	// guard is this process's spend guard: the reservations it wrote ahead for renders still
+	// waiting for their call budget are not released (nil: none).
+	guard *Guard
 }
 
 // Observer receives each budget's state after a reconcile (the budget metrics), and the
@@ -85,6 +88,8 @@ type ReconcilerOptions struct {
 	// Ledgers are the namespaces' ledgers (shared with the Guard); nil keeps them in
 	// DefaultLedgerNamespace.
 	Ledgers *Ledgers
+	// Guard is this process's spend guard, whose reservations written ahead are kept (may be nil).
+	Guard *Guard
 }
 
 // NewReconciler returns the VideoBudget reconciler.
@@ -98,7 +103,7 @@ func NewReconciler(o ReconcilerOptions) *Reconciler {
 		ledgers = NewLedgers("")
 	}
 	return &Reconciler{client: o.Client, reader: o.Reader, clock: o.Clock, metrics: m,
-		grace: o.Grace, recheck: o.Recheck, retry: o.Retry, ledgers: ledgers}
+		grace: o.Grace, recheck: o.Recheck, retry: o.Retry, ledgers: ledgers, guard: o.Guard}
 }
 
 type noObserver struct{}
@@ -112,7 +117,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, b); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.metrics.ForgetBudget(req.Namespace)
-			return ctrl.Result{}, nil
+			// A deleted budget's last usage goes to the ledger now, not at the end of its cadence,
+			// and the namespace's ledger is read again before its next paid submission.
+			r.ledgers.forgetFree(req.Namespace)
+			return ctrl.Result{}, r.ledgers.flushPending(ctx, req.Namespace)
 		}
 		return ctrl.Result{}, fmt.Errorf("getting VideoBudget %s: %w", req.NamespacedName, err)
 	}
@@ -144,7 +152,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, fmt.Errorf("writing the status of VideoBudget %s: %w", req.NamespacedName, err)
 		}
 		if adopted || ledgerChanged(base, b) {
-			if err := r.ledgers.write(ctx, r.client, b); err != nil {
+			urgent := adopted || !base.Status.PeriodEnd.Equal(b.Status.PeriodEnd)
+			if err := r.ledgers.record(ctx, r.client, b, urgent); err != nil {
 				r.metrics.ObserveBudget(b)
 				return ctrl.Result{}, err
 			}
@@ -197,6 +206,21 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			b.Status.Used.RenderSeconds += res.EstimatedSeconds
 		}
 		gone := apierrors.IsNotFound(err) || string(obj.GetUID()) != res.UID
+		if res.JobID != "" && young && gone {
+			// A render deleted before its charge finalizer was written with its record (the
+			// reservation stood for it): nobody will read its job's end, so its estimate is charged
+			// now, once the API server confirms that the object is gone (the cache may lag).
+			fresh := obj.DeepCopyObject().(client.Object)
+			err := r.reader.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: res.Name}, fresh)
+			if err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("reading %s %s/%s of a budget reservation: %w", res.Kind, b.Namespace, res.Name, err)
+			}
+			if apierrors.IsNotFound(err) || string(fresh.GetUID()) != res.UID {
+				young = false
+			} else {
+				obj, gone = fresh, false
+			}
+		}
 		if res.JobID != "" {
 			// A running job's reservation: its end charges it. One whose end will never be read
 			// here (the object is gone without its finalizer, or moved on without charging it)
@@ -214,7 +238,7 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			}
 			continue
 		}
-		if young && (gone || !recordedSince(videov1alpha1.JobStatusOf(obj), res)) {
+		if young && (gone || !recordedSince(videov1alpha1.JobStatusOf(obj), res) || justRecorded(videov1alpha1.JobStatusOf(obj), now)) {
 			// Still within its submission's time: only a recorded job settles it early (the
 			// object's own settle, which failed or has not run yet, would have done the same).
 			kept = append(kept, res)
@@ -236,12 +260,22 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 				res.JobID = st.JobID
 				kept = append(kept, res)
 			}
+		case r.guard.Granted(res.UID, res.AttemptID):
+			// Written ahead for a render that waits for its key's call budget (grant.go).
+			kept = append(kept, res)
 		default:
 			log.V(1).Info("Releasing the reservation of an attempt that was never sent", "kind", res.Kind, "name", res.Name, "attempt", res.AttemptID)
 		}
 	}
 	b.Status.Reservations = kept
 	return nil
+}
+
+// justRecorded reports whether the object recorded its job so recently that the guard's own
+// settlement (Guard.SettleLater, queued then) is still on its way: settling it here too would
+// be one more budget write for every batch the guard writes.
+func justRecorded(st *videov1alpha1.JobStatus, now time.Time) bool {
+	return st.SubmittedAt != nil && now.Sub(st.SubmittedAt.Time) < 3*settleDelay
 }
 
 // givenUp reports the failure codes of jobs whose end was never read: the job deadline, or a job
@@ -274,7 +308,7 @@ func (r *Reconciler) setConditions(b *videov1alpha1.VideoBudget) {
 	if len(reached) > 0 {
 		msgs := make([]string, 0, len(reached))
 		for _, l := range reached {
-			msgs = append(msgs, l.message)
+			msgs = append(msgs, l.conditionMessage(b))
 		}
 		c.Status, c.Reason = metav1.ConditionTrue, string(reached[0].reason)
 		// At most four short sentences: far within a condition message's bound.

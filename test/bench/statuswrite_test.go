@@ -20,18 +20,24 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
@@ -51,6 +57,7 @@ func BenchmarkStatusWrite(b *testing.B) {
 	scheme := k8sruntime.NewScheme()
 	must(b, clientgoscheme.AddToScheme(scheme))
 	must(b, videov1alpha1.AddToScheme(scheme))
+	must(b, apiextensionsv1.AddToScheme(scheme))
 	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join(repoRoot, "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
 	cfg, err := env.Start()
 	must(b, err)
@@ -124,6 +131,46 @@ func BenchmarkStatusWrite(b *testing.B) {
 			b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "wall-ms/op")
 		})
 	}
+	// What dominates the status write of a large render (issue 30, "Large objects"): the same
+	// one-field status patch of a 2,000-scene render against copies of the VideoRender CRD under
+	// other groups: without its CEL rules (x-kubernetes-validations), and without any schema
+	// (x-kubernetes-preserve-unknown-fields). The differences are what the rules and the schema
+	// cost on every status write; what is left is decoding, merging, encoding and storing.
+	// "merged": each schema node's rules folded into one rule whose messageExpression names the
+	// first one broken (the admission feedback kept), to see what one evaluation per scene
+	// instead of eleven saves.
+	for _, variant := range []struct{ group, what string }{{"nocel.bench.videoops.io", "no-cel"}, {"noschema.bench.videoops.io", "no-schema"},
+		{"merged.bench.videoops.io", "merged-rules"}} {
+		b.Run(fmt.Sprintf("status-patch/scenes=2000/%s", variant.what), func(b *testing.B) {
+			gvk := installRenderCRDVariant(b, c, variant.group, variant.what)
+			typed := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("variant-%d", b.N)},
+				Spec: videov1alpha1.VideoRenderSpec{Storyboard: &videov1alpha1.StoryboardRequest{VideoName: "variant", Scenes: scenes(2000)}}}
+			raw, err := k8sruntime.DefaultUnstructuredConverter.ToUnstructured(typed)
+			must(b, err)
+			u := &unstructured.Unstructured{Object: raw}
+			u.SetGroupVersionKind(gvk)
+			must(b, c.Create(b.Context(), u))
+			cpu0, start := apiCPU(), time.Now()
+			for i := range b.N {
+				patch := fmt.Appendf(nil, `{"status":{"progress":%d}}`, i%100)
+				must(b, c.Status().Patch(b.Context(), u, client.RawPatch(types.MergePatchType, patch)))
+			}
+			b.ReportMetric(1000*(apiCPU()-cpu0)/float64(b.N), "apiserver-cpu-ms/op")
+			b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "wall-ms/op")
+		})
+	}
+	// The one API read an unguarded paid submission makes (spendguard Ledgers.holds): the ledger
+	// ConfigMap of a namespace that never had a budget, which is not found.
+	b.Run("configmap-get-missing", func(b *testing.B) {
+		cpu0 := apiCPU()
+		for range b.N {
+			err := c.Get(b.Context(), client.ObjectKey{Namespace: "default", Name: "video-operator-budget-ledger.none"}, &corev1.ConfigMap{})
+			if !apierrors.IsNotFound(err) {
+				b.Fatalf("want not found, got %v", err)
+			}
+		}
+		b.ReportMetric(1000*(apiCPU()-cpu0)/float64(b.N), "apiserver-cpu-ms/op")
+	})
 	b.Run("event-create", func(b *testing.B) {
 		cpu0 := apiCPU()
 		for i := range b.N {
@@ -137,3 +184,112 @@ func BenchmarkStatusWrite(b *testing.B) {
 		b.ReportMetric(1000*(apiCPU()-cpu0)/float64(b.N), "apiserver-cpu-ms/op")
 	})
 }
+
+// installRenderCRDVariant installs the VideoRender CRD under group, without its CEL rules, or
+// without any schema when bare, and returns the kind to create.
+func installRenderCRDVariant(b *testing.B, c client.Client, group, what string) schema.GroupVersionKind {
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "config", "crd", "bases", "video.videoops.io_videorenders.yaml"))
+	must(b, err)
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	must(b, yaml.Unmarshal(raw, crd))
+	crd.ObjectMeta = metav1.ObjectMeta{Name: crd.Spec.Names.Plural + "." + group}
+	crd.Spec.Group = group
+	for i := range crd.Spec.Versions {
+		v := &crd.Spec.Versions[i]
+		switch what {
+		case "no-schema":
+			v.Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+				Type: "object", XPreserveUnknownFields: ptr.To(true)}}
+		case "merged-rules":
+			walkSchema(v.Schema.OpenAPIV3Schema, mergeRules)
+		default:
+			walkSchema(v.Schema.OpenAPIV3Schema, func(s *apiextensionsv1.JSONSchemaProps) { s.XValidations = nil })
+		}
+		v.AdditionalPrinterColumns = nil
+	}
+	if err := c.Create(b.Context(), crd); err != nil && !apierrors.IsAlreadyExists(err) {
+		b.Fatal(err)
+	}
+	gvk := schema.GroupVersionKind{Group: group, Version: videov1alpha1.GroupVersion.Version, Kind: "VideoRender"}
+	// The new kind is served once its CRD is established.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got := &apiextensionsv1.CustomResourceDefinition{}
+		must(b, c.Get(b.Context(), client.ObjectKey{Name: crd.Name}, got))
+		established := false
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				established = true
+			}
+		}
+		if _, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); established && err == nil {
+			return gvk
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("CRD %s not served", crd.Name)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// walkSchema calls f on every node of the schema.
+func walkSchema(s *apiextensionsv1.JSONSchemaProps, f func(*apiextensionsv1.JSONSchemaProps)) {
+	if s == nil {
+		return
+	}
+	f(s)
+	for k, p := range s.Properties {
+		walkSchema(&p, f)
+		s.Properties[k] = p
+	}
+	if s.Items != nil {
+		walkSchema(s.Items.Schema, f)
+		for i := range s.Items.JSONSchemas {
+			walkSchema(&s.Items.JSONSchemas[i], f)
+		}
+	}
+	if s.AdditionalProperties != nil {
+		walkSchema(s.AdditionalProperties.Schema, f)
+	}
+	for _, list := range [][]apiextensionsv1.JSONSchemaProps{s.AllOf, s.AnyOf, s.OneOf} {
+		for i := range list {
+			walkSchema(&list[i], f)
+		}
+	}
+}
+
+// mergeRules folds a node's rules into groups of at most mergedRules: each group's conjunction,
+// with a messageExpression that names the first rule broken. (All of a scene's eleven in one
+// rule exceed the API server's estimated cost budget for one rule.)
+func mergeRules(s *apiextensionsv1.JSONSchemaProps) {
+	var out apiextensionsv1.ValidationRules
+	for start := 0; start < len(s.XValidations); start += mergedRules {
+		group := s.XValidations[start:min(start+mergedRules, len(s.XValidations))]
+		if len(group) == 1 {
+			out = append(out, group[0])
+			continue
+		}
+		msg := ""
+		rules := make([]string, 0, len(group))
+		for i := len(group) - 1; i >= 0; i-- {
+			r := group[i]
+			m := "'" + strings.ReplaceAll(r.Message, "'", "\\'") + "'"
+			if r.MessageExpression != "" {
+				m = r.MessageExpression
+			}
+			if msg == "" {
+				msg = m
+			} else {
+				msg = fmt.Sprintf("!(%s) ? %s : %s", r.Rule, m, msg)
+			}
+		}
+		for _, r := range group {
+			rules = append(rules, "("+r.Rule+")")
+		}
+		out = append(out, apiextensionsv1.ValidationRule{Rule: strings.Join(rules, " && "), MessageExpression: msg})
+	}
+	s.XValidations = out
+}
+
+// mergedRules is how many rules the merged-rules variant folds into one.
+const mergedRules = 4
