@@ -189,12 +189,37 @@ func (s *scaleRun) measureAPI(r *result) {
 		r.StatusWritesPerObj = float64(renders) / float64(r.Objects)
 	}
 	events, budgets, objects := writesByKind(requests)
+	cmWrites, cmReads := configMapRequests(requests)
+	r.PerRender.BudgetConflicts = r.StatusWriteCodesByResource["videobudgets"]["409"]
+	if budgets > 0 {
+		r.PerRender.BudgetConflictShare = float64(r.PerRender.BudgetConflicts) / float64(budgets)
+	}
 	if r.Objects > 0 {
 		r.PerRender.StatusWrites = r.StatusWritesPerObj
 		r.PerRender.Events = float64(events) / float64(r.Objects)
 		r.PerRender.BudgetWrites = float64(budgets) / float64(r.Objects)
 		r.PerRender.ObjectWrites = float64(objects) / float64(r.Objects)
+		r.PerRender.ConfigMapWrites = float64(cmWrites) / float64(r.Objects)
+		r.PerRender.ConfigMapReads = float64(cmReads) / float64(r.Objects)
 	}
+}
+
+// configMapRequests counts, in the proxy's requests, the writes of ConfigMaps (the budgets'
+// ledgers) and their uncached reads.
+func configMapRequests(requests map[string]int) (writes, reads int) {
+	for key, n := range requests {
+		verb, resource, _ := strings.Cut(key, " ")
+		if resource != "configmaps" {
+			continue
+		}
+		switch verb {
+		case "CREATE", "UPDATE", "PATCH":
+			writes += n
+		case "GET", "LIST":
+			reads += n
+		}
+	}
+	return writes, reads
 }
 
 // writesByKind counts, in the proxy's requests by "VERB resource[/subresource]", the writes of
@@ -303,8 +328,9 @@ func (s *scaleRun) report(r *result) {
 	_, _ = fmt.Fprintf(out, "objects %d: ready %d, stalled %d, never terminal %d; jobs %d, orphans %d; webhooks delivered %d, failed %d; manager log errors %d\n",
 		r.Objects, r.Ready, r.Stalled, r.NeverTerminal, r.Jobs, r.Orphans, r.WebhooksDelivered, r.WebhooksFailed, r.ManagerLogErrors)
 	_, _ = fmt.Fprintf(out, "service calls: %v\nstatus writes: %d (answers %v); API requests: %v\n", r.ServiceCalls, r.StatusWrites, r.StatusWriteCodes, r.APIRequests)
-	_, _ = fmt.Fprintf(out, "per render: API server CPU %.1f ms; writes: status %.2f, object %.2f, events %.2f, VideoBudget %.2f\n",
-		r.PerRender.APIServerCPUMs, r.PerRender.StatusWrites, r.PerRender.ObjectWrites, r.PerRender.Events, r.PerRender.BudgetWrites)
+	_, _ = fmt.Fprintf(out, "per render: API server CPU %.1f ms; writes: status %.2f, object %.2f, events %.2f, VideoBudget %.2f, ConfigMap %.2f; ConfigMap reads %.2f; VideoBudget 409s %d (%.1f%% of its writes)\n",
+		r.PerRender.APIServerCPUMs, r.PerRender.StatusWrites, r.PerRender.ObjectWrites, r.PerRender.Events, r.PerRender.BudgetWrites,
+		r.PerRender.ConfigMapWrites, r.PerRender.ConfigMapReads, r.PerRender.BudgetConflicts, 100*r.PerRender.BudgetConflictShare)
 	_, _ = fmt.Fprintf(out, "CPU seconds: manager %.1f, API server %.1f, etcd %.1f, harness %.1f, other processes %.1f (load1 max %.1f)\n",
 		r.ManagerCPUSeconds, r.APIServerCPUSeconds, r.EtcdCPUSeconds, r.HarnessCPUSeconds, r.OtherCPUSeconds, r.Load1Max)
 	if bu := r.Budget; bu != nil {

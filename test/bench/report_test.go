@@ -110,6 +110,14 @@ type perRender struct {
 	// ObjectWrites are updates and patches of the videorenders themselves (not their status): the
 	// record of DESIGN.md "The record travels with the object" and the charge finalizer.
 	ObjectWrites float64 `json:"objectWrites"`
+	// ConfigMapWrites are creates, updates and patches of ConfigMaps (the budgets' ledgers);
+	// ConfigMapReads the manager's uncached GETs of ConfigMaps (a ledger read from the API server).
+	ConfigMapWrites float64 `json:"configMapWrites"`
+	ConfigMapReads  float64 `json:"configMapReads"`
+	// BudgetConflicts are the 409 answers to VideoBudget writes, BudgetConflictShare their share
+	// of the VideoBudget writes.
+	BudgetConflicts     int     `json:"budgetConflicts"`
+	BudgetConflictShare float64 `json:"budgetConflictShare"`
 }
 
 type machine struct {
@@ -184,19 +192,20 @@ func readResult(path string) (*result, error) {
 }
 
 // markdownHeader and markdownRow are docs/benchmarks.md's table.
-const markdownHeader = `| run | N | ns / keys | callbacks | manager flags | calls/job (submit + get) | completion→status p50 / p99 / max | submit/s (peak) | submit delay p99 | status writes/obj (max) | events/obj | budget writes/obj | mgr peak RSS | mgr CPU | apiserver CPU (per render) | other CPU | dup jobs | wall |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|`
+const markdownHeader = `| run | N | ns / keys | callbacks | manager flags | calls/job (submit + get) | completion→status p50 / p99 / max | submit/s (peak) | submit delay p99 | status writes/obj (max) | object writes/obj | events/obj | budget writes/obj | ConfigMap writes / reads per obj | budget 409s | mgr peak RSS | mgr CPU | apiserver CPU (per render) | other CPU (load1 max) | dup jobs | wall |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|`
 
 func (r *result) markdownRow() string {
 	submit := r.ServiceCallsPerJob["render_storyboard"] + r.ServiceCallsPerJob["create_storyboard"] + r.ServiceCallsPerJob["render_project"]
-	return fmt.Sprintf("| %s | %d | %d / %d | %s | `%s` | %.2f (%.2f + %.2f) | %s / %s / %s | %.1f (%d) | %s | %.2f (%d) | %.2f | %.2f | %.0f MiB | %.1f s | %.1f s (%.1f ms) | %.0f s | %d | %.0f s |",
+	return fmt.Sprintf("| %s | %d | %d / %d | %s | `%s` | %.2f (%.2f + %.2f) | %s / %s / %s | %.1f (%d) | %s | %.2f (%d) | %.2f | %.2f | %.2f | %.2f / %.2f | %d (%.1f%%) | %.0f MiB | %.1f s | %.1f s (%.1f ms) | %.0f s (%.1f) | %d | %.0f s |",
 		r.Label, r.Params.N, r.Params.Namespaces, r.Params.Keys, onOff(r.Params.Callbacks), strings.Join(shownArgs(r.Params.ManagerArgs), " "),
 		r.TotalCallsPerJob, submit, r.ServiceCallsPerJob["get_job"],
 		msString(r.CompletionToStatus.P50), msString(r.CompletionToStatus.P99), msString(r.CompletionToStatus.Max),
 		r.SubmitThroughput, r.SubmitPeak1s, msString(r.SubmitDelay.P99),
-		r.StatusWritesPerObj, r.StatusWritesMaxObj, r.PerRender.Events, r.PerRender.BudgetWrites,
+		r.StatusWritesPerObj, r.StatusWritesMaxObj, r.PerRender.ObjectWrites, r.PerRender.Events, r.PerRender.BudgetWrites,
+		r.PerRender.ConfigMapWrites, r.PerRender.ConfigMapReads, r.PerRender.BudgetConflicts, 100*r.PerRender.BudgetConflictShare,
 		r.ManagerPeakRSSMiB, r.ManagerCPUSeconds, r.APIServerCPUSeconds, r.PerRender.APIServerCPUMs,
-		r.OtherCPUSeconds, r.DuplicateObjects, r.WallSeconds)
+		r.OtherCPUSeconds, r.Load1Max, r.DuplicateObjects, r.WallSeconds)
 }
 
 // shownArgs leaves out the --callback-* flags, which hold this run's loopback port and temporary
@@ -247,6 +256,9 @@ var figures = []struct {
 	{"events per object", func(r *result) float64 { return r.PerRender.Events }},
 	{"VideoBudget writes per object", func(r *result) float64 { return r.PerRender.BudgetWrites }},
 	{"object writes per object", func(r *result) float64 { return r.PerRender.ObjectWrites }},
+	{"ConfigMap writes per object", func(r *result) float64 { return r.PerRender.ConfigMapWrites }},
+	{"ConfigMap reads per object", func(r *result) float64 { return r.PerRender.ConfigMapReads }},
+	{"VideoBudget write conflicts", func(r *result) float64 { return float64(r.PerRender.BudgetConflicts) }},
 	{"API server CPU per object (ms)", func(r *result) float64 { return r.PerRender.APIServerCPUMs }},
 	{"status write conflicts", func(r *result) float64 { return float64(r.StatusWriteCodes["409"]) }},
 	{"manager peak RSS (MiB)", func(r *result) float64 { return r.ManagerPeakRSSMiB }},
