@@ -177,15 +177,14 @@ func (l *lifecycle[T]) budgetEstimate(t *target) *videov1alpha1.BudgetEstimate {
 	return spendguard.EstimateFor(t.request()).Record()
 }
 
-// settleBudget turns the reservation of an attempt whose job id was written into usage. A
-// failure is only logged: the VideoBudget controller settles what is left.
-func (l *lifecycle[T]) settleBudget(ctx context.Context, obj T, attempt string) {
+// settleBudget turns the reservation of an attempt whose job id was written into usage. It does
+// not wait: the settlement rides with the namespace's next budget write (group commit), and the
+// VideoBudget controller settles one that is never written from the object's record.
+func (l *lifecycle[T]) settleBudget(_ context.Context, obj T, attempt string) {
 	if l.guard == nil {
 		return
 	}
-	if err := l.guard.Settle(ctx, obj.GetNamespace(), obj.GetUID(), attempt, l.adapter.jobStatus(obj).JobID); err != nil {
-		logf.FromContext(ctx).Info("Settling the budget reservation failed; the VideoBudget controller settles it", "attempt", attempt, "error", err.Error())
-	}
+	l.guard.SettleLater(obj.GetNamespace(), obj.GetUID(), attempt, l.adapter.jobStatus(obj).JobID)
 }
 
 // releaseBudget gives back the reservation of an attempt that certainly created no job.

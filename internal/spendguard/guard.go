@@ -23,13 +23,11 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
@@ -112,74 +110,6 @@ func ignoreNoBudget(err error) error {
 // ErrBusy is returned when a budget write kept conflicting: the caller tries again later.
 var ErrBusy = errors.New("the VideoBudget kept changing during the write; trying again")
 
-// mutateBudget applies change to the namespace's budget and writes its status with an
-// optimistic lock, reading it again and re-deciding after each conflict. change returns false
-// when there is nothing to write; it is not called when the namespace has no VideoBudget, and
-// errNoBudget is returned then (also when the budget is deleted before the write).
-//
-// This process's writes of one budget take turns, each starting from the budget as the previous
-// one left it: the cache sees a write only later, and a decision taken on it would lose its lock
-// (a quarter of the budget writes did, at 10,000 renders). The lock still guards every write
-// against changes made elsewhere, and a decision to write nothing is not taken on this
-// process's own copy alone: it may be behind a raised limit.
-func (g *Guard) mutateBudget(ctx context.Context, ns string, change func(b *videov1alpha1.VideoBudget) bool) error {
-	slot, err := g.writers.acquire(ctx, ns)
-	if err != nil {
-		return err
-	}
-	defer g.writers.release(slot)
-	var reader client.Reader = g.client
-	for range WriteTries {
-		b, own := slot.latest, true
-		slot.latest = nil
-		if b == nil {
-			own = false
-			b = &videov1alpha1.VideoBudget{}
-			if err := reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: videov1alpha1.VideoBudgetName}, b); err != nil {
-				if apierrors.IsNotFound(err) {
-					return errNoBudget
-				}
-				return fmt.Errorf("reading VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, err)
-			}
-		}
-		base := b.DeepCopy()
-		RollPeriod(b, g.clock.Now())
-		adopted, err := adoptLedger(ctx, g.client, g.reader, g.ledgers, b, g.clock.Now())
-		if err != nil {
-			return err
-		}
-		recountReserved(b)
-		if !change(b) && !adopted {
-			if own {
-				continue // decided again on the cache's copy
-			}
-			return nil
-		}
-		recountReserved(b)
-		err = g.client.Status().Patch(ctx, b, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
-		switch {
-		case err == nil:
-			// b is the API server's answer: the budget as this write left it.
-			b.SetManagedFields(nil)
-			slot.latest = b
-			if adopted || ledgerChanged(base, b) {
-				if lerr := g.ledgers.write(ctx, g.client, b); lerr != nil {
-					logf.FromContext(ctx).Info("Copying the budget's usage to the ledger failed; the next budget write copies it", "error", lerr.Error())
-				}
-			}
-			return nil
-		case apierrors.IsConflict(err):
-			reader = g.reader
-			continue
-		case apierrors.IsNotFound(err):
-			return errNoBudget
-		default:
-			return fmt.Errorf("writing VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, err)
-		}
-	}
-	return ErrBusy
-}
-
 // maxBudgetSlots bounds how many namespaces' budgets budgetWriters keeps a copy of; a namespace
 // whose copy was dropped reads its budget from the cache again.
 const maxBudgetSlots = 256
@@ -199,21 +129,19 @@ type budgetSlot struct {
 	turn chan struct{}
 	// latest is the budget as this process's last write left it, or nil (then read it).
 	latest *videov1alpha1.VideoBudget
-	// users are the writes holding or waiting for the turn: a slot in use is never dropped.
+	// users are the writes holding or waiting for the turn, and a scheduled flush: a slot in use
+	// is never dropped.
 	users int
+	// queue are the changes waiting for the next write of the budget (guarded by
+	// budgetWriters.mu): the group commit (batch.go).
+	queue []*op
+	// flushing is set while a flush of queued changes that nobody waits for is scheduled.
+	flushing bool
 }
 
 func (w *budgetWriters) acquire(ctx context.Context, ns string) (*budgetSlot, error) {
 	w.mu.Lock()
-	if w.slots == nil {
-		w.slots = map[string]*budgetSlot{}
-	}
-	s, ok := w.slots[ns]
-	if !ok {
-		w.dropIdleLocked()
-		s = &budgetSlot{ns: ns, turn: make(chan struct{}, 1)}
-		w.slots[ns] = s
-	}
+	s := w.slotLocked(ns)
 	s.users++
 	w.mu.Unlock()
 	// A turn that does not come within a status write's time is a busy budget, as a lock lost
@@ -240,6 +168,20 @@ func (w *budgetWriters) release(s *budgetSlot) {
 	w.mu.Lock()
 	s.users--
 	w.mu.Unlock()
+}
+
+// slotLocked is ns's slot, made when there is none.
+func (w *budgetWriters) slotLocked(ns string) *budgetSlot {
+	if w.slots == nil {
+		w.slots = map[string]*budgetSlot{}
+	}
+	s, ok := w.slots[ns]
+	if !ok {
+		w.dropIdleLocked()
+		s = &budgetSlot{ns: ns, turn: make(chan struct{}, 1)}
+		w.slots[ns] = s
+	}
+	return s
 }
 
 // dropIdleLocked makes room for one more slot by dropping idle ones.
@@ -352,6 +294,17 @@ func (g *Guard) Settle(ctx context.Context, ns string, uid types.UID, attempt, j
 		return settleReservation(b, string(uid), attempt, jobID)
 	})
 	return ignoreNoBudget(err)
+}
+
+// SettleLater is Settle without waiting for the write: the settlement rides with the next write
+// of the namespace's budget (a reservation, a charge), or a flush a second later. The job id is
+// already recorded in the object, and the reservation counts against the limits as usage would
+// meanwhile; a settlement that is never written (a crash, a busy budget) is made by the
+// VideoBudget controller from the object's record.
+func (g *Guard) SettleLater(ns string, uid types.UID, attempt, jobID string) {
+	g.mutateLater(ns, func(b *videov1alpha1.VideoBudget) bool {
+		return settleReservation(b, string(uid), attempt, jobID)
+	})
 }
 
 // settleReservation counts the reservation of uid and attempt as used, keeping it for its

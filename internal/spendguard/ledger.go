@@ -106,6 +106,24 @@ type Ledgers struct {
 	// known are the tenant namespaces whose ledger this process wrote or saw: the VideoBudget
 	// controller looks for the others' once, to write those a migration left to write.
 	known sync.Map
+	// Interval is the ledger's cadence: one namespace's ledger is written at most once per
+	// Interval, with the budget as its last write left it (record).
+	Interval time.Duration
+
+	mu      sync.Mutex
+	cadence map[string]*ledgerCadence
+}
+
+// DefaultLedgerInterval is the ledger's cadence: a budget written many times a second (a burst
+// of renders) has its ledger written once per interval.
+const DefaultLedgerInterval = 5 * time.Second
+
+// ledgerCadence is one namespace's ledger between two writes.
+type ledgerCadence struct {
+	last time.Time
+	// pending is the budget to copy at the end of the interval, nil when the ledger is current.
+	pending *videov1alpha1.VideoBudget
+	client  client.Client
 }
 
 // NewLedgers returns the ledgers kept in namespace ns (DefaultLedgerNamespace when empty).
@@ -113,7 +131,58 @@ func NewLedgers(ns string) *Ledgers {
 	if ns == "" {
 		ns = DefaultLedgerNamespace
 	}
-	return &Ledgers{Namespace: ns}
+	return &Ledgers{Namespace: ns, Interval: DefaultLedgerInterval}
+}
+
+// record copies b's usage to its namespace's ledger: now when urgent (a budget that took the
+// ledger over, a new period), when the ledger was not written within the interval, or when
+// this process never wrote it; otherwise at the end of the interval, with the budget as its
+// last write by then left it. What the interval holds back is written before the ledger is read
+// again by this process (a budget taking over, a namespace without a budget: flushPending);
+// a crash loses at most one interval of changes from the ledger, never from the budget.
+func (s *Ledgers) record(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, urgent bool) error {
+	now := time.Now()
+	s.mu.Lock()
+	if s.cadence == nil {
+		s.cadence = map[string]*ledgerCadence{}
+	}
+	lc, ok := s.cadence[b.Namespace]
+	if !ok {
+		lc = &ledgerCadence{}
+		s.cadence[b.Namespace] = lc
+	}
+	if !urgent && ok && now.Sub(lc.last) < s.Interval {
+		schedule := lc.pending == nil
+		lc.pending, lc.client = b.DeepCopy(), c
+		s.mu.Unlock()
+		if schedule {
+			time.AfterFunc(s.Interval-now.Sub(lc.last), func() {
+				fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				if err := s.flushPending(fctx, b.Namespace); err != nil {
+					logf.FromContext(ctx).Info("Copying the budget's usage to the ledger failed; the next budget write copies it", "error", err.Error())
+				}
+			})
+		}
+		return nil
+	}
+	lc.last, lc.pending = now, nil
+	s.mu.Unlock()
+	return s.write(ctx, c, b)
+}
+
+// flushPending writes what the cadence holds back for tenant's ledger, if anything.
+func (s *Ledgers) flushPending(ctx context.Context, tenant string) error {
+	s.mu.Lock()
+	lc := s.cadence[tenant]
+	if lc == nil || lc.pending == nil {
+		s.mu.Unlock()
+		return nil
+	}
+	b, c := lc.pending, lc.client
+	lc.pending, lc.last = nil, time.Now()
+	s.mu.Unlock()
+	return s.write(ctx, c, b)
 }
 
 // Name is the name of tenant's ledger.
@@ -174,6 +243,9 @@ func readLedgerAt(ctx context.Context, r client.Reader, at types.NamespacedName)
 // holds reports whether tenant's ledger keeps the limits of a budget deleted in the current
 // period: it names a budget and its period has not ended at now. It returns the period's end.
 func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now time.Time) (bool, time.Time, error) {
+	if err := s.flushPending(ctx, tenant); err != nil {
+		return false, time.Time{}, err
+	}
 	l, _, err := s.read(ctx, r, tenant)
 	if err != nil || l == nil || l.BudgetUID == "" || l.PeriodEnd == nil || !now.Before(l.PeriodEnd.Time) {
 		return false, time.Time{}, err
@@ -234,6 +306,10 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *Ledgers, b *videov1alpha1.VideoBudget, now time.Time) (bool, error) {
 	if b.UID == "" || b.Status.LedgerBudgetUID == string(b.UID) {
 		return false, nil
+	}
+	// What the cadence holds back of the budget this one replaces is read too.
+	if err := s.flushPending(ctx, b.Namespace); err != nil {
+		return false, err
 	}
 	l, found, err := s.read(ctx, reader, b.Namespace)
 	if err != nil {

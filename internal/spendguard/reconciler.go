@@ -112,7 +112,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, b); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.metrics.ForgetBudget(req.Namespace)
-			return ctrl.Result{}, nil
+			// A deleted budget's last usage goes to the ledger now, not at the end of its cadence.
+			return ctrl.Result{}, r.ledgers.flushPending(ctx, req.Namespace)
 		}
 		return ctrl.Result{}, fmt.Errorf("getting VideoBudget %s: %w", req.NamespacedName, err)
 	}
@@ -144,7 +145,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, fmt.Errorf("writing the status of VideoBudget %s: %w", req.NamespacedName, err)
 		}
 		if adopted || ledgerChanged(base, b) {
-			if err := r.ledgers.write(ctx, r.client, b); err != nil {
+			urgent := adopted || !base.Status.PeriodEnd.Equal(b.Status.PeriodEnd)
+			if err := r.ledgers.record(ctx, r.client, b, urgent); err != nil {
 				r.metrics.ObserveBudget(b)
 				return ctrl.Result{}, err
 			}
@@ -214,7 +216,7 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			}
 			continue
 		}
-		if young && (gone || !recordedSince(videov1alpha1.JobStatusOf(obj), res)) {
+		if young && (gone || !recordedSince(videov1alpha1.JobStatusOf(obj), res) || justRecorded(videov1alpha1.JobStatusOf(obj), now)) {
 			// Still within its submission's time: only a recorded job settles it early (the
 			// object's own settle, which failed or has not run yet, would have done the same).
 			kept = append(kept, res)
@@ -242,6 +244,13 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 	}
 	b.Status.Reservations = kept
 	return nil
+}
+
+// justRecorded reports whether the object recorded its job so recently that the guard's own
+// settlement (Guard.SettleLater, queued then) is still on its way: settling it here too would
+// be one more budget write for every batch the guard writes.
+func justRecorded(st *videov1alpha1.JobStatus, now time.Time) bool {
+	return st.SubmittedAt != nil && now.Sub(st.SubmittedAt.Time) < 3*settleDelay
 }
 
 // givenUp reports the failure codes of jobs whose end was never read: the job deadline, or a job
