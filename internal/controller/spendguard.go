@@ -129,15 +129,9 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 		return ctrl.Result{}, true, err
 	}
 	if !d.Wait {
-		if d.Budgeted && l.adapter.kind() == kindRender {
-			// The reservation stays until this attempt is sent or replaced by the next one.
-			if err := l.holdForCharge(ctx, tx); err != nil {
-				if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-					return later(tx, l.backoff.Short()), true, nil
-				}
-				return ctrl.Result{}, true, fmt.Errorf("adding finalizer %s: %w", videov1alpha1.FinalizerCharge, err)
-			}
-		}
+		// The charge finalizer is not written here: it travels with the job's record
+		// (holdForCharge, in the one metadata write of the render's life); until then the
+		// reservation, and after the job id the reservation of its running job, stand for it.
 		return ctrl.Result{}, false, nil
 	}
 	st := l.adapter.jobStatus(obj)
@@ -179,12 +173,16 @@ func (l *lifecycle[T]) budgetEstimate(t *target) *videov1alpha1.BudgetEstimate {
 
 // settleBudget turns the reservation of an attempt whose job id was written into usage. It does
 // not wait: the settlement rides with the namespace's next budget write (group commit), and the
-// VideoBudget controller settles one that is never written from the object's record.
+// VideoBudget controller settles one that is never written from the object's record. A render
+// that does not hold the charge finalizer yet keeps its reservation, now its running job's,
+// until the finalizer is written with its record (holdForCharge): a render deleted before then is
+// charged its estimate by the VideoBudget controller.
 func (l *lifecycle[T]) settleBudget(_ context.Context, obj T, attempt string) {
 	if l.guard == nil {
 		return
 	}
-	l.guard.SettleLater(obj.GetNamespace(), obj.GetUID(), attempt, l.adapter.jobStatus(obj).JobID)
+	held := l.adapter.kind() != kindRender || controllerutil.ContainsFinalizer(obj, videov1alpha1.FinalizerCharge)
+	l.guard.SettleLater(obj.GetNamespace(), obj.GetUID(), attempt, l.adapter.jobStatus(obj).JobID, held)
 }
 
 // releaseBudget gives back the reservation of an attempt that certainly created no job.
@@ -265,29 +263,25 @@ func (l *lifecycle[T]) chargeGivenUp(ctx context.Context, tx *statustxn.Txn[T]) 
 	return nil
 }
 
-// holdForCharge adds the charge finalizer to a render of a namespace with a VideoBudget, before
-// its in-flight record: deleting the render mid-job then waits until its job's end is charged
-// (finishCharge). The write is conditional on the object as read, and the transaction goes on
-// from the object as the write left it.
-func (l *lifecycle[T]) holdForCharge(ctx context.Context, tx *statustxn.Txn[T]) error {
-	if controllerutil.ContainsFinalizer(tx.Base, videov1alpha1.FinalizerCharge) {
-		return nil
+// holdForCharge adds the charge finalizer to patched, the render's record write, when the
+// render's namespace has a VideoBudget and the record names a job: deleting the render mid-job
+// then waits until its job's end is charged (finishCharge). It is the one metadata write of a
+// render's life (DESIGN.md "Load on the cluster"): the finalizer travels with the record rather
+// than costing a write of its own before the submission. Until it is written, the reservation of
+// the render's running job stands for it (settleBudget), and a render deleted meanwhile is
+// charged its estimate. It reports whether it added the finalizer.
+func (l *lifecycle[T]) holdForCharge(ctx context.Context, patched T, jobID string) bool {
+	if l.guard == nil || l.adapter.kind() != kindRender || jobID == "" ||
+		controllerutil.ContainsFinalizer(patched, videov1alpha1.FinalizerCharge) || !l.guard.Budgeted(ctx, patched.GetNamespace()) {
+		return false
 	}
-	patched := tx.Base.DeepCopyObject().(T)
-	controllerutil.AddFinalizer(patched, videov1alpha1.FinalizerCharge)
-	wctx, cancel := context.WithTimeout(ctx, WriteTimeout)
-	defer cancel()
-	if err := l.client.Patch(wctx, patched, client.MergeFromWithOptions(tx.Base, client.MergeFromWithOptimisticLock{})); err != nil {
-		return err
-	}
-	// Only the metadata changed, and nothing else did (the write was conditional): the status
-	// decided so far still stands on the new resourceVersion.
-	tx.Superseded = append(tx.Superseded, tx.Base.GetResourceVersion())
-	for _, o := range []T{tx.Obj, tx.Base} {
-		o.SetFinalizers(patched.GetFinalizers())
-		o.SetResourceVersion(patched.GetResourceVersion())
-	}
-	return nil
+	return controllerutil.AddFinalizer(patched, videov1alpha1.FinalizerCharge)
+}
+
+// chargeHeld tells the guard that the render's finalizer now holds its running job: the
+// reservation that stood for it can go (with the next budget write).
+func (l *lifecycle[T]) chargeHeld(obj T, jobID string) {
+	l.guard.HeldLater(obj.GetNamespace(), jobID)
 }
 
 // finishCharge is the reconcile of a deleted render that holds the charge finalizer: it reads

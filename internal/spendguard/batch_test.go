@@ -327,7 +327,7 @@ func TestSettlementsRideWithTheNextBudgetWrite(t *testing.T) {
 	}
 	before := h.writes.Load()
 	for i := range 3 {
-		h.g.SettleLater("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i))
+		h.g.SettleLater("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i), true)
 	}
 	if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(3), "a", "", Estimate{}, nil); err != nil || d.Wait {
 		t.Fatalf("render 3: %+v %v", d, err)
@@ -339,12 +339,58 @@ func TestSettlementsRideWithTheNextBudgetWrite(t *testing.T) {
 		t.Errorf("used %d, %d reservations; want 3 and render 3's", b.Status.Used.Renders, len(b.Status.Reservations))
 	}
 	// Alone, a settlement is written within settleDelay.
-	h.g.SettleLater("team-a", batchRender(3).UID, "a", "job-3")
+	h.g.SettleLater("team-a", batchRender(3).UID, "a", "job-3", true)
 	deadline := time.Now().Add(5 * settleDelay)
 	for h.budget(t).Status.Used.Renders != 4 {
 		if time.Now().After(deadline) {
 			t.Fatal("a queued settlement was never written")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// "Every paid job is charged, whatever happens to its object" (docs/spend-guard.md), with the
+// charge finalizer written with the render's record: until then the reservation of its running
+// job stands for it, and a render deleted before the finalizer is charged its estimate at once.
+func TestTheRunningJobsReservationStandsForTheFinalizerUntilItIsWritten(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))}, batchRender(0))
+	close(h.hold)
+	for i := range 2 {
+		if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 42}, nil); err != nil || d.Wait {
+			t.Fatalf("render %d: %+v %v", i, d, err)
+		}
+		h.g.SettleLater("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i), false)
+	}
+	waitFor := func(what string, ok func(b *videov1alpha1.VideoBudget) bool) *videov1alpha1.VideoBudget {
+		t.Helper()
+		deadline := time.Now().Add(5 * settleDelay)
+		for {
+			b := h.budget(t)
+			if ok(b) {
+				return b
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %+v", what, b.Status)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitFor("both counted, their reservations kept for their running jobs", func(b *videov1alpha1.VideoBudget) bool {
+		return b.Status.Used.Renders == 2 && len(b.Status.Reservations) == 2 && b.Status.Reservations[0].JobID == "job-0" && b.Status.Reservations[1].JobID == "job-1"
+	})
+	// Render 0's finalizer was written with its record: its reservation goes.
+	h.g.HeldLater("team-a", "job-0")
+	waitFor("render 0's reservation ended", func(b *videov1alpha1.VideoBudget) bool {
+		return len(b.Status.Reservations) == 1 && b.Status.Reservations[0].JobID == "job-1"
+	})
+	// Render 1 was deleted before its finalizer was written: charged its estimate at once.
+	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clocktesting.NewFakeClock(time.Now()),
+		Grace: time.Hour, Recheck: time.Hour, Retry: time.Second, Ledgers: NewLedgers("ops")})
+	if _, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}}); err != nil {
+		t.Fatal(err)
+	}
+	b := h.budget(t)
+	if len(b.Status.Reservations) != 0 || b.Status.Used.Renders != 2 || b.Status.Used.RenderSeconds != 42 || len(b.Status.ChargedJobs) != 1 {
+		t.Errorf("after render 1 went without its finalizer: %+v; want no reservation, 2 renders, render 1's 42 estimated seconds", b.Status)
 	}
 }

@@ -300,11 +300,54 @@ func (g *Guard) Settle(ctx context.Context, ns string, uid types.UID, attempt, j
 // of the namespace's budget (a reservation, a charge), or a flush a second later. The job id is
 // already recorded in the object, and the reservation counts against the limits as usage would
 // meanwhile; a settlement that is never written (a crash, a busy budget) is made by the
-// VideoBudget controller from the object's record.
-func (g *Guard) SettleLater(ns string, uid types.UID, attempt, jobID string) {
+// VideoBudget controller from the object's record. held says whether the object's charge
+// finalizer holds its job: a render's reservation that it does not hold stays, with its job id,
+// until HeldLater or the job's charge ends it, so that a render deleted before the finalizer is
+// written is charged its estimate.
+func (g *Guard) SettleLater(ns string, uid types.UID, attempt, jobID string, held bool) {
 	g.mutateLater(ns, func(b *videov1alpha1.VideoBudget) bool {
+		if !held {
+			return settleKeeping(b, string(uid), attempt, jobID)
+		}
 		return settleReservation(b, string(uid), attempt, jobID)
 	})
+}
+
+// HeldLater ends, with the next budget write, the reservation of jobID's running job that
+// stood for the render's charge finalizer, now written: its end is charged through the
+// finalizer. Under a seconds or credits limit the reservation stays (its estimate counts until
+// the end is charged).
+func (g *Guard) HeldLater(ns, jobID string) {
+	g.mutateLater(ns, func(b *videov1alpha1.VideoBudget) bool {
+		if limitsLength(b) {
+			return false
+		}
+		return dropJobReservation(b, jobID) != nil
+	})
+}
+
+// Budgeted reports whether the namespace has a VideoBudget, from the cache.
+func (g *Guard) Budgeted(ctx context.Context, ns string) bool {
+	var b videov1alpha1.VideoBudget
+	return g.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: videov1alpha1.VideoBudgetName}, &b) == nil
+}
+
+// settleKeeping counts the render's reservation of uid and attempt as used and keeps it as its
+// running job's.
+func settleKeeping(b *videov1alpha1.VideoBudget, uid, attempt, jobID string) bool {
+	for i, r := range b.Status.Reservations {
+		if r.UID != uid || r.AttemptID != attempt || r.JobID != "" {
+			continue
+		}
+		countUsed(b, r)
+		if r.Kind != kindStoryboard && jobID != "" {
+			b.Status.Reservations[i].JobID = jobID
+		} else {
+			b.Status.Reservations = append(b.Status.Reservations[:i:i], b.Status.Reservations[i+1:]...)
+		}
+		return true
+	}
+	return false
 }
 
 // settleReservation counts the reservation of uid and attempt as used, keeping it for its

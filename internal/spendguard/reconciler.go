@@ -199,6 +199,21 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			b.Status.Used.RenderSeconds += res.EstimatedSeconds
 		}
 		gone := apierrors.IsNotFound(err) || string(obj.GetUID()) != res.UID
+		if res.JobID != "" && young && gone {
+			// A render deleted before its charge finalizer was written with its record (the
+			// reservation stood for it): nobody will read its job's end, so its estimate is charged
+			// now, once the API server confirms that the object is gone (the cache may lag).
+			fresh := obj.DeepCopyObject().(client.Object)
+			err := r.reader.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: res.Name}, fresh)
+			if err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("reading %s %s/%s of a budget reservation: %w", res.Kind, b.Namespace, res.Name, err)
+			}
+			if apierrors.IsNotFound(err) || string(fresh.GetUID()) != res.UID {
+				young = false
+			} else {
+				obj, gone = fresh, false
+			}
+		}
 		if res.JobID != "" {
 			// A running job's reservation: its end charges it. One whose end will never be read
 			// here (the object is gone without its finalizer, or moved on without charging it)
