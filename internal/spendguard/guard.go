@@ -62,10 +62,15 @@ import (
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videobudgets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videobudgets/status,verbs=get;update;patch
 
-// maxReservations and maxChargedJobs are the bounds of the budget's status lists.
+// maxReservations and maxChargedJobs are the bounds of the budget's status lists. The charged
+// job ids only guard the moment between a job's charge and its render's own completion write
+// (a crash there reads the job again and charges it again): 64 is far more completions than
+// one namespace's renders write at once, and keeps the budget, which every write of it sends
+// whole to the API server and to every watcher, small (the API allows 256, as older managers
+// kept).
 const (
 	maxReservations = 1000
-	maxChargedJobs  = 256
+	maxChargedJobs  = 64
 	// WriteTries bounds the re-reads after conflicts of one budget write.
 	WriteTries = 8
 )
