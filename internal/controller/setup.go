@@ -81,7 +81,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 		Render:     &VideoRenderReconciler{newLifecycle(c, renderAdapter{client: c}, opts, shared)},
 		Budget: spendguard.NewReconciler(spendguard.ReconcilerOptions{Client: c, Reader: opts.APIReader, Clock: opts.Clock,
 			Metrics: budgetObserver(opts.Metrics), Grace: SubmitBudget(opts.CallTimeout), Recheck: budgetRecheck(opts.PollMax),
-			Retry: opts.BackoffBase / 10, Ledgers: ledgers}),
+			Retry: opts.BackoffBase / 10, Ledgers: ledgers, Guard: shared.guard}),
 	}
 	if cb := opts.Callback; cb != nil {
 		r.Storyboard.wake = make(chan event.GenericEvent, callbackQueue)

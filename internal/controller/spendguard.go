@@ -101,23 +101,16 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 		return ctrl.Result{}, false, nil
 	}
 	obj := tx.Obj
-	// What the server held when this reconcile began: a confirmed resubmission clears the unknown
-	// attempt from obj, not from base.
-	sent := func(r videov1alpha1.BudgetReservation) bool {
-		for _, st := range []*videov1alpha1.JobStatus{l.adapter.jobStatus(tx.Base), l.adapter.jobStatus(obj)} {
-			if st.Submission != nil && st.Submission.AttemptID == r.AttemptID {
-				return true
-			}
-			if st.JobID != "" && st.SubmittedAt != nil && !st.SubmittedAt.Before(&r.ReservedAt) {
-				return true
-			}
-		}
-		return false
-	}
+	sent := l.sentBy(tx)
 	var est spendguard.Estimate
 	if r := l.budgetEstimate(t); r != nil {
 		est = spendguard.EstimateOf(r)
 	}
+	if _, ok := l.guard.TakeGrant(ctx, l.adapter.kind(), obj, attempt, t.sourceDigest, est); ok {
+		// Reserved ahead, while it waited for its key's call budget (reserveAhead).
+		return ctrl.Result{}, false, nil
+	}
+	l.guard.UsedAttempt(obj.GetUID(), attempt)
 	d, err := l.guard.Reserve(ctx, l.adapter.kind(), obj, attempt, t.sourceDigest, est, sent)
 	if errors.Is(err, spendguard.ErrBusy) {
 		// Nothing was decided about this generation: observedGeneration must not move, or a
@@ -158,6 +151,49 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 		after = min(after, max(d.ResetAt.Sub(l.opts.Clock.Now()), l.backoff.Unit()))
 	}
 	return ctrl.Result{RequeueAfter: l.backoff.PollDelay(after, after+after/4)}, true, nil
+}
+
+// sentBy reports whether a reservation of the object stands for an attempt that may have reached
+// the service. What the server held when this reconcile began counts: a confirmed resubmission
+// clears the unknown attempt from obj, not from base.
+func (l *lifecycle[T]) sentBy(tx *statustxn.Txn[T]) func(videov1alpha1.BudgetReservation) bool {
+	base, obj := l.adapter.jobStatus(tx.Base).DeepCopy(), l.adapter.jobStatus(tx.Obj).DeepCopy()
+	return func(r videov1alpha1.BudgetReservation) bool {
+		for _, st := range []*videov1alpha1.JobStatus{base, obj} {
+			if st.Submission != nil && st.Submission.AttemptID == r.AttemptID {
+				return true
+			}
+			if st.JobID != "" && st.SubmittedAt != nil && !st.SubmittedAt.Before(&r.ReservedAt) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// reserveAhead queues the reservation of attempt with the namespace's next budget write, for a
+// render of a namespace with a VideoBudget that waits for its key's call budget: when it comes
+// back to pay, reserveBudget finds it written (spendguard grant.go) and writes nothing.
+func (l *lifecycle[T]) reserveAhead(tx *statustxn.Txn[T], attempt string, t *target) {
+	if l.guard == nil || l.adapter.kind() != kindRender || !l.guard.Budgeted(context.Background(), tx.Obj.GetNamespace()) {
+		return
+	}
+	var est spendguard.Estimate
+	if r := l.budgetEstimate(t); r != nil {
+		est = spendguard.EstimateOf(r)
+	}
+	l.guard.ReserveAhead(l.adapter.kind(), tx.Obj, attempt, t.sourceDigest, est, l.sentBy(tx))
+}
+
+// submissionAttempt is the attempt id of the next submission: the one reserved ahead for the
+// object, or a new one.
+func (l *lifecycle[T]) submissionAttempt(obj T) (string, error) {
+	if l.guard != nil {
+		if a := l.guard.GrantedAttempt(obj.GetUID()); a != "" {
+			return a, nil
+		}
+	}
+	return newAttemptID()
 }
 
 // budgetEstimate is what a render's submission reserves and records (its status keeps it with

@@ -74,7 +74,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 		return ctrl.Result{}, errShuttingDown
 	}
 
-	attempt, err := newAttemptID()
+	attempt, err := l.submissionAttempt(obj)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -87,6 +87,8 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 		return later(tx, l.backoff.Short()), nil
 	}
 	if wait := l.budgets.Urgent(keyID, l.budgetKey(objectKey(obj))); wait > 0 {
+		// Its reservation is written meanwhile, with the namespace's other budget changes.
+		l.reserveAhead(tx, attempt, t)
 		return l.budgetWait(tx, wait), nil
 	}
 	if ok, res, err := l.admitSubmission(ctx, tx, api, keyID, attempt); !ok {

@@ -53,6 +53,8 @@ type op struct {
 	// done is closed once the write that holds the op ended; err is its outcome.
 	done chan struct{}
 	err  error
+	// after, when set, learns the outcome of the write that held the op (an op nobody waits for).
+	after func(err error)
 }
 
 // settleDelay bounds how long a settlement nobody waits for stays queued when no other write of
@@ -89,7 +91,12 @@ func (g *Guard) mutateBudget(ctx context.Context, ns string, change func(b *vide
 // mutateLater queues change for the next write of the namespace's budget without waiting for
 // it; a flush settleDelay later writes it when no other write comes.
 func (g *Guard) mutateLater(ns string, change func(b *videov1alpha1.VideoBudget) bool) {
-	o := &op{change: change, done: make(chan struct{})}
+	g.mutateThen(ns, change, nil)
+}
+
+// mutateThen is mutateLater that tells after the outcome of the write.
+func (g *Guard) mutateThen(ns string, change func(b *videov1alpha1.VideoBudget) bool, after func(error)) {
+	o := &op{change: change, done: make(chan struct{}), after: after}
 	w := &g.writers
 	w.mu.Lock()
 	s := w.slotLocked(ns)
@@ -133,6 +140,9 @@ func (g *Guard) flushTurn(ctx context.Context, slot *budgetSlot) {
 	for _, o := range batch {
 		o.err = err
 		close(o.done)
+		if o.after != nil {
+			o.after(err)
+		}
 	}
 }
 

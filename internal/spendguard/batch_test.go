@@ -394,3 +394,68 @@ func TestTheRunningJobsReservationStandsForTheFinalizerUntilItIsWritten(t *testi
 		t.Errorf("after render 1 went without its finalizer: %+v; want no reservation, 2 renders, render 1's 42 estimated seconds", b.Status)
 	}
 }
+
+// Reservations written ahead for renders that wait for their key's call budget ride with one
+// budget write; each render then goes on to pay without a write of its own, and only the
+// renders that fit are granted.
+func TestReservationsWrittenAheadAreSharedAndStillBoundTheLimit(t *testing.T) {
+	objs := []client.Object{}
+	for i := range 6 {
+		objs = append(objs, batchRender(i))
+	}
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(4))}, objs...)
+	close(h.hold)
+	for i := range 6 {
+		h.g.ReserveAhead("VideoRender", batchRender(i), fmt.Sprintf("a%d", i), "", Estimate{Seconds: 3}, nil)
+	}
+	deadline := time.Now().Add(5 * settleDelay)
+	for h.writes.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the reservations written ahead were never written")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if w := h.writes.Load(); w != 1 {
+		t.Errorf("%d budget writes for 6 reservations written ahead, want 1", w)
+	}
+	taken := 0
+	for i := range 6 {
+		vr := batchRender(i)
+		if got := h.g.GrantedAttempt(vr.UID); got != fmt.Sprintf("a%d", i) {
+			t.Errorf("render %d submits with attempt %q, want the one reserved ahead", i, got)
+		}
+		if _, ok := h.g.TakeGrant(t.Context(), "VideoRender", vr, fmt.Sprintf("a%d", i), "", Estimate{Seconds: 3}); ok {
+			taken++
+		}
+	}
+	if taken != 4 {
+		t.Errorf("%d renders went on with a reservation written ahead, want the 4 that fit", taken)
+	}
+	if w := h.writes.Load(); w != 1 {
+		t.Errorf("%d budget writes after the renders took their reservations, want still 1", w)
+	}
+	// A request changed meanwhile is not paid on the reservation made for the old one.
+	if _, ok := h.g.TakeGrant(t.Context(), "VideoRender", batchRender(0), "a0", "", Estimate{Seconds: 30}); ok {
+		t.Error("a grant was taken twice, or for another estimate")
+	}
+	// Past the submission's time, this process's VideoBudget controller keeps what it granted:
+	// a render may wait for its call budget longer than that.
+	clk := clocktesting.NewFakeClock(time.Now().Add(5 * time.Minute))
+	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clk, Grace: time.Minute, Recheck: time.Hour,
+		Retry: time.Second, Ledgers: NewLedgers("ops"), Guard: h.g})
+	if _, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}}); err != nil {
+		t.Fatal(err)
+	}
+	if b := h.budget(t); len(b.Status.Reservations) != 4 {
+		t.Errorf("%d reservations kept, want the 4 granted", len(b.Status.Reservations))
+	}
+	// Another process (after a crash) knows nothing of them: released as never sent.
+	r = NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clk, Grace: time.Minute, Recheck: time.Hour,
+		Retry: time.Second, Ledgers: NewLedgers("ops")})
+	if _, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}}); err != nil {
+		t.Fatal(err)
+	}
+	if b := h.budget(t); len(b.Status.Reservations) != 0 || b.Status.Used.Renders != 0 {
+		t.Errorf("after a crash: %d reservations, %d used; want all released", len(b.Status.Reservations), b.Status.Used.Renders)
+	}
+}

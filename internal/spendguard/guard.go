@@ -87,6 +87,9 @@ type Guard struct {
 	// ledgers keep each namespace's usage, and a deleted budget's limits, in the manager's
 	// namespace.
 	ledgers *Ledgers
+	// grants are the reservations written ahead for renders waiting for their key's call
+	// budget (grant.go).
+	grants grants
 }
 
 // New returns the spend guard. c writes the budgets and reads them from its cache; reader reads
@@ -228,50 +231,57 @@ func (g *Guard) Reserve(ctx context.Context, kind string, obj client.Object, att
 	sent func(videov1alpha1.BudgetReservation) bool) (Decision, error) {
 	var d Decision
 	err := g.mutateBudget(ctx, obj.GetNamespace(), func(b *videov1alpha1.VideoBudget) bool {
-		d = Decision{Budgeted: true}
-		kept := b.Status.Reservations[:0:0]
-		for _, r := range b.Status.Reservations {
-			switch {
-			case r.UID != string(obj.GetUID()) || r.JobID != "":
-				// Another object's, or a running job of this one, charged when it ends.
-				kept = append(kept, r)
-			case sent != nil && sent(r):
-				countUsed(b, r)
-				// An attempt that may have created a job whose end will never be read here:
-				// its estimate stands for it.
-				b.Status.Used.RenderSeconds += r.EstimatedSeconds
-			}
-		}
-		b.Status.Reservations = kept
-		recountReserved(b)
-		if limit, msg, reached := exhausted(b, kind, est); reached {
-			d = Decision{Wait: true, Limit: limit, Message: msg}
-			if b.Status.PeriodEnd != nil {
-				d.ResetAt = b.Status.PeriodEnd.Time
-			}
-			// Nothing is written: the reservation this object may hold stays until it is
-			// released (the budget controller checks it against the object).
-			return false
-		}
-		if len(b.Status.Reservations) >= maxReservations {
-			d = Decision{Wait: true, Message: fmt.Sprintf(
-				"%d submissions of this namespace are in flight, the most the VideoBudget tracks; waiting for some to be recorded", maxReservations)}
-			return false
-		}
-		r := videov1alpha1.BudgetReservation{
-			Kind: kind, Name: obj.GetName(), UID: string(obj.GetUID()), AttemptID: attempt,
-			ReservedAt: metav1.NewTime(g.clock.Now()), Digest: digest,
-		}
-		if kind != kindStoryboard {
-			r.EstimatedSeconds, r.AICredits, r.Unbounded = est.Seconds, est.Credits, est.Unbounded
-		}
-		b.Status.Reservations = append(b.Status.Reservations, r)
-		return true
+		var write bool
+		d, write = g.reserveChange(b, kind, obj, attempt, digest, est, sent)
+		return write
 	})
 	if errors.Is(err, errNoBudget) {
 		return g.withoutBudget(ctx, obj.GetNamespace())
 	}
 	return d, err
+}
+
+// reserveChange is a reservation's change of the budget and its decision.
+func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj client.Object, attempt, digest string, est Estimate,
+	sent func(videov1alpha1.BudgetReservation) bool) (Decision, bool) {
+	d := Decision{Budgeted: true}
+	kept := b.Status.Reservations[:0:0]
+	for _, r := range b.Status.Reservations {
+		switch {
+		case r.UID != string(obj.GetUID()) || r.JobID != "":
+			// Another object's, or a running job of this one, charged when it ends.
+			kept = append(kept, r)
+		case sent != nil && sent(r):
+			countUsed(b, r)
+			// An attempt that may have created a job whose end will never be read here:
+			// its estimate stands for it.
+			b.Status.Used.RenderSeconds += r.EstimatedSeconds
+		}
+	}
+	b.Status.Reservations = kept
+	recountReserved(b)
+	if limit, msg, reached := exhausted(b, kind, est); reached {
+		d = Decision{Wait: true, Limit: limit, Message: msg}
+		if b.Status.PeriodEnd != nil {
+			d.ResetAt = b.Status.PeriodEnd.Time
+		}
+		// Nothing is written: the reservation this object may hold stays until it is
+		// released (the budget controller checks it against the object).
+		return d, false
+	}
+	if len(b.Status.Reservations) >= maxReservations {
+		return Decision{Wait: true, Message: fmt.Sprintf(
+			"%d submissions of this namespace are in flight, the most the VideoBudget tracks; waiting for some to be recorded", maxReservations)}, false
+	}
+	r := videov1alpha1.BudgetReservation{
+		Kind: kind, Name: obj.GetName(), UID: string(obj.GetUID()), AttemptID: attempt,
+		ReservedAt: metav1.NewTime(g.clock.Now()), Digest: digest,
+	}
+	if kind != kindStoryboard {
+		r.EstimatedSeconds, r.AICredits, r.Unbounded = est.Seconds, est.Credits, est.Unbounded
+	}
+	b.Status.Reservations = append(b.Status.Reservations, r)
+	return d, true
 }
 
 // withoutBudget decides for a namespace without a VideoBudget: not limited, unless its ledger

@@ -57,6 +57,9 @@ type Reconciler struct {
 	recheck time.Duration
 	// ledgers are the namespaces' ledgers in the manager's namespace.
 	ledgers *Ledgers
+	// guard is this process's spend guard: the reservations it wrote ahead for renders still
+	// waiting for their call budget are not released (nil: none).
+	guard *Guard
 }
 
 // Observer receives each budget's state after a reconcile (the budget metrics), and the
@@ -85,6 +88,8 @@ type ReconcilerOptions struct {
 	// Ledgers are the namespaces' ledgers (shared with the Guard); nil keeps them in
 	// DefaultLedgerNamespace.
 	Ledgers *Ledgers
+	// Guard is this process's spend guard, whose reservations written ahead are kept (may be nil).
+	Guard *Guard
 }
 
 // NewReconciler returns the VideoBudget reconciler.
@@ -98,7 +103,7 @@ func NewReconciler(o ReconcilerOptions) *Reconciler {
 		ledgers = NewLedgers("")
 	}
 	return &Reconciler{client: o.Client, reader: o.Reader, clock: o.Clock, metrics: m,
-		grace: o.Grace, recheck: o.Recheck, retry: o.Retry, ledgers: ledgers}
+		grace: o.Grace, recheck: o.Recheck, retry: o.Retry, ledgers: ledgers, guard: o.Guard}
 }
 
 type noObserver struct{}
@@ -253,6 +258,9 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 				res.JobID = st.JobID
 				kept = append(kept, res)
 			}
+		case r.guard.Granted(res.UID, res.AttemptID):
+			// Written ahead for a render that waits for its key's call budget (grant.go).
+			kept = append(kept, res)
 		default:
 			log.V(1).Info("Releasing the reservation of an attempt that was never sent", "kind", res.Kind, "name", res.Name, "attempt", res.AttemptID)
 		}

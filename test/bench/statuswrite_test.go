@@ -24,6 +24,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -51,6 +56,7 @@ func BenchmarkStatusWrite(b *testing.B) {
 	scheme := k8sruntime.NewScheme()
 	must(b, clientgoscheme.AddToScheme(scheme))
 	must(b, videov1alpha1.AddToScheme(scheme))
+	must(b, apiextensionsv1.AddToScheme(scheme))
 	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join(repoRoot, "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
 	cfg, err := env.Start()
 	must(b, err)
@@ -124,6 +130,42 @@ func BenchmarkStatusWrite(b *testing.B) {
 			b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "wall-ms/op")
 		})
 	}
+	// What dominates the status write of a large render (issue 30, "Large objects"): the same
+	// one-field status patch of a 2,000-scene render against copies of the VideoRender CRD under
+	// other groups: without its CEL rules (x-kubernetes-validations), and without any schema
+	// (x-kubernetes-preserve-unknown-fields). The differences are what the rules and the schema
+	// cost on every status write; what is left is decoding, merging, encoding and storing.
+	for _, variant := range []struct{ group, what string }{{"nocel.bench.videoops.io", "no-cel"}, {"noschema.bench.videoops.io", "no-schema"}} {
+		b.Run(fmt.Sprintf("status-patch/scenes=2000/%s", variant.what), func(b *testing.B) {
+			gvk := installRenderCRDVariant(b, c, variant.group, variant.what == "no-schema")
+			typed := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("variant-%d", b.N)},
+				Spec: videov1alpha1.VideoRenderSpec{Storyboard: &videov1alpha1.StoryboardRequest{VideoName: "variant", Scenes: scenes(2000)}}}
+			raw, err := k8sruntime.DefaultUnstructuredConverter.ToUnstructured(typed)
+			must(b, err)
+			u := &unstructured.Unstructured{Object: raw}
+			u.SetGroupVersionKind(gvk)
+			must(b, c.Create(b.Context(), u))
+			cpu0, start := apiCPU(), time.Now()
+			for i := range b.N {
+				patch := fmt.Appendf(nil, `{"status":{"progress":%d}}`, i%100)
+				must(b, c.Status().Patch(b.Context(), u, client.RawPatch(types.MergePatchType, patch)))
+			}
+			b.ReportMetric(1000*(apiCPU()-cpu0)/float64(b.N), "apiserver-cpu-ms/op")
+			b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "wall-ms/op")
+		})
+	}
+	// The one API read an unguarded paid submission makes (spendguard Ledgers.holds): the ledger
+	// ConfigMap of a namespace that never had a budget, which is not found.
+	b.Run("configmap-get-missing", func(b *testing.B) {
+		cpu0 := apiCPU()
+		for range b.N {
+			err := c.Get(b.Context(), client.ObjectKey{Namespace: "default", Name: "video-operator-budget-ledger.none"}, &corev1.ConfigMap{})
+			if !apierrors.IsNotFound(err) {
+				b.Fatalf("want not found, got %v", err)
+			}
+		}
+		b.ReportMetric(1000*(apiCPU()-cpu0)/float64(b.N), "apiserver-cpu-ms/op")
+	})
 	b.Run("event-create", func(b *testing.B) {
 		cpu0 := apiCPU()
 		for i := range b.N {
@@ -136,4 +178,74 @@ func BenchmarkStatusWrite(b *testing.B) {
 		}
 		b.ReportMetric(1000*(apiCPU()-cpu0)/float64(b.N), "apiserver-cpu-ms/op")
 	})
+}
+
+// installRenderCRDVariant installs the VideoRender CRD under group, without its CEL rules, or
+// without any schema when bare, and returns the kind to create.
+func installRenderCRDVariant(b *testing.B, c client.Client, group string, bare bool) schema.GroupVersionKind {
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "config", "crd", "bases", "video.videoops.io_videorenders.yaml"))
+	must(b, err)
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	must(b, yaml.Unmarshal(raw, crd))
+	crd.ObjectMeta = metav1.ObjectMeta{Name: crd.Spec.Names.Plural + "." + group}
+	crd.Spec.Group = group
+	for i := range crd.Spec.Versions {
+		v := &crd.Spec.Versions[i]
+		if bare {
+			v.Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+				Type: "object", XPreserveUnknownFields: ptr.To(true)}}
+		} else {
+			dropCEL(v.Schema.OpenAPIV3Schema)
+		}
+		v.AdditionalPrinterColumns = nil
+	}
+	if err := c.Create(b.Context(), crd); err != nil && !apierrors.IsAlreadyExists(err) {
+		b.Fatal(err)
+	}
+	gvk := schema.GroupVersionKind{Group: group, Version: videov1alpha1.GroupVersion.Version, Kind: "VideoRender"}
+	// The new kind is served once its CRD is established.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got := &apiextensionsv1.CustomResourceDefinition{}
+		must(b, c.Get(b.Context(), client.ObjectKey{Name: crd.Name}, got))
+		established := false
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				established = true
+			}
+		}
+		if _, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); established && err == nil {
+			return gvk
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("CRD %s not served", crd.Name)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// dropCEL removes every x-kubernetes-validations rule from the schema.
+func dropCEL(s *apiextensionsv1.JSONSchemaProps) {
+	if s == nil {
+		return
+	}
+	s.XValidations = nil
+	for k, p := range s.Properties {
+		dropCEL(&p)
+		s.Properties[k] = p
+	}
+	if s.Items != nil {
+		dropCEL(s.Items.Schema)
+		for i := range s.Items.JSONSchemas {
+			dropCEL(&s.Items.JSONSchemas[i])
+		}
+	}
+	if s.AdditionalProperties != nil {
+		dropCEL(s.AdditionalProperties.Schema)
+	}
+	for _, list := range [][]apiextensionsv1.JSONSchemaProps{s.AllOf, s.AnyOf, s.OneOf} {
+		for i := range list {
+			dropCEL(&list[i])
+		}
+	}
 }

@@ -1,0 +1,188 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spendguard
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// Reservations written ahead. During a burst, a render that is ready to pay usually waits for
+// its API key's call budget first (the service's rate limit), for seconds. ReserveAhead queues its
+// reservation then, for the attempt it will submit with, without waiting: it rides with the
+// namespace's next budget write. When the render comes back to pay, TakeGrant finds it written
+// and the render goes on without a budget write of its own, still reserved before its paid call.
+//
+// A grant is used only when the budget as the cache shows it holds the reservation (so it is on
+// the API server: a budget replaced meanwhile does not hold it) and the decision was room;
+// anything else (not written yet, a wait, a changed request) takes the ordinary way (Reserve),
+// which decides again. While a grant is held in memory, the VideoBudget controller of this
+// process does not release its reservation as one whose submission never came (Granted): the
+// render may wait for the call budget longer than a submission's time. A process that stops
+// forgets its grants; their reservations are then released as any a crash left.
+
+// grantTTL bounds how long a grant is kept: a render waits for its key's call budget seconds,
+// not minutes.
+const grantTTL = 10 * time.Minute
+
+// maxGrants bounds the grants kept; beyond it renders reserve the ordinary way.
+const maxGrants = 100_000
+
+type grant struct {
+	ns, kind, attempt, digest string
+	est                       Estimate
+	asked                     time.Time
+	// decided is the decision of the last application of the op; done once its write ended.
+	decided Decision
+	done    bool
+	err     error
+	// taken is set once the render went on with it: it is kept (protected) until it expires,
+	// and its attempt is not offered again.
+	taken bool
+}
+
+type grants struct {
+	mu    sync.Mutex
+	byUID map[types.UID]*grant
+}
+
+// sweepLocked drops the grants older than grantTTL.
+func (gs *grants) sweepLocked(now time.Time) {
+	for uid, gr := range gs.byUID {
+		if now.Sub(gr.asked) > grantTTL {
+			delete(gs.byUID, uid)
+		}
+	}
+}
+
+// ReserveAhead queues a reservation for attempt of obj, which waits for its key's call budget,
+// with the namespace's next budget write; it does not wait for it. Asking again for the same
+// attempt and request is a no-op.
+func (g *Guard) ReserveAhead(kind string, obj client.Object, attempt, digest string, est Estimate,
+	sent func(videov1alpha1.BudgetReservation) bool) {
+	now := time.Now()
+	gs := &g.grants
+	gs.mu.Lock()
+	if gs.byUID == nil {
+		gs.byUID = map[types.UID]*grant{}
+	}
+	if cur := gs.byUID[obj.GetUID()]; cur != nil && !cur.taken && cur.attempt == attempt && cur.kind == kind && cur.digest == digest && cur.est == est {
+		gs.mu.Unlock()
+		return
+	}
+	if len(gs.byUID) >= maxGrants {
+		gs.sweepLocked(now)
+		if len(gs.byUID) >= maxGrants {
+			gs.mu.Unlock()
+			return
+		}
+	}
+	gr := &grant{ns: obj.GetNamespace(), kind: kind, attempt: attempt, digest: digest, est: est, asked: now}
+	gs.byUID[obj.GetUID()] = gr
+	gs.mu.Unlock()
+	obj = obj.DeepCopyObject().(client.Object)
+	g.mutateThen(obj.GetNamespace(), func(b *videov1alpha1.VideoBudget) bool {
+		d, write := g.reserveChange(b, kind, obj, attempt, digest, est, sent)
+		gs.mu.Lock()
+		gr.decided = d
+		gs.mu.Unlock()
+		return write
+	}, func(err error) {
+		gs.mu.Lock()
+		gr.done, gr.err = true, err
+		gs.mu.Unlock()
+	})
+}
+
+// GrantedAttempt is the attempt of the reservation written or queued ahead for uid, to submit
+// with; empty when there is none.
+func (g *Guard) GrantedAttempt(uid types.UID) string {
+	gs := &g.grants
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if gr := gs.byUID[uid]; gr != nil && !gr.taken && time.Since(gr.asked) < grantTTL {
+		return gr.attempt
+	}
+	return ""
+}
+
+// TakeGrant reports whether the reservation written ahead for attempt of obj holds room for
+// this request on the API server: the render then goes on to pay without a budget write.
+func (g *Guard) TakeGrant(ctx context.Context, kind string, obj client.Object, attempt, digest string, est Estimate) (Decision, bool) {
+	gs := &g.grants
+	gs.mu.Lock()
+	gr := gs.byUID[obj.GetUID()]
+	ok := gr != nil && !gr.taken && gr.done && gr.err == nil && !gr.decided.Wait && gr.decided.Budgeted &&
+		gr.attempt == attempt && gr.kind == kind && gr.digest == digest && gr.est == est && time.Since(gr.asked) < grantTTL
+	var d Decision
+	if ok {
+		d = gr.decided
+	}
+	gs.mu.Unlock()
+	if !ok {
+		return Decision{}, false
+	}
+	var b videov1alpha1.VideoBudget
+	if err := g.client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: videov1alpha1.VideoBudgetName}, &b); err != nil {
+		return Decision{}, false
+	}
+	held := false
+	for _, r := range b.Status.Reservations {
+		if r.UID == string(obj.GetUID()) && r.AttemptID == attempt && r.JobID == "" {
+			held = true
+			break
+		}
+	}
+	if !held {
+		return Decision{}, false
+	}
+	gs.mu.Lock()
+	gr.taken = true
+	gs.mu.Unlock()
+	return d, true
+}
+
+// Granted reports whether this process holds a grant for the reservation of uid and attempt:
+// its render may still be waiting for the call budget, so the reservation is not released as
+// one whose submission never came.
+func (g *Guard) Granted(uid, attempt string) bool {
+	if g == nil {
+		return false
+	}
+	gs := &g.grants
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	gr := gs.byUID[types.UID(uid)]
+	return gr != nil && gr.attempt == attempt && time.Since(gr.asked) < grantTTL
+}
+
+// UsedAttempt marks the grant of uid for attempt as used: the render reserves it the ordinary way
+// now, and its attempt is never offered again.
+func (g *Guard) UsedAttempt(uid types.UID, attempt string) {
+	gs := &g.grants
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if gr := gs.byUID[uid]; gr != nil && gr.attempt == attempt {
+		gr.taken = true
+	}
+}
