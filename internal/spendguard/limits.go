@@ -135,6 +135,23 @@ type reachedLimit struct {
 	message string
 }
 
+// conditionMessage is the limit's sentence in the budget's Exhausted condition. Unlike the
+// message a waiting object gets, it holds no count that moves while the limit stays reached
+// (renders settling from in flight to used, estimates replaced by real seconds): the condition,
+// and so the budget, is not written again for every submission and charge (issue 30).
+func (l reachedLimit) conditionMessage(b *videov1alpha1.VideoBudget) string {
+	s := &b.Spec
+	switch l.limit {
+	case videov1alpha1.BudgetLimitRenders:
+		return fmt.Sprintf("maxRenders reached: the %d renders of the period are used or in flight", *s.MaxRenders)
+	case videov1alpha1.BudgetLimitRenderSeconds:
+		return fmt.Sprintf("maxRenderSeconds reached: the %d seconds of video of the period are used or estimated for renders in flight or running", *s.MaxRenderSeconds)
+	case videov1alpha1.BudgetLimitPreviews:
+		return fmt.Sprintf("maxPreviews reached: the %d previews of the period are used or in flight", *s.MaxPreviews)
+	}
+	return l.message
+}
+
 // reachedLimits lists the limits with no room left, renders first.
 func reachedLimits(b *videov1alpha1.VideoBudget) []reachedLimit {
 	s, st := &b.Spec, &b.Status

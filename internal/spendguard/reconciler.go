@@ -306,7 +306,7 @@ func (r *Reconciler) setConditions(b *videov1alpha1.VideoBudget) {
 	if len(reached) > 0 {
 		msgs := make([]string, 0, len(reached))
 		for _, l := range reached {
-			msgs = append(msgs, l.message)
+			msgs = append(msgs, l.conditionMessage(b))
 		}
 		c.Status, c.Reason = metav1.ConditionTrue, string(reached[0].reason)
 		// At most four short sentences: far within a condition message's bound.
