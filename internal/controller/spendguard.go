@@ -174,7 +174,7 @@ func (l *lifecycle[T]) sentBy(tx *statustxn.Txn[T]) func(videov1alpha1.BudgetRes
 // reserveAhead queues the reservation of attempt with the namespace's next budget write, for a
 // render of a namespace with a VideoBudget that waits for its key's call budget: when it comes
 // back to pay, reserveBudget finds it written (spendguard grant.go) and writes nothing.
-func (l *lifecycle[T]) reserveAhead(tx *statustxn.Txn[T], attempt string, t *target) {
+func (l *lifecycle[T]) reserveAhead(tx *statustxn.Txn[T], attempt string, t *target, wait time.Duration) {
 	if l.guard == nil || l.adapter.kind() != kindRender || !l.guard.Budgeted(context.Background(), tx.Obj.GetNamespace()) {
 		return
 	}
@@ -182,7 +182,7 @@ func (l *lifecycle[T]) reserveAhead(tx *statustxn.Txn[T], attempt string, t *tar
 	if r := l.budgetEstimate(t); r != nil {
 		est = spendguard.EstimateOf(r)
 	}
-	l.guard.ReserveAhead(l.adapter.kind(), tx.Obj, attempt, t.sourceDigest, est, l.sentBy(tx))
+	l.guard.ReserveAhead(l.adapter.kind(), tx.Obj, attempt, t.sourceDigest, est, l.sentBy(tx), wait)
 }
 
 // submissionAttempt is the attempt id of the next submission: the one reserved ahead for the

@@ -88,7 +88,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 	}
 	if wait := l.budgets.Urgent(keyID, l.budgetKey(objectKey(obj))); wait > 0 {
 		// Its reservation is written meanwhile, with the namespace's other budget changes.
-		l.reserveAhead(tx, attempt, t)
+		l.reserveAhead(tx, attempt, t, wait)
 		return l.budgetWait(tx, wait), nil
 	}
 	if ok, res, err := l.admitSubmission(ctx, tx, api, keyID, attempt); !ok {

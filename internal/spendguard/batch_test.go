@@ -406,7 +406,7 @@ func TestReservationsWrittenAheadAreSharedAndStillBoundTheLimit(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(4))}, objs...)
 	close(h.hold)
 	for i := range 6 {
-		h.g.ReserveAhead("VideoRender", batchRender(i), fmt.Sprintf("a%d", i), "", Estimate{Seconds: 3}, nil)
+		h.g.ReserveAhead("VideoRender", batchRender(i), fmt.Sprintf("a%d", i), "", Estimate{Seconds: 3}, nil, 0)
 	}
 	deadline := time.Now().Add(5 * settleDelay)
 	for h.writes.Load() == 0 {

@@ -75,11 +75,17 @@ func (gs *grants) sweepLocked(now time.Time) {
 	}
 }
 
-// ReserveAhead queues a reservation for attempt of obj, which waits for its key's call budget,
-// with the namespace's next budget write; it does not wait for it. Asking again for the same
-// attempt and request is a no-op.
+// aheadLead is how long before its call a render's reservation is queued: long enough for the
+// namespace's next budget write (a queued change waits at most settleDelay), short enough that
+// the budget, which every write sends whole, does not carry the reservations of every render
+// queued behind the call budget of a burst.
+const aheadLead = 2 * time.Second
+
+// ReserveAhead queues a reservation for attempt of obj, which waits for its key's call budget
+// for wait, with the namespace's budget write that comes aheadLead before its call; it does not
+// wait for it. Asking again for the same attempt and request is a no-op.
 func (g *Guard) ReserveAhead(kind string, obj client.Object, attempt, digest string, est Estimate,
-	sent func(videov1alpha1.BudgetReservation) bool) {
+	sent func(videov1alpha1.BudgetReservation) bool, wait time.Duration) {
 	now := time.Now()
 	gs := &g.grants
 	gs.mu.Lock()
@@ -101,17 +107,31 @@ func (g *Guard) ReserveAhead(kind string, obj client.Object, attempt, digest str
 	gs.byUID[obj.GetUID()] = gr
 	gs.mu.Unlock()
 	obj = obj.DeepCopyObject().(client.Object)
-	g.mutateThen(obj.GetNamespace(), func(b *videov1alpha1.VideoBudget) bool {
-		d, write := g.reserveChange(b, kind, obj, attempt, digest, est, sent)
-		gs.mu.Lock()
-		gr.decided = d
-		gs.mu.Unlock()
-		return write
-	}, func(err error) {
-		gs.mu.Lock()
-		gr.done, gr.err = true, err
-		gs.mu.Unlock()
-	})
+	queue := func() {
+		g.mutateThen(obj.GetNamespace(), func(b *videov1alpha1.VideoBudget) bool {
+			d, write := g.reserveChange(b, kind, obj, attempt, digest, est, sent)
+			gs.mu.Lock()
+			gr.decided = d
+			gs.mu.Unlock()
+			return write
+		}, func(err error) {
+			gs.mu.Lock()
+			gr.done, gr.err = true, err
+			gs.mu.Unlock()
+		})
+	}
+	if wait > aheadLead {
+		time.AfterFunc(wait-aheadLead, func() {
+			gs.mu.Lock()
+			taken := gr.taken
+			gs.mu.Unlock()
+			if !taken {
+				queue()
+			}
+		})
+		return
+	}
+	queue()
 }
 
 // GrantedAttempt is the attempt of the reservation written or queued ahead for uid, to submit
