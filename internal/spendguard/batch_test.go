@@ -459,3 +459,46 @@ func TestReservationsWrittenAheadAreSharedAndStillBoundTheLimit(t *testing.T) {
 		t.Errorf("after a crash: %d reservations, %d used; want all released", len(b.Status.Reservations), b.Status.Used.Renders)
 	}
 }
+
+// A paid submission in a namespace without a budget asks the ledger whether a deleted budget's
+// limits hold: a ledger that holds none is not read from the API server again for each one,
+// and a budget's write of the ledger is seen at once.
+func TestALedgerThatHoldsNoLimitsIsNotReadForEverySubmission(t *testing.T) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{videov1alpha1.AddToScheme, corev1.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	server := fake.NewClientBuilder().WithScheme(s).Build()
+	var reads atomic.Int32
+	c := interceptor.NewClient(server.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*corev1.ConfigMap); ok {
+				reads.Add(1)
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+	g := New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second)
+	g.UseLedgers(NewLedgers("ops"))
+	for i := range 20 {
+		if d, err := g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{}, nil); err != nil || d.Wait || d.Budgeted {
+			t.Fatalf("render %d in a namespace without a budget: %+v %v", i, d, err)
+		}
+	}
+	if n := reads.Load(); n != 1 {
+		t.Errorf("%d ledger reads for 20 submissions, want 1", n)
+	}
+	// A budget of this period wrote the ledger, then was deleted: its limits hold at once.
+	now := time.Now()
+	start, end := PeriodBounds(videov1alpha1.BudgetPeriodMonthly, now)
+	b := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName, UID: "b1"},
+		Status: videov1alpha1.VideoBudgetStatus{PeriodStart: &metav1.Time{Time: start}, PeriodEnd: &metav1.Time{Time: end}}}
+	if err := g.ledgers.record(t.Context(), c, b, true); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := g.Reserve(t.Context(), "VideoRender", batchRender(99), "a", "", Estimate{}, nil); err != nil || !d.Wait {
+		t.Errorf("after the ledger was written by a budget now deleted: %+v %v; want a wait", d, err)
+	}
+}

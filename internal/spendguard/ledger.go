@@ -112,7 +112,15 @@ type Ledgers struct {
 
 	mu      sync.Mutex
 	cadence map[string]*ledgerCadence
+	// free are the tenant namespaces whose ledger was read and holds no limits, until when that
+	// answer is used without reading it again (holds).
+	free map[string]time.Time
 }
+
+// freeTTL is how long a ledger read that holds no limits is used again. Within it, every write
+// of the namespace's ledger by this process (a budget's usage) and every budget deletion it sees
+// forget the answer; only a ledger written by hand, or by another process, waits for it.
+const freeTTL = 30 * time.Second
 
 // DefaultLedgerInterval is the ledger's cadence: a budget written many times a second (a burst
 // of renders) has its ledger written once per interval.
@@ -209,7 +217,15 @@ func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.V
 		return fmt.Errorf("writing the budget ledger %s/%s: %w", s.Namespace, cm.Name, err)
 	}
 	s.known.Store(b.Namespace, true)
+	s.forgetFree(b.Namespace)
 	return nil
+}
+
+// forgetFree drops the answer that tenant's ledger holds no limits.
+func (s *Ledgers) forgetFree(tenant string) {
+	s.mu.Lock()
+	delete(s.free, tenant)
+	s.mu.Unlock()
 }
 
 // read reads tenant's ledger; nil when there is none (or it cannot be decoded: a ledger edited
@@ -242,16 +258,41 @@ func readLedgerAt(ctx context.Context, r client.Reader, at types.NamespacedName)
 
 // holds reports whether tenant's ledger keeps the limits of a budget deleted in the current
 // period: it names a budget and its period has not ended at now. It returns the period's end.
+//
+// A paid submission in a namespace without a budget asks this every time: a ledger that holds
+// no limits is not read again for freeTTL (nor after this process writes it or sees a budget
+// deleted), so that unguarded renders do not each cost an API read (issue 30).
 func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now time.Time) (bool, time.Time, error) {
 	if err := s.flushPending(ctx, tenant); err != nil {
 		return false, time.Time{}, err
 	}
+	s.mu.Lock()
+	until, free := s.free[tenant]
+	s.mu.Unlock()
+	if free && time.Now().Before(until) {
+		return false, time.Time{}, nil
+	}
 	l, _, err := s.read(ctx, r, tenant)
-	if err != nil || l == nil || l.BudgetUID == "" || l.PeriodEnd == nil || !now.Before(l.PeriodEnd.Time) {
+	if err != nil {
 		return false, time.Time{}, err
+	}
+	if l == nil || l.BudgetUID == "" || l.PeriodEnd == nil || !now.Before(l.PeriodEnd.Time) {
+		s.mu.Lock()
+		if s.free == nil {
+			s.free = map[string]time.Time{}
+		}
+		if len(s.free) >= maxFree {
+			clear(s.free)
+		}
+		s.free[tenant] = time.Now().Add(freeTTL)
+		s.mu.Unlock()
+		return false, time.Time{}, nil
 	}
 	return true, l.PeriodEnd.Time, nil
 }
+
+// maxFree bounds the namespaces whose free ledger is remembered.
+const maxFree = 10_000
 
 // ensure writes the ledger of a budget that took over long ago when the manager's namespace has
 // none yet (the migration from the tenant's namespace): once per namespace and process.

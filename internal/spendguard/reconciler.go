@@ -117,7 +117,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, b); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.metrics.ForgetBudget(req.Namespace)
-			// A deleted budget's last usage goes to the ledger now, not at the end of its cadence.
+			// A deleted budget's last usage goes to the ledger now, not at the end of its cadence,
+			// and the namespace's ledger is read again before its next paid submission.
+			r.ledgers.forgetFree(req.Namespace)
 			return ctrl.Result{}, r.ledgers.flushPending(ctx, req.Namespace)
 		}
 		return ctrl.Result{}, fmt.Errorf("getting VideoBudget %s: %w", req.NamespacedName, err)
