@@ -76,7 +76,8 @@ limitations under the License.
 //     Warning, Completed);
 //   - the record in the annotations (record.go writeRecord), for objects put in the unrecorded
 //     set by recordPending: the job id, the request digest and the key fingerprint travel with
-//     the object so that a restore without status adopts its job;
+//     the object so that a restore without status adopts its job; in a namespace with a
+//     VideoBudget the charge finalizer rides in the same write (spendguard.go holdForCharge);
 //   - the versions the write replaced (tx.Superseded), so that a cache still showing them is read
 //     fresh (lifecycle.go supersede), and the stale set after a conflict.
 //

@@ -46,13 +46,16 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 	if !ok {
 		return true, ctrl.Result{}, err
 	}
-	if wait, urgent := l.pollSlot(keyID, obj, st.JobID); wait > 0 {
-		tx.Undecided = true
-		return true, l.turnedAway(wait, urgent), nil
+	job := l.ended.take(st.JobID)
+	if job == nil {
+		if wait, urgent := l.pollSlot(keyID, obj, st.JobID); wait > 0 {
+			tx.Undecided = true
+			return true, l.turnedAway(wait, urgent), nil
+		}
+		callCtx, cancel := l.callContext(ctx)
+		job, err = api.GetJob(callCtx, st.JobID)
+		cancel()
 	}
-	callCtx, cancel := l.callContext(ctx)
-	job, err := api.GetJob(callCtx, st.JobID)
-	cancel()
 	if err == nil || apiclient.IsJobNotFound(err) {
 		// The job is no longer polled once the status that records its end is written; if that
 		// write fails, the next reconcile reads it again at once, not as one seen for the first
@@ -90,6 +93,13 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 	if ended := l.recordJob(ctx, tx, job); ended {
 		l.progress.ended(st.JobID)
 		// Seconds and credits reach the budget before the completion is written.
+		wait, queued, charged := l.chargeSoon(tx, job)
+		if queued {
+			return true, ctrl.Result{RequeueAfter: wait}, nil
+		}
+		if charged {
+			return false, ctrl.Result{}, nil
+		}
 		if err := l.chargeCompletion(ctx, tx, job); err != nil {
 			if errors.Is(err, spendguard.ErrBusy) {
 				// Contention on the namespace's budget, not a failure: like a reservation that

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -260,6 +261,74 @@ func (l *lifecycle[T]) chargeCompletion(ctx context.Context, tx *statustxn.Txn[T
 		return fmt.Errorf("charging job %s to the namespace's VideoBudget: %w", jobID, err)
 	}
 	return nil
+}
+
+// chargeSoon queues the charge of a render's ended job for the namespace's next budget write,
+// shared with its other changes (group commit), instead of holding the worker for a write of its
+// own. queued is true while that write has not ended: the reconcile's decisions are discarded
+// (the end is not written before its charge) and the object comes back after wait, with the job's
+// answer kept, so the job is not read again. Once the write ended, charged says that the charge
+// is in the budget; when the write failed, neither is set and chargeCompletion charges it in a
+// write of its own.
+func (l *lifecycle[T]) chargeSoon(tx *statustxn.Txn[T], job *apiclient.Job) (wait time.Duration, queued, charged bool) {
+	if l.guard == nil || l.adapter.kind() != kindRender || (!job.Status().IsCompleted() && !job.Status().IsFailed()) ||
+		!l.guard.Budgeted(context.Background(), tx.Obj.GetNamespace()) {
+		return 0, false, false
+	}
+	secs, credits := jobCost(job)
+	unreported := job.Status().IsCompleted() && l.estimate(tx.Obj).Unreported
+	jobID := l.adapter.jobStatus(tx.Obj).JobID
+	done, retryIn, err := l.guard.ChargeSoon(tx.Obj.GetNamespace(), jobID, secs, credits, unreported)
+	if done {
+		return 0, false, err == nil
+	}
+	tx.Abort()
+	l.ended.keep(jobID, job)
+	return retryIn, true, false
+}
+
+// endedJobs are job answers kept while their charge waits for its budget write.
+type endedJobs struct {
+	mu sync.Mutex
+	m  map[string]endedJob
+}
+
+type endedJob struct {
+	job *apiclient.Job
+	at  time.Time
+}
+
+// endedTTL bounds how long an answer is kept: its reconcile comes back within a second.
+const endedTTL = time.Minute
+
+func (e *endedJobs) keep(jobID string, job *apiclient.Job) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m == nil {
+		e.m = map[string]endedJob{}
+	}
+	now := time.Now()
+	for id, j := range e.m {
+		if now.Sub(j.at) > endedTTL {
+			delete(e.m, id)
+		}
+	}
+	e.m[jobID] = endedJob{job: job, at: now}
+}
+
+// take returns and forgets the kept answer of jobID, or nil.
+func (e *endedJobs) take(jobID string) *apiclient.Job {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j, ok := e.m[jobID]
+	if !ok || jobID == "" {
+		return nil
+	}
+	delete(e.m, jobID)
+	if time.Since(j.at) > endedTTL {
+		return nil
+	}
+	return j.job
 }
 
 // jobCost is what a job answer reports: the video's seconds (rounded up) and the AI credits.

@@ -91,30 +91,34 @@ func (g *Guard) mutateBudget(ctx context.Context, ns string, change func(b *vide
 // mutateLater queues change for the next write of the namespace's budget without waiting for
 // it; a flush settleDelay later writes it when no other write comes.
 func (g *Guard) mutateLater(ns string, change func(b *videov1alpha1.VideoBudget) bool) {
-	g.mutateThen(ns, change, nil)
+	g.mutateThen(ns, change, nil, settleDelay)
 }
 
-// mutateThen is mutateLater that tells after the outcome of the write.
-func (g *Guard) mutateThen(ns string, change func(b *videov1alpha1.VideoBudget) bool, after func(error)) {
+// mutateThen queues change for the next write of the namespace's budget, which comes within
+// delay at the latest, and tells after its outcome.
+func (g *Guard) mutateThen(ns string, change func(b *videov1alpha1.VideoBudget) bool, after func(error), delay time.Duration) {
 	o := &op{change: change, done: make(chan struct{}), after: after}
 	w := &g.writers
+	due := time.Now().Add(delay)
 	w.mu.Lock()
 	s := w.slotLocked(ns)
 	s.queue = append(s.queue, o)
-	schedule := !s.flushing
+	schedule := !s.flushing || due.Before(s.flushAt)
 	if schedule {
-		s.flushing = true
+		s.flushing, s.flushAt = true, due
 		s.users++
 	}
 	w.mu.Unlock()
 	if !schedule {
 		return
 	}
-	time.AfterFunc(settleDelay, func() {
+	time.AfterFunc(delay, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), WriteTries*w.timeout)
 		defer cancel()
 		w.mu.Lock()
-		s.flushing = false
+		if !s.flushAt.After(due) {
+			s.flushing = false
+		}
 		w.mu.Unlock()
 		defer w.leave(s)
 		slot, err := w.acquire(ctx, ns)

@@ -502,3 +502,37 @@ func TestALedgerThatHoldsNoLimitsIsNotReadForEverySubmission(t *testing.T) {
 		t.Errorf("after the ledger was written by a budget now deleted: %+v %v; want a wait", d, err)
 	}
 }
+
+// Charges of renders that end close together share one budget write (within chargeLinger), and
+// each caller learns when its charge is in the budget: only then may it write its render's end.
+func TestChargesOfRendersEndingTogetherShareAWrite(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))})
+	close(h.hold)
+	for i := range 5 {
+		if done, wait, err := h.g.ChargeSoon("team-a", fmt.Sprintf("job-%d", i), 10, nil, false); done || err != nil || wait <= 0 {
+			t.Fatalf("charge %d: done %v, wait %v, %v; want queued", i, done, wait, err)
+		}
+	}
+	deadline := time.Now().Add(10 * chargeLinger)
+	for i := range 5 {
+		for {
+			done, wait, err := h.g.ChargeSoon("team-a", fmt.Sprintf("job-%d", i), 10, nil, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if done {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("charge %d never written", i)
+			}
+			time.Sleep(wait)
+		}
+	}
+	if w := h.writes.Load(); w != 1 {
+		t.Errorf("%d budget writes for 5 charges, want 1", w)
+	}
+	if b := h.budget(t); b.Status.Used.RenderSeconds != 50 || len(b.Status.ChargedJobs) != 5 {
+		t.Errorf("used %d s, %d charged jobs; want 50 s and 5", b.Status.Used.RenderSeconds, len(b.Status.ChargedJobs))
+	}
+}

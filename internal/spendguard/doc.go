@@ -21,6 +21,11 @@ limitations under the License.
 // budget's status current (period roll-over, interrupted reservations, conditions).
 //
 // Every write is a status patch with an optimistic lock; a process's writes of one budget take
-// turns. The reconcilers of the job kinds (internal/controller/spendguard.go) call Guard at the
-// steps of a submission; nothing here imports them.
+// turns and are shared (group commit, batch.go): the changes of a namespace queued while one
+// write is in flight, or within a short delay for those nobody waits for (settlements, charges
+// queued by ChargeSoon, reservations written ahead for renders waiting for their call budget,
+// grant.go), go in one write, each deciding on the budget as the ones before it left it. The
+// ledger is written on its own cadence (ledger.go). The reconcilers of the job kinds
+// (internal/controller/spendguard.go) call Guard at the steps of a submission; nothing here
+// imports them.
 package spendguard

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -118,7 +119,7 @@ func (g *Guard) ReserveAhead(kind string, obj client.Object, attempt, digest str
 			gs.mu.Lock()
 			gr.done, gr.err = true, err
 			gs.mu.Unlock()
-		})
+		}, settleDelay)
 	}
 	if wait > aheadLead {
 		time.AfterFunc(wait-aheadLead, func() {
@@ -205,4 +206,57 @@ func (g *Guard) UsedAttempt(uid types.UID, attempt string) {
 	if gr := gs.byUID[uid]; gr != nil && gr.attempt == attempt {
 		gr.taken = true
 	}
+}
+
+// chargeLinger is how long a charge waits for other changes of its namespace's budget to share
+// its write. Its render's end is written once the charge is: completion is reported this much
+// later at most.
+const chargeLinger = 250 * time.Millisecond
+
+// pendingCharge is a charge queued by ChargeSoon.
+type pendingCharge struct {
+	asked time.Time
+	done  bool
+	err   error
+}
+
+type charges struct {
+	mu    sync.Mutex
+	byJob map[string]*pendingCharge
+}
+
+// ChargeSoon is Charge without holding the caller: the charge is queued for the namespace's
+// next budget write, which comes within chargeLinger, shared with what else of the namespace
+// arrives meanwhile. It reports done once that write ended, with its error; until then the
+// caller comes back after retryIn (and must not write its render's end yet).
+func (g *Guard) ChargeSoon(ns, jobID string, secs int64, credits *resource.Quantity, unreported bool) (done bool, retryIn time.Duration, err error) {
+	cs := &g.charges
+	now := time.Now()
+	cs.mu.Lock()
+	if cs.byJob == nil {
+		cs.byJob = map[string]*pendingCharge{}
+	}
+	if pc := cs.byJob[jobID]; pc != nil {
+		if pc.done {
+			delete(cs.byJob, jobID)
+			cs.mu.Unlock()
+			return true, 0, ignoreNoBudget(pc.err)
+		}
+		cs.mu.Unlock()
+		return false, chargeLinger / 5, nil
+	}
+	for id, pc := range cs.byJob {
+		if now.Sub(pc.asked) > time.Minute {
+			delete(cs.byJob, id)
+		}
+	}
+	pc := &pendingCharge{asked: now}
+	cs.byJob[jobID] = pc
+	cs.mu.Unlock()
+	g.mutateThen(ns, chargeChange(jobID, secs, credits, unreported), func(err error) {
+		cs.mu.Lock()
+		pc.done, pc.err = true, err
+		cs.mu.Unlock()
+	}, chargeLinger)
+	return false, chargeLinger + chargeLinger/5, nil
 }

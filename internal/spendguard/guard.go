@@ -90,6 +90,8 @@ type Guard struct {
 	// grants are the reservations written ahead for renders waiting for their key's call
 	// budget (grant.go).
 	grants grants
+	// charges are the charges queued by ChargeSoon.
+	charges charges
 }
 
 // New returns the spend guard. c writes the budgets and reads them from its cache; reader reads
@@ -143,8 +145,10 @@ type budgetSlot struct {
 	// queue are the changes waiting for the next write of the budget (guarded by
 	// budgetWriters.mu): the group commit (batch.go).
 	queue []*op
-	// flushing is set while a flush of queued changes that nobody waits for is scheduled.
+	// flushing is set while a flush of queued changes that nobody waits for is scheduled, at
+	// flushAt.
 	flushing bool
+	flushAt  time.Time
 }
 
 func (w *budgetWriters) acquire(ctx context.Context, ns string) (*budgetSlot, error) {
@@ -426,15 +430,19 @@ func takeReservation(b *videov1alpha1.VideoBudget, uid, attempt string, charge b
 // the job answer does not report (counted in used.unreportedCreditRenders). A job that ended
 // with nothing to charge (a failure) still ends its reservation.
 func (g *Guard) Charge(ctx context.Context, ns, jobID string, secs int64, credits *resource.Quantity, unreported bool) error {
-	err := g.mutateBudget(ctx, ns, func(b *videov1alpha1.VideoBudget) bool {
+	return ignoreNoBudget(g.mutateBudget(ctx, ns, chargeChange(jobID, secs, credits, unreported)))
+}
+
+// chargeChange is the change of Charge.
+func chargeChange(jobID string, secs int64, credits *resource.Quantity, unreported bool) func(b *videov1alpha1.VideoBudget) bool {
+	return func(b *videov1alpha1.VideoBudget) bool {
 		held := dropJobReservation(b, jobID) != nil
 		if charged(b, jobID) || (secs <= 0 && (credits == nil || credits.IsZero()) && !unreported) {
 			return held
 		}
 		chargeJob(b, jobID, secs, credits, unreported)
 		return true
-	})
-	return ignoreNoBudget(err)
+	}
 }
 
 // GiveUp charges a job whose end will never be read (given up at the job deadline, unknown to
