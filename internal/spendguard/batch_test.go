@@ -66,7 +66,7 @@ func newBatchHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, objs ...c
 	server := fake.NewClientBuilder().WithScheme(s).WithObjects(append(objs, budget)...).WithStatusSubresource(budget).Build()
 	h := &batchHarness{server: server, hold: make(chan struct{}), held: make(chan struct{})}
 	var once sync.Once
-	c := interceptor.NewClient(server.(client.WithWatch), interceptor.Funcs{
+	c := interceptor.NewClient(server, interceptor.Funcs{
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			if _, ok := obj.(*videov1alpha1.VideoBudget); ok {
 				n := h.writes.Add(1)
@@ -361,13 +361,13 @@ func TestTheRunningJobsReservationStandsForTheFinalizerUntilItIsWritten(t *testi
 		}
 		h.g.SettleLater("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i), false)
 	}
-	waitFor := func(what string, ok func(b *videov1alpha1.VideoBudget) bool) *videov1alpha1.VideoBudget {
+	waitFor := func(what string, ok func(b *videov1alpha1.VideoBudget) bool) {
 		t.Helper()
 		deadline := time.Now().Add(5 * settleDelay)
 		for {
 			b := h.budget(t)
 			if ok(b) {
-				return b
+				return
 			}
 			if time.Now().After(deadline) {
 				t.Fatalf("%s: %+v", what, b.Status)
@@ -472,7 +472,7 @@ func TestALedgerThatHoldsNoLimitsIsNotReadForEverySubmission(t *testing.T) {
 	}
 	server := fake.NewClientBuilder().WithScheme(s).Build()
 	var reads atomic.Int32
-	c := interceptor.NewClient(server.(client.WithWatch), interceptor.Funcs{
+	c := interceptor.NewClient(server, interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 			if _, ok := obj.(*corev1.ConfigMap); ok {
 				reads.Add(1)
