@@ -58,14 +58,6 @@ var _ = Describe("Render what was reviewed, attacked", func() {
 			g.Expect(rec.Reason).To(Equal(string(videov1alpha1.ReasonAwaitingApproval)))
 		}).Should(Succeed())
 	}
-	editRender := func(vr *videov1alpha1.VideoRender, edit func(*videov1alpha1.VideoRender)) {
-		GinkgoHelper()
-		Eventually(func() error {
-			cur := getRender(vr)(Default)
-			edit(cur)
-			return k8sClient.Update(ctx, cur)
-		}).Should(Succeed())
-	}
 
 	It("pinning the preview a Latest render already rendered does not pay for it again", func() {
 		start(nil)

@@ -41,22 +41,6 @@ var _ = Describe("Consent is a record, attacked", func() {
 		}
 	})
 	paidRenders := func() int { return h.sim.Calls(simulator.EndpointRenderStoryboard) }
-	editRender := func(vr *videov1alpha1.VideoRender, edit func(*videov1alpha1.VideoRender)) {
-		GinkgoHelper()
-		Eventually(func() error {
-			cur := getRender(vr)(Default)
-			edit(cur)
-			return k8sClient.Update(ctx, cur)
-		}).Should(Succeed())
-	}
-	editStory := func(sb *videov1alpha1.VideoStoryboard, story string) {
-		GinkgoHelper()
-		Eventually(func() error {
-			cur := getStoryboard(sb)(Default)
-			cur.Spec.Scenes[0].Story = ptrTo(story)
-			return k8sClient.Update(ctx, cur)
-		}).Should(Succeed())
-	}
 	readyRendering := func(vr *videov1alpha1.VideoRender, rendered string) {
 		GinkgoHelper()
 		Eventually(func(g Gomega) {
@@ -96,7 +80,7 @@ var _ = Describe("Consent is a record, attacked", func() {
 		Expect(paidRenders()).To(Equal(1))
 
 		By("the storyboard moves on: preview 2 completes, nobody approves it")
-		editStory(sb, "The second take. It waits for a review.")
+		editPreviewStory(sb, "The second take. It waits for a review.")
 		previewOfGeneration(sb, 2)
 		stayReady(vr)
 		Expect(paidRenders()).To(Equal(1))
@@ -115,7 +99,7 @@ var _ = Describe("Consent is a record, attacked", func() {
 		eventuallyReady(vr)
 		done := recordedRender(vr)
 
-		editStory(sb, "The second take. It waits for a review.")
+		editPreviewStory(sb, "The second take. It waits for a review.")
 		second := previewOfGeneration(sb, 2)
 		readyRendering(vr, first.Digest)
 
@@ -143,7 +127,7 @@ var _ = Describe("Consent is a record, attacked", func() {
 		vr := refRender(h.ns, "resync", "resync", "approvedDigest: "+first.Digest)
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 		readyRendering(vr, first.Digest)
-		editStory(sb, "The second take, approved.")
+		editPreviewStory(sb, "The second take, approved.")
 		second := previewOfGeneration(sb, 2)
 		editRender(vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = second.Digest })
 		readyRendering(vr, second.Digest)
@@ -168,7 +152,7 @@ var _ = Describe("Consent is a record, attacked", func() {
 		readyRendering(vr, first.Digest)
 
 		By("editing the storyboard, and turning the policy off while preview 2 runs")
-		editStory(sb, "An edit nobody reviewed. It must not be paid for.")
+		editPreviewStory(sb, "An edit nobody reviewed. It must not be paid for.")
 		Eventually(func(g Gomega) {
 			got := getStoryboard(sb)(g)
 			g.Expect(got.Status.Submission != nil || (got.Status.JobGeneration == 2 && got.Status.CompletedAt == nil)).To(BeTrue())
@@ -194,7 +178,7 @@ var _ = Describe("Consent is a record, attacked", func() {
 		readyRendering(a, first.Digest)
 		readyRendering(b, first.Digest)
 		Expect(paidRenders()).To(Equal(2), "two objects are two videos")
-		editStory(sb, "The second take. It waits for a review.")
+		editPreviewStory(sb, "The second take. It waits for a review.")
 		previewOfGeneration(sb, 2)
 		stayReady(a)
 		stayReady(b)

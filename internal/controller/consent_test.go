@@ -49,22 +49,6 @@ var _ = Describe("Consent is a record", func() {
 		}
 	})
 	paidRenders := func() int { return h.sim.Calls(simulator.EndpointRenderStoryboard) }
-	editRender := func(vr *videov1alpha1.VideoRender, edit func(*videov1alpha1.VideoRender)) {
-		GinkgoHelper()
-		Eventually(func() error {
-			cur := getRender(vr)(Default)
-			edit(cur)
-			return k8sClient.Update(ctx, cur)
-		}).Should(Succeed())
-	}
-	editStory := func(sb *videov1alpha1.VideoStoryboard, story string) {
-		GinkgoHelper()
-		Eventually(func() error {
-			cur := getStoryboard(sb)(Default)
-			cur.Spec.Scenes[0].Story = ptrTo(story)
-			return k8sClient.Update(ctx, cur)
-		}).Should(Succeed())
-	}
 	// readyWithNewerPreview waits until the render is Ready for its generation, has rendered
 	// preview rendered, and reports the newer preview waiting with the command that approves it.
 	readyWithNewerPreview := func(vr *videov1alpha1.VideoRender, rendered, newer string) {
@@ -97,7 +81,7 @@ var _ = Describe("Consent is a record", func() {
 		editRender(vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.Approval = "" })
 		eventuallyReady(vr)
 		By("the storyboard is edited and its preview 2 completes; nobody reviews it")
-		editStory(sb, "An edit nobody reviewed. It must not be paid for.")
+		editPreviewStory(sb, "An edit nobody reviewed. It must not be paid for.")
 		second := previewOfGeneration(sb, 2)
 		Expect(second.Digest).NotTo(Equal(first.Digest))
 		return sb, vr, first.Digest, second.Digest
@@ -145,7 +129,7 @@ var _ = Describe("Consent is a record", func() {
 
 		By("while job 1 runs: automation off, preview 2 completes, and the spec's manager adds a label")
 		editRender(vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.Approval = "" })
-		editStory(sb, "An edit nobody reviewed. It must not be paid for.")
+		editPreviewStory(sb, "An edit nobody reviewed. It must not be paid for.")
 		second := previewOfGeneration(sb, 2)
 		Consistently(paidRenders, 6*time.Second).Should(Equal(1), "job 1 is still running")
 		editRender(vr, func(cur *videov1alpha1.VideoRender) { cur.Labels = map[string]string{"team": "video"} })
@@ -191,7 +175,7 @@ var _ = Describe("Consent is a record", func() {
 		eventuallyReady(vr)
 
 		By("the storyboard moves on: a new preview is made, then completes")
-		editStory(sb, "The second take. It waits for a review.")
+		editPreviewStory(sb, "The second take. It waits for a review.")
 		second := previewOfGeneration(sb, 2)
 		readyWithNewerPreview(vr, first.Digest, second.Digest)
 		Consistently(func(g Gomega) {
@@ -264,7 +248,7 @@ spec:
 		Consistently(paidRenders, quiet).Should(BeZero(), "not even approval Latest renders a preview of an unknown request")
 
 		By("a fresh preview of the adopter's own spec can be approved, and Latest renders it")
-		editStory(adopter, "The adopter's own script. Now it is previewed.")
+		editPreviewStory(adopter, "The adopter's own script. Now it is previewed.")
 		fresh := previewOfGeneration(adopter, 2)
 		Expect(fresh.Unverified).To(BeEmpty())
 		eventuallyReady(vr)

@@ -82,6 +82,19 @@ func getStoryboard(obj *videov1alpha1.VideoStoryboard) func(Gomega) *videov1alph
 	}
 }
 
+// editRender writes edit to the render's spec or metadata, again on a conflict.
+func editRender(vr *videov1alpha1.VideoRender, edit func(*videov1alpha1.VideoRender)) {
+	GinkgoHelper()
+	updateObject(vr, func(o client.Object) { edit(o.(*videov1alpha1.VideoRender)) })
+}
+
+// editPreviewStory sets the narration of the storyboard's first scene: a new request, so a new
+// preview (editStory is the same for a render).
+func editPreviewStory(sb *videov1alpha1.VideoStoryboard, story string) {
+	GinkgoHelper()
+	updateObject(sb, func(o client.Object) { o.(*videov1alpha1.VideoStoryboard).Spec.Scenes[0].Story = ptrTo(story) })
+}
+
 // beReady matches an object of either kind whose Ready condition is True for its generation.
 func readyFor(st *videov1alpha1.JobStatus, generation int64) bool {
 	c := conditionOf(st, videov1alpha1.ConditionReady)
