@@ -39,14 +39,14 @@ func NewAuditLogger(w io.Writer) logr.Logger {
 // refused (certainly no job), unknown (maybe a job), or not-sent (its in-flight record could not
 // be written, so the call was not made).
 func (l *lifecycle[T]) auditSubmission(obj T, gen int64, attempt, outcome, jobID string, err error) {
-	kv := []any{"kind", l.adapter.kind(), "namespace", obj.GetNamespace(), "name", obj.GetName(),
+	kv := []any{"kind", l.kind, "namespace", obj.GetNamespace(), "name", obj.GetName(),
 		"generation", gen, "attempt", attempt, "outcome", outcome}
 	if jobID != "" {
 		kv = append(kv, "jobID", jobID)
 	}
 	// The approved preview the submission pays for: the paid call happens between the write of
 	// the in-flight record and its consumption, so the record is there for every outcome.
-	if sub := l.adapter.jobStatus(obj).Submission; sub != nil && sub.StoryboardDigest != "" {
+	if sub := obj.Job().Submission; sub != nil && sub.StoryboardDigest != "" {
 		kv = append(kv, "storyboardDigest", sub.StoryboardDigest, "narrationPinned", ptr.Deref(sub.NarrationPinned, false))
 	}
 	if err != nil {

@@ -211,7 +211,7 @@ func TestWriteJobIDGivesUpQuicklyAndKeepsTheJobInMemory(t *testing.T) {
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(vr), obj); err != nil {
 		t.Fatal(err)
 	}
-	tx := statustxn.New(c, c, obj, l.adapter.newObject, l.adapter.status)
+	tx := statustxn.New(c, c, obj, l.adapter.newObject, statusValue[*videov1alpha1.VideoRender])
 	l.memo.Remember("attempt-1", "job-1", false)
 	l.recordSubmitted(tx, "job-1", false)
 	if err := l.writeJobID(context.Background(), tx, "attempt-1", "job-1", false); err == nil {

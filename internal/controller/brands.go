@@ -119,7 +119,7 @@ func (l *lifecycle[T]) checkBrand(ctx context.Context, tx *statustxn.Txn[T], api
 	if req.BrandID != nil {
 		field, value = "brandId", *req.BrandID
 	}
-	st := l.adapter.jobStatus(tx.Obj)
+	st := tx.Obj.Job()
 	st.Phase = videov1alpha1.PhaseFailed
 	l.stall(tx, videov1alpha1.ReasonBrandNotFound, fmt.Sprintf(
 		"%s %q is not a video brand of this account; known brands: %s. Nothing was submitted",

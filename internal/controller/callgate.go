@@ -37,7 +37,7 @@ import (
 // waits, so that the status is written once); a shorter one changes nothing.
 func (l *lifecycle[T]) budgetWait(tx *statustxn.Txn[T], wait time.Duration) ctrl.Result {
 	if wait > l.opts.PollMin {
-		st := l.adapter.jobStatus(tx.Obj)
+		st := tx.Obj.Job()
 		if st.JobID == "" || st.CompletedAt != nil {
 			st.Phase = videov1alpha1.PhasePending
 		}
@@ -77,7 +77,7 @@ func (l *lifecycle[T]) admitSubmission(ctx context.Context, tx *statustxn.Txn[T]
 
 // paused says, in Reconciling, why the object's paid submission waits.
 func (l *lifecycle[T]) paused(tx *statustxn.Txn[T], why string, retryIn time.Duration) ctrl.Result {
-	st := l.adapter.jobStatus(tx.Obj)
+	st := tx.Obj.Job()
 	if st.JobID == "" || st.CompletedAt != nil {
 		st.Phase = videov1alpha1.PhasePending
 	}

@@ -37,11 +37,11 @@ import (
 // completed job with library music returns a code on its next status call". ok is false when
 // the job need not be read again.
 func (l *lifecycle[T]) nextClearanceRead(obj T, t *target) (at time.Time, ok bool) {
-	jobID := l.adapter.jobStatus(obj).JobID
+	jobID := obj.Job().JobID
 	if jobID == "" || l.memo.RefreshGaveUp(jobID) {
 		return time.Time{}, false
 	}
-	c := l.adapter.clearance(obj)
+	c := obj.CurrentClearance()
 	switch {
 	case c != nil && c.ExpiresAt != nil:
 		return c.ExpiresAt.Time, true
@@ -78,7 +78,7 @@ func mayUseLibraryMusic(t *target) bool {
 // with backoff, and terminal data stays in status (the service may have cleaned the job).
 func (l *lifecycle[T]) refresh(ctx context.Context, tx *statustxn.Txn[T], t *target) ctrl.Result {
 	obj := tx.Obj
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	jobID := st.JobID
 	log := logf.FromContext(ctx)
 

@@ -157,7 +157,7 @@ func (f *stepFixture) txOf(name string) *statustxn.Txn[*videov1alpha1.VideoRende
 	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: fixtureNS, Name: name}, obj); err != nil {
 		f.t.Fatal(err)
 	}
-	return statustxn.New(f.c, f.c, obj, f.l.adapter.newObject, f.l.adapter.status)
+	return statustxn.New(f.c, f.c, obj, f.l.adapter.newObject, statusValue[*videov1alpha1.VideoRender])
 }
 
 // answered makes the render's API key one the service answered a moment ago, so that a paid call

@@ -43,38 +43,57 @@ import (
 	"github.com/videoops/video-operator/internal/statustxn"
 )
 
-// kindAdapter is everything that differs between VideoStoryboard and VideoRender: where their
-// fields are, what their spec asks the service for, and how a job maps into their status.
-type kindAdapter[T client.Object] interface {
-	// kind is the Kind, for events, metrics and logs.
-	kind() string
+// jobObject is either kind as the lifecycle reads it: where each keeps its job's fields
+// (api/v1alpha1 JobObject).
+type jobObject interface {
+	client.Object
+	videov1alpha1.JobObject
+}
+
+// kindAdapter is what differs in behaviour between VideoStoryboard and VideoRender: what their
+// spec asks the service for, how a job maps into their status, and how it is charged. Where
+// their fields are is jobObject's.
+type kindAdapter[T jobObject] interface {
 	newObject() T
-	jobStatus(obj T) *videov1alpha1.JobStatus
-	// status returns the whole status, to tell whether a reconcile changed anything.
-	status(obj T) any
-	secretRef(obj T) videov1alpha1.SecretKeyRef
 	// resolve says what the current spec asks the service for, or why nothing can be sent yet.
 	resolve(ctx context.Context, obj T) (*target, error)
-	// recordedSource and setRecordedSource keep the generation and uid of an upstream object
-	// (the previewed VideoStoryboard of a storyboardRef render) the current job belongs to.
-	// recordedSource also returns the digest of the approved preview the job renders and
-	// whether its request narrated the approved narration.
-	recordedSource(obj T) (generation int64, uid types.UID, digest string, narrationPinned bool)
-	// setRecordedSource records what the submission sub consumed as the current job's source.
-	setRecordedSource(obj T, sub *videov1alpha1.Submission)
 	// recordJob maps a job read from the service into the kind's own status fields; it is
 	// called on every read and must be idempotent. It returns the outputs it left out because
 	// they do not fit the status schema (see fitWhole).
 	recordJob(obj T, job *apiclient.Job) (omitted []string)
-	// keepPrevious keeps the outputs of the current, completed job when a newer one replaces it.
-	keepPrevious(obj T)
-	// resetOutputs clears the kind's own status fields when a new job replaces the old one.
-	resetOutputs(obj T)
-	// clearance is the recorded platform clearance code, or nil.
-	clearance(obj T) *videov1alpha1.Clearance
-	// describeRequest names what the spec asks for, so that a user can find its job at the
-	// service: the request's videoName, or the project or storyboard it renders.
-	describeRequest(obj T) string
+	// replaceOutputs clears the kind's own status fields when a new job replaces the current
+	// one; keep first keeps the outputs of the current one, which completed (they were paid for).
+	replaceOutputs(obj T, keep bool)
+	// carryOutputs says that the outputs of generation from answer generation to: its spec
+	// changed, not its request.
+	carryOutputs(obj T, from, to int64)
+	// termsOf is what the object's spec says about its jobs: how they are paid for and reviewed.
+	termsOf(obj T) terms
+}
+
+// terms is what one object's spec says about its jobs: how they count against its namespace's
+// VideoBudget (spendguard.go), and who reviews what.
+type terms struct {
+	// perJob: each job is reserved before its paid call, charged its seconds and credits when it
+	// ends, and held by the charge finalizer until then (a render). Otherwise the submission is
+	// counted and the end charges only the credits it reports (a preview).
+	perJob bool
+	// estimate is the spec's estimate: charged for a job whose end will never be read.
+	estimate spendguard.Estimate
+	// unreviewed: it pays for every new preview without a review (storyboardRef approval
+	// Latest, no approvedDigest); the record of each paid call says so.
+	unreviewed bool
+	// forReview: a completed job waits for a person's review (a preview), which makes its
+	// completion worth an event of its own.
+	forReview bool
+}
+
+// statusValue is the object's whole status, to tell whether a reconcile changed anything.
+func statusValue[T jobObject](o T) any { return o.StatusValue() }
+
+// secretRef is the object's API key reference, the default Secret when the spec names none.
+func secretRef(o jobObject) videov1alpha1.SecretKeyRef {
+	return credentials.RefOrDefault(o.APIKeyRef())
 }
 
 // target is what the current spec asks the service for: exactly one of preview, render or
@@ -136,9 +155,11 @@ type waiting struct {
 
 // lifecycle is the job lifecycle both reconcilers share: read the object, follow an in-flight
 // submission or a running job, submit once per spec generation, and write the status.
-type lifecycle[T client.Object] struct {
-	client   client.Client
-	adapter  kindAdapter[T]
+type lifecycle[T jobObject] struct {
+	client  client.Client
+	adapter kindAdapter[T]
+	// kind is T's Kind, for events, metrics, reservations and logs.
+	kind     string
 	opts     Options
 	keys     *credentials.Store
 	brands   *brandCache
@@ -178,10 +199,11 @@ type lifecycle[T client.Object] struct {
 	progress *progressWrites
 }
 
-func newLifecycle[T client.Object](c client.Client, adapter kindAdapter[T], opts Options, shared *sharedState) *lifecycle[T] {
+func newLifecycle[T jobObject](c client.Client, adapter kindAdapter[T], opts Options, shared *sharedState) *lifecycle[T] {
 	return &lifecycle[T]{
 		client:   c,
 		adapter:  adapter,
+		kind:     adapter.newObject().JobKind(),
 		opts:     opts,
 		keys:     shared.keys,
 		brands:   shared.brands,
@@ -262,12 +284,12 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			l.stale.Take(req.NamespacedName)
-			l.opts.Metrics.Forget(l.adapter.kind(), req.NamespacedName)
+			l.opts.Metrics.Forget(l.kind, req.NamespacedName)
 			l.backoff.Reset(req.NamespacedName)
 			l.budgets.Done("", l.budgetKey(req.NamespacedName))
 			return ctrl.Result{}, nil
 		}
-		return ctrl.Result{}, fmt.Errorf("getting %s %s: %w", l.adapter.kind(), req.NamespacedName, err)
+		return ctrl.Result{}, fmt.Errorf("getting %s %s: %w", l.kind, req.NamespacedName, err)
 	}
 	if !obj.GetDeletionTimestamp().IsZero() {
 		// The service has no cancel and nothing to clean up: a deleted object stops here, once
@@ -275,11 +297,11 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		return l.finishCharge(ctx, obj)
 	}
 
-	if st := l.adapter.jobStatus(obj); st.JobID != "" && st.CompletedAt == nil && st.Submission == nil {
+	if st := obj.Job(); st.JobID != "" && st.CompletedAt == nil && st.Submission == nil {
 		// A read of a running job: what it costs a worker sizes the polls' share (--poll-share).
 		defer func() { l.polls.Polled(time.Since(began)) }()
 	}
-	tx := statustxn.New(l.client, l.opts.APIReader, obj, l.adapter.newObject, l.adapter.status)
+	tx := statustxn.New(l.client, l.opts.APIReader, obj, l.adapter.newObject, statusValue[T])
 	tx.Written = l.opts.Metrics.StatusWritten
 	defer func() {
 		if tx.Conflicted {
@@ -301,7 +323,7 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		_ = tx.Commit(wctx)
 		return ctrl.Result{}, nil
 	}
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	if err != nil {
 		// No decision was reached for this generation: observedGeneration stays where it was,
 		// so kstatus and Argo CD do not take the old Ready for the new spec.
@@ -321,10 +343,10 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		}
 		return result, errors.Join(err, fmt.Errorf("writing status: %w", cerr))
 	}
-	written := l.adapter.jobStatus(tx.Base)
-	l.opts.Metrics.ObservePhase(l.adapter.kind(), req.NamespacedName, written.Phase)
-	l.opts.Metrics.ObserveSubmission(l.adapter.kind(), req.NamespacedName, written.Submission)
-	l.opts.Metrics.ObserveConditions(l.adapter.kind(), req.NamespacedName, written.Conditions)
+	written := tx.Base.Job()
+	l.opts.Metrics.ObservePhase(l.kind, req.NamespacedName, written.Phase)
+	l.opts.Metrics.ObserveSubmission(l.kind, req.NamespacedName, written.Submission)
+	l.opts.Metrics.ObserveConditions(l.kind, req.NamespacedName, written.Conditions)
 	if l.unrecorded.Take(req.NamespacedName) {
 		before := tx.Base.GetResourceVersion()
 		if rerr := l.writeRecord(wctx, tx.Base); rerr != nil {
@@ -342,7 +364,7 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 }
 
 // later ends a reconcile that decided nothing: it comes back after d.
-func later[T client.Object](tx *statustxn.Txn[T], d time.Duration) ctrl.Result {
+func later[T jobObject](tx *statustxn.Txn[T], d time.Duration) ctrl.Result {
 	tx.Undecided = true
 	return ctrl.Result{RequeueAfter: d}
 }
@@ -350,7 +372,7 @@ func later[T client.Object](tx *statustxn.Txn[T], d time.Duration) ctrl.Result {
 // reconcileError says in Reconciling that the reconcile failed and is retried. A completed job
 // of the current generation keeps its Ready condition: its video exists.
 func (l *lifecycle[T]) reconcileError(tx *statustxn.Txn[T], err error) {
-	st := l.adapter.jobStatus(tx.Obj)
+	st := tx.Obj.Job()
 	if readyForGeneration(st, tx.Obj.GetGeneration()) {
 		return
 	}
@@ -361,7 +383,7 @@ func (l *lifecycle[T]) reconcileError(tx *statustxn.Txn[T], err error) {
 // advance moves the object one step along its lifecycle and sets its status in memory.
 func (l *lifecycle[T]) advance(ctx context.Context, tx *statustxn.Txn[T]) (ctrl.Result, error) {
 	obj := tx.Obj
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	gen := obj.GetGeneration()
 
 	// A callback another replica received: the same as if this replica had received it (for the
@@ -467,7 +489,8 @@ func (l *lifecycle[T]) advance(ctx context.Context, tx *statustxn.Txn[T]) (ctrl.
 // version of the operator) belongs to another storyboard only if that one was created after the
 // job was recorded.
 func (l *lifecycle[T]) sameSource(obj T, t *target) bool {
-	gen, uid, digest, _ := l.adapter.recordedSource(obj)
+	src := obj.JobSource()
+	gen, uid, digest := src.StoryboardGeneration, types.UID(src.StoryboardUID), src.StoryboardDigest
 	if digest != "" && t.sourceDigest != "" {
 		// What was paid for is the approved preview, whatever generation or uid it came with.
 		return digest == t.sourceDigest || (t.sourceDigestV1 != "" && digest == t.sourceDigestV1)
@@ -478,7 +501,7 @@ func (l *lifecycle[T]) sameSource(obj T, t *target) bool {
 	if uid != "" || t.sourceUID == "" {
 		return uid == t.sourceUID
 	}
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	recorded := st.SubmittedAt
 	if recorded == nil {
 		recorded = st.CompletedAt
@@ -506,7 +529,7 @@ func readyForGeneration(st *videov1alpha1.JobStatus, gen int64) bool {
 // clearance code must be refreshed (see clearance.go); trouble doing so never takes Ready away.
 func (l *lifecycle[T]) completed(ctx context.Context, tx *statustxn.Txn[T], t *target) (ctrl.Result, error) {
 	obj := tx.Obj
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	st.Phase = videov1alpha1.PhaseCompleted
 	msg := completedMessage(st)
 	if t.wait != nil && t.wait.note != "" {
@@ -539,7 +562,7 @@ func (l *lifecycle[T]) wait(tx *statustxn.Txn[T], w *waiting) (ctrl.Result, erro
 		l.stall(tx, w.reason, w.message)
 		return ctrl.Result{}, nil
 	}
-	setOutcome(l.adapter.jobStatus(tx.Obj), tx.Obj.GetGeneration(), outcomeReconciling, w.reason, w.message)
+	setOutcome(tx.Obj.Job(), tx.Obj.GetGeneration(), outcomeReconciling, w.reason, w.message)
 	// The objects waited for are watched; the requeue only covers an event that was missed.
 	return ctrl.Result{RequeueAfter: l.opts.PollMax}, nil
 }
@@ -547,7 +570,7 @@ func (l *lifecycle[T]) wait(tx *statustxn.Txn[T], w *waiting) (ctrl.Result, erro
 // stall sets Stalled, with a Warning event, once the status is written, when the reason is new.
 func (l *lifecycle[T]) stall(tx *statustxn.Txn[T], reason videov1alpha1.ConditionReason, message string) {
 	obj := tx.Obj
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	if !isStalledWith(st, reason) {
 		tx.After(func() { l.opts.Recorder.Eventf(obj, nil, "Warning", string(reason), "Stall", "%s", message) })
 	}
@@ -558,7 +581,7 @@ func (l *lifecycle[T]) stall(tx *statustxn.Txn[T], reason videov1alpha1.Conditio
 // to status.lastHandledRetry) only with the job it leads to, or a final refusal.
 func (l *lifecycle[T]) retryRequested(obj T) (string, bool) {
 	v, ok := obj.GetAnnotations()[videov1alpha1.AnnotationRetry]
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	if !ok || v == "" || v == st.LastHandledRetry || len(v) > maxAnnotationValue {
 		return "", false
 	}
@@ -571,14 +594,14 @@ const maxAnnotationValue = 253
 // apiClient returns a client for the object's API key and the key's fingerprint (to key
 // per-account caches). A key that cannot be read or used is a *credentials.Error.
 func (l *lifecycle[T]) apiClient(ctx context.Context, obj T) (apiclient.Interface, string, error) {
-	key, err := l.keys.APIKey(ctx, obj.GetNamespace(), l.adapter.secretRef(obj))
+	key, err := l.keys.APIKey(ctx, obj.GetNamespace(), secretRef(obj))
 	if err != nil {
 		return nil, "", err
 	}
 	api, err := l.opts.ClientFactory.ForKey(key)
 	if err != nil {
 		// The client refuses keys that cannot be sent in a header; the error never holds the key.
-		ref := l.adapter.secretRef(obj)
+		ref := secretRef(obj)
 		return nil, "", &credentials.Error{Reason: videov1alpha1.ReasonUnauthorized,
 			Message: fmt.Sprintf("The API key in key %q of Secret %q is not usable: %v", ref.Key, ref.Name, err)}
 	}
@@ -589,7 +612,7 @@ func (l *lifecycle[T]) apiClient(ctx context.Context, obj T) (apiclient.Interfac
 
 // budgetKey names an object in the call budgets, which both kinds share.
 func (l *lifecycle[T]) budgetKey(key types.NamespacedName) string {
-	return l.adapter.kind() + "/" + key.String()
+	return l.kind + "/" + key.String()
 }
 
 // serviceClient is apiClient for work that needs the key: a key that cannot be read or used

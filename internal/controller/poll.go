@@ -41,7 +41,7 @@ import (
 // so the caller goes on to decide about the current spec.
 func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop bool, res ctrl.Result, err error) {
 	obj := tx.Obj
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	api, keyID, ok, err := l.serviceClient(ctx, tx)
 	if !ok {
 		return true, ctrl.Result{}, err
@@ -231,7 +231,7 @@ func (l *lifecycle[T]) budgetNote(keyID string) string {
 // failed. The metrics and the event of the ending follow the write of the status that records it.
 func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statustxn.Txn[T], job *apiclient.Job) (ended bool) {
 	obj := tx.Obj
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	d := job.Data
 	if p, ok := d.RenderProgress.Int64(); ok {
 		st.Progress = ptrTo(clampPercent(p))
@@ -244,7 +244,8 @@ func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statustxn.Txn[T], job 
 	l.memo.JobRead(st.JobID)
 
 	now := metav1.NewTime(l.opts.Clock.Now())
-	kind, jobID, gen := l.adapter.kind(), st.JobID, st.JobGeneration
+	kind, jobID, gen := l.kind, st.JobID, st.JobGeneration
+	forReview := l.adapter.termsOf(obj).forReview
 	if job.Status().IsCompleted() || job.Status().IsFailed() {
 		tx.Answered = time.Now()
 	}
@@ -265,7 +266,7 @@ func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statustxn.Txn[T], job 
 			// Unless the status written does not say Ready: the render went on to wait for the
 			// approval of a newer preview, or to submit an edited spec, and the event is then the
 			// one place that tells that the video paid for is done.
-			if kind == "VideoStoryboard" || !readyForGeneration(l.adapter.jobStatus(obj), obj.GetGeneration()) {
+			if forReview || !readyForGeneration(obj.Job(), obj.GetGeneration()) {
 				l.opts.Recorder.Eventf(obj, nil, "Normal", string(videov1alpha1.ReasonCompleted), "Complete",
 					"Job %s of generation %d completed", jobID, gen)
 			}
@@ -314,7 +315,7 @@ func (l *lifecycle[T]) callFailed(ctx context.Context, tx *statustxn.Txn[T], err
 // means an unchanged status and no write.
 func (l *lifecycle[T]) transient(ctx context.Context, tx *statustxn.Txn[T], err error) (ctrl.Result, error) {
 	obj := tx.Obj
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	delay := l.backoff.Next(objectKey(obj), apiclient.RetryAfter(err))
 	reason := videov1alpha1.ReasonServiceUnavailable
 	switch {
@@ -361,7 +362,7 @@ func describeAnswer(err error) string {
 
 // unauthorized stalls the object until its Secret changes: the watch on Secrets wakes it.
 func (l *lifecycle[T]) unauthorized(tx *statustxn.Txn[T]) {
-	ref := l.adapter.secretRef(tx.Obj)
+	ref := secretRef(tx.Obj)
 	l.stall(tx, videov1alpha1.ReasonUnauthorized, fmt.Sprintf(
 		"The service rejected the API key in key %q of Secret %q (401 Unauthorized); update the Secret to resume", ref.Key, ref.Name))
 }

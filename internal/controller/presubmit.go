@@ -94,7 +94,7 @@ func (l *lifecycle[T]) checkBeforeSubmit(ctx context.Context, tx *statustxn.Txn[
 		return true, nil
 	}
 	obj := tx.Obj
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	msg := presubmitMessage(errs)
 	if t.sourceUID != "" {
 		msg = "the reviewed VideoStoryboard's request was " + msg
@@ -103,7 +103,7 @@ func (l *lifecycle[T]) checkBeforeSubmit(ctx context.Context, tx *statustxn.Txn[
 	if retry != "" {
 		st.LastHandledRetry = retry
 	}
-	l.adapter.setRecordedSource(obj, &videov1alpha1.Submission{StoryboardGeneration: t.sourceGeneration,
+	obj.SetJobSource(&videov1alpha1.Submission{StoryboardGeneration: t.sourceGeneration,
 		StoryboardUID: string(t.sourceUID), StoryboardDigest: t.recordedSourceDigest(), NarrationPinned: narrationPinned(t)})
 	l.stall(tx, videov1alpha1.ReasonInvalidRequest, failureMessage(st))
 	return false, nil

@@ -161,7 +161,7 @@ func (t *target) recognisesRecord(rec jobRecord) bool {
 // generation's, and an event says so.
 func (l *lifecycle[T]) alreadySent(tx *statustxn.Txn[T], t *target) bool {
 	obj := tx.Obj
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	gen := obj.GetGeneration()
 	if st.JobID == "" && st.CompletedAt == nil {
 		return false
@@ -183,11 +183,7 @@ func (l *lifecycle[T]) alreadySent(tx *statustxn.Txn[T], t *target) bool {
 	if st.JobGeneration != gen {
 		from, jobID := st.JobGeneration, st.JobID
 		st.JobGeneration = gen
-		if sb, ok := any(obj).(*videov1alpha1.VideoStoryboard); ok && sb.Status.Preview != nil && sb.Status.PreviewedGeneration == from {
-			// The preview is of the current spec: renders waiting for it need not wait.
-			sb.Status.PreviewedGeneration = gen
-			sb.Status.Preview.Generation = gen
-		}
+		l.adapter.carryOutputs(obj, from, gen)
 		what := "job " + jobID
 		if jobID == "" {
 			what = "the refused submission"
@@ -207,7 +203,7 @@ func (l *lifecycle[T]) alreadySent(tx *statustxn.Txn[T], t *target) bool {
 // request's job (status restored from an older job). t is the current target, nil when it
 // cannot be known yet.
 func (l *lifecycle[T]) adoptable(obj T, rec jobRecord, t *target) bool {
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	switch {
 	case rec.jobID == "" || rec.jobID == st.JobID || st.Submission != nil:
 		return false
@@ -229,7 +225,7 @@ func (l *lifecycle[T]) adoptable(obj T, rec jobRecord, t *target) bool {
 // taken). A job the service does not know for this key stalls: nothing is submitted on its own.
 func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobRecord, t *target) (stop bool, res ctrl.Result, err error) {
 	obj := tx.Obj
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	gen := obj.GetGeneration()
 	api, keyID, ok, err := l.serviceClient(ctx, tx)
 	if !ok {
@@ -255,13 +251,13 @@ func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobR
 		}
 		if apiclient.IsJobNotFound(err) || apiclient.IsNotFound(err) {
 			st.Phase = videov1alpha1.PhasePending
-			ref := l.adapter.secretRef(obj)
+			ref := secretRef(obj)
 			l.stall(tx, videov1alpha1.ReasonAdoptedJobNotFound, fmt.Sprintf(
 				"Annotation %s names job %s, which the service does not know for the API key in key %q of Secret %q (%s). "+
 					"To avoid paying twice nothing is submitted on its own: put the key that submitted the job into the Secret, or fix the annotation; "+
 					"to submit the current spec as a new, paid job, run: kubectl annotate %s %s -n %s %s=%s",
 				videov1alpha1.AnnotationJobID, rec.jobID, ref.Key, ref.Name, describeAnswer(err),
-				strings.ToLower(l.adapter.kind()), obj.GetName(), obj.GetNamespace(), videov1alpha1.AnnotationConfirmResubmit, rec.jobID))
+				strings.ToLower(l.kind), obj.GetName(), obj.GetNamespace(), videov1alpha1.AnnotationConfirmResubmit, rec.jobID))
 			return true, ctrl.Result{}, nil
 		}
 		res, err := l.callFailed(ctx, tx, err)
@@ -288,7 +284,7 @@ func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobR
 	now := metav1.NewTime(l.opts.Clock.Now())
 	st.SubmittedAt = &now
 	if t != nil && t.recognises(digest, version) {
-		l.adapter.setRecordedSource(obj, &videov1alpha1.Submission{StoryboardGeneration: t.sourceGeneration,
+		obj.SetJobSource(&videov1alpha1.Submission{StoryboardGeneration: t.sourceGeneration,
 			StoryboardUID: string(t.sourceUID), StoryboardDigest: t.recordedSourceDigest(), NarrationPinned: narrationPinned(t)})
 	}
 	st.Phase = videov1alpha1.PhaseInProgress
@@ -320,7 +316,7 @@ func (l *lifecycle[T]) keyChanged(ctx context.Context, tx *statustxn.Txn[T], sub
 	if submittedBy == "" || submittedBy == keyID || !unknownToKey(err) {
 		return false
 	}
-	ref := l.adapter.secretRef(tx.Obj)
+	ref := secretRef(tx.Obj)
 	if !strings.HasPrefix(submittedBy, credentials.FingerprintPrefix) {
 		// Read again only on this rare path: keyID was made from the same read of the Secret.
 		if key, kerr := l.keys.APIKey(ctx, tx.Obj.GetNamespace(), ref); kerr == nil && l.fingerprints().Recognises(submittedBy, key) {
@@ -351,7 +347,7 @@ func (l *lifecycle[T]) recordPending(tx *statustxn.Txn[T]) {
 // an optimistic lock: written is the object as the status write left it. It is one write of the
 // object's metadata per job, the price of a record that survives a restore without status.
 func (l *lifecycle[T]) writeRecord(ctx context.Context, written T) error {
-	st := l.adapter.jobStatus(written)
+	st := written.Job()
 	want := statusRecord(st)
 	if (want.jobID == "" && want.unknown == "") || (st.Submission != nil && want.unknown == "") || recordOf(written) == want {
 		return nil
@@ -374,7 +370,7 @@ func (l *lifecycle[T]) writeRecord(ctx context.Context, written T) error {
 	patched.SetAnnotations(ann)
 	held := l.holdForCharge(ctx, patched, want.jobID)
 	if err := l.client.Patch(ctx, patched, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("recording job %s in the annotations of %s %s: %w", want.jobID, l.adapter.kind(), objectKey(written), err)
+		return fmt.Errorf("recording job %s in the annotations of %s %s: %w", want.jobID, l.kind, objectKey(written), err)
 	}
 	if held {
 		l.chargeHeld(written, want.jobID)

@@ -44,12 +44,6 @@ import (
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videorenders,verbs=patch
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videorenders/finalizers,verbs=update
 
-// Kinds as reservations name them.
-const (
-	kindRender     = "VideoRender"
-	kindStoryboard = "VideoStoryboard"
-)
-
 // indexBudgetWaiting indexes the objects that wait for budget, so a change of their namespace's
 // VideoBudget wakes exactly them.
 const indexBudgetWaiting = ".status.budgetWaiting"
@@ -107,12 +101,12 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 	if r := l.budgetEstimate(t); r != nil {
 		est = spendguard.EstimateOf(r)
 	}
-	if _, ok := l.guard.TakeGrant(ctx, l.adapter.kind(), obj, attempt, t.sourceDigest, est); ok {
+	if _, ok := l.guard.TakeGrant(ctx, l.kind, obj, attempt, t.sourceDigest, est); ok {
 		// Reserved ahead, while it waited for its key's call budget (reserveAhead).
 		return ctrl.Result{}, false, nil
 	}
 	l.guard.UsedAttempt(obj.GetUID(), attempt)
-	d, err := l.guard.Reserve(ctx, l.adapter.kind(), obj, attempt, t.sourceDigest, est, sent)
+	d, err := l.guard.Reserve(ctx, l.kind, obj, attempt, t.sourceDigest, est, sent)
 	if errors.Is(err, spendguard.ErrBusy) {
 		// Nothing was decided about this generation: observedGeneration must not move, or a
 		// Ready of the old one would read as the new spec's (kstatus Current) while nothing was
@@ -128,7 +122,7 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 		// reservation, and after the job id the reservation of its running job, stand for it.
 		return ctrl.Result{}, false, nil
 	}
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	msg := fmt.Sprintf("Not submitted: VideoBudget %q of namespace %q has no room: %s", videov1alpha1.VideoBudgetName, obj.GetNamespace(), d.Message)
 	if !d.ResetAt.IsZero() {
 		msg += fmt.Sprintf(". Submits by itself when the period resets at %s or when the budget is raised",
@@ -158,7 +152,7 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 // the service. What the server held when this reconcile began counts: a confirmed resubmission
 // clears the unknown attempt from obj, not from base.
 func (l *lifecycle[T]) sentBy(tx *statustxn.Txn[T]) func(videov1alpha1.BudgetReservation) bool {
-	base, obj := l.adapter.jobStatus(tx.Base).DeepCopy(), l.adapter.jobStatus(tx.Obj).DeepCopy()
+	base, obj := tx.Base.Job().DeepCopy(), tx.Obj.Job().DeepCopy()
 	return func(r videov1alpha1.BudgetReservation) bool {
 		for _, st := range []*videov1alpha1.JobStatus{base, obj} {
 			if st.Submission != nil && st.Submission.AttemptID == r.AttemptID {
@@ -176,14 +170,14 @@ func (l *lifecycle[T]) sentBy(tx *statustxn.Txn[T]) func(videov1alpha1.BudgetRes
 // render of a namespace with a VideoBudget that waits for its key's call budget: when it comes
 // back to pay, reserveBudget finds it written (spendguard grant.go) and writes nothing.
 func (l *lifecycle[T]) reserveAhead(tx *statustxn.Txn[T], attempt string, t *target, wait time.Duration) {
-	if l.guard == nil || l.adapter.kind() != kindRender || !l.guard.Budgeted(context.Background(), tx.Obj.GetNamespace()) {
+	if l.guard == nil || !l.adapter.termsOf(tx.Obj).perJob || !l.guard.Budgeted(context.Background(), tx.Obj.GetNamespace()) {
 		return
 	}
 	var est spendguard.Estimate
 	if r := l.budgetEstimate(t); r != nil {
 		est = spendguard.EstimateOf(r)
 	}
-	l.guard.ReserveAhead(l.adapter.kind(), tx.Obj, attempt, t.sourceDigest, est, l.sentBy(tx), wait)
+	l.guard.ReserveAhead(l.kind, tx.Obj, attempt, t.sourceDigest, est, l.sentBy(tx), wait)
 }
 
 // submissionAttempt is the attempt id of the next submission: the one reserved ahead for the
@@ -202,7 +196,7 @@ func (l *lifecycle[T]) submissionAttempt(obj T) (string, error) {
 // that rebuilds the reservation later (a replace) takes it from there, not from a guess: a
 // storyboardRef render's request lives in another object. nil for a preview.
 func (l *lifecycle[T]) budgetEstimate(t *target) *videov1alpha1.BudgetEstimate {
-	if l.adapter.kind() != kindRender {
+	if t.preview != nil {
 		return nil
 	}
 	return spendguard.EstimateFor(t.request()).Record()
@@ -218,8 +212,8 @@ func (l *lifecycle[T]) settleBudget(_ context.Context, obj T, attempt string) {
 	if l.guard == nil {
 		return
 	}
-	held := l.adapter.kind() != kindRender || controllerutil.ContainsFinalizer(obj, videov1alpha1.FinalizerCharge)
-	l.guard.SettleLater(obj.GetNamespace(), obj.GetUID(), attempt, l.adapter.jobStatus(obj).JobID, held)
+	held := !l.adapter.termsOf(obj).perJob || controllerutil.ContainsFinalizer(obj, videov1alpha1.FinalizerCharge)
+	l.guard.SettleLater(obj.GetNamespace(), obj.GetUID(), attempt, obj.Job().JobID, held)
 }
 
 // releaseBudget gives back the reservation of an attempt that certainly created no job.
@@ -240,7 +234,7 @@ func (l *lifecycle[T]) chargeCompletion(ctx context.Context, tx *statustxn.Txn[T
 	if l.guard == nil || (!job.Status().IsCompleted() && !job.Status().IsFailed()) {
 		return nil
 	}
-	render := l.adapter.kind() == kindRender
+	render := l.adapter.termsOf(tx.Obj).perJob
 	if !render && !job.Status().IsCompleted() {
 		return nil
 	}
@@ -253,9 +247,9 @@ func (l *lifecycle[T]) chargeCompletion(ctx context.Context, tx *statustxn.Txn[T
 		}
 		secs = 0
 	} else if job.Status().IsCompleted() {
-		unreported = l.estimate(tx.Obj).Unreported
+		unreported = l.adapter.termsOf(tx.Obj).estimate.Unreported
 	}
-	jobID := l.adapter.jobStatus(tx.Obj).JobID
+	jobID := tx.Obj.Job().JobID
 	if err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), jobID, secs, credits, unreported); err != nil {
 		tx.Abort()
 		return fmt.Errorf("charging job %s to the namespace's VideoBudget: %w", jobID, err)
@@ -271,13 +265,13 @@ func (l *lifecycle[T]) chargeCompletion(ctx context.Context, tx *statustxn.Txn[T
 // is in the budget; when the write failed, neither is set and chargeCompletion charges it in a
 // write of its own.
 func (l *lifecycle[T]) chargeSoon(tx *statustxn.Txn[T], job *apiclient.Job) (wait time.Duration, queued, charged bool) {
-	if l.guard == nil || l.adapter.kind() != kindRender || (!job.Status().IsCompleted() && !job.Status().IsFailed()) ||
+	if l.guard == nil || !l.adapter.termsOf(tx.Obj).perJob || (!job.Status().IsCompleted() && !job.Status().IsFailed()) ||
 		!l.guard.Budgeted(context.Background(), tx.Obj.GetNamespace()) {
 		return 0, false, false
 	}
 	secs, credits := jobCost(job)
-	unreported := job.Status().IsCompleted() && l.estimate(tx.Obj).Unreported
-	jobID := l.adapter.jobStatus(tx.Obj).JobID
+	unreported := job.Status().IsCompleted() && l.adapter.termsOf(tx.Obj).estimate.Unreported
+	jobID := tx.Obj.Job().JobID
 	done, retryIn, err := l.guard.ChargeSoon(tx.Obj.GetNamespace(), jobID, secs, credits, unreported)
 	if done {
 		return 0, false, err == nil
@@ -345,23 +339,15 @@ func jobCost(job *apiclient.Job) (secs int64, credits *resource.Quantity) {
 	return secs, credits
 }
 
-// estimate is the spend guard's estimate of a render from its spec (see spendguard.EstimateRender).
-func (l *lifecycle[T]) estimate(obj T) spendguard.Estimate {
-	if vr, ok := any(obj).(*videov1alpha1.VideoRender); ok {
-		return spendguard.EstimateRender(vr)
-	}
-	return spendguard.Estimate{}
-}
-
 // chargeGivenUp charges a render's job whose end will never be read (given up at the job
 // deadline, or no longer known to the service) its reservation's estimate, before that is
 // written. Like chargeCompletion, a charge that cannot be written discards the reconcile.
 func (l *lifecycle[T]) chargeGivenUp(ctx context.Context, tx *statustxn.Txn[T]) error {
-	if l.guard == nil || l.adapter.kind() != kindRender {
+	if l.guard == nil || !l.adapter.termsOf(tx.Obj).perJob {
 		return nil
 	}
-	jobID := l.adapter.jobStatus(tx.Obj).JobID
-	if err := l.guard.GiveUp(ctx, tx.Obj.GetNamespace(), jobID, l.estimate(tx.Obj)); err != nil {
+	jobID := tx.Obj.Job().JobID
+	if err := l.guard.GiveUp(ctx, tx.Obj.GetNamespace(), jobID, l.adapter.termsOf(tx.Obj).estimate); err != nil {
 		tx.Abort()
 		return fmt.Errorf("charging the estimate of job %s to the namespace's VideoBudget: %w", jobID, err)
 	}
@@ -376,7 +362,7 @@ func (l *lifecycle[T]) chargeGivenUp(ctx context.Context, tx *statustxn.Txn[T]) 
 // the render's running job stands for it (settleBudget), and a render deleted meanwhile is
 // charged its estimate. It reports whether it added the finalizer.
 func (l *lifecycle[T]) holdForCharge(ctx context.Context, patched T, jobID string) bool {
-	if l.guard == nil || l.adapter.kind() != kindRender || jobID == "" ||
+	if l.guard == nil || !l.adapter.termsOf(patched).perJob || jobID == "" ||
 		controllerutil.ContainsFinalizer(patched, videov1alpha1.FinalizerCharge) || !l.guard.Budgeted(ctx, patched.GetNamespace()) {
 		return false
 	}
@@ -399,7 +385,7 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) (ctrl.Result, er
 		return ctrl.Result{}, nil
 	}
 	log := logf.FromContext(ctx)
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	jobID, running := st.JobID, st.JobID != "" && st.CompletedAt == nil
 	if sub := st.Submission; sub != nil {
 		if id, ok := l.memo.Lookup(sub.AttemptID); ok && !l.memo.FromCallback(sub.AttemptID) {
@@ -407,7 +393,7 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) (ctrl.Result, er
 		}
 	}
 	if running && l.guard != nil {
-		est := l.estimate(obj)
+		est := l.adapter.termsOf(obj).estimate
 		giveUp := func(why string) (ctrl.Result, error) {
 			log.Info("Charging the estimate of a deleted render's job whose end will not be read", "jobID", jobID, "reason", why)
 			if err := l.guard.GiveUp(ctx, obj.GetNamespace(), jobID, est); err != nil {

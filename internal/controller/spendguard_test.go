@@ -377,8 +377,8 @@ spec: {storyboardRef: {name: missing}}
 		Eventually(func(g Gomega) {
 			b := h.budget(g)
 			b.Status.Reservations = []videov1alpha1.BudgetReservation{
-				{Kind: kindRender, Name: stuck.Name, UID: string(stuck.UID), AttemptID: "crashed-1", ReservedAt: metav1.NewTime(clk.Now())},
-				{Kind: kindRender, Name: "gone", UID: "0b7c0d2e-gone", AttemptID: "crashed-2", ReservedAt: metav1.NewTime(clk.Now())},
+				{Kind: "VideoRender", Name: stuck.Name, UID: string(stuck.UID), AttemptID: "crashed-1", ReservedAt: metav1.NewTime(clk.Now())},
+				{Kind: "VideoRender", Name: "gone", UID: "0b7c0d2e-gone", AttemptID: "crashed-2", ReservedAt: metav1.NewTime(clk.Now())},
 			}
 			g.Expect(k8sClient.Status().Update(ctx, b)).To(Succeed())
 		}).Should(Succeed())

@@ -53,7 +53,7 @@ import (
 func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *target, retry string, isRetry bool) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
 	obj := tx.Obj
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	gen := obj.GetGeneration()
 
 	// The rules admission cannot afford, checked before the Secret is read or anything is sent.
@@ -129,7 +129,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 		return ctrl.Result{}, fmt.Errorf("recording the submission in flight: %w", err)
 	}
 	// The paid call may last --service-timeout: its record is in flight from now on.
-	l.opts.Metrics.ObserveSubmission(l.adapter.kind(), objectKey(obj), st.Submission)
+	l.opts.Metrics.ObserveSubmission(l.kind, objectKey(obj), st.Submission)
 	l.warnDeprecations(obj, t)
 
 	body, withCallback := l.callbacks.WithCallback(t.request(), attempt)
@@ -147,7 +147,7 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 	switch {
 	case err == nil:
 		l.memo.Remember(attempt, created.JobID, withCallback)
-		l.opts.Metrics.Submitted(l.adapter.kind(), "accepted")
+		l.opts.Metrics.Submitted(l.kind, "accepted")
 		l.auditSubmission(obj, gen, attempt, "accepted", created.JobID, nil)
 		l.recordSubmitted(tx, created.JobID, withCallback)
 		// This process follows the job from its start: its first poll is not spread as after a
@@ -163,18 +163,18 @@ func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *targ
 		l.settleBudget(sctx, obj, attempt)
 		return l.firstRead(l.pollDelay(keyID, obj)), nil
 	case l.refused(err):
-		l.opts.Metrics.Submitted(l.adapter.kind(), "refused")
+		l.opts.Metrics.Submitted(l.kind, "refused")
 		l.auditSubmission(obj, gen, attempt, "refused", "", err)
 		// Should the write of the refusal fail, the record found later is cleared, not stalled on.
 		l.memo.SettleNoJob(attempt)
 		l.releaseBudget(sctx, obj, attempt)
 		return l.refusal(ctx, tx, t, err)
 	default:
-		l.opts.Metrics.Submitted(l.adapter.kind(), "unknown")
+		l.opts.Metrics.Submitted(l.kind, "unknown")
 		l.auditSubmission(obj, gen, attempt, "unknown", "", err)
 		log.Error(err, "Submission outcome unknown; pausing paid submissions of this API key until the service answers", "attempt", attempt)
 		st.Phase = videov1alpha1.PhaseFailed
-		l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, l.adapter.describeRequest(obj), st.Submission, l.submitBudget(), err))
+		l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.kind, obj, obj.DescribeRequest(), st.Submission, l.submitBudget(), err))
 		// The stall lasts until a human confirms, maybe days: a backup may hold it, so the
 		// annotations keep it (restoredUnknown).
 		l.recordPending(tx)
@@ -241,10 +241,10 @@ func (l *lifecycle[T]) writeJobID(ctx context.Context, tx *statustxn.Txn[T], att
 				err = errors.Join(err, gerr)
 				continue
 			}
-			sub := l.adapter.jobStatus(fresh).Submission
+			sub := fresh.Job().Submission
 			if sub == nil || sub.AttemptID != attempt {
 				// Someone else settled the attempt (a callback adoption, another replica).
-				if l.adapter.jobStatus(fresh).JobID == jobID {
+				if fresh.Job().JobID == jobID {
 					return nil
 				}
 				return fmt.Errorf("attempt %s is no longer in flight on the server: %w", attempt, err)
@@ -278,7 +278,7 @@ func (l *lifecycle[T]) call(ctx context.Context, api apiclient.Interface, t *tar
 // long fallback interval when the job will call back.
 func (l *lifecycle[T]) pollDelay(keyID string, obj T) time.Duration {
 	d := l.backoff.PollDelay(l.opts.PollMin, l.opts.PollMax)
-	if l.callbacks.Recognises(l.adapter.jobStatus(obj).CallbackKeyID) {
+	if l.callbacks.Recognises(obj.Job().CallbackKeyID) {
 		d = l.backoff.PollDelay(l.callbackPoll-l.callbackPoll/10, l.callbackPoll+l.callbackPoll/10)
 	}
 	// The key's running jobs together stay within its budget.
@@ -308,7 +308,7 @@ func isDocumentedInternalError(err error) bool {
 // generation); only a final refusal consumes it.
 func (l *lifecycle[T]) refusal(ctx context.Context, tx *statustxn.Txn[T], t *target, err error) (ctrl.Result, error) {
 	obj := tx.Obj
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	gen := obj.GetGeneration()
 	var ae *apiclient.APIError
 	errors.As(err, &ae)
@@ -361,7 +361,7 @@ func (l *lifecycle[T]) refusal(ctx context.Context, tx *statustxn.Txn[T], t *tar
 // consumeSubmission moves what the in-flight attempt consumed to its final fields and clears
 // the record: the attempt has a job, or was refused for good.
 func (l *lifecycle[T]) consumeSubmission(obj T) *videov1alpha1.Submission {
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	sub := st.Submission
 	st.Submission = nil
 	if sub == nil {
@@ -373,7 +373,7 @@ func (l *lifecycle[T]) consumeSubmission(obj T) *videov1alpha1.Submission {
 	st.RequestDigest, st.DigestVersion, st.KeyFingerprint = sub.RequestDigest, sub.DigestVersion, sub.KeyFingerprint
 	st.BudgetEstimate = sub.BudgetEstimate
 	st.ResubmitOf = ""
-	l.adapter.setRecordedSource(obj, sub)
+	obj.SetJobSource(sub)
 	return sub
 }
 
@@ -381,7 +381,7 @@ func (l *lifecycle[T]) consumeSubmission(obj T) *videov1alpha1.Submission {
 // refused until the spec changes or a retry is requested.
 func (l *lifecycle[T]) recordRefused(tx *statustxn.Txn[T], code, message string) {
 	obj := tx.Obj
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	now := metav1.NewTime(l.opts.Clock.Now())
 	l.consumeSubmission(obj)
 	l.replaceJob(tx)
@@ -395,10 +395,10 @@ func (l *lifecycle[T]) recordRefused(tx *statustxn.Txn[T], code, message string)
 // recordSubmitted makes jobID the object's current job.
 func (l *lifecycle[T]) recordSubmitted(tx *statustxn.Txn[T], jobID string, callsBack bool) {
 	obj := tx.Obj
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	now := metav1.NewTime(l.opts.Clock.Now())
 	gen := st.Submission.Generation
-	source := approvedNote(st.Submission, unreviewed(obj))
+	source := approvedNote(st.Submission, l.adapter.termsOf(obj).unreviewed)
 	l.consumeSubmission(obj)
 	previous := l.replaceJob(tx)
 	st.JobGeneration = gen
@@ -452,22 +452,15 @@ func approvedNote(sub *videov1alpha1.Submission, unreviewed bool) string {
 	return fmt.Sprintf(" (%s %s, %s)", preview, sub.StoryboardDigest, narration)
 }
 
-// unreviewed reports whether obj is a render that pays for every new preview without a review
-// (storyboardRef.approval Latest, no approvedDigest).
-func unreviewed(obj client.Object) bool {
-	vr, ok := obj.(*videov1alpha1.VideoRender)
-	return ok && vr.Spec.StoryboardRef != nil && vr.Spec.StoryboardRef.ApprovedDigest == "" &&
-		vr.Spec.StoryboardRef.Approval == videov1alpha1.ApprovalLatest
-}
-
 // replaceJob clears the current job's fields for a new one, keeping the outputs of a completed
 // one (they were paid for). It returns a note naming the kept outputs, or "".
 func (l *lifecycle[T]) replaceJob(tx *statustxn.Txn[T]) string {
 	obj := tx.Obj
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	note := ""
-	if st.JobID != "" && st.CompletedAt != nil && st.Failure == nil {
-		l.adapter.keepPrevious(obj)
+	keep := st.JobID != "" && st.CompletedAt != nil && st.Failure == nil
+	l.adapter.replaceOutputs(obj, keep)
+	if keep {
 		note = fmt.Sprintf("the outputs of job %s of generation %d are kept in status.previous", st.JobID, st.JobGeneration)
 	}
 	st.JobID = ""
@@ -479,7 +472,6 @@ func (l *lifecycle[T]) replaceJob(tx *statustxn.Txn[T]) string {
 	st.ProgressMessage = ""
 	st.RenderState = ""
 	st.OutputsOmitted = nil
-	l.adapter.resetOutputs(obj)
 	return note
 }
 
@@ -487,7 +479,7 @@ func (l *lifecycle[T]) replaceJob(tx *statustxn.Txn[T]) string {
 // that submission was never written. stop is true when the reconcile must end here.
 func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statustxn.Txn[T]) (stop bool, res ctrl.Result, err error) {
 	obj := tx.Obj
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	sub := st.Submission
 	log := logf.FromContext(ctx)
 
@@ -537,7 +529,7 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statustxn.Txn[T]
 			return true, ctrl.Result{}, nil
 		}
 		return true, ctrl.Result{}, fmt.Errorf("reading %s %s before declaring its submission unknown: %w",
-			l.adapter.kind(), objectKey(obj), err)
+			l.kind, objectKey(obj), err)
 	}
 	if fresh.GetResourceVersion() != obj.GetResourceVersion() {
 		log.V(1).Info("The cache is behind the API server; reconciling again from a fresh read", "attempt", sub.AttemptID)
@@ -553,10 +545,10 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statustxn.Txn[T]
 		if !isStalledWith(st, videov1alpha1.ReasonSubmissionUnknown) {
 			// A call whose process died before its outcome was written was never counted: count
 			// it once, when it is found, so that the SubmissionUnknown alert sees it too.
-			kind := l.adapter.kind()
+			kind := l.kind
 			tx.After(func() { l.opts.Metrics.Submitted(kind, "unknown") })
 		}
-		l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.adapter.kind(), obj, l.adapter.describeRequest(obj), sub, l.submitBudget(), nil))
+		l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.kind, obj, obj.DescribeRequest(), sub, l.submitBudget(), nil))
 		l.recordPending(tx)
 	}
 	return true, ctrl.Result{RequeueAfter: l.unknownRecheck()}, nil
@@ -569,7 +561,7 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statustxn.Txn[T]
 // with that definite answer or with the adoption, never on a passing failure.
 func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, tx *statustxn.Txn[T], jobID string) (stop bool, res ctrl.Result, err error, adopted bool) {
 	obj := tx.Obj
-	st := l.adapter.jobStatus(obj)
+	st := obj.Job()
 	sub := st.Submission
 	log := logf.FromContext(ctx)
 	api, keyID, ok, err := l.serviceClient(ctx, tx)

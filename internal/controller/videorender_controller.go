@@ -26,7 +26,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,8 +36,8 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/callback"
-	"github.com/videoops/video-operator/internal/credentials"
 	"github.com/videoops/video-operator/internal/requestdigest"
+	"github.com/videoops/video-operator/internal/spendguard"
 )
 
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videorenders,verbs=get;list;watch;patch
@@ -61,19 +60,7 @@ type renderAdapter struct {
 
 var _ kindAdapter[*videov1alpha1.VideoRender] = renderAdapter{}
 
-func (renderAdapter) kind() string { return "VideoRender" }
-
 func (renderAdapter) newObject() *videov1alpha1.VideoRender { return &videov1alpha1.VideoRender{} }
-
-func (renderAdapter) jobStatus(o *videov1alpha1.VideoRender) *videov1alpha1.JobStatus {
-	return &o.Status.JobStatus
-}
-
-func (renderAdapter) status(o *videov1alpha1.VideoRender) any { return &o.Status }
-
-func (renderAdapter) secretRef(o *videov1alpha1.VideoRender) videov1alpha1.SecretKeyRef {
-	return credentials.RefOrDefault(o.Spec.APIKeySecretRef)
-}
 
 // resolve picks the render source. A storyboardRef renders the referenced VideoStoryboard only
 // once its preview of its current generation completed, with that very request: the review gate.
@@ -211,15 +198,6 @@ func renderedPreview(o *videov1alpha1.VideoRender, pin string) bool {
 	return false
 }
 
-func (renderAdapter) recordedSource(o *videov1alpha1.VideoRender) (int64, types.UID, string, bool) {
-	return o.Status.StoryboardGeneration, types.UID(o.Status.StoryboardUID), o.Status.StoryboardDigest, ptr.Deref(o.Status.NarrationPinned, false)
-}
-
-func (renderAdapter) setRecordedSource(o *videov1alpha1.VideoRender, sub *videov1alpha1.Submission) {
-	o.Status.StoryboardGeneration, o.Status.StoryboardUID = sub.StoryboardGeneration, sub.StoryboardUID
-	o.Status.StoryboardDigest, o.Status.NarrationPinned = sub.StoryboardDigest, sub.NarrationPinned
-}
-
 // recordJob records outputs, durations, credits and the clearance code of a completed render.
 // URLs and the clearance code are never cut: one that does not fit is left out and named.
 func (a renderAdapter) recordJob(o *videov1alpha1.VideoRender, job *apiclient.Job) (omitted []string) {
@@ -251,18 +229,18 @@ func (a renderAdapter) recordJob(o *videov1alpha1.VideoRender, job *apiclient.Jo
 	return omitted
 }
 
-// keepPrevious keeps the completed render's outputs before a newer generation replaces them.
-func (renderAdapter) keepPrevious(o *videov1alpha1.VideoRender) {
-	o.Status.Previous = &videov1alpha1.PreviousRender{
-		JobID:         o.Status.JobID,
-		JobGeneration: o.Status.JobGeneration,
-		CompletedAt:   o.Status.CompletedAt.DeepCopy(),
-		Outputs:       o.Status.Outputs.DeepCopy(),
-		Clearance:     o.Status.Clearance.DeepCopy(),
+// replaceOutputs keeps a completed render's outputs in status.previous before a newer job
+// replaces them.
+func (renderAdapter) replaceOutputs(o *videov1alpha1.VideoRender, keep bool) {
+	if keep {
+		o.Status.Previous = &videov1alpha1.PreviousRender{
+			JobID:         o.Status.JobID,
+			JobGeneration: o.Status.JobGeneration,
+			CompletedAt:   o.Status.CompletedAt.DeepCopy(),
+			Outputs:       o.Status.Outputs.DeepCopy(),
+			Clearance:     o.Status.Clearance.DeepCopy(),
+		}
 	}
-}
-
-func (renderAdapter) resetOutputs(o *videov1alpha1.VideoRender) {
 	o.Status.Outputs = nil
 	o.Status.VideoDuration = nil
 	o.Status.EncodingDuration = nil
@@ -270,20 +248,19 @@ func (renderAdapter) resetOutputs(o *videov1alpha1.VideoRender) {
 	o.Status.Clearance = nil
 }
 
-func (renderAdapter) describeRequest(o *videov1alpha1.VideoRender) string {
-	switch {
-	case o.Spec.Storyboard != nil:
-		return fmt.Sprintf("videoName %q", o.Spec.Storyboard.VideoName)
-	case o.Spec.ProjectID != nil:
-		return fmt.Sprintf("a render of project %q", *o.Spec.ProjectID)
-	case o.Spec.StoryboardRef != nil:
-		return fmt.Sprintf("the request of VideoStoryboard %q", o.Spec.StoryboardRef.Name)
-	}
-	return "no request"
+// carryOutputs: a render's outputs name no generation.
+func (renderAdapter) carryOutputs(*videov1alpha1.VideoRender, int64, int64) {}
+
+// termsOf: a render is paid per job, reserved at its estimate (spendguard.EstimateRender).
+func (renderAdapter) termsOf(o *videov1alpha1.VideoRender) terms {
+	return terms{perJob: true, estimate: spendguard.EstimateRender(o), unreviewed: unreviewed(o)}
 }
 
-func (renderAdapter) clearance(o *videov1alpha1.VideoRender) *videov1alpha1.Clearance {
-	return o.Status.Clearance
+// unreviewed reports whether obj is a render that pays for every new preview without a review
+// (storyboardRef.approval Latest, no approvedDigest).
+func unreviewed(vr *videov1alpha1.VideoRender) bool {
+	return vr.Spec.StoryboardRef != nil && vr.Spec.StoryboardRef.ApprovedDigest == "" &&
+		vr.Spec.StoryboardRef.Approval == videov1alpha1.ApprovalLatest
 }
 
 // seconds converts the service's seconds into a Duration (status carries no floats).

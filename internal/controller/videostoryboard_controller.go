@@ -25,7 +25,6 @@ import (
 	"unicode/utf8"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -57,32 +56,13 @@ type storyboardAdapter struct{}
 
 var _ kindAdapter[*videov1alpha1.VideoStoryboard] = storyboardAdapter{}
 
-func (storyboardAdapter) kind() string { return "VideoStoryboard" }
-
 func (storyboardAdapter) newObject() *videov1alpha1.VideoStoryboard {
 	return &videov1alpha1.VideoStoryboard{}
-}
-
-func (storyboardAdapter) jobStatus(o *videov1alpha1.VideoStoryboard) *videov1alpha1.JobStatus {
-	return &o.Status.JobStatus
-}
-
-func (storyboardAdapter) status(o *videov1alpha1.VideoStoryboard) any { return &o.Status }
-
-func (storyboardAdapter) secretRef(o *videov1alpha1.VideoStoryboard) videov1alpha1.SecretKeyRef {
-	return credentials.RefOrDefault(o.Spec.APIKeySecretRef)
 }
 
 // resolve: a preview of the spec's request, exactly as written (apiKeySecretRef is not part of it).
 func (storyboardAdapter) resolve(_ context.Context, o *videov1alpha1.VideoStoryboard) (*target, error) {
 	return &target{preview: o.Spec.StoryboardRequest.DeepCopy()}, nil
-}
-
-func (storyboardAdapter) recordedSource(*videov1alpha1.VideoStoryboard) (int64, types.UID, string, bool) {
-	return 0, "", "", false
-}
-
-func (storyboardAdapter) setRecordedSource(*videov1alpha1.VideoStoryboard, *videov1alpha1.Submission) {
 }
 
 // recordJob records the preview. previewedGeneration moves only when the preview of that
@@ -244,16 +224,24 @@ const (
 	objectBudget = 1_300_000
 )
 
-func (storyboardAdapter) keepPrevious(*videov1alpha1.VideoStoryboard) {}
-
-func (storyboardAdapter) resetOutputs(o *videov1alpha1.VideoStoryboard) { o.Status.Preview = nil }
-
-func (storyboardAdapter) describeRequest(o *videov1alpha1.VideoStoryboard) string {
-	return fmt.Sprintf("a preview with videoName %q", o.Spec.VideoName)
+// replaceOutputs: a preview is replaced, not kept (the preview approved is pinned by digest).
+func (storyboardAdapter) replaceOutputs(o *videov1alpha1.VideoStoryboard, _ bool) {
+	o.Status.Preview = nil
 }
 
-func (storyboardAdapter) clearance(*videov1alpha1.VideoStoryboard) *videov1alpha1.Clearance {
-	return nil
+// carryOutputs: the preview of generation from is the preview of generation to, so renders
+// waiting for a preview of the current spec need not wait.
+func (storyboardAdapter) carryOutputs(o *videov1alpha1.VideoStoryboard, from, to int64) {
+	if o.Status.Preview != nil && o.Status.PreviewedGeneration == from {
+		o.Status.PreviewedGeneration = to
+		o.Status.Preview.Generation = to
+	}
+}
+
+// termsOf: a preview is counted when it is submitted, its end charges only the credits it
+// reports, and a person reviews it.
+func (storyboardAdapter) termsOf(*videov1alpha1.VideoStoryboard) terms {
+	return terms{forReview: true}
 }
 
 // SetupWithManager registers the controller. Status-only updates do not trigger a reconcile
