@@ -57,33 +57,60 @@ var (
 	_ JobObject = &VideoRender{}
 )
 
-func (*VideoStoryboard) JobKind() string              { return "VideoStoryboard" }
-func (o *VideoStoryboard) Job() *JobStatus            { return &o.Status.JobStatus }
-func (o *VideoStoryboard) StatusValue() any           { return &o.Status }
-func (o *VideoStoryboard) APIKeyRef() *SecretKeyRef   { return o.Spec.APIKeySecretRef }
-func (*VideoStoryboard) JobSource() Submission        { return Submission{} }
-func (*VideoStoryboard) SetJobSource(*Submission)     {}
+// JobKind is "VideoStoryboard".
+func (*VideoStoryboard) JobKind() string { return "VideoStoryboard" }
+
+// Job is the preview's job status.
+func (o *VideoStoryboard) Job() *JobStatus { return &o.Status.JobStatus }
+
+// StatusValue is the whole status.
+func (o *VideoStoryboard) StatusValue() any { return &o.Status }
+
+// APIKeyRef is spec.apiKeySecretRef.
+func (o *VideoStoryboard) APIKeyRef() *SecretKeyRef { return o.Spec.APIKeySecretRef }
+
+// JobSource is zero: a preview renders no upstream object.
+func (*VideoStoryboard) JobSource() Submission { return Submission{} }
+
+// SetJobSource does nothing: a preview renders no upstream object.
+func (*VideoStoryboard) SetJobSource(*Submission) {}
+
+// CurrentClearance is nil: a preview has no clearance code.
 func (*VideoStoryboard) CurrentClearance() *Clearance { return nil }
+
+// DescribeRequest names the preview's videoName.
 func (o *VideoStoryboard) DescribeRequest() string {
 	return fmt.Sprintf("a preview with videoName %q", o.Spec.VideoName)
 }
 
-func (*VideoRender) JobKind() string                { return "VideoRender" }
-func (o *VideoRender) Job() *JobStatus              { return &o.Status.JobStatus }
-func (o *VideoRender) StatusValue() any             { return &o.Status }
-func (o *VideoRender) APIKeyRef() *SecretKeyRef     { return o.Spec.APIKeySecretRef }
+// JobKind is "VideoRender".
+func (*VideoRender) JobKind() string { return "VideoRender" }
+
+// Job is the render's job status.
+func (o *VideoRender) Job() *JobStatus { return &o.Status.JobStatus }
+
+// StatusValue is the whole status.
+func (o *VideoRender) StatusValue() any { return &o.Status }
+
+// APIKeyRef is spec.apiKeySecretRef.
+func (o *VideoRender) APIKeyRef() *SecretKeyRef { return o.Spec.APIKeySecretRef }
+
+// CurrentClearance is status.clearance.
 func (o *VideoRender) CurrentClearance() *Clearance { return o.Status.Clearance }
 
+// JobSource is the previewed VideoStoryboard the current job renders, as status records it.
 func (o *VideoRender) JobSource() Submission {
 	return Submission{StoryboardGeneration: o.Status.StoryboardGeneration, StoryboardUID: o.Status.StoryboardUID,
 		StoryboardDigest: o.Status.StoryboardDigest, NarrationPinned: o.Status.NarrationPinned}
 }
 
+// SetJobSource records the storyboard fields of sub as the current job's source.
 func (o *VideoRender) SetJobSource(sub *Submission) {
 	o.Status.StoryboardGeneration, o.Status.StoryboardUID = sub.StoryboardGeneration, sub.StoryboardUID
 	o.Status.StoryboardDigest, o.Status.NarrationPinned = sub.StoryboardDigest, sub.NarrationPinned
 }
 
+// DescribeRequest names what the spec renders: its videoName, project or storyboard.
 func (o *VideoRender) DescribeRequest() string {
 	switch {
 	case o.Spec.Storyboard != nil:

@@ -39,7 +39,6 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
-	"github.com/videoops/video-operator/internal/statustxn"
 	"github.com/videoops/video-operator/internal/testutil"
 )
 
@@ -211,10 +210,11 @@ func TestWriteJobIDGivesUpQuicklyAndKeepsTheJobInMemory(t *testing.T) {
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(vr), obj); err != nil {
 		t.Fatal(err)
 	}
-	tx := statustxn.New(c, c, obj, l.adapter.newObject, statusValue[*videov1alpha1.VideoRender])
+	sc := l.newScope(obj)
+	sc.attempt = "attempt-1"
 	l.memo.Remember("attempt-1", "job-1", false)
-	l.recordSubmitted(tx, "job-1", false)
-	if err := l.writeJobID(context.Background(), tx, "attempt-1", "job-1", false); err == nil {
+	l.recordSubmitted(sc, "job-1", false)
+	if err := l.writeJobID(context.Background(), sc, "job-1", false); err == nil {
 		t.Fatal("writeJobID succeeded although every write failed")
 	}
 	if attempts != 3 {
@@ -244,6 +244,28 @@ func TestAuditLoggerDoesNotSample(t *testing.T) {
 	}
 	if first["logger"] != "audit" || first["outcome"] != "accepted" || first["attempt"] != "a0" {
 		t.Errorf("audit line fields: %v", first)
+	}
+}
+
+// An audit line names its object as controller-runtime's reconciler logs do (the kind as key of
+// a klog.KObj reference) and keeps the flat namespace and name a bill reconciliation reads
+// (docs/operating.md).
+func TestAuditLineNamesItsObject(t *testing.T) {
+	var buf bytes.Buffer
+	vr := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "promo"}}
+	NewAuditLogger(&buf).Info("Paid submission", append(auditObject(vr.JobKind(), vr), "outcome", "accepted")...)
+	var line struct {
+		Kind      string            `json:"kind"`
+		Ref       map[string]string `json:"VideoRender"`
+		Namespace string            `json:"namespace"`
+		Name      string            `json:"name"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+		t.Fatalf("an audit line is not JSON: %v: %s", err, buf.String())
+	}
+	if line.Kind != "VideoRender" || line.Ref["name"] != "promo" || line.Ref["namespace"] != "tenant" ||
+		line.Namespace != "tenant" || line.Name != "promo" {
+		t.Errorf("audit line %s: want kind, a VideoRender reference and the flat namespace and name", buf.String())
 	}
 }
 

@@ -25,12 +25,10 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/credentials"
-	"github.com/videoops/video-operator/internal/statustxn"
 )
 
 // brandCache keeps each account's video brands for a few minutes, keyed by a fingerprint of the
@@ -86,30 +84,29 @@ func (c *brandCache) list(ctx context.Context, keyID string, api apiclient.Inter
 	return brands, nil
 }
 
-// checkBrand refuses to pay for a render whose brandId or brandName the account does not have.
-// keyID is the fingerprint of the API key, which keys the brand cache. blocked is true when the
-// reconcile must end here.
-func (l *lifecycle[T]) checkBrand(ctx context.Context, tx *statustxn.Txn[T], api apiclient.Interface, keyID string, req *videov1alpha1.StoryboardRequest) (ctrl.Result, bool, error) {
-	if req.BrandID == nil && req.BrandName == nil {
-		return ctrl.Result{}, false, nil
+// checkBrand is submit's gate that refuses to pay for a render whose brandId or brandName the
+// account does not have. The brand list is cached per API key (its fingerprint, s.keyID).
+func (l *lifecycle[T]) checkBrand(ctx context.Context, s *scope[T]) *stop {
+	tx, keyID, req := s.tx, s.keyID, s.target.render
+	if req == nil || (req.BrandID == nil && req.BrandName == nil) {
+		return nil
 	}
 	if !l.brands.cached(keyID) {
 		if wait := l.budgets.Urgent(keyID, l.budgetKey(objectKey(tx.Obj))); wait > 0 {
-			return later(tx, wait), true, nil
+			return stopWith(later(tx, wait))
 		}
 	}
 	callCtx, cancel := l.callContext(ctx)
-	brands, err := l.brands.list(callCtx, keyID, api)
+	brands, err := l.brands.list(callCtx, keyID, s.api)
 	cancel()
 	if err != nil {
-		res, err := l.callFailed(ctx, tx, err)
-		return res, true, err
+		return l.callFailed(ctx, tx, err)
 	}
 	known := slices.ContainsFunc(brands, func(b apiclient.Brand) bool {
 		return (req.BrandID != nil && b.ID == *req.BrandID) || (req.BrandName != nil && b.Name == *req.BrandName)
 	})
 	if known {
-		return ctrl.Result{}, false, nil
+		return nil
 	}
 	names := make([]string, 0, len(brands))
 	for _, b := range brands {
@@ -125,7 +122,7 @@ func (l *lifecycle[T]) checkBrand(ctx context.Context, tx *statustxn.Txn[T], api
 		"%s %q is not a video brand of this account; known brands: %s. Nothing was submitted",
 		field, value, orNone(strings.Join(names, ", "))))
 	// The account's brands may change: look again when the cache expires.
-	return ctrl.Result{RequeueAfter: l.opts.BrandCacheTTL}, true, nil
+	return stopAfter(l.opts.BrandCacheTTL)
 }
 
 func ptrValue(p *string) string {

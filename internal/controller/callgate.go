@@ -49,30 +49,32 @@ func (l *lifecycle[T]) budgetWait(tx *statustxn.Txn[T], wait time.Duration) ctrl
 	return later(tx, wait)
 }
 
-// admitSubmission decides whether the paid submission of attempt may go now. When the key has
+// admitSubmission is submit's gate that decides whether the paid submission may go now. When the key has
 // no recent answer, or its circuit is open, it checks the service with the brand list first (the
 // caller holds a budget slot for one call: the check uses it, and the submission comes back for
 // its own); any answer that shows the service up (a 2xx, or a 4xx other than 429 and 408) lets
 // the submission through. Waiting objects consume nothing.
-func (l *lifecycle[T]) admitSubmission(ctx context.Context, tx *statustxn.Txn[T], api apiclient.Interface, keyID, attempt string) (bool, ctrl.Result, error) {
-	switch l.circuits.Admit(keyID, attempt) {
+func (l *lifecycle[T]) admitSubmission(ctx context.Context, s *scope[T]) *stop {
+	tx, keyID := s.tx, s.keyID
+	switch l.circuits.Admit(keyID, s.attempt) {
 	case callgate.AdmitProbe:
 		callCtx, cancel := l.callContext(ctx)
-		_, err := api.ListVideoBrands(callCtx)
+		_, err := s.api.ListVideoBrands(callCtx)
 		cancel()
 		if !callgate.ServiceAnswers(err) {
 			retryIn := l.backoff.Next(objectKey(tx.Obj), apiclient.RetryAfter(err))
 			l.circuits.ProbeFailed(keyID, retryIn)
-			return false, l.paused(tx, "the service answered "+describeAnswer(err)+" to a check made before paying", retryIn), nil
+			return stopWith(l.paused(tx, "the service answered "+describeAnswer(err)+" to a check made before paying", retryIn))
 		}
 		logf.FromContext(ctx).V(1).Info("The service answered a check; the paid submission follows")
 		l.circuits.Probed(keyID)
-		return false, later(tx, time.Millisecond), nil
+		return stopWith(later(tx, time.Millisecond))
 	case callgate.AdmitWait:
 		// A check or a trial of the key is under way: its answer decides, in a moment.
-		return false, later(tx, l.backoff.Short()), nil
+		return stopWith(later(tx, l.backoff.Short()))
 	}
-	return true, ctrl.Result{}, nil
+	s.admitted = true
+	return nil
 }
 
 // paused says, in Reconciling, why the object's paid submission waits.

@@ -36,7 +36,6 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
-	"github.com/videoops/video-operator/internal/statustxn"
 )
 
 // stepFixture runs one step of the render lifecycle against a fake API server and a fake service,
@@ -150,14 +149,13 @@ func (f *stepFixture) Writes() []string {
 	return w
 }
 
-// txOf reads the render as a reconcile would and opens its status transaction.
-func (f *stepFixture) txOf(name string) *statustxn.Txn[*videov1alpha1.VideoRender] {
+// scopeOf reads the render as a reconcile would and begins its reconcile: its status transaction
+// and what the spec asks for (the step resolve's target, with its request digest).
+func (f *stepFixture) scopeOf(name string) *scope[*videov1alpha1.VideoRender] {
 	f.t.Helper()
-	obj := &videov1alpha1.VideoRender{}
-	if err := f.c.Get(context.Background(), client.ObjectKey{Namespace: fixtureNS, Name: name}, obj); err != nil {
-		f.t.Fatal(err)
-	}
-	return statustxn.New(f.c, f.c, obj, f.l.adapter.newObject, statusValue[*videov1alpha1.VideoRender])
+	s := f.l.newScope(f.get(name))
+	s.target = f.targetOf(s.obj)
+	return s
 }
 
 // answered makes the render's API key one the service answered a moment ago, so that a paid call

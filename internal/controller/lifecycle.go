@@ -183,8 +183,9 @@ type lifecycle[T jobObject] struct {
 	ended endedJobs
 	// checked are the requests that passed the pre-submit check (presubmit.go).
 	checked *boundedset.Set[string]
-	// unrecorded are the objects whose job record is to be copied into their annotations
-	// (record.go). Forgetting one only delays its record to the next job or completion.
+	// unrecorded are the objects whose record write failed (writeRecordIfDue): the next
+	// reconcile writes it again. Forgetting one only delays its record to the next job or
+	// completion.
 	unrecorded *boundedset.Set[types.NamespacedName]
 
 	// callbacks is nil unless the manager has a public callback URL; wake then receives the
@@ -277,41 +278,79 @@ func (l *lifecycle[T]) readFresh(ctx context.Context, key types.NamespacedName) 
 	return obj, l.opts.APIReader.Get(ctx, key, obj)
 }
 
-// Reconcile is the whole reconcile of one object of either kind.
+// Reconcile is the whole reconcile of one object of either kind: its steps, in order, each of
+// which may end it (doc.go draws the map). The status decided in memory is written once, at the
+// end, and only then what follows from it (events, metrics, the record in the annotations).
 func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	began := time.Now()
 	obj, err := l.read(ctx, req.NamespacedName)
 	if err != nil {
-		if apierrors.IsNotFound(err) {
-			l.stale.Take(req.NamespacedName)
-			l.opts.Metrics.Forget(l.kind, req.NamespacedName)
-			l.backoff.Reset(req.NamespacedName)
-			l.budgets.Done("", l.budgetKey(req.NamespacedName))
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, fmt.Errorf("getting %s %s: %w", l.kind, req.NamespacedName, err)
+		end := l.gone(req.NamespacedName, err)
+		return end.result, end.err
 	}
 	if !obj.GetDeletionTimestamp().IsZero() {
 		// The service has no cancel and nothing to clean up: a deleted object stops here, once
 		// its job's end is charged to the namespace's budget (spendguard.go).
-		return l.finishCharge(ctx, obj)
+		end := l.finishCharge(ctx, obj)
+		return end.result, end.err
 	}
+	s := l.newScope(obj)
+	defer l.afterReconcile(s, began, readsRunningJob(obj.Job()))
+	end := run(ctx, s,
+		l.consumeCallback, // a callback another replica received
+		l.resolveInFlight, // an in-flight record without a job id: adopt its job, or refuse to guess (submit.go)
+		l.poll,            // a running job, followed to its end (poll.go)
+		l.resolve,         // what the current spec asks for; a restored object that waits adopts its job
+		l.waitIfAsked,     // a reason not to submit yet
+		l.adoptRecorded,   // a job the annotations name, adopted instead of paid for (record.go)
+		l.answered,        // a request already sent: its job's outcome, never a second payment
+		l.submit,          // submit the request, once (submit.go)
+	)
+	return l.commit(ctx, s, end)
+}
 
-	if st := obj.Job(); st.JobID != "" && st.CompletedAt == nil && st.Submission == nil {
-		// A read of a running job: what it costs a worker sizes the polls' share (--poll-share).
-		defer func() { l.polls.Polled(time.Since(began)) }()
+// gone ends the reconcile of an object that could not be read: one deleted is forgotten.
+func (l *lifecycle[T]) gone(key types.NamespacedName, err error) *stop {
+	if !apierrors.IsNotFound(err) {
+		return stopOn(fmt.Errorf("getting %s %s: %w", l.kind, key, err))
 	}
-	tx := statustxn.New(l.client, l.opts.APIReader, obj, l.adapter.newObject, statusValue[T])
-	tx.Written = l.opts.Metrics.StatusWritten
-	defer func() {
-		if tx.Conflicted {
-			l.stale.Add(req.NamespacedName, l.opts.Clock.Now())
-		}
-		l.supersede(req.NamespacedName, tx.Superseded...)
-	}()
-	result, err := l.advance(ctx, tx)
+	l.stale.Take(key)
+	l.opts.Metrics.Forget(l.kind, key)
+	l.backoff.Reset(key)
+	l.budgets.Done("", l.budgetKey(key))
+	return stopHere()
+}
+
+// afterReconcile keeps what the next reconcile of the object must know: read it fresh after a
+// conflict, and from the API server while the cache shows a version this process replaced. A
+// reconcile that read a running job tells the polls' share what the read cost (--poll-share).
+func (l *lifecycle[T]) afterReconcile(s *scope[T], began time.Time, readRunning bool) {
+	key := objectKey(s.obj)
+	if s.tx.Conflicted {
+		l.stale.Add(key, l.opts.Clock.Now())
+	}
+	l.supersede(key, s.tx.Superseded...)
+	if readRunning {
+		l.polls.Polled(time.Since(began))
+	}
+}
+
+// readsRunningJob reports whether a reconcile of an object with this status reads a running job.
+func readsRunningJob(st *videov1alpha1.JobStatus) bool {
+	return st.JobID != "" && st.CompletedAt == nil && st.Submission == nil
+}
+
+// commit writes what the steps decided, as the end says: the status (with observedGeneration
+// when a decision about the spec was reached), then, once it is written, the record of its job
+// in the annotations.
+func (l *lifecycle[T]) commit(ctx context.Context, s *scope[T], end *stop) (ctrl.Result, error) {
+	if end == nil {
+		end = stopHere()
+	}
+	result, err := end.result, end.err
+	tx := s.tx
 	if tx.Aborted() {
-		// A write failed and the decisions were discarded; advance chose when to look again.
+		// A write failed and the decisions were discarded; the step chose when to look again.
 		return result, err
 	}
 	if errors.Is(err, errShuttingDown) || (err != nil && ctx.Err() != nil) {
@@ -320,16 +359,17 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		// reconciles this object again.
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WriteTimeout)
 		defer cancel()
-		_ = tx.Commit(wctx)
+		if tx.Commit(wctx) == nil && s.recordDue {
+			l.unrecorded.Add(objectKey(s.obj), l.opts.Clock.Now())
+		}
 		return ctrl.Result{}, nil
 	}
-	st := obj.Job()
 	if err != nil {
 		// No decision was reached for this generation: observedGeneration stays where it was,
 		// so kstatus and Argo CD do not take the old Ready for the new spec.
 		l.reconcileError(tx, err)
 	} else if !tx.Undecided {
-		st.ObservedGeneration = obj.GetGeneration()
+		s.st.ObservedGeneration = s.obj.GetGeneration()
 	}
 	// A decision taken is written even when shutdown began meanwhile (the manager waits for
 	// running reconciles): it may follow a paid call.
@@ -343,24 +383,38 @@ func (l *lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		}
 		return result, errors.Join(err, fmt.Errorf("writing status: %w", cerr))
 	}
+	key := objectKey(s.obj)
 	written := tx.Base.Job()
-	l.opts.Metrics.ObservePhase(l.kind, req.NamespacedName, written.Phase)
-	l.opts.Metrics.ObserveSubmission(l.kind, req.NamespacedName, written.Submission)
-	l.opts.Metrics.ObserveConditions(l.kind, req.NamespacedName, written.Conditions)
-	if l.unrecorded.Take(req.NamespacedName) {
-		before := tx.Base.GetResourceVersion()
-		if rerr := l.writeRecord(wctx, tx.Base); rerr != nil {
-			// Written again by the next reconcile; until then a restore would not find it.
-			l.unrecorded.Add(req.NamespacedName, l.opts.Clock.Now())
-			if apierrors.IsConflict(rerr) {
-				l.stale.Add(req.NamespacedName, l.opts.Clock.Now())
-			}
-			logf.FromContext(ctx).V(1).Info("Recording the job in the annotations failed; trying again", "error", rerr.Error())
-			return ctrl.Result{RequeueAfter: l.backoff.Short()}, err
-		}
-		l.supersede(req.NamespacedName, before)
+	l.opts.Metrics.ObservePhase(l.kind, key, written.Phase)
+	l.opts.Metrics.ObserveSubmission(l.kind, key, written.Submission)
+	l.opts.Metrics.ObserveConditions(l.kind, key, written.Conditions)
+	if rerr := l.writeRecordIfDue(wctx, s); rerr != nil {
+		return ctrl.Result{RequeueAfter: l.backoff.Short()}, err
 	}
 	return result, err
+}
+
+// writeRecordIfDue copies the record of the object's job into its annotations, when a status
+// naming a job to record was written (recordPending), or when an earlier write of the record
+// failed: the job id, the request digest and the key fingerprint travel with the object, so that
+// a restore without status adopts its job instead of paying again (record.go writeRecord).
+func (l *lifecycle[T]) writeRecordIfDue(ctx context.Context, s *scope[T]) error {
+	key := objectKey(s.obj)
+	if retry := l.unrecorded.Take(key); !s.recordDue && !retry {
+		return nil
+	}
+	before := s.tx.Base.GetResourceVersion()
+	if err := l.writeRecord(ctx, s.tx.Base); err != nil {
+		// Written again by the next reconcile; until then a restore would not find it.
+		l.unrecorded.Add(key, l.opts.Clock.Now())
+		if apierrors.IsConflict(err) {
+			l.stale.Add(key, l.opts.Clock.Now())
+		}
+		logf.FromContext(ctx).V(1).Info("Recording the job in the annotations failed; trying again", "error", err.Error())
+		return err
+	}
+	l.supersede(key, before)
+	return nil
 }
 
 // later ends a reconcile that decided nothing: it comes back after d.
@@ -380,108 +434,112 @@ func (l *lifecycle[T]) reconcileError(tx *statustxn.Txn[T], err error) {
 		fmt.Sprintf("Reconcile failed and is retried: %s", boundedError(err)))
 }
 
-// advance moves the object one step along its lifecycle and sets its status in memory.
-func (l *lifecycle[T]) advance(ctx context.Context, tx *statustxn.Txn[T]) (ctrl.Result, error) {
-	obj := tx.Obj
-	st := obj.Job()
-	gen := obj.GetGeneration()
-
-	// A callback another replica received: the same as if this replica had received it (for the
-	// attempt in flight, a read of the job with the object's key follows). It is consumed here,
-	// so that a job the service disowns is not offered again on every reconcile.
-	if rc := st.Callback; rc != nil {
-		if st.Submission != nil && rc.AttemptID == st.Submission.AttemptID && rc.JobID != "" {
-			// Kept until the adoption is decided (adoptFromCallback clears it).
-			l.memo.RememberFromCallback(rc.AttemptID, rc.JobID)
-		} else {
-			if rc.JobID != "" && rc.JobID == st.JobID && st.CompletedAt == nil {
-				l.memo.Wake(rc.JobID)
-			}
-			st.Callback = nil
-		}
+// consumeCallback is the step for a callback another replica received: the same as if this
+// replica had received it (for the attempt in flight, a read of the job with the object's key
+// follows). It is consumed here, so that a job the service disowns is not offered again on every
+// reconcile.
+func (l *lifecycle[T]) consumeCallback(_ context.Context, s *scope[T]) *stop {
+	st := s.st
+	rc := st.Callback
+	if rc == nil {
+		return nil
 	}
-
-	// 1. A submission whose job id was never recorded: adopt the job or refuse to guess. A restore
-	// without status brings the record of an attempt whose outcome was unknown back from the
-	// annotations: it may have created a job, so it is not paid for again on its own.
-	if sub := restoredUnknown(obj, st); sub != nil {
-		st.Submission = sub
+	if st.Submission != nil && rc.AttemptID == st.Submission.AttemptID && rc.JobID != "" {
+		// Kept until the adoption is decided (adoptFromCallback clears it).
+		l.memo.RememberFromCallback(rc.AttemptID, rc.JobID)
+		return nil
 	}
-	if st.Submission != nil {
-		if stop, res, err := l.resolveInFlight(ctx, tx); stop {
-			return res, err
-		}
+	if rc.JobID != "" && rc.JobID == st.JobID && st.CompletedAt == nil {
+		l.memo.Wake(rc.JobID)
 	}
+	st.Callback = nil
+	return nil
+}
 
-	// 2. A job that has not ended is followed to its end, whatever generation it belongs to:
-	// the service has no cancel, so a newer spec waits for it.
-	if st.JobID != "" && st.CompletedAt == nil {
-		if stop, res, err := l.poll(ctx, tx); stop {
-			return res, err
-		}
-	}
-
-	// 3. What does the current spec ask for, and has it been asked already?
-	t, err := l.adapter.resolve(ctx, obj)
+// resolve is the step that says what the current spec asks for (the adapter's resolve), or why
+// nothing can be sent yet. A restored object that cannot submit now (its source is not back yet,
+// or nothing is approved) adopts the job its record names: the record says what was paid.
+func (l *lifecycle[T]) resolve(ctx context.Context, s *scope[T]) *stop {
+	t, err := l.adapter.resolve(ctx, s.obj)
 	if err != nil {
-		return ctrl.Result{}, err
+		return stopOn(err)
 	}
-	rec := recordOf(obj)
-	if t.wait != nil && rec.requestDigest != "" && l.adoptable(obj, rec, nil) {
-		// A restored object that cannot submit now (its source is not back yet, or nothing is
-		// approved): its record says what was paid, and the job it names is adopted.
-		if stop, res, err := l.adopt(ctx, tx, rec, nil); stop {
-			return res, err
+	s.target, s.rec = t, recordOf(s.obj)
+	if t.wait != nil && s.rec.requestDigest != "" && l.adoptable(s.obj, s.rec, nil) {
+		if end := l.adopt(ctx, s, s.rec, nil); end != nil {
+			return end
 		}
 		// The adopted job may be what the spec still asks for (a finished render): decide again.
-		if t, err = l.adapter.resolve(ctx, obj); err != nil {
-			return ctrl.Result{}, err
+		if s.target, err = l.adapter.resolve(ctx, s.obj); err != nil {
+			return stopOn(err)
 		}
 	}
-	if t.wait != nil {
-		if t.wait.keepCompleted && finishedJob(st) {
-			// The adapter vouches that the completed job answers the current spec.
-			st.JobGeneration = gen
-			return l.completed(ctx, tx, t)
-		}
-		if st.JobID == "" || st.CompletedAt != nil {
-			st.Phase = videov1alpha1.PhasePending
-		}
-		return l.wait(tx, t.wait)
-	}
-	if err = t.setDigests(); err != nil {
-		return ctrl.Result{}, err
-	}
-	// 3a. The annotations name a job status does not know (a restore): it is adopted, not paid.
-	if l.adoptable(obj, rec, t) {
-		if stop, res, err := l.adopt(ctx, tx, rec, t); stop {
-			return res, err
+	if s.target.wait == nil {
+		if err := s.target.setDigests(); err != nil {
+			return stopOn(err)
 		}
 	}
-	attempted := l.alreadySent(tx, t)
-	if attempted && rec != statusRecord(st) && st.Submission == nil && st.JobID != "" {
+	return nil
+}
+
+// waitIfAsked is the step for a spec that cannot be submitted yet: it says why. A finished job
+// the adapter vouches for still answers the spec, and stays Ready.
+func (l *lifecycle[T]) waitIfAsked(ctx context.Context, s *scope[T]) *stop {
+	w := s.target.wait
+	if w == nil {
+		return nil
+	}
+	if w.keepCompleted && finishedJob(s.st) {
+		s.st.JobGeneration = s.obj.GetGeneration()
+		return l.completed(ctx, s)
+	}
+	if s.st.JobID == "" || s.st.CompletedAt != nil {
+		s.st.Phase = videov1alpha1.PhasePending
+	}
+	if w.stalled {
+		l.stall(s.tx, w.reason, w.message)
+		return stopHere()
+	}
+	setOutcome(s.st, s.obj.GetGeneration(), outcomeReconciling, w.reason, w.message)
+	// The objects waited for are watched; the requeue only covers an event that was missed.
+	return stopAfter(l.opts.PollMax)
+}
+
+// adoptRecorded is the step for annotations that name a job status does not know (a restore):
+// it is adopted, not paid for.
+func (l *lifecycle[T]) adoptRecorded(ctx context.Context, s *scope[T]) *stop {
+	if !l.adoptable(s.obj, s.rec, s.target) {
+		return nil
+	}
+	return l.adopt(ctx, s, s.rec, s.target)
+}
+
+// answered is the step for a request already sent: a completed job is Ready, a failed one stalls
+// until the spec changes or a retry is asked for. A retry value not handled yet is consumed by
+// the next submission, whatever causes it, so that a value already set (copied with the object,
+// or set with a spec edit) never makes a later failure pay again by itself.
+func (l *lifecycle[T]) answered(ctx context.Context, s *scope[T]) *stop {
+	st := s.st
+	s.attempted = l.alreadySent(s.tx, s.target)
+	if s.attempted && s.rec != statusRecord(st) && st.Submission == nil && st.JobID != "" {
 		// The record of the current job is missing from the annotations (a write that failed,
 		// or status restored without them).
-		l.recordPending(tx)
+		l.recordPending(s)
 	}
-	// A retry value not handled yet is consumed by the next submission, whatever causes it, so
-	// that a value already set (copied with the object, or set with a spec edit) never makes a
-	// later failure pay again by itself.
-	retry, retryPending := l.retryRequested(obj)
-	if attempted {
-		if st.Failure == nil {
-			return l.completed(ctx, tx, t)
-		}
-		if !retryPending {
-			reason := failureReason(st.Failure)
-			st.Phase = videov1alpha1.PhaseFailed
-			l.stall(tx, reason, failureMessage(st))
-			return ctrl.Result{}, nil
-		}
+	retry, retryPending := l.retryRequested(s.obj)
+	s.retry = retry
+	if !s.attempted {
+		return nil
 	}
-
-	// 4. Nothing was asked for this spec yet (or a retry was): submit it, once.
-	return l.submit(ctx, tx, t, retry, attempted)
+	if st.Failure == nil {
+		return l.completed(ctx, s)
+	}
+	if retryPending {
+		return nil
+	}
+	st.Phase = videov1alpha1.PhaseFailed
+	l.stall(s.tx, failureReason(st.Failure), failureMessage(st))
+	return stopHere()
 }
 
 // sameSource reports whether the current job renders the upstream object t names: the same
@@ -527,9 +585,8 @@ func readyForGeneration(st *videov1alpha1.JobStatus, gen int64) bool {
 
 // completed reports a completed job of the current spec. It reads the job again when the
 // clearance code must be refreshed (see clearance.go); trouble doing so never takes Ready away.
-func (l *lifecycle[T]) completed(ctx context.Context, tx *statustxn.Txn[T], t *target) (ctrl.Result, error) {
-	obj := tx.Obj
-	st := obj.Job()
+func (l *lifecycle[T]) completed(ctx context.Context, s *scope[T]) *stop {
+	obj, st, t := s.obj, s.st, s.target
 	st.Phase = videov1alpha1.PhaseCompleted
 	msg := completedMessage(st)
 	if t.wait != nil && t.wait.note != "" {
@@ -539,12 +596,12 @@ func (l *lifecycle[T]) completed(ctx context.Context, tx *statustxn.Txn[T], t *t
 
 	at, ok := l.nextClearanceRead(obj, t)
 	if !ok {
-		return ctrl.Result{}, nil
+		return stopHere()
 	}
 	if wait := at.Sub(l.opts.Clock.Now()); wait > 0 {
-		return ctrl.Result{RequeueAfter: wait}, nil
+		return stopAfter(wait)
 	}
-	return l.refresh(ctx, tx, t), nil
+	return stopWith(l.refresh(ctx, s.tx, t))
 }
 
 // completedMessage is the Ready message of a completed job.
@@ -554,17 +611,6 @@ func completedMessage(st *videov1alpha1.JobStatus) string {
 		msg += fmt.Sprintf("; outputs too long to record (never cut): %s", strings.Join(st.OutputsOmitted, ", "))
 	}
 	return msg
-}
-
-// wait records a reason not to submit yet.
-func (l *lifecycle[T]) wait(tx *statustxn.Txn[T], w *waiting) (ctrl.Result, error) {
-	if w.stalled {
-		l.stall(tx, w.reason, w.message)
-		return ctrl.Result{}, nil
-	}
-	setOutcome(tx.Obj.Job(), tx.Obj.GetGeneration(), outcomeReconciling, w.reason, w.message)
-	// The objects waited for are watched; the requeue only covers an event that was missed.
-	return ctrl.Result{RequeueAfter: l.opts.PollMax}, nil
 }
 
 // stall sets Stalled, with a Warning event, once the status is written, when the reason is new.
@@ -615,20 +661,21 @@ func (l *lifecycle[T]) budgetKey(key types.NamespacedName) string {
 	return l.kind + "/" + key.String()
 }
 
-// serviceClient is apiClient for work that needs the key: a key that cannot be read or used
-// stalls the object (ok false, nil error). The key is read only when a call is needed, so a
-// finished video does not become Stalled because its Secret was removed.
-func (l *lifecycle[T]) serviceClient(ctx context.Context, tx *statustxn.Txn[T]) (api apiclient.Interface, keyID string, ok bool, err error) {
-	api, keyID, err = l.apiClient(ctx, tx.Obj)
+// useKey sets the scope's service client for the object's API key: a key that cannot be read or
+// used stalls the object. The key is read only when a call is needed, so a finished video does
+// not become Stalled because its Secret was removed.
+func (l *lifecycle[T]) useKey(ctx context.Context, s *scope[T]) *stop {
+	api, keyID, err := l.apiClient(ctx, s.obj)
 	var ce *credentials.Error
 	if errors.As(err, &ce) {
-		l.stall(tx, ce.Reason, ce.Message)
-		return nil, "", false, nil
+		l.stall(s.tx, ce.Reason, ce.Message)
+		return stopHere()
 	}
 	if err != nil {
-		return nil, "", false, err
+		return stopOn(err)
 	}
-	return api, keyID, true, nil
+	s.api, s.keyID = api, keyID
+	return nil
 }
 
 // callContext bounds one call to the service.

@@ -36,24 +36,28 @@ import (
 	"github.com/videoops/video-operator/internal/statustxn"
 )
 
-// poll reads the running job and records what the service says. stop is true when the reconcile
-// must end here (the job is still running, or the read failed); false once the job has ended,
-// so the caller goes on to decide about the current spec.
-func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop bool, res ctrl.Result, err error) {
-	obj := tx.Obj
-	st := obj.Job()
-	api, keyID, ok, err := l.serviceClient(ctx, tx)
-	if !ok {
-		return true, ctrl.Result{}, err
+// poll is the step for a running job: it reads the job and records what the service says. A job
+// that has not ended is followed to its end, whatever generation it belongs to (the service has no
+// cancel, so a newer spec waits for it). It stops the reconcile while the job runs or when the
+// read failed, and lets it go on to decide about the current spec once the job has ended.
+func (l *lifecycle[T]) poll(ctx context.Context, s *scope[T]) *stop {
+	obj, st, tx := s.obj, s.st, s.tx
+	if st.JobID == "" || st.CompletedAt != nil {
+		return nil
 	}
+	if end := l.useKey(ctx, s); end != nil {
+		return end
+	}
+	keyID := s.keyID
 	job := l.ended.take(st.JobID)
+	var err error
 	if job == nil {
 		if wait, urgent := l.pollSlot(keyID, obj, st.JobID); wait > 0 {
 			tx.Undecided = true
-			return true, l.turnedAway(wait, urgent), nil
+			return stopWith(l.turnedAway(wait, urgent))
 		}
 		callCtx, cancel := l.callContext(ctx)
-		job, err = api.GetJob(callCtx, st.JobID)
+		job, err = s.api.GetJob(callCtx, st.JobID)
 		cancel()
 	}
 	if err == nil || apiclient.IsJobNotFound(err) {
@@ -71,7 +75,7 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 	if err != nil {
 		if l.keyChanged(ctx, tx, st.KeyFingerprint, keyID, st.JobID, err) {
 			// The Secret's watch wakes the object when the key changes again.
-			return true, ctrl.Result{}, nil
+			return stopHere()
 		}
 		if apiclient.IsJobNotFound(err) {
 			// A job the service forgot before it ended: nothing more will come of it.
@@ -81,12 +85,11 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 				Message: fmt.Sprintf("The service no longer knows job %s, which had not ended", st.JobID)}
 			st.Phase = videov1alpha1.PhaseFailed
 			if err := l.chargeGivenUp(ctx, tx); err != nil {
-				return true, ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
+				return stopAfter(l.backoff.Short())
 			}
-			return false, ctrl.Result{}, nil
+			return nil
 		}
-		res, err := l.callFailed(ctx, tx, err)
-		return true, res, err
+		return l.callFailed(ctx, tx, err)
 	}
 	l.backoff.Reset(objectKey(obj))
 	before := progressOf(st)
@@ -95,10 +98,10 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 		// Seconds and credits reach the budget before the completion is written.
 		wait, queued, charged := l.chargeSoon(tx, job)
 		if queued {
-			return true, ctrl.Result{RequeueAfter: wait}, nil
+			return stopAfter(wait)
 		}
 		if charged {
-			return false, ctrl.Result{}, nil
+			return nil
 		}
 		if err := l.chargeCompletion(ctx, tx, job); err != nil {
 			if errors.Is(err, spendguard.ErrBusy) {
@@ -106,11 +109,11 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 				// loses, the job is read again shortly, first (its end is known).
 				logf.FromContext(ctx).V(1).Info("The VideoBudget was busy; charging the completed job again shortly", "jobID", st.JobID)
 				l.memo.Wake(st.JobID)
-				return true, ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
+				return stopAfter(l.backoff.Short())
 			}
-			return true, ctrl.Result{}, err
+			return stopOn(err)
 		}
-		return false, ctrl.Result{}, nil
+		return nil
 	}
 	if l.pastDeadline(st) {
 		// The service cannot cancel it; the object stops waiting so that a new spec or a retry
@@ -122,9 +125,9 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 			st.JobID, l.opts.JobDeadline)}
 		st.Phase = videov1alpha1.PhaseFailed
 		if err := l.chargeGivenUp(ctx, tx); err != nil {
-			return true, ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
+			return stopAfter(l.backoff.Short())
 		}
-		return false, ctrl.Result{}, nil
+		return nil
 	}
 
 	gen := obj.GetGeneration()
@@ -140,12 +143,12 @@ func (l *lifecycle[T]) poll(ctx context.Context, tx *statustxn.Txn[T]) (stop boo
 		// Only the progress moved, and it was written less than --progress-interval ago: the
 		// status keeps what it says (no write), the job is read again as usual.
 		before.restore(st)
-		return true, l.pollResult(delay, false), nil
+		return stopWith(l.pollResult(delay, false))
 	}
 	setOutcome(st, gen, outcomeReconciling, reason, msg)
 	jobID := st.JobID
 	tx.After(func() { l.progress.wrote(jobID) })
-	return true, l.pollResult(delay, false), nil
+	return stopWith(l.pollResult(delay, false))
 }
 
 // inProgressFor reports whether the status already says that the job of generation gen is in
@@ -297,15 +300,15 @@ func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statustxn.Txn[T], job 
 
 // callFailed handles an error of a read or of the brand list: a rejected key stalls, a passing
 // failure backs off, anything else is returned.
-func (l *lifecycle[T]) callFailed(ctx context.Context, tx *statustxn.Txn[T], err error) (ctrl.Result, error) {
+func (l *lifecycle[T]) callFailed(ctx context.Context, tx *statustxn.Txn[T], err error) *stop {
 	switch {
 	case apiclient.IsUnauthorized(err):
 		l.unauthorized(tx)
-		return ctrl.Result{}, nil
+		return stopHere()
 	case apiclient.IsRetryable(err):
 		return l.transient(ctx, tx, err)
 	default:
-		return ctrl.Result{}, fmt.Errorf("calling the video service: %w", err)
+		return stopOn(fmt.Errorf("calling the video service: %w", err))
 	}
 }
 
@@ -313,7 +316,7 @@ func (l *lifecycle[T]) callFailed(ctx context.Context, tx *statustxn.Txn[T], err
 // Retry-After, and says so in the Reconciling condition. The message names what the service
 // answered but not the delay or other details that change on every try: an unchanged message
 // means an unchanged status and no write.
-func (l *lifecycle[T]) transient(ctx context.Context, tx *statustxn.Txn[T], err error) (ctrl.Result, error) {
+func (l *lifecycle[T]) transient(ctx context.Context, tx *statustxn.Txn[T], err error) *stop {
 	obj := tx.Obj
 	st := obj.Job()
 	delay := l.backoff.Next(objectKey(obj), apiclient.RetryAfter(err))
@@ -327,7 +330,7 @@ func (l *lifecycle[T]) transient(ctx context.Context, tx *statustxn.Txn[T], err 
 	logf.FromContext(ctx).V(1).Info("Service call failed; backing off", "error", err.Error(), "delay", delay.String())
 	setOutcome(st, obj.GetGeneration(), outcomeReconciling, reason,
 		fmt.Sprintf("The service answered %s; retrying with backoff", describeAnswer(err)))
-	return ctrl.Result{RequeueAfter: delay}, nil
+	return stopAfter(delay)
 }
 
 // describeAnswer says what the service answered in words that do not change from one try to

@@ -63,15 +63,16 @@ func TestPollDecidesInMemoryAndPaysNothing(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := newStepFixture(t, runningRender("a"))
 			f.api.GetJobFunc = func(context.Context, string) (*apiclient.Job, error) { return c.job, c.err }
-			tx := f.txOf("a")
+			s := f.scopeOf("a")
+			tx := s.tx
 			// A callback asked for the read: it is made now, not spread over the poll window.
 			f.l.memo.Wake("job-1")
-			stop, _, err := f.l.poll(context.Background(), tx)
-			if err != nil && c.err == nil {
-				t.Fatalf("poll: %v", err)
+			end := f.l.poll(context.Background(), s)
+			if end != nil && end.err != nil && c.err == nil {
+				t.Fatalf("poll: %v", end.err)
 			}
-			if stop != c.stop {
-				t.Errorf("stop = %v, want %v", stop, c.stop)
+			if stopped := end != nil; stopped != c.stop {
+				t.Errorf("stopped = %v, want %v", stopped, c.stop)
 			}
 			if n := f.api.CallCount("GetJob"); n != 1 {
 				t.Errorf("GetJob called %d times, want 1", n)

@@ -26,7 +26,6 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/requestrules"
-	"github.com/videoops/video-operator/internal/statustxn"
 )
 
 // The rules of the interface document that the API server cannot afford to check at admission
@@ -73,28 +72,28 @@ func requestPath(t *target) *field.Path {
 	return field.NewPath("spec")
 }
 
-// checkBeforeSubmit refuses a request that breaks a rule admission could not check: the object
+// checkBeforeSubmit is submit's first gate: it refuses a request that breaks a rule admission could not check: the object
 // stalls with InvalidRequest before anything is written in flight or sent. Like a 400 from the
 // service, the refusal is final for this generation and consumes a pending retry.
-func (l *lifecycle[T]) checkBeforeSubmit(ctx context.Context, tx *statustxn.Txn[T], t *target, retry string) (bool, error) {
+func (l *lifecycle[T]) checkBeforeSubmit(ctx context.Context, s *scope[T]) *stop {
+	tx, t, retry := s.tx, s.target, s.retry
 	req := t.request()
 	if req == nil {
-		return true, nil
+		return nil
 	}
 	key := checkedKey(tx.Obj, t)
 	if l.checked.Has(key) {
-		return true, nil
+		return nil
 	}
 	errs, err := presubmitErrors(ctx, req, requestPath(t))
 	if err != nil {
-		return false, err
+		return stopOn(err)
 	}
 	if len(errs) == 0 {
 		l.checked.Add(key, l.opts.Clock.Now())
-		return true, nil
+		return nil
 	}
-	obj := tx.Obj
-	st := obj.Job()
+	obj, st := s.obj, s.st
 	msg := presubmitMessage(errs)
 	if t.sourceUID != "" {
 		msg = "the reviewed VideoStoryboard's request was " + msg
@@ -106,7 +105,7 @@ func (l *lifecycle[T]) checkBeforeSubmit(ctx context.Context, tx *statustxn.Txn[
 	obj.SetJobSource(&videov1alpha1.Submission{StoryboardGeneration: t.sourceGeneration,
 		StoryboardUID: string(t.sourceUID), StoryboardDigest: t.recordedSourceDigest(), NarrationPinned: narrationPinned(t)})
 	l.stall(tx, videov1alpha1.ReasonInvalidRequest, failureMessage(st))
-	return false, nil
+	return stopHere()
 }
 
 // checked (lifecycle.checked) remembers which requests passed the pre-submit check, so that a

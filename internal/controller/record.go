@@ -27,7 +27,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -223,19 +222,20 @@ func (l *lifecycle[T]) adoptable(obj T, rec jobRecord, t *target) bool {
 // object's key and records it as a job of the current generation, without paying. t is the
 // current target, nil when the spec cannot be resolved yet (then the annotation's digest is
 // taken). A job the service does not know for this key stalls: nothing is submitted on its own.
-func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobRecord, t *target) (stop bool, res ctrl.Result, err error) {
-	obj := tx.Obj
-	st := obj.Job()
+// It lets the reconcile go on once the adopted job has ended (the spec is decided next), and ends
+// it while the job runs or when it could not be read.
+func (l *lifecycle[T]) adopt(ctx context.Context, s *scope[T], rec jobRecord, t *target) *stop {
+	obj, st, tx := s.obj, s.st, s.tx
 	gen := obj.GetGeneration()
-	api, keyID, ok, err := l.serviceClient(ctx, tx)
-	if !ok {
-		return true, ctrl.Result{}, err
+	if end := l.useKey(ctx, s); end != nil {
+		return end
 	}
+	keyID := s.keyID
 	if wait := l.budgets.Urgent(keyID, l.budgetKey(objectKey(obj))); wait > 0 {
-		return true, later(tx, wait), nil
+		return stopWith(later(tx, wait))
 	}
 	callCtx, cancel := l.callContext(ctx)
-	job, err := api.GetJob(callCtx, rec.jobID)
+	job, err := s.api.GetJob(callCtx, rec.jobID)
 	cancel()
 	if err != nil {
 		if t != nil && rec.requestDigest != "" && !t.recognisesRecord(rec) && unknownToKey(err) {
@@ -244,10 +244,10 @@ func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobR
 			// no reason to stall. It is submitted as any new request is.
 			logf.FromContext(ctx).Info("The job the annotations name is of another request and unknown to this key; not adopted",
 				"jobID", rec.jobID, "answer", describeAnswer(err))
-			return false, ctrl.Result{}, nil
+			return nil
 		}
 		if l.keyChanged(ctx, tx, rec.keyFingerprint, keyID, rec.jobID, err) {
-			return true, ctrl.Result{}, nil
+			return stopHere()
 		}
 		if apiclient.IsJobNotFound(err) || apiclient.IsNotFound(err) {
 			st.Phase = videov1alpha1.PhasePending
@@ -258,10 +258,9 @@ func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobR
 					"to submit the current spec as a new, paid job, run: kubectl annotate %s %s -n %s %s=%s",
 				videov1alpha1.AnnotationJobID, rec.jobID, ref.Key, ref.Name, describeAnswer(err),
 				strings.ToLower(l.kind), obj.GetName(), obj.GetNamespace(), videov1alpha1.AnnotationConfirmResubmit, rec.jobID))
-			return true, ctrl.Result{}, nil
+			return stopHere()
 		}
-		res, err := l.callFailed(ctx, tx, err)
-		return true, res, err
+		return l.callFailed(ctx, tx, err)
 	}
 
 	digest, version := rec.requestDigest, recordedVersion(rec)
@@ -290,7 +289,7 @@ func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobR
 	st.Phase = videov1alpha1.PhaseInProgress
 	setOutcome(st, gen, outcomeReconciling, videov1alpha1.ReasonInProgress,
 		fmt.Sprintf("Job %s adopted from annotation %s", rec.jobID, videov1alpha1.AnnotationJobID))
-	l.recordPending(tx)
+	l.recordPending(s)
 	tx.After(func() {
 		note := ""
 		if previous != "" {
@@ -302,9 +301,9 @@ func (l *lifecycle[T]) adopt(ctx context.Context, tx *statustxn.Txn[T], rec jobR
 	// A job that ended was charged where it was submitted; one still running is charged when
 	// this object sees it end, as any other.
 	if ended := l.recordJob(ctx, tx, job); ended {
-		return false, ctrl.Result{}, nil
+		return nil
 	}
-	return true, ctrl.Result{RequeueAfter: l.pollDelay(keyID, obj)}, nil
+	return stopAfter(l.pollDelay(keyID, obj))
 }
 
 // keyChanged stalls the object when a job submitted with another key than the one it names now
@@ -337,10 +336,9 @@ func unknownToKey(err error) bool {
 }
 
 // recordPending asks for the record in status to be copied into the annotations once the
-// status is written.
-func (l *lifecycle[T]) recordPending(tx *statustxn.Txn[T]) {
-	k := objectKey(tx.Obj)
-	tx.After(func() { l.unrecorded.Add(k, l.opts.Clock.Now()) })
+// status is written (Reconcile's commit, writeRecordIfDue).
+func (l *lifecycle[T]) recordPending(s *scope[T]) {
+	s.tx.After(func() { s.recordDue = true })
 }
 
 // writeRecord copies the job record of the written status into the object's annotations, with

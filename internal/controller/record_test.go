@@ -61,13 +61,14 @@ func TestAdoptTakesTheRecordedJobAndPaysNothing(t *testing.T) {
 				}
 				return completed, nil
 			}
-			tx := f.txOf("restored")
+			s := f.scopeOf("restored")
+			tx := s.tx
 			rec := recordOf(tx.Obj)
 			if !f.l.adoptable(tx.Obj, rec, tgt) {
 				t.Fatal("a restored object without status must adopt the job its annotations name")
 			}
-			if _, _, err := f.l.adopt(context.Background(), tx, rec, tgt); err != nil {
-				t.Fatal(err)
+			if end := f.l.adopt(context.Background(), s, rec, tgt); end != nil {
+				t.Fatalf("adopting a completed job ended the reconcile (%+v); it goes on to decide the spec", end)
 			}
 			if w := f.Writes(); len(w) != 0 {
 				t.Errorf("adopt wrote %q itself", w)
@@ -87,10 +88,10 @@ func TestAdoptTakesTheRecordedJobAndPaysNothing(t *testing.T) {
 			if err := tx.Commit(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			if !f.l.unrecorded.Has(objectKey(tx.Obj)) {
-				t.Fatal("the record is not marked to be written after the status")
+			if !s.recordDue {
+				t.Fatal("the record is not due once the status is written")
 			}
-			if err := f.l.writeRecord(context.Background(), tx.Base); err != nil {
+			if err := f.l.writeRecordIfDue(context.Background(), s); err != nil {
 				t.Fatal(err)
 			}
 			if err := sameWrites(f.Writes(), []string{"patch VideoRender/status tenant/restored", "patch VideoRender tenant/restored"}); err != nil {

@@ -86,16 +86,15 @@ func budgetWaits(st *videov1alpha1.JobStatus) bool {
 	return false
 }
 
-// reserveBudget is the spend guard's step of submit: it reserves room for attempt, or makes the
-// object wait (Stalled, BudgetExhausted, with a Warning event once). Stalled, not Reconciling:
-// only the next period or a person raising the limit moves it on, which may take a month, and
-// GitOps tools must not show it progressing meanwhile; it still submits by itself then. wait is true when the
-// caller must return res and err.
-func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], attempt string, t *target) (res ctrl.Result, wait bool, err error) {
+// reserveBudget is submit's last gate, the spend guard's: it reserves room for the attempt, or
+// makes the object wait (Stalled, BudgetExhausted, with a Warning event once). Stalled, not
+// Reconciling: only the next period or a person raising the limit moves it on, which may take a
+// month, and GitOps tools must not show it progressing meanwhile; it still submits by itself then.
+func (l *lifecycle[T]) reserveBudget(ctx context.Context, s *scope[T]) *stop {
 	if l.guard == nil {
-		return ctrl.Result{}, false, nil
+		return nil
 	}
-	obj := tx.Obj
+	obj, tx, attempt, t := s.obj, s.tx, s.attempt, s.target
 	sent := l.sentBy(tx)
 	var est spendguard.Estimate
 	if r := l.budgetEstimate(t); r != nil {
@@ -103,7 +102,7 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 	}
 	if _, ok := l.guard.TakeGrant(ctx, l.kind, obj, attempt, t.sourceDigest, est); ok {
 		// Reserved ahead, while it waited for its key's call budget (reserveAhead).
-		return ctrl.Result{}, false, nil
+		return nil
 	}
 	l.guard.UsedAttempt(obj.GetUID(), attempt)
 	d, err := l.guard.Reserve(ctx, l.kind, obj, attempt, t.sourceDigest, est, sent)
@@ -111,16 +110,16 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 		// Nothing was decided about this generation: observedGeneration must not move, or a
 		// Ready of the old one would read as the new spec's (kstatus Current) while nothing was
 		// sent.
-		return later(tx, l.backoff.Short()), true, nil
+		return stopWith(later(tx, l.backoff.Short()))
 	}
 	if err != nil {
-		return ctrl.Result{}, true, err
+		return stopOn(err)
 	}
 	if !d.Wait {
 		// The charge finalizer is not written here: it travels with the job's record
 		// (holdForCharge, in the one metadata write of the render's life); until then the
 		// reservation, and after the job id the reservation of its running job, stand for it.
-		return ctrl.Result{}, false, nil
+		return nil
 	}
 	st := obj.Job()
 	msg := fmt.Sprintf("Not submitted: VideoBudget %q of namespace %q has no room: %s", videov1alpha1.VideoBudgetName, obj.GetNamespace(), d.Message)
@@ -145,7 +144,7 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, tx *statustxn.Txn[T], 
 	if !d.ResetAt.IsZero() {
 		after = min(after, max(d.ResetAt.Sub(l.opts.Clock.Now()), l.backoff.Unit()))
 	}
-	return ctrl.Result{RequeueAfter: l.backoff.PollDelay(after, after+after/4)}, true, nil
+	return stopAfter(l.backoff.PollDelay(after, after+after/4))
 }
 
 // sentBy reports whether a reservation of the object stands for an attempt that may have reached
@@ -380,9 +379,9 @@ func (l *lifecycle[T]) chargeHeld(obj T, jobID string) {
 // deadline, unknown to the service, or its key gone), then lets the object go. A submission
 // whose outcome is unknown is let go at once: the VideoBudget controller charges its reservation
 // (count and estimate) once the object is gone.
-func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) (ctrl.Result, error) {
+func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) *stop {
 	if !controllerutil.ContainsFinalizer(obj, videov1alpha1.FinalizerCharge) {
-		return ctrl.Result{}, nil
+		return stopHere()
 	}
 	log := logf.FromContext(ctx)
 	st := obj.Job()
@@ -394,10 +393,10 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) (ctrl.Result, er
 	}
 	if running && l.guard != nil {
 		est := l.adapter.termsOf(obj).estimate
-		giveUp := func(why string) (ctrl.Result, error) {
+		giveUp := func(why string) *stop {
 			log.Info("Charging the estimate of a deleted render's job whose end will not be read", "jobID", jobID, "reason", why)
 			if err := l.guard.GiveUp(ctx, obj.GetNamespace(), jobID, est); err != nil {
-				return ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
+				return stopAfter(l.backoff.Short())
 			}
 			return l.releaseCharge(ctx, obj)
 		}
@@ -418,13 +417,13 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) (ctrl.Result, er
 			return giveUp("the service rejects its API key")
 		case err != nil:
 			log.V(1).Info("Reading a deleted render's job failed; trying again", "jobID", jobID, "error", err.Error())
-			return ctrl.Result{RequeueAfter: l.backoff.Next(objectKey(obj), apiclient.RetryAfter(err))}, nil
+			return stopAfter(l.backoff.Next(objectKey(obj), apiclient.RetryAfter(err)))
 		case !job.Status().IsCompleted() && !job.Status().IsFailed():
-			return ctrl.Result{RequeueAfter: l.pollDelay(keyID, obj)}, nil
+			return stopAfter(l.pollDelay(keyID, obj))
 		}
 		secs, credits := jobCost(job)
 		if err := l.guard.Charge(ctx, obj.GetNamespace(), jobID, secs, credits, job.Status().IsCompleted() && est.Unreported); err != nil {
-			return ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
+			return stopAfter(l.backoff.Short())
 		}
 		log.Info("Charged the job of a deleted render", "jobID", jobID, "renderSeconds", secs)
 	}
@@ -432,19 +431,19 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) (ctrl.Result, er
 }
 
 // releaseCharge removes the charge finalizer.
-func (l *lifecycle[T]) releaseCharge(ctx context.Context, obj T) (ctrl.Result, error) {
+func (l *lifecycle[T]) releaseCharge(ctx context.Context, obj T) *stop {
 	base := obj.DeepCopyObject().(T)
 	controllerutil.RemoveFinalizer(obj, videov1alpha1.FinalizerCharge)
 	if err := l.client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsNotFound(err) {
-			return ctrl.Result{}, nil
+			return stopHere()
 		}
 		if apierrors.IsConflict(err) {
-			return ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
+			return stopAfter(l.backoff.Short())
 		}
-		return ctrl.Result{}, fmt.Errorf("removing finalizer %s: %w", videov1alpha1.FinalizerCharge, err)
+		return stopOn(fmt.Errorf("removing finalizer %s: %w", videov1alpha1.FinalizerCharge, err))
 	}
-	return ctrl.Result{}, nil
+	return stopHere()
 }
 
 // budgetObserver is m as the VideoBudget reconciler's observer, nil without metrics.

@@ -37,9 +37,10 @@ func TestReserveBudgetReservesOnceThenWaits(t *testing.T) {
 	f := newStepFixture(t, budget, inlineRender("a"), inlineRender("b"))
 	ctx := context.Background()
 
-	txA := f.txOf("a")
-	if _, wait, err := f.l.reserveBudget(ctx, txA, "attempt-a", f.targetOf(txA.Obj)); err != nil || wait {
-		t.Fatalf("the first render of a budget of one waits (%v, %v)", wait, err)
+	a := f.scopeOf("a")
+	a.attempt = "attempt-a"
+	if end := f.l.reserveBudget(ctx, a); end != nil {
+		t.Fatalf("the first render of a budget of one waits (%+v)", end)
 	}
 	writes := f.Writes()
 	if !slices.Contains(writes, "patch VideoBudget/status tenant/default") {
@@ -56,11 +57,13 @@ func TestReserveBudgetReservesOnceThenWaits(t *testing.T) {
 		t.Errorf("reservations %+v, want attempt-a's", b.Status.Reservations)
 	}
 
-	txB := f.txOf("b")
-	_, wait, err := f.l.reserveBudget(ctx, txB, "attempt-b", f.targetOf(txB.Obj))
-	if err != nil || !wait {
-		t.Fatalf("the second render of a budget of one must wait (%v, %v)", wait, err)
+	b2 := f.scopeOf("b")
+	b2.attempt = "attempt-b"
+	end := f.l.reserveBudget(ctx, b2)
+	if end == nil || end.err != nil {
+		t.Fatalf("the second render of a budget of one must wait (%+v)", end)
 	}
+	txB := b2.tx
 	if w := f.Writes(); len(w) != 0 {
 		t.Errorf("a render that waits wrote %q", w)
 	}

@@ -30,7 +30,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -40,146 +39,197 @@ import (
 	"github.com/videoops/video-operator/internal/statustxn"
 )
 
-// submit sends the current spec to the service, guarded as DESIGN.md "Never pay twice" says:
+// submit is the last step: it sends the current request to the service, once. Gates first, in
+// order, each of which may end the reconcile and none of which pays; then the paid section in a
+// straight line (pay).
+func (l *lifecycle[T]) submit(ctx context.Context, s *scope[T]) *stop {
+	// Ends a trial of the key's circuit whose call is not made; a no-op once its outcome was
+	// recorded.
+	defer func() {
+		if s.admitted {
+			l.circuits.Abandon(s.keyID, s.attempt)
+		}
+	}()
+	if end := run(ctx, s,
+		l.checkBeforeSubmit, // the rules admission cannot afford, before the Secret is read (presubmit.go)
+		l.useKey,            // the object's API key: one missing or refused stalls
+		l.checkBrand,        // the brand a render names is one of the account's (brands.go)
+		l.notShuttingDown,   // no new paid call once shutdown began
+		l.takeAttempt,       // the attempt id: the one reserved ahead, or a new one (spendguard.go)
+		l.circuitLets,       // the key's circuit lets a paid call through (callgate.go)
+		l.callBudgetSlot,    // the key's call budget has a slot now; the reservation is written meanwhile
+		l.admitSubmission,   // a key without a recent answer checks the service first (callgate.go)
+		l.reserveBudget,     // the namespace's spend guard, last: a waiting render writes nothing to it (spendguard.go)
+	); end != nil {
+		return end
+	}
+	return l.pay(ctx, s)
+}
+
+// notShuttingDown is submit's gate that starts no new paid call once shutdown began.
+func (l *lifecycle[T]) notShuttingDown(ctx context.Context, _ *scope[T]) *stop {
+	if ctx.Err() != nil {
+		return stopOn(errShuttingDown)
+	}
+	return nil
+}
+
+// takeAttempt is submit's gate that names the attempt: the one reserved ahead for the object,
+// or a new one.
+func (l *lifecycle[T]) takeAttempt(_ context.Context, s *scope[T]) *stop {
+	attempt, err := l.submissionAttempt(s.obj)
+	if err != nil {
+		return stopOn(err)
+	}
+	s.attempt = attempt
+	return nil
+}
+
+// circuitLets is submit's gate for the key's circuit. A submission the circuit holds back takes
+// no slot of the call budget: waiting ones must not crowd out the polls of running jobs.
+func (l *lifecycle[T]) circuitLets(_ context.Context, s *scope[T]) *stop {
+	hold, outage, until := l.circuits.Holding(s.keyID)
+	switch {
+	case outage:
+		return stopWith(l.paused(s.tx, "the service failed to answer; a check of the service decides when they resume",
+			max(until, l.backoff.Short())))
+	case hold:
+		return stopWith(later(s.tx, l.backoff.Short()))
+	}
+	return nil
+}
+
+// callBudgetSlot is submit's gate for the key's call budget. A submission that must wait for its
+// slot has its reservation written meanwhile, with the namespace's other budget changes.
+func (l *lifecycle[T]) callBudgetSlot(_ context.Context, s *scope[T]) *stop {
+	wait := l.budgets.Urgent(s.keyID, l.budgetKey(objectKey(s.obj)))
+	if wait <= 0 {
+		return nil
+	}
+	l.reserveAhead(s.tx, s.attempt, s.target, wait)
+	return stopWith(l.budgetWait(s.tx, wait))
+}
+
+// pay is the paid section, guarded as DESIGN.md "Never pay twice" says, in a straight line:
 //  1. the in-flight record (generation, attempt id, time, and what the attempt consumes) is
 //     written with an optimistic lock before the call, so an object read from a stale cache
-//     cannot be submitted again;
-//  2. the job id is remembered in memory and written right after the call;
-//  3. when the outcome of the call is unknown, the object stalls with SubmissionUnknown instead
-//     of guessing.
+//     cannot be submitted again (writeInFlight);
+//  2. the paid call (callService);
+//  3. the job id is remembered in memory and written right after the call (accepted, writeJobID);
+//     a refusal is recorded as the reconcile's decision (refusedCall);
+//  4. when the outcome of the call is unknown, the object stalls with SubmissionUnknown instead
+//     of guessing (unknownOutcome).
 //
+// The record in the annotations follows the status that names the job (Reconcile's commit).
 // From the in-flight write to the job-id write, the work runs under its own deadline, not the
 // reconcile's context: a shutdown must not cut a paid call or the write of its job id.
-func (l *lifecycle[T]) submit(ctx context.Context, tx *statustxn.Txn[T], t *target, retry string, isRetry bool) (ctrl.Result, error) {
-	log := logf.FromContext(ctx)
-	obj := tx.Obj
-	st := obj.Job()
+func (l *lifecycle[T]) pay(ctx context.Context, s *scope[T]) *stop {
+	l.markInFlight(s)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.submitBudget())
+	defer cancel()
+	if end := l.writeInFlight(sctx, s); end != nil {
+		return end
+	}
+	created, withCallback, err := l.callService(sctx, s)
+	switch {
+	case err == nil:
+		return l.accepted(sctx, s, created.JobID, withCallback)
+	case l.refused(err):
+		return l.refusedCall(ctx, sctx, s, err)
+	default:
+		return l.unknownOutcome(ctx, s, err)
+	}
+}
+
+// markInFlight decides, in memory, the in-flight record of the attempt: Submitting is the decision
+// about this generation, so the record carries observedGeneration (a write of its own after the
+// job id would be a 4th; DESIGN.md "Load on the cluster").
+func (l *lifecycle[T]) markInFlight(s *scope[T]) {
+	obj, st, t, attempt := s.obj, s.st, s.target, s.attempt
 	gen := obj.GetGeneration()
-
-	// The rules admission cannot afford, checked before the Secret is read or anything is sent.
-	if ok, err := l.checkBeforeSubmit(ctx, tx, t, retry); !ok {
-		return ctrl.Result{}, err
-	}
-	api, keyID, ok, err := l.serviceClient(ctx, tx)
-	if !ok {
-		return ctrl.Result{}, err
-	}
-	if t.render != nil {
-		if res, blocked, err := l.checkBrand(ctx, tx, api, keyID, t.render); blocked {
-			return res, err
-		}
-	}
-	if ctx.Err() != nil {
-		// Shutting down: start no new paid call.
-		return ctrl.Result{}, errShuttingDown
-	}
-
-	attempt, err := l.submissionAttempt(obj)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	// A submission the circuit would hold back takes no slot of the budget: waiting ones must not
-	// crowd out the polls of running jobs.
-	if hold, outage, until := l.circuits.Holding(keyID); outage {
-		return l.paused(tx, "the service failed to answer; a check of the service decides when they resume",
-			max(until, l.backoff.Short())), nil
-	} else if hold {
-		return later(tx, l.backoff.Short()), nil
-	}
-	if wait := l.budgets.Urgent(keyID, l.budgetKey(objectKey(obj))); wait > 0 {
-		// Its reservation is written meanwhile, with the namespace's other budget changes.
-		l.reserveAhead(tx, attempt, t, wait)
-		return l.budgetWait(tx, wait), nil
-	}
-	if ok, res, err := l.admitSubmission(ctx, tx, api, keyID, attempt); !ok {
-		return res, err
-	}
-	// Ends a trial whose call is not made; a no-op once its outcome was recorded.
-	defer l.circuits.Abandon(keyID, attempt)
-	// The namespace's spend guard reserves last, right before the in-flight write, so that a
-	// submission waiting for the service or the call budget writes nothing to the VideoBudget.
-	if res, wait, err := l.reserveBudget(ctx, tx, attempt, t); wait {
-		return res, err
-	}
 	started := l.opts.Clock.Now()
 	st.Submission = &videov1alpha1.Submission{Generation: gen, AttemptID: attempt, StartedAt: metav1.NewTime(started),
-		Deadline: ptr.To(metav1.NewTime(started.Add(l.submitBudget()))), Retry: retry, StoryboardGeneration: t.sourceGeneration, StoryboardUID: string(t.sourceUID),
+		Deadline: ptr.To(metav1.NewTime(started.Add(l.submitBudget()))), Retry: s.retry, StoryboardGeneration: t.sourceGeneration, StoryboardUID: string(t.sourceUID),
 		StoryboardDigest: t.recordedSourceDigest(), NarrationPinned: narrationPinned(t),
-		RequestDigest: t.digest, DigestVersion: requestdigest.Version, KeyFingerprint: keyID, ResubmitOf: st.ResubmitOf, BudgetEstimate: l.budgetEstimate(t)}
+		RequestDigest: t.digest, DigestVersion: requestdigest.Version, KeyFingerprint: s.keyID, ResubmitOf: st.ResubmitOf, BudgetEstimate: l.budgetEstimate(t)}
 	st.Phase = videov1alpha1.PhaseSubmitting
-	// Submitting is the decision about this generation, so the in-flight record carries
-	// observedGeneration: a write of its own after the job id would be a 4th (DESIGN.md "Load on
-	// the cluster").
 	st.ObservedGeneration = gen
 	setOutcome(st, gen, outcomeReconciling, videov1alpha1.ReasonSubmitting,
 		fmt.Sprintf("Submitting generation %d to the service (attempt %s)", gen, attempt))
-	if isRetry {
-		tx.After(func() {
+	if s.attempted {
+		retry := s.retry
+		s.tx.After(func() {
 			l.opts.Recorder.Eventf(obj, nil, "Normal", eventRetryRequested, "Retry",
 				"Submitting a new job for generation %d as requested by annotation %s=%s", gen, videov1alpha1.AnnotationRetry, retry)
 		})
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.submitBudget())
-	defer cancel()
-	if err := l.writeInFlight(sctx, tx, attempt); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			return ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
-		}
-		l.auditSubmission(obj, gen, attempt, "not-sent", "", err)
-		return ctrl.Result{}, fmt.Errorf("recording the submission in flight: %w", err)
-	}
-	// The paid call may last --service-timeout: its record is in flight from now on.
-	l.opts.Metrics.ObserveSubmission(l.kind, objectKey(obj), st.Submission)
-	l.warnDeprecations(obj, t)
+}
 
-	body, withCallback := l.callbacks.WithCallback(t.request(), attempt)
-	callCtx, cancelCall := context.WithTimeout(sctx, l.opts.CallTimeout)
-	l.circuits.Calling(keyID, attempt)
-	created, err := l.call(callCtx, api, t, body)
-	cancelCall()
-	l.circuits.Outcome(keyID, attempt, err == nil || l.refused(err))
+// callService makes the paid call, with the operator's callback URL when it has one. A job whose
+// id status.jobId cannot hold is an error: its outcome is then unknown, not guessed.
+func (l *lifecycle[T]) callService(ctx context.Context, s *scope[T]) (created *apiclient.JobCreated, withCallback bool, err error) {
+	// The paid call may last --service-timeout: its record is in flight from now on.
+	l.opts.Metrics.ObserveSubmission(l.kind, objectKey(s.obj), s.st.Submission)
+	l.warnDeprecations(s.obj, s.target)
+
+	body, withCallback := l.callbacks.WithCallback(s.target.request(), s.attempt)
+	callCtx, cancel := context.WithTimeout(ctx, l.opts.CallTimeout)
+	l.circuits.Calling(s.keyID, s.attempt)
+	created, err = l.call(callCtx, s.api, s.target, body)
+	cancel()
+	l.circuits.Outcome(s.keyID, s.attempt, err == nil || l.refused(err))
 	if err == nil && utf8.RuneCountInString(created.JobID) > maxJobID {
 		// A job was created, but its id cannot be recorded: say so instead of guessing.
 		err = fmt.Errorf("the service created job %q, whose id is longer than the %d characters status.jobId holds",
 			truncate(created.JobID, 200), maxJobID)
 		created = nil
 	}
-	switch {
-	case err == nil:
-		l.memo.Remember(attempt, created.JobID, withCallback)
-		l.opts.Metrics.Submitted(l.kind, "accepted")
-		l.auditSubmission(obj, gen, attempt, "accepted", created.JobID, nil)
-		l.recordSubmitted(tx, created.JobID, withCallback)
-		// This process follows the job from its start: its first poll is not spread as after a
-		// restart.
-		l.budgets.PollSpacing(keyID, l.budgetKey(objectKey(obj)))
-		if err := l.writeJobID(sctx, tx, attempt, created.JobID, withCallback); err != nil {
-			// The job id is remembered in memory: the next reconcile adopts it.
-			log.Error(err, "Recording the job id failed; it is kept in memory and recorded by the next reconcile",
-				"jobID", created.JobID, "attempt", attempt)
-			return ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
-		}
-		l.progress.wrote(created.JobID)
-		l.settleBudget(sctx, obj, attempt)
-		return l.firstRead(l.pollDelay(keyID, obj)), nil
-	case l.refused(err):
-		l.opts.Metrics.Submitted(l.kind, "refused")
-		l.auditSubmission(obj, gen, attempt, "refused", "", err)
-		// Should the write of the refusal fail, the record found later is cleared, not stalled on.
-		l.memo.SettleNoJob(attempt)
-		l.releaseBudget(sctx, obj, attempt)
-		return l.refusal(ctx, tx, t, err)
-	default:
-		l.opts.Metrics.Submitted(l.kind, "unknown")
-		l.auditSubmission(obj, gen, attempt, "unknown", "", err)
-		log.Error(err, "Submission outcome unknown; pausing paid submissions of this API key until the service answers", "attempt", attempt)
-		st.Phase = videov1alpha1.PhaseFailed
-		l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.kind, obj, obj.DescribeRequest(), st.Submission, l.submitBudget(), err))
-		// The stall lasts until a human confirms, maybe days: a backup may hold it, so the
-		// annotations keep it (restoredUnknown).
-		l.recordPending(tx)
-		return ctrl.Result{RequeueAfter: l.unknownRecheck()}, nil
+	return created, withCallback, err
+}
+
+// accepted records the job the paid call created and writes its id at once.
+func (l *lifecycle[T]) accepted(ctx context.Context, s *scope[T], jobID string, withCallback bool) *stop {
+	obj, gen, attempt := s.obj, s.obj.GetGeneration(), s.attempt
+	l.memo.Remember(attempt, jobID, withCallback)
+	l.opts.Metrics.Submitted(l.kind, "accepted")
+	l.auditSubmission(obj, gen, attempt, "accepted", jobID, nil)
+	l.recordSubmitted(s, jobID, withCallback)
+	// This process follows the job from its start: its first poll is not spread as after a
+	// restart.
+	l.budgets.PollSpacing(s.keyID, l.budgetKey(objectKey(obj)))
+	if err := l.writeJobID(ctx, s, jobID, withCallback); err != nil {
+		// The job id is remembered in memory: the next reconcile adopts it.
+		logf.FromContext(ctx).Error(err, "Recording the job id failed; it is kept in memory and recorded by the next reconcile",
+			"jobID", jobID, "attempt", attempt)
+		return stopAfter(l.backoff.Short())
 	}
+	l.progress.wrote(jobID)
+	l.settleBudget(ctx, obj, attempt)
+	return stopWith(l.firstRead(l.pollDelay(s.keyID, obj)))
+}
+
+// refusedCall records a call after which the service certainly created no job.
+func (l *lifecycle[T]) refusedCall(ctx, sctx context.Context, s *scope[T], err error) *stop {
+	l.opts.Metrics.Submitted(l.kind, "refused")
+	l.auditSubmission(s.obj, s.obj.GetGeneration(), s.attempt, "refused", "", err)
+	// Should the write of the refusal fail, the record found later is cleared, not stalled on.
+	l.memo.SettleNoJob(s.attempt)
+	l.releaseBudget(sctx, s.obj, s.attempt)
+	return l.refusal(ctx, s.tx, s.target, err)
+}
+
+// unknownOutcome stalls on a call that may or may not have created a job.
+func (l *lifecycle[T]) unknownOutcome(ctx context.Context, s *scope[T], err error) *stop {
+	obj, st := s.obj, s.st
+	l.opts.Metrics.Submitted(l.kind, "unknown")
+	l.auditSubmission(obj, obj.GetGeneration(), s.attempt, "unknown", "", err)
+	logf.FromContext(ctx).Error(err, "Submission outcome unknown; pausing paid submissions of this API key until the service answers", "attempt", s.attempt)
+	st.Phase = videov1alpha1.PhaseFailed
+	l.stall(s.tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.kind, obj, obj.DescribeRequest(), st.Submission, l.submitBudget(), err))
+	// The stall lasts until a human confirms, maybe days: a backup may hold it, so the
+	// annotations keep it (restoredUnknown).
+	l.recordPending(s)
+	return stopAfter(l.unknownRecheck())
 }
 
 // errShuttingDown ends a reconcile that found the manager shutting down before it decided
@@ -199,33 +249,36 @@ func (l *lifecycle[T]) unknownRecheck() time.Duration { return l.opts.PollMax }
 // writeInFlight writes the in-flight record with the optimistic lock. When the write fails the
 // call is not made; when its outcome is unknown (a timeout, a 5xx), the memo records that the
 // attempt was never sent, so that finding it on the server later is resolved without a human.
-func (l *lifecycle[T]) writeInFlight(ctx context.Context, tx *statustxn.Txn[T], attempt string) error {
+func (l *lifecycle[T]) writeInFlight(ctx context.Context, s *scope[T]) *stop {
+	obj, attempt := s.obj, s.attempt
 	wctx, cancel := context.WithTimeout(ctx, WriteTimeout)
 	defer cancel()
-	err := tx.Commit(wctx)
+	err := s.tx.Commit(wctx)
 	switch {
 	case err == nil:
 		return nil
 	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
-		// The object changed or went: nothing of the write landed.
+		// The object changed or went: nothing of the write landed; it is read again.
 		logf.FromContext(ctx).V(1).Info("Object changed before submission; reading it again", "attempt", attempt)
-	default:
-		// Refused for another reason, or its outcome is unknown: the call is not made, and a
-		// record of this attempt found on the server later is cleared.
-		l.memo.SettleNoJob(attempt)
-		logf.FromContext(ctx).Error(err, "Recording the submission in flight failed; it was not sent", "attempt", attempt)
-		// The status cannot say it (its write is what failed), so an event does: for example an
-		// object so large that the API server's validation outlasts WriteTimeout.
-		l.opts.Recorder.Eventf(tx.Obj, nil, "Warning", eventStatusWriteFailed, "Submit",
-			"Recording the submission in flight failed, so nothing was sent; it is tried again: %v", err)
+		return stopAfter(l.backoff.Short())
 	}
-	return err
+	// Refused for another reason, or its outcome is unknown: the call is not made, and a
+	// record of this attempt found on the server later is cleared.
+	l.memo.SettleNoJob(attempt)
+	logf.FromContext(ctx).Error(err, "Recording the submission in flight failed; it was not sent", "attempt", attempt)
+	// The status cannot say it (its write is what failed), so an event does: for example an
+	// object so large that the API server's validation outlasts WriteTimeout.
+	l.opts.Recorder.Eventf(obj, nil, "Warning", eventStatusWriteFailed, "Submit",
+		"Recording the submission in flight failed, so nothing was sent; it is tried again: %v", err)
+	l.auditSubmission(obj, obj.GetGeneration(), attempt, "not-sent", "", err)
+	return stopOn(fmt.Errorf("recording the submission in flight: %w", err))
 }
 
 // writeJobID writes the job id of a call that was made. It retries a few times within
 // milliseconds, re-reading the object after a conflict, and then relies on the memo: a worker is
 // not held for longer.
-func (l *lifecycle[T]) writeJobID(ctx context.Context, tx *statustxn.Txn[T], attempt, jobID string, callsBack bool) error {
+func (l *lifecycle[T]) writeJobID(ctx context.Context, s *scope[T], jobID string, callsBack bool) error {
+	tx, attempt := s.tx, s.attempt
 	var err error
 	for i, pause := range []time.Duration{0, 20 * time.Millisecond, 100 * time.Millisecond} {
 		if i > 0 {
@@ -250,7 +303,7 @@ func (l *lifecycle[T]) writeJobID(ctx context.Context, tx *statustxn.Txn[T], att
 				return fmt.Errorf("attempt %s is no longer in flight on the server: %w", attempt, err)
 			}
 			tx.Rebase(fresh)
-			l.recordSubmitted(tx, jobID, callsBack)
+			l.recordSubmitted(s, jobID, callsBack)
 		}
 		wctx, cancel := context.WithTimeout(ctx, WriteTimeout)
 		err = tx.Commit(wctx)
@@ -306,7 +359,7 @@ func isDocumentedInternalError(err error) bool {
 // refusal records why the service refused a submission. A refusal that waiting or a fixed
 // Secret can overcome gives back what the attempt consumed (the retry value, the upstream
 // generation); only a final refusal consumes it.
-func (l *lifecycle[T]) refusal(ctx context.Context, tx *statustxn.Txn[T], t *target, err error) (ctrl.Result, error) {
+func (l *lifecycle[T]) refusal(ctx context.Context, tx *statustxn.Txn[T], t *target, err error) *stop {
 	obj := tx.Obj
 	st := obj.Job()
 	gen := obj.GetGeneration()
@@ -318,7 +371,7 @@ func (l *lifecycle[T]) refusal(ctx context.Context, tx *statustxn.Txn[T], t *tar
 		st.Submission = nil
 		st.Phase = videov1alpha1.PhasePending
 		l.unauthorized(tx)
-		return ctrl.Result{}, nil
+		return stopHere()
 	case apiclient.IsConflict(err) && t.projectID != "" && ae.SuccessFalse && st.Submission.ResubmitOf != "":
 		// Right after a confirmed resubmission, "already being rendered" is the render the
 		// earlier attempt of unknown outcome created: rendering the project again would pay
@@ -328,17 +381,17 @@ func (l *lifecycle[T]) refusal(ctx context.Context, tx *statustxn.Txn[T], t *tar
 				"nothing more is sent. To follow that job, write its id into annotation %s",
 			st.Submission.ResubmitOf, t.projectID, videov1alpha1.AnnotationJobID))
 		l.stall(tx, videov1alpha1.ReasonEarlierSubmissionRendering, failureMessage(st))
-		return ctrl.Result{}, nil
+		return stopHere()
 	case apiclient.IsConflict(err) && t.projectID != "" && ae.SuccessFalse:
 		st.Submission = nil
 		st.Phase = videov1alpha1.PhasePending
 		setOutcome(st, gen, outcomeReconciling, videov1alpha1.ReasonProjectBusy,
 			"The project is already being rendered; trying again later")
-		return ctrl.Result{RequeueAfter: l.backoff.PollDelay(l.opts.PollMin, l.opts.PollMax)}, nil
+		return stopAfter(l.backoff.PollDelay(l.opts.PollMin, l.opts.PollMax))
 	case apiclient.IsNotFound(err) && t.projectID != "" && ae.SuccessFalse:
 		l.recordRefused(tx, string(videov1alpha1.ReasonProjectNotFound), ae.Message)
 		l.stall(tx, videov1alpha1.ReasonProjectNotFound, failureMessage(st))
-		return ctrl.Result{}, nil
+		return stopHere()
 	case apiclient.IsRetryable(err), !isAPIError(err),
 		apiclient.IsNotFound(err), apiclient.IsConflict(err):
 		// 429, a 500 taken as refused, a request never sent (for example the rate limiter's wait
@@ -354,7 +407,7 @@ func (l *lifecycle[T]) refusal(ctx context.Context, tx *statustxn.Txn[T], t *tar
 		}
 		l.recordRefused(tx, code, refusalMessage(ae))
 		l.stall(tx, videov1alpha1.ReasonInvalidRequest, failureMessage(st))
-		return ctrl.Result{}, nil
+		return stopHere()
 	}
 }
 
@@ -393,7 +446,8 @@ func (l *lifecycle[T]) recordRefused(tx *statustxn.Txn[T], code, message string)
 }
 
 // recordSubmitted makes jobID the object's current job.
-func (l *lifecycle[T]) recordSubmitted(tx *statustxn.Txn[T], jobID string, callsBack bool) {
+func (l *lifecycle[T]) recordSubmitted(s *scope[T], jobID string, callsBack bool) {
+	tx := s.tx
 	obj := tx.Obj
 	st := obj.Job()
 	now := metav1.NewTime(l.opts.Clock.Now())
@@ -413,7 +467,7 @@ func (l *lifecycle[T]) recordSubmitted(tx *statustxn.Txn[T], jobID string, calls
 	st.Phase = videov1alpha1.PhaseInProgress
 	setOutcome(st, obj.GetGeneration(), outcomeReconciling, videov1alpha1.ReasonInProgress,
 		fmt.Sprintf("Job %s submitted for generation %d", jobID, gen))
-	l.recordPending(tx)
+	l.recordPending(s)
 	tx.After(func() {
 		note := ""
 		if previous != "" {
@@ -475,30 +529,39 @@ func (l *lifecycle[T]) replaceJob(tx *statustxn.Txn[T]) string {
 	return note
 }
 
-// resolveInFlight handles an in-flight record found at the start of a reconcile: the job id of
-// that submission was never written. stop is true when the reconcile must end here.
-func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statustxn.Txn[T]) (stop bool, res ctrl.Result, err error) {
-	obj := tx.Obj
-	st := obj.Job()
+// resolveInFlight is the step for an in-flight record found at the start of a reconcile: the job
+// id of that submission was never written. It adopts the job the memo or a callback names, clears
+// an attempt known to have created nothing, or refuses to guess (SubmissionUnknown). A restore
+// without status brings the record of an attempt whose outcome was unknown back from the
+// annotations: it may have created a job, so it is not paid for again on its own.
+func (l *lifecycle[T]) resolveInFlight(ctx context.Context, s *scope[T]) *stop {
+	obj, st, tx := s.obj, s.st, s.tx
+	if sub := restoredUnknown(obj, st); sub != nil {
+		st.Submission = sub
+	}
 	sub := st.Submission
+	if sub == nil {
+		return nil
+	}
 	log := logf.FromContext(ctx)
 
 	if jobID, ok := l.memo.Lookup(sub.AttemptID); ok {
 		if l.memo.FromCallback(sub.AttemptID) {
 			// Only a callback named the job: adopt it once the service confirms, to the
 			// object's own key, that the job exists.
-			if stop, res, err, adopted := l.adoptFromCallback(ctx, tx, jobID); adopted || stop {
-				return stop, res, err
+			if end := l.adoptFromCallback(ctx, s, jobID); end != nil || st.Submission == nil {
+				// Adopted (the submission is consumed), or the reconcile ends here.
+				return end
 			}
 			// The service disowned the job: the attempt's outcome is unknown, as before.
 		} else {
 			// This process made the call; only the write of its job id was lost or is not in
 			// the cache yet.
 			log.Info("Adopting the job of an interrupted submission", "jobID", jobID, "attempt", sub.AttemptID)
-			l.recordSubmitted(tx, jobID, l.memo.CallsBack(sub.AttemptID))
+			l.recordSubmitted(s, jobID, l.memo.CallsBack(sub.AttemptID))
 			attempt := sub.AttemptID
 			tx.After(func() { l.settleBudget(ctx, obj, attempt) })
-			return false, ctrl.Result{}, nil
+			return nil
 		}
 	}
 	if l.memo.CreatedNoJob(sub.AttemptID) {
@@ -506,7 +569,7 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statustxn.Txn[T]
 		// record failed), or the service refused it and the write saying so failed.
 		log.Info("Clearing an attempt that created no job", "attempt", sub.AttemptID)
 		st.Submission = nil
-		return false, ctrl.Result{}, nil
+		return nil
 	}
 	if confirm := obj.GetAnnotations()[videov1alpha1.AnnotationConfirmResubmit]; confirm != "" && confirm == sub.AttemptID {
 		log.Info("Resubmission confirmed by annotation", "attempt", sub.AttemptID)
@@ -518,7 +581,7 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statustxn.Txn[T]
 		// That a resubmission was confirmed is kept until it has a job: a 409 to it is evidence.
 		st.ResubmitOf = sub.AttemptID
 		st.Submission = nil
-		return false, ctrl.Result{}, nil
+		return nil
 	}
 
 	// Refuse to guess, but only from a fresh read: the cache may not have the job-id write of
@@ -526,15 +589,15 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statustxn.Txn[T]
 	fresh, err := l.readFresh(ctx, objectKey(obj))
 	if err != nil {
 		if apierrors.IsNotFound(err) {
-			return true, ctrl.Result{}, nil
+			return stopHere()
 		}
-		return true, ctrl.Result{}, fmt.Errorf("reading %s %s before declaring its submission unknown: %w",
-			l.kind, objectKey(obj), err)
+		return stopOn(fmt.Errorf("reading %s %s before declaring its submission unknown: %w",
+			l.kind, objectKey(obj), err))
 	}
 	if fresh.GetResourceVersion() != obj.GetResourceVersion() {
 		log.V(1).Info("The cache is behind the API server; reconciling again from a fresh read", "attempt", sub.AttemptID)
 		l.stale.Add(objectKey(obj), l.opts.Clock.Now())
-		return true, ctrl.Result{RequeueAfter: l.backoff.Short()}, nil
+		return stopAfter(l.backoff.Short())
 	}
 	st.Phase = videov1alpha1.PhaseFailed
 	if c := condition(st, videov1alpha1.ConditionStalled); !isStalledWith(st, videov1alpha1.ReasonSubmissionUnknown) ||
@@ -549,55 +612,53 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, tx *statustxn.Txn[T]
 			tx.After(func() { l.opts.Metrics.Submitted(kind, "unknown") })
 		}
 		l.stall(tx, videov1alpha1.ReasonSubmissionUnknown, unknownMessage(l.kind, obj, obj.DescribeRequest(), sub, l.submitBudget(), nil))
-		l.recordPending(tx)
+		l.recordPending(s)
 	}
-	return true, ctrl.Result{RequeueAfter: l.unknownRecheck()}, nil
+	return stopAfter(l.unknownRecheck())
 }
 
 // adoptFromCallback adopts the job a callback named for the attempt in flight, after reading it
-// with the object's own key. A job the service does not know for that key is not adopted.
-// adopted is false, with stop false, when the service does not know the job for this key: the
-// caller goes on as if no callback had come. A recorded receipt (status.callback) is cleared only
-// with that definite answer or with the adoption, never on a passing failure.
-func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, tx *statustxn.Txn[T], jobID string) (stop bool, res ctrl.Result, err error, adopted bool) {
-	obj := tx.Obj
-	st := obj.Job()
+// with the object's own key: the submission is then consumed. A job the service does not know for
+// that key is not adopted: it returns nil with the submission still in flight, and the caller
+// goes on as if no callback had come. A recorded receipt (status.callback) is cleared only with
+// that definite answer or with the adoption, never on a passing failure.
+func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, s *scope[T], jobID string) *stop {
+	obj, st, tx := s.obj, s.st, s.tx
 	sub := st.Submission
 	log := logf.FromContext(ctx)
-	api, keyID, ok, err := l.serviceClient(ctx, tx)
-	if !ok {
-		return true, ctrl.Result{}, err, false
+	if end := l.useKey(ctx, s); end != nil {
+		return end
 	}
+	keyID := s.keyID
 	if wait := l.budgets.Urgent(keyID, l.budgetKey(objectKey(obj))); wait > 0 {
-		return true, later(tx, wait), nil, false
+		return stopWith(later(tx, wait))
 	}
 	callCtx, cancel := l.callContext(ctx)
-	job, err := api.GetJob(callCtx, jobID)
+	job, err := s.api.GetJob(callCtx, jobID)
 	cancel()
 	switch {
 	case apiclient.IsJobNotFound(err):
 		log.Info("A callback named a job the service does not know for this key; not adopting it", "jobID", jobID, "attempt", sub.AttemptID)
 		l.memo.Forget(sub.AttemptID)
 		st.Callback = nil
-		return false, ctrl.Result{}, nil, false
+		return nil
 	case err != nil:
-		res, err := l.callFailed(ctx, tx, err)
-		return true, res, err, false
+		return l.callFailed(ctx, tx, err)
 	}
 	log.Info("Adopting the job a callback named for an interrupted submission", "jobID", jobID, "attempt", sub.AttemptID)
 	l.auditSubmission(obj, sub.Generation, sub.AttemptID, "adopted", jobID, nil)
 	// Its request carried the operator's callback URL: the callback came.
-	l.recordSubmitted(tx, jobID, true)
+	l.recordSubmitted(s, jobID, true)
 	attempt := sub.AttemptID
 	tx.After(func() { l.settleBudget(ctx, obj, attempt) })
 	st.Callback = nil
 	if ended := l.recordJob(ctx, tx, job); ended {
 		if err := l.chargeCompletion(ctx, tx, job); err != nil {
-			return true, ctrl.Result{}, err, true
+			return stopOn(err)
 		}
-		return false, ctrl.Result{}, nil, true
+		return nil
 	}
-	return true, ctrl.Result{RequeueAfter: l.pollDelay(keyID, obj)}, nil, true
+	return stopAfter(l.pollDelay(keyID, obj))
 }
 
 // unknownMessage tells the user what happened and exactly how to confirm a resubmission. The

@@ -36,11 +36,11 @@ func TestSubmitChecksAnIdleKeyFirst(t *testing.T) {
 	f.api.RenderStoryboardFunc = func(context.Context, any) (*apiclient.JobCreated, error) {
 		return &apiclient.JobCreated{JobID: "job-1"}, nil
 	}
-	tx := f.txOf("a")
-	res, err := f.l.submit(context.Background(), tx, f.targetOf(tx.Obj), "", false)
-	if err != nil {
-		t.Fatal(err)
+	end := f.l.submit(context.Background(), f.scopeOf("a"))
+	if end == nil || end.err != nil {
+		t.Fatalf("submit ended with %+v; an idle key's check must end the reconcile", end)
 	}
+	res := end.result
 	if w := f.Writes(); len(w) != 0 {
 		t.Errorf("writes %q, want none", w)
 	}
@@ -97,11 +97,11 @@ func TestSubmitWritesTheInFlightRecordBeforeTheCall(t *testing.T) {
 					return nil
 				}
 			}
-			tx := f.txOf("a")
-			tgt := f.targetOf(tx.Obj)
+			s := f.scopeOf("a")
+			tx, tgt := s.tx, s.target
 			f.answered(tx.Obj)
-			if _, err := f.l.submit(context.Background(), tx, tgt, "", false); err != nil {
-				t.Fatalf("submit: %v", err)
+			if end := f.l.submit(context.Background(), s); end == nil || end.err != nil {
+				t.Fatalf("submit ended with %+v; the paid section always ends the reconcile", end)
 			}
 			if err := sameWrites(f.Writes(), c.wantWrites); err != nil {
 				t.Error(err)
