@@ -29,91 +29,12 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/callback"
 	"github.com/videoops/video-operator/internal/simulator"
 )
-
-// fromYAML decodes an object as a user would write it and places it in namespace ns.
-func fromYAML[T client.Object](obj T, ns, doc string) T {
-	GinkgoHelper()
-	Expect(yaml.UnmarshalStrict([]byte(doc), obj)).To(Succeed())
-	obj.SetNamespace(ns)
-	return obj
-}
-
-func storyRender(ns, name, videoName string) *videov1alpha1.VideoRender {
-	return fromYAML(&videov1alpha1.VideoRender{}, ns, `
-metadata: {name: `+name+`}
-spec:
-  storyboard:
-    videoName: `+videoName+`
-    scenes:
-      - story: Operators turn runbooks into code. They make it so, again and again.
-`)
-}
-
-func storyPreview(ns, name, videoName string) *videov1alpha1.VideoStoryboard {
-	return fromYAML(&videov1alpha1.VideoStoryboard{}, ns, `
-metadata: {name: `+name+`}
-spec:
-  videoName: `+videoName+`
-  scenes:
-    - story: A preview to review before paying. It has two sentences.
-`)
-}
-
-func getRender(obj *videov1alpha1.VideoRender) func(Gomega) *videov1alpha1.VideoRender {
-	return func(g Gomega) *videov1alpha1.VideoRender {
-		out := &videov1alpha1.VideoRender{}
-		g.Expect(k8sClient.Get(ctx, key(obj), out)).To(Succeed())
-		return out
-	}
-}
-
-func getStoryboard(obj *videov1alpha1.VideoStoryboard) func(Gomega) *videov1alpha1.VideoStoryboard {
-	return func(g Gomega) *videov1alpha1.VideoStoryboard {
-		out := &videov1alpha1.VideoStoryboard{}
-		g.Expect(k8sClient.Get(ctx, key(obj), out)).To(Succeed())
-		return out
-	}
-}
-
-// editRender writes edit to the render's spec or metadata, again on a conflict.
-func editRender(vr *videov1alpha1.VideoRender, edit func(*videov1alpha1.VideoRender)) {
-	GinkgoHelper()
-	updateObject(vr, func(o client.Object) { edit(o.(*videov1alpha1.VideoRender)) })
-}
-
-// editPreviewStory sets the narration of the storyboard's first scene: a new request, so a new
-// preview (editStory is the same for a render).
-func editPreviewStory(sb *videov1alpha1.VideoStoryboard, story string) {
-	GinkgoHelper()
-	updateObject(sb, func(o client.Object) { o.(*videov1alpha1.VideoStoryboard).Spec.Scenes[0].Story = ptrTo(story) })
-}
-
-// beReady matches an object of either kind whose Ready condition is True for its generation.
-func readyFor(st *videov1alpha1.JobStatus, generation int64) bool {
-	c := conditionOf(st, videov1alpha1.ConditionReady)
-	return c.Status == metav1.ConditionTrue && c.ObservedGeneration == generation && st.ObservedGeneration == generation
-}
-
-// eventuallyReady waits until the render is Ready for its current generation.
-func eventuallyReady(vr *videov1alpha1.VideoRender) {
-	GinkgoHelper()
-	Eventually(func(g Gomega) {
-		got := getRender(vr)(g)
-		g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-	}).Should(Succeed())
-}
-
-func stalledWith(st *videov1alpha1.JobStatus, reason videov1alpha1.ConditionReason) bool {
-	c := conditionOf(st, videov1alpha1.ConditionStalled)
-	return c.Status == metav1.ConditionTrue && c.Reason == string(reason)
-}
 
 var _ = Describe("Controllers against the simulated service", func() {
 	var h *harness
@@ -707,43 +628,3 @@ spec:
 		})
 	})
 })
-
-// crashAfterRender makes the manager die right after the service accepted its nth render call
-// (see crashAfterSubmit); the flag says when it happened.
-func (h *harness) crashAfterRender(n int32) *atomic.Bool {
-	var renders atomic.Int32
-	crashed := &atomic.Bool{}
-	h.wrap = func(c apiclient.Interface) apiclient.Interface {
-		return &crashAfterSubmit{Interface: c, crash: func() bool {
-			if renders.Add(1) == n && crashed.CompareAndSwap(false, true) {
-				h.stop()
-				return true
-			}
-			return false
-		}}
-	}
-	return crashed
-}
-
-// crashAfterSubmit calls crash right after the service accepted a render, before the caller
-// sees the answer. When crash reports that the process died, the reconcile ends with a panic
-// (controller-runtime recovers it), so nothing after the call happens: no status write, as after
-// a real crash.
-type crashAfterSubmit struct {
-	apiclient.Interface
-	crash func() bool
-}
-
-func (c *crashAfterSubmit) RenderStoryboard(ctx context.Context, body any) (*apiclient.JobCreated, error) {
-	created, err := c.Interface.RenderStoryboard(ctx, body)
-	if err == nil && c.crash() {
-		panic("simulated crash right after the paid call")
-	}
-	return created, err
-}
-
-var errInjected = injectedError("injected failure of the status write")
-
-type injectedError string
-
-func (e injectedError) Error() string { return string(e) }

@@ -29,7 +29,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -1001,21 +1000,6 @@ spec:
 	})
 })
 
-// inFlightAttempt returns the attempt id a status patch writes into status.submission, or "".
-func inFlightAttempt(patch []byte) string {
-	var p struct {
-		Status struct {
-			Submission *struct {
-				AttemptID string `json:"attemptId"`
-			} `json:"submission"`
-		} `json:"status"`
-	}
-	if json.Unmarshal(patch, &p) != nil || p.Status.Submission == nil {
-		return ""
-	}
-	return p.Status.Submission.AttemptID
-}
-
 // patchLog records the status patches that reached the server.
 type patchLog struct {
 	mu      sync.Mutex
@@ -1038,88 +1022,6 @@ func (l *patchLog) containing(s string) []string {
 		}
 	}
 	return out
-}
-
-// setAnnotation sets one annotation, retrying on conflict.
-func setAnnotation(obj client.Object, key, value string) {
-	GinkgoHelper()
-	updateObject(obj, func(o client.Object) { o.SetAnnotations(with(o.GetAnnotations(), key, value)) })
-}
-
-// setLabel sets one label, retrying on conflict.
-func setLabel(obj client.Object, key, value string) {
-	GinkgoHelper()
-	updateObject(obj, func(o client.Object) { o.SetLabels(with(o.GetLabels(), key, value)) })
-}
-
-// updateObject reads the object, changes it and updates it, retrying on conflict.
-func updateObject(obj client.Object, change func(client.Object)) {
-	GinkgoHelper()
-	Eventually(func() error {
-		cur := obj.DeepCopyObject().(client.Object)
-		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
-			return err
-		}
-		change(cur)
-		return k8sClient.Update(ctx, cur)
-	}).Should(Succeed())
-}
-
-// editStory changes the story of a render's first scene: a new spec generation.
-func editStory(vr *videov1alpha1.VideoRender, story string) {
-	GinkgoHelper()
-	updateObject(vr, func(o client.Object) { o.(*videov1alpha1.VideoRender).Spec.Storyboard.Scenes[0].Story = ptrTo(story) })
-}
-
-func with(m map[string]string, key, value string) map[string]string {
-	if m == nil {
-		m = map[string]string{}
-	}
-	m[key] = value
-	return m
-}
-
-// eventNotesG is eventNotes for use inside Eventually.
-func eventNotesG(g Gomega, ns, name, reason string) []string {
-	var events eventsv1.EventList
-	g.Expect(k8sClient.List(ctx, &events, client.InNamespace(ns))).To(Succeed())
-	var out []string
-	for _, e := range events.Items {
-		if e.Regarding.Name == name && e.Reason == reason {
-			out = append(out, e.Note)
-		}
-	}
-	return out
-}
-
-// eventNotes returns the notes of the events with reason about the named object.
-func eventNotes(ns, name, reason string) []string {
-	GinkgoHelper()
-	return eventNotesG(Default, ns, name, reason)
-}
-
-// badVoiceRender is a render whose job fails at the service: its speaker is no known voice
-// ("Errors": TEXT_TO_VIDEO_FAILED).
-func badVoiceRender(ns, name, videoName string) *videov1alpha1.VideoRender {
-	return fromYAML(&videov1alpha1.VideoRender{}, ns, `
-metadata: {name: `+name+`}
-spec:
-  storyboard:
-    videoName: `+videoName+`
-    voiceOver: {enabled: true, aiVoices: [{speaker: NoSuchVoice}]}
-    scenes:
-      - story: This voice does not exist.
-`)
-}
-
-func renderJobs(jobs []simulator.JobInfo) int {
-	n := 0
-	for _, j := range jobs {
-		if j.Kind == "render" {
-			n++
-		}
-	}
-	return n
 }
 
 // gatedRender holds a render call until gate is closed, as a process whose paid call is still
@@ -1148,20 +1050,6 @@ type renderHook struct {
 
 func (r *renderHook) RenderStoryboard(ctx context.Context, body any) (*apiclient.JobCreated, error) {
 	return r.after(r.Interface.RenderStoryboard(ctx, body))
-}
-
-// jobRewriter changes each job read from the service, as a service answering otherwise would.
-type jobRewriter struct {
-	apiclient.Interface
-	rewrite func(*apiclient.Job)
-}
-
-func (r *jobRewriter) GetJob(ctx context.Context, id string) (*apiclient.Job, error) {
-	j, err := r.Interface.GetJob(ctx, id)
-	if err == nil {
-		r.rewrite(j)
-	}
-	return j, err
 }
 
 // previewNotFound answers preview submissions with a 404 that is not the document's (a wrong
