@@ -364,40 +364,6 @@ spec:
 		})
 	})
 
-	Context("metrics", func() {
-		It("counts jobs by phase and service calls by endpoint and code, with no key or URL in a label", func() {
-			h = newHarness(simulator.Options{})
-			h.createSecret(testAPIKey)
-			h.startManager()
-			Expect(k8sClient.Create(ctx, storyRender(h.ns, "measured", "Measured"))).To(Succeed())
-			Expect(k8sClient.Create(ctx, storyPreview(h.ns, "measured-preview", "Measured preview"))).To(Succeed())
-
-			Eventually(func(g Gomega) {
-				g.Expect(h.metric("video_operator_jobs", "kind", "VideoRender", "namespace", h.ns, "phase", "Completed")).To(Equal(1.0))
-				g.Expect(h.metric("video_operator_jobs", "kind", "VideoStoryboard", "namespace", h.ns, "phase", "Completed")).To(Equal(1.0))
-			}).Should(Succeed())
-			Expect(h.metric("video_operator_jobs", "kind", "VideoRender", "namespace", h.ns, "phase", "InProgress")).To(Equal(0.0), "the gauge moved, not grew")
-			Expect(h.metric("video_operator_service_requests_total", "endpoint", apiclient.EndpointRenderStoryboard, "code", "200")).To(Equal(1.0))
-			Expect(h.metric("video_operator_service_requests_total", "endpoint", apiclient.EndpointCreateStoryboard, "code", "200")).To(Equal(1.0))
-			Expect(h.metric("video_operator_submissions_total", "kind", "VideoRender", "result", "accepted")).To(Equal(1.0))
-			Expect(h.metric("video_operator_jobs_ended_total", "kind", "VideoRender", "result", "completed")).To(Equal(1.0))
-			Expect(len(h.series("video_operator_service_request_duration_seconds"))).To(BeNumerically(">=", 3))
-			Expect(h.oldestSubmissions()).To(BeEmpty(), "no submission is in flight once both jobs are recorded")
-
-			families, err := h.reg.Gather()
-			Expect(err).NotTo(HaveOccurred())
-			for _, f := range families {
-				for _, m := range f.GetMetric() {
-					for _, l := range m.GetLabel() {
-						Expect(l.GetValue()).NotTo(ContainSubstring(testAPIKey))
-						Expect(l.GetValue()).NotTo(ContainSubstring("/"), "no URL or path in %s", f.GetName())
-						Expect(len(l.GetValue())).To(BeNumerically("<=", 20), "bounded label %s=%s", l.GetName(), l.GetValue())
-					}
-				}
-			}
-		})
-	})
-
 	Context("credentials", func() {
 		BeforeEach(func() {
 			h = newHarness(simulator.Options{})

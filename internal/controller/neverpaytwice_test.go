@@ -360,40 +360,6 @@ spec:
 		Expect(h.jobsNamed("Late code")).To(HaveLen(1))
 	})
 
-	It("metrics and events follow the persisted transition only", func() {
-		start(simulator.Options{})
-		var failed atomic.Int32
-		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			data, _ := patch.Data(obj)
-			if strings.Contains(string(data), `"completedAt"`) && failed.Add(1) <= 2 {
-				return errInjected
-			}
-			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-		}}
-		h.startManager()
-		vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
-metadata: {name: credits}
-spec:
-  storyboard:
-    videoName: Credits
-    scenes:
-      - story: One AI image is 2.5 credits.
-        background:
-          type: image
-          aiVisual: {model: flux-schnell, prompt: A lighthouse at dawn}
-`)
-		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-		eventuallyReady(vr)
-		Expect(failed.Load()).To(BeNumerically(">", 2), "the completing write failed twice")
-		recorded := getRender(vr)(Default).Status.AICreditsUsed
-		Expect(recorded).NotTo(BeEmpty())
-		Expect(fmt.Sprint(h.metric("video_operator_ai_credits_used_total", "kind", "VideoRender"))).To(Equal(recorded))
-		Expect(h.metric("video_operator_jobs_ended_total", "kind", "VideoRender", "result", "completed")).To(Equal(1.0))
-		// A render's completion has no event of its own (DESIGN.md "Load on the cluster"): the
-		// endings metric above is what counts it once.
-		Expect(eventNotes(h.ns, "credits", string(videov1alpha1.ReasonCompleted))).To(BeEmpty())
-	})
-
 	It("backoff messages are stable, so a 429 storm does not rewrite the status on every try", func() {
 		start(simulator.Options{Faults: simulator.Faults{RateLimitShare: 1, RetryAfter: 10 * time.Millisecond,
 			Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
@@ -413,27 +379,6 @@ spec:
 		got := getRender(vr)(Default)
 		Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling).Message).NotTo(MatchRegexp(`[0-9]+(\.[0-9]+)?m?s\b`),
 			"no delay in the message")
-	})
-	It("an event whose message is over 1 KiB is bounded, not refused by the events API", func() {
-		start(simulator.Options{})
-		h.wrap = func(c apiclient.Interface) apiclient.Interface {
-			return &jobRewriter{Interface: c, rewrite: func(j *apiclient.Job) {
-				if j.Status().IsFailed() {
-					j.Data.ErrorMessage = strings.Repeat("€", 4000) // 12 KB
-				}
-			}}
-		}
-		h.startManager()
-		bad := badVoiceRender(h.ns, "long-event", "Long event")
-		Expect(k8sClient.Create(ctx, bad)).To(Succeed())
-		Eventually(func(g Gomega) {
-			notes := eventNotesG(g, h.ns, "long-event", string(videov1alpha1.ReasonJobFailed))
-			g.Expect(notes).NotTo(BeEmpty(), "the JobFailed event")
-			for _, n := range notes {
-				g.Expect(len(n)).To(BeNumerically("<=", maxEventNote))
-				g.Expect(n).To(HavePrefix("Job "))
-			}
-		}).Should(Succeed())
 	})
 
 	It("a job id longer than status.jobId holds stalls with SubmissionUnknown naming it, and is not paid again", func() {
@@ -511,35 +456,6 @@ spec:
 			g.Expect(got.Status.StoryboardUID).To(Equal(string(getStoryboard(again)(g).UID)))
 		}).Should(Succeed())
 		Expect(renderJobs(h.jobsNamed("Recreated"))).To(Equal(2))
-	})
-
-	It("a write that landed although its answer was lost counts its transition once", func() {
-		start(simulator.Options{})
-		var lost atomic.Bool
-		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			data, _ := patch.Data(obj)
-			err := c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-			if err == nil && strings.Contains(string(data), `"completedAt"`) && lost.CompareAndSwap(false, true) {
-				return apierrors.NewTimeoutError("injected: the answer to the write was lost", 1)
-			}
-			return err
-		}}
-		h.startManager()
-		vr := storyRender(h.ns, "lost-answer", "Lost answer")
-		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-		Eventually(func(g Gomega) {
-			g.Expect(readyFor(&getRender(vr)(g).Status.JobStatus, 1)).To(BeTrue())
-		}).Should(Succeed())
-		// The write lands before the interceptor loses its answer: the object can look Ready first.
-		Eventually(lost.Load).Should(BeTrue())
-		// The endings metric counts the transition (a render's completion has no event: DESIGN.md
-		// "Load on the cluster"), once, and stays at one.
-		Eventually(func() float64 {
-			return h.metric("video_operator_jobs_ended_total", "kind", "VideoRender", "result", "completed")
-		}).Should(Equal(1.0))
-		Consistently(func() float64 {
-			return h.metric("video_operator_jobs_ended_total", "kind", "VideoRender", "result", "completed")
-		}, time.Second).Should(Equal(1.0))
 	})
 
 	It("DESIGN \"Never pay twice\": an outage that began while the key was idle costs no paid call; after an unknown outcome, paid submissions pause until a cheap read succeeds", func() {
