@@ -562,35 +562,4 @@ spec:
 			Expect(getRender(vr)(Default).Status.JobID).To(Equal(jobs[0].ID))
 		})
 	})
-
-	Context("clearance codes", func() {
-		It("records a fresh code after the old one expires", func() {
-			h = newHarness(simulator.Options{ClearanceExpiry: 2 * time.Second})
-			h.createSecret(testAPIKey)
-			h.startManager()
-			vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
-metadata: {name: clearance}
-spec:
-  storyboard:
-    videoName: Clearance
-    backgroundMusic: {enabled: true, autoMusic: true}
-    scenes:
-      - story: Library music needs a clearance code per upload.
-`)
-			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-			var first videov1alpha1.Clearance
-			Eventually(func(g Gomega) {
-				got := getRender(vr)(g)
-				g.Expect(got.Status.Clearance).NotTo(BeNil())
-				first = *got.Status.Clearance
-			}).Should(Succeed())
-			Eventually(func(g Gomega) {
-				got := getRender(vr)(g)
-				g.Expect(got.Status.Clearance.Code).NotTo(Equal(first.Code))
-				g.Expect(got.Status.Clearance.ExpiresAt.Time).To(BeTemporally(">", first.ExpiresAt.Time))
-				g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue())
-			}, 15*time.Second).Should(Succeed())
-			Expect(h.jobsNamed("Clearance")).To(HaveLen(1), "a refresh reads the job again; it never renders again")
-		})
-	})
 })
