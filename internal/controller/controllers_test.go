@@ -32,7 +32,6 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
-	"github.com/videoops/video-operator/internal/callback"
 	"github.com/videoops/video-operator/internal/simulator"
 )
 
@@ -515,51 +514,6 @@ spec:
 			eventuallyReady(vr)
 			Expect(failures.Load()).To(BeNumerically(">", 8), "the job id write failed repeatedly")
 			Consistently(func() int { return len(h.jobsNamed("Lost write")) }, "500ms").Should(Equal(1))
-		})
-	})
-
-	Context("with the operator's callback URL", func() {
-		It("costs two service calls per job: the submission and one read after the callback", func() {
-			h = newHarness(simulator.Options{})
-			h.createSecret(testAPIKey)
-			h.callbackPoll = time.Hour // no polling: only the callback can end the job
-			h.startManager()
-			vr := storyRender(h.ns, "called-back", "Called back")
-			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-			eventuallyReady(vr)
-			jobs := h.jobsNamed("Called back")
-			Expect(jobs).To(HaveLen(1))
-			Expect(jobs[0].Webhook).To(HavePrefix(h.callbackSrv.URL + callback.Path))
-			Expect(len(jobs[0].Webhook)).To(BeNumerically("<=", 500), "the service's limit on webhook")
-			Expect(string(jobs[0].WebhookInput)).To(ContainSubstring(callback.AttemptKey))
-			Expect(h.sim.Counters().WebhooksDelivered).To(Equal(1))
-			Expect(h.sim.Calls(apiclient.EndpointRenderStoryboard)).To(Equal(1))
-			Expect(h.sim.Calls(apiclient.EndpointGetJob)).To(Equal(1))
-		})
-
-		It("adopts the job of a submission interrupted by a crash when its callback arrives", func() {
-			// Jobs last a few seconds here, so the callback arrives after the restart.
-			h = newHarness(simulator.Options{RenderDuration: 30 * time.Minute})
-			h.createSecret(testAPIKey)
-			h.callbackPoll = time.Hour
-			crashed := h.crashAfterRender(1) // the manager dies right after the service accepted the job
-			h.startManager()
-			vr := storyRender(h.ns, "crash-callback", "Crash callback")
-			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-			Eventually(crashed.Load).Should(BeTrue())
-			h.stopManager()
-			Expect(getRender(vr)(Default).Status.JobID).To(BeEmpty(), "the crash came before the job id write")
-
-			h.wrap = nil
-			h.startManager()
-			Eventually(func(g Gomega) {
-				got := getRender(vr)(g)
-				g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-				g.Expect(got.Status.Submission).To(BeNil())
-			}).Should(Succeed())
-			jobs := h.jobsNamed("Crash callback")
-			Expect(jobs).To(HaveLen(1), "adopted, not resubmitted")
-			Expect(getRender(vr)(Default).Status.JobID).To(Equal(jobs[0].ID))
 		})
 	})
 })

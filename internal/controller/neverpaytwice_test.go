@@ -19,7 +19,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,7 +33,6 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
-	"github.com/videoops/video-operator/internal/callback"
 	"github.com/videoops/video-operator/internal/simulator"
 )
 
@@ -456,63 +454,6 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		for i := range 6 {
 			Expect(len(h.jobsNamed(fmt.Sprintf("Render outage %d", i)))).To(BeNumerically("<=", 1))
 		}
-	})
-	It("issue 10: a callback reaches the leader's reconcile whichever replica receives it", func() {
-		start(simulator.Options{})
-		h.callbackPoll = time.Hour // no polling: only the callback can end the job
-		h.leaderElection = true
-		leader := h.startExtraManager(nil)
-		Eventually(leader.elected, 30*time.Second).Should(BeClosed())
-		h.startManager() // a standby replica; the service's callbacks reach this one
-		vr := storyRender(h.ns, "any-replica", "Any replica")
-		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-		Eventually(func(g Gomega) {
-			got := getRender(vr)(g)
-			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-			g.Expect(got.Status.Callback).To(BeNil(), "the leader consumed the callback the standby recorded")
-		}).Should(Succeed())
-		Expect(h.sim.Counters().WebhooksDelivered).To(Equal(1))
-		Expect(h.sim.Calls(apiclient.EndpointRenderStoryboard)).To(Equal(1))
-		Expect(h.sim.Calls(apiclient.EndpointGetJob)).To(Equal(1),
-			"one read, woken by the callback the standby recorded (the leader polls only hourly here)")
-	})
-	It("issue 10: a callback naming a job the service does not know for the object's key is not adopted", func() {
-		start(simulator.Options{RenderDuration: 30 * time.Minute}) // 3.6 s: the real callback comes late
-		h.callbackPoll = time.Hour
-		crashed := h.crashAfterRender(1)
-		h.startManager()
-		vr := storyRender(h.ns, "forged", "Forged")
-		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-		Eventually(crashed.Load).Should(BeTrue())
-		h.stopManager()
-		h.wrap = nil
-		h.startManager()
-		sub := getRender(vr)(Default).Status.Submission
-		Expect(sub).NotTo(BeNil())
-
-		By("a signed callback with the proof, naming a job that does not exist")
-		signer := callback.NewSigner("", []byte(strings.Repeat("k", 32)))
-		body := `{"job_id":"00000000-0000-4000-8000-000000000000","data":{"status":"completed"},"webhookInput":{"` +
-			callback.AttemptKey + `":"` + sub.AttemptID + `","` + callback.ProofKey + `":"` + signer.Proof(sub.AttemptID) + `"}}`
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.callbackSrv.URL+callback.Path+signer.Token(sub.AttemptID), strings.NewReader(body))
-		Expect(err).NotTo(HaveOccurred())
-		resp, err := http.DefaultClient.Do(req)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(resp.Body.Close()).To(Succeed())
-		Expect(resp.StatusCode).To(Equal(http.StatusAccepted))
-		Consistently(func(g Gomega) {
-			g.Expect(getRender(vr)(g).Status.JobID).NotTo(Equal("00000000-0000-4000-8000-000000000000"))
-		}, "1s").Should(Succeed())
-		Expect(h.logs.String()).To(ContainSubstring("not adopting it"), "the named job was checked with the object's key")
-
-		By("the service's own callback arriving later")
-		Eventually(func(g Gomega) {
-			got := getRender(vr)(g)
-			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-		}, 30*time.Second).Should(Succeed())
-		jobs := h.jobsNamed("Forged")
-		Expect(jobs).To(HaveLen(1))
-		Expect(getRender(vr)(Default).Status.JobID).To(Equal(jobs[0].ID))
 	})
 })
 
