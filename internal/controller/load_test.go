@@ -250,3 +250,42 @@ var _ = Describe("Load on the cluster, attacked", func() {
 		Expect(h.sim.Calls(simulator.EndpointRenderStoryboard)).To(Equal(1), "the new preview is not approved: nothing more is paid")
 	})
 })
+
+// docs/architecture.md "Load on the cluster": an unchanged status is never written, so a refusal
+// repeated by a 429 storm does not rewrite it on every try.
+var _ = Describe("Load on the cluster during a 429 storm", func() {
+	var h *harness
+
+	AfterEach(func() {
+		if h != nil {
+			h.expectNoKeyLeak()
+		}
+	})
+
+	// start makes the spec's world: simulator, Secret, manager.
+	start := func(opts simulator.Options) {
+		h = newHarness(opts)
+		h.createSecret(testAPIKey)
+	}
+
+	It("backoff messages are stable, so a 429 storm does not rewrite the status on every try", func() {
+		start(simulator.Options{Faults: simulator.Faults{RateLimitShare: 1, RetryAfter: 10 * time.Millisecond,
+			Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
+		var writes atomic.Int32
+		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			writes.Add(1)
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		}}
+		h.startManager()
+		vr := storyRender(h.ns, "storm", "Storm")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func() int { return h.sim.Counters().Faults["rate_limit"] }, 30*time.Second).Should(BeNumerically(">=", 6))
+		refusals := h.sim.Counters().Faults["rate_limit"]
+		// Each try writes the in-flight record and then its refusal; what must not grow is a
+		// write per try for a message that changes.
+		Expect(int(writes.Load())).To(BeNumerically("<=", 2*refusals+2))
+		got := getRender(vr)(Default)
+		Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling).Message).NotTo(MatchRegexp(`[0-9]+(\.[0-9]+)?m?s\b`),
+			"no delay in the message")
+	})
+})
