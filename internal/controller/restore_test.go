@@ -366,6 +366,68 @@ var _ = Describe("The record travels with the object, attacked", func() {
 	})
 })
 
+var _ = Describe("The record travels with the object, attacked in its restore order", func() {
+	var h *harness
+
+	const settle = 1500 * time.Millisecond
+
+	AfterEach(func() {
+		if h != nil {
+			h.expectNoKeyLeak()
+		}
+	})
+	paidRenders := func() int { return h.sim.Calls(simulator.EndpointRenderStoryboard) }
+
+	// Velero restores resources in alphabetical order within a priority: videorenders before
+	// videostoryboards. A storyboard restored from Git moved on (another spec) is no approval,
+	// and the render's finished video stays what it was.
+	It("a render restored before its storyboard, which comes back with another spec, stays Ready and pays nothing", func() {
+		h = newHarness(simulator.Options{})
+		h.createSecret(testAPIKey)
+		h.startManager()
+		sb := storyPreview(h.ns, "reorder", "Reorder")
+		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
+		first := firstPreview(sb)
+		vr := refRender(h.ns, "reorder", "reorder", "approvedDigest: "+first.Digest)
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		eventuallyReady(vr)
+		done := recordedRender(vr)
+		Eventually(func(g Gomega) {
+			g.Expect(getStoryboard(sb)(g).GetAnnotations()).To(HaveKey(videov1alpha1.AnnotationJobID))
+		}).Should(Succeed())
+		sbBackup := getStoryboard(sb)(Default)
+		Expect(paidRenders()).To(Equal(1))
+
+		By("deleting both; restoring the render first, without status")
+		Expect(k8sClient.Delete(ctx, sbBackup)).To(Succeed())
+		restoreWithoutStatus(done)
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(got.Status.JobID).To(Equal(done.Status.JobID))
+		}).Should(Succeed())
+		adoptedAt := getRender(vr)(Default).Status.SubmittedAt.Time
+		Eventually(func() time.Time { return time.Now().Truncate(time.Second) }).Should(BeTemporally(">", adoptedAt),
+			"the storyboard's restore comes in a later second than the render's")
+
+		By("restoring the storyboard with the spec Git holds now: another story")
+		sbBackup.Spec.Scenes[0].Story = ptrTo("The spec in Git moved on after the backup. Nobody reviewed it.")
+		restoreWithoutStatus(sbBackup)
+		Eventually(func(g Gomega) {
+			got := getStoryboard(sb)(g)
+			g.Expect(got.Status.Preview).NotTo(BeNil())
+			g.Expect(got.Status.Preview.Digest).NotTo(BeEmpty())
+			g.Expect(got.Status.Phase).To(Equal(videov1alpha1.PhaseCompleted))
+		}, "20s").Should(Succeed())
+		Consistently(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(got.Status.JobID).To(Equal(done.Status.JobID))
+		}, settle).Should(Succeed())
+		Expect(paidRenders()).To(Equal(1))
+	})
+})
+
 // otherAccountKey is a key of another account (case 5).
 const otherAccountKey = "sk-video-other-account-99c1d2e3"
 
