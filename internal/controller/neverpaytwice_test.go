@@ -309,36 +309,6 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		neverUnknown("refused-conflict")
 	})
 
-	It("a VideoStoryboard deleted and created again is rendered again, though its generation is 1 again", func() {
-		start(simulator.Options{})
-		h.startManager()
-		sb := storyPreview(h.ns, "recreated", "Recreated")
-		vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, "metadata: {name: of-recreated}\nspec: {storyboardRef: {name: recreated, approval: Latest}}")
-		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
-		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-		var firstJob string
-		Eventually(func(g Gomega) {
-			got := getRender(vr)(g)
-			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue())
-			firstJob = got.Status.JobID
-		}).Should(Succeed())
-
-		Expect(k8sClient.Delete(ctx, getStoryboard(sb)(Default))).To(Succeed())
-		Consistently(func(g Gomega) {
-			g.Expect(readyFor(&getRender(vr)(g).Status.JobStatus, 1)).To(BeTrue(), "the video exists without its storyboard")
-		}, "500ms").Should(Succeed())
-		again := storyPreview(h.ns, "recreated", "Recreated")
-		again.Spec.Scenes[0].Story = ptrTo("Different content under the same name. It was reviewed anew.")
-		Expect(k8sClient.Create(ctx, again)).To(Succeed())
-		Eventually(func(g Gomega) {
-			got := getRender(vr)(g)
-			g.Expect(got.Status.JobID).NotTo(Equal(firstJob))
-			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-			g.Expect(got.Status.StoryboardUID).To(Equal(string(getStoryboard(again)(g).UID)))
-		}).Should(Succeed())
-		Expect(renderJobs(h.jobsNamed("Recreated"))).To(Equal(2))
-	})
-
 	It("DESIGN \"Never pay twice\": an outage that began while the key was idle costs no paid call; after an unknown outcome, paid submissions pause until a cheap read succeeds", func() {
 		outage := simulator.Faults{ServerErrorShare: 1, Endpoints: []string{apiclient.EndpointRenderStoryboard, apiclient.EndpointListBrands}}
 		start(simulator.Options{Faults: outage})

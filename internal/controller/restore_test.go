@@ -428,6 +428,54 @@ var _ = Describe("The record travels with the object, attacked in its restore or
 	})
 })
 
+// A storyboard deleted and created again under its name starts again at generation 1: the
+// render's record names the storyboard by its uid, so the new content is rendered, once.
+var _ = Describe("The record names its storyboard by uid, not by generation", func() {
+	var h *harness
+
+	AfterEach(func() {
+		if h != nil {
+			h.expectNoKeyLeak()
+		}
+	})
+
+	// start makes the spec's world: simulator, Secret, manager.
+	start := func(opts simulator.Options) {
+		h = newHarness(opts)
+		h.createSecret(testAPIKey)
+	}
+
+	It("a VideoStoryboard deleted and created again is rendered again, though its generation is 1 again", func() {
+		start(simulator.Options{})
+		h.startManager()
+		sb := storyPreview(h.ns, "recreated", "Recreated")
+		vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, "metadata: {name: of-recreated}\nspec: {storyboardRef: {name: recreated, approval: Latest}}")
+		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		var firstJob string
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue())
+			firstJob = got.Status.JobID
+		}).Should(Succeed())
+
+		Expect(k8sClient.Delete(ctx, getStoryboard(sb)(Default))).To(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(readyFor(&getRender(vr)(g).Status.JobStatus, 1)).To(BeTrue(), "the video exists without its storyboard")
+		}, "500ms").Should(Succeed())
+		again := storyPreview(h.ns, "recreated", "Recreated")
+		again.Spec.Scenes[0].Story = ptrTo("Different content under the same name. It was reviewed anew.")
+		Expect(k8sClient.Create(ctx, again)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(got.Status.JobID).NotTo(Equal(firstJob))
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(got.Status.StoryboardUID).To(Equal(string(getStoryboard(again)(g).UID)))
+		}).Should(Succeed())
+		Expect(renderJobs(h.jobsNamed("Recreated"))).To(Equal(2))
+	})
+})
+
 // otherAccountKey is a key of another account (case 5).
 const otherAccountKey = "sk-video-other-account-99c1d2e3"
 
