@@ -17,9 +17,7 @@ limitations under the License.
 package controller
 
 import (
-	"context"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -28,7 +26,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
@@ -422,7 +419,7 @@ spec:
 			}})
 			h.createSecret(testAPIKey)
 			// The simulator's 500s replace the work, so resubmitting after one is safe here; by
-			// default a 500 on a submission is an unknown outcome (see truth_test.go, case 4).
+			// default a 500 on a submission is an unknown outcome (see neverpaytwice_test.go).
 			h.internalErrorIsRefusal = true
 			h.startManager()
 			names := []string{"Storm a", "Storm b", "Storm c", "Storm d", "Storm e"}
@@ -448,72 +445,6 @@ spec:
 			for _, n := range append(names, "Storm preview") {
 				Expect(h.jobsNamed(n)).To(HaveLen(1), n)
 			}
-		})
-	})
-
-	Context("never paying twice", func() {
-		It("ends Stalled(SubmissionUnknown) after a crash between the paid call and the job id write, with one submission", func() {
-			h = newHarness(simulator.Options{})
-			h.createSecret(testAPIKey)
-			crashed := h.crashAfterRender(1) // the manager dies right after the service accepted the job
-			h.startManager()
-			vr := storyRender(h.ns, "crash", "Crash")
-			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-			Eventually(crashed.Load).Should(BeTrue())
-			h.stopManager()
-			Expect(h.jobsNamed("Crash")).To(HaveLen(1))
-			Expect(getRender(vr)(Default).Status.Submission).NotTo(BeNil(), "the in-flight record was written before the call")
-			Expect(getRender(vr)(Default).Status.JobID).To(BeEmpty(), "the crash came before the job id write")
-
-			By("restarting the manager")
-			h.wrap = nil
-			h.startManager()
-			var attempt string
-			Eventually(func(g Gomega) {
-				got := getRender(vr)(g)
-				g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(), "%+v", got.Status.Conditions)
-				g.Expect(kstatusOf(got)).To(Equal(status.FailedStatus))
-				attempt = got.Status.Submission.AttemptID
-				g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message).To(ContainSubstring(videov1alpha1.AnnotationConfirmResubmit + "=" + attempt))
-			}).Should(Succeed())
-			Consistently(func() int { return len(h.jobsNamed("Crash")) }, "1s").Should(Equal(1), "never a second paid job by itself")
-			By("exposing the stuck submission's start for the alert on its age")
-			got := getRender(vr)(Default)
-			Expect(h.oldestSubmissions()).To(Equal(map[string]float64{
-				"VideoRender": float64(got.Status.Submission.StartedAt.UnixNano()) / 1e9}))
-			Expect(h.metric("video_operator_submissions_total", "kind", "VideoRender", "result", "unknown")).To(Equal(1.0),
-				"the interrupted call is counted once as unknown by the process that finds it")
-
-			By("confirming the resubmission with the attempt id")
-			Eventually(func() error {
-				cur := getRender(vr)(Default)
-				cur.Annotations = map[string]string{videov1alpha1.AnnotationConfirmResubmit: attempt}
-				return k8sClient.Update(ctx, cur)
-			}).Should(Succeed())
-			eventuallyReady(vr)
-			Consistently(func() int { return len(h.jobsNamed("Crash")) }, "500ms").Should(Equal(2))
-			Expect(h.oldestSubmissions()).To(BeEmpty(), "the resubmission got its job id")
-		})
-
-		It("adopts the job when the job id write fails, with one submission", func() {
-			h = newHarness(simulator.Options{})
-			h.createSecret(testAPIKey)
-			var failures atomic.Int32
-			h.intercept = &interceptor.Funcs{
-				SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-					data, _ := patch.Data(obj)
-					if strings.Contains(string(data), `"jobId"`) && failures.Add(1) <= 8 {
-						return errInjected
-					}
-					return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-				},
-			}
-			h.startManager()
-			vr := storyRender(h.ns, "lost-write", "Lost write")
-			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-			eventuallyReady(vr)
-			Expect(failures.Load()).To(BeNumerically(">", 8), "the job id write failed repeatedly")
-			Consistently(func() int { return len(h.jobsNamed("Lost write")) }, "500ms").Should(Equal(1))
 		})
 	})
 })

@@ -28,6 +28,7 @@ import (
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -36,9 +37,11 @@ import (
 	"github.com/videoops/video-operator/internal/simulator"
 )
 
-// Issue 9, "The job lifecycle tells the truth and never pays twice": one spec per case, each
-// driven through the real reconcilers against a real API server and the simulated service.
-var _ = Describe("The job lifecycle tells the truth and never pays twice", func() {
+// docs/architecture.md "Never pay twice": the in-flight record is written with an optimistic lock
+// before the paid call, and the job id right after it. Each spec breaks one write around the call
+// (a conflict, a lost answer, a stale read, a shutdown, another process) and counts the paid jobs,
+// through the real reconcilers, a real API server and the simulated service.
+var _ = Describe("Never pay twice: the in-flight record around the paid call", func() {
 	var h *harness
 
 	AfterEach(func() {
@@ -198,35 +201,6 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		}
 	})
 
-	It("a documented 500 on submit is an unknown outcome by default: nothing is sent again", func() {
-		start(simulator.Options{Faults: simulator.Faults{ServerErrorShare: 1, Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
-		h.startManager()
-		vr := storyRender(h.ns, "five-hundred", "Five hundred")
-		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-		Eventually(func(g Gomega) {
-			got := getRender(vr)(g)
-			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(), "%+v", got.Status.Conditions)
-			msg := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message
-			g.Expect(msg).To(ContainSubstring("INTERNAL_ERROR"))
-			g.Expect(msg).To(ContainSubstring(`videoName "Five hundred"`), "the user can find the job at the service")
-		}).Should(Succeed())
-		Consistently(func() int { return h.sim.Calls(apiclient.EndpointRenderStoryboard) }, "500ms").Should(Equal(1),
-			"the service may have created the job: it is not paid for again without a human")
-	})
-
-	It("with the opt-in, a documented 500 on submit is taken as refused and submitted again", func() {
-		start(simulator.Options{Faults: simulator.Faults{ServerErrorShare: 1, Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
-		h.internalErrorIsRefusal = true
-		h.startManager()
-		vr := storyRender(h.ns, "opted-in", "Opted in")
-		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-		Eventually(func() int { return h.sim.Calls(apiclient.EndpointRenderStoryboard) }).Should(BeNumerically(">=", 2))
-		Expect(getRender(vr)(Default).Status.Phase).NotTo(Equal(videov1alpha1.PhaseFailed))
-		h.sim.SetFaults(simulator.Faults{})
-		eventuallyReady(vr)
-		Expect(h.jobsNamed("Opted in")).To(HaveLen(1))
-	})
-
 	It("a stall from a stale process does not orphan the job another process records", func() {
 		start(simulator.Options{RenderDuration: 10 * time.Minute}) // 1.2 s here
 		release := make(chan struct{})
@@ -262,27 +236,6 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		h.extra = nil
 	})
 
-	It("a job id longer than status.jobId holds stalls with SubmissionUnknown naming it, and is not paid again", func() {
-		start(simulator.Options{})
-		h.wrap = func(c apiclient.Interface) apiclient.Interface {
-			return &renderHook{Interface: c, after: func(created *apiclient.JobCreated, err error) (*apiclient.JobCreated, error) {
-				if err == nil {
-					created.JobID += strings.Repeat("x", 100)
-				}
-				return created, err
-			}}
-		}
-		h.startManager()
-		vr := storyRender(h.ns, "long-id", "Long id")
-		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-		Eventually(func(g Gomega) {
-			got := getRender(vr)(g)
-			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(), "%+v", got.Status.Conditions)
-			g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message).To(ContainSubstring(h.jobsNamed("Long id")[0].ID))
-		}).Should(Succeed())
-		Consistently(func() int { return h.sim.Calls(apiclient.EndpointRenderStoryboard) }, "500ms").Should(Equal(1))
-	})
-
 	It("a refusal whose status write conflicts is not taken for an unknown outcome", func() {
 		start(simulator.Options{Faults: simulator.Faults{RateLimitShare: 1, RetryAfter: 10 * time.Millisecond,
 			Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
@@ -307,6 +260,169 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		Expect(bumped.Load()).To(BeTrue())
 		Expect(h.jobsNamed("Refused conflict")).To(HaveLen(1))
 		neverUnknown("refused-conflict")
+	})
+
+	It("a lost answer to the in-flight write while the spec changes sends the spec the record names", func() {
+		start(simulator.Options{})
+		var once atomic.Bool
+		var vr *videov1alpha1.VideoRender
+		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			data, _ := patch.Data(obj)
+			// Patch a copy: the caller must not learn the outcome from its own object.
+			err := c.SubResource(sub).Patch(ctx, obj.DeepCopyObject().(client.Object), patch, opts...)
+			if err == nil && inFlightAttempt(data) != "" && once.CompareAndSwap(false, true) {
+				// The write landed; while its answer is lost, the user edits the spec.
+				updateObject(vr, func(o client.Object) {
+					o.(*videov1alpha1.VideoRender).Spec.Storyboard.VideoName = "Edited"
+				})
+				return apierrors.NewTimeoutError("injected: the answer to the write was lost", 1)
+			}
+			return err
+		}}
+		h.startManager()
+		vr = storyRender(h.ns, "edited-meanwhile", "Original")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(got.Generation).To(Equal(int64(2)))
+			g.Expect(readyFor(&got.Status.JobStatus, 2)).To(BeTrue(), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+		Expect(h.jobsNamed("Original")).To(HaveLen(1), "generation 1 was sent as generation 1")
+		Expect(h.jobsNamed("Edited")).To(HaveLen(1), "generation 2 was sent once")
+	})
+
+	It("adopts the job when the job id write fails, with one submission", func() {
+		h = newHarness(simulator.Options{})
+		h.createSecret(testAPIKey)
+		var failures atomic.Int32
+		h.intercept = &interceptor.Funcs{
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+				data, _ := patch.Data(obj)
+				if strings.Contains(string(data), `"jobId"`) && failures.Add(1) <= 8 {
+					return errInjected
+				}
+				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			},
+		}
+		h.startManager()
+		vr := storyRender(h.ns, "lost-write", "Lost write")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		eventuallyReady(vr)
+		Expect(failures.Load()).To(BeNumerically(">", 8), "the job id write failed repeatedly")
+		Consistently(func() int { return len(h.jobsNamed("Lost write")) }, "500ms").Should(Equal(1))
+	})
+})
+
+// docs/architecture.md "Never pay twice" and "Failures the controller handles by itself": an
+// outcome the controller cannot know (a crash after the call, a 500, a job id too long to record)
+// stalls with SubmissionUnknown until a person confirms, unless the opt-in takes the documented
+// 500 for a refusal, and an outage pauses the key's paid calls until a cheap read succeeds.
+var _ = Describe("Never pay twice after an unknown outcome or during an outage", func() {
+	var h *harness
+
+	AfterEach(func() {
+		if h != nil {
+			h.expectNoKeyLeak()
+		}
+	})
+
+	// start makes the spec's world: simulator, Secret, manager.
+	start := func(opts simulator.Options) {
+		h = newHarness(opts)
+		h.createSecret(testAPIKey)
+	}
+
+	It("ends Stalled(SubmissionUnknown) after a crash between the paid call and the job id write, with one submission", func() {
+		h = newHarness(simulator.Options{})
+		h.createSecret(testAPIKey)
+		crashed := h.crashAfterRender(1) // the manager dies right after the service accepted the job
+		h.startManager()
+		vr := storyRender(h.ns, "crash", "Crash")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(crashed.Load).Should(BeTrue())
+		h.stopManager()
+		Expect(h.jobsNamed("Crash")).To(HaveLen(1))
+		Expect(getRender(vr)(Default).Status.Submission).NotTo(BeNil(), "the in-flight record was written before the call")
+		Expect(getRender(vr)(Default).Status.JobID).To(BeEmpty(), "the crash came before the job id write")
+
+		By("restarting the manager")
+		h.wrap = nil
+		h.startManager()
+		var attempt string
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(kstatusOf(got)).To(Equal(status.FailedStatus))
+			attempt = got.Status.Submission.AttemptID
+			g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message).To(ContainSubstring(videov1alpha1.AnnotationConfirmResubmit + "=" + attempt))
+		}).Should(Succeed())
+		Consistently(func() int { return len(h.jobsNamed("Crash")) }, "1s").Should(Equal(1), "never a second paid job by itself")
+		By("exposing the stuck submission's start for the alert on its age")
+		got := getRender(vr)(Default)
+		Expect(h.oldestSubmissions()).To(Equal(map[string]float64{
+			"VideoRender": float64(got.Status.Submission.StartedAt.UnixNano()) / 1e9}))
+		Expect(h.metric("video_operator_submissions_total", "kind", "VideoRender", "result", "unknown")).To(Equal(1.0),
+			"the interrupted call is counted once as unknown by the process that finds it")
+
+		By("confirming the resubmission with the attempt id")
+		Eventually(func() error {
+			cur := getRender(vr)(Default)
+			cur.Annotations = map[string]string{videov1alpha1.AnnotationConfirmResubmit: attempt}
+			return k8sClient.Update(ctx, cur)
+		}).Should(Succeed())
+		eventuallyReady(vr)
+		Consistently(func() int { return len(h.jobsNamed("Crash")) }, "500ms").Should(Equal(2))
+		Expect(h.oldestSubmissions()).To(BeEmpty(), "the resubmission got its job id")
+	})
+
+	It("a documented 500 on submit is an unknown outcome by default: nothing is sent again", func() {
+		start(simulator.Options{Faults: simulator.Faults{ServerErrorShare: 1, Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
+		h.startManager()
+		vr := storyRender(h.ns, "five-hundred", "Five hundred")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(), "%+v", got.Status.Conditions)
+			msg := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message
+			g.Expect(msg).To(ContainSubstring("INTERNAL_ERROR"))
+			g.Expect(msg).To(ContainSubstring(`videoName "Five hundred"`), "the user can find the job at the service")
+		}).Should(Succeed())
+		Consistently(func() int { return h.sim.Calls(apiclient.EndpointRenderStoryboard) }, "500ms").Should(Equal(1),
+			"the service may have created the job: it is not paid for again without a human")
+	})
+
+	It("with the opt-in, a documented 500 on submit is taken as refused and submitted again", func() {
+		start(simulator.Options{Faults: simulator.Faults{ServerErrorShare: 1, Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
+		h.internalErrorIsRefusal = true
+		h.startManager()
+		vr := storyRender(h.ns, "opted-in", "Opted in")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func() int { return h.sim.Calls(apiclient.EndpointRenderStoryboard) }).Should(BeNumerically(">=", 2))
+		Expect(getRender(vr)(Default).Status.Phase).NotTo(Equal(videov1alpha1.PhaseFailed))
+		h.sim.SetFaults(simulator.Faults{})
+		eventuallyReady(vr)
+		Expect(h.jobsNamed("Opted in")).To(HaveLen(1))
+	})
+
+	It("a job id longer than status.jobId holds stalls with SubmissionUnknown naming it, and is not paid again", func() {
+		start(simulator.Options{})
+		h.wrap = func(c apiclient.Interface) apiclient.Interface {
+			return &renderHook{Interface: c, after: func(created *apiclient.JobCreated, err error) (*apiclient.JobCreated, error) {
+				if err == nil {
+					created.JobID += strings.Repeat("x", 100)
+				}
+				return created, err
+			}}
+		}
+		h.startManager()
+		vr := storyRender(h.ns, "long-id", "Long id")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message).To(ContainSubstring(h.jobsNamed("Long id")[0].ID))
+		}).Should(Succeed())
+		Consistently(func() int { return h.sim.Calls(apiclient.EndpointRenderStoryboard) }, "500ms").Should(Equal(1))
 	})
 
 	It("DESIGN \"Never pay twice\": an outage that began while the key was idle costs no paid call; after an unknown outcome, paid submissions pause until a cheap read succeeds", func() {
@@ -349,34 +465,6 @@ var _ = Describe("The job lifecycle tells the truth and never pays twice", func(
 		Expect(h.jobsNamed("Outage second")).To(HaveLen(1))
 		Expect(stalledWith(&getRender(first)(Default).Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(),
 			"the unknown outcome still waits for a human")
-	})
-	It("a lost answer to the in-flight write while the spec changes sends the spec the record names", func() {
-		start(simulator.Options{})
-		var once atomic.Bool
-		var vr *videov1alpha1.VideoRender
-		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			data, _ := patch.Data(obj)
-			// Patch a copy: the caller must not learn the outcome from its own object.
-			err := c.SubResource(sub).Patch(ctx, obj.DeepCopyObject().(client.Object), patch, opts...)
-			if err == nil && inFlightAttempt(data) != "" && once.CompareAndSwap(false, true) {
-				// The write landed; while its answer is lost, the user edits the spec.
-				updateObject(vr, func(o client.Object) {
-					o.(*videov1alpha1.VideoRender).Spec.Storyboard.VideoName = "Edited"
-				})
-				return apierrors.NewTimeoutError("injected: the answer to the write was lost", 1)
-			}
-			return err
-		}}
-		h.startManager()
-		vr = storyRender(h.ns, "edited-meanwhile", "Original")
-		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-		Eventually(func(g Gomega) {
-			got := getRender(vr)(g)
-			g.Expect(got.Generation).To(Equal(int64(2)))
-			g.Expect(readyFor(&got.Status.JobStatus, 2)).To(BeTrue(), "%+v", got.Status.Conditions)
-		}).Should(Succeed())
-		Expect(h.jobsNamed("Original")).To(HaveLen(1), "generation 1 was sent as generation 1")
-		Expect(h.jobsNamed("Edited")).To(HaveLen(1), "generation 2 was sent once")
 	})
 
 	It("DESIGN \"Never pay twice\": an outage of the paid endpoint alone spaces its trials out", func() {
