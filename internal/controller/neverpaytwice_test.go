@@ -28,6 +28,7 @@ import (
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -491,6 +492,45 @@ var _ = Describe("Never pay twice after an unknown outcome or during an outage",
 		for i := range 6 {
 			Expect(len(h.jobsNamed(fmt.Sprintf("Render outage %d", i)))).To(BeNumerically("<=", 1))
 		}
+	})
+})
+
+// docs/scale-out.md "Disjoint groups": two managers given one namespace by mistake (two
+// releases whose watchNamespaces overlap, each with its own Lease and its own fingerprint
+// secret) both reconcile it. The in-flight record must keep each job from being paid twice and
+// the budget from being overrun.
+var _ = Describe("Several managers, attacked", func() {
+	It("two managers leading over the same namespace pay each render once and stay within maxRenders", func() {
+		h := newHarness(simulator.Options{})
+		h.createSecret(testAPIKey)
+		h.createBudget(videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodDaily, MaxRenders: ptr.To[int64](6)})
+		h.startManager()
+		h.startExtraManager(nil)
+		renders := h.createRenders("both", 10)
+		// Which renders get the room is a race between the two leaders (a reservation one holds
+		// may wait for the budget controller's grace before the other may use it): the promise
+		// is about money, never pay twice and never beyond the limit, not about how fast the
+		// room is used.
+		Eventually(func(g Gomega) {
+			ready := 0
+			for _, vr := range renders {
+				st := getRender(vr)(g).Status.JobStatus
+				if readyFor(&st, 1) {
+					ready++
+				} else if st.JobID == "" {
+					g.Expect(budgetWaiting(&st)).To(BeTrue(), "%+v", st.Conditions)
+				}
+			}
+			g.Expect(ready).To(BeNumerically(">=", 5))
+		}, "30s").Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(h.sim.Submissions(testAPIKey)).To(BeNumerically("<=", 6), "never beyond maxRenders: 6")
+			for _, vr := range renders {
+				g.Expect(len(h.jobsNamed(getRender(vr)(g).Spec.Storyboard.VideoName))).To(BeNumerically("<=", 1), "each render paid once")
+			}
+		}, "2s", "100ms").Should(Succeed())
+		b := h.budget(Default).Status
+		Expect(b.Used.Renders+b.Reserved.Renders).To(BeNumerically(">=", int64(h.sim.Submissions(testAPIKey))), "never count less than was paid")
 	})
 })
 
