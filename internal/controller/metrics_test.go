@@ -46,7 +46,8 @@ var _ = Describe("Metrics and events follow the written status", func() {
 		}
 	})
 
-	// start makes the spec's world: simulator, Secret, manager.
+	// start makes the spec's world (simulator, Secret); each spec starts the manager once its
+	// interceptors and wrappers are set.
 	start := func(opts simulator.Options) {
 		h = newHarness(opts)
 		h.createSecret(testAPIKey)

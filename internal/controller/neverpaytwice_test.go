@@ -51,7 +51,8 @@ var _ = Describe("Never pay twice: the in-flight record around the paid call", f
 		}
 	})
 
-	// start makes the spec's world: simulator, Secret, manager.
+	// start makes the spec's world (simulator, Secret); each spec starts the manager once its
+	// interceptors and wrappers are set.
 	start := func(opts simulator.Options) {
 		h = newHarness(opts)
 		h.createSecret(testAPIKey)
@@ -327,7 +328,8 @@ var _ = Describe("Never pay twice after an unknown outcome or during an outage",
 		}
 	})
 
-	// start makes the spec's world: simulator, Secret, manager.
+	// start makes the spec's world (simulator, Secret); each spec starts the manager once its
+	// interceptors and wrappers are set.
 	start := func(opts simulator.Options) {
 		h = newHarness(opts)
 		h.createSecret(testAPIKey)

@@ -439,7 +439,8 @@ var _ = Describe("The record names its storyboard by uid, not by generation", fu
 		}
 	})
 
-	// start makes the spec's world: simulator, Secret, manager.
+	// start makes the spec's world (simulator, Secret); each spec starts the manager once its
+	// interceptors and wrappers are set.
 	start := func(opts simulator.Options) {
 		h = newHarness(opts)
 		h.createSecret(testAPIKey)

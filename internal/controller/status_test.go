@@ -196,7 +196,8 @@ var _ = Describe("Status tells the truth about the job", func() {
 		}
 	})
 
-	// start makes the spec's world: simulator, Secret, manager.
+	// start makes the spec's world (simulator, Secret); each spec starts the manager once its
+	// interceptors and wrappers are set.
 	start := func(opts simulator.Options) {
 		h = newHarness(opts)
 		h.createSecret(testAPIKey)
