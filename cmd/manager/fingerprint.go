@@ -34,9 +34,6 @@ import (
 // may read only this name.
 const DefaultFingerprintKeySecret = "video-operator-fingerprint-key"
 
-// serviceAccountNamespace is where a pod finds its own namespace.
-const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-
 // fingerprintKey returns the installation's secret that keys API key fingerprints
 // (docs/backup-restore.md, "Key fingerprints"): from --fingerprint-key-file when set; otherwise
 // from Secret --fingerprint-key-secret in the manager's namespace, which it creates once if
@@ -58,7 +55,11 @@ func fingerprintKey(ctx context.Context, log logr.Logger, reader client.Reader, 
 		}
 		return key, nil
 	}
-	ns := managerNamespace(opts.fingerprintKeyNamespace)
+	ns := opts.fingerprintKeyNamespace
+	if ns == "" {
+		// An empty flag given explicitly means the default, as it always did.
+		ns = managerNamespace()
+	}
 	if ns == "" || opts.fingerprintKeySecret == "" {
 		log.Info("The manager's namespace is unknown (not in a pod, no --fingerprint-key-namespace) or --fingerprint-key-secret is empty: " +
 			"API key fingerprints are keyed with a secret of this process, and a fingerprint recorded before a restart is not recognised")
@@ -74,19 +75,4 @@ func fingerprintKey(ctx context.Context, log logr.Logger, reader client.Reader, 
 		return nil, nil
 	}
 	return key, nil
-}
-
-// managerNamespace is flag, else POD_NAMESPACE, else the namespace of the pod's service
-// account; "" out of a cluster.
-func managerNamespace(flag string) string {
-	if flag != "" {
-		return flag
-	}
-	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
-		return ns
-	}
-	if b, err := os.ReadFile(serviceAccountNamespace); err == nil {
-		return strings.TrimSpace(string(b))
-	}
-	return ""
 }

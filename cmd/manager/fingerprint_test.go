@@ -56,7 +56,7 @@ func TestFingerprintKeySource(t *testing.T) {
 		if _, err := fingerprintKey(ctx, logr.Discard(), c, c, parsed(t, "--service-base-url=http://svc/serviceapis")); err != nil {
 			t.Fatal(err)
 		}
-		if managerNamespace("") != "ops" {
+		if managerNamespace() != "ops" {
 			t.Fatal("POD_NAMESPACE was not taken")
 		}
 	})
@@ -76,7 +76,7 @@ func TestFingerprintKeySource(t *testing.T) {
 		}
 	})
 	t.Run("out of a cluster, or the Secret forbidden: a secret of the process, no error", func(t *testing.T) {
-		if managerNamespace("") != "" {
+		if managerNamespace() != "" {
 			t.Skip("running in a pod")
 		}
 		key, err := fingerprintKey(ctx, logr.Discard(), nil, nil, parsed(t, "--service-base-url=http://svc/serviceapis"))

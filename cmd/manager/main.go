@@ -159,9 +159,10 @@ func (o *options) bind(fs *flag.FlagSet) {
 	fs.IntVar(&o.concurrency, "max-concurrent-reconciles", 10, "Objects of each kind reconciled in parallel.")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "",
 		"Comma-separated namespaces to manage; empty manages all namespaces.")
-	fs.StringVar(&o.ledgerNamespace, "budget-ledger-namespace", os.Getenv("POD_NAMESPACE"),
-		"Namespace of the VideoBudget ledgers, out of tenants' reach: the manager's own (env POD_NAMESPACE, set by the "+
-			"install through the downward API). Empty: the namespace of the pod's service account, or "+spendguard.DefaultLedgerNamespace+".")
+	fs.StringVar(&o.ledgerNamespace, "budget-ledger-namespace", managerNamespace(),
+		"Namespace of the VideoBudget ledgers, out of tenants' reach; defaults to the namespace the manager runs in (env "+
+			"POD_NAMESPACE, set by the install through the downward API, or its service account's). Given empty: the "+
+			"service account's namespace, or "+spendguard.DefaultLedgerNamespace+".")
 
 	fs.BoolVar(&o.allowInsecureURL, "allow-insecure-service-url", false,
 		"Accept a plain http:// --service-base-url on a host other than the loopback interface. The API key then "+
@@ -194,7 +195,7 @@ func (o *options) bind(fs *flag.FlagSet) {
 			"When empty, the secret is read from --fingerprint-key-secret, which the manager creates once if absent.")
 	fs.StringVar(&o.fingerprintKeySecret, "fingerprint-key-secret", DefaultFingerprintKeySecret,
 		"Secret in --fingerprint-key-namespace holding the installation's fingerprint secret (data key \"key\"); created with a random secret if absent.")
-	fs.StringVar(&o.fingerprintKeyNamespace, "fingerprint-key-namespace", "",
+	fs.StringVar(&o.fingerprintKeyNamespace, "fingerprint-key-namespace", managerNamespace(),
 		"Namespace of --fingerprint-key-secret; defaults to the namespace the manager runs in (POD_NAMESPACE, or its service account's). "+
 			"Out of a cluster without it, fingerprints are keyed with a secret of the process.")
 	fs.Float64Var(&o.callbackRate, "callback-rate-limit", 1000,
@@ -423,14 +424,16 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 	return nil
 }
 
-// ledgerNamespace is the namespace of the budget ledgers: the flag, else the pod's own namespace,
-// else the default install's, said in the log (a manager run outside the cluster).
+// ledgerNamespace is the namespace of the budget ledgers: the flag (managerNamespace by default),
+// else the pod's own namespace, else the default install's, said in the log (a manager run
+// outside the cluster). An empty flag given explicitly skips POD_NAMESPACE, as it did when
+// POD_NAMESPACE was the flag's whole default: the ledgers do not move for anyone who passes it.
 func ledgerNamespace(flagValue string) string {
 	if ns := strings.TrimSpace(flagValue); ns != "" {
 		return ns
 	}
-	if raw, err := os.ReadFile(serviceAccountNamespace); err == nil && strings.TrimSpace(string(raw)) != "" {
-		return strings.TrimSpace(string(raw))
+	if ns := podNamespace(); ns != "" {
+		return ns
 	}
 	ctrl.Log.WithName("setup").Info("The manager's namespace is not known (no --budget-ledger-namespace, POD_NAMESPACE or service account): "+
 		"budget ledgers are kept in the default", "namespace", spendguard.DefaultLedgerNamespace)

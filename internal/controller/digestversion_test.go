@@ -43,7 +43,7 @@ var _ = Describe("Records that outlive a version", func() {
 		}
 	})
 
-	// settle is long enough for a render that would pay again to have done so (see edges_test).
+	// settle is long enough for a render that would pay again to have done so (restore_test.go).
 	const settle = 1500 * time.Millisecond
 
 	paidCalls := func() int {

@@ -50,6 +50,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
@@ -433,3 +434,232 @@ func (h *harness) oldestSubmissions() map[string]float64 {
 	}
 	return out
 }
+
+// fromYAML decodes an object as a user would write it and places it in namespace ns.
+func fromYAML[T client.Object](obj T, ns, doc string) T {
+	GinkgoHelper()
+	Expect(yaml.UnmarshalStrict([]byte(doc), obj)).To(Succeed())
+	obj.SetNamespace(ns)
+	return obj
+}
+
+func storyRender(ns, name, videoName string) *videov1alpha1.VideoRender {
+	return fromYAML(&videov1alpha1.VideoRender{}, ns, `
+metadata: {name: `+name+`}
+spec:
+  storyboard:
+    videoName: `+videoName+`
+    scenes:
+      - story: Operators turn runbooks into code. They make it so, again and again.
+`)
+}
+
+func storyPreview(ns, name, videoName string) *videov1alpha1.VideoStoryboard {
+	return fromYAML(&videov1alpha1.VideoStoryboard{}, ns, `
+metadata: {name: `+name+`}
+spec:
+  videoName: `+videoName+`
+  scenes:
+    - story: A preview to review before paying. It has two sentences.
+`)
+}
+
+// badVoiceRender is a render whose job fails at the service: its speaker is no known voice
+// ("Errors": TEXT_TO_VIDEO_FAILED).
+func badVoiceRender(ns, name, videoName string) *videov1alpha1.VideoRender {
+	return fromYAML(&videov1alpha1.VideoRender{}, ns, `
+metadata: {name: `+name+`}
+spec:
+  storyboard:
+    videoName: `+videoName+`
+    voiceOver: {enabled: true, aiVoices: [{speaker: NoSuchVoice}]}
+    scenes:
+      - story: This voice does not exist.
+`)
+}
+
+func getRender(obj *videov1alpha1.VideoRender) func(Gomega) *videov1alpha1.VideoRender {
+	return func(g Gomega) *videov1alpha1.VideoRender {
+		out := &videov1alpha1.VideoRender{}
+		g.Expect(k8sClient.Get(ctx, key(obj), out)).To(Succeed())
+		return out
+	}
+}
+
+func getStoryboard(obj *videov1alpha1.VideoStoryboard) func(Gomega) *videov1alpha1.VideoStoryboard {
+	return func(g Gomega) *videov1alpha1.VideoStoryboard {
+		out := &videov1alpha1.VideoStoryboard{}
+		g.Expect(k8sClient.Get(ctx, key(obj), out)).To(Succeed())
+		return out
+	}
+}
+
+// updateObject reads the object, changes it and updates it, retrying on conflict.
+func updateObject(obj client.Object, change func(client.Object)) {
+	GinkgoHelper()
+	Eventually(func() error {
+		cur := obj.DeepCopyObject().(client.Object)
+		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
+			return err
+		}
+		change(cur)
+		return k8sClient.Update(ctx, cur)
+	}).Should(Succeed())
+}
+
+// editRender writes edit to the render's spec or metadata, again on a conflict.
+func editRender(vr *videov1alpha1.VideoRender, edit func(*videov1alpha1.VideoRender)) {
+	GinkgoHelper()
+	updateObject(vr, func(o client.Object) { edit(o.(*videov1alpha1.VideoRender)) })
+}
+
+// editStory changes the story of a render's first scene: a new spec generation.
+func editStory(vr *videov1alpha1.VideoRender, story string) {
+	GinkgoHelper()
+	updateObject(vr, func(o client.Object) { o.(*videov1alpha1.VideoRender).Spec.Storyboard.Scenes[0].Story = ptrTo(story) })
+}
+
+// editPreviewStory sets the narration of the storyboard's first scene: a new request, so a new
+// preview (editStory is the same for a render).
+func editPreviewStory(sb *videov1alpha1.VideoStoryboard, story string) {
+	GinkgoHelper()
+	updateObject(sb, func(o client.Object) { o.(*videov1alpha1.VideoStoryboard).Spec.Scenes[0].Story = ptrTo(story) })
+}
+
+// setAnnotation sets one annotation, retrying on conflict.
+func setAnnotation(obj client.Object, key, value string) {
+	GinkgoHelper()
+	updateObject(obj, func(o client.Object) { o.SetAnnotations(with(o.GetAnnotations(), key, value)) })
+}
+
+// setLabel sets one label, retrying on conflict.
+func setLabel(obj client.Object, key, value string) {
+	GinkgoHelper()
+	updateObject(obj, func(o client.Object) { o.SetLabels(with(o.GetLabels(), key, value)) })
+}
+
+func with(m map[string]string, key, value string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[key] = value
+	return m
+}
+
+// beReady matches an object of either kind whose Ready condition is True for its generation.
+func readyFor(st *videov1alpha1.JobStatus, generation int64) bool {
+	c := conditionOf(st, videov1alpha1.ConditionReady)
+	return c.Status == metav1.ConditionTrue && c.ObservedGeneration == generation && st.ObservedGeneration == generation
+}
+
+// eventuallyReady waits until the render is Ready for its current generation.
+func eventuallyReady(vr *videov1alpha1.VideoRender) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		got := getRender(vr)(g)
+		g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+	}).Should(Succeed())
+}
+
+func stalledWith(st *videov1alpha1.JobStatus, reason videov1alpha1.ConditionReason) bool {
+	c := conditionOf(st, videov1alpha1.ConditionStalled)
+	return c.Status == metav1.ConditionTrue && c.Reason == string(reason)
+}
+
+// eventNotesG is eventNotes for use inside Eventually.
+func eventNotesG(g Gomega, ns, name, reason string) []string {
+	var events eventsv1.EventList
+	g.Expect(k8sClient.List(ctx, &events, client.InNamespace(ns))).To(Succeed())
+	var out []string
+	for _, e := range events.Items {
+		if e.Regarding.Name == name && e.Reason == reason {
+			out = append(out, e.Note)
+		}
+	}
+	return out
+}
+
+// eventNotes returns the notes of the events with reason about the named object.
+func eventNotes(ns, name, reason string) []string {
+	GinkgoHelper()
+	return eventNotesG(Default, ns, name, reason)
+}
+
+func renderJobs(jobs []simulator.JobInfo) int {
+	n := 0
+	for _, j := range jobs {
+		if j.Kind == "render" {
+			n++
+		}
+	}
+	return n
+}
+
+// inFlightAttempt returns the attempt id a status patch writes into status.submission, or "".
+func inFlightAttempt(patch []byte) string {
+	var p struct {
+		Status struct {
+			Submission *struct {
+				AttemptID string `json:"attemptId"`
+			} `json:"submission"`
+		} `json:"status"`
+	}
+	if json.Unmarshal(patch, &p) != nil || p.Status.Submission == nil {
+		return ""
+	}
+	return p.Status.Submission.AttemptID
+}
+
+// crashAfterRender makes the manager die right after the service accepted its nth render call
+// (see crashAfterSubmit); the flag says when it happened.
+func (h *harness) crashAfterRender(n int32) *atomic.Bool {
+	var renders atomic.Int32
+	crashed := &atomic.Bool{}
+	h.wrap = func(c apiclient.Interface) apiclient.Interface {
+		return &crashAfterSubmit{Interface: c, crash: func() bool {
+			if renders.Add(1) == n && crashed.CompareAndSwap(false, true) {
+				h.stop()
+				return true
+			}
+			return false
+		}}
+	}
+	return crashed
+}
+
+// crashAfterSubmit calls crash right after the service accepted a render, before the caller
+// sees the answer. When crash reports that the process died, the reconcile ends with a panic
+// (controller-runtime recovers it), so nothing after the call happens: no status write, as after
+// a real crash.
+type crashAfterSubmit struct {
+	apiclient.Interface
+	crash func() bool
+}
+
+func (c *crashAfterSubmit) RenderStoryboard(ctx context.Context, body any) (*apiclient.JobCreated, error) {
+	created, err := c.Interface.RenderStoryboard(ctx, body)
+	if err == nil && c.crash() {
+		panic("simulated crash right after the paid call")
+	}
+	return created, err
+}
+
+// jobRewriter changes each job read from the service, as a service answering otherwise would.
+type jobRewriter struct {
+	apiclient.Interface
+	rewrite func(*apiclient.Job)
+}
+
+func (r *jobRewriter) GetJob(ctx context.Context, id string) (*apiclient.Job, error) {
+	j, err := r.Interface.GetJob(ctx, id)
+	if err == nil {
+		r.rewrite(j)
+	}
+	return j, err
+}
+
+var errInjected = injectedError("injected failure of the status write")
+
+type injectedError string
+
+func (e injectedError) Error() string { return string(e) }

@@ -17,12 +17,15 @@ limitations under the License.
 package controller
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -31,9 +34,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/simulator"
 )
 
@@ -174,5 +180,177 @@ var _ = Describe("Status as people and GitOps tools see it", func() {
 			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
 		}).Should(Succeed())
 		Expect(h.jobsNamed("waiting 0")).To(HaveLen(1))
+	})
+})
+
+// Status says what the job did and nothing more: a generation is claimed only by a reconcile that
+// decided for it, a value longer than the schema allows is bounded (a URL is left out, never cut),
+// the previous generation's outputs stay beside the new one's, and a preview shape the interface
+// document does not describe is kept raw.
+var _ = Describe("Status tells the truth about the job", func() {
+	var h *harness
+
+	AfterEach(func() {
+		if h != nil {
+			h.expectNoKeyLeak()
+		}
+	})
+
+	// start makes the spec's world (simulator, Secret); each spec starts the manager once its
+	// interceptors and wrappers are set.
+	start := func(opts simulator.Options) {
+		h = newHarness(opts)
+		h.createSecret(testAPIKey)
+	}
+
+	It("a failed reconcile of a new generation does not claim it, and says so", func() {
+		start(simulator.Options{})
+		var secretReads atomic.Bool
+		h.intercept = &interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if m, ok := obj.(*metav1.PartialObjectMetadata); ok && m.Kind == "Secret" && secretReads.Load() {
+				return errInjected
+			}
+			return c.Get(ctx, key, obj, opts...)
+		}}
+		h.startManager()
+		vr := storyRender(h.ns, "gen-error", "Gen error")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(readyFor(&getRender(vr)(g).Status.JobStatus, 1)).To(BeTrue())
+		}).Should(Succeed())
+
+		secretReads.Store(true)
+		editStory(vr, "A second version. It cannot be submitted yet.")
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(got.Generation).To(Equal(int64(2)))
+			rec := conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReconciling)
+			g.Expect(rec.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(rec.Reason).To(Equal(string(videov1alpha1.ReasonReconcileError)))
+			g.Expect(got.Status.ObservedGeneration).To(Equal(int64(1)), "no decision was taken for generation 2")
+			g.Expect(kstatusOf(got)).To(Equal(status.InProgressStatus))
+		}).Should(Succeed())
+
+		secretReads.Store(false)
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, 2)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(kstatusOf(got)).To(Equal(status.CurrentStatus))
+		}).Should(Succeed())
+	})
+
+	It("values longer than the status schema allows are bounded, and URLs are never cut", func() {
+		start(simulator.Options{})
+		longURL := "https://cdn.example.com/v/" + strings.Repeat("é", maxURL) // too long: left out
+		fitting := "https://cdn.example.com/s/" + strings.Repeat("a", maxURL-len("https://cdn.example.com/s/"))
+		h.wrap = func(c apiclient.Interface) apiclient.Interface {
+			return &jobRewriter{Interface: c, rewrite: func(j *apiclient.Job) {
+				j.Data.RenderState = strings.Repeat("R", 300)
+				j.Data.RenderProgressMessage = strings.Repeat("ü", 3000)
+				if j.Status().IsCompleted() {
+					j.Data.VideoURL = longURL
+					j.Data.VideoShareURL = fitting
+					j.Data.PlatformClearanceCode = strings.Repeat("C", 2000)
+					j.Data.AICreditsUsed = "1e40" // 41 digits as a plain decimal: over the schema's 32
+
+					if j.Data.Storyboard != nil {
+						for i := range j.Data.Storyboard.Scenes {
+							j.Data.Storyboard.Scenes[i].Story = strings.Repeat("ß", 20000)
+							j.Data.Storyboard.Scenes[i].Thumbnail = longURL
+						}
+					}
+				}
+				if j.Status().IsFailed() {
+					j.Data.ErrorCode = strings.Repeat("E", 500)
+					j.Data.ErrorMessage = strings.Repeat("€", 10000)
+				}
+			}}
+		}
+		h.startManager()
+		vr := storyRender(h.ns, "long-values", "Long values")
+		sb := storyPreview(h.ns, "long-preview", "Long preview")
+		bad := badVoiceRender(h.ns, "long-failure", "Long failure")
+		for _, o := range []client.Object{vr, sb, bad} {
+			Expect(k8sClient.Create(ctx, o)).To(Succeed())
+		}
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(got.Status.Outputs.VideoURL).To(BeEmpty(), "a URL too long to record is left out, not cut")
+			g.Expect(got.Status.Outputs.VideoShareURL).To(Equal(fitting), "a URL that fits is kept whole")
+			g.Expect(got.Status.Clearance).To(BeNil())
+			g.Expect(got.Status.AICreditsUsed).To(BeEmpty(), "a number too long to record is left out, not cut")
+			g.Expect(got.Status.OutputsOmitted).To(ContainElements(HavePrefix("videoURL ("), HavePrefix("platformClearanceCode ("),
+				HavePrefix("aiCreditsUsed (")))
+			g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionReady).Message).To(ContainSubstring("videoURL"))
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			got := getStoryboard(sb)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(got.Status.Preview.Scenes).NotTo(BeEmpty())
+			g.Expect([]rune(got.Status.Preview.Scenes[0].Story)).To(HaveLen(maxPreviewStory))
+			g.Expect(got.Status.Preview.Scenes[0].Thumbnail).To(BeEmpty())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(bad)(g)
+			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonJobFailed)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect([]rune(got.Status.Failure.Code)).To(HaveLen(maxFailureCode))
+			g.Expect([]rune(got.Status.Failure.Message)).To(HaveLen(maxFailureMessage))
+			g.Expect(got.Status.Failure.Message).To(HaveSuffix(ellipsis))
+		}).Should(Succeed())
+	})
+
+	It("the older generation's outputs are kept when a newer one is rendered", func() {
+		start(simulator.Options{RenderDuration: 10 * time.Minute}) // 1.2 s here
+		h.startManager()
+		vr := storyRender(h.ns, "two-gens", "Two gens")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		var firstJob string
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(got.Status.Phase).To(Equal(videov1alpha1.PhaseInProgress))
+			firstJob = got.Status.JobID
+		}).Should(Succeed())
+		editStory(vr, "A second version, edited while the first rendered.")
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, 2)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(got.Status.Previous).NotTo(BeNil())
+			g.Expect(got.Status.Previous.JobID).To(Equal(firstJob))
+			g.Expect(got.Status.Previous.JobGeneration).To(Equal(int64(1)))
+			g.Expect(got.Status.Previous.Outputs).NotTo(BeNil())
+			g.Expect(got.Status.Previous.Outputs.VideoURL).To(ContainSubstring(firstJob))
+			g.Expect(got.Status.Outputs.VideoURL).NotTo(Equal(got.Status.Previous.Outputs.VideoURL))
+		}, 30*time.Second).Should(Succeed())
+		Expect(h.jobsNamed("Two gens")).To(HaveLen(2))
+		Expect(eventNotes(h.ns, "two-gens", "Submitted")).To(ContainElement(ContainSubstring("status.previous")))
+	})
+
+	It("an undocumented preview shape is read best-effort and kept raw", func() {
+		start(simulator.Options{})
+		h.wrap = func(c apiclient.Interface) apiclient.Interface {
+			return &jobRewriter{Interface: c, rewrite: func(j *apiclient.Job) {
+				if !j.Status().IsCompleted() || j.Data.Storyboard == nil {
+					return
+				}
+				odd := `[{"thumbnail": {"url": "https://cdn.example.com/t0.png", "width": 320}, "story": "First."}, {"thumbnail": 7, "story": null}]`
+				var decoded apiclient.Job
+				Expect(json.Unmarshal([]byte(`{"job_id":"x","success":true,"data":{"status":"completed","storyboard":`+odd+`}}`), &decoded)).To(Succeed())
+				j.Data.Storyboard = decoded.Data.Storyboard
+			}}
+		}
+		h.startManager()
+		sb := storyPreview(h.ns, "odd-shape", "Odd shape")
+		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getStoryboard(sb)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+			p := got.Status.Preview
+			g.Expect(p.Scenes).To(HaveLen(2))
+			g.Expect(p.Scenes[0].Thumbnail).To(Equal("https://cdn.example.com/t0.png"))
+			g.Expect(p.Scenes[0].Story).To(Equal("First."))
+			g.Expect(p.Raw).NotTo(BeNil(), "the preview is kept as the service sent it")
+			g.Expect(string(p.Raw.Raw)).To(ContainSubstring(`"width":320`))
+		}).Should(Succeed())
 	})
 })

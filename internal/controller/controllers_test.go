@@ -17,9 +17,7 @@ limitations under the License.
 package controller
 
 import (
-	"context"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -28,92 +26,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
-	"github.com/videoops/video-operator/internal/callback"
 	"github.com/videoops/video-operator/internal/simulator"
 )
-
-// fromYAML decodes an object as a user would write it and places it in namespace ns.
-func fromYAML[T client.Object](obj T, ns, doc string) T {
-	GinkgoHelper()
-	Expect(yaml.UnmarshalStrict([]byte(doc), obj)).To(Succeed())
-	obj.SetNamespace(ns)
-	return obj
-}
-
-func storyRender(ns, name, videoName string) *videov1alpha1.VideoRender {
-	return fromYAML(&videov1alpha1.VideoRender{}, ns, `
-metadata: {name: `+name+`}
-spec:
-  storyboard:
-    videoName: `+videoName+`
-    scenes:
-      - story: Operators turn runbooks into code. They make it so, again and again.
-`)
-}
-
-func storyPreview(ns, name, videoName string) *videov1alpha1.VideoStoryboard {
-	return fromYAML(&videov1alpha1.VideoStoryboard{}, ns, `
-metadata: {name: `+name+`}
-spec:
-  videoName: `+videoName+`
-  scenes:
-    - story: A preview to review before paying. It has two sentences.
-`)
-}
-
-func getRender(obj *videov1alpha1.VideoRender) func(Gomega) *videov1alpha1.VideoRender {
-	return func(g Gomega) *videov1alpha1.VideoRender {
-		out := &videov1alpha1.VideoRender{}
-		g.Expect(k8sClient.Get(ctx, key(obj), out)).To(Succeed())
-		return out
-	}
-}
-
-func getStoryboard(obj *videov1alpha1.VideoStoryboard) func(Gomega) *videov1alpha1.VideoStoryboard {
-	return func(g Gomega) *videov1alpha1.VideoStoryboard {
-		out := &videov1alpha1.VideoStoryboard{}
-		g.Expect(k8sClient.Get(ctx, key(obj), out)).To(Succeed())
-		return out
-	}
-}
-
-// editRender writes edit to the render's spec or metadata, again on a conflict.
-func editRender(vr *videov1alpha1.VideoRender, edit func(*videov1alpha1.VideoRender)) {
-	GinkgoHelper()
-	updateObject(vr, func(o client.Object) { edit(o.(*videov1alpha1.VideoRender)) })
-}
-
-// editPreviewStory sets the narration of the storyboard's first scene: a new request, so a new
-// preview (editStory is the same for a render).
-func editPreviewStory(sb *videov1alpha1.VideoStoryboard, story string) {
-	GinkgoHelper()
-	updateObject(sb, func(o client.Object) { o.(*videov1alpha1.VideoStoryboard).Spec.Scenes[0].Story = ptrTo(story) })
-}
-
-// beReady matches an object of either kind whose Ready condition is True for its generation.
-func readyFor(st *videov1alpha1.JobStatus, generation int64) bool {
-	c := conditionOf(st, videov1alpha1.ConditionReady)
-	return c.Status == metav1.ConditionTrue && c.ObservedGeneration == generation && st.ObservedGeneration == generation
-}
-
-// eventuallyReady waits until the render is Ready for its current generation.
-func eventuallyReady(vr *videov1alpha1.VideoRender) {
-	GinkgoHelper()
-	Eventually(func(g Gomega) {
-		got := getRender(vr)(g)
-		g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-	}).Should(Succeed())
-}
-
-func stalledWith(st *videov1alpha1.JobStatus, reason videov1alpha1.ConditionReason) bool {
-	c := conditionOf(st, videov1alpha1.ConditionStalled)
-	return c.Status == metav1.ConditionTrue && c.Reason == string(reason)
-}
 
 var _ = Describe("Controllers against the simulated service", func() {
 	var h *harness
@@ -443,40 +360,6 @@ spec:
 		})
 	})
 
-	Context("metrics", func() {
-		It("counts jobs by phase and service calls by endpoint and code, with no key or URL in a label", func() {
-			h = newHarness(simulator.Options{})
-			h.createSecret(testAPIKey)
-			h.startManager()
-			Expect(k8sClient.Create(ctx, storyRender(h.ns, "measured", "Measured"))).To(Succeed())
-			Expect(k8sClient.Create(ctx, storyPreview(h.ns, "measured-preview", "Measured preview"))).To(Succeed())
-
-			Eventually(func(g Gomega) {
-				g.Expect(h.metric("video_operator_jobs", "kind", "VideoRender", "namespace", h.ns, "phase", "Completed")).To(Equal(1.0))
-				g.Expect(h.metric("video_operator_jobs", "kind", "VideoStoryboard", "namespace", h.ns, "phase", "Completed")).To(Equal(1.0))
-			}).Should(Succeed())
-			Expect(h.metric("video_operator_jobs", "kind", "VideoRender", "namespace", h.ns, "phase", "InProgress")).To(Equal(0.0), "the gauge moved, not grew")
-			Expect(h.metric("video_operator_service_requests_total", "endpoint", apiclient.EndpointRenderStoryboard, "code", "200")).To(Equal(1.0))
-			Expect(h.metric("video_operator_service_requests_total", "endpoint", apiclient.EndpointCreateStoryboard, "code", "200")).To(Equal(1.0))
-			Expect(h.metric("video_operator_submissions_total", "kind", "VideoRender", "result", "accepted")).To(Equal(1.0))
-			Expect(h.metric("video_operator_jobs_ended_total", "kind", "VideoRender", "result", "completed")).To(Equal(1.0))
-			Expect(len(h.series("video_operator_service_request_duration_seconds"))).To(BeNumerically(">=", 3))
-			Expect(h.oldestSubmissions()).To(BeEmpty(), "no submission is in flight once both jobs are recorded")
-
-			families, err := h.reg.Gather()
-			Expect(err).NotTo(HaveOccurred())
-			for _, f := range families {
-				for _, m := range f.GetMetric() {
-					for _, l := range m.GetLabel() {
-						Expect(l.GetValue()).NotTo(ContainSubstring(testAPIKey))
-						Expect(l.GetValue()).NotTo(ContainSubstring("/"), "no URL or path in %s", f.GetName())
-						Expect(len(l.GetValue())).To(BeNumerically("<=", 20), "bounded label %s=%s", l.GetName(), l.GetValue())
-					}
-				}
-			}
-		})
-	})
-
 	Context("credentials", func() {
 		BeforeEach(func() {
 			h = newHarness(simulator.Options{})
@@ -536,7 +419,7 @@ spec:
 			}})
 			h.createSecret(testAPIKey)
 			// The simulator's 500s replace the work, so resubmitting after one is safe here; by
-			// default a 500 on a submission is an unknown outcome (see truth_test.go, case 4).
+			// default a 500 on a submission is an unknown outcome (see neverpaytwice_test.go).
 			h.internalErrorIsRefusal = true
 			h.startManager()
 			names := []string{"Storm a", "Storm b", "Storm c", "Storm d", "Storm e"}
@@ -564,186 +447,4 @@ spec:
 			}
 		})
 	})
-
-	Context("never paying twice", func() {
-		It("ends Stalled(SubmissionUnknown) after a crash between the paid call and the job id write, with one submission", func() {
-			h = newHarness(simulator.Options{})
-			h.createSecret(testAPIKey)
-			crashed := h.crashAfterRender(1) // the manager dies right after the service accepted the job
-			h.startManager()
-			vr := storyRender(h.ns, "crash", "Crash")
-			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-			Eventually(crashed.Load).Should(BeTrue())
-			h.stopManager()
-			Expect(h.jobsNamed("Crash")).To(HaveLen(1))
-			Expect(getRender(vr)(Default).Status.Submission).NotTo(BeNil(), "the in-flight record was written before the call")
-			Expect(getRender(vr)(Default).Status.JobID).To(BeEmpty(), "the crash came before the job id write")
-
-			By("restarting the manager")
-			h.wrap = nil
-			h.startManager()
-			var attempt string
-			Eventually(func(g Gomega) {
-				got := getRender(vr)(g)
-				g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(), "%+v", got.Status.Conditions)
-				g.Expect(kstatusOf(got)).To(Equal(status.FailedStatus))
-				attempt = got.Status.Submission.AttemptID
-				g.Expect(conditionOf(&got.Status.JobStatus, videov1alpha1.ConditionStalled).Message).To(ContainSubstring(videov1alpha1.AnnotationConfirmResubmit + "=" + attempt))
-			}).Should(Succeed())
-			Consistently(func() int { return len(h.jobsNamed("Crash")) }, "1s").Should(Equal(1), "never a second paid job by itself")
-			By("exposing the stuck submission's start for the alert on its age")
-			got := getRender(vr)(Default)
-			Expect(h.oldestSubmissions()).To(Equal(map[string]float64{
-				"VideoRender": float64(got.Status.Submission.StartedAt.UnixNano()) / 1e9}))
-			Expect(h.metric("video_operator_submissions_total", "kind", "VideoRender", "result", "unknown")).To(Equal(1.0),
-				"the interrupted call is counted once as unknown by the process that finds it")
-
-			By("confirming the resubmission with the attempt id")
-			Eventually(func() error {
-				cur := getRender(vr)(Default)
-				cur.Annotations = map[string]string{videov1alpha1.AnnotationConfirmResubmit: attempt}
-				return k8sClient.Update(ctx, cur)
-			}).Should(Succeed())
-			eventuallyReady(vr)
-			Consistently(func() int { return len(h.jobsNamed("Crash")) }, "500ms").Should(Equal(2))
-			Expect(h.oldestSubmissions()).To(BeEmpty(), "the resubmission got its job id")
-		})
-
-		It("adopts the job when the job id write fails, with one submission", func() {
-			h = newHarness(simulator.Options{})
-			h.createSecret(testAPIKey)
-			var failures atomic.Int32
-			h.intercept = &interceptor.Funcs{
-				SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-					data, _ := patch.Data(obj)
-					if strings.Contains(string(data), `"jobId"`) && failures.Add(1) <= 8 {
-						return errInjected
-					}
-					return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-				},
-			}
-			h.startManager()
-			vr := storyRender(h.ns, "lost-write", "Lost write")
-			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-			eventuallyReady(vr)
-			Expect(failures.Load()).To(BeNumerically(">", 8), "the job id write failed repeatedly")
-			Consistently(func() int { return len(h.jobsNamed("Lost write")) }, "500ms").Should(Equal(1))
-		})
-	})
-
-	Context("with the operator's callback URL", func() {
-		It("costs two service calls per job: the submission and one read after the callback", func() {
-			h = newHarness(simulator.Options{})
-			h.createSecret(testAPIKey)
-			h.callbackPoll = time.Hour // no polling: only the callback can end the job
-			h.startManager()
-			vr := storyRender(h.ns, "called-back", "Called back")
-			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-			eventuallyReady(vr)
-			jobs := h.jobsNamed("Called back")
-			Expect(jobs).To(HaveLen(1))
-			Expect(jobs[0].Webhook).To(HavePrefix(h.callbackSrv.URL + callback.Path))
-			Expect(len(jobs[0].Webhook)).To(BeNumerically("<=", 500), "the service's limit on webhook")
-			Expect(string(jobs[0].WebhookInput)).To(ContainSubstring(callback.AttemptKey))
-			Expect(h.sim.Counters().WebhooksDelivered).To(Equal(1))
-			Expect(h.sim.Calls(apiclient.EndpointRenderStoryboard)).To(Equal(1))
-			Expect(h.sim.Calls(apiclient.EndpointGetJob)).To(Equal(1))
-		})
-
-		It("adopts the job of a submission interrupted by a crash when its callback arrives", func() {
-			// Jobs last a few seconds here, so the callback arrives after the restart.
-			h = newHarness(simulator.Options{RenderDuration: 30 * time.Minute})
-			h.createSecret(testAPIKey)
-			h.callbackPoll = time.Hour
-			crashed := h.crashAfterRender(1) // the manager dies right after the service accepted the job
-			h.startManager()
-			vr := storyRender(h.ns, "crash-callback", "Crash callback")
-			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-			Eventually(crashed.Load).Should(BeTrue())
-			h.stopManager()
-			Expect(getRender(vr)(Default).Status.JobID).To(BeEmpty(), "the crash came before the job id write")
-
-			h.wrap = nil
-			h.startManager()
-			Eventually(func(g Gomega) {
-				got := getRender(vr)(g)
-				g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-				g.Expect(got.Status.Submission).To(BeNil())
-			}).Should(Succeed())
-			jobs := h.jobsNamed("Crash callback")
-			Expect(jobs).To(HaveLen(1), "adopted, not resubmitted")
-			Expect(getRender(vr)(Default).Status.JobID).To(Equal(jobs[0].ID))
-		})
-	})
-
-	Context("clearance codes", func() {
-		It("records a fresh code after the old one expires", func() {
-			h = newHarness(simulator.Options{ClearanceExpiry: 2 * time.Second})
-			h.createSecret(testAPIKey)
-			h.startManager()
-			vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, `
-metadata: {name: clearance}
-spec:
-  storyboard:
-    videoName: Clearance
-    backgroundMusic: {enabled: true, autoMusic: true}
-    scenes:
-      - story: Library music needs a clearance code per upload.
-`)
-			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-			var first videov1alpha1.Clearance
-			Eventually(func(g Gomega) {
-				got := getRender(vr)(g)
-				g.Expect(got.Status.Clearance).NotTo(BeNil())
-				first = *got.Status.Clearance
-			}).Should(Succeed())
-			Eventually(func(g Gomega) {
-				got := getRender(vr)(g)
-				g.Expect(got.Status.Clearance.Code).NotTo(Equal(first.Code))
-				g.Expect(got.Status.Clearance.ExpiresAt.Time).To(BeTemporally(">", first.ExpiresAt.Time))
-				g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue())
-			}, 15*time.Second).Should(Succeed())
-			Expect(h.jobsNamed("Clearance")).To(HaveLen(1), "a refresh reads the job again; it never renders again")
-		})
-	})
 })
-
-// crashAfterRender makes the manager die right after the service accepted its nth render call
-// (see crashAfterSubmit); the flag says when it happened.
-func (h *harness) crashAfterRender(n int32) *atomic.Bool {
-	var renders atomic.Int32
-	crashed := &atomic.Bool{}
-	h.wrap = func(c apiclient.Interface) apiclient.Interface {
-		return &crashAfterSubmit{Interface: c, crash: func() bool {
-			if renders.Add(1) == n && crashed.CompareAndSwap(false, true) {
-				h.stop()
-				return true
-			}
-			return false
-		}}
-	}
-	return crashed
-}
-
-// crashAfterSubmit calls crash right after the service accepted a render, before the caller
-// sees the answer. When crash reports that the process died, the reconcile ends with a panic
-// (controller-runtime recovers it), so nothing after the call happens: no status write, as after
-// a real crash.
-type crashAfterSubmit struct {
-	apiclient.Interface
-	crash func() bool
-}
-
-func (c *crashAfterSubmit) RenderStoryboard(ctx context.Context, body any) (*apiclient.JobCreated, error) {
-	created, err := c.Interface.RenderStoryboard(ctx, body)
-	if err == nil && c.crash() {
-		panic("simulated crash right after the paid call")
-	}
-	return created, err
-}
-
-var errInjected = injectedError("injected failure of the status write")
-
-type injectedError string
-
-func (e injectedError) Error() string { return string(e) }

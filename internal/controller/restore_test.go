@@ -253,6 +253,230 @@ var _ = Describe("The record travels with the object", func() {
 	})
 })
 
+// An adversarial review of issue 22 (DESIGN.md "The record travels with the object"): each spec
+// is a way the record of a paid job could pay twice, pay for nothing, or stall an object whose
+// request was never paid.
+var _ = Describe("The record travels with the object, attacked", func() {
+	var h *harness
+
+	const settle = 1500 * time.Millisecond
+
+	AfterEach(func() {
+		if h != nil {
+			h.expectNoKeyLeak(otherAccountKey)
+		}
+	})
+
+	paidCalls := func() int {
+		return h.sim.Calls(simulator.EndpointCreateStoryboard) + h.sim.Calls(simulator.EndpointRenderStoryboard) +
+			h.sim.Calls(simulator.EndpointRenderProject)
+	}
+
+	It("a copy with another request and another account's key pays for its own request instead of stalling on the copied record", func() {
+		h = newHarness(simulator.Options{APIKeys: []string{testAPIKey, otherAccountKey}, ScopeJobsByKey: true})
+		h.createSecret(testAPIKey)
+		h.createNamedSecret("other", otherAccountKey)
+		h.startManager()
+		original := storyRender(h.ns, "original", "Original")
+		Expect(k8sClient.Create(ctx, original)).To(Succeed())
+		eventuallyReady(original)
+		rec := recordedRender(original)
+		Expect(paidCalls()).To(Equal(1))
+
+		By("creating a new render from the original's YAML (annotations included), another story, another account's Secret")
+		cp := storyRender(h.ns, "copy", "Copy")
+		cp.Spec.Storyboard.Scenes[0].Story = ptrTo("A different video, never paid for. It must be paid once.")
+		cp.Spec.APIKeySecretRef = &videov1alpha1.SecretKeyRef{Name: "other", Key: videov1alpha1.DefaultAPIKeySecretKey}
+		cp.SetAnnotations(rec.GetAnnotations())
+		Expect(k8sClient.Create(ctx, cp)).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			got := getRender(cp)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(got.Status.JobID).NotTo(Equal(rec.Status.JobID))
+			g.Expect(got.GetAnnotations()).To(HaveKeyWithValue(videov1alpha1.AnnotationJobID, got.Status.JobID),
+				"the copied record is replaced by the copy's own")
+			g.Expect(got.GetAnnotations()).To(HaveKeyWithValue(videov1alpha1.AnnotationRequestDigest, got.Status.RequestDigest))
+		}).Should(Succeed())
+		Consistently(paidCalls, settle).Should(Equal(2), "the copy's request is paid once")
+	})
+
+	It("a record naming an unknown job of another request does not stall a request that was never paid", func() {
+		h = newHarness(simulator.Options{})
+		h.createSecret(testAPIKey)
+		h.startManager()
+		donor := storyRender(h.ns, "donor", "Donor")
+		Expect(k8sClient.Create(ctx, donor)).To(Succeed())
+		eventuallyReady(donor)
+		digest := recordedRender(donor).Status.RequestDigest
+
+		By("creating a render of another request whose annotations name a job the service does not know")
+		vr := storyRender(h.ns, "forged", "Forged")
+		vr.SetAnnotations(map[string]string{videov1alpha1.AnnotationJobID: "job-that-does-not-exist",
+			videov1alpha1.AnnotationRequestDigest: digest})
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+		Consistently(paidCalls, settle).Should(Equal(2))
+	})
+
+	It("a restore without status of a render stalled SubmissionUnknown pays nothing without a confirmation", func() {
+		// The render's answer is cut: the job exists, its outcome is unknown, and the object
+		// stalls until a human confirms, which may take days: a backup taken meanwhile has it.
+		h = newHarness(simulator.Options{RenderDuration: time.Hour,
+			Faults: simulator.Faults{TruncatedShare: 1, Endpoints: []string{simulator.EndpointRenderStoryboard}}})
+		h.createSecret(testAPIKey)
+		h.startManager()
+		vr := storyRender(h.ns, "unknown", "Unknown")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(stalledWith(&got.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(), "%+v", got.Status.Conditions)
+		}).Should(Succeed())
+		Expect(paidCalls()).To(Equal(1))
+		h.sim.SetFaults(simulator.Faults{})
+
+		By("restoring it without status, as Velero does by default")
+		Consistently(paidCalls, settle).Should(Equal(1))
+		restoreWithoutStatus(getRender(vr)(Default))
+		Consistently(paidCalls, settle).Should(Equal(1), "the unknown attempt may have created a job: no second one without a confirmation")
+		var restored *videov1alpha1.VideoRender
+		Eventually(func(g Gomega) {
+			restored = getRender(vr)(g)
+			g.Expect(stalledWith(&restored.Status.JobStatus, videov1alpha1.ReasonSubmissionUnknown)).To(BeTrue(),
+				"the restored object stalls again: %+v", restored.Status.Conditions)
+			g.Expect(restored.Annotations).To(HaveKey(videov1alpha1.AnnotationSubmissionUnknown))
+		}).Should(Succeed())
+
+		By("a human confirms the resubmission of that attempt: exactly one more paid call")
+		attempt := restored.Status.Submission.AttemptID
+		Expect(restored.Annotations[videov1alpha1.AnnotationSubmissionUnknown]).To(HavePrefix(attempt + " "))
+		patch := client.MergeFrom(restored.DeepCopy())
+		restored.Annotations[videov1alpha1.AnnotationConfirmResubmit] = attempt
+		Expect(k8sClient.Patch(ctx, restored, patch)).To(Succeed())
+		Eventually(paidCalls).Should(Equal(2))
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(got.Status.JobID).NotTo(BeEmpty())
+			g.Expect(got.Annotations).NotTo(HaveKey(videov1alpha1.AnnotationSubmissionUnknown), "the record of the unknown attempt goes with the new job")
+		}).Should(Succeed())
+		Consistently(paidCalls, settle).Should(Equal(2))
+	})
+})
+
+var _ = Describe("The record travels with the object, attacked in its restore order", func() {
+	var h *harness
+
+	const settle = 1500 * time.Millisecond
+
+	AfterEach(func() {
+		if h != nil {
+			h.expectNoKeyLeak()
+		}
+	})
+	paidRenders := func() int { return h.sim.Calls(simulator.EndpointRenderStoryboard) }
+
+	// Velero restores resources in alphabetical order within a priority: videorenders before
+	// videostoryboards. A storyboard restored from Git moved on (another spec) is no approval,
+	// and the render's finished video stays what it was.
+	It("a render restored before its storyboard, which comes back with another spec, stays Ready and pays nothing", func() {
+		h = newHarness(simulator.Options{})
+		h.createSecret(testAPIKey)
+		h.startManager()
+		sb := storyPreview(h.ns, "reorder", "Reorder")
+		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
+		first := firstPreview(sb)
+		vr := refRender(h.ns, "reorder", "reorder", "approvedDigest: "+first.Digest)
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		eventuallyReady(vr)
+		done := recordedRender(vr)
+		Eventually(func(g Gomega) {
+			g.Expect(getStoryboard(sb)(g).GetAnnotations()).To(HaveKey(videov1alpha1.AnnotationJobID))
+		}).Should(Succeed())
+		sbBackup := getStoryboard(sb)(Default)
+		Expect(paidRenders()).To(Equal(1))
+
+		By("deleting both; restoring the render first, without status")
+		Expect(k8sClient.Delete(ctx, sbBackup)).To(Succeed())
+		restoreWithoutStatus(done)
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(got.Status.JobID).To(Equal(done.Status.JobID))
+		}).Should(Succeed())
+		adoptedAt := getRender(vr)(Default).Status.SubmittedAt.Time
+		Eventually(func() time.Time { return time.Now().Truncate(time.Second) }).Should(BeTemporally(">", adoptedAt),
+			"the storyboard's restore comes in a later second than the render's")
+
+		By("restoring the storyboard with the spec Git holds now: another story")
+		sbBackup.Spec.Scenes[0].Story = ptrTo("The spec in Git moved on after the backup. Nobody reviewed it.")
+		restoreWithoutStatus(sbBackup)
+		Eventually(func(g Gomega) {
+			got := getStoryboard(sb)(g)
+			g.Expect(got.Status.Preview).NotTo(BeNil())
+			g.Expect(got.Status.Preview.Digest).NotTo(BeEmpty())
+			g.Expect(got.Status.Phase).To(Equal(videov1alpha1.PhaseCompleted))
+		}, "20s").Should(Succeed())
+		Consistently(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(got.Status.JobID).To(Equal(done.Status.JobID))
+		}, settle).Should(Succeed())
+		Expect(paidRenders()).To(Equal(1))
+	})
+})
+
+// A storyboard deleted and created again under its name starts again at generation 1: the
+// render's record names the storyboard by its uid, so the new content is rendered, once.
+var _ = Describe("The record names its storyboard by uid, not by generation", func() {
+	var h *harness
+
+	AfterEach(func() {
+		if h != nil {
+			h.expectNoKeyLeak()
+		}
+	})
+
+	// start makes the spec's world (simulator, Secret); each spec starts the manager once its
+	// interceptors and wrappers are set.
+	start := func(opts simulator.Options) {
+		h = newHarness(opts)
+		h.createSecret(testAPIKey)
+	}
+
+	It("a VideoStoryboard deleted and created again is rendered again, though its generation is 1 again", func() {
+		start(simulator.Options{})
+		h.startManager()
+		sb := storyPreview(h.ns, "recreated", "Recreated")
+		vr := fromYAML(&videov1alpha1.VideoRender{}, h.ns, "metadata: {name: of-recreated}\nspec: {storyboardRef: {name: recreated, approval: Latest}}")
+		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		var firstJob string
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue())
+			firstJob = got.Status.JobID
+		}).Should(Succeed())
+
+		Expect(k8sClient.Delete(ctx, getStoryboard(sb)(Default))).To(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(readyFor(&getRender(vr)(g).Status.JobStatus, 1)).To(BeTrue(), "the video exists without its storyboard")
+		}, "500ms").Should(Succeed())
+		again := storyPreview(h.ns, "recreated", "Recreated")
+		again.Spec.Scenes[0].Story = ptrTo("Different content under the same name. It was reviewed anew.")
+		Expect(k8sClient.Create(ctx, again)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(got.Status.JobID).NotTo(Equal(firstJob))
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
+			g.Expect(got.Status.StoryboardUID).To(Equal(string(getStoryboard(again)(g).UID)))
+		}).Should(Succeed())
+		Expect(renderJobs(h.jobsNamed("Recreated"))).To(Equal(2))
+	})
+})
+
 // otherAccountKey is a key of another account (case 5).
 const otherAccountKey = "sk-video-other-account-99c1d2e3"
 
