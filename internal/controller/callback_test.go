@@ -91,7 +91,7 @@ var _ = Describe("Callbacks from the service", func() {
 		Expect(getRender(vr)(Default).Status.JobID).To(Equal(jobs[0].ID))
 	})
 
-	It("issue 10: a callback reaches the leader's reconcile whichever replica receives it", func() {
+	It("a callback reaches the leader's reconcile whichever replica receives it", func() {
 		start(simulator.Options{})
 		h.callbackPoll = time.Hour // no polling: only the callback can end the job
 		h.leaderElection = true
@@ -111,7 +111,7 @@ var _ = Describe("Callbacks from the service", func() {
 			"one read, woken by the callback the standby recorded (the leader polls only hourly here)")
 	})
 
-	It("issue 10: a callback naming a job the service does not know for the object's key is not adopted", func() {
+	It("a callback naming a job the service does not know for the object's key is not adopted", func() {
 		start(simulator.Options{RenderDuration: 30 * time.Minute}) // 3.6 s: the real callback comes late
 		h.callbackPoll = time.Hour
 		crashed := h.crashAfterRender(1)

@@ -428,7 +428,7 @@ var _ = Describe("Never pay twice after an unknown outcome or during an outage",
 		Consistently(func() int { return h.sim.Calls(apiclient.EndpointRenderStoryboard) }, "500ms").Should(Equal(1))
 	})
 
-	It("DESIGN \"Never pay twice\": an outage that began while the key was idle costs no paid call; after an unknown outcome, paid submissions pause until a cheap read succeeds", func() {
+	It("an outage that began while the key was idle costs no paid call; after an unknown outcome, paid submissions pause until a cheap read succeeds", func() {
 		outage := simulator.Faults{ServerErrorShare: 1, Endpoints: []string{apiclient.EndpointRenderStoryboard, apiclient.EndpointListBrands}}
 		start(simulator.Options{Faults: outage})
 		h.startManager()
@@ -470,7 +470,7 @@ var _ = Describe("Never pay twice after an unknown outcome or during an outage",
 			"the unknown outcome still waits for a human")
 	})
 
-	It("DESIGN \"Never pay twice\": an outage of the paid endpoint alone spaces its trials out", func() {
+	It("an outage of the paid endpoint alone spaces its trials out", func() {
 		start(simulator.Options{Faults: simulator.Faults{ServerErrorShare: 1, Endpoints: []string{apiclient.EndpointRenderStoryboard}}})
 		h.startManager()
 		for i := range 6 {
