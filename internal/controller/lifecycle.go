@@ -183,8 +183,8 @@ type lifecycle[T jobObject] struct {
 	ended endedJobs
 	// checked are the requests that passed the pre-submit check (presubmit.go).
 	checked *boundedset.Set[string]
-	// unrecorded are the objects whose record write failed (writeRecordIfDue): the next
-	// reconcile writes it again. Forgetting one only delays its record to the next job or
+	// unrecorded are the objects whose record write failed (writeRecordIfDue), or was due but
+	// not reached (commit ended before it): the next reconcile writes it. Forgetting one only delays its record to the next job or
 	// completion.
 	unrecorded *boundedset.Set[types.NamespacedName]
 
@@ -349,6 +349,14 @@ func (l *lifecycle[T]) commit(ctx context.Context, s *scope[T], end *stop) (ctrl
 	}
 	result, err := end.result, end.err
 	tx := s.tx
+	// A status that names a job to record may have been written before the end (the job id,
+	// writeJobID): its record is due even when the end's own write fails or is not made, and the
+	// next reconcile writes it (the unrecorded set), not the job's completion.
+	defer func() {
+		if s.recordDue {
+			l.unrecorded.Add(objectKey(s.obj), l.opts.Clock.Now())
+		}
+	}()
 	if tx.Aborted() {
 		// A write failed and the decisions were discarded; the step chose when to look again.
 		return result, err
@@ -359,9 +367,7 @@ func (l *lifecycle[T]) commit(ctx context.Context, s *scope[T], end *stop) (ctrl
 		// reconciles this object again.
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WriteTimeout)
 		defer cancel()
-		if tx.Commit(wctx) == nil && s.recordDue {
-			l.unrecorded.Add(objectKey(s.obj), l.opts.Clock.Now())
-		}
+		_ = tx.Commit(wctx)
 		return ctrl.Result{}, nil
 	}
 	if err != nil {
@@ -400,7 +406,9 @@ func (l *lifecycle[T]) commit(ctx context.Context, s *scope[T], end *stop) (ctrl
 // a restore without status adopts its job instead of paying again (record.go writeRecord).
 func (l *lifecycle[T]) writeRecordIfDue(ctx context.Context, s *scope[T]) error {
 	key := objectKey(s.obj)
-	if retry := l.unrecorded.Take(key); !s.recordDue && !retry {
+	due := s.recordDue
+	s.recordDue = false
+	if retry := l.unrecorded.Take(key); !due && !retry {
 		return nil
 	}
 	before := s.tx.Base.GetResourceVersion()
