@@ -29,6 +29,7 @@ import (
 
 	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -68,6 +69,9 @@ type HandlerOptions struct {
 	Cache client.Reader
 	// Writer records callbacks on their objects (status.callback); nil records nothing.
 	Writer client.Client
+	// Reader reads an object from the API server, uncached, when the receipt's write was refused
+	// because the cache was behind: the write is tried again on that read. nil: not tried again.
+	Reader client.Reader
 	// Elected is closed once this replica leads; nil means it always leads.
 	Elected <-chan struct{}
 	Memo    Memo
@@ -91,6 +95,7 @@ func NewHandler(o HandlerOptions) *Handler {
 		signer:   o.Signer,
 		cache:    o.Cache,
 		writer:   o.Writer,
+		reader:   o.Reader,
 		elected:  o.Elected,
 		memo:     o.Memo,
 		limiter:  rate.NewLimiter(rate.Limit(o.RateLimit), o.Burst),
@@ -111,6 +116,7 @@ type Handler struct {
 	// closed): the status change wakes the leader's reconcile, whichever replica the service
 	// reached.
 	writer  client.Client
+	reader  client.Reader
 	elected <-chan struct{}
 	memo    Memo
 	// limiter bounds the signed callbacks accepted; refusals bounds the answers to requests
@@ -310,22 +316,50 @@ func (h *Handler) leads() bool {
 	}
 }
 
-// record writes the callback into the object's status.callback, for the leader to act on.
+// record writes the callback into the object's status.callback, for the leader to act on. The
+// service does not call again: a write refused because the cache was behind the API server is
+// tried again on a fresh read, as long as the object still waits for this callback.
 func (h *Handler) record(ctx context.Context, obj client.Object, attempt, jobID string) {
-	st := videov1alpha1.JobStatusOf(obj)
-	if st == nil || h.writer == nil || len(jobID) > 100 {
+	if h.writer == nil || len(jobID) > 100 {
 		return
 	}
-	if rc := st.Callback; rc != nil && rc.AttemptID == attempt && rc.JobID == jobID {
-		return // already written down: a replay costs no write
-	}
-	base := obj.DeepCopyObject().(client.Object)
-	st.Callback = &videov1alpha1.CallbackReceipt{AttemptID: attempt, JobID: jobID, ReceivedAt: metav1.Now()}
-	// Conditional on what was read: a receipt never replaces one written meanwhile.
-	if err := h.writer.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-		logf.FromContext(ctx).Error(err, "Recording a callback for the leader", "object", client.ObjectKeyFromObject(obj))
+	for try := 0; ; try++ {
+		st := videov1alpha1.JobStatusOf(obj)
+		if st == nil {
+			return
+		}
+		if rc := st.Callback; rc != nil && rc.AttemptID == attempt && rc.JobID == jobID {
+			return // already written down: a replay costs no write
+		}
+		base := obj.DeepCopyObject().(client.Object)
+		st.Callback = &videov1alpha1.CallbackReceipt{AttemptID: attempt, JobID: jobID, ReceivedAt: metav1.Now()}
+		// Conditional on what was read: a receipt never replaces one written meanwhile.
+		err := h.writer.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		if err == nil {
+			return
+		}
+		if !apierrors.IsConflict(err) || h.reader == nil || try == recordTries-1 {
+			logf.FromContext(ctx).Error(err, "Recording a callback for the leader", "object", client.ObjectKeyFromObject(obj))
+			return
+		}
+		fresh := base.DeepCopyObject().(client.Object)
+		if err := h.reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh); err != nil {
+			logf.FromContext(ctx).Error(err, "Recording a callback for the leader", "object", client.ObjectKeyFromObject(obj))
+			return
+		}
+		fst := videov1alpha1.JobStatusOf(fresh)
+		if fst == nil || !(attemptInFlight(fresh) == attempt || (fst.JobID == jobID && fst.CompletedAt == nil)) {
+			return // the leader settled it meanwhile: nothing waits for this callback
+		}
+		if rc := fst.Callback; rc != nil && (rc.AttemptID != attempt || rc.JobID != jobID) {
+			return // a receipt written meanwhile, not yet acted on: never replaced
+		}
+		obj = fresh
 	}
 }
+
+// recordTries bounds the writes of one receipt: a cache behind by a write or two.
+const recordTries = 3
 
 // attemptInFlight is the attempt id of the object's submission in flight, or "".
 func attemptInFlight(obj client.Object) string {

@@ -47,7 +47,7 @@ func TestCallbackOnAStandbyWithACacheBehindIsWrittenDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	server := fake.NewClientBuilder().WithScheme(s).WithObjects(running.DeepCopy()).WithStatusSubresource(&videov1alpha1.VideoRender{}).Build()
-	h.writer = server
+	h.writer, h.reader = server, server
 	// The leader's record write, which this replica's cache has not seen yet.
 	var latest videov1alpha1.VideoRender
 	if err := server.Get(t.Context(), client.ObjectKeyFromObject(running), &latest); err != nil {

@@ -90,6 +90,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 			Signer:    shared.callbacks,
 			Cache:     c,
 			Writer:    c,
+			Reader:    opts.APIReader,
 			Elected:   cb.Elected,
 			Memo:      shared.memo,
 			RateLimit: cb.RateLimit,
