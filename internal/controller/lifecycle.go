@@ -184,8 +184,8 @@ type lifecycle[T jobObject] struct {
 	// checked are the requests that passed the pre-submit check (presubmit.go).
 	checked *boundedset.Set[string]
 	// unrecorded are the objects whose record write failed (writeRecordIfDue), or was due but
-	// not reached (commit ended before it): the next reconcile writes it. Forgetting one only delays its record to the next job or
-	// completion.
+	// not reached (commit ended before it): the next reconcile writes it. Forgetting one only
+	// delays its record to the next job or completion.
 	unrecorded *boundedset.Set[types.NamespacedName]
 
 	// callbacks is nil unless the manager has a public callback URL; wake then receives the
