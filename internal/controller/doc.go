@@ -95,7 +95,9 @@ limitations under the License.
 //     record found missing): the job id, the request digest and the key fingerprint travel with
 //     the object so that a restore without status adopts its job; in a namespace with a
 //     VideoBudget the charge finalizer rides in the same write (spendguard.go holdForCharge). A
-//     record write that fails is retried by the next reconcile (the unrecorded set);
+//     record that was due but not written (its write failed, or the closing status write did
+//     after writeJobID had written the job id) is written by the next reconcile (the unrecorded
+//     set);
 //   - the settlement of a budget reservation whose job was adopted (tx.After settleBudget);
 //   - the versions the write replaced (tx.Superseded), so that a cache still showing them is read
 //     fresh (lifecycle.go supersede), and the stale set after a conflict (afterReconcile).
