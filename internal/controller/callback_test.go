@@ -34,19 +34,7 @@ import (
 // it names is read with the object's key before it is adopted.
 var _ = Describe("Callbacks from the service", func() {
 	var h *harness
-
-	AfterEach(func() {
-		if h != nil {
-			h.expectNoKeyLeak()
-		}
-	})
-
-	// start makes the spec's world (simulator, Secret); each spec starts the manager once its
-	// interceptors and wrappers are set.
-	start := func(opts simulator.Options) {
-		h = newHarness(opts)
-		h.createSecret(testAPIKey)
-	}
+	start := keyedWorld(&h)
 
 	It("costs two service calls per job: the submission and one read after the callback", func() {
 		h = newHarness(simulator.Options{})

@@ -37,19 +37,7 @@ import (
 // unreadable), never rendered again, and the finished video stays Ready while a refresh fails.
 var _ = Describe("Clearance codes", func() {
 	var h *harness
-
-	AfterEach(func() {
-		if h != nil {
-			h.expectNoKeyLeak()
-		}
-	})
-
-	// start makes the spec's world (simulator, Secret); each spec starts the manager once its
-	// interceptors and wrappers are set.
-	start := func(opts simulator.Options) {
-		h = newHarness(opts)
-		h.createSecret(testAPIKey)
-	}
+	start := keyedWorld(&h)
 
 	It("records a fresh code after the old one expires", func() {
 		h = newHarness(simulator.Options{ClearanceExpiry: 2 * time.Second})

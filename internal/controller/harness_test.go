@@ -663,3 +663,18 @@ var errInjected = injectedError("injected failure of the status write")
 type injectedError string
 
 func (e injectedError) Error() string { return string(e) }
+
+// keyedWorld is the set-up the lifecycle Describes share, called in a Describe's body: after each
+// spec no API key has leaked, and the start it returns makes a spec's world (simulator, Secret)
+// into *h; each spec starts the manager once its interceptors and wrappers are set.
+func keyedWorld(h **harness) func(simulator.Options) {
+	AfterEach(func() {
+		if *h != nil {
+			(*h).expectNoKeyLeak()
+		}
+	})
+	return func(opts simulator.Options) {
+		*h = newHarness(opts)
+		(*h).createSecret(testAPIKey)
+	}
+}

@@ -255,19 +255,7 @@ var _ = Describe("Load on the cluster, attacked", func() {
 // repeated by a 429 storm does not rewrite it on every try.
 var _ = Describe("Load on the cluster during a 429 storm", func() {
 	var h *harness
-
-	AfterEach(func() {
-		if h != nil {
-			h.expectNoKeyLeak()
-		}
-	})
-
-	// start makes the spec's world (simulator, Secret); each spec starts the manager once its
-	// interceptors and wrappers are set.
-	start := func(opts simulator.Options) {
-		h = newHarness(opts)
-		h.createSecret(testAPIKey)
-	}
+	start := keyedWorld(&h)
 
 	It("backoff messages are stable, so a 429 storm does not rewrite the status on every try", func() {
 		start(simulator.Options{Faults: simulator.Faults{RateLimitShare: 1, RetryAfter: 10 * time.Millisecond,

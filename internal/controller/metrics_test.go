@@ -39,19 +39,7 @@ import (
 // failed counts nothing, and no label or event carries a key, a URL or more than the API takes.
 var _ = Describe("Metrics and events follow the written status", func() {
 	var h *harness
-
-	AfterEach(func() {
-		if h != nil {
-			h.expectNoKeyLeak()
-		}
-	})
-
-	// start makes the spec's world (simulator, Secret); each spec starts the manager once its
-	// interceptors and wrappers are set.
-	start := func(opts simulator.Options) {
-		h = newHarness(opts)
-		h.createSecret(testAPIKey)
-	}
+	start := keyedWorld(&h)
 
 	It("counts jobs by phase and service calls by endpoint and code, with no key or URL in a label", func() {
 		h = newHarness(simulator.Options{})

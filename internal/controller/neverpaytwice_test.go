@@ -44,19 +44,7 @@ import (
 // through the real reconcilers, a real API server and the simulated service.
 var _ = Describe("Never pay twice: the in-flight record around the paid call", func() {
 	var h *harness
-
-	AfterEach(func() {
-		if h != nil {
-			h.expectNoKeyLeak()
-		}
-	})
-
-	// start makes the spec's world (simulator, Secret); each spec starts the manager once its
-	// interceptors and wrappers are set.
-	start := func(opts simulator.Options) {
-		h = newHarness(opts)
-		h.createSecret(testAPIKey)
-	}
+	start := keyedWorld(&h)
 
 	// neverUnknown asserts that the object never became Stalled(SubmissionUnknown): no such
 	// event was emitted for it.
@@ -321,19 +309,7 @@ var _ = Describe("Never pay twice: the in-flight record around the paid call", f
 // 500 for a refusal, and an outage pauses the key's paid calls until a cheap read succeeds.
 var _ = Describe("Never pay twice after an unknown outcome or during an outage", func() {
 	var h *harness
-
-	AfterEach(func() {
-		if h != nil {
-			h.expectNoKeyLeak()
-		}
-	})
-
-	// start makes the spec's world (simulator, Secret); each spec starts the manager once its
-	// interceptors and wrappers are set.
-	start := func(opts simulator.Options) {
-		h = newHarness(opts)
-		h.createSecret(testAPIKey)
-	}
+	start := keyedWorld(&h)
 
 	It("ends Stalled(SubmissionUnknown) after a crash between the paid call and the job id write, with one submission", func() {
 		h = newHarness(simulator.Options{})

@@ -432,19 +432,7 @@ var _ = Describe("The record travels with the object, attacked in its restore or
 // render's record names the storyboard by its uid, so the new content is rendered, once.
 var _ = Describe("The record names its storyboard by uid, not by generation", func() {
 	var h *harness
-
-	AfterEach(func() {
-		if h != nil {
-			h.expectNoKeyLeak()
-		}
-	})
-
-	// start makes the spec's world (simulator, Secret); each spec starts the manager once its
-	// interceptors and wrappers are set.
-	start := func(opts simulator.Options) {
-		h = newHarness(opts)
-		h.createSecret(testAPIKey)
-	}
+	start := keyedWorld(&h)
 
 	It("a VideoStoryboard deleted and created again is rendered again, though its generation is 1 again", func() {
 		start(simulator.Options{})

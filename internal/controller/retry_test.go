@@ -37,19 +37,7 @@ import (
 // server and the simulated service.
 var _ = Describe("Refusals, failures and retries", func() {
 	var h *harness
-
-	AfterEach(func() {
-		if h != nil {
-			h.expectNoKeyLeak()
-		}
-	})
-
-	// start makes the spec's world (simulator, Secret); each spec starts the manager once its
-	// interceptors and wrappers are set.
-	start := func(opts simulator.Options) {
-		h = newHarness(opts)
-		h.createSecret(testAPIKey)
-	}
+	start := keyedWorld(&h)
 
 	It("a retry answered by a 429 is not lost", func() {
 		start(simulator.Options{})

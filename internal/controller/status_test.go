@@ -189,19 +189,7 @@ var _ = Describe("Status as people and GitOps tools see it", func() {
 // document does not describe is kept raw.
 var _ = Describe("Status tells the truth about the job", func() {
 	var h *harness
-
-	AfterEach(func() {
-		if h != nil {
-			h.expectNoKeyLeak()
-		}
-	})
-
-	// start makes the spec's world (simulator, Secret); each spec starts the manager once its
-	// interceptors and wrappers are set.
-	start := func(opts simulator.Options) {
-		h = newHarness(opts)
-		h.createSecret(testAPIKey)
-	}
+	start := keyedWorld(&h)
 
 	It("a failed reconcile of a new generation does not claim it, and says so", func() {
 		start(simulator.Options{})
