@@ -348,7 +348,8 @@ func (h *Handler) record(ctx context.Context, obj client.Object, attempt, jobID 
 			return
 		}
 		fst := videov1alpha1.JobStatusOf(fresh)
-		if fst == nil || !(attemptInFlight(fresh) == attempt || (fst.JobID == jobID && fst.CompletedAt == nil)) {
+		waits := attemptInFlight(fresh) == attempt || (fst != nil && fst.JobID == jobID && fst.CompletedAt == nil)
+		if fst == nil || !waits {
 			return // the leader settled it meanwhile: nothing waits for this callback
 		}
 		if rc := fst.Callback; rc != nil && (rc.AttemptID != attempt || rc.JobID != jobID) {
