@@ -346,7 +346,9 @@ var _ = Describe("The call budget of an API key while calls wait", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(readyFor(&getRender(vr)(g).Status.JobStatus, 1)).To(BeTrue())
 		}, "30s", "20ms").Should(Succeed())
-		Expect(time.Since(time.Unix(0, conflictAt.Load()))).To(BeNumerically("<", 2*time.Second),
+		// A routine read would come after the key's 10 s spacing; "at once" is well under it,
+		// with room for a loaded machine (2 s was once exceeded by 80 ms beside a benchmark).
+		Expect(time.Since(time.Unix(0, conflictAt.Load()))).To(BeNumerically("<", 5*time.Second),
 			"from the failed write of the job's end to its status")
 	})
 })
