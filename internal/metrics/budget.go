@@ -79,3 +79,20 @@ func (m *Metrics) ForgetBudget(namespace string) {
 		m.budgetRemaining.DeleteLabelValues(namespace, string(l))
 	}
 }
+
+// ObserveBudgetWrite implements spendguard.WriteObserver. writer, cause and result are the
+// spend guard's fixed lists (spendguard.Changes, the controller's causes).
+func (m *Metrics) ObserveBudgetWrite(writer, cause, result string) {
+	if m == nil {
+		return
+	}
+	m.budgetWrites.WithLabelValues(writer, cause, result).Inc()
+}
+
+// ObserveBudgetChanges implements spendguard.WriteObserver.
+func (m *Metrics) ObserveBudgetChanges(change string, n int) {
+	if m == nil {
+		return
+	}
+	m.budgetChanges.WithLabelValues(change).Add(float64(n))
+}

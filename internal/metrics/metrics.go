@@ -61,6 +61,9 @@ type Metrics struct {
 	// budgetUsed and budgetRemaining are the VideoBudget of each namespace (see budgetmetrics.go).
 	budgetUsed      *prometheus.GaugeVec
 	budgetRemaining *prometheus.GaugeVec
+	// budgetWrites and budgetChanges are the VideoBudget status writes and what they carried.
+	budgetWrites  *prometheus.CounterVec
+	budgetChanges *prometheus.CounterVec
 
 	mu     sync.Mutex
 	phases map[string]map[types.NamespacedName]videov1alpha1.Phase
@@ -168,6 +171,16 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "video_operator_budget_remaining",
 			Help: "What is left in the current period of a namespace's VideoBudget, by limit; only limits that are set.",
 		}, []string{"namespace", "limit"}),
+		budgetWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "video_operator_budget_writes_total",
+			Help: "VideoBudget status writes, by writer (guard: the spend guard's shared writes; controller: the VideoBudget " +
+				"controller), cause (the change that made the write happen) and result (written, conflict).",
+		}, []string{"writer", "cause", "result"}),
+		budgetChanges: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "video_operator_budget_write_changes_total",
+			Help: "Changes carried by written VideoBudget status writes, by kind (reserve, reserve_ahead, settle, held, " +
+				"charge, give_up, release, uninstall, controller); divided by the writes, how well writes are shared.",
+		}, []string{"change"}),
 		stalled: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "video_operator_stalled_objects",
 			Help: "Objects whose Stalled condition is True (only a human can unblock them), by kind, namespace and " +
@@ -198,7 +211,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		}
 	}
 	for _, c := range []prometheus.Collector{m.jobs, m.submissions, m.endings, m.requests, m.latency, m.credits,
-		m.callbacks, m.statusWrite, m.answerToWrite, m.budgetUsed, m.budgetRemaining, oldestSubmission{m},
+		m.callbacks, m.statusWrite, m.answerToWrite, m.budgetUsed, m.budgetRemaining, m.budgetWrites, m.budgetChanges, oldestSubmission{m},
 		m.stalled, oldestAwaiting{m}} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering metrics: %w", err)

@@ -47,6 +47,10 @@ import (
 
 // op is one change of a budget waiting for the write that holds it.
 type op struct {
+	// kind is what the op changes (ChangeReserve, ...), for the write metrics.
+	kind string
+	// changed says whether the last application of change had something to write.
+	changed bool
 	// change applies the op to the budget; false when it has nothing to write. It may be
 	// applied again (after a conflict) and must take its decision again each time.
 	change func(b *videov1alpha1.VideoBudget) bool
@@ -75,8 +79,8 @@ var errWritten = errors.New("written by another batch")
 // (a quarter of the budget writes did, at 10,000 renders). The lock still guards every write
 // against changes made elsewhere, and a decision to write nothing is not taken on this
 // process's own copy alone: it may be behind a raised limit.
-func (g *Guard) mutateBudget(ctx context.Context, ns string, change func(b *videov1alpha1.VideoBudget) bool) error {
-	o := &op{change: change, done: make(chan struct{})}
+func (g *Guard) mutateBudget(ctx context.Context, ns, kind string, change func(b *videov1alpha1.VideoBudget) bool) error {
+	o := &op{kind: kind, change: change, done: make(chan struct{})}
 	slot, err := g.writers.join(ctx, ns, o)
 	switch {
 	case errors.Is(err, errWritten):
@@ -84,20 +88,20 @@ func (g *Guard) mutateBudget(ctx context.Context, ns string, change func(b *vide
 	case err != nil:
 		return err
 	}
-	g.flushTurn(ctx, slot)
+	g.flushTurn(ctx, slot, kind)
 	return o.err
 }
 
 // mutateLater queues change for the next write of the namespace's budget without waiting for
 // it; a flush settleDelay later writes it when no other write comes.
-func (g *Guard) mutateLater(ns string, change func(b *videov1alpha1.VideoBudget) bool) {
-	g.mutateThen(ns, change, nil, settleDelay)
+func (g *Guard) mutateLater(ns, kind string, change func(b *videov1alpha1.VideoBudget) bool) {
+	g.mutateThen(ns, kind, change, nil, settleDelay)
 }
 
 // mutateThen queues change for the next write of the namespace's budget, which comes within
 // delay at the latest, and tells after its outcome.
-func (g *Guard) mutateThen(ns string, change func(b *videov1alpha1.VideoBudget) bool, after func(error), delay time.Duration) {
-	o := &op{change: change, done: make(chan struct{}), after: after}
+func (g *Guard) mutateThen(ns, kind string, change func(b *videov1alpha1.VideoBudget) bool, after func(error), delay time.Duration) {
+	o := &op{kind: kind, change: change, done: make(chan struct{}), after: after}
 	w := &g.writers
 	due := time.Now().Add(delay)
 	w.mu.Lock()
@@ -126,18 +130,19 @@ func (g *Guard) mutateThen(ns string, change func(b *videov1alpha1.VideoBudget) 
 			// A writer holds the turn for long: the next one takes the queue.
 			return
 		}
-		g.flushTurn(ctx, slot)
+		g.flushTurn(ctx, slot, kind)
 	})
 }
 
 // flushTurn writes what is queued on slot, whose turn the caller holds, and gives the turn back.
-func (g *Guard) flushTurn(ctx context.Context, slot *budgetSlot) {
+// cause is the kind of the op whose caller, or whose delay, made the write happen.
+func (g *Guard) flushTurn(ctx context.Context, slot *budgetSlot, cause string) {
 	defer g.writers.release(slot)
 	batch := g.writers.take(slot)
 	if len(batch) == 0 {
 		return
 	}
-	err := g.writeBatch(ctx, slot, batch)
+	err := g.writeBatch(ctx, slot, batch, cause)
 	if err != nil && !errors.Is(err, errNoBudget) {
 		logf.FromContext(ctx).V(1).Info("A batch of budget changes was not written", "namespace", slot.ns, "changes", len(batch), "error", err.Error())
 	}
@@ -222,7 +227,7 @@ func (w *budgetWriters) leave(s *budgetSlot) {
 // writeBatch applies the batch's changes in order to the namespace's budget and writes them in
 // one optimistic-locked status patch, applying them again to the budget read afresh after a
 // conflict.
-func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op) error {
+func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, cause string) error {
 	ns := slot.ns
 	var reader client.Reader = g.client
 	last := slot.latest
@@ -252,7 +257,8 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op) e
 		recountReserved(b)
 		changed := false
 		for _, o := range batch {
-			if o.change(b) {
+			o.changed = o.change(b)
+			if o.changed {
 				changed = true
 			}
 			// The next op decides on the budget as this one left it.
@@ -267,6 +273,7 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op) e
 		err = g.client.Status().Patch(ctx, b, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 		switch {
 		case err == nil:
+			g.observeBatch(cause, batch)
 			// b is the API server's answer: the budget as this write left it.
 			b.SetManagedFields(nil)
 			slot.latest = b
@@ -278,6 +285,7 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op) e
 			}
 			return nil
 		case apierrors.IsConflict(err):
+			g.observed().ObserveBudgetWrite(WriterGuard, cause, WriteConflict)
 			reader = g.reader
 			continue
 		case apierrors.IsNotFound(err):
@@ -304,5 +312,20 @@ func (g *Guard) keepInLedger(ctx context.Context, last *videov1alpha1.VideoBudge
 	}
 	if err := g.ledgers.record(ctx, g.client, b, true); err != nil {
 		logf.FromContext(ctx).Info("Copying a deleted budget's last usage to the ledger failed", "namespace", b.Namespace, "error", err.Error())
+	}
+}
+
+// observeBatch counts a written batch: one write, and the changes it carried by kind.
+func (g *Guard) observeBatch(cause string, batch []*op) {
+	o := g.observed()
+	o.ObserveBudgetWrite(WriterGuard, cause, WriteWritten)
+	n := map[string]int{}
+	for _, op := range batch {
+		if op.changed {
+			n[op.kind]++
+		}
+	}
+	for kind, c := range n {
+		o.ObserveBudgetChanges(kind, c)
 	}
 }

@@ -109,7 +109,7 @@ func (g *Guard) ReserveAhead(kind string, obj client.Object, attempt, digest str
 	gs.mu.Unlock()
 	obj = obj.DeepCopyObject().(client.Object)
 	queue := func() {
-		g.mutateThen(obj.GetNamespace(), func(b *videov1alpha1.VideoBudget) bool {
+		g.mutateThen(obj.GetNamespace(), ChangeReserveAhead, func(b *videov1alpha1.VideoBudget) bool {
 			d, write := g.reserveChange(b, kind, obj, attempt, digest, est, sent)
 			gs.mu.Lock()
 			gr.decided = d
@@ -253,7 +253,7 @@ func (g *Guard) ChargeSoon(ns, jobID string, secs int64, credits *resource.Quant
 	pc := &pendingCharge{asked: now}
 	cs.byJob[jobID] = pc
 	cs.mu.Unlock()
-	g.mutateThen(ns, chargeChange(jobID, secs, credits, unreported), func(err error) {
+	g.mutateThen(ns, ChangeCharge, chargeChange(jobID, secs, credits, unreported), func(err error) {
 		cs.mu.Lock()
 		pc.done, pc.err = true, err
 		cs.mu.Unlock()

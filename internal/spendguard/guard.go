@@ -92,6 +92,8 @@ type Guard struct {
 	grants grants
 	// charges are the charges queued by ChargeSoon.
 	charges charges
+	// observer counts the budget writes; nil counts nothing.
+	observer WriteObserver
 }
 
 // New returns the spend guard. c writes the budgets and reads them from its cache; reader reads
@@ -234,7 +236,7 @@ type Decision struct {
 func (g *Guard) Reserve(ctx context.Context, kind string, obj client.Object, attempt, digest string, est Estimate,
 	sent func(videov1alpha1.BudgetReservation) bool) (Decision, error) {
 	var d Decision
-	err := g.mutateBudget(ctx, obj.GetNamespace(), func(b *videov1alpha1.VideoBudget) bool {
+	err := g.mutateBudget(ctx, obj.GetNamespace(), ChangeReserve, func(b *videov1alpha1.VideoBudget) bool {
 		var write bool
 		d, write = g.reserveChange(b, kind, obj, attempt, digest, est, sent)
 		return write
@@ -309,7 +311,7 @@ func (g *Guard) withoutBudget(ctx context.Context, ns string) (Decision, error) 
 // limits seconds or credits, a render's reservation stays, with its job id, until the job's end
 // is charged: its estimate keeps counting meanwhile.
 func (g *Guard) Settle(ctx context.Context, ns string, uid types.UID, attempt, jobID string) error {
-	err := g.mutateBudget(ctx, ns, func(b *videov1alpha1.VideoBudget) bool {
+	err := g.mutateBudget(ctx, ns, ChangeSettle, func(b *videov1alpha1.VideoBudget) bool {
 		return settleReservation(b, string(uid), attempt, jobID)
 	})
 	return ignoreNoBudget(err)
@@ -324,7 +326,7 @@ func (g *Guard) Settle(ctx context.Context, ns string, uid types.UID, attempt, j
 // until HeldLater or the job's charge ends it, so that a render deleted before the finalizer is
 // written is charged its estimate.
 func (g *Guard) SettleLater(ns string, uid types.UID, attempt, jobID string, held bool) {
-	g.mutateLater(ns, func(b *videov1alpha1.VideoBudget) bool {
+	g.mutateLater(ns, ChangeSettle, func(b *videov1alpha1.VideoBudget) bool {
 		if !held {
 			return settleKeeping(b, string(uid), attempt, jobID)
 		}
@@ -337,7 +339,7 @@ func (g *Guard) SettleLater(ns string, uid types.UID, attempt, jobID string, hel
 // finalizer. Under a seconds or credits limit the reservation stays (its estimate counts until
 // the end is charged).
 func (g *Guard) HeldLater(ns, jobID string) {
-	g.mutateLater(ns, func(b *videov1alpha1.VideoBudget) bool {
+	g.mutateLater(ns, ChangeHeld, func(b *videov1alpha1.VideoBudget) bool {
 		if limitsLength(b) {
 			return false
 		}
@@ -394,7 +396,7 @@ func limitsLength(b *videov1alpha1.VideoBudget) bool {
 
 // Release gives back the reservation of an attempt that certainly created no job.
 func (g *Guard) Release(ctx context.Context, ns string, uid types.UID, attempt string) error {
-	err := g.mutateBudget(ctx, ns, func(b *videov1alpha1.VideoBudget) bool {
+	err := g.mutateBudget(ctx, ns, ChangeRelease, func(b *videov1alpha1.VideoBudget) bool {
 		return takeReservation(b, string(uid), attempt, false)
 	})
 	return ignoreNoBudget(err)
@@ -430,7 +432,7 @@ func takeReservation(b *videov1alpha1.VideoBudget, uid, attempt string, charge b
 // the job answer does not report (counted in used.unreportedCreditRenders). A job that ended
 // with nothing to charge (a failure) still ends its reservation.
 func (g *Guard) Charge(ctx context.Context, ns, jobID string, secs int64, credits *resource.Quantity, unreported bool) error {
-	return ignoreNoBudget(g.mutateBudget(ctx, ns, chargeChange(jobID, secs, credits, unreported)))
+	return ignoreNoBudget(g.mutateBudget(ctx, ns, ChangeCharge, chargeChange(jobID, secs, credits, unreported)))
 }
 
 // chargeChange is the change of Charge.
@@ -449,7 +451,7 @@ func chargeChange(jobID string, secs int64, credits *resource.Quantity, unreport
 // the service, or its object let go): its reservation's estimate, or fallback when the budget
 // kept none, once per job id.
 func (g *Guard) GiveUp(ctx context.Context, ns, jobID string, fallback Estimate) error {
-	err := g.mutateBudget(ctx, ns, func(b *videov1alpha1.VideoBudget) bool {
+	err := g.mutateBudget(ctx, ns, ChangeGiveUp, func(b *videov1alpha1.VideoBudget) bool {
 		secs := fallback.Seconds
 		r := dropJobReservation(b, jobID)
 		if r != nil {

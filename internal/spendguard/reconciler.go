@@ -60,6 +60,8 @@ type Reconciler struct {
 	// guard is this process's spend guard: the reservations it wrote ahead for renders still
 	// waiting for their call budget are not released (nil: none).
 	guard *Guard
+	// writes counts the budget writes, the guard's and this reconciler's.
+	writes WriteObserver
 }
 
 // Observer receives each budget's state after a reconcile (the budget metrics), and the
@@ -102,8 +104,44 @@ func NewReconciler(o ReconcilerOptions) *Reconciler {
 	if ledgers == nil {
 		ledgers = NewLedgers("")
 	}
+	var w WriteObserver = noWrites{}
+	if wo, ok := m.(WriteObserver); ok {
+		// One observer counts every budget write, the guard's too, so that the writes of a
+		// render are seen side by side.
+		w = wo
+		if o.Guard != nil {
+			o.Guard.ObserveWrites(wo)
+		}
+	}
 	return &Reconciler{client: o.Client, reader: o.Reader, clock: o.Clock, metrics: m,
-		grace: o.Grace, recheck: o.Recheck, retry: o.Retry, ledgers: ledgers, guard: o.Guard}
+		grace: o.Grace, recheck: o.Recheck, retry: o.Retry, ledgers: ledgers, guard: o.Guard, writes: w}
+}
+
+// The causes of the VideoBudget controller's writes.
+const (
+	CausePeriod       = "period"
+	CauseLedger       = "ledger"
+	CauseReservations = "reservations"
+	CauseConditions   = "conditions"
+	CauseOther        = "other"
+)
+
+// controllerCause names what the controller's write of b (read as base) is for, the first that
+// applies: a new period, the ledger's takeover, settled reservations, conditions.
+func controllerCause(base, b *videov1alpha1.VideoBudget, adopted bool) string {
+	switch {
+	case !base.Status.PeriodEnd.Equal(b.Status.PeriodEnd):
+		return CausePeriod
+	case adopted:
+		return CauseLedger
+	case !equality.Semantic.DeepEqual(base.Status.Reservations, b.Status.Reservations) ||
+		!equality.Semantic.DeepEqual(base.Status.Used, b.Status.Used):
+		return CauseReservations
+	case !equality.Semantic.DeepEqual(base.Status.Conditions, b.Status.Conditions):
+		return CauseConditions
+	default:
+		return CauseOther
+	}
 }
 
 type noObserver struct{}
@@ -143,7 +181,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	b.Status.ObservedGeneration = b.Generation
 
 	if !equality.Semantic.DeepEqual(base.Status, b.Status) {
+		cause := controllerCause(base, b, adopted)
 		err := r.client.Status().Patch(ctx, b, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		switch {
+		case err == nil:
+			r.writes.ObserveBudgetWrite(WriterController, cause, WriteWritten)
+			r.writes.ObserveBudgetChanges(ChangeController, 1)
+		case apierrors.IsConflict(err):
+			r.writes.ObserveBudgetWrite(WriterController, cause, WriteConflict)
+		}
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			// A reconciler reserved or charged meanwhile: decide again on the new status.
 			return ctrl.Result{RequeueAfter: r.retry}, nil

@@ -51,7 +51,7 @@ type Settlement struct {
 func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 	var s Settlement
 	var readErr error
-	err := g.mutateBudget(ctx, ns, func(b *videov1alpha1.VideoBudget) bool {
+	err := g.mutateBudget(ctx, ns, ChangeUninstall, func(b *videov1alpha1.VideoBudget) bool {
 		s, readErr = Settlement{}, nil
 		if len(b.Status.Reservations) == 0 {
 			return false

@@ -18,8 +18,10 @@ package bench
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -337,6 +339,7 @@ func (s *scaleRun) report(r *result) {
 		_, _ = fmt.Fprintf(out, "budgets %d: renders used %d of %d expected, reserved at the end %d (%d reservations), mismatched %v; status writes %d (answers %v)\n",
 			bu.Budgets, bu.UsedRenders, bu.ExpectedRenders, bu.ReservedAtEnd, bu.ReservationsAtEnd, bu.Mismatched, bu.StatusWrites, r.StatusWriteCodesByResource["videobudgets"])
 	}
+	printBudgetWrites(out, r.Metrics, r.Objects)
 	printHistograms(out, r.Metrics)
 	for _, u := range r.Unmeasured {
 		_, _ = fmt.Fprintf(out, "not measured: %s\n", u)
@@ -349,4 +352,23 @@ func (s *scaleRun) report(r *result) {
 		}
 		writeComparison(out, b, r)
 	}
+}
+
+// printBudgetWrites prints the VideoBudget writes per render by writer and cause, and the
+// changes they carried per render by kind (the manager's video_operator_budget_write* counters).
+func printBudgetWrites(out io.Writer, m scrape, objects int) {
+	if objects == 0 {
+		return
+	}
+	var lines []string
+	for k, v := range m.Gauges {
+		if budgetWriteCounters.MatchString(strings.SplitN(k, "{", 2)[0]) && v > 0 {
+			lines = append(lines, fmt.Sprintf("  %s: %.0f (%.3f per render)", k, v, v/float64(objects)))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	slices.Sort(lines)
+	_, _ = fmt.Fprintf(out, "budget writes and the changes they carried:\n%s\n", strings.Join(lines, "\n"))
 }

@@ -21,6 +21,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"regexp"
@@ -264,6 +265,8 @@ var (
 	workqueueHistograms = regexp.MustCompile(`^workqueue_(queue|work)_duration_seconds$`)
 	operatorHistograms  = regexp.MustCompile(`^video_operator_.*_seconds$`)
 	workqueueGauges     = regexp.MustCompile(`^workqueue_(depth|adds_total|retries_total|unfinished_work_seconds|longest_running_processor_seconds)$`)
+	// budgetWriteCounters say which changes of a render cost the VideoBudget writes (issue 30).
+	budgetWriteCounters = regexp.MustCompile(`^video_operator_budget_write(s|_changes)_total$`)
 )
 
 // scrape is what one read of /metrics kept.
@@ -294,6 +297,7 @@ func scrapeMetrics(ctx context.Context, url string) (scrape, error) {
 		return scrape{}, err
 	}
 	out := scrape{At: time.Now(), Histograms: map[string]histSummary{}, Gauges: values(samples, workqueueGauges)}
+	maps.Copy(out.Gauges, values(samples, budgetWriteCounters))
 	for _, family := range []*regexp.Regexp{workqueueHistograms, operatorHistograms} {
 		for k, h := range histograms(samples, family) {
 			out.Histograms[k] = h.summary()

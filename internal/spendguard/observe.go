@@ -1,0 +1,87 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spendguard
+
+// What a budget write costs and carries (issue 30: the spend guard's writes are shared, and
+// the share is what to measure). Each write of a budget's status is told by who wrote it and by
+// what made it happen (the op whose caller waited for it, or whose delay ran out); each change
+// it carried is told by its kind. Both label sets are the fixed lists below.
+
+// The kinds of changes of a budget: the ops of the guard and the VideoBudget controller's.
+const (
+	// ChangeReserve is a reservation written when its render came to pay.
+	ChangeReserve = "reserve"
+	// ChangeReserveAhead is a reservation written ahead, while its render waited for its key's
+	// call budget.
+	ChangeReserveAhead = "reserve_ahead"
+	// ChangeSettle turns a reservation into usage once its job id is recorded.
+	ChangeSettle = "settle"
+	// ChangeHeld ends the reservation that stood for a render's charge finalizer.
+	ChangeHeld = "held"
+	// ChangeCharge is an ended job's seconds and credits.
+	ChangeCharge = "charge"
+	// ChangeGiveUp charges the estimate of a job whose end will not be read.
+	ChangeGiveUp = "give_up"
+	// ChangeRelease gives back a reservation whose attempt created no job.
+	ChangeRelease = "release"
+	// ChangeUninstall settles every reservation for an uninstall.
+	ChangeUninstall = "uninstall"
+	// ChangeController is a write of the VideoBudget controller (period, interrupted
+	// reservations, conditions, the ledger's takeover).
+	ChangeController = "controller"
+)
+
+// Changes lists the change kinds, for initialising counters.
+var Changes = []string{ChangeReserve, ChangeReserveAhead, ChangeSettle, ChangeHeld, ChangeCharge, ChangeGiveUp,
+	ChangeRelease, ChangeUninstall, ChangeController}
+
+// The writers of a budget, and the outcomes of one write.
+const (
+	WriterGuard      = "guard"
+	WriterController = "controller"
+	WriteWritten     = "written"
+	WriteConflict    = "conflict"
+)
+
+// WriteObserver counts the budget writes (the budget write metrics).
+type WriteObserver interface {
+	// ObserveBudgetWrite counts one status write of a budget: writer, the change kind that made
+	// it happen, and its outcome.
+	ObserveBudgetWrite(writer, cause, result string)
+	// ObserveBudgetChanges counts n changes of kind change carried by one write that was written.
+	ObserveBudgetChanges(change string, n int)
+}
+
+type noWrites struct{}
+
+func (noWrites) ObserveBudgetWrite(string, string, string) {}
+func (noWrites) ObserveBudgetChanges(string, int)          {}
+
+// ObserveWrites makes the guard count its budget writes in o.
+func (g *Guard) ObserveWrites(o WriteObserver) {
+	if o != nil {
+		g.observer = o
+	}
+}
+
+// observed is the guard's observer, never nil.
+func (g *Guard) observed() WriteObserver {
+	if g.observer == nil {
+		return noWrites{}
+	}
+	return g.observer
+}
