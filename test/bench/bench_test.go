@@ -23,6 +23,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -371,10 +372,31 @@ func (s *scaleRun) sample() {
 			}
 		}
 	}
+	if *flagBudget {
+		step.BudgetMaxBytes, step.BudgetMaxReservations = s.largestBudget()
+	}
 	s.timeline = append(s.timeline, step)
 	// Progress goes to stderr as it happens (b.Logf would hold it until the end).
 	fmt.Fprintf(os.Stderr, "bench: t=%4.0fs jobs=%d terminal=%d manager RSS=%.0f MiB CPU=%.1f s, load %.1f\n",
 		step.Seconds, step.Jobs, step.Terminal, step.RSSMiB, step.CPUSeconds, step.Load1)
+}
+
+// largestBudget is the size (as JSON) and the reservations of the largest VideoBudget now: one
+// list of the run's few budgets per sample, read directly (not through the manager's proxy).
+func (s *scaleRun) largestBudget() (maxBytes, maxReservations int) {
+	var list videov1alpha1.VideoBudgetList
+	if err := s.k8s.List(s.b.Context(), &list); err != nil {
+		return 0, 0
+	}
+	for i := range list.Items {
+		b := &list.Items[i]
+		b.ManagedFields = nil
+		if data, err := json.Marshal(b); err == nil {
+			maxBytes = max(maxBytes, len(data))
+		}
+		maxReservations = max(maxReservations, len(b.Status.Reservations))
+	}
+	return maxBytes, maxReservations
 }
 
 func must(b *testing.B, err error) {

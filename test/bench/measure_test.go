@@ -340,6 +340,7 @@ func (s *scaleRun) report(r *result) {
 			bu.Budgets, bu.UsedRenders, bu.ExpectedRenders, bu.ReservedAtEnd, bu.ReservationsAtEnd, bu.Mismatched, bu.StatusWrites, r.StatusWriteCodesByResource["videobudgets"])
 	}
 	printBudgetWrites(out, r.Metrics, r.Objects)
+	printBudgetSize(out, r.Timeline)
 	printHistograms(out, r.Metrics)
 	for _, u := range r.Unmeasured {
 		_, _ = fmt.Fprintf(out, "not measured: %s\n", u)
@@ -352,6 +353,22 @@ func (s *scaleRun) report(r *result) {
 		}
 		writeComparison(out, b, r)
 	}
+}
+
+// printBudgetSize prints the largest VideoBudget seen over the run (its JSON size without
+// managedFields, and its reservations), when the run had budgets.
+func printBudgetSize(out io.Writer, timeline []timeStep) {
+	var peak timeStep
+	for _, st := range timeline {
+		if st.BudgetMaxBytes > peak.BudgetMaxBytes {
+			peak = st
+		}
+	}
+	if peak.BudgetMaxBytes == 0 {
+		return
+	}
+	_, _ = fmt.Fprintf(out, "largest VideoBudget: %.1f KiB with %d reservations, at t=%.0fs\n",
+		float64(peak.BudgetMaxBytes)/1024, peak.BudgetMaxReservations, peak.Seconds)
 }
 
 // printBudgetWrites prints the VideoBudget writes per render by writer and cause, and the

@@ -172,6 +172,11 @@ type timeStep struct {
 	CPUSeconds float64            `json:"managerCPUSeconds"`
 	Depth      map[string]float64 `json:"workqueueDepth,omitempty"`
 	QueueP99   map[string]float64 `json:"queueDurationP99Seconds,omitempty"`
+	// BudgetMaxBytes and BudgetMaxReservations are the largest VideoBudget (as JSON) and its
+	// reservations at this step, with -bench.budget: what every budget write decodes, validates,
+	// stores and sends to its watchers.
+	BudgetMaxBytes        int `json:"budgetMaxBytes,omitempty"`
+	BudgetMaxReservations int `json:"budgetMaxReservations,omitempty"`
 }
 
 func (r *result) writeJSON(path string) error {

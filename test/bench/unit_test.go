@@ -177,3 +177,18 @@ func TestWritesByKind(t *testing.T) {
 		t.Errorf("events %d, budgets %d, objects %d; want 5, 5 and 12 (writes only, by resource)", events, budgets, objects)
 	}
 }
+
+// The report names the largest budget of the run, at its step; a run without budgets names none.
+func TestPrintBudgetSize(t *testing.T) {
+	var b strings.Builder
+	printBudgetSize(&b, []timeStep{{Seconds: 1, BudgetMaxBytes: 2048, BudgetMaxReservations: 3},
+		{Seconds: 2, BudgetMaxBytes: 10240, BudgetMaxReservations: 40}, {Seconds: 3, BudgetMaxBytes: 512}})
+	if got, want := b.String(), "largest VideoBudget: 10.0 KiB with 40 reservations, at t=2s\n"; got != want {
+		t.Errorf("printed %q, want %q", got, want)
+	}
+	b.Reset()
+	printBudgetSize(&b, []timeStep{{Seconds: 1}})
+	if b.Len() != 0 {
+		t.Errorf("a run without budgets printed %q", b.String())
+	}
+}
