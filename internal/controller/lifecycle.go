@@ -78,14 +78,24 @@ type terms struct {
 	// ends, and held by the charge finalizer until then (a render). Otherwise the submission is
 	// counted and the end charges only the credits it reports (a preview).
 	perJob bool
-	// estimate is the spec's estimate: charged for a job whose end will never be read.
-	estimate spendguard.Estimate
+	// estimate is the spec's estimate, charged for a job whose end will never be read; nil for
+	// a kind without one. A function: an inline storyboard is estimated scene by scene, and
+	// only the spend guard's paths need it, not every read or submission that asks the terms.
+	estimate func() spendguard.Estimate
 	// unreviewed: it pays for every new preview without a review (storyboardRef approval
 	// Latest, no approvedDigest); the record of each paid call says so.
 	unreviewed bool
 	// forReview: a completed job waits for a person's review (a preview), which makes its
 	// completion worth an event of its own.
 	forReview bool
+}
+
+// estimateOf is the spec's estimate (terms.estimate), zero for a kind without one.
+func (t terms) estimateOf() spendguard.Estimate {
+	if t.estimate == nil {
+		return spendguard.Estimate{}
+	}
+	return t.estimate()
 }
 
 // statusValue is the object's whole status, to tell whether a reconcile changed anything.

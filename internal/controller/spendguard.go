@@ -246,7 +246,7 @@ func (l *lifecycle[T]) chargeCompletion(ctx context.Context, tx *statustxn.Txn[T
 		}
 		secs = 0
 	} else if job.Status().IsCompleted() {
-		unreported = l.adapter.termsOf(tx.Obj).estimate.Unreported
+		unreported = l.adapter.termsOf(tx.Obj).estimateOf().Unreported
 	}
 	jobID := tx.Obj.Job().JobID
 	if err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), jobID, secs, credits, unreported); err != nil {
@@ -269,7 +269,7 @@ func (l *lifecycle[T]) chargeSoon(tx *statustxn.Txn[T], job *apiclient.Job) (wai
 		return 0, false, false
 	}
 	secs, credits := jobCost(job)
-	unreported := job.Status().IsCompleted() && l.adapter.termsOf(tx.Obj).estimate.Unreported
+	unreported := job.Status().IsCompleted() && l.adapter.termsOf(tx.Obj).estimateOf().Unreported
 	jobID := tx.Obj.Job().JobID
 	done, retryIn, err := l.guard.ChargeSoon(tx.Obj.GetNamespace(), jobID, secs, credits, unreported)
 	if done {
@@ -346,7 +346,7 @@ func (l *lifecycle[T]) chargeGivenUp(ctx context.Context, tx *statustxn.Txn[T]) 
 		return nil
 	}
 	jobID := tx.Obj.Job().JobID
-	if err := l.guard.GiveUp(ctx, tx.Obj.GetNamespace(), jobID, l.adapter.termsOf(tx.Obj).estimate); err != nil {
+	if err := l.guard.GiveUp(ctx, tx.Obj.GetNamespace(), jobID, l.adapter.termsOf(tx.Obj).estimateOf()); err != nil {
 		tx.Abort()
 		return fmt.Errorf("charging the estimate of job %s to the namespace's VideoBudget: %w", jobID, err)
 	}
@@ -392,7 +392,7 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) *stop {
 		}
 	}
 	if running && l.guard != nil {
-		est := l.adapter.termsOf(obj).estimate
+		est := l.adapter.termsOf(obj).estimateOf()
 		giveUp := func(why string) *stop {
 			log.Info("Charging the estimate of a deleted render's job whose end will not be read", "jobID", jobID, "reason", why)
 			if err := l.guard.GiveUp(ctx, obj.GetNamespace(), jobID, est); err != nil {

@@ -253,7 +253,8 @@ func (renderAdapter) carryOutputs(*videov1alpha1.VideoRender, int64, int64) {}
 
 // termsOf: a render is paid per job, reserved at its estimate (spendguard.EstimateRender).
 func (renderAdapter) termsOf(o *videov1alpha1.VideoRender) terms {
-	return terms{perJob: true, estimate: spendguard.EstimateRender(o), unreviewed: unreviewed(o)}
+	return terms{perJob: true, estimate: func() spendguard.Estimate { return spendguard.EstimateRender(o) },
+		unreviewed: unreviewed(o)}
 }
 
 // unreviewed reports whether obj is a render that pays for every new preview without a review
