@@ -273,6 +273,17 @@ type JobStatus struct {
 	// +optional
 	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
 
+	// chargeMark is set when the job's end was written before its seconds and credits reached
+	// the namespace's VideoBudget, which happens under a budget without maxRenderSeconds and
+	// maxAICredits (nothing is decided on them, so the end does not wait for its charge): the
+	// budget's status.chargeCount at that moment. Should the charge be lost (the manager stopped
+	// before the budget write that carried it), the job is charged from this status, once: it
+	// is missing from the budget's chargedJobs while fewer jobs than that list holds were
+	// charged since the mark.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ChargeMark *int64 `json:"chargeMark,omitempty"`
+
 	// lastHandledRetry is the last value of the video.videoops.io/retry annotation the
 	// controller acted on. Setting the annotation to any other value asks for one new job for the
 	// current spec after a failed or refused one.

@@ -318,14 +318,24 @@ type VideoBudgetStatus struct {
 	Reservations []BudgetReservation `json:"reservations,omitempty"`
 
 	// chargedJobs are the ids of the most recent completed renders whose seconds and credits
-	// were added to used, so that a completion seen again (after a crash between the charge and
-	// the render's own status write) is not charged twice. Bounded: an older one seen again is
-	// charged again, the safe side.
+	// were added to used, whatever their period, so that a completion seen again (after a crash
+	// between the charge and the render's own status write) is not charged twice. Bounded: an
+	// older one seen again is charged again, the safe side; one whose render marked its end
+	// (status.chargeMark) is charged again only while chargeCount shows it certainly missing.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=256
 	// +kubebuilder:validation:items:MaxLength=100
 	ChargedJobs []string `json:"chargedJobs,omitempty"`
+
+	// chargeCount counts the jobs ever charged into this budget (each id added to chargedJobs).
+	// It does not restart with a period, and a budget created again takes it from the
+	// namespace's ledger. A render whose end was written before its charge recorded it then
+	// (status.chargeMark): while fewer jobs than chargedJobs holds were charged since, a job
+	// missing from chargedJobs is certainly not charged yet.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ChargeCount int64 `json:"chargeCount,omitempty"`
 
 	// ledgerBudgetUID is the uid of the VideoBudget that merged the namespace's ledger
 	// (ConfigMap video-operator-budget-ledger.<namespace> in the manager's namespace) into this

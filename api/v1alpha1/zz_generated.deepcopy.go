@@ -670,6 +670,11 @@ func (in *JobStatus) DeepCopyInto(out *JobStatus) {
 		in, out := &in.CompletedAt, &out.CompletedAt
 		*out = (*in).DeepCopy()
 	}
+	if in.ChargeMark != nil {
+		in, out := &in.ChargeMark, &out.ChargeMark
+		*out = new(int64)
+		**out = **in
+	}
 	if in.Failure != nil {
 		in, out := &in.Failure, &out.Failure
 		*out = new(JobFailure)

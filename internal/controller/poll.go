@@ -95,7 +95,11 @@ func (l *lifecycle[T]) poll(ctx context.Context, s *scope[T]) *stop {
 	before := progressOf(st)
 	if ended := l.recordJob(ctx, tx, job); ended {
 		l.progress.ended(st.JobID)
-		// Seconds and credits reach the budget before the completion is written.
+		if l.chargeAfterEnd(ctx, tx, job) {
+			return nil
+		}
+		// Under a seconds or credits limit, they reach the budget before the completion is
+		// written.
 		wait, queued, charged := l.chargeSoon(tx, job)
 		if queued {
 			return stopAfter(wait)

@@ -27,6 +27,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -100,9 +101,18 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, s *scope[T]) *stop {
 	if r := l.budgetEstimate(t); r != nil {
 		est = spendguard.EstimateOf(r)
 	}
-	if _, ok := l.guard.TakeGrant(ctx, l.kind, obj, attempt, t.sourceDigest, est); ok {
-		// Reserved ahead, while it waited for its key's call budget (reserveAhead).
-		return nil
+	prior, lost := spendguard.MarkedChargeOf(obj)
+	if lost = lost && l.guard.NotCharged(ctx, obj.GetNamespace(), prior); lost {
+		// The previous job's end was written before its charge, which the budget does not show:
+		// the charge goes with this reservation's write, before the render moves on to a job
+		// whose status would no longer say what to charge.
+		l.guard.ChargeMarkedLater(obj.GetNamespace(), prior)
+	}
+	if !lost {
+		if _, ok := l.guard.TakeGrant(ctx, l.kind, obj, attempt, t.sourceDigest, est); ok {
+			// Reserved ahead, while it waited for its key's call budget (reserveAhead).
+			return nil
+		}
 	}
 	l.guard.UsedAttempt(obj.GetUID(), attempt)
 	d, err := l.guard.Reserve(ctx, l.kind, obj, attempt, t.sourceDigest, est, sent)
@@ -256,6 +266,33 @@ func (l *lifecycle[T]) chargeCompletion(ctx context.Context, tx *statustxn.Txn[T
 	return nil
 }
 
+// chargeAfterEnd writes a render's end before its charge where the namespace's budget limits
+// neither seconds nor credits, so that nothing is decided on the charge (spendguard
+// afterend.go): a completed job's end records the budget's charge count (status.chargeMark),
+// from which a lost charge is found and made once, and the charge is queued for a later budget
+// write once the end is written. It reports whether it took the charge.
+func (l *lifecycle[T]) chargeAfterEnd(ctx context.Context, tx *statustxn.Txn[T], job *apiclient.Job) bool {
+	if l.guard == nil || !l.adapter.termsOf(tx.Obj).perJob || (!job.Status().IsCompleted() && !job.Status().IsFailed()) {
+		return false
+	}
+	mark, ok := l.guard.ChargeAfterEnd(ctx, tx.Obj.GetNamespace())
+	if !ok {
+		return false
+	}
+	st := tx.Obj.Job()
+	c := spendguard.MarkedCharge{JobID: st.JobID, Mark: mark}
+	if job.Status().IsCompleted() {
+		// A failed job charges nothing; its queued change only ends the reservation of its
+		// running job, if the budget still holds one.
+		c.Seconds, c.Credits = jobCost(job)
+		c.Unreported = l.adapter.termsOf(tx.Obj).estimateOf().Unreported
+		st.ChargeMark = ptr.To(mark)
+	}
+	ns := tx.Obj.GetNamespace()
+	tx.After(func() { l.guard.ChargeLater(ns, c) })
+	return true
+}
+
 // chargeSoon queues the charge of a render's ended job for the namespace's next budget write,
 // shared with its other changes (group commit), instead of holding the worker for a write of its
 // own. queued is true while that write has not ended: the reconcile's decisions are discarded
@@ -389,6 +426,13 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) *stop {
 	if sub := st.Submission; sub != nil {
 		if id, ok := l.memo.Lookup(sub.AttemptID); ok && !l.memo.FromCallback(sub.AttemptID) {
 			jobID, running = id, true
+		}
+	}
+	if c, ok := spendguard.MarkedChargeOf(obj); ok && !running && l.guard != nil {
+		// Its end was written before its charge: the charge is made here unless the budget
+		// holds it (a charge still queued rides with this write).
+		if err := l.guard.ChargeMarked(ctx, obj.GetNamespace(), c); err != nil {
+			return stopAfter(l.backoff.Short())
 		}
 	}
 	if running && l.guard != nil {

@@ -521,6 +521,7 @@ func (l *lifecycle[T]) replaceJob(tx *statustxn.Txn[T]) string {
 	st.RequestUnverified = nil
 	st.SubmittedAt = nil
 	st.CompletedAt = nil
+	st.ChargeMark = nil
 	st.Failure = nil
 	st.Progress = nil
 	st.ProgressMessage = ""

@@ -179,7 +179,8 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		budgetChanges: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "video_operator_budget_write_changes_total",
 			Help: "Changes carried by written VideoBudget status writes, by kind (reserve, reserve_ahead, settle, held, " +
-				"charge, give_up, release, uninstall, controller); divided by the writes, how well writes are shared.",
+				"charge, charge_after_end, charge_marked, give_up, release, uninstall, controller); divided by the writes, " +
+				"how well writes are shared.",
 		}, []string{"change"}),
 		stalled: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "video_operator_stalled_objects",

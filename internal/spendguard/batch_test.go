@@ -63,7 +63,8 @@ func newBatchHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, objs ...c
 	}
 	budget := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName, UID: "b1"},
 		Spec: spec, Status: videov1alpha1.VideoBudgetStatus{LedgerBudgetUID: "b1"}}
-	server := fake.NewClientBuilder().WithScheme(s).WithObjects(append(objs, budget)...).WithStatusSubresource(budget).Build()
+	server := fake.NewClientBuilder().WithScheme(s).WithObjects(append(objs, budget)...).WithStatusSubresource(budget).
+		WithIndex(&videov1alpha1.VideoRender{}, ChargeMarkIndex, IndexChargeMark).Build()
 	h := &batchHarness{server: server, hold: make(chan struct{}), held: make(chan struct{})}
 	var once sync.Once
 	c := interceptor.NewClient(server, interceptor.Funcs{

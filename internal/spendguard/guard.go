@@ -92,6 +92,8 @@ type Guard struct {
 	grants grants
 	// charges are the charges queued by ChargeSoon.
 	charges charges
+	// later are the charges queued after their render's end (ChargeLater).
+	later laterCharges
 	// observer counts the budget writes; nil counts nothing.
 	observer WriteObserver
 }
@@ -477,7 +479,8 @@ func dropJobReservation(b *videov1alpha1.VideoBudget, jobID string) *videov1alph
 	return nil
 }
 
-// charged reports whether jobID was charged in this period.
+// charged reports whether jobID was charged (among the latest maxChargedJobs, whatever their
+// period).
 func charged(b *videov1alpha1.VideoBudget, jobID string) bool {
 	for _, id := range b.Status.ChargedJobs {
 		if id == jobID {
@@ -501,6 +504,7 @@ func chargeJob(b *videov1alpha1.VideoBudget, jobID string, secs int64, credits *
 		b.Status.Used.UnreportedCreditRenders++
 	}
 	b.Status.ChargedJobs = append(b.Status.ChargedJobs, jobID)
+	b.Status.ChargeCount++
 	if n := len(b.Status.ChargedJobs); n > maxChargedJobs {
 		b.Status.ChargedJobs = append([]string(nil), b.Status.ChargedJobs[n-maxChargedJobs:]...)
 	}

@@ -85,13 +85,14 @@ type ledger struct {
 	PeriodEnd   *metav1.Time               `json:"periodEnd,omitempty"`
 	Used        videov1alpha1.BudgetUsage  `json:"used"`
 	ChargedJobs []string                   `json:"chargedJobs,omitempty"`
+	ChargeCount int64                      `json:"chargeCount,omitempty"`
 	// BudgetUID is the budget whose status this copies.
 	BudgetUID string `json:"budgetUID,omitempty"`
 }
 
 func ledgerOf(b *videov1alpha1.VideoBudget) ledger {
 	return ledger{Period: b.Status.Period, PeriodStart: b.Status.PeriodStart, PeriodEnd: b.Status.PeriodEnd,
-		Used: b.Status.Used, ChargedJobs: b.Status.ChargedJobs, BudgetUID: string(b.UID)}
+		Used: b.Status.Used, ChargedJobs: b.Status.ChargedJobs, ChargeCount: b.Status.ChargeCount, BudgetUID: string(b.UID)}
 }
 
 // ledgerChanged reports whether a budget write changes what the ledger keeps.
@@ -312,13 +313,18 @@ func (s *Ledgers) ensure(ctx context.Context, c client.Client, r client.Reader, 
 }
 
 // MergeLedger merges l, the ledger of an earlier budget, into b's status when l's period has
-// not ended at now: each count keeps the larger value and the charged job ids are joined. It
-// reports whether b changed.
+// not ended at now: each count keeps the larger value and the charged job ids are joined. The
+// charge count goes on from the ledger's whatever its period, so that the marks of renders ended
+// under the budget replaced still read against it (afterend.go). It reports whether b changed.
 func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
-	if l == nil || l.PeriodEnd == nil || !now.Before(l.PeriodEnd.Time) {
+	if l == nil {
 		return false
 	}
 	before := b.Status.DeepCopy()
+	b.Status.ChargeCount = max(b.Status.ChargeCount, l.ChargeCount)
+	if l.PeriodEnd == nil || !now.Before(l.PeriodEnd.Time) {
+		return !equality.Semantic.DeepEqual(*before, b.Status)
+	}
 	u, lu := &b.Status.Used, l.Used
 	u.Renders = max(u.Renders, lu.Renders)
 	u.RenderSeconds = max(u.RenderSeconds, lu.RenderSeconds)

@@ -66,8 +66,8 @@ func RollPeriod(b *videov1alpha1.VideoBudget, now time.Time) {
 	}
 	start, end := PeriodBounds(p, now)
 	if st.PeriodEnd != nil && !now.Before(st.PeriodEnd.Time) {
+		// chargedJobs stay: they say which jobs are charged, whatever the period (afterend.go).
 		st.Used = videov1alpha1.BudgetUsage{}
-		st.ChargedJobs = nil
 	}
 	st.Period = p
 	st.PeriodStart = &metav1.Time{Time: start}

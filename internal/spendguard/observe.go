@@ -34,6 +34,12 @@ const (
 	ChangeHeld = "held"
 	// ChangeCharge is an ended job's seconds and credits.
 	ChangeCharge = "charge"
+	// ChangeChargeAfterEnd is an ended job's seconds and credits, written after its render's end
+	// (afterend.go).
+	ChangeChargeAfterEnd = "charge_after_end"
+	// ChangeChargeMarked is the charge of a job whose render marked its end, found missing from
+	// the budget (afterend.go).
+	ChangeChargeMarked = "charge_marked"
 	// ChangeGiveUp charges the estimate of a job whose end will not be read.
 	ChangeGiveUp = "give_up"
 	// ChangeRelease gives back a reservation whose attempt created no job.
@@ -46,7 +52,8 @@ const (
 )
 
 // Changes lists the change kinds, for initialising counters.
-var Changes = []string{ChangeReserve, ChangeReserveAhead, ChangeSettle, ChangeHeld, ChangeCharge, ChangeGiveUp,
+var Changes = []string{ChangeReserve, ChangeReserveAhead, ChangeSettle, ChangeHeld, ChangeCharge, ChangeChargeAfterEnd,
+	ChangeChargeMarked, ChangeGiveUp,
 	ChangeRelease, ChangeUninstall, ChangeController}
 
 // The writers of a budget, and the outcomes of one write.

@@ -19,7 +19,9 @@ package spendguard
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -62,6 +64,9 @@ type Reconciler struct {
 	guard *Guard
 	// writes counts the budget writes, the guard's and this reconciler's.
 	writes WriteObserver
+	// looked is when each budget (by uid) was last searched for charges lost after their
+	// render's end; a budget not in it was not searched by this process yet.
+	looked sync.Map
 }
 
 // Observer receives each budget's state after a reconcile (the budget metrics), and the
@@ -176,6 +181,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.settleInterrupted(ctx, b, now); err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := r.recoverCharges(ctx, b, now); err != nil {
+		return ctrl.Result{}, err
+	}
 	recountReserved(b)
 	r.setConditions(b)
 	b.Status.ObservedGeneration = b.Generation
@@ -277,6 +285,14 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 				kept = append(kept, res)
 			case charged(b, res.JobID) || (!gone && st.JobID == res.JobID && st.Failure != nil && !givenUp(st.Failure.Code)):
 				log.V(1).Info("Ending the reservation of a job whose end was charged", "kind", res.Kind, "name", res.Name, "jobID", res.JobID)
+			case !gone && st.JobID == res.JobID && st.ChargeMark != nil:
+				// Its end was written before its charge (afterend.go): what the job cost is in
+				// its status, not only an estimate.
+				if c, ok := MarkedChargeOf(obj); ok {
+					log.Info("Charging a job whose end was written before its charge", "kind", res.Kind, "name", res.Name, "jobID", res.JobID,
+						"renderSeconds", c.Seconds)
+					chargeJob(b, c.JobID, c.Seconds, c.Credits, c.Unreported)
+				}
 			default:
 				log.Info("Charging the estimate of a job whose end will not be read", "kind", res.Kind, "name", res.Name, "jobID", res.JobID,
 					"estimatedSeconds", res.EstimatedSeconds)
@@ -317,11 +333,68 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 	return nil
 }
 
+// recoverCharges charges the jobs whose render wrote its end with a mark and whose charge the
+// budget certainly lacks (afterend.go): the manager that queued it stopped before the write.
+// It looks at the renders whose mark is near the budget's count (the index), at the first look
+// at the budget in this process, and then at most every recoverEvery, at ends older than
+// recoverAge whose charge this process has not queued itself.
+func (r *Reconciler) recoverCharges(ctx context.Context, b *videov1alpha1.VideoBudget, now time.Time) error {
+	last, seen := r.looked.Load(b.UID)
+	if seen && now.Sub(last.(time.Time)) < recoverEvery {
+		return nil
+	}
+	for _, bucket := range markBuckets(b.Status.ChargeCount) {
+		var list videov1alpha1.VideoRenderList
+		if err := r.client.List(ctx, &list, client.InNamespace(b.Namespace), client.MatchingFields{ChargeMarkIndex: bucket}); err != nil {
+			return fmt.Errorf("listing the VideoRenders of namespace %s whose end was written before its charge: %w", b.Namespace, err)
+		}
+		for i := range list.Items {
+			vr := &list.Items[i]
+			c, ok := MarkedChargeOf(vr)
+			if !ok || r.guard.ChargePending(c.JobID) || (seen && now.Sub(vr.Status.CompletedAt.Time) < recoverAge) {
+				continue
+			}
+			if markedChargeChange(c)(b) {
+				logf.FromContext(ctx).Info("Charging a job whose charge was lost after its render's end was written",
+					"name", vr.Name, "jobID", c.JobID, "renderSeconds", c.Seconds)
+			}
+		}
+	}
+	r.looked.Store(b.UID, now)
+	return nil
+}
+
+// ChargeMarkIndex indexes VideoRenders by the bucket of their status.chargeMark
+// (IndexChargeMark), so that the renders whose mark is near a budget's count are found without
+// reading every ended render of the namespace.
+const ChargeMarkIndex = "spendguard.chargeMarkBucket"
+
+// IndexChargeMark is ChargeMarkIndex's function: the bucket of maxChargedJobs marks that holds
+// the render's mark, for a render whose ended job carries one.
+func IndexChargeMark(obj client.Object) []string {
+	vr, ok := obj.(*videov1alpha1.VideoRender)
+	if !ok || vr.Status.ChargeMark == nil || vr.Status.CompletedAt == nil {
+		return nil
+	}
+	return []string{strconv.FormatInt(*vr.Status.ChargeMark/maxChargedJobs, 10)}
+}
+
+// markBuckets are the buckets of the marks a lost charge can carry under a budget whose count
+// is count: from count-maxChargedJobs to count.
+func markBuckets(count int64) []string {
+	hi := count / maxChargedJobs
+	out := []string{strconv.FormatInt(hi, 10)}
+	if lo := max(count-maxChargedJobs, 0) / maxChargedJobs; lo != hi {
+		out = append(out, strconv.FormatInt(lo, 10))
+	}
+	return out
+}
+
 // justRecorded reports whether the object recorded its job so recently that the guard's own
 // settlement (Guard.SettleLater, queued then) is still on its way: settling it here too would
 // be one more budget write for every batch the guard writes.
 func justRecorded(st *videov1alpha1.JobStatus, now time.Time) bool {
-	return st.SubmittedAt != nil && now.Sub(st.SubmittedAt.Time) < 3*settleDelay
+	return st.SubmittedAt != nil && now.Sub(st.SubmittedAt.Time) < rideDelay+2*settleDelay
 }
 
 // givenUp reports the failure codes of jobs whose end was never read: the job deadline, or a job
@@ -384,6 +457,9 @@ func setUnaccounted(b *videov1alpha1.VideoBudget) {
 // SetupWithManager registers the VideoBudget controller. Every change of a budget is looked at:
 // the reconcile writes only what changed, so its own writes end there.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &videov1alpha1.VideoRender{}, ChargeMarkIndex, IndexChargeMark); err != nil {
+		return fmt.Errorf("indexing VideoRenders by their charge mark: %w", err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoBudget{}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).

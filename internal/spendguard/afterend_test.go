@@ -1,0 +1,226 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spendguard
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// budgetCharged is a budget whose count is count, with the latest charged ids ending in ids.
+func budgetCharged(count int64, ids ...string) *videov1alpha1.VideoBudget {
+	b := &videov1alpha1.VideoBudget{}
+	b.Status.ChargeCount = count
+	b.Status.ChargedJobs = ids
+	return b
+}
+
+// A charge written after its render's end is made from the mark when, and only when, the
+// budget certainly lacks it: never twice, and never on a guess.
+func TestAMarkedChargeIsMadeOnlyWhenTheBudgetCertainlyLacksIt(t *testing.T) {
+	cases := []struct {
+		name   string
+		budget *videov1alpha1.VideoBudget
+		c      MarkedCharge
+		want   bool
+	}{
+		{"missing, marked just now", budgetCharged(10, "j9"), MarkedCharge{JobID: "j", Mark: 10, Seconds: 7}, true},
+		{"missing, marked maxChargedJobs charges ago", budgetCharged(10 + maxChargedJobs), MarkedCharge{JobID: "j", Mark: 10, Seconds: 7}, true},
+		{"in chargedJobs", budgetCharged(12, "j", "k"), MarkedCharge{JobID: "j", Mark: 10, Seconds: 7}, false},
+		{"missing, but more charges came since than chargedJobs holds", budgetCharged(11 + maxChargedJobs), MarkedCharge{JobID: "j", Mark: 10, Seconds: 7}, false},
+		{"marked on another budget (a count it never reached)", budgetCharged(3), MarkedCharge{JobID: "j", Mark: 10, Seconds: 7}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tc.budget
+			before := b.Status.Used.RenderSeconds
+			got := markedChargeChange(tc.c)(b)
+			if got != tc.want {
+				t.Fatalf("charged %v, want %v", got, tc.want)
+			}
+			if !tc.want {
+				if b.Status.Used.RenderSeconds != before {
+					t.Fatalf("nothing to charge, yet used seconds moved to %d", b.Status.Used.RenderSeconds)
+				}
+				return
+			}
+			if b.Status.Used.RenderSeconds != 7 || !charged(b, "j") {
+				t.Fatalf("used %d seconds, charged ids %v", b.Status.Used.RenderSeconds, b.Status.ChargedJobs)
+			}
+			// Applied again (a batch that lost its lock, a second finder): nothing more.
+			if markedChargeChange(tc.c)(b) || b.Status.Used.RenderSeconds != 7 {
+				t.Fatalf("charged twice: %d seconds", b.Status.Used.RenderSeconds)
+			}
+		})
+	}
+	// Past the bound, a job whose running reservation the budget still holds is certainly not
+	// charged: the write that charges a job ends that reservation.
+	b := budgetCharged(100 + maxChargedJobs)
+	b.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: "VideoRender", Name: "r", UID: "u", JobID: "j", EstimatedSeconds: 30}}
+	if !markedChargeChange(MarkedCharge{JobID: "j", Mark: 1, Seconds: 7})(b) || b.Status.Used.RenderSeconds != 7 || len(b.Status.Reservations) != 0 {
+		t.Fatalf("a held job: used %d, reservations %v", b.Status.Used.RenderSeconds, b.Status.Reservations)
+	}
+}
+
+// The count a mark reads against goes on: one per charged job, through a new period, and into
+// a budget created again from the namespace's ledger.
+func TestTheChargeCountGoesOnAcrossPeriodsAndReplacedBudgets(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	b := &videov1alpha1.VideoBudget{}
+	RollPeriod(b, now)
+	for i := range maxChargedJobs + 3 {
+		chargeJob(b, fmt.Sprintf("j%d", i), 1, nil, false)
+	}
+	if b.Status.ChargeCount != maxChargedJobs+3 || len(b.Status.ChargedJobs) != maxChargedJobs {
+		t.Fatalf("count %d, %d ids kept", b.Status.ChargeCount, len(b.Status.ChargedJobs))
+	}
+	RollPeriod(b, b.Status.PeriodEnd.Time)
+	if b.Status.ChargeCount != maxChargedJobs+3 || len(b.Status.ChargedJobs) != maxChargedJobs || b.Status.Used.RenderSeconds != 0 {
+		t.Fatalf("after the boundary: count %d, %d ids, %d seconds", b.Status.ChargeCount, len(b.Status.ChargedJobs), b.Status.Used.RenderSeconds)
+	}
+	l := ledgerOf(b)
+	replaced := &videov1alpha1.VideoBudget{}
+	// The ledger's period ended long ago: its usage is not merged, its count is.
+	if !MergeLedger(replaced, &l, now.AddDate(1, 0, 0)) || replaced.Status.ChargeCount != b.Status.ChargeCount {
+		t.Fatalf("a budget created again counts from %d, want %d", replaced.Status.ChargeCount, b.Status.ChargeCount)
+	}
+}
+
+// ChargeLater's write is shared with the namespace's other changes, and a write that fails is
+// tried again: the charge is made once.
+func TestAChargeAfterTheEndRidesWithTheNextWriteAndIsTriedAgain(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))})
+	close(h.hold)
+	h.onWrite = func(n int32) error {
+		if n <= 2 {
+			return apierrors.NewServiceUnavailable("injected")
+		}
+		return nil
+	}
+	if _, ok := h.g.ChargeAfterEnd(t.Context(), "team-a"); !ok {
+		t.Fatal("a budget without a seconds or credits limit takes charges after the end")
+	}
+	h.g.ChargeLater("team-a", MarkedCharge{JobID: "j1", Seconds: 12})
+	if !h.g.ChargePending("j1") {
+		t.Fatal("the queued charge is not known as pending")
+	}
+	// A reservation comes meanwhile: the charge rides with its write (which fails, and so does
+	// the next: the charge is queued again).
+	_, _ = h.g.Reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{}, nil)
+	deadline := time.Now().Add(4 * chargeLaterDelay * chargeLaterTries)
+	for h.g.ChargePending("j1") {
+		if time.Now().After(deadline) {
+			t.Fatal("the charge was never written")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b := h.budget(t)
+	if b.Status.Used.RenderSeconds != 12 || b.Status.ChargeCount != 1 || !charged(b, "j1") {
+		t.Fatalf("used %d seconds, count %d, ids %v", b.Status.Used.RenderSeconds, b.Status.ChargeCount, b.Status.ChargedJobs)
+	}
+
+	// A seconds limit: the end waits for its charge.
+	b.Spec.MaxRenderSeconds = ptr.To(int64(100))
+	if err := h.server.Update(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := h.g.ChargeAfterEnd(t.Context(), "team-a"); ok {
+		t.Fatal("under maxRenderSeconds the charge must reach the budget before the end")
+	}
+}
+
+// A charge lost after its render's end (the manager stopped before the write) is found by the
+// VideoBudget controller of the next process and made once; one the budget holds, one past the
+// bound, and one this process still has queued are left alone.
+func TestTheBudgetControllerChargesAChargeLostAfterTheEnd(t *testing.T) {
+	ended := func(name, jobID string, mark int64, secs float64) client.Object {
+		vr := batchRender(0)
+		vr.Name, vr.UID = name, types.UID("uid-"+name)
+		vr.Status.JobID = jobID
+		vr.Status.CompletedAt = &metav1.Time{Time: time.Now().Add(-time.Hour)}
+		vr.Status.ChargeMark = ptr.To(mark)
+		vr.Status.VideoDuration = &metav1.Duration{Duration: time.Duration(secs * float64(time.Second))}
+		vr.Status.AICreditsUsed = "2.5"
+		return vr
+	}
+	objs := []client.Object{
+		ended("lost", "j-lost", 70, 12.2),
+		ended("held", "j-held", 70, 30),
+		ended("old", "j-old", 1, 40),
+		ended("queued", "j-queued", 70, 50),
+	}
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(1000))}, objs...)
+	close(h.hold)
+	b := h.budget(t)
+	b.Status.ChargeCount = 80
+	b.Status.ChargedJobs = []string{"j-held"}
+	if err := h.server.Status().Update(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	// This process queued j-queued's charge itself: its write is on its way.
+	h.g.later.add("j-queued")
+	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clocktesting.NewFakeClock(time.Now()),
+		Grace: time.Minute, Recheck: time.Hour, Retry: time.Second, Ledgers: NewLedgers("ops"), Guard: h.g})
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}}
+	for range 2 {
+		if _, err := r.Reconcile(t.Context(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b = h.budget(t)
+	if b.Status.Used.RenderSeconds != 13 || b.Status.ChargeCount != 81 || !charged(b, "j-lost") || charged(b, "j-old") || charged(b, "j-queued") {
+		t.Fatalf("used %d seconds (want the lost job's 13), count %d, ids %v", b.Status.Used.RenderSeconds, b.Status.ChargeCount, b.Status.ChargedJobs)
+	}
+	if b.Status.Used.AICredits == nil || b.Status.Used.AICredits.String() != "2500m" {
+		t.Fatalf("credits %v, want the lost job's 2.5", b.Status.Used.AICredits)
+	}
+}
+
+// A render's next reservation carries the charge its previous end marked, when the budget does
+// not show it: the render never moves on before that charge is in the budget.
+func TestTheNextReservationCarriesTheChargeThePreviousEndMarked(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))})
+	close(h.hold)
+	c := MarkedCharge{JobID: "j-prev", Mark: 0, Seconds: 9}
+	if !h.g.NotCharged(t.Context(), "team-a", c) {
+		t.Fatal("the budget does not hold the previous job's charge")
+	}
+	before := h.writes.Load()
+	h.g.ChargeMarkedLater("team-a", c)
+	if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(1), "b", "", Estimate{}, nil); err != nil || d.Wait {
+		t.Fatalf("reserve: %+v %v", d, err)
+	}
+	b := h.budget(t)
+	if h.writes.Load()-before != 1 || b.Status.Used.RenderSeconds != 9 || len(b.Status.Reservations) != 1 {
+		t.Fatalf("%d writes, used %d seconds, %d reservations: want the charge and the reservation in one write",
+			h.writes.Load()-before, b.Status.Used.RenderSeconds, len(b.Status.Reservations))
+	}
+	if h.g.NotCharged(t.Context(), "team-a", c) {
+		t.Fatal("the charge is in the budget now")
+	}
+}
