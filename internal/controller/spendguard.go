@@ -428,7 +428,7 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) *stop {
 			jobID, running = id, true
 		}
 	}
-	if c, ok := spendguard.MarkedChargeOf(obj); ok && !running && l.guard != nil {
+	if c, ok := spendguard.MarkedChargeOf(obj); ok && !running && l.guard != nil && l.guard.NotCharged(ctx, obj.GetNamespace(), c) {
 		// Its end was written before its charge: the charge is made here unless the budget
 		// holds it (a charge still queued rides with this write).
 		if err := l.guard.ChargeMarked(ctx, obj.GetNamespace(), c); err != nil {

@@ -37,6 +37,9 @@ type UninstallReport struct {
 	Released int
 	// Estimated are running jobs charged their estimate.
 	Estimated int
+	// Marked are ended jobs whose charge a stopped manager had not written, charged from their
+	// render's status.
+	Marked int
 	// Charged and ReleasedReservations are the budgets' reservations counted as used and given back.
 	Charged, ReleasedReservations int
 }
@@ -107,6 +110,7 @@ func ReleaseFinalizers(ctx context.Context, c client.Client, namespaces []string
 		rep.Charged += s.Charged
 		rep.ReleasedReservations += s.Released
 		rep.Estimated += s.Estimated
+		rep.Marked += s.Marked
 	}
 
 	for i := range renders {

@@ -51,7 +51,8 @@ import (
 // cannot run that far ahead of it).
 //
 // Who finds a lost charge (the manager stopped between a render's end and the write that
-// carried its charge): the VideoBudget controller, at its first look at the budget in a new
+// carried its charge; a manager that stops gracefully writes its queue first, Flush): the
+// VideoBudget controller, at its first look at the budget in a new
 // process and at most every recoverEvery after (RecoverCharges); the render's charge
 // finalizer when it is deleted (ChargeMarked); and the render's own next submission, whose
 // reservation is written together with its previous job's charge (ChargeMarkedLater), so that
@@ -59,7 +60,7 @@ import (
 
 // chargeLaterDelay bounds how long a charge written after its render's end waits for another
 // write of its namespace's budget to ride with.
-const chargeLaterDelay = 3 * time.Second
+const chargeLaterDelay = rideDelay
 
 // flushQueued is how many changes a namespace's queue holds before it is written without
 // waiting for its delay.
@@ -143,6 +144,27 @@ func (g *Guard) chargeLater(ns string, c MarkedCharge, try int) {
 		}
 		g.chargeLater(ns, c, try+1)
 	}, chargeLaterDelay)
+}
+
+// Flush writes every namespace's queued changes now, for a manager that stops: a charge queued
+// after its render's end would otherwise wait for the next manager to find it.
+func (g *Guard) Flush(ctx context.Context) {
+	w := &g.writers
+	w.mu.Lock()
+	causes := map[string]string{}
+	for ns, s := range w.slots {
+		if len(s.queue) > 0 {
+			causes[ns] = s.queue[0].kind
+		}
+	}
+	w.mu.Unlock()
+	for ns, cause := range causes {
+		slot, err := w.acquire(ctx, ns)
+		if err != nil {
+			continue
+		}
+		g.flushTurn(ctx, slot, cause)
+	}
 }
 
 // ChargePending reports whether this process queued the charge of jobID after its end and has

@@ -68,8 +68,9 @@ const settleDelay = time.Second
 // rideDelay bounds how long a change nobody waits for and nothing decides on (a settlement: the
 // reservation counts as the usage meanwhile) stays queued when no other write of its budget
 // comes: long enough that in a burst it rides with a write that happens anyway (at 1 s, a tenth
-// of a guarded render's budget writes were settlements' own).
-const rideDelay = 3 * time.Second
+// of a guarded render's budget writes were settlements' own; at 3 s, with the charges written
+// after the end riding too, a fifth).
+const rideDelay = 5 * time.Second
 
 // errWritten is join's answer when another writer's batch held the op.
 var errWritten = errors.New("written by another batch")

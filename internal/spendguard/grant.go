@@ -80,13 +80,17 @@ func (gs *grants) sweepLocked(now time.Time) {
 }
 
 // aheadLead is how long before its call a render's reservation is queued: long enough for the
-// namespace's next budget write (a queued change waits at most settleDelay), short enough that
+// namespace's next budget write (a reservation queued ahead waits at most aheadWindow), short enough that
 // the budget, which every write sends whole, does not carry the reservations of every render
 // queued behind the call budget of a burst.
-const aheadLead = 2 * time.Second
+const aheadLead = 3 * time.Second
+
+// aheadWindow bounds how long a reservation written ahead waits in its namespace's queue for
+// others: the renders turned away by their call budget within it share one write.
+const aheadWindow = 2 * time.Second
 
 // grantMargin is how long before its render's call a reservation written ahead must be written:
-// one budget write. A render that waits for less than settleDelay has its reservation's write
+// one budget write. A render that waits for less than aheadWindow has its reservation's write
 // come sooner, though at least minGrantDelay after it was queued, so that renders turned away
 // together still share it: one written after its render came back to pay is not used, and the
 // render writes one of its own (a third of the guarded renders of the N=2,000 bench did).
@@ -98,7 +102,7 @@ const (
 // grantDelay is how long a reservation queued for a render that calls in wait may wait for
 // other changes of its namespace.
 func grantDelay(wait time.Duration) time.Duration {
-	return min(max(wait-grantMargin, minGrantDelay), settleDelay)
+	return min(max(wait-grantMargin, minGrantDelay), aheadWindow)
 }
 
 // ReserveAhead queues a reservation for attempt of obj, which waits for its key's call budget

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
@@ -459,6 +460,19 @@ func setUnaccounted(b *videov1alpha1.VideoBudget) {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &videov1alpha1.VideoRender{}, ChargeMarkIndex, IndexChargeMark); err != nil {
 		return fmt.Errorf("indexing VideoRenders by their charge mark: %w", err)
+	}
+	if r.guard != nil {
+		// A manager that stops writes what its guard still holds queued (charges written after
+		// their render's end among them) before it lets go of the lease.
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			<-ctx.Done()
+			flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WriteTries*r.guard.writers.timeout)
+			defer cancel()
+			r.guard.Flush(flushCtx)
+			return nil
+		})); err != nil {
+			return fmt.Errorf("adding the spend guard's flush at shutdown: %w", err)
+		}
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoBudget{}).

@@ -36,6 +36,8 @@ type Settlement struct {
 	Released int
 	// Estimated are running jobs charged their estimate: their end will not be read.
 	Estimated int
+	// Marked are jobs whose render wrote its end before its charge, charged from its status.
+	Marked int
 }
 
 // SettleAll settles every reservation of the namespace's budget for an uninstall (DESIGN.md
@@ -48,13 +50,27 @@ type Settlement struct {
 //     (its outcome unknown), is charged: it may have been sent;
 //   - a reservation whose object recorded a job since is counted as used;
 //   - any other was never sent (the in-flight record precedes the paid call) and is released.
+//
+// A render whose end was written before its charge, and whose charge the budget lacks (the
+// manager stopped before writing it, afterend.go), is charged from its status.
 func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 	var s Settlement
 	var readErr error
+	var renders videov1alpha1.VideoRenderList
+	if err := g.reader.List(ctx, &renders, client.InNamespace(ns)); err != nil {
+		return s, fmt.Errorf("listing the VideoRenders of namespace %s: %w", ns, err)
+	}
 	err := g.mutateBudget(ctx, ns, ChangeUninstall, func(b *videov1alpha1.VideoBudget) bool {
 		s, readErr = Settlement{}, nil
+		marked := false
+		for i := range renders.Items {
+			if c, ok := MarkedChargeOf(&renders.Items[i]); ok && markedChargeChange(c)(b) {
+				s.Marked++
+				marked = true
+			}
+		}
 		if len(b.Status.Reservations) == 0 {
-			return false
+			return marked
 		}
 		for _, res := range b.Status.Reservations {
 			if res.JobID != "" {
@@ -95,7 +111,7 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 			}
 		}
 		logf.FromContext(ctx).Info("Settling the budget's reservations for an uninstall", "namespace", ns,
-			"charged", s.Charged, "released", s.Released, "estimated", s.Estimated)
+			"charged", s.Charged, "released", s.Released, "estimated", s.Estimated, "marked", s.Marked)
 		b.Status.Reservations = nil
 		return true
 	})

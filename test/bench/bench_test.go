@@ -105,23 +105,26 @@ func BenchmarkScale(b *testing.B) {
 
 // scaleRun holds what one run has started.
 type scaleRun struct {
-	b        *testing.B
-	dir      string
-	scheme   *k8sruntime.Scheme
-	cfg      *rest.Config
-	k8s      client.Client
-	sim      *simulator.Server
-	simURL   string
-	proxy    *countingProxy
-	watch    *terminalWatch
-	mgr      *managerProc
-	apiPID   int
-	etcdPID  int
-	keys     []string
-	created  map[string]time.Time // by object name
-	start    time.Time
-	timeline []timeStep
-	tree     string // git describe of the tree, taken before the manager is built
+	b *testing.B
+	// settledIn is how long the budgets took to hold every charge after the run (-1: not within
+	// budgetSettle).
+	settledIn time.Duration
+	dir       string
+	scheme    *k8sruntime.Scheme
+	cfg       *rest.Config
+	k8s       client.Client
+	sim       *simulator.Server
+	simURL    string
+	proxy     *countingProxy
+	watch     *terminalWatch
+	mgr       *managerProc
+	apiPID    int
+	etcdPID   int
+	keys      []string
+	created   map[string]time.Time // by object name
+	start     time.Time
+	timeline  []timeStep
+	tree      string // git describe of the tree, taken before the manager is built
 }
 
 func runScale(b *testing.B) *result {

@@ -18,8 +18,10 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -37,6 +39,13 @@ type budgetResult struct {
 	// PaidRenders are the jobs the service created, UsedRenders what the budgets counted.
 	PaidRenders int64 `json:"paidRenders"`
 	UsedRenders int64 `json:"usedRenders"`
+	// RenderedSeconds are the renders' seconds (each status.videoDuration rounded up), UsedSeconds
+	// what the budgets charged.
+	RenderedSeconds int64 `json:"renderedSeconds"`
+	UsedSeconds     int64 `json:"usedSeconds"`
+	// SettleSeconds is how long after the last render's end the budgets took to hold every
+	// charge (charges ride with a later budget write, docs/spend-guard.md).
+	SettleSeconds float64 `json:"settleSeconds"`
 	// ReservedAtEnd and ReservationsAtEnd are what the budgets still held as in flight.
 	ReservedAtEnd     int64 `json:"reservedAtEnd"`
 	ReservationsAtEnd int   `json:"reservationsAtEnd"`
@@ -60,12 +69,63 @@ func (s *scaleRun) createBudget(ns string, renders int64) {
 	}))
 }
 
-// measureBudgets compares each namespace's VideoBudget with the jobs paid for its renders.
+// renderedSeconds sums each namespace's renders' seconds as a budget charges them.
+func (s *scaleRun) renderedSeconds() map[string]int64 {
+	var list videov1alpha1.VideoRenderList
+	if err := s.k8s.List(s.b.Context(), &list, client.InNamespace("")); err != nil {
+		s.b.Errorf("listing the VideoRenders: %v", err)
+		return nil
+	}
+	out := map[string]int64{}
+	for i := range list.Items {
+		if d := list.Items[i].Status.VideoDuration; d != nil {
+			out[list.Items[i].Namespace] += int64(math.Ceil(d.Seconds()))
+		}
+	}
+	return out
+}
+
+// settleBudgets waits, before anything is measured, until every budget holds the seconds of its
+// namespace's renders and no reservation (at most budgetSettle): the charges written after a
+// render's end ride with a later budget write, and their writes belong to the run.
+func (s *scaleRun) settleBudgets() {
+	if !*flagBudget {
+		return
+	}
+	s.settledIn = -1
+	want := s.renderedSeconds()
+	start := time.Now()
+	for time.Since(start) < budgetSettle {
+		var list videov1alpha1.VideoBudgetList
+		if err := s.k8s.List(s.b.Context(), &list, client.InNamespace("")); err != nil {
+			s.b.Errorf("listing the VideoBudgets: %v", err)
+			return
+		}
+		settled := true
+		for _, vb := range list.Items {
+			if vb.Status.Used.RenderSeconds != want[vb.Namespace] || len(vb.Status.Reservations) != 0 {
+				settled = false
+			}
+		}
+		if settled {
+			s.settledIn = time.Since(start)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// budgetSettle bounds settleBudgets: charges ride within a few seconds.
+const budgetSettle = 20 * time.Second
+
+// measureBudgets compares each namespace's VideoBudget with the jobs paid for its renders, and
+// with their seconds.
 func (s *scaleRun) measureBudgets(r *result) {
 	if !*flagBudget {
 		return
 	}
-	bu := &budgetResult{ExpectedRenders: int64(*flagN)}
+	bu := &budgetResult{ExpectedRenders: int64(*flagN), SettleSeconds: s.settledIn.Seconds()}
+	seconds := s.renderedSeconds()
 	paid := map[string]int64{}
 	for _, j := range s.sim.Jobs() {
 		name := videoName(j.Request)
@@ -87,9 +147,11 @@ func (s *scaleRun) measureBudgets(r *result) {
 		bu.PaidRenders += paid[vb.Namespace]
 		bu.ReservedAtEnd += reserved
 		bu.ReservationsAtEnd += len(vb.Status.Reservations)
-		if used != paid[vb.Namespace] || reserved != 0 || len(vb.Status.Reservations) != 0 {
-			bu.Mismatched = append(bu.Mismatched, fmt.Sprintf("%s: used %d, reserved %d (%d reservations), paid %d",
-				vb.Namespace, used, reserved, len(vb.Status.Reservations), paid[vb.Namespace]))
+		bu.UsedSeconds += vb.Status.Used.RenderSeconds
+		bu.RenderedSeconds += seconds[vb.Namespace]
+		if used != paid[vb.Namespace] || reserved != 0 || len(vb.Status.Reservations) != 0 || vb.Status.Used.RenderSeconds != seconds[vb.Namespace] {
+			bu.Mismatched = append(bu.Mismatched, fmt.Sprintf("%s: used %d, reserved %d (%d reservations), paid %d; %d s charged, %d s rendered",
+				vb.Namespace, used, reserved, len(vb.Status.Reservations), paid[vb.Namespace], vb.Status.Used.RenderSeconds, seconds[vb.Namespace]))
 		}
 	}
 	if bu.Budgets != *flagNamespaces {

@@ -48,6 +48,7 @@ func (s *scaleRun) measure(extra []string, cpu0 cpu) *result {
 			r.Label += " with budgets"
 		}
 	}
+	s.settleBudgets()
 	jobsByID := s.measureJobs(r)
 	s.measureLatencies(r, jobsByID)
 	s.measureService(r)
@@ -336,8 +337,10 @@ func (s *scaleRun) report(r *result) {
 	_, _ = fmt.Fprintf(out, "CPU seconds: manager %.1f, API server %.1f, etcd %.1f, harness %.1f, other processes %.1f (load1 max %.1f)\n",
 		r.ManagerCPUSeconds, r.APIServerCPUSeconds, r.EtcdCPUSeconds, r.HarnessCPUSeconds, r.OtherCPUSeconds, r.Load1Max)
 	if bu := r.Budget; bu != nil {
-		_, _ = fmt.Fprintf(out, "budgets %d: renders used %d of %d expected, reserved at the end %d (%d reservations), mismatched %v; status writes %d (answers %v)\n",
-			bu.Budgets, bu.UsedRenders, bu.ExpectedRenders, bu.ReservedAtEnd, bu.ReservationsAtEnd, bu.Mismatched, bu.StatusWrites, r.StatusWriteCodesByResource["videobudgets"])
+		_, _ = fmt.Fprintf(out, "budgets %d: renders used %d of %d expected, seconds charged %d of %d rendered (every charge in %.1f s after the run), "+
+			"reserved at the end %d (%d reservations), mismatched %v; status writes %d (answers %v)\n",
+			bu.Budgets, bu.UsedRenders, bu.ExpectedRenders, bu.UsedSeconds, bu.RenderedSeconds, bu.SettleSeconds,
+			bu.ReservedAtEnd, bu.ReservationsAtEnd, bu.Mismatched, bu.StatusWrites, r.StatusWriteCodesByResource["videobudgets"])
 	}
 	printBudgetWrites(out, r.Metrics, r.Objects)
 	printBudgetSize(out, r.Timeline)
