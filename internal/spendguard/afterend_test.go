@@ -224,3 +224,39 @@ func TestTheNextReservationCarriesTheChargeThePreviousEndMarked(t *testing.T) {
 		t.Fatal("the charge is in the budget now")
 	}
 }
+
+// A write of the VideoBudget controller over the guard's last write no longer costs the guard's
+// next write its lock: the controller tells the guard the version it wrote.
+func TestTheGuardWritesOverTheControllersWriteWithoutLosingItsLock(t *testing.T) {
+	for _, told := range []bool{false, true} {
+		h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))})
+		close(h.hold)
+		if _, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		// The controller's write, over the guard's.
+		b := h.budget(t)
+		from := b.ResourceVersion
+		b.Status.ObservedGeneration++
+		if err := h.server.Status().Update(t.Context(), b); err != nil {
+			t.Fatal(err)
+		}
+		if told {
+			h.g.Wrote(from, b)
+		}
+		before := h.writes.Load()
+		if _, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		want := int32(2) // a conflict, then the write on the budget read again
+		if told {
+			want = 1
+		}
+		if got := h.writes.Load() - before; got != want {
+			t.Errorf("told %v: %d write attempts, want %d", told, got, want)
+		}
+		if n := len(h.budget(t).Status.Reservations); n != 2 {
+			t.Errorf("told %v: %d reservations, want 2", told, n)
+		}
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -134,8 +135,14 @@ func (g *Guard) mutateThen(ns, kind string, change func(b *videov1alpha1.VideoBu
 		if !s.flushAt.After(due) {
 			s.flushing = false
 		}
+		queued := slices.Contains(s.queue, o)
 		w.mu.Unlock()
 		defer w.leave(s)
+		if !queued {
+			// Another write took it, and everything queued before it: a write now would carry
+			// only what came since, which armed its own flush.
+			return
+		}
 		slot, err := w.acquire(ctx, ns)
 		if err != nil {
 			// A writer holds the turn for long: the next one takes the queue.
@@ -212,6 +219,9 @@ func (w *budgetWriters) take(s *budgetSlot) []*op {
 	defer w.mu.Unlock()
 	q := s.queue
 	s.queue = nil
+	// The queue is written: the next change arms a flush of its own. One armed for a change
+	// this write takes finds it written and writes nothing (mutateThen).
+	s.flushing = false
 	return q
 }
 
@@ -306,6 +316,38 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 		}
 	}
 	return ErrBusy
+}
+
+// Wrote tells the guard that the VideoBudget controller of this process wrote b (the API
+// server's answer) over the version from: when that version is the one the guard's last write
+// left, the guard's next write starts from b, not from a copy the controller's write made stale
+// (each of the controller's writes cost the guard's next one its lock: most of the conflicts of
+// a guarded burst). A guard write in flight meanwhile meets the lock and reads the budget again.
+func (g *Guard) Wrote(from string, b *videov1alpha1.VideoBudget) {
+	if g == nil {
+		return
+	}
+	w := &g.writers
+	w.mu.Lock()
+	s, ok := w.slots[b.Namespace]
+	if ok {
+		s.users++
+	}
+	w.mu.Unlock()
+	if !ok {
+		return
+	}
+	select {
+	case s.turn <- struct{}{}:
+		if s.latest != nil && s.latest.ResourceVersion == from {
+			latest := b.DeepCopy()
+			latest.SetManagedFields(nil)
+			s.latest = latest
+		}
+		w.release(s)
+	default:
+		w.leave(s)
+	}
 }
 
 // keepInLedger is the batch's part for a budget deleted since this process last wrote it (last):

@@ -196,6 +196,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		case err == nil:
 			r.writes.ObserveBudgetWrite(WriterController, cause, WriteWritten)
 			r.writes.ObserveBudgetChanges(ChangeController, 1)
+			r.guard.Wrote(base.ResourceVersion, b)
 		case apierrors.IsConflict(err):
 			r.writes.ObserveBudgetWrite(WriterController, cause, WriteConflict)
 		}
