@@ -89,6 +89,14 @@ func (m *Metrics) ObserveBudgetWrite(writer, cause, result string) {
 	m.budgetWrites.WithLabelValues(writer, cause, result).Inc()
 }
 
+// ObserveGrant implements spendguard.GrantObserver.
+func (m *Metrics) ObserveGrant(result string) {
+	if m == nil {
+		return
+	}
+	m.budgetGrants.WithLabelValues(result).Inc()
+}
+
 // ObserveBudgetChanges implements spendguard.WriteObserver.
 func (m *Metrics) ObserveBudgetChanges(change string, n int) {
 	if m == nil {

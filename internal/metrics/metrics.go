@@ -64,6 +64,8 @@ type Metrics struct {
 	// budgetWrites and budgetChanges are the VideoBudget status writes and what they carried.
 	budgetWrites  *prometheus.CounterVec
 	budgetChanges *prometheus.CounterVec
+	// budgetGrants are how renders that came to pay found their reservation written ahead.
+	budgetGrants *prometheus.CounterVec
 
 	mu     sync.Mutex
 	phases map[string]map[types.NamespacedName]videov1alpha1.Phase
@@ -182,6 +184,12 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 				"charge, charge_after_end, charge_marked, give_up, release, uninstall, controller); divided by the writes, " +
 				"how well writes are shared.",
 		}, []string{"change"}),
+		budgetGrants: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "video_operator_budget_grants_total",
+			Help: "Renders of guarded namespaces that came to pay, by what they found of their reservation written ahead while " +
+				"they waited for their key's call budget (used: paid on it without a budget write; none, unwritten, refused, " +
+				"changed: wrote one of their own).",
+		}, []string{"result"}),
 		stalled: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "video_operator_stalled_objects",
 			Help: "Objects whose Stalled condition is True (only a human can unblock them), by kind, namespace and " +
@@ -212,7 +220,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		}
 	}
 	for _, c := range []prometheus.Collector{m.jobs, m.submissions, m.endings, m.requests, m.latency, m.credits,
-		m.callbacks, m.statusWrite, m.answerToWrite, m.budgetUsed, m.budgetRemaining, m.budgetWrites, m.budgetChanges, oldestSubmission{m},
+		m.callbacks, m.statusWrite, m.answerToWrite, m.budgetUsed, m.budgetRemaining, m.budgetWrites, m.budgetChanges, m.budgetGrants, oldestSubmission{m},
 		m.stalled, oldestAwaiting{m}} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering metrics: %w", err)

@@ -180,11 +180,22 @@ func (g *Guard) TakeGrant(ctx context.Context, kind string, obj client.Object, a
 		gr.attempt == attempt && gr.kind == kind && gr.digest == digest && gr.est == est && time.Since(gr.asked) < grantTTL
 	var d Decision
 	var written types.UID
-	if ok {
+	outcome := GrantUsed
+	switch {
+	case ok:
 		d, written = gr.decided, gr.budget
+	case gr == nil:
+		outcome = GrantNone
+	case !gr.done:
+		outcome = GrantUnwritten
+	case gr.err != nil || gr.decided.Wait:
+		outcome = GrantRefused
+	default:
+		outcome = GrantChanged
 	}
 	gs.mu.Unlock()
 	if !ok {
+		g.observeGrant(outcome)
 		return Decision{}, false
 	}
 	var b videov1alpha1.VideoBudget
@@ -203,11 +214,13 @@ func (g *Guard) TakeGrant(ctx context.Context, kind string, obj client.Object, a
 		}
 	}
 	if !held {
+		g.observeGrant(GrantChanged)
 		return Decision{}, false
 	}
 	gs.mu.Lock()
 	gr.taken = true
 	gs.mu.Unlock()
+	g.observeGrant(GrantUsed)
 	return d, true
 }
 

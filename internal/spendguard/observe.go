@@ -73,15 +73,46 @@ type WriteObserver interface {
 	ObserveBudgetChanges(change string, n int)
 }
 
+// The outcomes of a render that came to pay, for its reservation written ahead (grant.go).
+const (
+	// GrantUsed: it paid on its reservation written ahead, without a write of its own.
+	GrantUsed = "used"
+	// GrantNone: none was queued for it (it did not wait for its key's call budget).
+	GrantNone = "none"
+	// GrantUnwritten: one was queued and its write had not ended.
+	GrantUnwritten = "unwritten"
+	// GrantRefused: its write failed, or decided that the render waits.
+	GrantRefused = "refused"
+	// GrantChanged: it was for another attempt, request or budget, or was used already.
+	GrantChanged = "changed"
+)
+
+// Grants lists the grant outcomes, for initialising counters.
+var Grants = []string{GrantUsed, GrantNone, GrantUnwritten, GrantRefused, GrantChanged}
+
+// GrantObserver counts the grant outcomes (the budget grant metric); an observer of the writes
+// that is one too receives them.
+type GrantObserver interface {
+	ObserveGrant(result string)
+}
+
 type noWrites struct{}
 
 func (noWrites) ObserveBudgetWrite(string, string, string) {}
 func (noWrites) ObserveBudgetChanges(string, int)          {}
+func (noWrites) ObserveGrant(string)                       {}
 
 // ObserveWrites makes the guard count its budget writes in o.
 func (g *Guard) ObserveWrites(o WriteObserver) {
 	if o != nil {
 		g.observer = o
+	}
+}
+
+// observeGrant counts one grant outcome.
+func (g *Guard) observeGrant(result string) {
+	if o, ok := g.observer.(GrantObserver); ok {
+		o.ObserveGrant(result)
 	}
 }
 

@@ -266,7 +266,7 @@ var (
 	operatorHistograms  = regexp.MustCompile(`^video_operator_.*_seconds$`)
 	workqueueGauges     = regexp.MustCompile(`^workqueue_(depth|adds_total|retries_total|unfinished_work_seconds|longest_running_processor_seconds)$`)
 	// budgetWriteCounters say which changes of a render cost the VideoBudget writes (issue 30).
-	budgetWriteCounters = regexp.MustCompile(`^video_operator_budget_write(s|_changes)_total$`)
+	budgetWriteCounters = regexp.MustCompile(`^video_operator_budget_(write(s|_changes)|grants)_total$`)
 )
 
 // scrape is what one read of /metrics kept.
