@@ -137,18 +137,27 @@ func (g *Guard) ChargeLater(ns string, c MarkedCharge) {
 }
 
 func (g *Guard) chargeLater(ns string, c MarkedCharge, try int) {
+	delay := chargeLaterDelay
+	if try > 1 {
+		// Its write failed: the next comes sooner, with whatever else is queued by then.
+		delay = settleDelay
+	}
 	g.mutateThen(ns, ChangeChargeAfterEnd, chargeChange(c.JobID, c.Seconds, c.Credits, c.Unreported), func(err error) {
 		if err == nil || errors.Is(err, errNoBudget) || try >= chargeLaterTries {
 			g.later.done(c.JobID)
 			return
 		}
 		g.chargeLater(ns, c, try+1)
-	}, chargeLaterDelay)
+	}, delay)
 }
 
-// Flush writes every namespace's queued changes now, for a manager that stops: a charge queued
-// after its render's end would otherwise wait for the next manager to find it.
+// Flush writes every namespace's queued changes now, and then the ledgers' held-back copies, for
+// a manager that stops: a charge queued after its render's end would otherwise wait for the
+// next manager to find it, and a ledger would stay an interval behind its budget.
 func (g *Guard) Flush(ctx context.Context) {
+	if g.ledgers != nil {
+		defer g.ledgers.flushAll(ctx)
+	}
 	w := &g.writers
 	w.mu.Lock()
 	causes := map[string]string{}

@@ -339,9 +339,9 @@ func TestSettlementsRideWithTheNextBudgetWrite(t *testing.T) {
 	if b := h.budget(t); b.Status.Used.Renders != 3 || len(b.Status.Reservations) != 1 {
 		t.Errorf("used %d, %d reservations; want 3 and render 3's", b.Status.Used.Renders, len(b.Status.Reservations))
 	}
-	// Alone, a settlement is written within settleDelay.
+	// Alone, a settlement is written within rideDelay.
 	h.g.SettleLater("team-a", batchRender(3).UID, "a", "job-3", true)
-	deadline := time.Now().Add(5 * settleDelay)
+	deadline := time.Now().Add(2 * rideDelay)
 	for h.budget(t).Status.Used.Renders != 4 {
 		if time.Now().After(deadline) {
 			t.Fatal("a queued settlement was never written")
@@ -364,7 +364,7 @@ func TestTheRunningJobsReservationStandsForTheFinalizerUntilItIsWritten(t *testi
 	}
 	waitFor := func(what string, ok func(b *videov1alpha1.VideoBudget) bool) {
 		t.Helper()
-		deadline := time.Now().Add(5 * settleDelay)
+		deadline := time.Now().Add(2 * rideDelay)
 		for {
 			b := h.budget(t)
 			if ok(b) {
@@ -409,7 +409,7 @@ func TestReservationsWrittenAheadAreSharedAndStillBoundTheLimit(t *testing.T) {
 	for i := range 6 {
 		h.g.ReserveAhead("VideoRender", batchRender(i), fmt.Sprintf("a%d", i), "", Estimate{Seconds: 3}, nil, 0)
 	}
-	deadline := time.Now().Add(5 * settleDelay)
+	deadline := time.Now().Add(2*aheadWindow + settleDelay)
 	for h.writes.Load() == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the reservations written ahead were never written")
