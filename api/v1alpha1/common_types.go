@@ -275,14 +275,12 @@ type JobStatus struct {
 
 	// chargeMark is set when the job's end was written before its seconds and credits reached
 	// the namespace's VideoBudget, which happens under a budget without maxRenderSeconds and
-	// maxAICredits (nothing is decided on them, so the end does not wait for its charge): the
-	// budget's status.chargeCount at that moment. Should the charge be lost (the manager stopped
-	// before the budget write that carried it), the job is charged from this status, once: it
-	// is missing from the budget's chargedJobs while fewer jobs than that list holds were
-	// charged since the mark.
+	// maxAICredits (nothing is decided on them, so the end does not wait for its charge): where
+	// the budget's charges stood at that moment. Should the charge be lost (the manager stopped
+	// before the budget write that carried it), the job is charged from this status, once, when
+	// the budget shows it certainly missing.
 	// +optional
-	// +kubebuilder:validation:Minimum=0
-	ChargeMark *int64 `json:"chargeMark,omitempty"`
+	ChargeMark *ChargeMark `json:"chargeMark,omitempty"`
 
 	// lastHandledRetry is the last value of the video.videoops.io/retry annotation the
 	// controller acted on. Setting the annotation to any other value asks for one new job for the
@@ -309,6 +307,22 @@ type JobStatus struct {
 	// object's key.
 	// +optional
 	Callback *CallbackReceipt `json:"callback,omitempty"`
+}
+
+// ChargeMark is where a namespace's VideoBudget's charges stood when a render's end was written
+// before its own charge. A job charged since would be in the budget's status.chargedJobs after
+// the one charged last then (after), as long as that one is still there; missing while it is,
+// the job is certainly not charged.
+type ChargeMark struct {
+	// count is the budget's status.chargeCount then.
+	// +kubebuilder:validation:Minimum=0
+	Count int64 `json:"count"`
+
+	// after is the job the budget had charged last then (the last of status.chargedJobs),
+	// empty when it had charged none.
+	// +optional
+	// +kubebuilder:validation:MaxLength=100
+	After string `json:"after,omitempty"`
 }
 
 // Submission is the "submission in flight" record: the controller writes it with an optimistic

@@ -27,7 +27,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -101,18 +100,17 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, s *scope[T]) *stop {
 	if r := l.budgetEstimate(t); r != nil {
 		est = spendguard.EstimateOf(r)
 	}
-	prior, lost := spendguard.MarkedChargeOf(obj)
-	if lost = lost && l.guard.NotCharged(ctx, obj.GetNamespace(), prior); lost {
+	if prior, ok := spendguard.MarkedChargeOf(obj); ok && l.guard.NotCharged(ctx, obj.GetNamespace(), prior) {
 		// The previous job's end was written before its charge, which the budget does not show:
-		// the charge goes with this reservation's write, before the render moves on to a job
-		// whose status would no longer say what to charge.
-		l.guard.ChargeMarkedLater(obj.GetNamespace(), prior)
-	}
-	if !lost {
-		if _, ok := l.guard.TakeGrant(ctx, l.kind, obj, attempt, t.sourceDigest, est); ok {
-			// Reserved ahead, while it waited for its key's call budget (reserveAhead).
-			return nil
+		// it is charged now (a charge still queued rides with this write), before the render
+		// moves on to a job whose status would no longer say what to charge.
+		if err := l.guard.ChargeMarked(ctx, obj.GetNamespace(), prior); err != nil {
+			return stopWith(later(tx, l.backoff.Short()))
 		}
+	}
+	if _, ok := l.guard.TakeGrant(ctx, l.kind, obj, attempt, t.sourceDigest, est); ok {
+		// Reserved ahead, while it waited for its key's call budget (reserveAhead).
+		return nil
 	}
 	l.guard.UsedAttempt(obj.GetUID(), attempt)
 	d, err := l.guard.Reserve(ctx, l.kind, obj, attempt, t.sourceDigest, est, sent)
@@ -275,18 +273,23 @@ func (l *lifecycle[T]) chargeAfterEnd(ctx context.Context, tx *statustxn.Txn[T],
 	if l.guard == nil || !l.adapter.termsOf(tx.Obj).perJob || (!job.Status().IsCompleted() && !job.Status().IsFailed()) {
 		return false
 	}
-	mark, ok := l.guard.ChargeAfterEnd(ctx, tx.Obj.GetNamespace())
+	st := tx.Obj.Job()
+	mark, ok := l.guard.ChargeAfterEnd(ctx, tx.Obj.GetNamespace(), st.JobID)
 	if !ok {
 		return false
 	}
-	st := tx.Obj.Job()
-	c := spendguard.MarkedCharge{JobID: st.JobID, Mark: mark}
+	if mark == nil {
+		// The budget holds its charge already (an earlier reconcile charged it before its end
+		// write failed): nothing to mark or charge.
+		return true
+	}
+	c := spendguard.MarkedCharge{JobID: st.JobID, Mark: *mark}
 	if job.Status().IsCompleted() {
 		// A failed job charges nothing; its queued change only ends the reservation of its
 		// running job, if the budget still holds one.
 		c.Seconds, c.Credits = jobCost(job)
 		c.Unreported = l.adapter.termsOf(tx.Obj).estimateOf().Unreported
-		st.ChargeMark = ptr.To(mark)
+		st.ChargeMark = mark
 	}
 	ns := tx.Obj.GetNamespace()
 	tx.After(func() { l.guard.ChargeLater(ns, c) })

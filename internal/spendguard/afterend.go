@@ -33,30 +33,33 @@ import (
 // Charges written after the end. Under a budget that limits neither seconds nor AI credits,
 // nothing is decided on a render's charge: its job was counted when its reservation was settled,
 // and its seconds and credits only add to used. Such a render writes its end at once, with a
-// mark (status.chargeMark: the budget's status.chargeCount as the cache shows it), and its
-// charge rides with a later write of the namespace's budget (ChargeLater), shared with whatever
-// else the namespace writes meanwhile. Under a seconds or credits limit the charge still reaches
-// the budget before the end is written (ChargeSoon): the next render's decision needs it.
+// mark (status.chargeMark: where the budget's charges stood, as the cache shows the budget), and
+// its charge rides with a later write of the namespace's budget (ChargeLater), shared with
+// whatever else the namespace writes meanwhile. Under a seconds or credits limit the charge
+// still reaches the budget before the end is written (ChargeSoon): the next render's decision
+// needs it.
 //
-// Why the mark makes a lost charge certain. A job is charged once per id, and the write that
-// charges it adds its id to chargedJobs and one to chargeCount; chargedJobs keeps the latest
-// maxChargedJobs ids, and chargeCount never goes down on a budget (a budget created again takes
-// it from the ledger). A job charged after its mark m was charged at a count c > m. While the
-// budget's count is at most m + maxChargedJobs, fewer than maxChargedJobs ids came after that
-// job's, so its id is still in chargedJobs: a job missing from it then is not charged yet, and
-// is charged from the render's status (its videoDuration and aiCreditsUsed). Past that bound
-// nothing is certain and nothing is charged again (a job is never counted twice; a charge lost
-// and found only after more than maxChargedJobs others is the one case that counts less, and
-// the queue is flushed early, at flushQueued changes, so that a lost charge's own namespace
-// cannot run that far ahead of it).
+// Why the mark makes a lost charge certain. chargedJobs lists the latest maxChargedJobs charged
+// ids in the order they were charged (a charge appends, the oldest go). The mark names the id
+// charged last when the end was written (after). A job is charged after its end, so after that
+// id: while that id is still in chargedJobs, every id charged since is too, and a job missing
+// from it is certainly not charged yet; it is then charged from the render's status (its
+// videoDuration and aiCreditsUsed). Once that id is gone nothing is certain and nothing is
+// charged again (never twice). Naming an id rather than a position keeps the argument whatever
+// happens to the budget: a budget created again, restored without its status, or written by an
+// older manager has another history, and a mark of the old one finds nothing there. A mark made
+// on a budget that had charged nothing yet (after empty) reads its count instead
+// (status.chargeCount, which counts every charge): fewer than maxChargedJobs charges since, and
+// the job is missing, it is lost. An end whose charge the budget already shows is not marked.
 //
 // Who finds a lost charge (the manager stopped between a render's end and the write that
 // carried its charge; a manager that stops gracefully writes its queue first, Flush): the
-// VideoBudget controller, at its first look at the budget in a new
-// process and at most every recoverEvery after (RecoverCharges); the render's charge
-// finalizer when it is deleted (ChargeMarked); and the render's own next submission, whose
-// reservation is written together with its previous job's charge (ChargeMarkedLater), so that
-// a render never moves on to a new job before the end it marked is in the budget.
+// VideoBudget controller, at its first look at the budget in a new process and at most every
+// recoverEvery after (recoverCharges); the render's charge finalizer when it is deleted
+// (ChargeMarked); the render's next submission, which charges it before reserving, so that a
+// render never moves on to a new job before the end it marked is in the budget; and an
+// uninstall (SettleAll). A charge whose write fails is queued again, for as long as the process
+// runs: given up, it could be found too late.
 
 // chargeLaterDelay bounds how long a charge written after its render's end waits for another
 // write of its namespace's budget to ride with.
@@ -66,9 +69,8 @@ const chargeLaterDelay = rideDelay
 // waiting for its delay.
 const flushQueued = 16
 
-// chargeLaterTries bounds how often a charge written after the end is queued again after its
-// write failed; after that the VideoBudget controller finds it (RecoverCharges).
-const chargeLaterTries = 5
+// chargeRetryMax bounds the wait between two tries of a charge whose write failed.
+const chargeRetryMax = 30 * time.Second
 
 // recoverEvery bounds how often the VideoBudget controller looks for charges lost after their
 // render's end, and recoverAge how old such an end must be before it is taken for lost while
@@ -81,8 +83,8 @@ const (
 // MarkedCharge is the charge of a render's ended job, as its status records it.
 type MarkedCharge struct {
 	JobID string
-	// Mark is the budget's chargeCount when the end was written (status.chargeMark).
-	Mark       int64
+	// Mark is where the budget's charges stood when the end was written (status.chargeMark).
+	Mark       videov1alpha1.ChargeMark
 	Seconds    int64
 	Credits    *resource.Quantity
 	Unreported bool
@@ -114,40 +116,54 @@ func MarkedChargeOf(obj client.Object) (MarkedCharge, bool) {
 // bounds the one it records.
 const maxSeconds = 1e9
 
-// ChargeAfterEnd reports whether the namespace's budget, as the cache shows it, lets a render's
-// end be written before its charge (no maxRenderSeconds, no maxAICredits), and the mark its end
-// records then.
-func (g *Guard) ChargeAfterEnd(ctx context.Context, ns string) (mark int64, ok bool) {
+// ChargeAfterEnd reports whether the namespace's budget, as the cache shows it, lets the end of
+// jobID be written before its charge (no maxRenderSeconds, no maxAICredits), and the mark the
+// end records then; nil when the budget already holds the charge (nothing to mark or charge).
+func (g *Guard) ChargeAfterEnd(ctx context.Context, ns, jobID string) (mark *videov1alpha1.ChargeMark, ok bool) {
 	var b videov1alpha1.VideoBudget
 	if err := g.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: videov1alpha1.VideoBudgetName}, &b); err != nil {
-		return 0, false
+		return nil, false
 	}
 	if limitsLength(&b) {
-		return 0, false
+		return nil, false
 	}
-	return b.Status.ChargeCount, true
+	if charged(&b, jobID) {
+		return nil, true
+	}
+	m := &videov1alpha1.ChargeMark{Count: b.Status.ChargeCount}
+	if n := len(b.Status.ChargedJobs); n > 0 {
+		m.After = b.Status.ChargedJobs[n-1]
+	}
+	return m, true
 }
 
 // ChargeLater queues the charge of a render's ended job, whose end is written (or being
 // written) with its mark, for a write of the namespace's budget within chargeLaterDelay. Nobody
-// waits for it; a write that fails is tried again, chargeLaterTries times.
+// waits for it; a write that fails is tried again, for as long as the process runs.
 func (g *Guard) ChargeLater(ns string, c MarkedCharge) {
 	g.later.add(c.JobID)
-	g.chargeLater(ns, c, 1)
+	g.chargeLater(ns, ChangeChargeAfterEnd, chargeChange(c.JobID, c.Seconds, c.Credits, c.Unreported), c, chargeLaterDelay)
 }
 
-func (g *Guard) chargeLater(ns string, c MarkedCharge, try int) {
-	delay := chargeLaterDelay
-	if try > 1 {
-		// Its write failed: the next comes sooner, with whatever else is queued by then.
-		delay = settleDelay
-	}
-	g.mutateThen(ns, ChangeChargeAfterEnd, chargeChange(c.JobID, c.Seconds, c.Credits, c.Unreported), func(err error) {
-		if err == nil || errors.Is(err, errNoBudget) || try >= chargeLaterTries {
+// ChargeMarkedSoon queues ChargeMarked's change without waiting for it, tried again like
+// ChargeLater's: for a render whose marked end is about to leave its status.
+func (g *Guard) ChargeMarkedSoon(ns string, c MarkedCharge) {
+	g.later.add(c.JobID)
+	g.chargeLater(ns, ChangeChargeMarked, markedChargeChange(c), c, settleDelay)
+}
+
+func (g *Guard) chargeLater(ns, kind string, change func(b *videov1alpha1.VideoBudget) bool, c MarkedCharge, delay time.Duration) {
+	g.mutateThen(ns, kind, change, func(err error) {
+		if err == nil || errors.Is(err, errNoBudget) {
 			g.later.done(c.JobID)
 			return
 		}
-		g.chargeLater(ns, c, try+1)
+		// Its write failed: tried again, first within a second, with whatever else is queued.
+		next := settleDelay
+		if delay < chargeLaterDelay {
+			next = min(2*delay, chargeRetryMax)
+		}
+		g.chargeLater(ns, kind, change, c, next)
 	}, delay)
 }
 
@@ -186,12 +202,6 @@ func (g *Guard) ChargeMarked(ctx context.Context, ns string, c MarkedCharge) err
 	return ignoreNoBudget(g.mutateBudget(ctx, ns, ChangeChargeMarked, markedChargeChange(c)))
 }
 
-// ChargeMarkedLater queues ChargeMarked's change with the namespace's next budget write, for a
-// render about to reserve its next submission: the reservation's write carries it.
-func (g *Guard) ChargeMarkedLater(ns string, c MarkedCharge) {
-	g.mutateThen(ns, ChangeChargeMarked, markedChargeChange(c), nil, settleDelay)
-}
-
 // NotCharged reports, from the budget as the cache shows it, whether the job c marked may still
 // lack its charge: its render must not move on to another job before it is written.
 func (g *Guard) NotCharged(ctx context.Context, ns string, c MarkedCharge) bool {
@@ -202,10 +212,16 @@ func (g *Guard) NotCharged(ctx context.Context, ns string, c MarkedCharge) bool 
 	return lostCharge(&b, c)
 }
 
-// lostCharge reports whether the budget certainly lacks the charge c marked.
+// lostCharge reports whether the budget certainly lacks the charge c marked (see above).
 func lostCharge(b *videov1alpha1.VideoBudget, c MarkedCharge) bool {
+	if charged(b, c.JobID) {
+		return false
+	}
+	if c.Mark.After != "" {
+		return charged(b, c.Mark.After)
+	}
 	count := b.Status.ChargeCount
-	return c.Mark <= count && count-c.Mark <= maxChargedJobs && !charged(b, c.JobID)
+	return c.Mark.Count <= count && count-c.Mark.Count < maxChargedJobs
 }
 
 // markedChargeChange charges the job c marked when the budget certainly lacks its charge, or

@@ -43,17 +43,23 @@ func budgetCharged(count int64, ids ...string) *videov1alpha1.VideoBudget {
 // A charge written after its render's end is made from the mark when, and only when, the
 // budget certainly lacks it: never twice, and never on a guess.
 func TestAMarkedChargeIsMadeOnlyWhenTheBudgetCertainlyLacksIt(t *testing.T) {
+	at := func(count int64, after string) videov1alpha1.ChargeMark {
+		return videov1alpha1.ChargeMark{Count: count, After: after}
+	}
 	cases := []struct {
 		name   string
 		budget *videov1alpha1.VideoBudget
 		c      MarkedCharge
 		want   bool
 	}{
-		{"missing, marked just now", budgetCharged(10, "j9"), MarkedCharge{JobID: "j", Mark: 10, Seconds: 7}, true},
-		{"missing, marked maxChargedJobs charges ago", budgetCharged(10 + maxChargedJobs), MarkedCharge{JobID: "j", Mark: 10, Seconds: 7}, true},
-		{"in chargedJobs", budgetCharged(12, "j", "k"), MarkedCharge{JobID: "j", Mark: 10, Seconds: 7}, false},
-		{"missing, but more charges came since than chargedJobs holds", budgetCharged(11 + maxChargedJobs), MarkedCharge{JobID: "j", Mark: 10, Seconds: 7}, false},
-		{"marked on another budget (a count it never reached)", budgetCharged(3), MarkedCharge{JobID: "j", Mark: 10, Seconds: 7}, false},
+		{"missing, the id charged last then still listed", budgetCharged(12, "j9", "k1", "k2"), MarkedCharge{JobID: "j", Mark: at(10, "j9"), Seconds: 7}, true},
+		{"in chargedJobs", budgetCharged(12, "j9", "j", "k"), MarkedCharge{JobID: "j", Mark: at(10, "j9"), Seconds: 7}, false},
+		{"missing, but the id charged last then is gone", budgetCharged(80, "k1"), MarkedCharge{JobID: "j", Mark: at(10, "j9"), Seconds: 7}, false},
+		{"marked on another budget's history (created again, restored, count restarted)", budgetCharged(3, "x1", "x2", "x3"), MarkedCharge{JobID: "j", Mark: at(10, "j9"), Seconds: 7}, false},
+		{"marked on a budget that had charged nothing, missing just after", budgetCharged(1, "k1"), MarkedCharge{JobID: "j", Mark: at(0, ""), Seconds: 7}, true},
+		{"marked on a budget that had charged nothing, maxChargedJobs-1 charges since", budgetCharged(maxChargedJobs - 1), MarkedCharge{JobID: "j", Mark: at(0, ""), Seconds: 7}, true},
+		{"marked on a budget that had charged nothing, maxChargedJobs charges since", budgetCharged(maxChargedJobs), MarkedCharge{JobID: "j", Mark: at(0, ""), Seconds: 7}, false},
+		{"marked on a budget that had charged nothing, a count it never reached", budgetCharged(3), MarkedCharge{JobID: "j", Mark: at(10, ""), Seconds: 7}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,7 +88,7 @@ func TestAMarkedChargeIsMadeOnlyWhenTheBudgetCertainlyLacksIt(t *testing.T) {
 	// charged: the write that charges a job ends that reservation.
 	b := budgetCharged(100 + maxChargedJobs)
 	b.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: "VideoRender", Name: "r", UID: "u", JobID: "j", EstimatedSeconds: 30}}
-	if !markedChargeChange(MarkedCharge{JobID: "j", Mark: 1, Seconds: 7})(b) || b.Status.Used.RenderSeconds != 7 || len(b.Status.Reservations) != 0 {
+	if !markedChargeChange(MarkedCharge{JobID: "j", Mark: videov1alpha1.ChargeMark{Count: 1, After: "gone"}, Seconds: 7})(b) || b.Status.Used.RenderSeconds != 7 || len(b.Status.Reservations) != 0 {
 		t.Fatalf("a held job: used %d, reservations %v", b.Status.Used.RenderSeconds, b.Status.Reservations)
 	}
 }
@@ -122,7 +128,7 @@ func TestAChargeAfterTheEndRidesWithTheNextWriteAndIsTriedAgain(t *testing.T) {
 		}
 		return nil
 	}
-	if _, ok := h.g.ChargeAfterEnd(t.Context(), "team-a"); !ok {
+	if m, ok := h.g.ChargeAfterEnd(t.Context(), "team-a", "j1"); !ok || m == nil {
 		t.Fatal("a budget without a seconds or credits limit takes charges after the end")
 	}
 	h.g.ChargeLater("team-a", MarkedCharge{JobID: "j1", Seconds: 12})
@@ -132,7 +138,7 @@ func TestAChargeAfterTheEndRidesWithTheNextWriteAndIsTriedAgain(t *testing.T) {
 	// A reservation comes meanwhile: the charge rides with its write (which fails, and so does
 	// the next: the charge is queued again).
 	_, _ = h.g.Reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{}, nil)
-	deadline := time.Now().Add(4 * chargeLaterDelay * chargeLaterTries)
+	deadline := time.Now().Add(4 * chargeLaterDelay)
 	for h.g.ChargePending("j1") {
 		if time.Now().After(deadline) {
 			t.Fatal("the charge was never written")
@@ -149,7 +155,7 @@ func TestAChargeAfterTheEndRidesWithTheNextWriteAndIsTriedAgain(t *testing.T) {
 	if err := h.server.Update(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := h.g.ChargeAfterEnd(t.Context(), "team-a"); ok {
+	if _, ok := h.g.ChargeAfterEnd(t.Context(), "team-a", "j2"); ok {
 		t.Fatal("under maxRenderSeconds the charge must reach the budget before the end")
 	}
 }
@@ -158,27 +164,27 @@ func TestAChargeAfterTheEndRidesWithTheNextWriteAndIsTriedAgain(t *testing.T) {
 // VideoBudget controller of the next process and made once; one the budget holds, one past the
 // bound, and one this process still has queued are left alone.
 func TestTheBudgetControllerChargesAChargeLostAfterTheEnd(t *testing.T) {
-	ended := func(name, jobID string, mark int64, secs float64) client.Object {
+	ended := func(name, jobID string, mark int64, after string, secs float64) client.Object {
 		vr := batchRender(0)
 		vr.Name, vr.UID = name, types.UID("uid-"+name)
 		vr.Status.JobID = jobID
 		vr.Status.CompletedAt = &metav1.Time{Time: time.Now().Add(-time.Hour)}
-		vr.Status.ChargeMark = ptr.To(mark)
+		vr.Status.ChargeMark = &videov1alpha1.ChargeMark{Count: mark, After: after}
 		vr.Status.VideoDuration = &metav1.Duration{Duration: time.Duration(secs * float64(time.Second))}
 		vr.Status.AICreditsUsed = "2.5"
 		return vr
 	}
 	objs := []client.Object{
-		ended("lost", "j-lost", 70, 12.2),
-		ended("held", "j-held", 70, 30),
-		ended("old", "j-old", 1, 40),
-		ended("queued", "j-queued", 70, 50),
+		ended("lost", "j-lost", 70, "j-anchor", 12.2),
+		ended("held", "j-held", 70, "j-anchor", 30),
+		ended("old", "j-old", 1, "j-gone", 40),
+		ended("queued", "j-queued", 70, "j-anchor", 50),
 	}
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(1000))}, objs...)
 	close(h.hold)
 	b := h.budget(t)
 	b.Status.ChargeCount = 80
-	b.Status.ChargedJobs = []string{"j-held"}
+	b.Status.ChargedJobs = []string{"j-anchor", "j-held"}
 	if err := h.server.Status().Update(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}
@@ -201,27 +207,24 @@ func TestTheBudgetControllerChargesAChargeLostAfterTheEnd(t *testing.T) {
 	}
 }
 
-// A render's next reservation carries the charge its previous end marked, when the budget does
-// not show it: the render never moves on before that charge is in the budget.
-func TestTheNextReservationCarriesTheChargeThePreviousEndMarked(t *testing.T) {
+// A render about to reserve its next submission charges the end it marked first, when the
+// budget does not show that charge: it never moves on before the charge is in.
+func TestTheNextSubmissionChargesThePreviousMarkedEndFirst(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))})
 	close(h.hold)
-	c := MarkedCharge{JobID: "j-prev", Mark: 0, Seconds: 9}
+	c := MarkedCharge{JobID: "j-prev", Seconds: 9}
 	if !h.g.NotCharged(t.Context(), "team-a", c) {
 		t.Fatal("the budget does not hold the previous job's charge")
 	}
-	before := h.writes.Load()
-	h.g.ChargeMarkedLater("team-a", c)
-	if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(1), "b", "", Estimate{}, nil); err != nil || d.Wait {
-		t.Fatalf("reserve: %+v %v", d, err)
+	if err := h.g.ChargeMarked(t.Context(), "team-a", c); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.g.ChargeMarked(t.Context(), "team-a", c); err != nil {
+		t.Fatal(err)
 	}
 	b := h.budget(t)
-	if h.writes.Load()-before != 1 || b.Status.Used.RenderSeconds != 9 || len(b.Status.Reservations) != 1 {
-		t.Fatalf("%d writes, used %d seconds, %d reservations: want the charge and the reservation in one write",
-			h.writes.Load()-before, b.Status.Used.RenderSeconds, len(b.Status.Reservations))
-	}
-	if h.g.NotCharged(t.Context(), "team-a", c) {
-		t.Fatal("the charge is in the budget now")
+	if b.Status.Used.RenderSeconds != 9 || h.g.NotCharged(t.Context(), "team-a", c) {
+		t.Fatalf("used %d seconds, ids %v: want the charge once", b.Status.Used.RenderSeconds, b.Status.ChargedJobs)
 	}
 }
 

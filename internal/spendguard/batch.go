@@ -39,10 +39,12 @@ import (
 // writes them with one optimistic-locked status patch. A conflict applies the whole batch again
 // to the budget read afresh: each op's decision is taken again, so nothing is counted twice.
 // Each op's caller learns its own outcome once the write that holds it is done: a reservation
-// is durable before its paid call, a charge before the render's end is written.
+// is durable before its paid call, a charge under a seconds or credits limit before the render's
+// end is written.
 //
-// Ops that nobody waits for (SettleLater: usage of a job already recorded in its object) ride
-// with the next write, or a flush rideDelay later when none comes. Losing one (a crash, a
+// Ops that nobody waits for (SettleLater: usage of a job already recorded in its object; a
+// charge after its render's end, afterend.go) ride with the next write, or a flush rideDelay
+// later when none comes. Losing one (a crash, a
 // busy budget) loses nothing: the VideoBudget controller settles a reservation whose object
 // recorded its job.
 
@@ -118,16 +120,20 @@ func (g *Guard) mutateThen(ns, kind string, change func(b *videov1alpha1.VideoBu
 	if len(s.queue) >= flushQueued {
 		delay = 0
 	}
-	due := time.Now().Add(delay)
-	schedule := !s.flushing || due.Before(s.flushAt)
-	if schedule {
-		s.flushing, s.flushAt = true, due
-		s.users++
-	}
+	g.armLocked(s, o, delay)
 	w.mu.Unlock()
-	if !schedule {
+}
+
+// armLocked schedules a flush of s's queue delay from now, for o, unless one comes sooner. The
+// caller holds the writers' lock.
+func (g *Guard) armLocked(s *budgetSlot, o *op, delay time.Duration) {
+	w := &g.writers
+	due := time.Now().Add(delay)
+	if s.flushing && !due.Before(s.flushAt) {
 		return
 	}
+	s.flushing, s.flushAt = true, due
+	s.users++
 	time.AfterFunc(delay, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), WriteTries*w.timeout)
 		defer cancel()
@@ -143,12 +149,18 @@ func (g *Guard) mutateThen(ns, kind string, change func(b *videov1alpha1.VideoBu
 			// only what came since, which armed its own flush.
 			return
 		}
-		slot, err := w.acquire(ctx, ns)
+		slot, err := w.acquire(ctx, s.ns)
 		if err != nil {
-			// A writer holds the turn for long: the next one takes the queue.
+			// A writer holds the turn for long, and may end without taking the queue (its batch
+			// was taken before o came): o arms another flush, unless one is armed.
+			w.mu.Lock()
+			if slices.Contains(s.queue, o) {
+				g.armLocked(s, o, settleDelay)
+			}
+			w.mu.Unlock()
 			return
 		}
-		g.flushTurn(ctx, slot, kind)
+		g.flushTurn(ctx, slot, o.kind)
 	})
 }
 

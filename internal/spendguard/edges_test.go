@@ -142,11 +142,13 @@ func TestMergeLedger(t *testing.T) {
 		t.Fatalf("merged into a restored status: %+v %v", u, restored.Status.ChargedJobs)
 	}
 
-	// A ledger of an ended period is not merged.
+	// A ledger of an ended period gives no usage, only which jobs are charged (whatever the
+	// period, a job is charged once).
 	later := end.Add(time.Hour)
 	next := &videov1alpha1.VideoBudget{}
 	RollPeriod(next, later)
-	if MergeLedger(next, l, later) || next.Status.Used.Renders != 0 {
-		t.Fatalf("an ended period's ledger was merged: %+v", next.Status.Used)
+	MergeLedger(next, l, later)
+	if next.Status.Used.Renders != 0 || next.Status.Used.RenderSeconds != 0 || !charged(next, "j1") {
+		t.Fatalf("an ended period's ledger: used %+v, charged ids %v", next.Status.Used, next.Status.ChargedJobs)
 	}
 }

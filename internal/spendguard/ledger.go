@@ -331,16 +331,17 @@ func (s *Ledgers) ensure(ctx context.Context, c client.Client, r client.Reader, 
 	return s.write(ctx, c, b)
 }
 
-// MergeLedger merges l, the ledger of an earlier budget, into b's status when l's period has
-// not ended at now: each count keeps the larger value and the charged job ids are joined. The
-// charge count goes on from the ledger's whatever its period, so that the marks of renders ended
-// under the budget replaced still read against it (afterend.go). It reports whether b changed.
+// MergeLedger merges l, the ledger of an earlier budget, into b's status: the charged job ids
+// and the charge count whatever l's period (they say which jobs are charged, afterend.go), the
+// usage when l's period has not ended at now, each count keeping the larger value. It reports
+// whether b changed.
 func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 	if l == nil {
 		return false
 	}
 	before := b.Status.DeepCopy()
 	b.Status.ChargeCount = max(b.Status.ChargeCount, l.ChargeCount)
+	joinCharged(b, l.ChargedJobs)
 	if l.PeriodEnd == nil || !now.Before(l.PeriodEnd.Time) {
 		return !equality.Semantic.DeepEqual(*before, b.Status)
 	}
@@ -353,7 +354,13 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 		q := lu.AICredits.DeepCopy()
 		u.AICredits = &q
 	}
-	for _, id := range l.ChargedJobs {
+	return !equality.Semantic.DeepEqual(*before, b.Status)
+}
+
+// joinCharged adds the charged job ids of an earlier budget's ledger, whatever its period: they
+// say which jobs are charged (afterend.go).
+func joinCharged(b *videov1alpha1.VideoBudget, ids []string) {
+	for _, id := range ids {
 		if !charged(b, id) {
 			b.Status.ChargedJobs = append(b.Status.ChargedJobs, id)
 		}
@@ -361,7 +368,6 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 	if n := len(b.Status.ChargedJobs); n > maxChargedJobs {
 		b.Status.ChargedJobs = append([]string(nil), b.Status.ChargedJobs[n-maxChargedJobs:]...)
 	}
-	return !equality.Semantic.DeepEqual(*before, b.Status)
 }
 
 // adoptLedger brings a budget that has not merged the namespace's ledger up to it, and rebuilds

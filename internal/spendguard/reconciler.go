@@ -182,7 +182,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.settleInterrupted(ctx, b, now); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.recoverCharges(ctx, b, now); err != nil {
+	looked, err := r.recoverCharges(ctx, b, now)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	recountReserved(b)
@@ -207,6 +208,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("writing the status of VideoBudget %s: %w", req.NamespacedName, err)
 		}
+		if looked {
+			r.looked.Store(b.UID, now)
+		}
+		looked = false
 		if adopted || ledgerChanged(base, b) {
 			urgent := adopted || !base.Status.PeriodEnd.Equal(b.Status.PeriodEnd)
 			if err := r.ledgers.record(ctx, r.client, b, urgent); err != nil {
@@ -214,6 +219,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				return ctrl.Result{}, err
 			}
 		}
+	}
+	if looked {
+		// Nothing to write: the look counts now.
+		r.looked.Store(b.UID, now)
 	}
 	// The metrics follow the written status, whatever happens to the ledger below: a ledger that
 	// cannot be written (the manager's namespace missing) is retried, and must not hide the
@@ -340,15 +349,16 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 // It looks at the renders whose mark is near the budget's count (the index), at the first look
 // at the budget in this process, and then at most every recoverEvery, at ends older than
 // recoverAge whose charge this process has not queued itself.
-func (r *Reconciler) recoverCharges(ctx context.Context, b *videov1alpha1.VideoBudget, now time.Time) error {
+// It reports whether it looked: the look counts once what it found is written (markLooked).
+func (r *Reconciler) recoverCharges(ctx context.Context, b *videov1alpha1.VideoBudget, now time.Time) (bool, error) {
 	last, seen := r.looked.Load(b.UID)
 	if seen && now.Sub(last.(time.Time)) < recoverEvery {
-		return nil
+		return false, nil
 	}
 	for _, bucket := range markBuckets(b.Status.ChargeCount) {
 		var list videov1alpha1.VideoRenderList
 		if err := r.client.List(ctx, &list, client.InNamespace(b.Namespace), client.MatchingFields{ChargeMarkIndex: bucket}); err != nil {
-			return fmt.Errorf("listing the VideoRenders of namespace %s whose end was written before its charge: %w", b.Namespace, err)
+			return false, fmt.Errorf("listing the VideoRenders of namespace %s whose end was written before its charge: %w", b.Namespace, err)
 		}
 		for i := range list.Items {
 			vr := &list.Items[i]
@@ -362,8 +372,7 @@ func (r *Reconciler) recoverCharges(ctx context.Context, b *videov1alpha1.VideoB
 			}
 		}
 	}
-	r.looked.Store(b.UID, now)
-	return nil
+	return true, nil
 }
 
 // ChargeMarkIndex indexes VideoRenders by the bucket of their status.chargeMark
@@ -378,7 +387,7 @@ func IndexChargeMark(obj client.Object) []string {
 	if !ok || vr.Status.ChargeMark == nil || vr.Status.CompletedAt == nil {
 		return nil
 	}
-	return []string{strconv.FormatInt(*vr.Status.ChargeMark/maxChargedJobs, 10)}
+	return []string{strconv.FormatInt(vr.Status.ChargeMark.Count/maxChargedJobs, 10)}
 }
 
 // markBuckets are the buckets of the marks a lost charge can carry under a budget whose count
