@@ -131,7 +131,7 @@ func TestABudgetWhoseHistoryStartsAgainDoesNotChargeOldMarkedRendersAgain(t *tes
 func TestAJobChargedBeforeItsEndWasMarkedIsNotChargedAgain(t *testing.T) {
 	t.Run("limit removed between ChargeSoon and the end write", func(t *testing.T) {
 		b := &videov1alpha1.VideoBudget{}
-		chargeJob(b, "j", 10, nil, false) // ChargeSoon under maxRenderSeconds: count 1
+		chargeJob(b, "j", 10, nil, false)                                         // ChargeSoon under maxRenderSeconds: count 1
 		mark := videov1alpha1.ChargeMark{Count: b.Status.ChargeCount, After: "j"} // end written again under the new path
 		for i := range maxChargedJobs {
 			chargeJob(b, fmt.Sprintf("k%d", i), 1, nil, false)
