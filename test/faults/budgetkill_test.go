@@ -117,19 +117,19 @@ spec: `+spec+`
 	killed := time.Now()
 	w.waitTerminal(90 * time.Second)
 	ended := time.Now()
-	b, settled := w.settledBudget(60*time.Second, 3*time.Second)
-	t.Logf("submitted and killed x%d in %s, every render terminal %s later, the budget settled %s after that (3 s of it quiet)",
-		kills, killed.Sub(began).Round(time.Millisecond), ended.Sub(killed).Round(time.Millisecond), time.Since(ended).Round(time.Millisecond))
-	if !settled {
-		t.Errorf("the VideoBudget did not settle within a minute (reservations left, or usage still changing): used %+v, %d reservations",
-			b.Status.Used, len(b.Status.Reservations))
-	}
-	jobs := w.sim.Jobs()
 	seconds := w.renderSeconds()
 	var rendered int64
 	for _, s := range seconds {
 		rendered += s
 	}
+	b, settled := w.settledBudget(60*time.Second, 2*time.Second, rendered)
+	t.Logf("submitted and killed x%d in %s, every render terminal %s later, the budget settled %s after that (2 s of it quiet)",
+		kills, killed.Sub(began).Round(time.Millisecond), ended.Sub(killed).Round(time.Millisecond), time.Since(ended).Round(time.Millisecond))
+	if !settled {
+		t.Errorf("the VideoBudget did not settle within a minute (reservations left, seconds missing, or usage still changing): used %+v, %d reservations",
+			b.Status.Used, len(b.Status.Reservations))
+	}
+	jobs := w.sim.Jobs()
 	used := b.Status.Used
 	w.note = fmt.Sprintf("budget: %d renders counted / %d jobs paid, %d s charged / %d s rendered, %d reservations left; "+
 		"kills landed with a job ended and its end unwritten: %d of %d (%d after its charge); with an end written before its "+
@@ -236,9 +236,11 @@ func (w *world) awaitKillMoment(within time.Duration) killMoment {
 	}
 }
 
-// settledBudget polls the namespace's VideoBudget until it holds no reservation and its usage
-// has not changed for quiet; it returns the last budget read and whether it settled so within.
-func (w *world) settledBudget(within, quiet time.Duration) (videov1alpha1.VideoBudget, bool) {
+// settledBudget polls the namespace's VideoBudget until it holds no reservation, has charged at
+// least want seconds (a charge written after its render's end rides with a later budget write,
+// seconds later) and its usage has not changed for quiet; it returns the last budget read and
+// whether it settled so within.
+func (w *world) settledBudget(within, quiet time.Duration, want int64) (videov1alpha1.VideoBudget, bool) {
 	w.t.Helper()
 	var last videov1alpha1.VideoBudget
 	var since time.Time
@@ -253,7 +255,7 @@ func (w *world) settledBudget(within, quiet time.Duration) (videov1alpha1.VideoB
 			since = time.Now()
 		}
 		last = b
-		if len(b.Status.Reservations) == 0 && time.Since(since) >= quiet {
+		if len(b.Status.Reservations) == 0 && b.Status.Used.RenderSeconds >= want && time.Since(since) >= quiet {
 			return last, true
 		}
 		if time.Now().After(deadline) {
