@@ -315,6 +315,7 @@ type JobStatus struct {
 // the job is certainly not charged.
 type ChargeMark struct {
 	// count is the budget's status.chargeCount then.
+	// +required
 	// +kubebuilder:validation:Minimum=0
 	Count int64 `json:"count"`
 

@@ -263,3 +263,29 @@ func TestTheGuardWritesOverTheControllersWriteWithoutLosingItsLock(t *testing.T)
 		}
 	}
 }
+
+type grantCounter struct {
+	noWrites
+	got map[string]int
+}
+
+func (c *grantCounter) ObserveGrant(result string) { c.got[result]++ }
+
+// The grant outcomes count the renders of guarded namespaces only: elsewhere nothing is reserved.
+func TestGrantOutcomesAreCountedOnlyInGuardedNamespaces(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))})
+	close(h.hold)
+	c := &grantCounter{got: map[string]int{}}
+	h.g.ObserveWrites(c)
+	unguarded := batchRender(1)
+	unguarded.Namespace = "team-b"
+	if _, ok := h.g.TakeGrant(t.Context(), "VideoRender", unguarded, "a", "", Estimate{}); ok {
+		t.Fatal("a grant in a namespace without a budget")
+	}
+	if _, ok := h.g.TakeGrant(t.Context(), "VideoRender", batchRender(2), "a", "", Estimate{}); ok {
+		t.Fatal("a grant nobody asked for")
+	}
+	if len(c.got) != 1 || c.got[GrantNone] != 1 {
+		t.Fatalf("counted %v, want one %q (the guarded namespace's)", c.got, GrantNone)
+	}
+}

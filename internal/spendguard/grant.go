@@ -195,7 +195,10 @@ func (g *Guard) TakeGrant(ctx context.Context, kind string, obj client.Object, a
 	}
 	gs.mu.Unlock()
 	if !ok {
-		g.observeGrant(outcome)
+		if outcome != GrantNone || g.Budgeted(ctx, obj.GetNamespace()) {
+			// Counted for guarded namespaces only: elsewhere nothing is reserved.
+			g.observeGrant(outcome)
+		}
 		return Decision{}, false
 	}
 	var b videov1alpha1.VideoBudget
