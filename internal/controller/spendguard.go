@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"time"
 
@@ -100,7 +99,7 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, s *scope[T]) *stop {
 	if r := l.budgetEstimate(t); r != nil {
 		est = spendguard.EstimateOf(r)
 	}
-	if prior, ok := spendguard.MarkedChargeOf(obj); ok && l.guard.NotCharged(ctx, obj.GetNamespace(), prior) {
+	if prior, ok := l.guard.UnchargedMark(ctx, obj); ok {
 		// The previous job's end was written before its charge, which the budget does not show:
 		// it is charged now (a charge still queued rides with this write), before the render
 		// moves on to a job whose status would no longer say what to charge.
@@ -369,13 +368,11 @@ func jobCost(job *apiclient.Job) (secs int64, credits *resource.Quantity) {
 	if !job.Status().IsCompleted() {
 		return 0, nil
 	}
-	if f, ok := job.Data.VideoDuration.Float64(); ok && f > 0 && f < maxSeconds {
-		secs = int64(math.Ceil(f))
+	f, ok := job.Data.VideoDuration.Float64()
+	if !ok {
+		f = 0
 	}
-	if q, err := resource.ParseQuantity(decimal(job.Data.AICreditsUsed)); err == nil && q.Sign() > 0 {
-		credits = &q
-	}
-	return secs, credits
+	return spendguard.Cost(f, decimal(job.Data.AICreditsUsed))
 }
 
 // chargeGivenUp charges a render's job whose end will never be read (given up at the job
@@ -431,7 +428,7 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) *stop {
 			jobID, running = id, true
 		}
 	}
-	if c, ok := spendguard.MarkedChargeOf(obj); ok && !running && l.guard != nil && l.guard.NotCharged(ctx, obj.GetNamespace(), c) {
+	if c, ok := l.guard.UnchargedMark(ctx, obj); ok && !running {
 		// Its end was written before its charge: the charge is made here unless the budget
 		// holds it (a charge still queued rides with this write).
 		if err := l.guard.ChargeMarked(ctx, obj.GetNamespace(), c); err != nil {

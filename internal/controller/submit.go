@@ -36,7 +36,6 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/requestdigest"
-	"github.com/videoops/video-operator/internal/spendguard"
 	"github.com/videoops/video-operator/internal/statustxn"
 )
 
@@ -522,7 +521,7 @@ func (l *lifecycle[T]) replaceJob(tx *statustxn.Txn[T]) string {
 	st.RequestUnverified = nil
 	st.SubmittedAt = nil
 	st.CompletedAt = nil
-	if prior, ok := spendguard.MarkedChargeOf(obj); ok && l.guard != nil && l.guard.NotCharged(context.Background(), obj.GetNamespace(), prior) {
+	if prior, ok := l.guard.UnchargedMark(context.Background(), obj); ok {
 		// An end written before its charge leaves the status (a submission charged it before
 		// reserving; an adopted job did not): its charge is queued before the mark goes.
 		l.guard.ChargeMarkedSoon(obj.GetNamespace(), prior)

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -102,32 +101,42 @@ func MarkedChargeOf(obj client.Object) (MarkedCharge, bool) {
 	if st.Failure != nil {
 		return c, true
 	}
-	if d := st.VideoDuration; d != nil && d.Seconds() > 0 && d.Seconds() < maxSeconds {
-		c.Seconds = int64(math.Ceil(d.Seconds()))
+	var secs float64
+	if st.VideoDuration != nil {
+		secs = st.VideoDuration.Seconds()
 	}
-	if q, err := resource.ParseQuantity(st.AICreditsUsed); err == nil && q.Sign() > 0 {
-		c.Credits = &q
-	}
+	c.Seconds, c.Credits = Cost(secs, st.AICreditsUsed)
 	c.Unreported = st.BudgetEstimate != nil && st.BudgetEstimate.UnreportedCredits
 	return c, true
 }
 
-// maxSeconds bounds a video's length as a charge reads it from a status, as the controller
-// bounds the one it records.
+// Cost is what a job's end charges: its video's seconds, rounded up (a length past maxSeconds is
+// not one), and its AI credits (nil when none or unreadable), whether read from the job's answer
+// or from the status that recorded it.
+func Cost(seconds float64, credits string) (int64, *resource.Quantity) {
+	var secs int64
+	if seconds > 0 && seconds < maxSeconds {
+		secs = int64(math.Ceil(seconds))
+	}
+	if q, err := resource.ParseQuantity(credits); err == nil && q.Sign() > 0 {
+		return secs, &q
+	}
+	return secs, nil
+}
+
+// maxSeconds bounds a video's length as a charge reads it, as the controller bounds the one it
+// records.
 const maxSeconds = 1e9
 
 // ChargeAfterEnd reports whether the namespace's budget, as the cache shows it, lets the end of
 // jobID be written before its charge (no maxRenderSeconds, no maxAICredits), and the mark the
 // end records then; nil when the budget already holds the charge (nothing to mark or charge).
 func (g *Guard) ChargeAfterEnd(ctx context.Context, ns, jobID string) (mark *videov1alpha1.ChargeMark, ok bool) {
-	var b videov1alpha1.VideoBudget
-	if err := g.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: videov1alpha1.VideoBudgetName}, &b); err != nil {
+	b, err := g.cachedBudget(ctx, ns)
+	if err != nil || limitsLength(b) {
 		return nil, false
 	}
-	if limitsLength(&b) {
-		return nil, false
-	}
-	if charged(&b, jobID) {
+	if charged(b, jobID) {
 		return nil, true
 	}
 	m := &videov1alpha1.ChargeMark{Count: b.Status.ChargeCount}
@@ -205,11 +214,18 @@ func (g *Guard) ChargeMarked(ctx context.Context, ns string, c MarkedCharge) err
 // NotCharged reports, from the budget as the cache shows it, whether the job c marked may still
 // lack its charge: its render must not move on to another job before it is written.
 func (g *Guard) NotCharged(ctx context.Context, ns string, c MarkedCharge) bool {
-	var b videov1alpha1.VideoBudget
-	if err := g.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: videov1alpha1.VideoBudgetName}, &b); err != nil {
-		return false
+	b, err := g.cachedBudget(ctx, ns)
+	return err == nil && lostCharge(b, c)
+}
+
+// UnchargedMark is the charge obj's status marked (MarkedChargeOf) while the budget, as the cache
+// shows it, may still lack it (NotCharged); false otherwise, and on a nil guard.
+func (g *Guard) UnchargedMark(ctx context.Context, obj client.Object) (MarkedCharge, bool) {
+	if g == nil {
+		return MarkedCharge{}, false
 	}
-	return lostCharge(&b, c)
+	c, ok := MarkedChargeOf(obj)
+	return c, ok && g.NotCharged(ctx, obj.GetNamespace(), c)
 }
 
 // lostCharge reports whether the budget certainly lacks the charge c marked (see above).
@@ -229,21 +245,11 @@ func lostCharge(b *videov1alpha1.VideoBudget, c MarkedCharge) bool {
 func markedChargeChange(c MarkedCharge) func(b *videov1alpha1.VideoBudget) bool {
 	charge := chargeChange(c.JobID, c.Seconds, c.Credits, c.Unreported)
 	return func(b *videov1alpha1.VideoBudget) bool {
-		if !lostCharge(b, c) && !holdsJob(b, c.JobID) {
+		if !lostCharge(b, c) && jobReservation(b, c.JobID) < 0 {
 			return false
 		}
 		return charge(b)
 	}
-}
-
-// holdsJob reports whether b holds the reservation of jobID's running job.
-func holdsJob(b *videov1alpha1.VideoBudget, jobID string) bool {
-	for _, r := range b.Status.Reservations {
-		if jobID != "" && r.JobID == jobID {
-			return true
-		}
-	}
-	return false
 }
 
 // laterCharges are the jobs whose charge this process queued after their end.

@@ -201,8 +201,8 @@ func (g *Guard) TakeGrant(ctx context.Context, kind string, obj client.Object, a
 		}
 		return Decision{}, false
 	}
-	var b videov1alpha1.VideoBudget
-	if err := g.client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: videov1alpha1.VideoBudgetName}, &b); err != nil {
+	b, err := g.cachedBudget(ctx, obj.GetNamespace())
+	if err != nil {
 		return Decision{}, false
 	}
 	// The write that held the reservation succeeded on this budget (an optimistic-locked patch

@@ -351,8 +351,17 @@ func (g *Guard) HeldLater(ns, jobID string) {
 
 // Budgeted reports whether the namespace has a VideoBudget, from the cache.
 func (g *Guard) Budgeted(ctx context.Context, ns string) bool {
+	_, err := g.cachedBudget(ctx, ns)
+	return err == nil
+}
+
+// cachedBudget is the namespace's VideoBudget as the cache shows it.
+func (g *Guard) cachedBudget(ctx context.Context, ns string) (*videov1alpha1.VideoBudget, error) {
 	var b videov1alpha1.VideoBudget
-	return g.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: videov1alpha1.VideoBudgetName}, &b) == nil
+	if err := g.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: videov1alpha1.VideoBudgetName}, &b); err != nil {
+		return nil, err
+	}
+	return &b, nil
 }
 
 // settleKeeping counts the render's reservation of uid and attempt as used and keeps it as its
@@ -470,13 +479,23 @@ func (g *Guard) GiveUp(ctx context.Context, ns, jobID string, fallback Estimate)
 
 // dropJobReservation removes the reservation of jobID's running job and returns it, or nil.
 func dropJobReservation(b *videov1alpha1.VideoBudget, jobID string) *videov1alpha1.BudgetReservation {
+	i := jobReservation(b, jobID)
+	if i < 0 {
+		return nil
+	}
+	r := b.Status.Reservations[i]
+	b.Status.Reservations = append(b.Status.Reservations[:i:i], b.Status.Reservations[i+1:]...)
+	return &r
+}
+
+// jobReservation is the index of the reservation of jobID's running job in b, or -1.
+func jobReservation(b *videov1alpha1.VideoBudget, jobID string) int {
 	for i, r := range b.Status.Reservations {
 		if jobID != "" && r.JobID == jobID {
-			b.Status.Reservations = append(b.Status.Reservations[:i:i], b.Status.Reservations[i+1:]...)
-			return &r
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
 // charged reports whether jobID was charged (among the latest maxChargedJobs, whatever their
