@@ -409,8 +409,20 @@ func TestReservationsWrittenAheadAreSharedAndStillBoundTheLimit(t *testing.T) {
 	for i := range 6 {
 		h.g.ReserveAhead("VideoRender", batchRender(i), fmt.Sprintf("a%d", i), "", Estimate{Seconds: 3}, nil, 0)
 	}
+	// Written: the write counted (the interceptor counts it as it starts) and ended (each grant
+	// learns its outcome once its write returned).
+	written := func() bool {
+		h.g.grants.mu.Lock()
+		defer h.g.grants.mu.Unlock()
+		for i := range 6 {
+			if gr := h.g.grants.byUID[batchRender(i).UID]; gr == nil || !gr.done {
+				return false
+			}
+		}
+		return true
+	}
 	deadline := time.Now().Add(2*aheadWindow + settleDelay)
-	for h.writes.Load() == 0 {
+	for !written() {
 		if time.Now().After(deadline) {
 			t.Fatal("the reservations written ahead were never written")
 		}
