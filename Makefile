@@ -157,6 +157,10 @@ bench: envtest-assets ## The scale benchmark (test/bench, docs/benchmarks.md): N
 		-bench.manager-args="$(strip $(BENCH_MANAGER_ARGS))" -bench.out="$(abspath $(strip $(BENCH_OUT)))" \
 		-bench.baseline="$(if $(strip $(BENCH_BASELINE)),$(abspath $(strip $(BENCH_BASELINE))))" -bench.label="$(strip $(BENCH_LABEL))" $(BENCH_ARGS)
 
+.PHONY: bench-pairs
+bench-pairs: envtest-assets ## BENCH_PAIRS pairs of make bench without and with budgets, in ABBA order, and their summary (docs/benchmarks.md "Pairs"); BENCH_OUT is their directory.
+	BENCH_PAIRS="$(strip $(BENCH_PAIRS))" BENCH_OUT="$(abspath $(if $(filter command line,$(origin BENCH_OUT)),$(BENCH_OUT),bin/bench-pairs))" MAKE="$(MAKE)" hack/bench-pairs.sh
+
 # go test runs the benchmark in test/bench: the recipe makes BENCH_OUT and BENCH_BASELINE absolute.
 BENCH_N ?= 1000 ## VideoRenders to create.
 BENCH_NAMESPACES ?= 10 ## namespaces (tenants), one API key Secret each.
@@ -168,6 +172,7 @@ BENCH_MANAGER_ARGS ?= --poll-min=2s --poll-max=6s ## flags passed to the manager
 BENCH_OUT ?= $(shell pwd)/bin/bench ## directory of the JSON and Markdown reports.
 BENCH_BASELINE ?= ## a report JSON to print deltas against, e.g. docs/bench/baseline-n1000-polling.json.
 BENCH_LABEL ?= ## name of the run in the report.
+BENCH_PAIRS ?= 3 ## pairs make bench-pairs runs.
 BENCH_ARGS ?= ## more -bench.* flags (go test ./test/bench -args -help lists them).
 
 ##@ Build

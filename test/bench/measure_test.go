@@ -17,6 +17,7 @@ limitations under the License.
 package bench
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -55,6 +56,7 @@ func (s *scaleRun) measure(extra []string, cpu0 cpu) *result {
 	s.measureAPI(r)
 	s.measureProcesses(r, cpu0)
 	s.measureBudgets(r)
+	s.measureRenderSize(r)
 	return r
 }
 
@@ -342,6 +344,8 @@ func (s *scaleRun) report(r *result) {
 			bu.Budgets, bu.UsedRenders, bu.ExpectedRenders, bu.UsedSeconds, bu.RenderedSeconds, bu.SettleSeconds,
 			bu.ReservedAtEnd, bu.ReservationsAtEnd, bu.Mismatched, bu.StatusWrites, r.StatusWriteCodesByResource["videobudgets"])
 	}
+	_, _ = fmt.Fprintf(out, "render size: %d bytes (%d without managedFields, status %d), %.1f managedFields entries\n",
+		r.RenderSize.Bytes, r.RenderSize.BytesNoManagedFields, r.RenderSize.StatusBytes, r.RenderSize.ManagedFieldsEntries)
 	printBudgetWrites(out, r.Metrics, r.Objects)
 	printBudgetSize(out, r.Timeline)
 	printHistograms(out, r.Metrics)
@@ -391,4 +395,32 @@ func printBudgetWrites(out io.Writer, m scrape, objects int) {
 	}
 	slices.Sort(lines)
 	_, _ = fmt.Fprintf(out, "budget writes and the changes they carried:\n%s\n", strings.Join(lines, "\n"))
+}
+
+// measureRenderSize reads every render from the API server (managedFields included, as stored)
+// and averages its JSON size.
+func (s *scaleRun) measureRenderSize(r *result) {
+	var list videov1alpha1.VideoRenderList
+	if err := s.k8s.List(s.b.Context(), &list, client.InNamespace("")); err != nil || len(list.Items) == 0 {
+		r.Unmeasured = append(r.Unmeasured, fmt.Sprintf("render size: %d renders listed (%v)", len(list.Items), err))
+		return
+	}
+	var whole, bare, status, entries int
+	for i := range list.Items {
+		vr := &list.Items[i]
+		if data, err := json.Marshal(vr); err == nil {
+			whole += len(data)
+		}
+		if data, err := json.Marshal(vr.Status); err == nil {
+			status += len(data)
+		}
+		entries += len(vr.ManagedFields)
+		vr.ManagedFields = nil
+		if data, err := json.Marshal(vr); err == nil {
+			bare += len(data)
+		}
+	}
+	n := len(list.Items)
+	r.RenderSize = renderSize{Bytes: whole / n, BytesNoManagedFields: bare / n, StatusBytes: status / n,
+		ManagedFieldsEntries: float64(entries) / float64(n)}
 }

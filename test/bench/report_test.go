@@ -89,6 +89,8 @@ type result struct {
 	// Load1Max is the highest one-minute load average sampled during the run.
 	Load1Max         float64 `json:"load1Max"`
 	ManagerLogErrors int     `json:"managerLogErrors"`
+	// RenderSize is what a render weighs at the end of the run, as the API server stores it.
+	RenderSize renderSize `json:"renderSize"`
 	// APIServerProfile is the CPU profile -bench.apiserver-profile took.
 	APIServerProfile string `json:"apiServerProfile,omitempty"`
 
@@ -118,6 +120,16 @@ type perRender struct {
 	// of the VideoBudget writes.
 	BudgetConflicts     int     `json:"budgetConflicts"`
 	BudgetConflictShare float64 `json:"budgetConflictShare"`
+}
+
+// renderSize is the mean JSON size of the renders once terminal: every status write of a render
+// sends and stores the whole object (the API server decodes, validates, encodes and watchers
+// decode it), so a guarded render that weighs more costs more on each of its writes.
+type renderSize struct {
+	Bytes                int     `json:"bytes"`
+	BytesNoManagedFields int     `json:"bytesWithoutManagedFields"`
+	StatusBytes          int     `json:"statusBytes"`
+	ManagedFieldsEntries float64 `json:"managedFieldsEntries"`
 }
 
 type machine struct {
