@@ -398,7 +398,8 @@ func printBudgetWrites(out io.Writer, m scrape, objects int) {
 }
 
 // measureRenderSize reads every render from the API server (managedFields included, as stored)
-// and averages its JSON size.
+// and averages its JSON size. It runs after measureProcesses read the API server's CPU, which
+// this List (megabytes of JSON) must not add to.
 func (s *scaleRun) measureRenderSize(r *result) {
 	var list videov1alpha1.VideoRenderList
 	if err := s.k8s.List(s.b.Context(), &list, client.InNamespace("")); err != nil || len(list.Items) == 0 {
