@@ -38,8 +38,6 @@ import (
 
 // report is the part of test/bench's JSON report read here.
 type report struct {
-	Tree      string  `json:"tree"`
-	Date      string  `json:"date"`
 	Objects   int     `json:"objects"`
 	Submit    float64 `json:"submitThroughputPerSecond"`
 	OtherCPU  float64 `json:"otherCPUSeconds"`
