@@ -20,37 +20,61 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
+	"unicode"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
 // The length of a video is known only when its render completes, so before paying a render
-// reserves an estimate of it. The interface document gives no price and no length model; this
-// is our own, written down in docs/spend-guard.md:
-//   - a story scene: its narration at 150 words a minute (0.4 s a word), at least its
-//     minimumDuration, plus its endPauseDuration;
-//   - a brief scene: its duration (1-600 s) when given;
-//   - an audio or video scene: the end of its transcript's last word;
-//   - any other scene (a deck, a blog, a brief without duration): DefaultSceneSeconds;
-//   - a request without scenes (a template) or a project render: DefaultSceneSeconds.
-// Every render is estimated at least one second.
+// reserves the most its request allows: an upper bound from the request and the interface's
+// limits, never a typical length (docs/spend-guard.md, "The bound"). The interface document gives
+// no price and no speaking rate; the rates below are our own, chosen slower than any voice at
+// normal speed reads, and written down in docs/spend-guard.md:
+//   - narration is counted by character, not by space, so Chinese and Japanese (written without
+//     spaces) are counted: an ideograph 0.3 s, a Hangul syllable 0.2 s, a kana 0.15 s, any other
+//     letter 0.1 s, a digit or a symbol 0.4 s (it may be read as a word), a punctuation mark
+//     0.5 s (a pause); every word at least 0.4 s;
+//   - read by the slowest voice the request allows for the scene (speed 50-200, default 100):
+//     at speed 50 twice as long;
+//   - an SSML story adds the time of each <break time="...">; its tags count as text;
+//   - a brief (or storyCoPilot) with duration: that duration;
+//   - every scene at least its minimumDuration, plus its endPauseDuration, both counted once per
+//     sentence when the service may split the scene (createSceneOnNewLine,
+//     createSceneOnEndOfSentence, AI storyboard mode).
+// Every render is reserved at least one second.
 //
-// Where the request states no length (the DefaultSceneSeconds cases, and narration read by a
-// slowed voice, slower than the 150 words a minute above), the estimate is a guess that can be
-// short by any amount: a blog post is narrated word for word, whatever its length. Such a render
-// is Unbounded, and under maxRenderSeconds no two of them run at once (limits.go), so a burst
-// still goes at most one render beyond the limit whatever the guess.
+// What the request cannot bound is Unbounded: an external voice (a recording of any length), an
+// audio or video scene (its media sets the length, not its transcript), a blog or a deck, a brief
+// without duration, an SSML story that changes the speaking rate or plays audio, a template (no
+// scenes) and a project. Its Seconds are a guess (DefaultSceneSeconds a scene, or a transcript's
+// end); under maxRenderSeconds no two such renders run at once (limits.go), so a burst goes at
+// most one render beyond the limit, whatever the guess.
 
-// DefaultSceneSeconds is the estimate of a scene whose length the request does not tell.
+// DefaultSceneSeconds is the guess for a scene whose length the request does not tell.
 const DefaultSceneSeconds = 30
 
-// secondsPerWord is narration at 150 words a minute.
-const secondsPerWord = 0.4
+// The bound's rates, in seconds at voice speed 100.
+const (
+	secondsPerIdeograph = 0.3
+	secondsPerHangul    = 0.2
+	secondsPerKana      = 0.15
+	secondsPerLetter    = 0.1
+	secondsPerSymbol    = 0.4
+	secondsPerPause     = 0.5
+	minSecondsPerWord   = 0.4
+	// normalSpeed and slowestSpeed are the AI voice's speed default and minimum (interface
+	// document, VoiceOver and Limits).
+	normalSpeed  = 100.0
+	slowestSpeed = 50.0
+)
 
-// Estimate is what a render is expected to cost before it is paid.
+// Estimate is what a render reserves before it is paid.
 type Estimate struct {
-	// Seconds is the estimated length of the video, at least 1.
+	// Seconds is the most the request allows the video to last (Unbounded false), or a guess
+	// (Unbounded true); at least 1.
 	Seconds int64
 	// Credits is set when the request may consume AI credits, whose amount only the job's end
 	// tells: an aiVisual anywhere, slides animated with a veo model, or a project render (its
@@ -60,8 +84,7 @@ type Estimate struct {
 	// (aiCreditsUsed is promised only for aiVisual scenes): slides animated with a veo model.
 	Unreported bool
 	// Unbounded is set when no field of the request bounds the video's length, so Seconds is a
-	// guess: a blogUrl or pptUrl scene, a brief without duration, an audio or video scene without
-	// a transcript, a voice slower than normal speed, a template (no scenes) or a project.
+	// guess (see above).
 	Unbounded bool
 }
 
@@ -75,99 +98,179 @@ func EstimateOf(r *videov1alpha1.BudgetEstimate) Estimate {
 	return Estimate{Seconds: r.Seconds, Credits: r.AICredits, Unbounded: r.Unbounded, Unreported: r.UnreportedCredits}
 }
 
-// EstimateRequest estimates a storyboard render's seconds and credits; nil is a project render.
-// Whether the request bounds its length is Unbounded's answer; Estimate gives both.
-func EstimateRequest(req *videov1alpha1.StoryboardRequest) Estimate {
+// EstimateFor is what a storyboard render reserves: the bound of its seconds (or a guess, when
+// Unbounded) and whether it may consume credits. nil is a project render.
+func EstimateFor(req *videov1alpha1.StoryboardRequest) Estimate {
 	if req == nil {
-		return Estimate{Seconds: DefaultSceneSeconds, Credits: true}
+		return Estimate{Seconds: DefaultSceneSeconds, Credits: true, Unbounded: true}
 	}
 	var e Estimate
 	total := 0.0
 	for i := range req.Scenes {
-		total += sceneSeconds(&req.Scenes[i])
-		if a := req.Scenes[i].PPTSlideAnimation; a != nil && a.Enabled != nil && *a.Enabled && a.Model != nil &&
+		sc := &req.Scenes[i]
+		secs, bounded := sceneBound(req, sc)
+		total += secs
+		e.Unbounded = e.Unbounded || !bounded
+		if a := sc.PPTSlideAnimation; a != nil && a.Enabled != nil && *a.Enabled && a.Model != nil &&
 			strings.HasPrefix(string(*a.Model), "veo") {
 			e.Unreported = true
 		}
 	}
 	if len(req.Scenes) == 0 {
-		total = DefaultSceneSeconds
+		total, e.Unbounded = DefaultSceneSeconds, true
+	}
+	if externalVoice(req.VoiceOver) {
+		e.Unbounded = true
 	}
 	e.Seconds = max(1, int64(math.Ceil(min(total, math.MaxInt32))))
 	e.Credits = e.Unreported || usesAIVisual(req)
 	return e
 }
 
-// EstimateFor is the estimate a render reserves before it is paid: EstimateRequest's seconds and
-// credits, and whether its length is Unbounded. nil is a project render.
-func EstimateFor(req *videov1alpha1.StoryboardRequest) Estimate {
-	e := EstimateRequest(req)
-	e.Unbounded = Unbounded(req)
-	return e
-}
-
-// Unbounded reports whether no field of the request bounds the video's length: a project (nil),
-// a template (no scenes), a scene whose length the estimate guesses (DefaultSceneSeconds), or a
-// voice slower than normal speed.
-func Unbounded(req *videov1alpha1.StoryboardRequest) bool {
-	if req == nil || len(req.Scenes) == 0 || slowed(req.VoiceOver) {
-		return true
-	}
-	for i := range req.Scenes {
-		if !sceneBounded(&req.Scenes[i]) || slowed(req.Scenes[i].VoiceOver) {
-			return true
-		}
-	}
-	return false
-}
-
-// slowed reports a voice slower than normal speed (100): its narration takes longer than the
-// 150 words a minute the estimate assumes, by a factor the interface document does not give.
-func slowed(vo *videov1alpha1.VoiceOver) bool {
-	if vo == nil {
-		return false
-	}
-	for _, v := range vo.AIVoices {
-		if v.Speed != nil && *v.Speed < 100 {
-			return true
-		}
-	}
-	return false
-}
-
-// sceneBounded reports whether a field of the scene states its length: its narration, a brief's
-// duration or a transcript (sceneSeconds' cases other than the default).
-func sceneBounded(sc *videov1alpha1.Scene) bool {
-	return sc.Story != nil || (sc.Brief != nil && sc.Brief.Duration != nil) ||
-		(sc.StoryCoPilot != nil && sc.StoryCoPilot.Duration != nil) || len(sc.Transcript) > 0
-}
-
-// sceneSeconds estimates one scene.
-func sceneSeconds(sc *videov1alpha1.Scene) float64 {
-	s := 0.0
+// sceneBound is the most one scene lasts, and whether the request bounds it at all (when it does
+// not, the seconds are a guess).
+func sceneBound(req *videov1alpha1.StoryboardRequest, sc *videov1alpha1.Scene) (float64, bool) {
+	s, bounded, pieces := 0.0, true, 1.0
 	switch {
 	case sc.Story != nil:
-		s = float64(len(strings.Fields(*sc.Story))) * secondsPerWord
+		ssml := sc.IsSSMLStory != nil && *sc.IsSSMLStory
+		s = narrationSeconds(*sc.Story) * normalSpeed / slowestVoice(req.VoiceOver, sc.VoiceOver)
+		if ssml {
+			var pauses float64
+			pauses, bounded = ssmlPauses(*sc.Story)
+			s += pauses
+		}
+		if splits(req, sc) {
+			pieces = float64(sentences(*sc.Story))
+		}
 	case sc.Brief != nil && sc.Brief.Duration != nil:
 		s = float64(*sc.Brief.Duration)
 	case sc.StoryCoPilot != nil && sc.StoryCoPilot.Duration != nil:
 		s = float64(*sc.StoryCoPilot.Duration)
 	case len(sc.Transcript) > 0:
+		// A guess: the media may run past its transcript's last word.
 		for _, sen := range sc.Transcript {
 			for _, w := range sen.Words {
 				s = max(s, w.EndTime)
 			}
 		}
+		bounded = false
 	default:
-		s = DefaultSceneSeconds
+		s, bounded = DefaultSceneSeconds, false
+	}
+	if externalVoice(sc.VoiceOver) {
+		bounded = false
 	}
 	if sc.MinimumDuration != nil {
-		s = max(s, *sc.MinimumDuration)
+		s = max(s, *sc.MinimumDuration*pieces)
 	}
 	if sc.EndPauseDuration != nil {
-		s += *sc.EndPauseDuration
+		s += *sc.EndPauseDuration * pieces
 	}
-	return s
+	return s, bounded
+}
+
+// narrationSeconds is the bound of reading text at normal speed: each word at least
+// minSecondsPerWord, each character at its script's rate.
+func narrationSeconds(text string) float64 {
+	total := 0.0
+	for _, word := range strings.Fields(text) {
+		w := 0.0
+		for _, r := range word {
+			w += runeSeconds(r)
+		}
+		total += max(w, minSecondsPerWord)
+	}
+	return total
+}
+
+func runeSeconds(r rune) float64 {
+	switch {
+	case unicode.Is(unicode.Han, r):
+		return secondsPerIdeograph
+	case unicode.Is(unicode.Hangul, r):
+		return secondsPerHangul
+	case unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r):
+		return secondsPerKana
+	case unicode.IsLetter(r):
+		return secondsPerLetter
+	case unicode.IsNumber(r) || unicode.IsSymbol(r):
+		return secondsPerSymbol
+	case unicode.IsPunct(r):
+		return secondsPerPause
+	}
+	return 0 // marks, spaces and controls take no time of their own
+}
+
+// slowestVoice is the slowest speed of the AI voices that may read a scene (its own and the
+// request's): a voice without speed reads at normalSpeed, and so does the service's default voice.
+func slowestVoice(vos ...*videov1alpha1.VoiceOver) float64 {
+	slowest := normalSpeed
+	for _, vo := range vos {
+		if vo == nil {
+			continue
+		}
+		for _, v := range vo.AIVoices {
+			speed := normalSpeed
+			if v.Speed != nil {
+				speed = *v.Speed
+			}
+			slowest = min(slowest, max(speed, slowestSpeed))
+		}
+	}
+	return slowest
+}
+
+// externalVoice reports a recorded voice track: the video lasts as long as the recording.
+func externalVoice(vo *videov1alpha1.VoiceOver) bool {
+	return vo != nil && vo.ExternalVoice != nil
+}
+
+// ssmlBreak is an SSML break with a time; ssmlUnbounded is markup whose time the text does not
+// tell: a change of speaking rate, or audio played.
+var (
+	ssmlBreak     = regexp.MustCompile(`(?i)<break[^>]*\btime\s*=\s*["']\s*([0-9]*\.?[0-9]+)\s*(ms|s)\s*["']`)
+	ssmlUnbounded = regexp.MustCompile(`(?i)<(prosody[^>]*\brate\b|audio\b)`)
+)
+
+// ssmlPauses is the time of an SSML story's timed breaks, and false when its markup makes its
+// length unknown.
+func ssmlPauses(story string) (float64, bool) {
+	if ssmlUnbounded.MatchString(story) {
+		return 0, false
+	}
+	total := 0.0
+	for _, m := range ssmlBreak.FindAllStringSubmatch(story, -1) {
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			return 0, false
+		}
+		if strings.EqualFold(m[2], "ms") {
+			v /= 1000
+		}
+		total += v
+	}
+	return total, true
+}
+
+// splits reports whether the service may make several scenes of a story scene, each with its own
+// minimumDuration and endPauseDuration.
+func splits(req *videov1alpha1.StoryboardRequest, sc *videov1alpha1.Scene) bool {
+	return (sc.CreateSceneOnNewLine != nil && *sc.CreateSceneOnNewLine) ||
+		(sc.CreateSceneOnEndOfSentence != nil && *sc.CreateSceneOnEndOfSentence) ||
+		(req.AIStoryboard != nil && req.AIStoryboard.Enabled)
+}
+
+// sentences counts the pieces a story may be split into: its lines and its sentences.
+func sentences(story string) int {
+	n := 1
+	for _, r := range story {
+		switch r {
+		case '\n', '.', '!', '?', '。', '！', '？':
+			n++
+		}
+	}
+	return n
 }
 
 // usesAIVisual reports an aiVisual anywhere in the request (backgrounds, B-rolls, elements,

@@ -103,7 +103,7 @@ func recountReserved(b *videov1alpha1.VideoBudget) {
 // A render that may consume AI credits also waits while another such render is in flight or
 // running under maxAICredits: its credits are known only at its end, so running them one at a
 // time keeps a burst within one render of the limit. Likewise a render whose length its request
-// does not bound (its estimate is a guess) waits while another such render is in flight or
+// does not bound (its reservation is a guess) waits while another such render is in flight or
 // running under maxRenderSeconds: only one render's guess can be short at a time, so a burst
 // goes at most one render beyond the limit, whatever the guess.
 func exhausted(b *videov1alpha1.VideoBudget, kind string, est Estimate) (videov1alpha1.BudgetLimit, string, bool) {
@@ -122,7 +122,8 @@ func exhausted(b *videov1alpha1.VideoBudget, kind string, est Estimate) (videov1
 		return videov1alpha1.BudgetLimitRenderSeconds, fmt.Sprintf(
 			"maxRenderSeconds is set and %d render(s) whose length no field of the request bounds are in flight or running; "+
 				"their length is known only when they end, so such renders run one at a time "+
-				"(a render is bounded when each scene is a story, a brief with duration, or a transcript, read at normal voice speed)",
+				"(a render is bounded when each scene is a story read by an AI voice or a brief with duration: "+
+				"not an external voice, an audio or video source, a blog, a deck or a template)",
 			b.Status.Reserved.UnboundedRenders), true
 	}
 	return "", "", false
