@@ -396,7 +396,7 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 		logf.FromContext(ctx).Info("A new VideoBudget took over the period's usage from the namespace's ledger",
 			"namespace", b.Namespace, "renders", b.Status.Used.Renders, "renderSeconds", b.Status.Used.RenderSeconds, "migrated", !found)
 	}
-	if err := rebuildReservations(ctx, c, b); err != nil {
+	if err := rebuildReservations(ctx, c, b, true); err != nil {
 		return false, err
 	}
 	b.Status.LedgerBudgetUID = string(b.UID)
@@ -404,9 +404,10 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 }
 
 // rebuildReservations adds the reservations a replaced budget held: one for each object whose
-// submission is in flight, and, while the budget limits seconds or credits, one for each render
-// whose job runs.
-func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget) error {
+// submission is in flight (inFlight), and, while the budget limits seconds or credits, one for
+// each render whose job runs and is not charged. With inFlight false it adds only the running
+// jobs': a length limit added to a live budget counts the renders already running (issue 37).
+func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, inFlight bool) error {
 	held := map[string]bool{}
 	for _, r := range b.Status.Reservations {
 		held[r.UID] = true
@@ -429,9 +430,13 @@ func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.
 		var recorded *videov1alpha1.BudgetEstimate
 		switch {
 		case st.Submission != nil:
+			if !inFlight {
+				return
+			}
 			r.AttemptID, r.ReservedAt = st.Submission.AttemptID, st.Submission.StartedAt
 			recorded = st.Submission.BudgetEstimate
-		case kind != kindStoryboard && st.JobID != "" && st.CompletedAt == nil && st.SubmittedAt != nil && limitsLength(b):
+		case kind != kindStoryboard && st.JobID != "" && st.CompletedAt == nil && st.SubmittedAt != nil && limitsLength(b) &&
+			!charged(b, st.JobID):
 			r.AttemptID, r.ReservedAt, r.JobID = "rebuilt", *st.SubmittedAt, st.JobID
 			recorded = st.BudgetEstimate
 		default:

@@ -179,6 +179,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if !adopted && b.Generation != b.Status.ObservedGeneration && limitsLength(b) {
+		// The spec changed, and may have added a seconds or credits limit: without one a running
+		// job keeps no reservation, and the renders already running must count against it.
+		if err := rebuildReservations(ctx, r.client, b, false); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if err := r.settleInterrupted(ctx, b, now); err != nil {
 		return ctrl.Result{}, err
 	}
