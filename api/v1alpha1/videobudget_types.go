@@ -65,6 +65,11 @@ const (
 	ReasonBudgetActive ConditionReason = "Active"
 	// ReasonWithinBudget: no limit is reached.
 	ReasonWithinBudget ConditionReason = "WithinBudget"
+	// ReasonLedgerUnavailable: the namespace's usage cannot be written to its ledger (the
+	// manager's namespace is missing, RBAC refuses, the API server fails), so the budget cannot
+	// keep its promise across a replace or a restore: nothing more is paid in the namespace until
+	// it can (Ready is False).
+	ReasonLedgerUnavailable ConditionReason = "LedgerUnavailable"
 	// ReasonMaxRendersReached, ReasonMaxRenderSecondsReached, ReasonMaxAICreditsReached and
 	// ReasonMaxPreviewsReached name the limit reached (the first, when several are).
 	ReasonMaxRendersReached       ConditionReason = "MaxRendersReached"

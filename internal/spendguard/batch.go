@@ -287,6 +287,12 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 		if err != nil {
 			return err
 		}
+		if !adopted && admits(batch) && !g.ledgers.confirmed(ns) {
+			// Fail closed: before this process admits anything in the namespace, its ledger must
+			// be writable (a budget replaced meanwhile takes its usage over from there). The
+			// outcome is recorded; reserveChange refuses while the last write failed.
+			_ = g.ledgers.write(ctx, g.client, b)
+		}
 		recountReserved(b)
 		changed := false
 		for _, o := range batch {
@@ -328,6 +334,16 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 		}
 	}
 	return ErrBusy
+}
+
+// admits reports whether a batch holds a reservation.
+func admits(batch []*op) bool {
+	for _, o := range batch {
+		if o.kind == ChangeReserve || o.kind == ChangeReserveAhead {
+			return true
+		}
+	}
+	return false
 }
 
 // Wrote tells the guard that the VideoBudget controller of this process wrote b (the API

@@ -268,6 +268,9 @@ func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj cli
 	}
 	b.Status.Reservations = kept
 	recountReserved(b)
+	if err := g.ledgers.failure(b.Namespace); err != nil {
+		return Decision{Wait: true, Budgeted: true, Message: ledgerMessage(err)}, false
+	}
 	if limit, msg, reached := exhausted(b, kind, est); reached {
 		d = Decision{Wait: true, Limit: limit, Message: msg}
 		if b.Status.PeriodEnd != nil {
@@ -290,6 +293,12 @@ func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj cli
 	}
 	b.Status.Reservations = append(b.Status.Reservations, r)
 	return d, true
+}
+
+// ledgerMessage says why nothing is admitted while the namespace's ledger cannot be written.
+func ledgerMessage(err error) string {
+	return fmt.Sprintf("the namespace's usage cannot be written to its ledger (%v), so nothing more is paid in this namespace "+
+		"until it can: the manager's namespace must exist and the manager's Role there must allow writing ConfigMaps", err)
 }
 
 // withoutBudget decides for a namespace without a VideoBudget: not limited, unless its ledger

@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -152,6 +153,10 @@ func TestReserveCountsAReplacedAttemptThatWasSent(t *testing.T) {
 	if err := videov1alpha1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
+	// The namespace's ledger is a ConfigMap: a guard that cannot write it admits nothing.
+	if err := corev1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
 	budget := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName},
 		Spec: videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))}}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(budget).WithStatusSubresource(budget).Build()
@@ -183,6 +188,10 @@ func staleCacheGuard(t *testing.T, spec videov1alpha1.VideoBudgetSpec) (g *Guard
 	t.Helper()
 	s := runtime.NewScheme()
 	if err := videov1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	// The namespace's ledger is a ConfigMap: a guard that cannot write it admits nothing.
+	if err := corev1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
 	budget := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}, Spec: spec}

@@ -116,6 +116,40 @@ type Ledgers struct {
 	// free are the tenant namespaces whose ledger was read and holds no limits, until when that
 	// answer is used without reading it again (holds).
 	free map[string]time.Time
+	// wrote are the tenant namespaces whose ledger this process wrote; failed, those whose last
+	// write failed, with its error. A namespace whose ledger cannot be written admits nothing
+	// (Guard.reserveChange): fail closed.
+	wrote  map[string]bool
+	failed map[string]error
+}
+
+// failure is the error of the last write of tenant's ledger when it failed, or nil.
+func (s *Ledgers) failure(tenant string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed[tenant]
+}
+
+// confirmed reports whether this process wrote tenant's ledger and its last write succeeded.
+func (s *Ledgers) confirmed(tenant string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wrote[tenant] && s.failed[tenant] == nil
+}
+
+// noteWrite records the outcome of a write of tenant's ledger.
+func (s *Ledgers) noteWrite(tenant string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed == nil {
+		s.failed, s.wrote = map[string]error{}, map[string]bool{}
+	}
+	if err != nil {
+		s.failed[tenant] = err
+		return
+	}
+	delete(s.failed, tenant)
+	s.wrote[tenant] = true
 }
 
 // freeTTL is how long a ledger read that holds no limits is used again. Within it, every write
@@ -234,8 +268,11 @@ func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.V
 		err = c.Create(ctx, cm)
 	}
 	if err != nil {
-		return fmt.Errorf("writing the budget ledger %s/%s: %w", s.Namespace, cm.Name, err)
+		err = fmt.Errorf("writing the budget ledger %s/%s: %w", s.Namespace, cm.Name, err)
+		s.noteWrite(b.Namespace, err)
+		return err
 	}
+	s.noteWrite(b.Namespace, nil)
 	s.known.Store(b.Namespace, true)
 	s.forgetFree(b.Namespace)
 	return nil

@@ -174,6 +174,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	base := b.DeepCopy()
 	now := r.clock.Now()
+	// A namespace whose ledger cannot be written admits nothing (fail closed): the ledger is
+	// tried again at each look, the budget as read, once the budget has taken it over (before
+	// that, the ledger holds what the budget must merge).
+	ledgerErr := r.ledgers.failure(b.Namespace)
+	if ledgerErr != nil && b.UID != "" && b.Status.LedgerBudgetUID == string(b.UID) {
+		ledgerErr = r.ledgers.write(ctx, r.client, base)
+	}
 	RollPeriod(b, now)
 	adopted, err := adoptLedger(ctx, r.client, r.reader, r.ledgers, b, now)
 	if err != nil {
@@ -194,7 +201,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	recountReserved(b)
-	r.setConditions(b)
+	r.setConditions(b, ledgerErr)
 	b.Status.ObservedGeneration = b.Generation
 
 	if !equality.Semantic.DeepEqual(base.Status, b.Status) {
@@ -222,8 +229,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if adopted || ledgerChanged(base, b) {
 			urgent := adopted || !base.Status.PeriodEnd.Equal(b.Status.PeriodEnd)
 			if err := r.ledgers.record(ctx, r.client, b, urgent); err != nil {
-				r.metrics.ObserveBudget(b)
-				return ctrl.Result{}, err
+				// Recorded by the ledgers: admissions stop, and the next look says why.
+				ledgerErr = err
 			}
 		}
 	}
@@ -238,9 +245,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// A budget that took over under an older manager has its ledger in the namespace itself:
 	// written in the manager's namespace at this first look (the migration).
 	if err := r.ledgers.ensure(ctx, r.client, r.reader, b); err != nil {
-		return ctrl.Result{}, err
+		ledgerErr = err
 	}
 	after := r.recheck
+	if ledgerErr != nil {
+		logf.FromContext(ctx).Info("The budget's ledger cannot be written: nothing is paid in the namespace until it can",
+			"namespace", b.Namespace, "error", ledgerErr.Error())
+		after = min(after, ledgerRetry)
+	}
 	if end := b.Status.PeriodEnd; end != nil {
 		after = min(after, max(end.Sub(now), time.Millisecond))
 	}
@@ -427,18 +439,27 @@ func recordedSince(st *videov1alpha1.JobStatus, res videov1alpha1.BudgetReservat
 	return st.Submission == nil && st.JobID != "" && st.SubmittedAt != nil && !st.SubmittedAt.Time.Before(res.ReservedAt.Truncate(time.Second))
 }
 
-// setConditions sets Ready (the budget is enforced) and Exhausted (naming the limits reached).
-func (r *Reconciler) setConditions(b *videov1alpha1.VideoBudget) {
+// ledgerRetry is how soon a budget whose ledger could not be written is looked at again.
+const ledgerRetry = 10 * time.Second
+
+// setConditions sets Ready (the budget is enforced; False while its ledger cannot be written, and
+// then nothing is paid) and Exhausted (naming the limits reached).
+func (r *Reconciler) setConditions(b *videov1alpha1.VideoBudget, ledgerErr error) {
 	st := &b.Status
 	resets := ""
 	if st.PeriodEnd != nil {
 		resets = st.PeriodEnd.UTC().Format(time.RFC3339)
 	}
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+	ready := metav1.Condition{
 		Type: string(videov1alpha1.ConditionReady), Status: metav1.ConditionTrue, Reason: string(videov1alpha1.ReasonBudgetActive),
 		Message:            fmt.Sprintf("Enforced for the %s period that resets at %s", st.Period, resets),
 		ObservedGeneration: b.Generation,
-	})
+	}
+	if ledgerErr != nil {
+		ready.Status, ready.Reason = metav1.ConditionFalse, string(videov1alpha1.ReasonLedgerUnavailable)
+		ready.Message = ledgerMessage(ledgerErr)
+	}
+	meta.SetStatusCondition(&st.Conditions, ready)
 	reached := reachedLimits(b)
 	c := metav1.Condition{Type: string(videov1alpha1.ConditionExhausted), Status: metav1.ConditionFalse,
 		Reason: string(videov1alpha1.ReasonWithinBudget), Message: "No limit is reached", ObservedGeneration: b.Generation}

@@ -17,16 +17,24 @@ limitations under the License.
 package spendguard
 
 import (
+	"context"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
@@ -43,14 +51,19 @@ func runningRender(i int, secs int64) *videov1alpha1.VideoRender {
 
 func reconcileBudget(t *testing.T, h *batchHarness, times int) {
 	t.Helper()
-	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clocktesting.NewFakeClock(time.Now()),
-		Grace: time.Minute, Recheck: time.Hour, Retry: time.Second, Ledgers: h.g.ledgers, Guard: h.g})
-	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}}
 	for range times {
-		if _, err := r.Reconcile(t.Context(), req); err != nil {
+		if err := reconcileOnce(t, h); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// reconcileOnce runs the VideoBudget controller once over the harness's budget.
+func reconcileOnce(t *testing.T, h *batchHarness) error {
+	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clocktesting.NewFakeClock(time.Now()),
+		Grace: time.Minute, Recheck: time.Hour, Retry: time.Second, Ledgers: h.g.ledgers, Guard: h.g})
+	_, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}})
+	return err
 }
 
 // Issue 37, case 2: "a limit added to a live budget ignores the renders already running".
@@ -96,5 +109,116 @@ func TestALengthLimitAddedToALiveBudgetCountsTheRendersAlreadyRunning(t *testing
 	}
 	if b := h.budget(t); b.Status.Used.RenderSeconds != 280 || b.Status.Reserved.RenderSeconds != 2700 {
 		t.Fatalf("after one end: used %d s, reserved %d s", b.Status.Used.RenderSeconds, b.Status.Reserved.RenderSeconds)
+	}
+}
+
+// unwritableLedgers makes every write of a ConfigMap in the ledgers' namespace fail as the API
+// server answers when that namespace does not exist, until the test sets writable.
+func unwritableLedgers(t *testing.T, h *batchHarness) *atomic.Bool {
+	t.Helper()
+	writable := &atomic.Bool{}
+	refuse := func(obj client.Object) error {
+		if _, ok := obj.(*corev1.ConfigMap); ok && obj.GetNamespace() == "ops" && !writable.Load() {
+			return apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "ops")
+		}
+		return nil
+	}
+	c := interceptor.NewClient(h.server.(client.WithWatch), interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if err := refuse(obj); err != nil {
+				return err
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if err := refuse(obj); err != nil {
+				return err
+			}
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+	})
+	h.server = c
+	h.g = New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second)
+	h.g.UseLedgers(NewLedgers("ops"))
+	return writable
+}
+
+// Issue 37, case 6: "a manager that cannot write its ledger keeps admitting". A record the money
+// depends on that cannot be written stops the spending it guards, and says so: nothing is
+// admitted in the namespace, and the VideoBudget's Ready condition names the ledger.
+func TestAManagerThatCannotWriteItsLedgerAdmitsNothing(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)})
+	close(h.hold)
+	unwritableLedgers(t, h)
+	d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Wait || !strings.Contains(d.Message, "ledger") {
+		t.Fatalf("admitted while the ledger cannot be written: %+v", d)
+	}
+	reconcileBudget(t, h, 1)
+	b := h.budget(t)
+	ready := meta.FindStatusCondition(b.Status.Conditions, string(videov1alpha1.ConditionReady))
+	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != string(videov1alpha1.ReasonLedgerUnavailable) ||
+		!strings.Contains(ready.Message, "ops/") {
+		t.Fatalf("Ready condition %+v: want False, LedgerUnavailable, naming the ledger", ready)
+	}
+	if b.Status.Used.Renders != 0 || len(b.Status.Reservations) != 0 {
+		t.Fatalf("used %+v, reservations %v", b.Status.Used, b.Status.Reservations)
+	}
+}
+
+// Issue 37, case 6, the sequence that paid twice: under maxRenders 1 with the ledger unwritable,
+// one render paid and one waiting; the VideoBudget deleted and created again took over an empty
+// ledger and paid the waiting render. Now nothing is paid until the ledger can be written, and
+// the budget created again takes the first render's count over: 1 paid in all.
+func TestAReplacedBudgetPaysOnceWhenItsLedgerWasUnwritable(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)})
+	close(h.hold)
+	writable := unwritableLedgers(t, h)
+	paid := 0
+	reserve := func(i int) {
+		t.Helper()
+		d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Wait {
+			return
+		}
+		paid++
+		if err := h.g.Settle(t.Context(), "team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reserve(0)
+	reserve(1)
+	// The controller says why (a condition), and does not stop at the error.
+	t.Logf("the controller's reconcile with the ledger unwritable: %v", reconcileOnce(t, h))
+	if paid == 0 {
+		writable.Store(true)
+		reconcileBudget(t, h, 1)
+		reserve(0)
+		reserve(1)
+	}
+
+	// The budget is replaced (a GitOps sync, kubectl replace --force).
+	b := h.budget(t)
+	if err := h.server.Delete(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	fresh := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName, UID: "b2"},
+		Spec: videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}}
+	if err := h.server.Create(t.Context(), fresh); err != nil {
+		t.Fatal(err)
+	}
+	if err := reconcileOnce(t, h); err != nil {
+		t.Logf("the controller's reconcile of the new budget: %v", err)
+	}
+	reserve(1)
+	reserve(2)
+	if paid != 1 {
+		t.Fatalf("%d renders paid under maxRenders 1 (used %+v)", paid, h.budget(t).Status.Used)
 	}
 }
