@@ -17,6 +17,8 @@ limitations under the License.
 package metrics
 
 import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -59,6 +61,12 @@ func (m *Metrics) ObserveBudget(b *videov1alpha1.VideoBudget) {
 	if s.MaxAICredits != nil {
 		maxima[videov1alpha1.BudgetLimitAICredits] = ptr.To(s.MaxAICredits.AsApproximateFloat64())
 	}
+	unavailable := 0.0
+	if c := meta.FindStatusCondition(st.Conditions, string(videov1alpha1.ConditionReady)); c != nil &&
+		c.Status == metav1.ConditionFalse && c.Reason == string(videov1alpha1.ReasonLedgerUnavailable) {
+		unavailable = 1
+	}
+	m.budgetLedger.WithLabelValues(b.Namespace).Set(unavailable)
 	for _, l := range budgetLimits {
 		m.budgetUsed.WithLabelValues(b.Namespace, string(l)).Set(used[l])
 		if mx := maxima[l]; mx != nil {
@@ -74,6 +82,7 @@ func (m *Metrics) ForgetBudget(namespace string) {
 	if m == nil {
 		return
 	}
+	m.budgetLedger.DeleteLabelValues(namespace)
 	for _, l := range budgetLimits {
 		m.budgetUsed.DeleteLabelValues(namespace, string(l))
 		m.budgetRemaining.DeleteLabelValues(namespace, string(l))

@@ -61,6 +61,8 @@ type Metrics struct {
 	// budgetUsed and budgetRemaining are the VideoBudget of each namespace (see budgetmetrics.go).
 	budgetUsed      *prometheus.GaugeVec
 	budgetRemaining *prometheus.GaugeVec
+	// budgetLedger is 1 while a namespace's budget cannot write its ledger (nothing is paid there).
+	budgetLedger *prometheus.GaugeVec
 	// budgetWrites and budgetChanges are the VideoBudget status writes and what they carried.
 	budgetWrites  *prometheus.CounterVec
 	budgetChanges *prometheus.CounterVec
@@ -169,6 +171,11 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "video_operator_budget_used",
 			Help: "What the current period of a namespace's VideoBudget used, by limit (maxRenders and maxPreviews include submissions in flight).",
 		}, []string{"namespace", "limit"}),
+		budgetLedger: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "video_operator_budget_ledger_unavailable",
+			Help: "1 while a namespace's VideoBudget cannot write its ledger in the manager's namespace: nothing more is paid in " +
+				"that namespace until it can (the budget's Ready is False, reason LedgerUnavailable); 0 otherwise.",
+		}, []string{"namespace"}),
 		budgetRemaining: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "video_operator_budget_remaining",
 			Help: "What is left in the current period of a namespace's VideoBudget, by limit; only limits that are set.",
@@ -220,7 +227,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		}
 	}
 	for _, c := range []prometheus.Collector{m.jobs, m.submissions, m.endings, m.requests, m.latency, m.credits,
-		m.callbacks, m.statusWrite, m.answerToWrite, m.budgetUsed, m.budgetRemaining, m.budgetWrites, m.budgetChanges, m.budgetGrants, oldestSubmission{m},
+		m.callbacks, m.statusWrite, m.answerToWrite, m.budgetUsed, m.budgetRemaining, m.budgetLedger, m.budgetWrites, m.budgetChanges, m.budgetGrants, oldestSubmission{m},
 		m.stalled, oldestAwaiting{m}} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering metrics: %w", err)
