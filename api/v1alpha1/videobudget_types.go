@@ -151,6 +151,21 @@ type VideoBudgetSpec struct {
 	MaxPreviews *int64 `json:"maxPreviews,omitempty"`
 }
 
+// BudgetWindow is the usage of one calendar window (a UTC day, an ISO week or a month).
+type BudgetWindow struct {
+	// period is the kind of window: Daily, Weekly or Monthly.
+	// +required
+	Period BudgetPeriod `json:"period"`
+
+	// start is when the window began (UTC).
+	// +required
+	Start metav1.Time `json:"start"`
+
+	// used is what was charged within the window.
+	// +optional
+	Used BudgetUsage `json:"used,omitzero"`
+}
+
 // BudgetUsage is what the current period used.
 type BudgetUsage struct {
 	// renders is the number of render jobs submitted.
@@ -309,6 +324,17 @@ type VideoBudgetStatus struct {
 	// +optional
 	// +default={}
 	Used BudgetUsage `json:"used,omitzero"`
+
+	// windows are the usage of the current UTC day, ISO week and month, whatever the budget's
+	// period: every charge is added to each, and each starts again from zero at its own
+	// boundary. A change of period takes the new period's usage from its window, so that no change
+	// of period, however often and in whatever order, lowers a period's usage below what was
+	// charged in it.
+	// +optional
+	// +listType=map
+	// +listMapKey=period
+	// +kubebuilder:validation:MaxItems=3
+	Windows []BudgetWindow `json:"windows,omitempty"`
 
 	// reserved counts the submissions in flight (see reservations); they count against
 	// maxRenders and maxPreviews like used ones.

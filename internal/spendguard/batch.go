@@ -287,6 +287,11 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 		if err != nil {
 			return err
 		}
+		if admits(batch) {
+			if err := countRunning(ctx, g.client, b, adopted); err != nil {
+				return err
+			}
+		}
 		if !adopted && admits(batch) && !g.ledgers.confirmed(ns) {
 			// Fail closed: before this process admits anything in the namespace, its ledger must
 			// be writable (a budget replaced meanwhile takes its usage over from there). The

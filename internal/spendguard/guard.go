@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -263,7 +264,7 @@ func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj cli
 			countUsed(b, r)
 			// An attempt that may have created a job whose end will never be read here:
 			// its estimate stands for it.
-			b.Status.Used.RenderSeconds += r.EstimatedSeconds
+			addUsage(b, videov1alpha1.BudgetUsage{RenderSeconds: r.EstimatedSeconds})
 		}
 	}
 	b.Status.Reservations = kept
@@ -425,9 +426,9 @@ func (g *Guard) Release(ctx context.Context, ns string, uid types.UID, attempt s
 // countUsed counts the submission a reservation stood for as used: a preview or a render.
 func countUsed(b *videov1alpha1.VideoBudget, r videov1alpha1.BudgetReservation) {
 	if r.Kind == kindStoryboard {
-		b.Status.Used.Previews++
+		addUsage(b, videov1alpha1.BudgetUsage{Previews: 1})
 	} else {
-		b.Status.Used.Renders++
+		addUsage(b, videov1alpha1.BudgetUsage{Renders: 1})
 	}
 }
 
@@ -520,17 +521,14 @@ func charged(b *videov1alpha1.VideoBudget, jobID string) bool {
 
 // chargeJob adds a job's seconds and credits to usage and remembers its id.
 func chargeJob(b *videov1alpha1.VideoBudget, jobID string, secs int64, credits *resource.Quantity, unreported bool) {
-	b.Status.Used.RenderSeconds += max(secs, 0)
+	d := videov1alpha1.BudgetUsage{RenderSeconds: max(secs, 0)}
 	if credits != nil && !credits.IsZero() {
-		sum := credits.DeepCopy()
-		if b.Status.Used.AICredits != nil {
-			sum.Add(*b.Status.Used.AICredits)
-		}
-		b.Status.Used.AICredits = &sum
+		d.AICredits = ptr.To(credits.DeepCopy())
 	}
 	if unreported {
-		b.Status.Used.UnreportedCreditRenders++
+		d.UnreportedCreditRenders = 1
 	}
+	addUsage(b, d)
 	b.Status.ChargedJobs = append(b.Status.ChargedJobs, jobID)
 	b.Status.ChargeCount++
 	if n := len(b.Status.ChargedJobs); n > maxChargedJobs {

@@ -77,7 +77,7 @@ func TestRollPeriod(t *testing.T) {
 	if b.Status.PeriodEnd == nil || !b.Status.PeriodEnd.Equal(ptr.To(metav1.NewTime(time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)))) {
 		t.Fatalf("periodEnd %v", b.Status.PeriodEnd)
 	}
-	b.Status.Used = videov1alpha1.BudgetUsage{Renders: 3, RenderSeconds: 90}
+	addUsage(b, videov1alpha1.BudgetUsage{Renders: 3, RenderSeconds: 90})
 	b.Status.ChargedJobs = []string{"j1"}
 	b.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: "VideoRender", Name: "a", UID: "u", AttemptID: "x"}}
 
@@ -86,7 +86,8 @@ func TestRollPeriod(t *testing.T) {
 	if b.Status.Used.Renders != 3 {
 		t.Fatalf("usage reset within the period: %+v", b.Status.Used)
 	}
-	// A change of period keeps the usage.
+	// A change of period takes the new period's usage from what was charged within it: these
+	// charges were made this week.
 	b.Spec.Period = videov1alpha1.BudgetPeriodWeekly
 	RollPeriod(b, now.Add(time.Hour))
 	if b.Status.Used.Renders != 3 || b.Status.Period != videov1alpha1.BudgetPeriodWeekly {
@@ -98,6 +99,33 @@ func TestRollPeriod(t *testing.T) {
 	RollPeriod(b, b.Status.PeriodEnd.Time)
 	if b.Status.Used != (videov1alpha1.BudgetUsage{}) || len(b.Status.ChargedJobs) != 1 || len(b.Status.Reservations) != 1 {
 		t.Fatalf("after the boundary: %+v", b.Status)
+	}
+}
+
+// Issue 37, case 3: "changing the period twice resets it". Monthly, then Weekly, the week rolls
+// over, then Monthly again: the month's usage is what was charged in the month, not 0.
+func TestAPeriodChangedTwiceKeepsWhatItsChargesSay(t *testing.T) {
+	thursday := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	b := &videov1alpha1.VideoBudget{Spec: videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodMonthly}}
+	RollPeriod(b, thursday)
+	addUsage(b, videov1alpha1.BudgetUsage{Renders: 4, RenderSeconds: 600})
+	b.Spec.Period = videov1alpha1.BudgetPeriodWeekly
+	RollPeriod(b, thursday.Add(time.Hour))
+	monday := thursday.AddDate(0, 0, 4)
+	RollPeriod(b, monday)
+	addUsage(b, videov1alpha1.BudgetUsage{Renders: 1, RenderSeconds: 60})
+	if b.Status.Used.Renders != 1 {
+		t.Fatalf("the new week used %d renders, want 1", b.Status.Used.Renders)
+	}
+	b.Spec.Period = videov1alpha1.BudgetPeriodMonthly
+	RollPeriod(b, monday.Add(time.Hour))
+	if b.Status.Used.Renders != 5 || b.Status.Used.RenderSeconds != 660 {
+		t.Fatalf("back to Monthly on %s: used %+v, want the month's 5 renders and 660 s", monday.Format("Jan 2"), b.Status.Used)
+	}
+	// The month rolls over: December starts from zero, whatever the period did in November.
+	RollPeriod(b, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	if b.Status.Used != (videov1alpha1.BudgetUsage{}) {
+		t.Fatalf("December used %+v", b.Status.Used)
 	}
 }
 

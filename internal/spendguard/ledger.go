@@ -84,15 +84,17 @@ type ledger struct {
 	PeriodStart *metav1.Time               `json:"periodStart,omitempty"`
 	PeriodEnd   *metav1.Time               `json:"periodEnd,omitempty"`
 	Used        videov1alpha1.BudgetUsage  `json:"used"`
-	ChargedJobs []string                   `json:"chargedJobs,omitempty"`
-	ChargeCount int64                      `json:"chargeCount,omitempty"`
+	// Windows are the budget's usage windows (day, week, month).
+	Windows     []videov1alpha1.BudgetWindow `json:"windows,omitempty"`
+	ChargedJobs []string                     `json:"chargedJobs,omitempty"`
+	ChargeCount int64                        `json:"chargeCount,omitempty"`
 	// BudgetUID is the budget whose status this copies.
 	BudgetUID string `json:"budgetUID,omitempty"`
 }
 
 func ledgerOf(b *videov1alpha1.VideoBudget) ledger {
 	return ledger{Period: b.Status.Period, PeriodStart: b.Status.PeriodStart, PeriodEnd: b.Status.PeriodEnd,
-		Used: b.Status.Used, ChargedJobs: b.Status.ChargedJobs, ChargeCount: b.Status.ChargeCount, BudgetUID: string(b.UID)}
+		Used: b.Status.Used, Windows: b.Status.Windows, ChargedJobs: b.Status.ChargedJobs, ChargeCount: b.Status.ChargeCount, BudgetUID: string(b.UID)}
 }
 
 // ledgerChanged reports whether a budget write changes what the ledger keeps.
@@ -379,18 +381,26 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 	before := b.Status.DeepCopy()
 	b.Status.ChargeCount = max(b.Status.ChargeCount, l.ChargeCount)
 	joinCharged(b, l.ChargedJobs)
-	if l.PeriodEnd == nil || !now.Before(l.PeriodEnd.Time) {
-		return !equality.Semantic.DeepEqual(*before, b.Status)
+	// Each usage window of the ledger that is still current keeps the larger of each count,
+	// whether the ledger's own period ended or not (a Daily budget's month goes on); the period's
+	// usage is its window's, and at least the ledger's for the same period.
+	RollPeriod(b, now)
+	current := l.PeriodEnd != nil && now.Before(l.PeriodEnd.Time)
+	samePeriod := current && l.Period == b.Status.Period && l.PeriodStart != nil && b.Status.PeriodStart != nil &&
+		l.PeriodStart.Time.Equal(b.Status.PeriodStart.Time)
+	if (len(l.Windows) == 0 && current) || samePeriod {
+		// A ledger of an older manager (no windows) counts its period's usage, not ended, in the
+		// current period: the safe side.
+		maxInto(&b.Status.Used, l.Used)
 	}
-	u, lu := &b.Status.Used, l.Used
-	u.Renders = max(u.Renders, lu.Renders)
-	u.RenderSeconds = max(u.RenderSeconds, lu.RenderSeconds)
-	u.Previews = max(u.Previews, lu.Previews)
-	u.UnreportedCreditRenders = max(u.UnreportedCreditRenders, lu.UnreportedCreditRenders)
-	if lu.AICredits != nil && (u.AICredits == nil || lu.AICredits.Cmp(*u.AICredits) > 0) {
-		q := lu.AICredits.DeepCopy()
-		u.AICredits = &q
+	for _, lw := range l.Windows {
+		if w := window(b, lw.Period); w.Start.Time.Equal(lw.Start.Time) {
+			maxInto(&w.Used, lw.Used)
+		}
 	}
+	w := window(b, b.Status.Period)
+	maxInto(&b.Status.Used, w.Used)
+	maxInto(&w.Used, b.Status.Used)
 	return !equality.Semantic.DeepEqual(*before, b.Status)
 }
 
@@ -438,6 +448,19 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 	}
 	b.Status.LedgerBudgetUID = string(b.UID)
 	return true, nil
+}
+
+// countRunning makes the renders already running count against a seconds or credits limit the
+// spec may have just added (without one a running job keeps no reservation): while the spec's
+// generation is not the one the VideoBudget controller observed, the running jobs' reservations
+// are rebuilt (idempotent: an object that holds one is skipped). Both the controller and the
+// guard's writes call it, so a render asking to pay before the controller looked at the new spec
+// decides on the running jobs too. A budget that adopted its ledger just now rebuilt them already.
+func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, adopted bool) error {
+	if adopted || b.Generation == b.Status.ObservedGeneration || !limitsLength(b) {
+		return nil
+	}
+	return rebuildReservations(ctx, c, b, false)
 }
 
 // rebuildReservations adds the reservations a replaced budget held: one for each object whose

@@ -54,24 +54,96 @@ func periodOf(b *videov1alpha1.VideoBudget) videov1alpha1.BudgetPeriod {
 	return b.Spec.Period
 }
 
-// RollPeriod brings the budget's status to the period that contains now: at a boundary, usage
-// starts again from zero (reservations stay: their submissions are still in flight, and count in
-// the period their job is recorded in). A change of spec.period takes effect at once with the new
-// bounds, keeping the usage so far: changing the period is no way to reset it.
+// periods are the kinds of period, each with a usage window in the budget's status.
+var periods = []videov1alpha1.BudgetPeriod{videov1alpha1.BudgetPeriodDaily, videov1alpha1.BudgetPeriodWeekly, videov1alpha1.BudgetPeriodMonthly}
+
+// RollPeriod brings the budget's status to the period that contains now. Usage is a function of
+// the charges and the period: every charge is added to the usage windows of the current day, week
+// and month (addUsage), each window starts again from zero at its own boundary, and the period's
+// usage is its window's. At a boundary the new period starts from what was charged in it
+// (reservations stay: their submissions are still in flight, and count in the period their job
+// is recorded in); a change of spec.period takes effect at once with the new bounds and the
+// usage charged within them, so no change of period, however often, lowers a period's usage.
 func RollPeriod(b *videov1alpha1.VideoBudget, now time.Time) {
 	p := periodOf(b)
 	st := &b.Status
+	rollWindows(b, now)
 	if st.PeriodEnd != nil && st.PeriodStart != nil && st.Period == p && now.Before(st.PeriodEnd.Time) {
 		return
 	}
 	start, end := PeriodBounds(p, now)
-	if st.PeriodEnd != nil && !now.Before(st.PeriodEnd.Time) {
-		// chargedJobs stay: they say which jobs are charged, whatever the period (afterend.go).
-		st.Used = videov1alpha1.BudgetUsage{}
-	}
+	// chargedJobs stay: they say which jobs are charged, whatever the period (afterend.go).
+	st.Used = *window(b, p).Used.DeepCopy()
 	st.Period = p
 	st.PeriodStart = &metav1.Time{Time: start}
 	st.PeriodEnd = &metav1.Time{Time: end}
+}
+
+// rollWindows brings each usage window to the one that contains now. A budget written before
+// the windows existed gets them from its period's usage, on the safe side: each window of the
+// period not ended counts all of it (a day may count what the month used).
+func rollWindows(b *videov1alpha1.VideoBudget, now time.Time) {
+	st := &b.Status
+	carried := videov1alpha1.BudgetUsage{}
+	if len(st.Windows) == 0 && st.PeriodEnd != nil && now.Before(st.PeriodEnd.Time) {
+		carried = st.Used
+	}
+	for _, p := range periods {
+		start, _ := PeriodBounds(p, now)
+		w := window(b, p)
+		if w.Start.IsZero() {
+			w.Start, w.Used = metav1.Time{Time: start}, *carried.DeepCopy()
+			continue
+		}
+		if !w.Start.Time.Equal(start) {
+			w.Start, w.Used = metav1.Time{Time: start}, videov1alpha1.BudgetUsage{}
+		}
+	}
+}
+
+// window is the budget's usage window of kind p, added when missing (zero start).
+func window(b *videov1alpha1.VideoBudget, p videov1alpha1.BudgetPeriod) *videov1alpha1.BudgetWindow {
+	for i := range b.Status.Windows {
+		if b.Status.Windows[i].Period == p {
+			return &b.Status.Windows[i]
+		}
+	}
+	b.Status.Windows = append(b.Status.Windows, videov1alpha1.BudgetWindow{Period: p})
+	return &b.Status.Windows[len(b.Status.Windows)-1]
+}
+
+// addUsage adds d to the period's usage and to each usage window: the one place usage grows.
+func addUsage(b *videov1alpha1.VideoBudget, d videov1alpha1.BudgetUsage) {
+	addTo(&b.Status.Used, d)
+	for i := range b.Status.Windows {
+		addTo(&b.Status.Windows[i].Used, d)
+	}
+}
+
+func addTo(u *videov1alpha1.BudgetUsage, d videov1alpha1.BudgetUsage) {
+	u.Renders += d.Renders
+	u.RenderSeconds += d.RenderSeconds
+	u.Previews += d.Previews
+	u.UnreportedCreditRenders += d.UnreportedCreditRenders
+	if d.AICredits != nil && !d.AICredits.IsZero() {
+		sum := d.AICredits.DeepCopy()
+		if u.AICredits != nil {
+			sum.Add(*u.AICredits)
+		}
+		u.AICredits = &sum
+	}
+}
+
+// maxInto keeps in u the larger of each of its counts and o's.
+func maxInto(u *videov1alpha1.BudgetUsage, o videov1alpha1.BudgetUsage) {
+	u.Renders = max(u.Renders, o.Renders)
+	u.RenderSeconds = max(u.RenderSeconds, o.RenderSeconds)
+	u.Previews = max(u.Previews, o.Previews)
+	u.UnreportedCreditRenders = max(u.UnreportedCreditRenders, o.UnreportedCreditRenders)
+	if o.AICredits != nil && (u.AICredits == nil || o.AICredits.Cmp(*u.AICredits) > 0) {
+		q := o.AICredits.DeepCopy()
+		u.AICredits = &q
+	}
 }
 
 // recountReserved keeps status.reserved equal to the reservations.

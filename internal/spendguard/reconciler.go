@@ -186,12 +186,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if !adopted && b.Generation != b.Status.ObservedGeneration && limitsLength(b) {
-		// The spec changed, and may have added a seconds or credits limit: without one a running
-		// job keeps no reservation, and the renders already running must count against it.
-		if err := rebuildReservations(ctx, r.client, b, false); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := countRunning(ctx, r.client, b, adopted); err != nil {
+		return ctrl.Result{}, err
 	}
 	if err := r.settleInterrupted(ctx, b, now); err != nil {
 		return ctrl.Result{}, err
@@ -287,7 +283,7 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 		}
 		charge := func() {
 			countUsed(b, res)
-			b.Status.Used.RenderSeconds += res.EstimatedSeconds
+			addUsage(b, videov1alpha1.BudgetUsage{RenderSeconds: res.EstimatedSeconds})
 		}
 		gone := apierrors.IsNotFound(err) || string(obj.GetUID()) != res.UID
 		if res.JobID != "" && young && gone {

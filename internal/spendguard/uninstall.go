@@ -97,7 +97,7 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 			switch {
 			case gone || (st.Submission != nil && st.Submission.AttemptID == res.AttemptID):
 				countUsed(b, res)
-				b.Status.Used.RenderSeconds += res.EstimatedSeconds
+				addUsage(b, videov1alpha1.BudgetUsage{RenderSeconds: res.EstimatedSeconds})
 				s.Charged++
 			case recordedSince(st, res):
 				countUsed(b, res)

@@ -1,0 +1,703 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spendguard
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// The simulation searches for lost money (docs/spend-guard.md "The simulation"): each seed is a
+// random sequence of operations on one namespace, run against the real Guard and the real
+// VideoBudget Reconciler over a fake API server (with injected write failures and conflicts), a
+// fake clock and a model of the service's jobs. The sequence is generated from the seed first, so
+// a failing seed replays exactly and shrinks to a shorter sequence that still fails.
+//
+// What it checks, after each step and at each admission, against the service's truth:
+//   - a period's usage never decreases (whatever is done to the period, the limits or the budget);
+//   - a render is admitted under maxRenders only while fewer jobs were submitted in the period;
+//   - a render is admitted under maxRenderSeconds only while the seconds the period's jobs really
+//     cost (ended, and running: a bounded job's real length, an unbounded one's reservation) are
+//     below the limit;
+//   - under maxRenderSeconds, no render without an upper bound is admitted while another such job
+//     still runs at the service (whoever holds its object);
+//   - at the end, every job that ended is charged at least what it cost (never less).
+//
+// The renders are modelled as the render reconciler drives the guard: Reserve, the job id in the
+// render's status, Settle, and at the job's end Charge with its real length. A crash drops every
+// in-memory state of the guard and the controller.
+
+var (
+	simSeeds   = flag.Int("sim.seeds", 300, "number of seeds the simulation runs, from -sim.from")
+	simFrom    = flag.Uint64("sim.from", 1, "the first seed of the simulation")
+	simSeed    = flag.Uint64("sim.seed", 0, "run only this seed (a replay), printing each step")
+	simSteps   = flag.Int("sim.steps", 80, "operations per seed")
+	simWorkers = flag.Int("sim.workers", runtime.GOMAXPROCS(0), "seeds run at once")
+	simAll     = flag.Bool("sim.all", false, "go on after a failing seed and report one shrunk sequence per invariant broken")
+	// simStrip adds deletions of running renders whose finalizer is stripped. Off by default: a
+	// stripped render's job is charged its reservation and frees its room at once, while the job
+	// may still run (issue 37, case 5, open; docs/spend-guard.md): with it the search finds that.
+	simStrip = flag.Bool("sim.strip", false, "also delete running renders with their finalizer stripped (issue 37 case 5, open)")
+)
+
+// simOpKind is what one step of the simulation does.
+type simOpKind int
+
+const (
+	opCreate simOpKind = iota
+	opAdmit
+	opEnd
+	opOrphanEnd
+	opDeleteStripped
+	opSetSeconds
+	opSetRenders
+	opSetPeriod
+	opClock
+	opReconcile
+	opCrash
+	opReplace
+	opFailWrites
+	opCount
+)
+
+// simOp is one step, with its parameters drawn from the seed.
+type simOp struct {
+	kind simOpKind
+	// a and b are the step's parameters (which render, a limit, a duration...).
+	a, b int64
+}
+
+func (o simOp) String() string {
+	switch o.kind {
+	case opCreate:
+		if o.a == 0 {
+			return fmt.Sprintf("create a render without upper bound (guess 30 s, really %d s)", o.b)
+		}
+		return fmt.Sprintf("create a render bounded at %d s (really %d s)", o.a, o.b)
+	case opAdmit:
+		return fmt.Sprintf("render #%d asks to pay", o.a)
+	case opEnd:
+		return fmt.Sprintf("running job #%d ends and its render is charged", o.a)
+	case opOrphanEnd:
+		return "the jobs of deleted renders end at the service"
+	case opDeleteStripped:
+		return fmt.Sprintf("running render #%d is deleted, its finalizer stripped", o.a)
+	case opSetSeconds:
+		if o.a < 0 {
+			return "maxRenderSeconds removed"
+		}
+		return fmt.Sprintf("maxRenderSeconds set to %d", o.a)
+	case opSetRenders:
+		if o.a < 0 {
+			return "maxRenders removed"
+		}
+		return fmt.Sprintf("maxRenders set to %d", o.a)
+	case opSetPeriod:
+		return "period set to " + string(simPeriods[o.a])
+	case opClock:
+		return fmt.Sprintf("the clock moves %s", time.Duration(o.a))
+	case opReconcile:
+		return "the VideoBudget controller reconciles"
+	case opCrash:
+		return "the manager crashes and starts again"
+	case opReplace:
+		if o.a == 1 {
+			return "the VideoBudget is deleted and restored with its status"
+		}
+		return "the VideoBudget is deleted and created again"
+	case opFailWrites:
+		return fmt.Sprintf("the next %d VideoBudget status writes fail", o.a)
+	}
+	return "?"
+}
+
+var simPeriods = []videov1alpha1.BudgetPeriod{videov1alpha1.BudgetPeriodDaily, videov1alpha1.BudgetPeriodWeekly, videov1alpha1.BudgetPeriodMonthly}
+
+// simGenerate draws a sequence of steps from seed.
+func simGenerate(seed uint64, steps int) []simOp {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	ops := make([]simOp, 0, steps)
+	for range steps {
+		var o simOp
+		switch p := rng.IntN(100); {
+		case p < 16:
+			o.kind = opCreate
+			if rng.IntN(4) == 0 {
+				o.b = 1 + rng.Int64N(900) // a blog: anything, whatever the guess
+			} else {
+				o.a = 10 + rng.Int64N(600)
+				o.b = 1 + rng.Int64N(o.a)
+			}
+		case p < 40:
+			o.kind, o.a = opAdmit, rng.Int64N(64)
+		case p < 56:
+			o.kind, o.a = opEnd, rng.Int64N(64)
+		case p < 59:
+			o.kind = opOrphanEnd
+		case p < 63:
+			o.kind, o.a = opDeleteStripped, rng.Int64N(64)
+			if !*simStrip {
+				o.kind = opReconcile
+			}
+		case p < 69:
+			o.kind, o.a = opSetSeconds, []int64{-1, 300, 600, 1200, 3000}[rng.IntN(5)]
+		case p < 72:
+			o.kind, o.a = opSetRenders, []int64{-1, 1, 3, 10}[rng.IntN(4)]
+		case p < 76:
+			o.kind, o.a = opSetPeriod, rng.Int64N(int64(len(simPeriods)))
+		case p < 84:
+			o.kind = opClock
+			o.a = int64([]time.Duration{time.Minute, time.Hour, 7 * time.Hour, 26 * time.Hour, 5 * 24 * time.Hour}[rng.IntN(5)])
+		case p < 92:
+			o.kind = opReconcile
+		case p < 95:
+			o.kind = opCrash
+		case p < 98:
+			o.kind, o.a = opReplace, rng.Int64N(2)
+		default:
+			o.kind, o.a = opFailWrites, 1+rng.Int64N(3)
+		}
+		ops = append(ops, o)
+	}
+	return ops
+}
+
+// simJob is a job at the service.
+type simJob struct {
+	id        string
+	actual    int64
+	reserved  int64 // what its render reserved
+	unbounded bool
+	submitted time.Time
+	ended     *time.Time
+	// live is false once its render was deleted: nobody reads its end through the render.
+	live bool
+	// charged is set once its render's Charge succeeded.
+	charged bool
+}
+
+// simRender is a render object of the model.
+type simRender struct {
+	name     string
+	uid      types.UID
+	est      Estimate
+	actual   int64
+	job      *simJob
+	attempts int
+	deleted  bool
+}
+
+// simWorld is one run of the simulation.
+type simWorld struct {
+	t       testing.TB
+	ctx     context.Context
+	log     []string
+	server  client.WithWatch
+	c       client.Client
+	clk     *clocktesting.FakeClock
+	g       *Guard
+	r       *Reconciler
+	renders []*simRender
+	jobs    []*simJob
+	// failWrites is how many budget status writes fail next.
+	failWrites int
+	budgetUID  int
+	// seen is the highest usage seen for each period window (start/end).
+	seen map[string]videov1alpha1.BudgetUsage
+}
+
+const simNS = "team-a"
+
+func newSimWorld(t testing.TB) *simWorld {
+	s := k8sruntime.NewScheme()
+	if err := videov1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := corev1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	w := &simWorld{t: t, ctx: logf.IntoContext(context.Background(), logr.Discard()), clk: clocktesting.NewFakeClock(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)),
+		seen: map[string]videov1alpha1.BudgetUsage{}, budgetUID: 1}
+	budget := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: videov1alpha1.VideoBudgetName, UID: "budget-1", Generation: 1},
+		Spec: videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodMonthly, MaxRenders: ptr.To[int64](10), MaxRenderSeconds: ptr.To[int64](1200)}}
+	w.server = fake.NewClientBuilder().WithScheme(s).WithObjects(budget).
+		WithStatusSubresource(budget, &videov1alpha1.VideoRender{}).
+		WithIndex(&videov1alpha1.VideoRender{}, ChargeMarkIndex, IndexChargeMark).Build()
+	w.c = interceptor.NewClient(w.server, interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if _, ok := obj.(*videov1alpha1.VideoBudget); ok && w.failWrites > 0 {
+				w.failWrites--
+				return apierrors.NewInternalError(errors.New("injected"))
+			}
+			// The fake API server numbers each object's versions from its creation, where a real one
+			// numbers them from one counter: a copy of a deleted budget must not pass the optimistic
+			// lock of the one created in its place.
+			var cur videov1alpha1.VideoBudget
+			if _, ok := obj.(*videov1alpha1.VideoBudget); ok && obj.GetUID() != "" &&
+				c.Get(ctx, client.ObjectKeyFromObject(obj), &cur) == nil && cur.UID != obj.GetUID() {
+				return apierrors.NewConflict(videov1alpha1.GroupVersion.WithResource("videobudgets").GroupResource(), obj.GetName(),
+					errors.New("the object was deleted and created again"))
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	})
+	w.start()
+	return w
+}
+
+// start makes this process's guard and controller, with nothing in memory.
+func (w *simWorld) start() {
+	ledgers := NewLedgers("ops")
+	ledgers.Interval = 0 // every ledger write now: the simulation has no timers
+	w.g = New(w.c, w.c, w.clk, 10*time.Second)
+	w.g.UseLedgers(ledgers)
+	w.r = NewReconciler(ReconcilerOptions{Client: w.c, Reader: w.c, Clock: w.clk, Grace: time.Minute, Recheck: time.Hour,
+		Retry: time.Second, Ledgers: ledgers, Guard: w.g})
+}
+
+func (w *simWorld) budget() (*videov1alpha1.VideoBudget, bool) {
+	var b videov1alpha1.VideoBudget
+	if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: videov1alpha1.VideoBudgetName}, &b); err != nil {
+		return nil, false
+	}
+	return &b, true
+}
+
+func (w *simWorld) editSpec(edit func(*videov1alpha1.VideoBudgetSpec)) {
+	b, ok := w.budget()
+	if !ok {
+		return
+	}
+	edit(&b.Spec)
+	b.Generation++
+	if err := w.server.Update(w.ctx, b); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *simWorld) reconcile() {
+	_, _ = w.r.Reconcile(w.ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: simNS, Name: videov1alpha1.VideoBudgetName}})
+}
+
+// pick is the i-th render that passes keep, counting round.
+func (w *simWorld) pick(i int64, keep func(*simRender) bool) *simRender {
+	var c []*simRender
+	for _, r := range w.renders {
+		if keep(r) {
+			c = append(c, r)
+		}
+	}
+	if len(c) == 0 {
+		return nil
+	}
+	return c[int(i)%len(c)]
+}
+
+// truth is what the service knows of the period [start, now): jobs submitted, and seconds of jobs
+// that ended in it plus what the running ones hold (a bounded job its real length, an unbounded
+// one its reservation, until its end is charged); and whether an unbounded job runs.
+func (w *simWorld) truth(start time.Time) (submitted, seconds int64, unboundedRunning bool) {
+	for _, j := range w.jobs {
+		if !j.submitted.Before(start) {
+			submitted++
+		}
+		switch {
+		case j.ended == nil && j.unbounded:
+			seconds += min(j.actual, j.reserved)
+			unboundedRunning = true
+		case j.ended == nil:
+			seconds += j.actual
+		case j.ended.Before(start):
+		case j.unbounded && j.live && !j.charged:
+			// Its end is read but its charge not written yet (a failed write): the budget knows
+			// only its reservation until then, the one render a limit may be passed by.
+			seconds += min(j.actual, j.reserved)
+		default:
+			seconds += j.actual
+		}
+	}
+	return submitted, seconds, unboundedRunning
+}
+
+var errSimViolation = errors.New("invariant broken")
+
+// simViolation is a broken invariant; kind names which.
+type simViolation struct {
+	kind, msg string
+}
+
+func (v *simViolation) Error() string { return fmt.Sprintf("%s: %s", v.kind, v.msg) }
+func (v *simViolation) Unwrap() error { return errSimViolation }
+
+// The invariants, as kinds of violation.
+const (
+	violRenders   = "admitted beyond maxRenders"
+	violSeconds   = "admitted beyond maxRenderSeconds"
+	violUnbounded = "two renders without upper bound at once"
+	violDecrease  = "a period's usage went down"
+	violLost      = "a job's cost not charged"
+)
+
+func (w *simWorld) violation(kind, format string, args ...any) error {
+	return &simViolation{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
+// violationKind is the kind of err, or "".
+func violationKind(err error) string {
+	var v *simViolation
+	if errors.As(err, &v) {
+		return v.kind
+	}
+	return ""
+}
+
+func (w *simWorld) admit(r *simRender) error {
+	r.attempts++
+	attempt := fmt.Sprintf("a%d", r.attempts)
+	d, err := w.g.Reserve(w.ctx, "VideoRender", &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: r.name, UID: r.uid}},
+		attempt, "", r.est, nil)
+	if err != nil || d.Wait {
+		return nil
+	}
+	if b, ok := w.budget(); ok && b.Status.PeriodStart != nil {
+		// The period the decision was taken in (the reservation rolled it over if it ended), and
+		// the limits (a reservation does not change them).
+		start := b.Status.PeriodStart.Time
+		submitted, seconds, unboundedRunning := w.truth(start)
+		if m := b.Spec.MaxRenders; m != nil && submitted >= *m {
+			return w.violation(violRenders, "admitted under maxRenders %d while %d jobs were submitted in the period from %s", *m, submitted, start.Format(time.RFC3339))
+		}
+		if m := b.Spec.MaxRenderSeconds; m != nil {
+			if seconds >= *m {
+				return w.violation(violSeconds, "admitted under maxRenderSeconds %d while the period's jobs cost %d s (budget used %d, reserved %d)",
+					*m, seconds, b.Status.Used.RenderSeconds, b.Status.Reserved.RenderSeconds)
+			}
+			if r.est.Unbounded && unboundedRunning {
+				return w.violation(violUnbounded, "a render without upper bound admitted under maxRenderSeconds %d while another such job runs at the service", *m)
+			}
+		}
+	}
+	job := &simJob{id: fmt.Sprintf("job-%s-%s", r.name, attempt), actual: r.actual, reserved: r.est.Seconds, unbounded: r.est.Unbounded,
+		submitted: w.clk.Now(), live: true}
+	w.jobs = append(w.jobs, job)
+	r.job = job
+	var vr videov1alpha1.VideoRender
+	if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: r.name}, &vr); err != nil {
+		w.t.Fatal(err)
+	}
+	vr.Status.JobID, vr.Status.SubmittedAt = job.id, &metav1.Time{Time: w.clk.Now()}
+	vr.Status.CompletedAt = nil
+	vr.Status.BudgetEstimate = r.est.Record()
+	if err := w.server.Status().Update(w.ctx, &vr); err != nil {
+		w.t.Fatal(err)
+	}
+	// A failed settle leaves the reservation for the controller to settle from the render's record.
+	_ = w.g.Settle(w.ctx, simNS, r.uid, attempt, job.id)
+	return nil
+}
+
+// chargeEnded charges the ended jobs of live renders not charged yet (a failed charge is tried
+// again, as the controller does).
+func (w *simWorld) chargeEnded() {
+	for _, r := range w.renders {
+		j := r.job
+		if j == nil || j.ended == nil || j.charged || !j.live {
+			continue
+		}
+		if err := w.g.Charge(w.ctx, simNS, j.id, j.actual, nil, false); err != nil {
+			continue
+		}
+		j.charged = true
+		var vr videov1alpha1.VideoRender
+		if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: r.name}, &vr); err == nil {
+			vr.Status.CompletedAt = &metav1.Time{Time: *j.ended}
+			vr.Status.VideoDuration = &metav1.Duration{Duration: time.Duration(j.actual) * time.Second}
+			if err := w.server.Status().Update(w.ctx, &vr); err != nil {
+				w.t.Fatal(err)
+			}
+		}
+	}
+}
+
+func (w *simWorld) step(o simOp) error {
+	switch o.kind {
+	case opCreate:
+		i := len(w.renders)
+		r := &simRender{name: fmt.Sprintf("r%d", i), uid: types.UID(fmt.Sprintf("uid-r%d", i)), actual: o.b}
+		if o.a == 0 {
+			r.est = Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}
+		} else {
+			r.est = Estimate{Seconds: o.a}
+		}
+		w.renders = append(w.renders, r)
+		if err := w.server.Create(w.ctx, &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: r.name, UID: r.uid}}); err != nil {
+			w.t.Fatal(err)
+		}
+	case opAdmit:
+		if r := w.pick(o.a, func(r *simRender) bool { return !r.deleted && (r.job == nil) }); r != nil {
+			return w.admit(r)
+		}
+	case opEnd:
+		if r := w.pick(o.a, func(r *simRender) bool { return !r.deleted && r.job != nil && r.job.ended == nil }); r != nil {
+			now := w.clk.Now()
+			r.job.ended = &now
+		}
+		w.chargeEnded()
+	case opOrphanEnd:
+		now := w.clk.Now()
+		for _, j := range w.jobs {
+			if !j.live && j.ended == nil {
+				j.ended = &now
+			}
+		}
+	case opDeleteStripped:
+		if r := w.pick(o.a, func(r *simRender) bool { return !r.deleted && r.job != nil && r.job.ended == nil }); r != nil {
+			r.deleted, r.job.live = true, false
+			if err := w.server.Delete(w.ctx, &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: r.name}}); err != nil {
+				w.t.Fatal(err)
+			}
+		}
+	case opSetSeconds:
+		w.editSpec(func(s *videov1alpha1.VideoBudgetSpec) {
+			s.MaxRenderSeconds = nil
+			if o.a >= 0 {
+				s.MaxRenderSeconds = ptr.To(o.a)
+			}
+		})
+	case opSetRenders:
+		w.editSpec(func(s *videov1alpha1.VideoBudgetSpec) {
+			s.MaxRenders = nil
+			if o.a >= 0 {
+				s.MaxRenders = ptr.To(o.a)
+			}
+		})
+	case opSetPeriod:
+		w.editSpec(func(s *videov1alpha1.VideoBudgetSpec) { s.Period = simPeriods[o.a] })
+	case opClock:
+		w.clk.Step(time.Duration(o.a))
+	case opReconcile:
+		w.reconcile()
+	case opCrash:
+		w.start()
+	case opReplace:
+		b, ok := w.budget()
+		if !ok {
+			return nil
+		}
+		if err := w.server.Delete(w.ctx, b); err != nil {
+			w.t.Fatal(err)
+		}
+		w.budgetUID++
+		fresh := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: videov1alpha1.VideoBudgetName,
+			UID: types.UID(fmt.Sprintf("budget-%d", w.budgetUID)), Generation: 1}, Spec: b.Spec}
+		if err := w.server.Create(w.ctx, fresh); err != nil {
+			w.t.Fatal(err)
+		}
+		if o.a == 1 {
+			fresh.Status = b.Status
+			if err := w.server.Status().Update(w.ctx, fresh); err != nil {
+				w.t.Fatal(err)
+			}
+		}
+	case opFailWrites:
+		w.failWrites = int(o.a)
+	}
+	return w.checkUsage()
+}
+
+// checkUsage: a period's usage never decreases.
+func (w *simWorld) checkUsage() error {
+	b, ok := w.budget()
+	if !ok || b.Status.PeriodStart == nil || b.Status.PeriodEnd == nil || b.Status.LedgerBudgetUID != string(b.UID) {
+		return nil
+	}
+	key := b.Status.PeriodStart.UTC().Format(time.RFC3339) + "/" + b.Status.PeriodEnd.UTC().Format(time.RFC3339)
+	was, u := w.seen[key], b.Status.Used
+	if u.Renders < was.Renders || u.RenderSeconds < was.RenderSeconds {
+		return w.violation(violDecrease, "the usage of the period %s went down: %d renders, %d s, after %d renders, %d s",
+			key, u.Renders, u.RenderSeconds, was.Renders, was.RenderSeconds)
+	}
+	w.seen[key] = videov1alpha1.BudgetUsage{Renders: max(u.Renders, was.Renders), RenderSeconds: max(u.RenderSeconds, was.RenderSeconds)}
+	return nil
+}
+
+// drain ends every job, charges what live renders can, and lets the controller settle: at the
+// end every job that ended in the current period is charged at least what it cost.
+func (w *simWorld) drain() error {
+	w.failWrites = 0
+	now := w.clk.Now()
+	for _, j := range w.jobs {
+		if j.ended == nil {
+			j.ended = &now
+		}
+	}
+	w.chargeEnded()
+	w.reconcile()
+	w.clk.Step(2 * time.Minute)
+	w.reconcile()
+	w.reconcile()
+	if err := w.checkUsage(); err != nil {
+		return err
+	}
+	b, ok := w.budget()
+	if !ok || b.Status.PeriodStart == nil {
+		return nil
+	}
+	var owed int64
+	for _, j := range w.jobs {
+		if !j.ended.Before(b.Status.PeriodStart.Time) {
+			owed += j.actual
+		}
+	}
+	if b.Status.Used.RenderSeconds < owed {
+		return w.violation(violLost, "the period's jobs cost %d s and the budget charged %d s: %d s lost", owed, b.Status.Used.RenderSeconds, owed-b.Status.Used.RenderSeconds)
+	}
+	return nil
+}
+
+// simRun runs ops on a new world; it returns the first broken invariant and the step it broke at.
+func simRun(t testing.TB, ops []simOp, verbose bool) (error, int) {
+	w := newSimWorld(t)
+	for i, o := range ops {
+		if verbose {
+			b, _ := w.budget()
+			used := ""
+			if b != nil {
+				used = fmt.Sprintf(" [budget used %d renders %d s, reserved %d s]", b.Status.Used.Renders, b.Status.Used.RenderSeconds, b.Status.Reserved.RenderSeconds)
+			}
+			t.Logf("step %d: %s%s", i, o, used)
+		}
+		if err := w.step(o); err != nil {
+			return err, i
+		}
+	}
+	return w.drain(), len(ops)
+}
+
+// simShrink removes steps from a failing sequence while it still fails.
+func simShrink(t testing.TB, ops []simOp, kind string) []simOp {
+	for chunk := len(ops) / 2; chunk >= 1; chunk /= 2 {
+		for i := 0; i+chunk <= len(ops); {
+			try := append(append([]simOp(nil), ops[:i]...), ops[i+chunk:]...)
+			if err, _ := simRun(t, try, false); violationKind(err) == kind {
+				ops = try
+				continue
+			}
+			i += chunk
+		}
+	}
+	return ops
+}
+
+// TestSimulation runs the seeds (-sim.seeds from -sim.from, or the one -sim.seed). make test runs a
+// short fixed set; make test-sim a long search (SEEDS=...). With -sim.all it goes on after a
+// failing seed and reports one shrunk sequence for each invariant broken.
+func TestSimulation(t *testing.T) {
+	if *simSeed != 0 {
+		ops := simGenerate(*simSeed, *simSteps)
+		if err, at := simRun(t, ops, true); err != nil {
+			t.Fatalf("seed %d, step %d: %v", *simSeed, at, err)
+		}
+		return
+	}
+	start := time.Now()
+	// The seeds run on -sim.workers goroutines (each world is its own); the first failing seed of
+	// each invariant (the lowest) is shrunk and reported.
+	type failure struct {
+		seed uint64
+		at   int
+		err  error
+	}
+	var (
+		mu      sync.Mutex
+		first   = map[string]failure{}
+		failing int
+		next    = *simFrom
+		wg      sync.WaitGroup
+	)
+	for range max(1, *simWorkers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				seed := next
+				stop := seed >= *simFrom+uint64(*simSeeds) || (!*simAll && len(first) > 0)
+				next++
+				mu.Unlock()
+				if stop {
+					return
+				}
+				err, at := simRun(t, simGenerate(seed, *simSteps), false)
+				if err == nil {
+					continue
+				}
+				mu.Lock()
+				failing++
+				kind := violationKind(err)
+				if f, ok := first[kind]; !ok || seed < f.seed {
+					first[kind] = failure{seed, at, err}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	found := map[string]string{}
+	for kind, f := range first {
+		if kind == "" {
+			t.Fatalf("seed %d, step %d: %v", f.seed, f.at, f.err)
+		}
+		short := simShrink(t, simGenerate(f.seed, *simSteps)[:min(f.at+1, *simSteps)], kind)
+		steps := make([]string, len(short))
+		for i, o := range short {
+			steps[i] = fmt.Sprintf("  %d. %s", i+1, o)
+		}
+		t.Logf("seed %d, shrunk, step by step:", f.seed)
+		shortErr, _ := simRun(t, short, true)
+		found[kind] = fmt.Sprintf("seed %d broke an invariant at step %d: %v\nreplay: go test ./internal/spendguard/ -run TestSimulation -count=1 -args -sim.seed=%d -sim.steps=%d\n"+
+			"shrunk to %d steps (%v):\n%s", f.seed, f.at, f.err, f.seed, *simSteps, len(short), shortErr, strings.Join(steps, "\n"))
+	}
+	for _, report := range found {
+		t.Error(report)
+	}
+	t.Logf("%d seeds of %d steps in %s: %d failing, %d invariants broken", *simSeeds, *simSteps, time.Since(start).Round(time.Millisecond), failing, len(found))
+}
