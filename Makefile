@@ -113,6 +113,13 @@ test: manifests generate fmt vet envtest-assets kustomize helm cyclonedx-gomod c
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" CYCLONEDX_GOMOD="$(CYCLONEDX_GOMOD)" CHROMIUM="$$(hack/chromium.sh)" go test ./... -coverprofile cover.out
 	cd $(MONITORING_TEST) && KUBEBUILDER_ASSETS="$$(../../hack/envtest-assets.sh)" go test ./...
 
+# SEEDS is how many seeds make test-sim runs (make test runs the simulation's short form, 300).
+SEEDS ?= 100000
+
+.PHONY: test-sim
+test-sim: ## The spend guard's simulation over SEEDS seeds (docs/spend-guard.md "The simulation"); a failing seed prints its replay command.
+	go test ./internal/spendguard/ -run TestSimulation -count=1 -v -timeout 0 -args -sim.seeds=$(SEEDS) -sim.all
+
 .PHONY: test-faults-long
 test-faults-long: envtest-assets ## The long variant of the process-level fault suite (docs/reliability.md); rows go to $(FAULTS_REPORT).
 	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" FAULTS_REPORT="$(FAULTS_REPORT)" go test ./test/faults/ -count=1 -v -timeout 60m -args -faults.long
