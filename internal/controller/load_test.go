@@ -84,8 +84,8 @@ func (w *writeCounter) of(name string) int {
 	return w.writes[name]
 }
 
-// DESIGN.md "Load on the cluster": the calm case of a render (no conflict, no fault, no budget)
-// costs at most 3 status writes (in-flight record, job id, completion) and at most 1 Event.
+// docs/architecture.md "Load on the cluster": the calm case of a render (no conflict, no fault, no
+// budget) costs at most 3 status writes (in-flight record, job id, completion) and at most 1 Event.
 var _ = Describe("Load on the cluster", func() {
 	calmRender := func(h *harness, w *writeCounter, name string) {
 		GinkgoHelper()

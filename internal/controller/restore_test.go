@@ -32,10 +32,10 @@ import (
 	"github.com/videoops/video-operator/internal/simulator"
 )
 
-// Issue 22, "Never pay twice at the edges of an object's life" (DESIGN.md "The record travels
-// with the object"): restores, no-op edits, key changes and a 409 that proves an earlier job.
-// Each case of the issue's "Done when" that concerns the record of a paid job is one spec, named
-// after it. The manager runs throughout, as in a cluster: a restore happens under its eyes.
+// Issue 22, "Never pay twice at the edges of an object's life" (docs/architecture.md "The record
+// travels with the object"): restores, no-op edits, key changes and a 409 that proves an earlier
+// job. Each case of the issue's "Done when" that concerns the record of a paid job is one spec,
+// named after it. The manager runs throughout, as in a cluster: a restore happens under its eyes.
 var _ = Describe("The record travels with the object", func() {
 	var h *harness
 
@@ -253,9 +253,9 @@ var _ = Describe("The record travels with the object", func() {
 	})
 })
 
-// An adversarial review of issue 22 (DESIGN.md "The record travels with the object"): each spec
-// is a way the record of a paid job could pay twice, pay for nothing, or stall an object whose
-// request was never paid.
+// An adversarial review of issue 22 (docs/architecture.md "The record travels with the object"):
+// each spec is a way the record of a paid job could pay twice, pay for nothing, or stall an object
+// whose request was never paid.
 var _ = Describe("The record travels with the object, attacked", func() {
 	var h *harness
 

@@ -31,9 +31,9 @@ import (
 	"github.com/videoops/video-operator/internal/simulator"
 )
 
-// DESIGN.md "Several managers, install and uninstall": the uninstall lets go of the operator's
-// finalizers with what they guard settled. An attempt whose outcome is unknown may have created
-// a paid job: it is counted, never released.
+// docs/architecture.md "Several managers, install and uninstall": the uninstall lets go of the
+// operator's finalizers with what they guard settled. An attempt whose outcome is unknown may have
+// created a paid job: it is counted, never released.
 var _ = Describe("Uninstall, attacked", func() {
 	It("counts a render stalled SubmissionUnknown as used when the finalizers are released, and lets it be deleted", func() {
 		h := newHarness(simulator.Options{RenderDuration: time.Hour,

@@ -44,8 +44,8 @@ var writtenByTools = map[string]string{
 }
 
 // TestDocsCiteOnlyFilesOfTheRepository: a reader can open every file a page names. A page that
-// cites a design note kept outside the repository (as six pages once cited a DESIGN.md that is
-// not in it) sends the reader nowhere; the project's account of its design is
+// cites a design note kept outside the repository (as six pages once cited a design file that
+// is not in it) sends the reader nowhere; the project's account of its design is
 // docs/architecture.md. Each name is looked up relative to the page, from the repository root,
 // and, for a bare name, anywhere in the repository.
 func TestDocsCiteOnlyFilesOfTheRepository(t *testing.T) {

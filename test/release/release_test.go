@@ -251,7 +251,7 @@ func runRelease(t *testing.T, dir string, env ...string) (string, bool) {
 }
 
 // TestReleaseRefusesAnUntaggedOrDirtyTree: "A release is versioned artifacts ... made by one make
-// target" (DESIGN.md, Release and install; docs/architecture.md): they are those of the tagged
+// target" (docs/architecture.md "Release and install"): they are those of the tagged
 // commit, so make release refuses an untagged or dirty tree unless RELEASE_ALLOW_DIRTY=1 says
 // this is a rehearsal, and refuses a version whose CHANGELOG section has no date.
 func TestReleaseRefusesAnUntaggedOrDirtyTree(t *testing.T) {
