@@ -33,6 +33,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 var root = filepath.Join("..", "..")
@@ -41,11 +43,7 @@ func tools(t *testing.T) []string {
 	t.Helper()
 	var env []string
 	for _, k := range []string{"KUSTOMIZE", "HELM", "CYCLONEDX_GOMOD"} {
-		v := os.Getenv(k)
-		if v == "" {
-			t.Fatalf("%s is not set: run the tests through 'make test', which installs the pinned tools", k)
-		}
-		env = append(env, k+"="+v)
+		env = append(env, k+"="+testutil.Tool(t, k))
 	}
 	return env
 }
