@@ -490,7 +490,7 @@ func previewOfGeneration(sb *videov1alpha1.VideoStoryboard, gen int64) *videov1a
 		g.Expect(got.Status.Preview.Generation).To(Equal(gen))
 		g.Expect(previewdigest.Valid(got.Status.Preview.Digest)).To(BeTrue())
 		p = got.Status.Preview
-	}, "20s").Should(Succeed())
+	}, within(20*time.Second)).Should(Succeed())
 	return p
 }
 

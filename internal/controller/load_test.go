@@ -268,7 +268,7 @@ var _ = Describe("Load on the cluster during a 429 storm", func() {
 		h.startManager()
 		vr := storyRender(h.ns, "storm", "Storm")
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-		Eventually(func() int { return h.sim.Counters().Faults["rate_limit"] }, 30*time.Second).Should(BeNumerically(">=", 6))
+		Eventually(func() int { return h.sim.Counters().Faults["rate_limit"] }, within(30*time.Second)).Should(BeNumerically(">=", 6))
 		refusals := h.sim.Counters().Faults["rate_limit"]
 		// Each try writes the in-flight record and then its refusal; what must not grow is a
 		// write per try for a message that changes.

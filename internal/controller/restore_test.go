@@ -247,7 +247,7 @@ var _ = Describe("The record travels with the object", func() {
 				}
 			}
 			return n
-		}, 30*time.Second).Should(Equal(1))
+		}, within(30*time.Second)).Should(Equal(1))
 		Consistently(func() int { return h.sim.Calls(simulator.EndpointRenderProject) }, settle).Should(Equal(2))
 		Expect(h.sim.Jobs()).To(HaveLen(1), "one paid job")
 	})
@@ -418,7 +418,7 @@ var _ = Describe("The record travels with the object, attacked in its restore or
 			g.Expect(got.Status.Preview).NotTo(BeNil())
 			g.Expect(got.Status.Preview.Digest).NotTo(BeEmpty())
 			g.Expect(got.Status.Phase).To(Equal(videov1alpha1.PhaseCompleted))
-		}, "20s").Should(Succeed())
+		}, within(20*time.Second)).Should(Succeed())
 		Consistently(func(g Gomega) {
 			got := getRender(vr)(g)
 			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)

@@ -94,7 +94,7 @@ var _ = Describe("The ledger, attacked by a reinstall", func() {
 		h.stopManager()
 		Expect(k8sClient.Delete(ctx, ledger)).To(Succeed())
 		h.startManager()
-		Eventually(func() error { return k8sClient.Get(ctx, key(ledger), &corev1.ConfigMap{}) }, "10s").Should(Succeed(),
+		Eventually(func() error { return k8sClient.Get(ctx, key(ledger), &corev1.ConfigMap{}) }, within(10*time.Second)).Should(Succeed(),
 			"the new manager writes the ledger again from the budget's status")
 
 		By("a GitOps replace of the budget afterwards")
