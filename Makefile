@@ -163,7 +163,7 @@ bench: envtest-assets ## The scale benchmark (test/bench, docs/benchmarks.md): N
 		-bench.baseline="$(if $(strip $(BENCH_BASELINE)),$(abspath $(strip $(BENCH_BASELINE))))" -bench.label="$(strip $(BENCH_LABEL))" $(BENCH_ARGS)
 
 .PHONY: bench-pairs
-bench-pairs: envtest-assets ## BENCH_PAIRS pairs of make bench without and with budgets, in ABBA order, and their summary (docs/benchmarks.md "Pairs"); BENCH_OUT is their directory.
+bench-pairs: envtest-assets ## BENCH_PAIRS pairs of make bench without and with budgets, in ABBA order, and their summary (docs/benchmarks.md "How to run it"); BENCH_OUT is their directory.
 	BENCH_PAIRS="$(strip $(BENCH_PAIRS))" BENCH_OUT="$(abspath $(if $(filter command line,$(origin BENCH_OUT)),$(BENCH_OUT),bin/bench-pairs))" MAKE="$(MAKE)" hack/bench-pairs.sh
 
 # go test runs the benchmark in test/bench: the recipe makes BENCH_OUT and BENCH_BASELINE absolute.
@@ -175,7 +175,7 @@ BENCH_BUDGET ?= false ## true gives each namespace a VideoBudget with room for e
 BENCH_TIME_SCALE ?= 0.083333 ## simulator time scale (1/12: renders of 10-30 s).
 BENCH_MANAGER_ARGS ?= --poll-min=2s --poll-max=6s ## flags passed to the manager, e.g. --service-rate-limit=2000.
 BENCH_OUT ?= $(shell pwd)/bin/bench ## directory of the JSON and Markdown reports.
-BENCH_BASELINE ?= ## a report JSON to print deltas against, e.g. docs/bench/baseline-n1000-polling.json.
+BENCH_BASELINE ?= ## a report JSON of an earlier run to print deltas against, e.g. bin/bench/<time>-n1000-polling.json.
 BENCH_LABEL ?= ## name of the run in the report.
 BENCH_PAIRS ?= 3 ## pairs make bench-pairs runs.
 BENCH_ARGS ?= ## more -bench.* flags (go test ./test/bench -args -help lists them).

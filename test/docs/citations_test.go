@@ -35,6 +35,7 @@ var writtenByTools = map[string]string{
 	"install.yaml":       "make build-installer and make release write dist/install.yaml",
 	"RELEASE-NOTES.md":   "make release writes it",
 	"SHA256SUMS":         "make release writes it",
+	"pairs.md":           "make bench-pairs writes it into BENCH_OUT",
 	"kubeconfig.yaml":    "written by a reader's cluster tool",
 	"values-prod.yaml":   "a reader's own values file, in examples",
 	"my-values.yaml":     "a reader's own values file, in examples",
