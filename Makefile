@@ -109,8 +109,8 @@ chromium: ## Find a Chromium for the kubectl plugin's browser test, or install D
 	@hack/chromium.sh >/dev/null
 
 # TEST_TIMEOUT is each test package's limit. The slowest package, internal/controller, takes about
-# 8 minutes on a quiet 2-core machine (80% of go test's default 10m); beside other CPU-bound work
-# it takes two to three times as long, so 30m leaves it a margin of almost 4x (docs/development.md).
+# 8 minutes on a 2-core machine (80% of go test's default 10m), and ran past 10m beside other
+# builds; 30m leaves it a margin of almost 4x (docs/development.md).
 TEST_TIMEOUT ?= 30m
 
 .PHONY: test

@@ -62,13 +62,13 @@ func TestControllers(t *testing.T) {
 }
 
 // patience is how many times longer than on a quiet machine the suite lets an asynchronous step
-// take before a spec fails. The specs' bounds are written for a quiet 2-core machine; beside two
-// CPU-bound processes every step (a status write of a 10,000-scene render above all, which the
-// API server validates rule by rule) takes two to three times as long, and a 90 s bound on that
-// write once failed there. An Eventually returns as soon as its condition holds, so patience costs
-// time only in a spec that fails. Consistently windows are not stretched: load only makes them
-// check less, never fail. With it the package takes the same ~8 minutes quiet; the Makefile's
-// -timeout (30m) leaves room for a machine four times as slow.
+// take before a spec fails. The specs' bounds are written for a quiet 2-core machine; beside other
+// CPU-bound work every step takes longer (a status write of a 10,000-scene render above all, which
+// the API server validates rule by rule), and a 90 s bound on that write once failed there. An
+// Eventually returns as soon as its condition holds, so patience costs time only in a spec that
+// fails. Consistently windows are not stretched: load only makes them check less, never fail. The
+// package still takes about 8 minutes (470 s with a one-minute load of 2 to 8 on 2 cores); the
+// Makefile's -timeout (30m) leaves room for a machine almost four times as slow.
 const patience = 3
 
 // within is a spec's wall-clock bound d, as written for a quiet machine, times patience: every
