@@ -108,9 +108,14 @@ envtest-assets: ## Obtain kube-apiserver, etcd and kubectl for envtest (cached; 
 chromium: ## Find a Chromium for the kubectl plugin's browser test, or install Debian's (as root; hack/chromium.sh says what to install otherwise).
 	@hack/chromium.sh >/dev/null
 
+# TEST_TIMEOUT is each test package's limit. The slowest package, internal/controller, takes about
+# 8 minutes on a 2-core machine (80% of go test's default 10m), and ran past 10m beside other
+# builds; 30m leaves it a margin of almost 4x (docs/development.md).
+TEST_TIMEOUT ?= 30m
+
 .PHONY: test
 test: manifests generate fmt vet envtest-assets kustomize helm cyclonedx-gomod chromium ## Run all tests, envtest ones against a real kube-apiserver and etcd.
-	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" CYCLONEDX_GOMOD="$(CYCLONEDX_GOMOD)" CHROMIUM="$$(hack/chromium.sh)" go test ./... -coverprofile cover.out
+	KUBEBUILDER_ASSETS="$$(hack/envtest-assets.sh)" KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" CYCLONEDX_GOMOD="$(CYCLONEDX_GOMOD)" CHROMIUM="$$(hack/chromium.sh)" go test ./... -timeout $(TEST_TIMEOUT) -coverprofile cover.out
 	cd $(MONITORING_TEST) && KUBEBUILDER_ASSETS="$$(../../hack/envtest-assets.sh)" go test ./...
 
 # SEEDS is how many seeds make test-sim runs (make test runs the simulation's short form, 300).
@@ -165,7 +170,7 @@ bench: envtest-assets ## The scale benchmark (test/bench, docs/benchmarks.md): N
 		-bench.baseline="$(if $(strip $(BENCH_BASELINE)),$(abspath $(strip $(BENCH_BASELINE))))" -bench.label="$(strip $(BENCH_LABEL))" $(BENCH_ARGS)
 
 .PHONY: bench-pairs
-bench-pairs: envtest-assets ## BENCH_PAIRS pairs of make bench without and with budgets, in ABBA order, and their summary (docs/benchmarks.md "Pairs"); BENCH_OUT is their directory.
+bench-pairs: envtest-assets ## BENCH_PAIRS pairs of make bench without and with budgets, in ABBA order, and their summary (docs/benchmarks.md "How to run it"); BENCH_OUT is their directory.
 	BENCH_PAIRS="$(strip $(BENCH_PAIRS))" BENCH_OUT="$(abspath $(if $(filter command line,$(origin BENCH_OUT)),$(BENCH_OUT),bin/bench-pairs))" MAKE="$(MAKE)" hack/bench-pairs.sh
 
 # go test runs the benchmark in test/bench: the recipe makes BENCH_OUT and BENCH_BASELINE absolute.
@@ -177,7 +182,7 @@ BENCH_BUDGET ?= false ## true gives each namespace a VideoBudget with room for e
 BENCH_TIME_SCALE ?= 0.083333 ## simulator time scale (1/12: renders of 10-30 s).
 BENCH_MANAGER_ARGS ?= --poll-min=2s --poll-max=6s ## flags passed to the manager, e.g. --service-rate-limit=2000.
 BENCH_OUT ?= $(shell pwd)/bin/bench ## directory of the JSON and Markdown reports.
-BENCH_BASELINE ?= ## a report JSON to print deltas against, e.g. docs/bench/baseline-n1000-polling.json.
+BENCH_BASELINE ?= ## a report JSON of an earlier run to print deltas against, e.g. bin/bench/<time>-n1000-polling.json.
 BENCH_LABEL ?= ## name of the run in the report.
 BENCH_PAIRS ?= 3 ## pairs make bench-pairs runs.
 BENCH_ARGS ?= ## more -bench.* flags (go test ./test/bench -args -help lists them).

@@ -31,14 +31,15 @@ const (
 	AnnotationConfirmResubmit = "video.videoops.io/confirm-resubmit"
 )
 
-// The record of an object's job, kept in its metadata as well as in its status (DESIGN.md "The
-// record travels with the object"): Velero restores without status by default, and `kubectl get
-// -o yaml | kubectl apply` drops it, but annotations travel. The controller writes them, with an
-// optimistic lock, once the job id is in status. An object that arrives with them and without
-// status adopts the job instead of paying for it again; a user may write them (in Git) to adopt
-// an existing job. The in-flight marker (status.submission) is deliberately not among them (see
-// docs/backup-restore.md), except once the attempt's outcome is unknown: that stall lasts until a
-// human confirms, so a backup may well hold it (AnnotationSubmissionUnknown).
+// The record of an object's job, kept in its metadata as well as in its status
+// (docs/architecture.md "The record travels with the object"): Velero restores without status by
+// default, and `kubectl get -o yaml | kubectl apply` drops it, but annotations travel. The
+// controller writes them, with an optimistic lock, once the job id is in status. An object that
+// arrives with them and without status adopts the job instead of paying for it again; a user may
+// write them (in Git) to adopt an existing job. The in-flight marker (status.submission) is
+// deliberately not among them (see docs/backup-restore.md), except once the attempt's outcome is
+// unknown: that stall lasts until a human confirms, so a backup may well hold it
+// (AnnotationSubmissionUnknown).
 const (
 	// AnnotationJobID is the service's id of the object's current job (status.jobId).
 	AnnotationJobID = "video.videoops.io/job-id"

@@ -26,7 +26,7 @@ import (
 
 // The summary of make bench-pairs reads each pair's two reports and its order, and gives the
 // ratio of the means and the median of the pairs' ratios: the figures docs/benchmarks.md
-// "Pairs in ABBA order" quotes.
+// "API server CPU per render, guarded and unguarded" quotes.
 func TestPairsAreReadInOrderAndSummarised(t *testing.T) {
 	dir := t.TempDir()
 	run := func(k int, side string, ms float64, budget string) {

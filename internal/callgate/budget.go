@@ -26,8 +26,8 @@ import (
 
 // Budgets paces the calls to the service, one budget per API key (the service limits the
 // key, not the client), without ever making a reconcile worker wait: a call that does not fit
-// the budget now is not made, and the object is requeued for when it fits (DESIGN.md "Scale
-// targets"). A worker parked on one tenant's bucket would starve every other tenant.
+// the budget now is not made, and the object is requeued for when it fits (docs/architecture.md
+// "Scale targets"). A worker parked on one tenant's bucket would starve every other tenant.
 //
 // Each key's budget is a token bucket kept as a theoretical arrival time (GCRA): a call at time
 // now conforms when tat-now <= tolerance, and moves tat on by one interval.

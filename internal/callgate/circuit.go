@@ -29,7 +29,7 @@ import (
 
 // Circuits pauses the paid submissions of an API key after one of them had an unknown outcome
 // (a 5xx, a timeout, an unreadable answer): the service may be failing, and each further paid
-// call could be one more job nobody can identify (DESIGN.md "Never pay twice"). Keys are
+// call could be one more job nobody can identify (docs/architecture.md "Never pay twice"). Keys are
 // identified by their fingerprint, never the key.
 //
 // A key's circuit is closed (calls go), open (paid calls wait; a cheap read probes the service)

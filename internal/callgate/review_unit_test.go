@@ -65,9 +65,9 @@ func TestReviewReadTimeoutMarksKeyTroubled(t *testing.T) {
 	}
 }
 
-// R5. DESIGN.md "Never pay twice": an outage costs at most the calls already in flight. With the
-// fresh window, a busy key whose service starts hanging keeps admitting paid calls for a second
-// after its last answer, one per free urgent slot: up to rate + burst paid calls (30 at the
+// R5. docs/architecture.md "Never pay twice": an outage costs at most the calls already in flight.
+// With the fresh window, a busy key whose service starts hanging keeps admitting paid calls for a
+// second after its last answer, one per free urgent slot: up to rate + burst paid calls (30 at the
 // defaults) that each end in SubmissionUnknown, since the suspect check only starts after a
 // fifth of the call timeout.
 func TestReviewHangingOutageCostsOnePaidCall(t *testing.T) {

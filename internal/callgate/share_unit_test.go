@@ -49,8 +49,8 @@ func busy(b *Budgets, clk *clocktesting.FakeClock, d time.Duration) (polls int, 
 	return polls, slots
 }
 
-// DESIGN.md "Load on the cluster": during a burst of submissions, reads of running jobs keep a
-// share of the key's budget.
+// docs/architecture.md "Load on the cluster": during a burst of submissions, reads of running jobs
+// keep a share of the key's budget.
 func TestPollShareDuringABurstOfSubmissions(t *testing.T) {
 	for _, tc := range []struct {
 		name  string

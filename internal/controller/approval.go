@@ -27,14 +27,15 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// The approval gate of a storyboardRef render (DESIGN.md "What is paid for is what was
+// The approval gate of a storyboardRef render (docs/architecture.md "What is paid for is what was
 // approved"): which preview a render may pay for, and the request that narrates the approved
 // narration in brief mode.
 
 // approvedPreview decides whether the storyboard's current completed preview is approved by the
 // render. It returns nil when it is, or the reason to wait. Consent is a record, never an
-// inference (DESIGN.md "Consent is a record"): only a digest a person or a policy wrote down
-// approves, and no time of any write (creation, managedFields, a restore) does.
+// inference (docs/architecture.md "What is paid for is what was approved"): only a digest a person
+// or a policy wrote down approves, and no time of any write (creation, managedFields, a restore)
+// does.
 func (a renderAdapter) approvedPreview(o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStoryboard) *waiting {
 	ref := o.Spec.StoryboardRef
 	var digest, unverified string

@@ -39,9 +39,9 @@ import (
 	"github.com/videoops/video-operator/internal/simulator"
 )
 
-// Issue 21, "Render what was reviewed" (DESIGN.md "What is paid for is what was approved"): a
-// storyboardRef render pays only for the preview a person approved, and narrates an approved
-// brief word for word. Each case of the issue's "Done when" is one spec, named after it.
+// Issue 21, "Render what was reviewed" (docs/architecture.md "What is paid for is what was
+// approved"): a storyboardRef render pays only for the preview a person approved, and narrates an
+// approved brief word for word. Each case of the issue's "Done when" is one spec, named after it.
 var _ = Describe("Render what was reviewed", func() {
 	var h *harness
 
@@ -270,8 +270,8 @@ var _ = Describe("Render what was reviewed", func() {
 	})
 })
 
-// Attempts to break issue 21 (DESIGN.md "What is paid for is what was approved"): scenarios in
-// which a storyboardRef render would pay for what nobody approved, or pay twice.
+// Attempts to break issue 21 (docs/architecture.md "What is paid for is what was approved"):
+// scenarios in which a storyboardRef render would pay for what nobody approved, or pay twice.
 var _ = Describe("Render what was reviewed, attacked", func() {
 	var h *harness
 
@@ -490,7 +490,7 @@ func previewOfGeneration(sb *videov1alpha1.VideoStoryboard, gen int64) *videov1a
 		g.Expect(got.Status.Preview.Generation).To(Equal(gen))
 		g.Expect(previewdigest.Valid(got.Status.Preview.Digest)).To(BeTrue())
 		p = got.Status.Preview
-	}, "20s").Should(Succeed())
+	}, within(20*time.Second)).Should(Succeed())
 	return p
 }
 

@@ -84,7 +84,7 @@ var _ = Describe("Callbacks from the service", func() {
 		h.callbackPoll = time.Hour // no polling: only the callback can end the job
 		h.leaderElection = true
 		leader := h.startExtraManager(nil)
-		Eventually(leader.elected, 30*time.Second).Should(BeClosed())
+		Eventually(leader.elected, within(30*time.Second)).Should(BeClosed())
 		h.startManager() // a standby replica; the service's callbacks reach this one
 		vr := storyRender(h.ns, "any-replica", "Any replica")
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
@@ -132,7 +132,7 @@ var _ = Describe("Callbacks from the service", func() {
 		Eventually(func(g Gomega) {
 			got := getRender(vr)(g)
 			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
-		}, 30*time.Second).Should(Succeed())
+		}, within(30*time.Second)).Should(Succeed())
 		jobs := h.jobsNamed("Forged")
 		Expect(jobs).To(HaveLen(1))
 		Expect(getRender(vr)(Default).Status.JobID).To(Equal(jobs[0].ID))

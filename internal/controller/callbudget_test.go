@@ -77,7 +77,7 @@ var _ = Describe("The call budget of an API key", func() {
 		for _, vr := range bs {
 			Eventually(func(g Gomega) {
 				g.Expect(readyFor(&getRender(vr)(g).Status.JobStatus, 1)).To(BeTrue())
-			}, "15s").Should(Succeed())
+			}, within(15*time.Second)).Should(Succeed())
 		}
 		elapsed := time.Since(began)
 		aSubmitted := h.sim.Submissions(testAPIKey)
@@ -89,7 +89,7 @@ var _ = Describe("The call budget of an API key", func() {
 		Expect(h.sim.Submissions(tenantBKey)).To(Equal(2))
 
 		// A's backlog drains, each object submitted once.
-		Eventually(func() int { return h.sim.Submissions(testAPIKey) }, "60s").Should(Equal(backlog))
+		Eventually(func() int { return h.sim.Submissions(testAPIKey) }, within(60*time.Second)).Should(Equal(backlog))
 		for i := range backlog {
 			Expect(h.jobsNamed(fmt.Sprintf("A %d", i))).To(HaveLen(1))
 		}
@@ -140,7 +140,7 @@ var _ = Describe("The call budget of an API key", func() {
 				}
 			}
 			return msgs
-		}, "20s").Should(ContainElement(ContainSubstring("running jobs share this API key's budget of 5 calls/s")))
+		}, within(20*time.Second)).Should(ContainElement(ContainSubstring("running jobs share this API key's budget of 5 calls/s")))
 		began, reads := time.Now(), h.sim.Calls(apiclient.EndpointGetJob)
 		for i := range n {
 			eventuallyReady(storyRender(h.ns, fmt.Sprintf("spaced-%d", i), ""))
@@ -196,7 +196,7 @@ var _ = Describe("The call budget of an API key while calls wait", func() {
 		Expect(k8sClient.Update(ctx, got)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(readyFor(&getRender(vr)(g).Status.JobStatus, 2)).To(BeTrue())
-		}, "15s").Should(Succeed())
+		}, within(15*time.Second)).Should(Succeed())
 		mu.Lock()
 		defer mu.Unlock()
 		for _, s := range seen {
@@ -218,7 +218,7 @@ var _ = Describe("The call budget of an API key while calls wait", func() {
 		h.startManager()
 		vr := storyRender(h.ns, "slow-key", "Slow key")
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-		Eventually(func() int { return h.sim.Submissions(testAPIKey) }, "15s").Should(Equal(1), func() string {
+		Eventually(func() int { return h.sim.Submissions(testAPIKey) }, within(15*time.Second)).Should(Equal(1), func() string {
 			return fmt.Sprintf("no submission after %d brand-list checks", h.sim.Calls(simulator.EndpointListBrands))
 		})
 	})
@@ -240,10 +240,10 @@ var _ = Describe("The call budget of an API key while calls wait", func() {
 		for i := range 3 {
 			vr := storyRender(h.ns, fmt.Sprintf("running-%d", i), fmt.Sprintf("Running %d", i))
 			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-			Eventually(func(g Gomega) string { return getRender(vr)(g).Status.JobID }, "10s").ShouldNot(BeEmpty())
+			Eventually(func(g Gomega) string { return getRender(vr)(g).Status.JobID }, within(10*time.Second)).ShouldNot(BeEmpty())
 		}
 		Expect(k8sClient.Create(ctx, storyRender(h.ns, "hang", "Hang"))).To(Succeed())
-		Eventually(hangStarted.Load, "10s").ShouldNot(BeZero())
+		Eventually(hangStarted.Load, within(10*time.Second)).ShouldNot(BeZero())
 		// Past the slow threshold (a fifth of the 5 s call timeout): the key is suspect.
 		time.Sleep(1200 * time.Millisecond)
 		for i := range 20 {
@@ -273,13 +273,13 @@ var _ = Describe("The call budget of an API key while calls wait", func() {
 		for i := range 2 {
 			vr := storyRender(h.ns, fmt.Sprintf("busy-%d", i), fmt.Sprintf("Busy %d", i))
 			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-			Eventually(func(g Gomega) string { return getRender(vr)(g).Status.JobID }, "10s").ShouldNot(BeEmpty())
+			Eventually(func(g Gomega) string { return getRender(vr)(g).Status.JobID }, within(10*time.Second)).ShouldNot(BeEmpty())
 		}
 		Expect(k8sClient.Create(ctx, storyRender(h.ns, "limited", "Limited"))).To(Succeed())
 		for i := range 6 {
 			Expect(k8sClient.Create(ctx, storyRender(h.ns, fmt.Sprintf("behind-%d", i), fmt.Sprintf("Behind %d", i)))).To(Succeed())
 		}
-		Eventually(limitedAt.Load, "10s").ShouldNot(BeZero())
+		Eventually(limitedAt.Load, within(10*time.Second)).ShouldNot(BeZero())
 		calls := func() int {
 			return h.sim.Calls(simulator.EndpointRenderStoryboard) + h.sim.Calls(simulator.EndpointGetJob) +
 				h.sim.Calls(simulator.EndpointListBrands)
@@ -303,14 +303,14 @@ var _ = Describe("The call budget of an API key while calls wait", func() {
 		h.startManager()
 		vr := storyRender(h.ns, "restarted", "Restarted")
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-		Eventually(func(g Gomega) string { return getRender(vr)(g).Status.CallbackKeyID }, "10s").ShouldNot(BeEmpty())
+		Eventually(func(g Gomega) string { return getRender(vr)(g).Status.CallbackKeyID }, within(10*time.Second)).ShouldNot(BeEmpty())
 		h.stopManager()
 		h.callbackKey = []byte(strings.Repeat("b", 32)) // a new start without --callback-key-file
 		h.startManager()
 		// The job ends about 6 s after its submission; polling at the normal pace sees it at once.
 		Eventually(func(g Gomega) {
 			g.Expect(readyFor(&getRender(vr)(g).Status.JobStatus, 1)).To(BeTrue())
-		}, "15s").Should(Succeed())
+		}, within(15*time.Second)).Should(Succeed())
 	})
 
 	// R10. poll forgets a job in the budget (budgets.done, deferred) as soon as it read that the
@@ -339,13 +339,13 @@ var _ = Describe("The call budget of an API key while calls wait", func() {
 		for i := range 15 {
 			Expect(k8sClient.Create(ctx, storyPreview(h.ns, fmt.Sprintf("other-%02d", i), fmt.Sprintf("Other %d", i)))).To(Succeed())
 		}
-		Eventually(func() int { return h.sim.Submissions(testAPIKey) }, "30s").Should(Equal(15))
+		Eventually(func() int { return h.sim.Submissions(testAPIKey) }, within(30*time.Second)).Should(Equal(15))
 		vr := storyRender(h.ns, "conflicted", "Conflicted")
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-		Eventually(conflictAt.Load, "60s").ShouldNot(BeZero())
+		Eventually(conflictAt.Load, within(60*time.Second)).ShouldNot(BeZero())
 		Eventually(func(g Gomega) {
 			g.Expect(readyFor(&getRender(vr)(g).Status.JobStatus, 1)).To(BeTrue())
-		}, "30s", "20ms").Should(Succeed())
+		}, within(30*time.Second), "20ms").Should(Succeed())
 		// A routine read would come after the key's 10 s spacing; "at once" is well under it,
 		// with room for a loaded machine (2 s was once exceeded by 80 ms beside a benchmark).
 		Expect(time.Since(time.Unix(0, conflictAt.Load()))).To(BeNumerically("<", 5*time.Second),

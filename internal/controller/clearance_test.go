@@ -64,7 +64,7 @@ spec:
 			g.Expect(got.Status.Clearance.Code).NotTo(Equal(first.Code))
 			g.Expect(got.Status.Clearance.ExpiresAt.Time).To(BeTemporally(">", first.ExpiresAt.Time))
 			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue())
-		}, 15*time.Second).Should(Succeed())
+		}, within(15*time.Second)).Should(Succeed())
 		Expect(h.jobsNamed("Clearance")).To(HaveLen(1), "a refresh reads the job again; it never renders again")
 	})
 
@@ -116,7 +116,7 @@ spec:
 			got := getRender(withMusic)(g)
 			g.Expect(got.Status.Clearance.Code).NotTo(Equal(code))
 			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue())
-		}, 15*time.Second).Should(Succeed())
+		}, within(15*time.Second)).Should(Succeed())
 	})
 
 	It("a completed read without a clearance code is read once more, and an unreadable expiry is refreshed later", func() {
@@ -156,7 +156,7 @@ spec:
 			g.Expect(got.Status.Clearance.ExpiresAt).To(BeNil(), "the expiry could not be read")
 		}).Should(Succeed())
 		after := reads.Load()
-		Eventually(reads.Load, 10*time.Second).Should(BeNumerically(">", after), "an unreadable expiry is read again later")
+		Eventually(reads.Load, within(10*time.Second)).Should(BeNumerically(">", after), "an unreadable expiry is read again later")
 		Expect(getRender(vr)(Default).Status.Clearance.Code).To(HavePrefix("PCC-"), "the code is kept meanwhile")
 		Expect(h.jobsNamed("Late code")).To(HaveLen(1))
 	})

@@ -29,10 +29,10 @@ import (
 	"github.com/videoops/video-operator/internal/simulator"
 )
 
-// Consent is a record, never an inference (DESIGN.md "What is paid for is what was approved"):
-// a storyboardRef render pays only for a digest a person or a policy wrote down. Every ordinary
-// write of a render (a key rotation, a default made explicit, a GitOps drift fix, a label, a
-// restore) approves nothing, and a finished render stays Ready when its storyboard moves on.
+// Consent is a record, never an inference (docs/architecture.md "What is paid for is what was
+// approved"): a storyboardRef render pays only for a digest a person or a policy wrote down. Every
+// ordinary write of a render (a key rotation, a default made explicit, a GitOps drift fix, a label,
+// a restore) approves nothing, and a finished render stays Ready when its storyboard moves on.
 var _ = Describe("Consent is a record", func() {
 	var h *harness
 
@@ -275,10 +275,10 @@ spec:
 	})
 })
 
-// Issue 28's consent and records, attacked after the change (DESIGN.md "What is paid for is what
-// was approved", "The record travels with the object", "Records that outlive a version"): each
-// spec is an ordinary operation (a key rotation, a GitOps sync, an upgrade's pin, a restore) in
-// an order the change's own specs did not try.
+// Issue 28's consent and records, attacked after the change (docs/architecture.md "What is paid for
+// is what was approved", "The record travels with the object", "Records that outlive a version"):
+// each spec is an ordinary operation (a key rotation, a GitOps sync, an upgrade's pin, a restore)
+// in an order the change's own specs did not try.
 var _ = Describe("Consent is a record, attacked", func() {
 	var h *harness
 

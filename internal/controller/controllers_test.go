@@ -356,7 +356,7 @@ spec:
 				got := getRender(vr)(g)
 				g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)
 				g.Expect(kstatusOf(got)).To(Equal(status.CurrentStatus))
-			}, 30*time.Second).Should(Succeed())
+			}, within(30*time.Second)).Should(Succeed())
 		})
 	})
 
@@ -438,7 +438,7 @@ spec:
 				var sb videov1alpha1.VideoStoryboard
 				g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: "storm-preview"}, &sb)).To(Succeed())
 				g.Expect(readyFor(&sb.Status.JobStatus, sb.Generation)).To(BeTrue(), "%+v", sb.Status.Conditions)
-			}, 60*time.Second).Should(Succeed())
+			}, within(60*time.Second)).Should(Succeed())
 			c := h.sim.Counters()
 			Expect(c.Faults["rate_limit"]).To(BeNumerically(">", 0), "the storm happened")
 			Expect(c.Faults["server_error"]).To(BeNumerically(">", 0), "the storm happened")

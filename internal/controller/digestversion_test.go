@@ -30,10 +30,10 @@ import (
 	"github.com/videoops/video-operator/internal/simulator"
 )
 
-// Issue 28, "Digests are versioned and pinned" (DESIGN.md "Records that outlive a version"): an
-// object whose records were written by a manager before digests carried a version (version 1:
-// no digestVersion in status, no request-digest-version annotation, version 1 values) is
-// recognised by the new manager, which pays nothing and leaves it Ready. The records are put in
+// Issue 28, "Digests are versioned and pinned" (docs/architecture.md "Records that outlive a
+// version"): an object whose records were written by a manager before digests carried a version
+// (version 1: no digestVersion in status, no request-digest-version annotation, version 1 values)
+// is recognised by the new manager, which pays nothing and leaves it Ready. The records are put in
 // that form while the manager is stopped, as an upgrade finds them.
 var _ = Describe("Records that outlive a version", func() {
 	var h *harness

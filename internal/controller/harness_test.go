@@ -253,7 +253,7 @@ func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, ser
 // stopExtra stops one extra manager and waits until it has returned.
 func (h *harness) stopExtra(m *runningManager) {
 	m.stop()
-	Eventually(m.done, 30*time.Second).Should(BeClosed())
+	Eventually(m.done, within(30*time.Second)).Should(BeClosed())
 }
 
 // stopManager stops the manager and waits until it has returned: a crash, as far as the API
@@ -268,7 +268,7 @@ func (h *harness) stopManager() {
 	}
 	h.callbackH.Store(nil)
 	h.stop()
-	Eventually(h.done, 30*time.Second).Should(BeClosed())
+	Eventually(h.done, within(30*time.Second)).Should(BeClosed())
 	h.stop = nil
 }
 

@@ -98,7 +98,7 @@ var _ = Describe("A storyboard near etcd's object size limit", func() {
 			g.Expect(got.Status.Outputs.VideoURL).NotTo(BeEmpty())
 			g.Expect(got.Spec.Storyboard.Scenes).To(HaveLen(60))
 			g.Expect(got.Spec.Storyboard.Scenes[59].Transcript).To(HaveLen(2400))
-		}, "60s").Should(Succeed())
+		}, within(60*time.Second)).Should(Succeed())
 
 		jobs := h.jobsNamed("Keynote with transcript")
 		Expect(jobs).To(HaveLen(1), "submitted exactly once")
@@ -142,7 +142,7 @@ var _ = Describe("A storyboard of 10,000 scenes", func() {
 		Eventually(func(g Gomega) {
 			got := getRender(render)(g)
 			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "Ready: %+v", got.Status.Conditions)
-		}, "90s").Should(Succeed())
+		}, within(90*time.Second)).Should(Succeed())
 		GinkgoWriter.Printf("%d scenes rendered %v after the apply\n", n, time.Since(start))
 		jobs := h.jobsNamed("Dense")
 		Expect(jobs).To(HaveLen(1), "submitted exactly once")
@@ -167,13 +167,13 @@ var _ = Describe("An in-flight record the API server does not write in time", fu
 		vr := storyRender(h.ns, "slow-writes", "Slow writes")
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
 
-		Eventually(func() []string { return h.eventReasons("slow-writes") }, "30s").Should(ContainElement("StatusWriteFailed"))
+		Eventually(func() []string { return h.eventReasons("slow-writes") }, within(30*time.Second)).Should(ContainElement("StatusWriteFailed"))
 		render := &videov1alpha1.VideoRender{}
 		render.Namespace, render.Name = h.ns, "slow-writes"
 		Eventually(func(g Gomega) {
 			got := getRender(render)(g)
 			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "Ready: %+v", got.Status.Conditions)
-		}, "60s").Should(Succeed())
+		}, within(60*time.Second)).Should(Succeed())
 		Expect(timedOut.Load()).To(BeNumerically(">=", 3), "the write was tried again after the failures")
 		Expect(h.jobsNamed("Slow writes")).To(HaveLen(1), "submitted exactly once")
 		Expect(h.sim.Calls(apiclient.EndpointRenderStoryboard)).To(Equal(1), "nothing was sent for the unwritten attempts")

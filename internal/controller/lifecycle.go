@@ -127,7 +127,7 @@ type target struct {
 
 	// digestV1 is the same in digest version 1, and sourceDigestV1 the approved preview's
 	// version 1 digest: records written before digests carried a version hold them
-	// (DESIGN.md "Records that outlive a version").
+	// (docs/architecture.md "Records that outlive a version").
 	digestV1, sourceDigestV1 string
 	// approvedAs is the pin that approved the preview when it names it in another version
 	// than sourceDigest (a version 1 pin): the job's source is recorded under it.

@@ -84,8 +84,8 @@ func (w *writeCounter) of(name string) int {
 	return w.writes[name]
 }
 
-// DESIGN.md "Load on the cluster": the calm case of a render (no conflict, no fault, no budget)
-// costs at most 3 status writes (in-flight record, job id, completion) and at most 1 Event.
+// docs/architecture.md "Load on the cluster": the calm case of a render (no conflict, no fault, no
+// budget) costs at most 3 status writes (in-flight record, job id, completion) and at most 1 Event.
 var _ = Describe("Load on the cluster", func() {
 	calmRender := func(h *harness, w *writeCounter, name string) {
 		GinkgoHelper()
@@ -268,7 +268,7 @@ var _ = Describe("Load on the cluster during a 429 storm", func() {
 		h.startManager()
 		vr := storyRender(h.ns, "storm", "Storm")
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
-		Eventually(func() int { return h.sim.Counters().Faults["rate_limit"] }, 30*time.Second).Should(BeNumerically(">=", 6))
+		Eventually(func() int { return h.sim.Counters().Faults["rate_limit"] }, within(30*time.Second)).Should(BeNumerically(">=", 6))
 		refusals := h.sim.Counters().Faults["rate_limit"]
 		// Each try writes the in-flight record and then its refusal; what must not grow is a
 		// write per try for a message that changes.

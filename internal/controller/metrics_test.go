@@ -108,7 +108,7 @@ spec:
 		}
 		Eventually(counted).Should(Succeed())
 		Consistently(counted, "1s", "100ms").Should(Succeed())
-		// A render's completion has no event of its own (DESIGN.md "Load on the cluster"): the
+		// A render's completion has no event of its own (docs/architecture.md "Load on the cluster"): the
 		// endings metric above is what counts it once.
 		Expect(eventNotes(h.ns, "credits", string(videov1alpha1.ReasonCompleted))).To(BeEmpty())
 	})
@@ -132,8 +132,8 @@ spec:
 		}).Should(Succeed())
 		// The write lands before the interceptor loses its answer: the object can look Ready first.
 		Eventually(lost.Load).Should(BeTrue())
-		// The endings metric counts the transition (a render's completion has no event: DESIGN.md
-		// "Load on the cluster"), once, and stays at one.
+		// The endings metric counts the transition (a render's completion has no event:
+		// docs/architecture.md "Load on the cluster"), once, and stays at one.
 		Eventually(func() float64 {
 			return h.metric("video_operator_jobs_ended_total", "kind", "VideoRender", "result", "completed")
 		}).Should(Equal(1.0))

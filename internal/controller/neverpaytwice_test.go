@@ -214,7 +214,7 @@ var _ = Describe("Never pay twice: the in-flight record around the paid call", f
 		close(release)
 		Eventually(func(g Gomega) { g.Expect(getRender(vr)(g).Status.JobID).NotTo(BeEmpty()) }).Should(Succeed())
 		h.stop()
-		Eventually(h.done, 30*time.Second).Should(BeClosed())
+		Eventually(h.done, within(30*time.Second)).Should(BeClosed())
 		h.stop = nil
 
 		By("the new leader following the job to its end")
@@ -500,7 +500,7 @@ var _ = Describe("Several managers, attacked", func() {
 				}
 			}
 			g.Expect(ready).To(BeNumerically(">=", 5))
-		}, "30s").Should(Succeed())
+		}, within(30*time.Second)).Should(Succeed())
 		Consistently(func(g Gomega) {
 			g.Expect(h.sim.Submissions(testAPIKey)).To(BeNumerically("<=", 6), "never beyond maxRenders: 6")
 			for _, vr := range renders {

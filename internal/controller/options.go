@@ -44,10 +44,10 @@ const (
 	// DefaultServiceCallTimeout bounds every call to the service, on top of the HTTP client's own.
 	DefaultServiceCallTimeout = 30 * time.Second
 	// DefaultPollShare is the part of each API key's rate, and of the reconciles, kept for the
-	// reads of running jobs while submissions are queued (DESIGN.md "Load on the cluster"). At
-	// 0.35 a burst of 10,000 renders polled every 2-6 s still sees each end within one poll
-	// interval (p99 5.7 s; 17.8 s at 0.25) for 4% fewer submissions per second
-	// (docs/benchmarks.md "Back to back on a quiet machine"); at the 10-30 s the service asks for,
+	// reads of running jobs while submissions are queued (docs/architecture.md "Load on the cluster").
+	// At 0.35 a burst of 10,000 renders polled every 2-6 s still sees each end within one poll
+	// interval (p99 5.5 s; 17.8 s at 0.25) for about 4% fewer submissions per second
+	// (docs/benchmarks.md "Completion to status"); at the 10-30 s the service asks for,
 	// the reads need far less and the rest goes to submissions.
 	DefaultPollShare = 0.35
 	// DefaultProgressInterval is how often a running job's progress may reach its status: each

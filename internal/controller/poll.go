@@ -269,7 +269,7 @@ func (l *lifecycle[T]) recordJob(ctx context.Context, tx *statustxn.Txn[T], job 
 			l.opts.Metrics.Ended(kind, "completed")
 			// A completed preview waits for a person's review: worth an event. A completed
 			// render is in its Ready condition and the endings metric; its one event is
-			// Submitted, the paid call (DESIGN.md "Load on the cluster": one event a render).
+			// Submitted, the paid call (docs/architecture.md "Load on the cluster": one event a render).
 			// Unless the status written does not say Ready: the render went on to wait for the
 			// approval of a newer preview, or to submit an edited spec, and the event is then the
 			// one place that tells that the video paid for is done.

@@ -27,8 +27,8 @@ import (
 
 // progressWrites remembers when each running job's status was last written, so that a read
 // that only finds more progress writes nothing until the progress interval has passed
-// (DESIGN.md "Load on the cluster": a render costs 3 status writes in the calm case, and every
-// other write is there for a stated reason; progress is one, at most once per interval).
+// (docs/architecture.md "Load on the cluster": a render costs 3 status writes in the calm case, and
+// every other write is there for a stated reason; progress is one, at most once per interval).
 // A job this process never wrote (after a restart) gets its progress written at the first read.
 type progressWrites struct {
 	clock    clock.PassiveClock

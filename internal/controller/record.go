@@ -39,9 +39,9 @@ import (
 	"github.com/videoops/video-operator/internal/statustxn"
 )
 
-// The record of a paid job and where it lives (DESIGN.md "The record travels with the object").
-// Status is not a backup: Velero restores without it by default and `kubectl get -o yaml |
-// kubectl apply` drops it; a restored object also starts again at generation 1 with a new uid.
+// The record of a paid job and where it lives (docs/architecture.md "The record travels with the
+// object"). Status is not a backup: Velero restores without it by default and `kubectl get -o yaml
+// | kubectl apply` drops it; a restored object also starts again at generation 1 with a new uid.
 // So "already paid" is decided by the digest of the request (what was sent), and the job id, that
 // digest and the submitting key's fingerprint are copied into the object's annotations once the
 // job id is in status. An object that arrives with that record and without status adopts the
@@ -116,8 +116,8 @@ func requestDigestOf(t *target) (string, error) {
 }
 
 // requestDigestV1Of is the same digest in version 1, the encoding of records written before
-// digests carried a version (DESIGN.md "Records that outlive a version"); "" for a render of a
-// preview whose version 1 digest is unknown, which no such record can name.
+// digests carried a version (docs/architecture.md "Records that outlive a version"); "" for a
+// render of a preview whose version 1 digest is unknown, which no such record can name.
 func requestDigestV1Of(t *target) (string, error) {
 	switch {
 	case t.preview != nil:

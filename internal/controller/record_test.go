@@ -26,9 +26,9 @@ import (
 	"github.com/videoops/video-operator/internal/apiclient"
 )
 
-// adopt takes the job a restored object's annotations name (DESIGN.md "The record travels with
-// the object"): it reads the job with the object's key, records it in memory and marks the
-// record to be written after the status; it pays nothing and writes nothing itself.
+// adopt takes the job a restored object's annotations name (docs/architecture.md "The record
+// travels with the object"): it reads the job with the object's key, records it in memory and marks
+// the record to be written after the status; it pays nothing and writes nothing itself.
 func TestAdoptTakesTheRecordedJobAndPaysNothing(t *testing.T) {
 	completed := &apiclient.Job{JobID: "job-7", Success: true, Data: apiclient.JobData{Status: apiclient.JobStatusCompleted,
 		Progress: "100", VideoURL: "https://cdn.example.com/restored.mp4"}}

@@ -36,7 +36,7 @@ func withRecord(ann map[string]string, jobID, digest string, completed bool) *vi
 	return vr
 }
 
-// DESIGN.md "The record travels with the object": which annotation records are adopted.
+// docs/architecture.md "The record travels with the object": which annotation records are adopted.
 func TestAdoptable(t *testing.T) {
 	rec := func(job, digest string) map[string]string {
 		return map[string]string{videov1alpha1.AnnotationJobID: job, videov1alpha1.AnnotationRequestDigest: digest}
@@ -69,7 +69,7 @@ func TestAdoptable(t *testing.T) {
 		{"a 409 proved an earlier job, the record is of an older request", provedOld, "d1", false},
 		{"a new job confirmed instead", confirmed, "d1", false},
 		{"a submission in flight", inFlight, "d1", false},
-		// DESIGN.md "Records that outlive a version": v1-d1 is the current request's digest in
+		// docs/architecture.md "Records that outlive a version": v1-d1 is the current request's digest in
 		// version 1, which a record without a version holds.
 		{"status from an older job, the annotations the current request's in digest version 1", withRecord(rec("j1", "v1-d1"), "j0", "d0", true), "d1", true},
 		{"status has the current job recorded in digest version 1", withRecord(rec("j0", "d0"), "j1", "v1-d1", true), "d1", false},

@@ -32,10 +32,10 @@ import (
 	"github.com/videoops/video-operator/internal/simulator"
 )
 
-// Issue 22, "Never pay twice at the edges of an object's life" (DESIGN.md "The record travels
-// with the object"): restores, no-op edits, key changes and a 409 that proves an earlier job.
-// Each case of the issue's "Done when" that concerns the record of a paid job is one spec, named
-// after it. The manager runs throughout, as in a cluster: a restore happens under its eyes.
+// Issue 22, "Never pay twice at the edges of an object's life" (docs/architecture.md "The record
+// travels with the object"): restores, no-op edits, key changes and a 409 that proves an earlier
+// job. Each case of the issue's "Done when" that concerns the record of a paid job is one spec,
+// named after it. The manager runs throughout, as in a cluster: a restore happens under its eyes.
 var _ = Describe("The record travels with the object", func() {
 	var h *harness
 
@@ -247,15 +247,15 @@ var _ = Describe("The record travels with the object", func() {
 				}
 			}
 			return n
-		}, 30*time.Second).Should(Equal(1))
+		}, within(30*time.Second)).Should(Equal(1))
 		Consistently(func() int { return h.sim.Calls(simulator.EndpointRenderProject) }, settle).Should(Equal(2))
 		Expect(h.sim.Jobs()).To(HaveLen(1), "one paid job")
 	})
 })
 
-// An adversarial review of issue 22 (DESIGN.md "The record travels with the object"): each spec
-// is a way the record of a paid job could pay twice, pay for nothing, or stall an object whose
-// request was never paid.
+// An adversarial review of issue 22 (docs/architecture.md "The record travels with the object"):
+// each spec is a way the record of a paid job could pay twice, pay for nothing, or stall an object
+// whose request was never paid.
 var _ = Describe("The record travels with the object, attacked", func() {
 	var h *harness
 
@@ -418,7 +418,7 @@ var _ = Describe("The record travels with the object, attacked in its restore or
 			g.Expect(got.Status.Preview).NotTo(BeNil())
 			g.Expect(got.Status.Preview.Digest).NotTo(BeEmpty())
 			g.Expect(got.Status.Phase).To(Equal(videov1alpha1.PhaseCompleted))
-		}, "20s").Should(Succeed())
+		}, within(20*time.Second)).Should(Succeed())
 		Consistently(func(g Gomega) {
 			got := getRender(vr)(g)
 			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(), "%+v", got.Status.Conditions)

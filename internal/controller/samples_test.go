@@ -261,7 +261,7 @@ var _ = Describe("Applying every sample at once", func() {
 				"ai-script":          string(videov1alpha1.ReasonWaitingForPreview),
 				"brand-destinations": string(videov1alpha1.ReasonBrandNotFound),
 			}))
-		}).WithTimeout(30 * time.Second).Should(Succeed())
+		}).WithTimeout(within(30 * time.Second)).Should(Succeed())
 		Consistently(func() int { return h.sim.Submissions(testAPIKey) }).WithTimeout(2 * time.Second).Should(BeZero())
 	})
 })

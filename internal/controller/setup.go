@@ -242,8 +242,8 @@ func listRequests(ctx context.Context, c client.Client, list client.ObjectList, 
 }
 
 // wakeSource turns the callbacks of a kind into reconcile requests that go before every other
-// request waiting in the queue (DESIGN.md "Scale targets": a callback reaches the status within a
-// second even while thousands of routine polls wait).
+// request waiting in the queue (docs/architecture.md "Scale targets": a callback reaches the status
+// within a second even while thousands of routine polls wait).
 func (l *lifecycle[T]) wakeSource() source.Source {
 	return source.Channel(l.wake, handler.Funcs{
 		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {

@@ -393,10 +393,10 @@ func (l *lifecycle[T]) chargeGivenUp(ctx context.Context, tx *statustxn.Txn[T]) 
 // holdForCharge adds the charge finalizer to patched, the render's record write, when the
 // render's namespace has a VideoBudget and the record names a job: deleting the render mid-job
 // then waits until its job's end is charged (finishCharge). It is the one metadata write of a
-// render's life (DESIGN.md "Load on the cluster"): the finalizer travels with the record rather
-// than costing a write of its own before the submission. Until it is written, the reservation of
-// the render's running job stands for it (settleBudget), and a render deleted meanwhile is
-// charged its estimate. It reports whether it added the finalizer.
+// render's life (docs/architecture.md "Load on the cluster"): the finalizer travels with the record
+// rather than costing a write of its own before the submission. Until it is written, the
+// reservation of the render's running job stands for it (settleBudget), and a render deleted
+// meanwhile is charged its estimate. It reports whether it added the finalizer.
 func (l *lifecycle[T]) holdForCharge(ctx context.Context, patched T, jobID string) bool {
 	if l.guard == nil || !l.adapter.termsOf(patched).perJob || jobID == "" ||
 		controllerutil.ContainsFinalizer(patched, videov1alpha1.FinalizerCharge) || !l.guard.Budgeted(ctx, patched.GetNamespace()) {

@@ -30,9 +30,9 @@ import (
 	"github.com/videoops/video-operator/internal/simulator"
 )
 
-// Issue 30: DESIGN.md "Load on the cluster" — the spend guard's writes are shared (group
-// commit), and "Never pay twice, never count less, at most one render beyond a limit" hold as
-// they are.
+// Issue 30: docs/architecture.md "Load on the cluster" — the spend guard's writes are shared (group
+// commit), and its promises (docs/architecture.md "The record travels with the object": every paid
+// job charged, no burst past a limit by more than one render) hold as they are.
 var _ = Describe("The spend guard's group commit", func() {
 	var h *harness
 

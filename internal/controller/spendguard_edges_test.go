@@ -31,9 +31,9 @@ import (
 	"github.com/videoops/video-operator/internal/simulator"
 )
 
-// Issue 22, cases 6 and 7: the spend guard at the edges of an object's life (DESIGN.md "The
-// record travels with the object", its last three points), through the real reconcilers, a
-// real API server and the simulator.
+// Issue 22, cases 6 and 7: the spend guard at the edges of an object's life (docs/architecture.md
+// "The record travels with the object", its paragraph on the spend guard), through the real
+// reconcilers, a real API server and the simulator.
 var _ = Describe("The spend guard at the edges of an object's life", func() {
 	var h *harness
 

@@ -86,9 +86,9 @@ func writeTenantLedger(ns string, used videov1alpha1.BudgetUsage) {
 	Expect(k8sClient.Update(ctx, cm)).To(Succeed())
 }
 
-// Issue 28, item 3 and the ledger half of item 5: DESIGN.md "The record travels with the object"
-// (its spend-guard points) and "Records that outlive a version", through the real reconcilers, a
-// real API server and the simulator.
+// Issue 28, item 3 and the ledger half of item 5: docs/architecture.md "The record travels with the
+// object" (its paragraph on the spend guard) and "Records that outlive a version", through the real
+// reconcilers, a real API server and the simulator.
 var _ = Describe("The spend guard rests on records, not on estimates", func() {
 	var h *harness
 

@@ -27,10 +27,11 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// reserveBudget is the spend guard's gate of submit (DESIGN.md "The record travels with the
-// object": a render reserves before paying). The first render of a budget of one render reserves
-// it (a write of the budget's status; the render itself is not written: its charge finalizer
-// rides with the job's record); the second waits, Stalled BudgetExhausted, and writes nothing.
+// reserveBudget is the spend guard's gate of submit (docs/architecture.md "The record travels with
+// the object": a render reserves before paying). The first render of a budget of one render
+// reserves it (a write of the budget's status; the render itself is not written: its charge
+// finalizer rides with the job's record); the second waits, Stalled BudgetExhausted, and writes
+// nothing.
 func TestReserveBudgetReservesOnceThenWaits(t *testing.T) {
 	budget := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: fixtureNS, Name: videov1alpha1.VideoBudgetName},
 		Spec: videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}}

@@ -309,7 +309,7 @@ var _ = Describe("Status tells the truth about the job", func() {
 			g.Expect(got.Status.Previous.Outputs).NotTo(BeNil())
 			g.Expect(got.Status.Previous.Outputs.VideoURL).To(ContainSubstring(firstJob))
 			g.Expect(got.Status.Outputs.VideoURL).NotTo(Equal(got.Status.Previous.Outputs.VideoURL))
-		}, 30*time.Second).Should(Succeed())
+		}, within(30*time.Second)).Should(Succeed())
 		Expect(h.jobsNamed("Two gens")).To(HaveLen(2))
 		Expect(eventNotes(h.ns, "two-gens", "Submitted")).To(ContainElement(ContainSubstring("status.previous")))
 	})

@@ -110,7 +110,7 @@ func (l *lifecycle[T]) callBudgetSlot(_ context.Context, s *scope[T]) *stop {
 	return stopWith(l.budgetWait(s.tx, wait))
 }
 
-// pay is the paid section, guarded as DESIGN.md "Never pay twice" says, in a straight line:
+// pay is the paid section in a straight line (docs/architecture.md "Never pay twice"):
 //  1. the in-flight record (generation, attempt id, time, and what the attempt consumes) is
 //     written with an optimistic lock before the call, so an object read from a stale cache
 //     cannot be submitted again (writeInFlight);
@@ -143,7 +143,7 @@ func (l *lifecycle[T]) pay(ctx context.Context, s *scope[T]) *stop {
 
 // markInFlight decides, in memory, the in-flight record of the attempt: Submitting is the decision
 // about this generation, so the record carries observedGeneration (a write of its own after the
-// job id would be a 4th; DESIGN.md "Load on the cluster").
+// job id would be a 4th; docs/architecture.md "Load on the cluster").
 func (l *lifecycle[T]) markInFlight(s *scope[T]) {
 	obj, st, t, attempt := s.obj, s.st, s.target, s.attempt
 	gen := obj.GetGeneration()

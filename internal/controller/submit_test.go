@@ -52,9 +52,9 @@ func TestSubmitChecksAnIdleKeyFirst(t *testing.T) {
 	}
 }
 
-// submit's writes, in order, for each outcome of the paid call (DESIGN.md "Never pay twice"): the
-// in-flight record is written with an optimistic lock before the call, the job id right after
-// it; a conflict on the in-flight record sends nothing.
+// submit's writes, in order, for each outcome of the paid call (docs/architecture.md "Never pay
+// twice"): the in-flight record is written with an optimistic lock before the call, the job id
+// right after it; a conflict on the in-flight record sends nothing.
 func TestSubmitWritesTheInFlightRecordBeforeTheCall(t *testing.T) {
 	const status = "patch VideoRender/status tenant/a"
 	cases := []struct {

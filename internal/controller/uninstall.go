@@ -44,9 +44,9 @@ type UninstallReport struct {
 	Charged, ReleasedReservations int
 }
 
-// ReleaseFinalizers is the first step of an uninstall (DESIGN.md "Several managers, install and
-// uninstall": the operator's finalizers are let go, with what they guard settled, before the
-// manager goes). With no manager running over namespaces (all of them when empty) it
+// ReleaseFinalizers is the first step of an uninstall (docs/architecture.md "Several managers,
+// install and uninstall": the operator's finalizers are let go, with what they guard settled,
+// before the manager goes). With no manager running over namespaces (all of them when empty) it
 //  1. charges each running job of a render that holds the charge finalizer its estimate: with the
 //     operator gone nobody reads its end (finishCharge would have waited for it);
 //  2. settles every reservation of each namespace's VideoBudget (spendguard.SettleAll);

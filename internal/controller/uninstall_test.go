@@ -31,9 +31,9 @@ import (
 	"github.com/videoops/video-operator/internal/simulator"
 )
 
-// DESIGN.md "Several managers, install and uninstall": the uninstall lets go of the operator's
-// finalizers with what they guard settled. An attempt whose outcome is unknown may have created
-// a paid job: it is counted, never released.
+// docs/architecture.md "Several managers, install and uninstall": the uninstall lets go of the
+// operator's finalizers with what they guard settled. An attempt whose outcome is unknown may have
+// created a paid job: it is counted, never released.
 var _ = Describe("Uninstall, attacked", func() {
 	It("counts a render stalled SubmissionUnknown as used when the finalizers are released, and lets it be deleted", func() {
 		h := newHarness(simulator.Options{RenderDuration: time.Hour,
@@ -94,7 +94,7 @@ var _ = Describe("The ledger, attacked by a reinstall", func() {
 		h.stopManager()
 		Expect(k8sClient.Delete(ctx, ledger)).To(Succeed())
 		h.startManager()
-		Eventually(func() error { return k8sClient.Get(ctx, key(ledger), &corev1.ConfigMap{}) }, "10s").Should(Succeed(),
+		Eventually(func() error { return k8sClient.Get(ctx, key(ledger), &corev1.ConfigMap{}) }, within(10*time.Second)).Should(Succeed(),
 			"the new manager writes the ledger again from the budget's status")
 
 		By("a GitOps replace of the budget afterwards")

@@ -92,7 +92,7 @@ func (storyboardAdapter) recordJob(o *videov1alpha1.VideoStoryboard, job *apicli
 			"so this preview may be of another request", o.Status.JobID, videov1alpha1.AnnotationJobID, videov1alpha1.AnnotationRequestDigest)
 	default:
 		// Also in version 1: an approvedDigest written before the upgrade names this preview
-		// by it (DESIGN.md "Records that outlive a version").
+		// by it (docs/architecture.md "Records that outlive a version").
 		d := digestOf(sb, &o.Spec.StoryboardRequest)
 		preview.Digest, preview.DigestV1 = d.Current, d.V1
 		if d.Current != "" {

@@ -31,10 +31,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Key fingerprints (DESIGN.md "Records that outlive a version"): the fingerprint of the API key
-// that submitted a job is kept in status and in an annotation, which tenants read. A bare hash
-// of the key would be an offline oracle for guessing a weak key, and would show which namespaces
-// share an account; so a fingerprint is an HMAC-SHA256 of the key with a secret of the
+// Key fingerprints (docs/architecture.md "Records that outlive a version"): the fingerprint of the
+// API key that submitted a job is kept in status and in an annotation, which tenants read. A bare
+// hash of the key would be an offline oracle for guessing a weak key, and would show which
+// namespaces share an account; so a fingerprint is an HMAC-SHA256 of the key with a secret of the
 // installation, which only the manager reads.
 
 // FingerprintPrefix starts every keyed fingerprint; a fingerprint without it is the bare SHA-256

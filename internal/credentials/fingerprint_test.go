@@ -42,8 +42,8 @@ func mustFingerprinter(t *testing.T, secret string) *Fingerprinter {
 	return f
 }
 
-// DESIGN.md "Records that outlive a version": a key fingerprint is keyed (HMAC), never a bare
-// hash of the key.
+// docs/architecture.md "Records that outlive a version": a key fingerprint is keyed (HMAC), never a
+// bare hash of the key.
 func TestTheFingerprintIsKeyed(t *testing.T) {
 	a := mustFingerprinter(t, strings.Repeat("a", 32))
 	b := mustFingerprinter(t, strings.Repeat("b", 32))

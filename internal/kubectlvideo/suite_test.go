@@ -48,6 +48,7 @@ import (
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/controller"
 	"github.com/videoops/video-operator/internal/simulator"
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 // The plugin's commands run in-process against a real kube-apiserver and etcd (envtest), with
@@ -72,6 +73,9 @@ var (
 )
 
 func TestKubectlVideo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the plugin's suite " + testutil.ShortSkipsAPIServer)
+	}
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "kubectl video Suite")
 }

@@ -17,8 +17,8 @@ limitations under the License.
 // Package previewdigest computes the digest of a completed storyboard preview: what a reviewer
 // sees (every scene's narration and thumbnail, in order, and the render parameters) and the
 // request that was previewed, as canonical JSON hashed with SHA-256. A render approved for a
-// digest pays only for the preview with that digest (DESIGN.md "What is paid for is what was
-// approved"), and the render sends the previewed request: the request is covered because a
+// digest pays only for the preview with that digest (docs/architecture.md "What is paid for is what
+// was approved"), and the render sends the previewed request: the request is covered because a
 // preview shows only part of it (a voice-over, music or destinations are not in the answer), so
 // two requests could otherwise share one digest and an approval of one would pay for the other.
 //
@@ -26,9 +26,9 @@ limitations under the License.
 // answer read again, by another process or after a restart, gives the same digest; any change of
 // a narration, a thumbnail URL, a render parameter or the request gives another one.
 //
-// Digests carry a version (DESIGN.md "Records that outlive a version"). Version 2, the current
-// one, is the SHA-256 of the RFC 8785 (JSON Canonicalization Scheme) form of the document, with
-// the member "digestVersion": 2 in it, so that a value of one version is never the value of
+// Digests carry a version (docs/architecture.md "Records that outlive a version"). Version 2, the
+// current one, is the SHA-256 of the RFC 8785 (JSON Canonicalization Scheme) form of the document,
+// with the member "digestVersion": 2 in it, so that a value of one version is never the value of
 // another version's document. Version 1 (v1.go, frozen) is the encoding of every digest written
 // before versions existed: it has no version member and its own canonical JSON. A digest keeps
 // the visible form sha256:<64 hex> in every version; records say their version beside it, and a

@@ -25,8 +25,8 @@ import (
 	"github.com/videoops/video-operator/internal/testutil"
 )
 
-// DESIGN.md "Records that outlive a version": a preview digest is what a reviewer pins in Git
-// (spec.storyboardRef.approvedDigest), so its value for the same preview must never change
+// docs/architecture.md "Records that outlive a version": a preview digest is what a reviewer pins
+// in Git (spec.storyboardRef.approvedDigest), so its value for the same preview must never change
 // within a version. See internal/requestdigest/golden_test.go for what to do when this fails.
 
 // fixturePreview sets every field of the digest's input, with values where RFC 8785 and version

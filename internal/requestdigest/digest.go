@@ -14,8 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package requestdigest computes the digest of what a paid job is asked to do (DESIGN.md "The
-// record travels with the object"): "already submitted" is decided by comparing it, never by
+// Package requestdigest computes the digest of what a paid job is asked to do (docs/architecture.md
+// "The record travels with the object"): "already submitted" is decided by comparing it, never by
 // metadata.generation or uids, which a restore does not keep.
 //
 // The digest covers the endpoint and the request as sent, as canonical JSON hashed with
@@ -23,10 +23,11 @@ limitations under the License.
 // the credentials (never in a body) and the operator's own callback (webhook and webhookInput
 // are added to the body after the digest is taken).
 //
-// Digests carry a version (DESIGN.md "Records that outlive a version"), the same as preview
-// digests: version 2 (Of) is RFC 8785 canonical JSON of {"digestVersion":2,"kind","request"};
-// version 1 (v1.go, frozen) is the encoding of every record written before versions existed.
-// Recognised says whether a record names the request, in whichever version it was written.
+// Digests carry a version (docs/architecture.md "Records that outlive a version"), the same as
+// preview digests: version 2 (Of) is RFC 8785 canonical JSON of
+// {"digestVersion":2,"kind","request"}; version 1 (v1.go, frozen) is the encoding of every record
+// written before versions existed. Recognised says whether a record names the request, in whichever
+// version it was written.
 package requestdigest
 
 import (

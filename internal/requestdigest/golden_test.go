@@ -27,9 +27,9 @@ import (
 	"github.com/videoops/video-operator/internal/testutil"
 )
 
-// DESIGN.md "Records that outlive a version": golden tests pin every digest version's value for
-// a fixture of every request field. A failure here means the digest of a request changed: every
-// object in every cluster whose record holds the old value would no longer be recognised, and
+// docs/architecture.md "Records that outlive a version": golden tests pin every digest version's
+// value for a fixture of every request field. A failure here means the digest of a request changed:
+// every object in every cluster whose record holds the old value would no longer be recognised, and
 // may pay again after the upgrade. Do not update a pinned value to make a test pass: if the
 // change is wanted, add a new digest version (docs/release.md, "Digest versions") and keep the
 // old one recognised.

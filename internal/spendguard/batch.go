@@ -31,10 +31,10 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// Group commit (DESIGN.md "Load on the cluster": the spend guard's writes are shared). Every
-// change of a namespace's budget (a reservation, a settlement, a charge) is an op queued on the
-// namespace's slot. One writer at a time holds the slot's turn; it takes every op queued so far,
-// applies them in order to one copy of the budget, each deciding on the budget as the ops
+// Group commit (docs/architecture.md "Load on the cluster": the spend guard's writes are shared).
+// Every change of a namespace's budget (a reservation, a settlement, a charge) is an op queued on
+// the namespace's slot. One writer at a time holds the slot's turn; it takes every op queued so
+// far, applies them in order to one copy of the budget, each deciding on the budget as the ops
 // before it left it (a limit reached inside a batch admits only the renders that fit), and
 // writes them with one optimistic-locked status patch. A conflict applies the whole batch again
 // to the budget read afresh: each op's decision is taken again, so nothing is counted twice.

@@ -146,8 +146,8 @@ func (h *batchHarness) reserveBehind(t *testing.T, n int) []Decision {
 	return decisions
 }
 
-// DESIGN.md "Load on the cluster": reservations of renders waiting in the same namespace are
-// written together, each still reserved before its caller goes on.
+// docs/architecture.md "Load on the cluster": reservations of renders waiting in the same namespace
+// are written together, each still reserved before its caller goes on.
 func TestReservationsWaitingTogetherAreWrittenInOneBudgetWrite(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(100))})
 	const n = 12

@@ -41,7 +41,7 @@ import (
 // since it was read: it is read again from the API server and the decision is taken again, so
 // concurrent submissions of one namespace never overrun maxRenders or maxPreviews.
 //
-// Order of writes for one submission (DESIGN.md "Never pay twice" extended):
+// Order of writes for one submission (docs/architecture.md "Never pay twice", with the budget):
 //  1. reservation {uid, attempt} in the budget (it counts against the count limits at once);
 //  2. the object's in-flight record (submit.go, writeInFlight);
 //  3. the paid call and the object's job-id write;

@@ -39,12 +39,12 @@ import (
 // ConfigMap that no object owns: nothing garbage-collects it with the budget. It lives in the
 // manager's own namespace (Ledgers.Namespace), named LedgerConfigMapPrefix plus the tenant's
 // namespace, where tenants cannot write: a record a tenant could delete or rewrite would let it
-// start its month again from zero (DESIGN.md "Records that outlive a version"). It is a copy of
-// status.used and status.chargedJobs with the period they belong to, written after every budget
-// write that changes them (a render's count when its job id is recorded, its seconds and credits
-// when it ends: two writes per render, in namespaces with a budget only), and once when a budget
-// takes it over. A budget that has not merged it yet (its status names another budget's uid, or
-// none) merges it before its first decision: the same period keeps the larger of each count and
+// start its month again from zero (docs/architecture.md "Records that outlive a version"). It is a
+// copy of status.used and status.chargedJobs with the period they belong to, written after every
+// budget write that changes them (a render's count when its job id is recorded, its seconds and
+// credits when it ends: two writes per render, in namespaces with a budget only), and once when a
+// budget takes it over. A budget that has not merged it yet (its status names another budget's uid,
+// or none) merges it before its first decision: the same period keeps the larger of each count and
 // the union of the charged job ids; the reservations of submissions in flight and of running
 // jobs are rebuilt from the objects of the namespace (read from the cache), with the estimates
 // their status recorded.

@@ -36,8 +36,8 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// Issue 28, DESIGN.md "The record travels with the object": "a render whose cost its request does
-// not bound is never admitted beside another beyond a limit".
+// Issue 28, docs/architecture.md "The record travels with the object": "a render whose cost its
+// request does not bound is never admitted beside another beyond a limit".
 func TestUnboundedTellsWhichRequestsStateTheirLength(t *testing.T) {
 	slow := videov1alpha1.VoiceOver{Enabled: true, AIVoices: []videov1alpha1.AIVoice{{Speaker: "Aria", Speed: ptr.To(60.0)}}}
 	for _, tt := range []struct {
@@ -110,8 +110,8 @@ func ledgerConfigMap(t *testing.T, ns, name string, l ledger) *corev1.ConfigMap 
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string]string{ledgerKey: string(raw)}}
 }
 
-// DESIGN.md "The record travels with the object": "The period's usage survives the VideoBudget
-// being deleted and created again", and nothing is released in between.
+// docs/architecture.md "The record travels with the object": "The period's usage survives the
+// budget being deleted and created again", and nothing is released in between.
 func TestReserveWaitsWhileTheLedgerKeepsADeletedBudgetsLimits(t *testing.T) {
 	now := time.Now()
 	start, end := PeriodBounds(videov1alpha1.BudgetPeriodDaily, now)
@@ -174,9 +174,9 @@ func TestARebuiltReservationKeepsTheRecordedEstimateAndFlags(t *testing.T) {
 	}
 }
 
-// DESIGN.md "Records that outlive a version": "the budget's ledger lives where tenants cannot
-// write". The old ledger in the tenant's namespace is merged only while the manager's namespace
-// has none of the namespace, and never lowers a count.
+// docs/architecture.md "Records that outlive a version": "the budget's ledger lives where tenants
+// cannot write". The old ledger in the tenant's namespace is merged only while the manager's
+// namespace has none of the namespace, and never lowers a count.
 func TestTheOldLedgerIsMigratedOnceAndNeverCountsLess(t *testing.T) {
 	now := time.Now()
 	start, end := PeriodBounds(videov1alpha1.BudgetPeriodDaily, now)

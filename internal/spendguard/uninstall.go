@@ -40,10 +40,11 @@ type Settlement struct {
 	Marked int
 }
 
-// SettleAll settles every reservation of the namespace's budget for an uninstall (DESIGN.md
-// "Several managers, install and uninstall": the finalizers are let go with what they guard
-// settled). It must run with no manager of the namespace running: what a running manager would
-// settle later (an attempt in flight, a running job's end) is decided now, on the safe side.
+// SettleAll settles every reservation of the namespace's budget for an uninstall
+// (docs/architecture.md "Several managers, install and uninstall": the finalizers are let go with
+// what they guard settled). It must run with no manager of the namespace running: what a running
+// manager would settle later (an attempt in flight, a running job's end) is decided now, on the
+// safe side.
 //   - a running job's reservation, or a job recorded since its reservation that has not ended,
 //     is charged its estimate: nobody will read its end;
 //   - a reservation whose object is gone, or whose object still holds that attempt in flight

@@ -17,6 +17,6 @@ limitations under the License.
 // Package statustxn is one reconcile's change to one object's status (Txn): decisions are made
 // in memory on Obj and reach the API server only through Commit, a merge patch conditional on the
 // resourceVersion they were based on; the side effects of a decision (After) run only once it is
-// written, and a write that fails discards the decisions and their effects (DESIGN.md "Never pay
-// twice": a failed locked write changes nothing on the server).
+// written, and a write that fails discards the decisions and their effects (docs/architecture.md
+// "Never pay twice": a failed locked write changes nothing on the server).
 package statustxn

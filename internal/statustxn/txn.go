@@ -55,7 +55,7 @@ type Txn[T client.Object] struct {
 	aborted bool
 	// Answered is when the service's answer that ended the job arrived; written, when set, is
 	// told how long the manager took from it to issuing the write, and how long the API server
-	// took to answer the write (DESIGN.md "Scale targets" measures them apart).
+	// took to answer the write (docs/architecture.md "Scale targets" measures them apart).
 	Answered time.Time
 	Written  func(sinceAnswer, write time.Duration)
 	// Undecided is set when the reconcile ends before deciding anything about the current spec

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package bench is the scale benchmark of DESIGN.md's "Scale targets": a real API server
+// Package bench is the scale benchmark of docs/architecture.md "Scale targets": a real API server
 // (envtest), the service simulator with a spread of job durations behind a loopback listener,
 // and the manager binary built from this tree run as its own OS process, measured from outside
 // (the simulator's counters, a counting proxy in front of the API server, a watch, /proc and

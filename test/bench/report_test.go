@@ -99,7 +99,8 @@ type result struct {
 	Unmeasured []string   `json:"unmeasured,omitempty"`
 }
 
-// perRender is the API server's cost of one render: what DESIGN.md "Load on the cluster" bounds.
+// perRender is the API server's cost of one render: what docs/architecture.md "Load on the cluster"
+// bounds.
 type perRender struct {
 	// APIServerCPUMs is the API server's CPU from the manager's start to the end, per object.
 	APIServerCPUMs float64 `json:"apiServerCPUMs"`
@@ -110,7 +111,7 @@ type perRender struct {
 	Events       float64 `json:"events"`
 	BudgetWrites float64 `json:"budgetWrites"`
 	// ObjectWrites are updates and patches of the videorenders themselves (not their status): the
-	// record of DESIGN.md "The record travels with the object" and the charge finalizer.
+	// record of docs/architecture.md "The record travels with the object" and the charge finalizer.
 	ObjectWrites float64 `json:"objectWrites"`
 	// ConfigMapWrites are creates, updates and patches of ConfigMaps (the budgets' ledgers);
 	// ConfigMapReads the manager's uncached GETs of ConfigMaps (a ledger read from the API server).

@@ -28,16 +28,15 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 // buildInstaller runs what `make build-installer` runs and returns dist/install.yaml's content;
 // baseURL is SERVICE_BASE_URL (none, or one).
 func buildInstaller(t *testing.T, img string, baseURL ...string) []byte {
 	t.Helper()
-	k := os.Getenv("KUSTOMIZE")
-	if k == "" {
-		t.Fatal("KUSTOMIZE is not set: run the tests through 'make test'")
-	}
+	k := testutil.Tool(t, "KUSTOMIZE")
 	out := filepath.Join(t.TempDir(), "install.yaml")
 	cmd := exec.CommandContext(t.Context(), filepath.Join(root, "hack", "build-installer.sh"), append([]string{k, img, out}, baseURL...)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -125,6 +124,7 @@ func TestInstallerServiceBaseURL(t *testing.T) {
 // values, dist/install.yaml, and config/monitoring. The Prometheus Operator's CRDs are installed
 // first, so that the ServiceMonitor and the PrometheusRule are validated against their schemas.
 func TestChartInstallerAndMonitoringApplyToAPIServer(t *testing.T) {
+	testutil.APIServer(t)
 	renderings := map[string][]byte{
 		"chart, default values": helmTemplate(t),
 		"chart, full values":    helmTemplate(t, "--values", fullValuesFile),

@@ -63,8 +63,8 @@ func unstructuredSlice(obj map[string]any, fields ...string) []any {
 	return s
 }
 
-// "Every alert has a runbook section in docs/ and a runbook_url" (DESIGN.md, Release and
-// install): an installed chart links the runbooks of the version it runs, the tag of its
+// "Every alert has a runbook section and a `runbook_url`" (docs/architecture.md "Release and
+// install"): an installed chart links the runbooks of the version it runs, the tag of its
 // appVersion, not main (which may describe a later version), unless monitoring.runbookBaseURL
 // names another place.
 func TestChartRunbookURLsPointAtTheInstalledVersion(t *testing.T) {

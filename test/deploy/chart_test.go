@@ -34,6 +34,7 @@ import (
 
 	"github.com/videoops/video-operator/internal/callback"
 	"github.com/videoops/video-operator/internal/controller"
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 // release is the release name that makes the chart's object names equal to config/default's.
@@ -53,11 +54,7 @@ var (
 // helm returns the pinned helm that `make test` installs and passes in $HELM.
 func helm(t *testing.T) string {
 	t.Helper()
-	h := os.Getenv("HELM")
-	if h == "" {
-		t.Fatal("HELM is not set: run the tests through 'make test', which installs the pinned helm into bin/")
-	}
-	return h
+	return testutil.Tool(t, "HELM")
 }
 
 // runHelm runs helm with args and returns its standard output.

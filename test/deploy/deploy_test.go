@@ -50,6 +50,7 @@ import (
 
 	"github.com/videoops/video-operator/internal/callback"
 	"github.com/videoops/video-operator/internal/controller"
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 const (
@@ -78,13 +79,10 @@ func kustomizeBuild(t *testing.T, dir string) []byte {
 	return out
 }
 
+// kubectl returns the kubectl of the envtest assets.
 func kubectl(t *testing.T) string {
 	t.Helper()
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests through 'make test'")
-	}
-	return filepath.Join(assets, "kubectl")
+	return filepath.Join(testutil.Tool(t, "KUBEBUILDER_ASSETS"), "kubectl")
 }
 
 // decode splits a multi-document YAML stream into objects.
@@ -466,6 +464,7 @@ func TestDeployAppliesToAPIServer(t *testing.T) {
 // config and a kubeconfig file of a cluster admin named user, for kubectl.
 func startAdminEnvtest(t *testing.T, user string) (*rest.Config, string) {
 	t.Helper()
+	testutil.APIServer(t)
 	env := &envtest.Environment{}
 	cfg, err := env.Start()
 	if err != nil {

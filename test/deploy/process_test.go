@@ -59,6 +59,7 @@ type operatorWorld struct {
 
 func newOperatorWorld(t *testing.T) *operatorWorld {
 	t.Helper()
+	testutil.APIServer(t)
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, videov1alpha1.AddToScheme, apiextensionsv1.AddToScheme} {
 		if err := add(scheme); err != nil {

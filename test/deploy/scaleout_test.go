@@ -28,9 +28,9 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// TestTwoManagersSideBySide is DESIGN.md "Several managers, install and uninstall": "several
-// managers run side by side, each over its own namespaces (the namespace-scoped mode), each with
-// its own leader-election lease". Two manager processes in one namespace, as two Helm releases
+// TestTwoManagersSideBySide is docs/architecture.md "Several managers, install and uninstall":
+// "several managers run side by side, each over its own namespaces (`--watch-namespaces`) with its
+// own leader-election lease". Two manager processes in one namespace, as two Helm releases
 // run them (the chart derives --leader-election-id from the release), each watching its own
 // tenant namespace: both hold their own Lease and both complete the render of their namespace.
 // With the one fixed id of earlier charts the second never led and its tenants were never served.

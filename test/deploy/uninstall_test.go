@@ -38,9 +38,9 @@ import (
 	"github.com/videoops/video-operator/internal/spendguard"
 )
 
-// TestUninstallLeavesNothingStuck is DESIGN.md "Several managers, install and uninstall":
-// "Uninstall never strands an object: the operator's finalizers are let go, with what they guard
-// settled, before the manager goes." Every render of a namespace with a VideoBudget holds the
+// TestUninstallLeavesNothingStuck is docs/architecture.md "Several managers, install and
+// uninstall": "Uninstalling lets go of the operator's finalizers, with what they guard settled,
+// before the manager goes." Every render of a namespace with a VideoBudget holds the
 // charge finalizer for life; with the operator removed, deleting a render, its namespace or the
 // CRDs used to hang. The manager runs as a process over renders in every state (completed,
 // running, waiting on the budget, awaiting approval); then the uninstall mode runs as the Helm

@@ -35,6 +35,7 @@ var writtenByTools = map[string]string{
 	"install.yaml":       "make build-installer and make release write dist/install.yaml",
 	"RELEASE-NOTES.md":   "make release writes it",
 	"SHA256SUMS":         "make release writes it",
+	"pairs.md":           "make bench-pairs writes it into BENCH_OUT",
 	"kubeconfig.yaml":    "written by a reader's cluster tool",
 	"values-prod.yaml":   "a reader's own values file, in examples",
 	"my-values.yaml":     "a reader's own values file, in examples",
@@ -44,8 +45,8 @@ var writtenByTools = map[string]string{
 }
 
 // TestDocsCiteOnlyFilesOfTheRepository: a reader can open every file a page names. A page that
-// cites a design note kept outside the repository (as six pages once cited a DESIGN.md that is
-// not in it) sends the reader nowhere; the project's account of its design is
+// cites a design note kept outside the repository (as six pages once cited a design file that
+// is not in it) sends the reader nowhere; the project's account of its design is
 // docs/architecture.md. Each name is looked up relative to the page, from the repository root,
 // and, for a bare name, anywhere in the repository.
 func TestDocsCiteOnlyFilesOfTheRepository(t *testing.T) {

@@ -31,12 +31,13 @@ import (
 	"github.com/videoops/video-operator/internal/simulator"
 )
 
-// Issue 22 cases 1 and 2 with the manager as its own process, running throughout (DESIGN.md "The
-// record travels with the object"): every object is deleted and created again from its JSON, as
-// `kubectl get -o json | kubectl create` into a new cluster or a Velero restore does. Half of
-// them were edited once and come back with their status written after the create (Velero's
-// order; generation 1 against status.jobGeneration 2), half come back without status. No restore
-// pays for a video again, and every object gets back the outputs of its last job.
+// Issue 22 cases 1 and 2 with the manager as its own process, running throughout
+// (docs/architecture.md "The record travels with the object"): every object is deleted and created
+// again from its JSON, as `kubectl get -o json | kubectl create` into a new cluster or a Velero
+// restore does. Half of them were edited once and come back with their status written after the
+// create (Velero's order; generation 1 against status.jobGeneration 2), half come back without
+// status. No restore pays for a video again, and every object gets back the outputs of its last
+// job.
 func TestRestoreWithoutStatusPaysNothing(t *testing.T) {
 	w := newWorld(t, simulator.Options{})
 	n := size(8, 40)

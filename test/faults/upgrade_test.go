@@ -43,9 +43,9 @@ import (
 	"github.com/videoops/video-operator/internal/simulator"
 )
 
-// The older managers the upgrade test replaces with the manager of this tree (DESIGN.md "Records
-// that outlive a version": an upgrade pays nothing). Both must be in the clone's history; CI runs
-// on a full clone of main.
+// The older managers the upgrade test replaces with the manager of this tree (docs/architecture.md
+// "Records that outlive a version": an upgrade pays nothing). Both must be in the clone's history;
+// CI runs on a full clone of main.
 const (
 	// previousRelease is version 0.1.0 (CHANGELOG.md "## [0.1.0] - 2026-11-25"): the merge of the
 	// release branch into main, the first commit of main's history that carries the 0.1.0 section,
@@ -508,7 +508,7 @@ func upgradeRegressions(before, after map[string]upgradeState) []string {
 		case was.State == "Reconciling/"+string(videov1alpha1.ReasonAwaitingApproval):
 			// Never paid: still waiting. One whose approved preview was rendered before its
 			// storyboard moved on is a finished render, and a finished render stays Ready
-			// (DESIGN.md "What is paid for is what was approved"), with the same job.
+			// (docs/architecture.md "What is paid for is what was approved"), with the same job.
 			want := was.State
 			if was.JobID != "" {
 				want = "Ready"

@@ -50,6 +50,7 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/simulator"
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 // long selects the long variant: more objects, more kills.
@@ -76,6 +77,11 @@ func run(m *testing.M) int {
 	// envtest logs through controller-runtime (the upgrade test installs CRDs after the start):
 	// without a logger it prints a warning with a stack trace instead.
 	ctrllog.SetLogger(logr.Discard())
+	if testing.Short() {
+		// Every case runs the manager as a process against one API server this function starts.
+		fmt.Println("the fault suite " + testutil.ShortSkipsAPIServer)
+		return 0
+	}
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the fault suite through 'make test' (or see README.md, Reliability)")
 		return 1

@@ -33,6 +33,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 var root = filepath.Join("..", "..")
@@ -41,11 +43,7 @@ func tools(t *testing.T) []string {
 	t.Helper()
 	var env []string
 	for _, k := range []string{"KUSTOMIZE", "HELM", "CYCLONEDX_GOMOD"} {
-		v := os.Getenv(k)
-		if v == "" {
-			t.Fatalf("%s is not set: run the tests through 'make test', which installs the pinned tools", k)
-		}
-		env = append(env, k+"="+v)
+		env = append(env, k+"="+testutil.Tool(t, k))
 	}
 	return env
 }
@@ -251,7 +249,7 @@ func runRelease(t *testing.T, dir string, env ...string) (string, bool) {
 }
 
 // TestReleaseRefusesAnUntaggedOrDirtyTree: "A release is versioned artifacts ... made by one make
-// target" (DESIGN.md, Release and install; docs/architecture.md): they are those of the tagged
+// target" (docs/architecture.md "Release and install"): they are those of the tagged
 // commit, so make release refuses an untagged or dirty tree unless RELEASE_ALLOW_DIRTY=1 says
 // this is a rehearsal, and refuses a version whose CHANGELOG section has no date.
 func TestReleaseRefusesAnUntaggedOrDirtyTree(t *testing.T) {
