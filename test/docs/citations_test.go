@@ -35,6 +35,8 @@ var writtenByTools = map[string]string{
 	"install.yaml":       "make build-installer and make release write dist/install.yaml",
 	"RELEASE-NOTES.md":   "make release writes it",
 	"SHA256SUMS":         "make release writes it",
+	"index.json":         "the OCI layout's index, inside the image archive make release writes",
+	"manager.cdx.json":   "the SBOM inside the image make release builds",
 	"kubeconfig.yaml":    "written by a reader's cluster tool",
 	"values-prod.yaml":   "a reader's own values file, in examples",
 	"my-values.yaml":     "a reader's own values file, in examples",
