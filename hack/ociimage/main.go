@@ -183,7 +183,7 @@ func index(s spec) (v1.ImageIndex, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the CA bundle the image carries: %w", err)
 	}
-	var idx v1.ImageIndex = mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	plats := make([]string, 0, len(s.binaries))
 	for p := range s.binaries {
 		plats = append(plats, p)
@@ -231,7 +231,7 @@ func image(s spec, plat v1.Platform, ca []byte) (v1.Image, error) {
 	if !ok {
 		return nil, fmt.Errorf("no -sbom for %s: every image carries its binary's SBOM", name)
 	}
-	sbom, err := os.ReadFile(sbomFile)
+	sbom, err := os.ReadFile(sbomFile) //nolint:gosec // the SBOM make release wrote beside the binary
 	if err != nil {
 		return nil, fmt.Errorf("the manager's SBOM: %w", err)
 	}
@@ -343,7 +343,7 @@ func rootfs(bin, ca, sbom []byte, epoch time.Time) ([]byte, error) {
 // content only.
 func archive(dir, out string, epoch time.Time) error {
 	tmp := out + ".tmp"
-	f, err := os.Create(tmp)
+	f, err := os.Create(tmp) //nolint:gosec // the archive make release names in its release directory
 	if err != nil {
 		return fmt.Errorf("the archive: %w", err)
 	}
@@ -363,7 +363,7 @@ func archive(dir, out string, epoch time.Time) error {
 			h.Typeflag, h.Name, h.Mode = tar.TypeDir, h.Name+"/", 0o755
 			return tw.WriteHeader(h)
 		}
-		data, err := os.ReadFile(path)
+		data, err := os.ReadFile(path) //nolint:gosec // a file of the layout this program just wrote
 		if err != nil {
 			return err
 		}
