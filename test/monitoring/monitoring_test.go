@@ -200,6 +200,7 @@ func TestAlertsAndDashboardAgainstTheManager(t *testing.T) {
 		"VideoOperatorBudgetNearLimit":      true,
 		"VideoOperatorBudgetExhausted":      true,
 		"VideoOperatorAPIKeyUnusable":       true,
+		"VideoOperatorRenderBlocked":        false,
 		"VideoOperatorApprovalOverdue":      true,
 	}
 	for _, rl := range rules {
