@@ -473,3 +473,28 @@ func checkImageArchive(t *testing.T, path, digest, managerPath string) {
 		}
 	}
 }
+
+// TestARehearsedPreReleaseMayPrecedeItsSection: `make release VERSION=0.2.0-rc.1
+// RELEASE_ALLOW_DIRTY=1` rehearses the next release before its CHANGELOG section exists (the
+// Unreleased entries are its notes); a release, or a pre-release that is not a rehearsal, still
+// needs its own section.
+func TestARehearsedPreReleaseMayPrecedeItsSection(t *testing.T) {
+	dir := releaseTree(t, "## [0.1.0] - 2026-11-25")
+	check := func(version string, env ...string) (string, error) {
+		cmd := exec.CommandContext(t.Context(), filepath.Join(dir, "hack", "release-check.sh"), version)
+		cmd.Env = append(append(os.Environ(), "RELEASE_ALLOW_DIRTY="), env...)
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	if out, err := check("0.2.0-rc.1", "RELEASE_ALLOW_DIRTY=1"); err != nil || !strings.Contains(out, "its notes are the [Unreleased] section") {
+		t.Errorf("a rehearsed pre-release without a section: want it through, with the Unreleased notes; got %v:\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		version string
+		env     []string
+	}{{"0.2.0", []string{"RELEASE_ALLOW_DIRTY=1"}}, {"0.2.0-rc.1", nil}} {
+		if out, err := check(tc.version, tc.env...); err == nil || !strings.Contains(out, `CHANGELOG.md has no section "## [`+tc.version+`]"`) {
+			t.Errorf("version %s %v without a section: want a refusal, got %v:\n%s", tc.version, tc.env, err, out)
+		}
+	}
+}
