@@ -127,6 +127,11 @@ func run(args []string, stdout io.Writer) error {
 	if *out == "" || s.ref == "" || len(s.binaries) == 0 {
 		return errors.New("-out, -ref and at least one -binary are required")
 	}
+	// The tag names the image where the archive is loaded (kind, skopeo): a reference without
+	// one would load an image nobody can refer to.
+	if _, tag, ok := strings.Cut(s.ref[strings.LastIndex(s.ref, "/")+1:], ":"); !ok || tag == "" {
+		return fmt.Errorf("-ref %q has no tag: give repository:tag", s.ref)
+	}
 	// The current time would make every build differ: the epoch must be given.
 	secs, err := strconv.ParseInt(*epoch, 10, 64)
 	if err != nil {

@@ -232,7 +232,8 @@ func checkImage(t *testing.T, img v1.Image, arch string) {
 }
 
 // TestRefusesWithoutEpochOrSBOM: the current time, or an image without its SBOM, would make a
-// release that cannot be rebuilt or audited.
+// release that cannot be rebuilt or audited; an image without a tag could not be named once
+// loaded.
 func TestRefusesWithoutEpochOrSBOM(t *testing.T) {
 	t.Setenv("SOURCE_DATE_EPOCH", "")
 	args := inputs(t, "manager")
@@ -248,6 +249,11 @@ func TestRefusesWithoutEpochOrSBOM(t *testing.T) {
 	noSBOM = slices.Delete(noSBOM, i-1, i+1)
 	if err := run(append([]string{"-out", out}, noSBOM...), io.Discard); err == nil || !strings.Contains(err.Error(), "no -sbom for linux/amd64") {
 		t.Errorf("without an SBOM: %v, want a refusal naming the platform", err)
+	}
+	noTag := slices.Clone(args)
+	noTag[slices.Index(noTag, "-ref")+1] = "registry.example.com:5000/video-operator"
+	if err := run(append([]string{"-out", out}, noTag...), io.Discard); err == nil || !strings.Contains(err.Error(), "has no tag") {
+		t.Errorf("a -ref without a tag (a registry with a port): %v, want a refusal", err)
 	}
 	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a refused build left %s (%v)", out, err)
