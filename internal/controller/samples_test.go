@@ -180,7 +180,7 @@ var _ = Describe("The samples in config/samples", func() {
 		// "kubectl apply -f config/samples/" would also read kustomization.yaml, which is not an
 		// object, so the directory is applied with -k and each file with -f.
 		DescribeTable("applies every sample with --dry-run=server",
-			func(source func() []string, dirs ...string) {
+			func(source func() []string, dirs []string) {
 				ns := newNamespace()
 				out := runKubectl(kubectl, append([]string{"apply", "--dry-run=server", "-n", ns}, source()...)...)
 				for _, f := range sampleFiles(dirs...) {
@@ -194,15 +194,15 @@ var _ = Describe("The samples in config/samples", func() {
 					}
 				}
 			},
-			Entry("as a kustomization (-k config/samples/)", func() []string { return []string{"-k", samplesDir} }, samplesDir),
-			Entry("as a kustomization (-k config/samples/paid/)", func() []string { return []string{"-k", paidSamplesDir} }, paidSamplesDir),
+			Entry("as a kustomization (-k config/samples/)", func() []string { return []string{"-k", samplesDir} }, []string{samplesDir}),
+			Entry("as a kustomization (-k config/samples/paid/)", func() []string { return []string{"-k", paidSamplesDir} }, []string{paidSamplesDir}),
 			Entry("file by file (-f)", func() []string {
 				var args []string
 				for _, f := range sampleFiles() {
 					args = append(args, "-f", f)
 				}
 				return args
-			}),
+			}, []string{samplesDir, paidSamplesDir}),
 		)
 
 		It("explains the aiVisual field with its documentation", func() {
