@@ -190,7 +190,7 @@ BENCH_ARGS ?= ## more -bench.* flags (go test ./test/bench -args -help lists the
 ##@ Build
 
 .PHONY: release
-release: manifests kustomize helm cyclonedx-gomod ## Write the files of release VERSION (x.y.z) into dist/release/<VERSION>/ (docs/release.md); PLATFORMS=linux/amd64 builds one platform.
+release: manifests kustomize helm cyclonedx-gomod ## Write the files of release VERSION (x.y.z) into dist/release/<VERSION>/, the manager image (an OCI archive, no container engine) included (docs/release.md); PLATFORMS=linux/amd64 builds one platform.
 	@[ -n "$(filter-out dev,$(VERSION))" ] || { echo "make release needs VERSION=x.y.z" >&2; exit 1; }
 	KUSTOMIZE="$(KUSTOMIZE)" HELM="$(HELM)" CYCLONEDX_GOMOD="$(CYCLONEDX_GOMOD)" IMAGE_REPO="$(IMAGE_REPO)" PLATFORMS="$(PLATFORMS)" \
 		hack/release.sh $(VERSION) dist/release
@@ -249,7 +249,7 @@ PLATFORMS ?= linux/amd64,linux/arm64
 docker-buildx: ## Build and push the manager image IMG for PLATFORMS (needs docker with buildx).
 	@command -v $(CONTAINER_TOOL) >/dev/null 2>&1 && $(CONTAINER_TOOL) buildx version >/dev/null 2>&1 || { \
 		echo "docker-buildx needs $(CONTAINER_TOOL) with buildx, which this machine does not have." >&2; \
-		echo "Without a container engine, 'make release' still cross-compiles the binaries for $(PLATFORMS) (docs/release.md)." >&2; \
+		echo "Without a container engine, 'make release' builds the image for $(PLATFORMS) as an OCI archive (docs/release.md)." >&2; \
 		exit 1; }
 	sed -e '1 s/\(^FROM\)/FROM --platform=\$$\{BUILDPLATFORM\}/; t' -e ' 1,// s//FROM --platform=\$$\{BUILDPLATFORM\}/' Dockerfile > Dockerfile.cross
 	- $(CONTAINER_TOOL) buildx create --name video-operator-builder

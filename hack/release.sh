@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
 # Writes the files of a release into <outdir>/<version>/ (`make release VERSION=x.y.z` runs it
 # into dist/release/; test/deploy runs it into a temporary directory):
-#   video-operator-<version>.tgz        the Helm chart, version <version>, appVersion v<version>
-#   install.yaml                        config/default with the image pinned to v<version>
+#   video-operator-<version>.tgz        the Helm chart, version <version>, appVersion v<version>,
+#                                       image.digest pinned to the image below
+#   install.yaml                        config/default with the image pinned to that digest
+#   video-operator-image-<version>.oci.tar  the manager image for every platform, one OCI image
+#                                       index in an OCI layout archive (hack/ociimage, no
+#                                       container engine), reproducible: the same tree gives
+#                                       the same digest
+#   IMAGE-DIGEST                        that index's digest, sha256:...
 #   manager-<os>-<arch>                 the manager, static (CGO off), per platform
 #   kubectl-video-<os>-<arch>           the kubectl plugin, static, per platform
 #   manager-<os>-<arch>.cdx.json        each manager binary's SBOM (CycloneDX 1.6, by cyclonedx-gomod
 #                                       from the binary's build information: what ships, with the Go
-#                                       standard library)
+#                                       standard library; reproducible, so also inside the image)
 #   RELEASE-NOTES.md                    the version's CHANGELOG.md section
 #   SHA256SUMS                          checksums of all the above
 # Usage: hack/release.sh <version> <outdir>
 # Environment: KUSTOMIZE, HELM, CYCLONEDX_GOMOD (the pinned tools), IMAGE_REPO (default
 # ghcr.io/videoops/video-operator), PLATFORMS (default linux/amd64,linux/arm64; one platform
 # keeps the test affordable), RELEASE_ALLOW_DIRTY=1 (build from an untagged or dirty tree: a
-# rehearsal, never published).
-# The image itself is built by `make docker-buildx` where a container engine runs (docs/release.md).
+# rehearsal, never published), SOURCE_DATE_EPOCH (every timestamp in the image; default the
+# commit time of HEAD), CA_BUNDLE (the CA bundle the image carries; default the build machine's
+# /etc/ssl/certs/ca-certificates.crt).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 version=${1:?usage: hack/release.sh <version> <outdir>}
@@ -42,6 +49,10 @@ notes=$(awk -v v="$version" '
   $0 ~ "^## \\[" v "\\]" { on = 1; print; next }
   on && /^## / { exit }
   on { print }' "$root/CHANGELOG.md")
+if [[ -z $notes && ${RELEASE_ALLOW_DIRTY:-} == 1 && $version == *-* ]]; then
+  # A rehearsed pre-release before its section (hack/release-check.sh said so).
+  notes=$(awk '/^## \[Unreleased\]/ { on = 1; print; next } on && /^## / { exit } on { print }' "$root/CHANGELOG.md")
+fi
 [[ -n $notes ]] || die "CHANGELOG.md has no section \"## [$version]\": move the Unreleased entries under it first (docs/release.md)"
 
 [[ $outdir != /* ]] && outdir=$PWD/$outdir
@@ -50,29 +61,53 @@ rm -rf "$out"
 mkdir -p "$out"
 printf '%s\n' "$notes" >"$out/RELEASE-NOTES.md"
 
-echo "release $version: chart"
-helm_home=$(mktemp -d)
-trap 'rm -rf "$helm_home"' EXIT
-HELM_CACHE_HOME=$helm_home HELM_CONFIG_HOME=$helm_home HELM_DATA_HOME=$helm_home \
-  "$HELM" package "$root/dist/chart" --version "$version" --app-version "$tag" --destination "$out" >/dev/null
-
-echo "release $version: install.yaml (image $image_repo:$tag)"
-"$root/hack/build-installer.sh" "$KUSTOMIZE" "$image_repo:$tag" "$out/install.yaml" >/dev/null
-
 IFS=, read -ra plats <<<"$platforms"
 for p in "${plats[@]}"; do
   os=${p%/*} arch=${p#*/}
   echo "release $version: binaries for $os/$arch"
   GOOS=$os GOARCH=$arch OUT="$out/manager-$os-$arch" VERSION=$tag "$root/hack/build-manager.sh" >/dev/null
   # Licenses are detected from the module cache; the main module's own is not on the module proxy
-  # (a warning, not an error): it is the LICENSE file, Apache-2.0.
-  "$CYCLONEDX_GOMOD" bin -json -std -licenses -version "$tag" -output "$out/manager-$os-$arch.cdx.json" \
+  # (a warning, not an error): it is the LICENSE file, Apache-2.0. -noserial and -notimestamp
+  # leave out what would change the image's digest at every build: the SBOM is in the image.
+  "$CYCLONEDX_GOMOD" bin -json -std -licenses -noserial -notimestamp -version "$tag" -output "$out/manager-$os-$arch.cdx.json" \
     "$out/manager-$os-$arch" 2>"$out/.sbom.log" || { cat "$out/.sbom.log" >&2; die "cyclonedx-gomod failed"; }
   rm -f "$out/.sbom.log"
   (cd "$root" && CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath \
     -ldflags "-s -w -X github.com/videoops/video-operator/internal/version.Version=$tag" \
     -o "$out/kubectl-video-$os-$arch" ./cmd/kubectl-video)
 done
+
+# The image is built from the binaries and SBOMs above, so that what the chart and install.yaml
+# pin is what was built. Its timestamps are the commit's time: the same tree gives the same digest.
+epoch=${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct 2>/dev/null || true)}
+[[ -n $epoch ]] || die "no SOURCE_DATE_EPOCH and no commit to take the image's time from"
+revision=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
+image_args=()
+for p in "${plats[@]}"; do
+  os=${p%/*} arch=${p#*/}
+  image_args+=(-binary "$p=$out/manager-$os-$arch" -sbom "$p=$out/manager-$os-$arch.cdx.json")
+done
+echo "release $version: image $image_repo:$tag for $platforms"
+digest=$(cd "$root" && go run ./hack/ociimage -out "$out/video-operator-image-$version.oci.tar" -ref "$image_repo:$tag" \
+  -epoch "$epoch" -version "$tag" -revision "$revision" -ca-bundle "${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}" "${image_args[@]}")
+[[ $digest =~ ^sha256:[0-9a-f]{64}$ ]] || die "hack/ociimage printed \"$digest\", not a digest"
+echo "$digest" >"$out/IMAGE-DIGEST"
+
+echo "release $version: chart (image.digest $digest)"
+helm_home=$(mktemp -d)
+trap 'rm -rf "$helm_home"' EXIT
+# The packaged chart pins the image it was released with: a copy of dist/chart with image.digest
+# set (values.yaml has one "digest:" line, under image).
+mkdir -p "$helm_home/chart"
+cp -R "$root/dist/chart/." "$helm_home/chart/video-operator"
+grep -q '^  digest: ""$' "$helm_home/chart/video-operator/values.yaml" ||
+  die "dist/chart/values.yaml has no line '  digest: \"\"' under image to pin the digest on"
+sed -i "s|^  digest: \"\"\$|  digest: \"$digest\"|" "$helm_home/chart/video-operator/values.yaml"
+HELM_CACHE_HOME=$helm_home HELM_CONFIG_HOME=$helm_home HELM_DATA_HOME=$helm_home \
+  "$HELM" package "$helm_home/chart/video-operator" --version "$version" --app-version "$tag" --destination "$out" >/dev/null
+
+echo "release $version: install.yaml (image $image_repo@$digest)"
+"$root/hack/build-installer.sh" "$KUSTOMIZE" "$image_repo@$digest" "$out/install.yaml" >/dev/null
 
 (cd "$out" && sha256sum -- $(ls | grep -v '^SHA256SUMS$') >SHA256SUMS)
 echo "release $version written to $out:"

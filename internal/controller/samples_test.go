@@ -37,18 +37,29 @@ import (
 	"github.com/videoops/video-operator/internal/simulator"
 )
 
-// samplesDir holds one sample per use of the service, plus the API key Secret they use.
-var samplesDir = filepath.Join("..", "..", "config", "samples")
+// samplesDir holds the samples that pay nothing (the namespace's VideoBudget); paidSamplesDir,
+// opt-in, one sample per use of the service, each a paid render or preview. No sample is a
+// Secret: applying them never overwrites a namespace's API key.
+var (
+	samplesDir     = filepath.Join("..", "..", "config", "samples")
+	paidSamplesDir = filepath.Join(samplesDir, "paid")
+)
 
-// sampleFiles lists the sample manifests (every YAML file but the kustomization).
-func sampleFiles() []string {
+// sampleFiles lists the sample manifests of dirs (every YAML file but the kustomization), by
+// default of both directories.
+func sampleFiles(dirs ...string) []string {
 	GinkgoHelper()
-	files, err := filepath.Glob(filepath.Join(samplesDir, "*.yaml"))
-	Expect(err).NotTo(HaveOccurred())
+	if len(dirs) == 0 {
+		dirs = []string{samplesDir, paidSamplesDir}
+	}
 	var samples []string
-	for _, f := range files {
-		if filepath.Base(f) != "kustomization.yaml" {
-			samples = append(samples, f)
+	for _, dir := range dirs {
+		files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		for _, f := range files {
+			if filepath.Base(f) != "kustomization.yaml" {
+				samples = append(samples, f)
+			}
 		}
 	}
 	Expect(samples).NotTo(BeEmpty())
@@ -97,18 +108,33 @@ func runKubectl(kubectl kubectlRunner, args ...string) string {
 }
 
 var _ = Describe("The samples in config/samples", func() {
-	It("are all listed in the samples kustomization", func() {
-		data, err := os.ReadFile(filepath.Join(samplesDir, "kustomization.yaml"))
-		Expect(err).NotTo(HaveOccurred())
-		var k struct {
-			Resources []string `json:"resources"`
+	It("are all listed in their directory's kustomization", func() {
+		for _, dir := range []string{samplesDir, paidSamplesDir} {
+			data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+			Expect(err).NotTo(HaveOccurred())
+			var k struct {
+				Resources []string `json:"resources"`
+			}
+			Expect(yaml.Unmarshal(data, &k)).To(Succeed())
+			var names []string
+			for _, f := range sampleFiles(dir) {
+				names = append(names, filepath.Base(f))
+			}
+			Expect(k.Resources).To(ConsistOf(names), "%s/kustomization.yaml", dir)
 		}
-		Expect(yaml.Unmarshal(data, &k)).To(Succeed())
-		var names []string
+	})
+
+	// A tenant applying config/samples/ once had its real key overwritten by a placeholder and
+	// paid for every sample: what pays is in paid/ only, and nothing writes a Secret.
+	It("pay nothing and write no Secret outside paid/", func() {
 		for _, f := range sampleFiles() {
-			names = append(names, filepath.Base(f))
+			for _, obj := range decodeSamples(f) {
+				Expect(obj.GetKind()).NotTo(Equal("Secret"), "sample %s", f)
+				if obj.GetKind() == "VideoRender" || obj.GetKind() == "VideoStoryboard" {
+					Expect(filepath.Dir(f)).To(Equal(paidSamplesDir), "sample %s pays: it belongs in paid/", f)
+				}
+			}
 		}
-		Expect(k.Resources).To(ConsistOf(names))
 	})
 
 	It("are accepted by the API server as they are", func() {
@@ -121,7 +147,7 @@ var _ = Describe("The samples in config/samples", func() {
 				kinds[obj.GetKind()]++
 			}
 		}
-		Expect(kinds).To(HaveKeyWithValue("Secret", 1))
+		Expect(kinds).To(HaveKeyWithValue("VideoBudget", 1))
 		Expect(kinds).To(HaveKey("VideoStoryboard"))
 		Expect(kinds).To(HaveKey("VideoRender"))
 	})
@@ -154,10 +180,10 @@ var _ = Describe("The samples in config/samples", func() {
 		// "kubectl apply -f config/samples/" would also read kustomization.yaml, which is not an
 		// object, so the directory is applied with -k and each file with -f.
 		DescribeTable("applies every sample with --dry-run=server",
-			func(source func() []string) {
+			func(source func() []string, dirs []string) {
 				ns := newNamespace()
 				out := runKubectl(kubectl, append([]string{"apply", "--dry-run=server", "-n", ns}, source()...)...)
-				for _, f := range sampleFiles() {
+				for _, f := range sampleFiles(dirs...) {
 					for _, obj := range decodeSamples(f) {
 						gvk := obj.GroupVersionKind()
 						resource := strings.ToLower(gvk.Kind)
@@ -168,14 +194,15 @@ var _ = Describe("The samples in config/samples", func() {
 					}
 				}
 			},
-			Entry("as a kustomization (-k config/samples/)", func() []string { return []string{"-k", samplesDir} }),
+			Entry("as a kustomization (-k config/samples/)", func() []string { return []string{"-k", samplesDir} }, []string{samplesDir}),
+			Entry("as a kustomization (-k config/samples/paid/)", func() []string { return []string{"-k", paidSamplesDir} }, []string{paidSamplesDir}),
 			Entry("file by file (-f)", func() []string {
 				var args []string
 				for _, f := range sampleFiles() {
 					args = append(args, "-f", f)
 				}
 				return args
-			}),
+			}, []string{samplesDir, paidSamplesDir}),
 		)
 
 		It("explains the aiVisual field with its documentation", func() {
@@ -192,7 +219,7 @@ var _ = Describe("The samples in config/samples", func() {
 				"video_v1alpha1_videostoryboard_ai_script.yaml",
 				"video_v1alpha1_videorender_reviewed_storyboard.yaml",
 			} {
-				for _, obj := range decodeSamples(filepath.Join(samplesDir, name)) {
+				for _, obj := range decodeSamples(filepath.Join(paidSamplesDir, name)) {
 					obj.SetNamespace(ns)
 					Expect(k8sClient.Create(ctx, obj)).To(Succeed())
 				}
@@ -210,19 +237,18 @@ var _ = Describe("The samples in config/samples", func() {
 })
 
 // "kubectl apply -k config/samples/" with a real key once submitted about ten paid renders and
-// two previews at once. The samples' VideoBudget has limits of 0, so applying them all, with a
-// key the service accepts, pays for nothing: every object waits and the service creates no job.
+// two previews at once. The paid samples are opt-in now (config/samples/paid/), and the
+// VideoBudget of config/samples/ has limits of 0, so applying them all, with a key the service
+// accepts, pays for nothing: every object waits and the service creates no job.
 var _ = Describe("Applying every sample at once", func() {
 	It("pays for nothing: the samples' VideoBudget allows no render and no preview", func() {
 		h := newHarness(simulator.Options{})
+		// The key the samples read, which a reader creates (no sample writes it).
+		h.createSecret(testAPIKey)
 		jobs := 0
 		for _, f := range sampleFiles() {
 			for _, obj := range decodeSamples(f) {
 				obj.SetNamespace(h.ns)
-				if obj.GetKind() == "Secret" {
-					// The placeholder replaced by a key the service accepts, as a reader would.
-					Expect(unstructured.SetNestedField(obj.Object, testAPIKey, "stringData", "apiKey")).To(Succeed())
-				}
 				if obj.GetKind() == "VideoRender" || obj.GetKind() == "VideoStoryboard" {
 					jobs++
 				}

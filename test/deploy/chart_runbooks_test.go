@@ -28,8 +28,25 @@ import (
 // runbookURLs renders the chart's PrometheusRule with args and returns each alert's runbook_url.
 func runbookURLs(t *testing.T, args ...string) map[string]string {
 	t.Helper()
+	return runbookURLsOf(t, chartDir, args...)
+}
+
+// packageChart packages dist/chart as make release does (version x.y.z, appVersion vx.y.z) and
+// returns the package's path.
+func packageChart(t *testing.T, version string) string {
+	t.Helper()
+	dir := t.TempDir()
+	runHelm(t, "package", chartDir, "--version", version, "--app-version", "v"+version, "--destination", dir)
+	return filepath.Join(dir, "video-operator-"+version+".tgz")
+}
+
+// runbookURLsOf renders the PrometheusRule of chart (a directory or a package) with args and
+// returns each alert's runbook_url.
+func runbookURLsOf(t *testing.T, chart string, args ...string) map[string]string {
+	t.Helper()
 	out := map[string]string{}
-	for _, o := range decode(t, helmTemplate(t, append([]string{"--set", "monitoring.prometheusRule.enabled=true"}, args...)...)) {
+	render := append([]string{"template", release, chart, "--namespace", namespace, "--set", "monitoring.prometheusRule.enabled=true"}, withBaseURL...)
+	for _, o := range decode(t, runHelm(t, append(render, args...)...)) {
 		if o.GetKind() != "PrometheusRule" {
 			continue
 		}
@@ -78,10 +95,23 @@ func TestChartRunbookURLsPointAtTheInstalledVersion(t *testing.T) {
 	if err := yaml.Unmarshal(b, &chart); err != nil || chart.AppVersion == "" {
 		t.Fatalf("Chart.yaml has no appVersion: %v", err)
 	}
-	want := "https://github.com/videoops/video-operator/blob/" + chart.AppVersion + "/docs/runbooks.md#"
+	// Between releases the chart's appVersion (x.y.z-dev) has no tag: it links main.
+	ref := chart.AppVersion
+	if strings.HasSuffix(ref, "-dev") {
+		ref = "main"
+	}
+	want := "https://github.com/videoops/video-operator/blob/" + ref + "/docs/runbooks.md#"
 	for alert, url := range runbookURLs(t) {
 		if url != want+strings.ToLower(alert) {
 			t.Errorf("alert %s: runbook_url %q, want %q", alert, url, want+strings.ToLower(alert))
+		}
+	}
+	// A released chart (helm package --app-version, as make release runs it) links its tag.
+	packaged := packageChart(t, "9.8.7")
+	released := "https://github.com/videoops/video-operator/blob/v9.8.7/docs/runbooks.md#"
+	for alert, url := range runbookURLsOf(t, packaged) {
+		if url != released+strings.ToLower(alert) {
+			t.Errorf("alert %s of the chart packaged as 9.8.7: runbook_url %q, want %q", alert, url, released+strings.ToLower(alert))
 		}
 	}
 	const wiki = "https://wiki.example.com/ops/video-operator"

@@ -36,6 +36,8 @@ var writtenByTools = map[string]string{
 	"RELEASE-NOTES.md":   "make release writes it",
 	"SHA256SUMS":         "make release writes it",
 	"pairs.md":           "make bench-pairs writes it into BENCH_OUT",
+	"index.json":         "the OCI layout's index, inside the image archive make release writes",
+	"manager.cdx.json":   "the SBOM inside the image make release builds",
 	"kubeconfig.yaml":    "written by a reader's cluster tool",
 	"values-prod.yaml":   "a reader's own values file, in examples",
 	"my-values.yaml":     "a reader's own values file, in examples",

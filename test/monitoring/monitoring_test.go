@@ -203,6 +203,7 @@ func TestAlertsAndDashboardAgainstTheManager(t *testing.T) {
 		// (0) for each, and the spend guard's own tests show the condition it follows.
 		"VideoOperatorBudgetLedgerUnavailable": false,
 		"VideoOperatorAPIKeyUnusable":          true,
+		"VideoOperatorRenderBlocked":           false,
 		"VideoOperatorApprovalOverdue":         true,
 	}
 	for _, rl := range rules {

@@ -19,15 +19,20 @@ limitations under the License.
 package release
 
 import (
+	"archive/tar"
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -69,16 +74,29 @@ func TestRelease(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	want := []string{"RELEASE-NOTES.md", "SHA256SUMS", "install.yaml", "kubectl-video-linux-arm64",
-		"manager-linux-arm64", "manager-linux-arm64.cdx.json", "video-operator-" + version + ".tgz"}
+	want := []string{"IMAGE-DIGEST", "RELEASE-NOTES.md", "SHA256SUMS", "install.yaml", "kubectl-video-linux-arm64",
+		"manager-linux-arm64", "manager-linux-arm64.cdx.json", "video-operator-" + version + ".tgz",
+		"video-operator-image-" + version + ".oci.tar"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("release files %v, want %v", names, want)
 	}
 
+	// The image: an OCI layout archive whose index.json names the index of IMAGE-DIGEST, holding
+	// the platform built, with the manager binary of the release inside.
+	b, err := os.ReadFile(filepath.Join(dir, "IMAGE-DIGEST"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := strings.TrimSpace(string(b))
+	if !regexp.MustCompile(`^sha256:[0-9a-f]{64}$`).MatchString(digest) {
+		t.Fatalf("IMAGE-DIGEST is %q, not a digest", digest)
+	}
+	checkImageArchive(t, filepath.Join(dir, "video-operator-image-"+version+".oci.tar"), digest, filepath.Join(dir, "manager-linux-arm64"))
+
 	// The chart package carries the release's version, and so pins the image to it.
 	chart := exec.CommandContext(t.Context(), os.Getenv("HELM"), "show", "chart", filepath.Join(dir, "video-operator-"+version+".tgz"))
 	chart.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
-	b, err := chart.Output()
+	b, err = chart.Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,12 +108,26 @@ func TestRelease(t *testing.T) {
 		t.Errorf("chart version %s, appVersion %s; want %s and v%s", meta.Version, meta.AppVersion, version, version)
 	}
 
+	// The packaged chart and install.yaml run the image built, by its digest.
+	values := exec.CommandContext(t.Context(), os.Getenv("HELM"), "show", "values", filepath.Join(dir, "video-operator-"+version+".tgz"))
+	values.Env = chart.Env
+	b, err = values.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vals struct{ Image struct{ Digest string } }
+	if err := yaml.Unmarshal(b, &vals); err != nil {
+		t.Fatal(err)
+	}
+	if vals.Image.Digest != digest {
+		t.Errorf("the packaged chart's image.digest is %q, want the image's %s", vals.Image.Digest, digest)
+	}
 	installer, err := os.ReadFile(filepath.Join(dir, "install.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(installer, []byte("image: ghcr.io/videoops/video-operator:v"+version+"\n")) {
-		t.Error("install.yaml does not run ghcr.io/videoops/video-operator:v" + version)
+	if !bytes.Contains(installer, []byte("image: ghcr.io/videoops/video-operator@"+digest+"\n")) {
+		t.Error("install.yaml does not run ghcr.io/videoops/video-operator@" + digest)
 	}
 
 	for _, bin := range []string{"manager-linux-arm64", "kubectl-video-linux-arm64"} {
@@ -129,6 +161,10 @@ func TestRelease(t *testing.T) {
 		Components []struct{ Name, Version string }
 	}
 	b, err = os.ReadFile(filepath.Join(dir, "manager-linux-arm64.cdx.json"))
+	// Reproducible, as the image that carries it must be: no serial number, no time.
+	if bytes.Contains(b, []byte(`"serialNumber"`)) || bytes.Contains(b, []byte(`"timestamp"`)) {
+		t.Error("the SBOM has a serial number or a timestamp: the image that carries it would differ at each build")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,8 +233,9 @@ func TestReleaseRefusesAVersionWithoutChangelog(t *testing.T) {
 	}
 }
 
-// releaseTree makes a git repository with what the release checks read (the two scripts and
-// CHANGELOG.md, whose 0.1.0 heading is changelogHeading), committed, and returns its root.
+// releaseTree makes a git repository with what the release checks read (the two scripts,
+// CHANGELOG.md, whose 0.1.0 heading is changelogHeading, the alerts and docs/runbooks.md),
+// committed, and returns its root.
 func releaseTree(t *testing.T, changelogHeading string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -211,6 +248,19 @@ func releaseTree(t *testing.T, changelogHeading string) string {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, "hack", script), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The alerts and their runbooks, which the checks compare.
+	for _, f := range []string{filepath.Join("config", "monitoring", "prometheus-rule.yaml"), filepath.Join("docs", "runbooks.md")} {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -237,7 +287,8 @@ func git(t *testing.T, dir string, args ...string) {
 }
 
 // runRelease runs the tree's hack/release.sh for 0.1.0 with env, and returns its output and
-// whether it got past the checks (it then starts on the chart, which the stand-in tools fail).
+// whether it got past the checks (it then starts on the binaries, which fail: the tree has no
+// hack/build-manager.sh).
 func runRelease(t *testing.T, dir string, env ...string) (string, bool) {
 	t.Helper()
 	out := t.TempDir()
@@ -245,7 +296,7 @@ func runRelease(t *testing.T, dir string, env ...string) (string, bool) {
 	// The checks come before any tool runs: stand-ins that fail prove it.
 	cmd.Env = append(append(os.Environ(), "KUSTOMIZE=false", "HELM=false", "CYCLONEDX_GOMOD=false", "RELEASE_ALLOW_DIRTY="), env...)
 	b, _ := cmd.CombinedOutput()
-	return string(b), strings.Contains(string(b), "release 0.1.0: chart")
+	return string(b), strings.Contains(string(b), "release 0.1.0: binaries")
 }
 
 // TestReleaseRefusesAnUntaggedOrDirtyTree: "A release is versioned artifacts ... made by one make
@@ -281,6 +332,28 @@ func TestReleaseRefusesAnUntaggedOrDirtyTree(t *testing.T) {
 			t.Errorf("a section without a date: want a refusal, got:\n%s", out)
 		}
 	})
+	t.Run("an alert without its runbook", func(t *testing.T) {
+		dir := releaseTree(t, dated)
+		runbooks := filepath.Join(dir, "docs", "runbooks.md")
+		b, err := os.ReadFile(runbooks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const heading = "## VideoOperatorNoLeader\n"
+		if !bytes.Contains(b, []byte(heading)) {
+			t.Fatalf("docs/runbooks.md has no %q to remove", heading)
+		}
+		if err := os.WriteFile(runbooks, bytes.Replace(b, []byte(heading), []byte("## The leader\n"), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		git(t, dir, "commit", "-q", "-am", "a runbook renamed")
+		git(t, dir, "tag", "-a", "v0.1.0", "-m", "v0.1.0")
+		for _, env := range [][]string{nil, {"RELEASE_ALLOW_DIRTY=1"}} {
+			if out, passed := runRelease(t, dir, env...); passed || !strings.Contains(out, "docs/runbooks.md lacks") || !strings.Contains(out, "videooperatornoleader") {
+				t.Errorf("an alert whose runbook anchor is gone (%s): want a refusal naming it, got:\n%s", env, out)
+			}
+		}
+	})
 	t.Run("clean, tagged and dated", func(t *testing.T) {
 		dir := releaseTree(t, dated)
 		git(t, dir, "tag", "-a", "v0.1.0", "-m", "v0.1.0")
@@ -288,4 +361,138 @@ func TestReleaseRefusesAnUntaggedOrDirtyTree(t *testing.T) {
 			t.Errorf("a clean tree tagged v0.1.0 with a dated section must pass the checks, got:\n%s", out)
 		}
 	})
+}
+
+// checkImageArchive checks that the OCI layout archive at path names the image index digest in
+// its index.json, and that the index's linux/arm64 image runs, as user 65532, the manager binary
+// at managerPath.
+func checkImageArchive(t *testing.T, path, digest, managerPath string) {
+	t.Helper()
+	blobs := map[string][]byte{}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeReg {
+			if blobs[h.Name], err = io.ReadAll(tr); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	type descriptor struct {
+		MediaType   string            `json:"mediaType"`
+		Digest      string            `json:"digest"`
+		Annotations map[string]string `json:"annotations"`
+		Platform    *struct {
+			OS           string `json:"os"`
+			Architecture string `json:"architecture"`
+		} `json:"platform"`
+	}
+	blob := func(d string) []byte {
+		b, ok := blobs["blobs/"+strings.Replace(d, ":", "/", 1)]
+		if !ok {
+			t.Fatalf("the archive has no blob %s", d)
+		}
+		if sum := sha256.Sum256(b); "sha256:"+hex.EncodeToString(sum[:]) != d {
+			t.Fatalf("blob %s has another digest", d)
+		}
+		return b
+	}
+	var top struct{ Manifests []descriptor }
+	if err := json.Unmarshal(blobs["index.json"], &top); err != nil {
+		t.Fatalf("index.json: %v", err)
+	}
+	if len(top.Manifests) != 1 || top.Manifests[0].Digest != digest ||
+		top.Manifests[0].Annotations["io.containerd.image.name"] != "ghcr.io/videoops/video-operator:v0.1.0" {
+		t.Fatalf("index.json lists %+v, want the index %s named ghcr.io/videoops/video-operator:v0.1.0", top.Manifests, digest)
+	}
+	var idx struct{ Manifests []descriptor }
+	if err := json.Unmarshal(blob(digest), &idx); err != nil {
+		t.Fatal(err)
+	}
+	if len(idx.Manifests) != 1 || idx.Manifests[0].Platform == nil || idx.Manifests[0].Platform.Architecture != "arm64" {
+		t.Fatalf("the image index lists %+v, want the one platform built, linux/arm64", idx.Manifests)
+	}
+	var manifest struct {
+		Config descriptor
+		Layers []descriptor
+	}
+	if err := json.Unmarshal(blob(idx.Manifests[0].Digest), &manifest); err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Config struct {
+			User       string
+			Entrypoint []string
+		} `json:"config"`
+	}
+	if err := json.Unmarshal(blob(manifest.Config.Digest), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Config.User != "65532:65532" || !slices.Equal(cfg.Config.Entrypoint, []string{"/manager"}) {
+		t.Errorf("the image runs %v as %q, want /manager as 65532:65532", cfg.Config.Entrypoint, cfg.Config.User)
+	}
+	want, err := os.ReadFile(managerPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(manifest.Layers) != 1 {
+		t.Fatalf("the image has %d layers, want 1", len(manifest.Layers))
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(blob(manifest.Layers[0].Digest)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr := tar.NewReader(zr)
+	for {
+		h, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			t.Fatal("the image's layer has no /manager")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Name == "manager" {
+			got, err := io.ReadAll(lr)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("the image's /manager is not the released manager-linux-arm64 (%v)", err)
+			}
+			return
+		}
+	}
+}
+
+// TestARehearsedPreReleaseMayPrecedeItsSection: `make release VERSION=0.2.0-rc.1
+// RELEASE_ALLOW_DIRTY=1` rehearses the next release before its CHANGELOG section exists (the
+// Unreleased entries are its notes); a release, or a pre-release that is not a rehearsal, still
+// needs its own section.
+func TestARehearsedPreReleaseMayPrecedeItsSection(t *testing.T) {
+	dir := releaseTree(t, "## [0.1.0] - 2026-11-25")
+	check := func(version string, env ...string) (string, error) {
+		cmd := exec.CommandContext(t.Context(), filepath.Join(dir, "hack", "release-check.sh"), version)
+		cmd.Env = append(append(os.Environ(), "RELEASE_ALLOW_DIRTY="), env...)
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	if out, err := check("0.2.0-rc.1", "RELEASE_ALLOW_DIRTY=1"); err != nil || !strings.Contains(out, "its notes are the [Unreleased] section") {
+		t.Errorf("a rehearsed pre-release without a section: want it through, with the Unreleased notes; got %v:\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		version string
+		env     []string
+	}{{"0.2.0", []string{"RELEASE_ALLOW_DIRTY=1"}}, {"0.2.0-rc.1", nil}} {
+		if out, err := check(tc.version, tc.env...); err == nil || !strings.Contains(out, `CHANGELOG.md has no section "## [`+tc.version+`]"`) {
+			t.Errorf("version %s %v without a section: want a refusal, got %v:\n%s", tc.version, tc.env, err, out)
+		}
+	}
 }

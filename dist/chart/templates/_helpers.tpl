@@ -142,3 +142,15 @@ before the kubelet kills the pod. 75 for the default 30s, as in config/manager.
 {{- end -}}
 {{- add $n 45 -}}
 {{- end -}}
+
+{{/*
+The manager image: repository@digest when image.digest is set (a released chart pins the image it
+was built with), else repository:tag, the tag defaulting to the chart's appVersion.
+*/}}
+{{- define "video-operator.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
+{{- end -}}
