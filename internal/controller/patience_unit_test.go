@@ -26,14 +26,8 @@ import (
 	"testing"
 )
 
-// notYetWithin are the spec files whose Eventually bounds are not stretched by patience yet:
-// the spend guard's, which issue 37 rewrites; their bounds move to within with it.
-var notYetWithin = map[string]bool{
-	"spendguard_test.go":         true,
-	"spendguard_edges_test.go":   true,
-	"spendguard_records_test.go": true,
-	"spendguard_batch_test.go":   true,
-}
+// notYetWithin are the spec files whose Eventually bounds are not stretched by patience yet.
+var notYetWithin = map[string]bool{}
 
 // TestEventuallyBoundsGoThroughWithin: a bound written for a quiet machine breaks on a busy one
 // (a 90 s wait for a status write did), so every Eventually of the envtest suite that sets its

@@ -48,7 +48,7 @@ var _ = Describe("The spend guard at the edges of an object's life", func() {
 		GinkgoHelper()
 		Eventually(func() bool {
 			return apierrors.IsNotFound(k8sClient.Get(ctx, key(obj), obj.DeepCopyObject().(client.Object)))
-		}, "30s").Should(BeTrue(), "%s is still there", obj.GetName())
+		}, within(30*time.Second)).Should(BeTrue(), "%s is still there", obj.GetName())
 	}
 
 	It("charges a render deleted mid-job its job's seconds, so only one render pays before maxRenderSeconds holds", func() {
@@ -96,7 +96,7 @@ var _ = Describe("The spend guard at the edges of an object's life", func() {
 			g.Expect(b.Status.Reservations).To(BeEmpty())
 			g.Expect(budgetCondition(b.Status.Conditions, videov1alpha1.ConditionExhausted).Reason).
 				To(Equal(string(videov1alpha1.ReasonMaxRenderSecondsReached)))
-		}, "30s").Should(Succeed())
+		}, within(30*time.Second)).Should(Succeed())
 		Consistently(func() int { return h.sim.Submissions(testAPIKey) }, "2s", "100ms").Should(BeNumerically("<=", 2))
 		expectEachSubmittedAtMostOnce(h, vrs)
 		waiting := 0

@@ -114,7 +114,7 @@ var _ = Describe("The spend guard rests on records, not on estimates", func() {
 			b := h.budget(g)
 			g.Expect(b.Status.Used.RenderSeconds).To(BeNumerically(">=", 600))
 			g.Expect(b.Status.Reservations).To(BeEmpty(), "no job runs any more")
-		}, "30s").Should(Succeed())
+		}, within(30*time.Second)).Should(Succeed())
 		Consistently(func() int { return h.sim.Submissions(testAPIKey) }, "2s", "100ms").Should(BeNumerically("<=", 2),
 			"at most one render beyond the limit")
 		b := h.budget(Default)

@@ -98,7 +98,7 @@ func settledRenders(vrs []*videov1alpha1.VideoRender, wantReady, wantWaiting int
 			}
 		}
 		g.Expect([]int{ready, waiting}).To(Equal([]int{wantReady, wantWaiting}), "ready, waiting for budget")
-	}, "30s").Should(Succeed())
+	}, within(30*time.Second)).Should(Succeed())
 }
 
 // expectEachSubmittedAtMostOnce checks that no render was paid for twice.
@@ -157,7 +157,7 @@ var _ = Describe("The spend guard of a namespace's VideoBudget", func() {
 			b := h.budget(g)
 			g.Expect(b.Status.Used.Renders).To(Equal(int64(1)))
 			g.Expect(b.Status.Reservations).To(BeEmpty())
-		}, "8s").Should(Succeed())
+		}, within(8*time.Second)).Should(Succeed())
 		Expect(h.jobsNamed("settle 0")).To(HaveLen(1))
 	})
 
@@ -405,7 +405,7 @@ spec: {storyboardRef: {name: missing}}
 		h.createBudget(videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](3), MaxPreviews: ptr.To[int64](1)})
 		h.startManager()
 		vrs := h.createRenders("restart", 5)
-		Eventually(func() int { return h.sim.Submissions(testAPIKey) }, "20s").Should(Equal(3))
+		Eventually(func() int { return h.sim.Submissions(testAPIKey) }, within(20*time.Second)).Should(Equal(3))
 		// Stopped while the jobs run.
 		h.stopManager()
 		Expect(getRender(vrs[0])(Default).Status.CompletedAt).To(BeNil(), "the jobs were still running")
@@ -440,7 +440,7 @@ spec: {storyboardRef: {name: missing}}
 			}
 			g.Expect(waiting).To(Equal(1))
 			g.Expect(h.budget(g).Status.Used.Previews).To(Equal(int64(1)))
-		}, "20s").Should(Succeed())
+		}, within(20*time.Second)).Should(Succeed())
 	})
 })
 
