@@ -229,7 +229,6 @@ type simRender struct {
 type simWorld struct {
 	t       testing.TB
 	ctx     context.Context
-	log     []string
 	server  client.WithWatch
 	c       client.Client
 	clk     *clocktesting.FakeClock
@@ -594,7 +593,7 @@ func (w *simWorld) drain() error {
 }
 
 // simRun runs ops on a new world; it returns the first broken invariant and the step it broke at.
-func simRun(t testing.TB, ops []simOp, verbose bool) (error, int) {
+func simRun(t testing.TB, ops []simOp, verbose bool) (int, error) {
 	w := newSimWorld(t)
 	for i, o := range ops {
 		if verbose {
@@ -606,10 +605,10 @@ func simRun(t testing.TB, ops []simOp, verbose bool) (error, int) {
 			t.Logf("step %d: %s%s", i, o, used)
 		}
 		if err := w.step(o); err != nil {
-			return err, i
+			return i, err
 		}
 	}
-	return w.drain(), len(ops)
+	return len(ops), w.drain()
 }
 
 // simShrink removes steps from a failing sequence while it still fails.
@@ -617,7 +616,7 @@ func simShrink(t testing.TB, ops []simOp, kind string) []simOp {
 	for chunk := len(ops) / 2; chunk >= 1; chunk /= 2 {
 		for i := 0; i+chunk <= len(ops); {
 			try := append(append([]simOp(nil), ops[:i]...), ops[i+chunk:]...)
-			if err, _ := simRun(t, try, false); violationKind(err) == kind {
+			if _, err := simRun(t, try, false); violationKind(err) == kind {
 				ops = try
 				continue
 			}
@@ -633,7 +632,7 @@ func simShrink(t testing.TB, ops []simOp, kind string) []simOp {
 func TestSimulation(t *testing.T) {
 	if *simSeed != 0 {
 		ops := simGenerate(*simSeed, *simSteps)
-		if err, at := simRun(t, ops, true); err != nil {
+		if at, err := simRun(t, ops, true); err != nil {
 			t.Fatalf("seed %d, step %d: %v", *simSeed, at, err)
 		}
 		return
@@ -666,7 +665,7 @@ func TestSimulation(t *testing.T) {
 				if stop {
 					return
 				}
-				err, at := simRun(t, simGenerate(seed, *simSteps), false)
+				at, err := simRun(t, simGenerate(seed, *simSteps), false)
 				if err == nil {
 					continue
 				}
@@ -692,7 +691,7 @@ func TestSimulation(t *testing.T) {
 			steps[i] = fmt.Sprintf("  %d. %s", i+1, o)
 		}
 		t.Logf("seed %d, shrunk, step by step:", f.seed)
-		shortErr, _ := simRun(t, short, true)
+		_, shortErr := simRun(t, short, true)
 		found[kind] = fmt.Sprintf("seed %d broke an invariant at step %d: %v\nreplay: go test ./internal/spendguard/ -run TestSimulation -count=1 -args -sim.seed=%d -sim.steps=%d\n"+
 			"shrunk to %d steps (%v):\n%s", f.seed, f.at, f.err, f.seed, *simSteps, len(short), shortErr, strings.Join(steps, "\n"))
 	}
