@@ -265,7 +265,9 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 	var reader client.Reader = g.client
 	last := slot.latest
 	gone := func() error {
-		g.keepInLedger(ctx, last, batch)
+		// The next batch of a namespace whose budget is gone applies its changes on top of this
+		// one's: every charge made meanwhile reaches the ledger.
+		slot.latest = g.keepInLedger(ctx, last, batch)
 		return errNoBudget
 	}
 	for range WriteTries {
@@ -288,14 +290,15 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 			return err
 		}
 		if admits(batch) {
-			if err := countRunning(ctx, g.client, b, adopted); err != nil {
+			if _, err := countRunning(ctx, g.client, b, adopted); err != nil {
 				return err
 			}
 		}
-		if !adopted && admits(batch) && !g.ledgers.confirmed(ns) {
+		if admits(batch) && !g.ledgers.confirmed(ns) {
 			// Fail closed: before this process admits anything in the namespace, its ledger must
 			// be writable (a budget replaced meanwhile takes its usage over from there). The
-			// outcome is recorded; reserveChange refuses while the last write failed.
+			// outcome is recorded; reserveChange refuses while the last write failed. A budget
+			// that adopted the ledger just now writes what it merged: never less than the ledger.
 			_ = g.ledgers.write(ctx, g.client, b)
 		}
 		recountReserved(b)
@@ -386,10 +389,11 @@ func (g *Guard) Wrote(from string, b *videov1alpha1.VideoBudget) {
 // keepInLedger is the batch's part for a budget deleted since this process last wrote it (last):
 // the ledger gets what the batch would have written to it (a settlement, a charge) and what was
 // still waiting for the ledger's cadence, so that a budget created again takes it over. A batch
-// of a namespace whose budget this process never wrote changes nothing.
-func (g *Guard) keepInLedger(ctx context.Context, last *videov1alpha1.VideoBudget, batch []*op) {
+// of a namespace whose budget this process never wrote changes nothing. It returns the copy with
+// the batch applied, for the next batch.
+func (g *Guard) keepInLedger(ctx context.Context, last *videov1alpha1.VideoBudget, batch []*op) *videov1alpha1.VideoBudget {
 	if last == nil {
-		return
+		return nil
 	}
 	b := last.DeepCopy()
 	for _, o := range batch {
@@ -399,6 +403,7 @@ func (g *Guard) keepInLedger(ctx context.Context, last *videov1alpha1.VideoBudge
 	if err := g.ledgers.record(ctx, g.client, b, true); err != nil {
 		logf.FromContext(ctx).Info("Copying a deleted budget's last usage to the ledger failed", "namespace", b.Namespace, "error", err.Error())
 	}
+	return b
 }
 
 // observeBatch counts a written batch: one write, and the changes it carried by kind.

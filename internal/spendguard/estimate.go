@@ -62,7 +62,8 @@ const (
 	secondsPerHangul    = 0.2
 	secondsPerKana      = 0.15
 	secondsPerLetter    = 0.1
-	secondsPerSymbol    = 0.4
+	secondsPerDigit     = 1.5
+	secondsPerSymbol    = 1.0
 	secondsPerPause     = 0.5
 	minSecondsPerWord   = 0.4
 	// normalSpeed and slowestSpeed are the AI voice's speed default and minimum (interface
@@ -119,11 +120,12 @@ func EstimateFor(req *videov1alpha1.StoryboardRequest) Estimate {
 	if len(req.Scenes) == 0 {
 		total, e.Unbounded = DefaultSceneSeconds, true
 	}
-	if externalVoice(req.VoiceOver) {
+	if externalVoice(req.VoiceOver) || req.TemplateID != nil || req.PayloadURL != nil {
+		// A recording of any length; a template's own scenes; content the service fetches.
 		e.Unbounded = true
 	}
 	e.Seconds = max(1, int64(math.Ceil(min(total, math.MaxInt32))))
-	e.Credits = e.Unreported || usesAIVisual(req)
+	e.Credits = e.Unreported || usesAIVisual(req) || req.PayloadURL != nil
 	return e
 }
 
@@ -145,8 +147,10 @@ func sceneBound(req *videov1alpha1.StoryboardRequest, sc *videov1alpha1.Scene) (
 		}
 	case sc.Brief != nil && sc.Brief.Duration != nil:
 		s = float64(*sc.Brief.Duration)
+		bounded = !aiScenes(req, sc)
 	case sc.StoryCoPilot != nil && sc.StoryCoPilot.Duration != nil:
 		s = float64(*sc.StoryCoPilot.Duration)
+		bounded = !aiScenes(req, sc)
 	case len(sc.Transcript) > 0:
 		// A guess: the media may run past its transcript's last word.
 		for _, sen := range sc.Transcript {
@@ -162,7 +166,12 @@ func sceneBound(req *videov1alpha1.StoryboardRequest, sc *videov1alpha1.Scene) (
 		bounded = false
 	}
 	if sc.MinimumDuration != nil {
-		s = max(s, *sc.MinimumDuration*pieces)
+		if pieces > 1 {
+			// Each piece lasts at least the minimum: at most its narration plus the minimum.
+			s += *sc.MinimumDuration * pieces
+		} else {
+			s = max(s, *sc.MinimumDuration)
+		}
 	}
 	if sc.EndPauseDuration != nil {
 		s += *sc.EndPauseDuration * pieces
@@ -184,22 +193,34 @@ func narrationSeconds(text string) float64 {
 	return total
 }
 
+// abugidas are the scripts whose consonants carry their vowels (each letter and vowel sign a
+// syllable or more): they are read at the kana's rate, not the alphabet's.
+var abugidas = []*unicode.RangeTable{unicode.Devanagari, unicode.Bengali, unicode.Gurmukhi, unicode.Gujarati, unicode.Oriya,
+	unicode.Tamil, unicode.Telugu, unicode.Kannada, unicode.Malayalam, unicode.Sinhala, unicode.Thai, unicode.Lao,
+	unicode.Khmer, unicode.Myanmar, unicode.Tibetan}
+
 func runeSeconds(r rune) float64 {
 	switch {
 	case unicode.Is(unicode.Han, r):
 		return secondsPerIdeograph
 	case unicode.Is(unicode.Hangul, r):
 		return secondsPerHangul
-	case unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r):
+	case unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.In(r, abugidas...):
 		return secondsPerKana
 	case unicode.IsLetter(r):
 		return secondsPerLetter
-	case unicode.IsNumber(r) || unicode.IsSymbol(r):
+	case unicode.IsMark(r):
+		// A vowel sign of an abugida (Devanagari, Tamil, Thai) is a sound of its own.
+		return secondsPerLetter
+	case unicode.IsNumber(r):
+		// A digit is read as words: "1234567" is "one million two hundred thirty-four thousand...".
+		return secondsPerDigit
+	case unicode.IsSymbol(r):
 		return secondsPerSymbol
 	case unicode.IsPunct(r):
 		return secondsPerPause
 	}
-	return 0 // marks, spaces and controls take no time of their own
+	return 0 // spaces and controls take no time of their own
 }
 
 // slowestVoice is the slowest speed of the AI voices that may read a scene (its own and the
@@ -261,16 +282,23 @@ func splits(req *videov1alpha1.StoryboardRequest, sc *videov1alpha1.Scene) bool 
 		(req.AIStoryboard != nil && req.AIStoryboard.Enabled)
 }
 
-// sentences counts the pieces a story may be split into: its lines and its sentences.
+// sentences counts the pieces a story may be split into: its lines and its sentences, ended by
+// any script's terminal punctuation (Unicode's Terminal_Punctuation, which also counts commas and
+// colons: more pieces, the safe side).
 func sentences(story string) int {
 	n := 1
 	for _, r := range story {
-		switch r {
-		case '\n', '.', '!', '?', '。', '！', '？':
+		if r == '\n' || unicode.Is(unicode.Terminal_Punctuation, r) {
 			n++
 		}
 	}
 	return n
+}
+
+// aiScenes reports a brief whose scenes the AI makes, each with the scene's minimumDuration and
+// endPauseDuration: how many is not known, so its duration alone does not bound the video.
+func aiScenes(req *videov1alpha1.StoryboardRequest, sc *videov1alpha1.Scene) bool {
+	return req.AIStoryboard != nil && req.AIStoryboard.Enabled && (sc.MinimumDuration != nil || sc.EndPauseDuration != nil)
 }
 
 // usesAIVisual reports an aiVisual anywhere in the request (backgrounds, B-rolls, elements,

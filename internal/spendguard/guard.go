@@ -308,6 +308,11 @@ func ledgerMessage(err error) string {
 // platform removes them on purpose by deleting the ledger. The ledger is read from the API
 // server: one read per paid submission in a namespace without a budget.
 func (g *Guard) withoutBudget(ctx context.Context, ns string) (Decision, error) {
+	if err := g.ledgers.failure(ns); err != nil {
+		// Fail closed: a budget this process could not record in the ledger may have just been
+		// deleted (a replace), and the ledger is what would have kept its limits meanwhile.
+		return Decision{Wait: true, Message: ledgerMessage(err)}, nil
+	}
 	held, end, err := g.ledgers.holds(ctx, g.reader, ns, g.clock.Now())
 	if err != nil || !held {
 		return Decision{}, err

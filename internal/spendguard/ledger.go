@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -85,16 +86,21 @@ type ledger struct {
 	PeriodEnd   *metav1.Time               `json:"periodEnd,omitempty"`
 	Used        videov1alpha1.BudgetUsage  `json:"used"`
 	// Windows are the budget's usage windows (day, week, month).
-	Windows     []videov1alpha1.BudgetWindow `json:"windows,omitempty"`
-	ChargedJobs []string                     `json:"chargedJobs,omitempty"`
-	ChargeCount int64                        `json:"chargeCount,omitempty"`
+	Windows []videov1alpha1.BudgetWindow `json:"windows,omitempty"`
+	// Reservations are the budget's pending submissions and running jobs, copied with the usage
+	// they are consistent with: a render paid whose count has not reached the budget yet (its
+	// settlement rides with a later write) is still a reservation, and a budget created again
+	// takes it over instead of admitting another render in its room.
+	Reservations []videov1alpha1.BudgetReservation `json:"reservations,omitempty"`
+	ChargedJobs  []string                          `json:"chargedJobs,omitempty"`
+	ChargeCount  int64                             `json:"chargeCount,omitempty"`
 	// BudgetUID is the budget whose status this copies.
 	BudgetUID string `json:"budgetUID,omitempty"`
 }
 
 func ledgerOf(b *videov1alpha1.VideoBudget) ledger {
 	return ledger{Period: b.Status.Period, PeriodStart: b.Status.PeriodStart, PeriodEnd: b.Status.PeriodEnd,
-		Used: b.Status.Used, Windows: b.Status.Windows, ChargedJobs: b.Status.ChargedJobs, ChargeCount: b.Status.ChargeCount, BudgetUID: string(b.UID)}
+		Used: b.Status.Used, Windows: b.Status.Windows, Reservations: b.Status.Reservations, ChargedJobs: b.Status.ChargedJobs, ChargeCount: b.Status.ChargeCount, BudgetUID: string(b.UID)}
 }
 
 // ledgerChanged reports whether a budget write changes what the ledger keeps.
@@ -123,6 +129,20 @@ type Ledgers struct {
 	// (Guard.reserveChange): fail closed.
 	wrote  map[string]bool
 	failed map[string]error
+	// wake, when set, hears of each namespace whose ledger writes start failing (Failed).
+	wake chan event.GenericEvent
+}
+
+// Failed is a source of the namespaces whose ledger writes start failing, for the VideoBudget
+// controller's watch: a write from a timer (the cadence) or another reconciler reaches the
+// budget's status too.
+func (s *Ledgers) Failed() <-chan event.GenericEvent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wake == nil {
+		s.wake = make(chan event.GenericEvent, 64)
+	}
+	return s.wake
 }
 
 // failure is the error of the last write of tenant's ledger when it failed, or nil.
@@ -139,7 +159,9 @@ func (s *Ledgers) confirmed(tenant string) bool {
 	return s.wrote[tenant] && s.failed[tenant] == nil
 }
 
-// noteWrite records the outcome of a write of tenant's ledger.
+// noteWrite records the outcome of a write of tenant's ledger. A write that fails where the last
+// one did not wakes the namespace's VideoBudget controller (Failed), so that its status says
+// why nothing is paid, whoever wrote.
 func (s *Ledgers) noteWrite(tenant string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -147,6 +169,13 @@ func (s *Ledgers) noteWrite(tenant string, err error) {
 		s.failed, s.wrote = map[string]error{}, map[string]bool{}
 	}
 	if err != nil {
+		if s.failed[tenant] == nil && s.wake != nil {
+			select {
+			case s.wake <- event.GenericEvent{Object: &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{
+				Namespace: tenant, Name: videov1alpha1.VideoBudgetName}}}:
+			default: // the controller has a wake-up queued; its look reads every failure
+			}
+		}
 		s.failed[tenant] = err
 		return
 	}
@@ -388,9 +417,14 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 	current := l.PeriodEnd != nil && now.Before(l.PeriodEnd.Time)
 	samePeriod := current && l.Period == b.Status.Period && l.PeriodStart != nil && b.Status.PeriodStart != nil &&
 		l.PeriodStart.Time.Equal(b.Status.PeriodStart.Time)
-	if (len(l.Windows) == 0 && current) || samePeriod {
-		// A ledger of an older manager (no windows) counts its period's usage, not ended, in the
-		// current period: the safe side.
+	if len(l.Windows) == 0 && current {
+		// A ledger of an older manager (no windows): its period's usage counts in every window,
+		// on the safe side, as rollWindows does for a status without windows.
+		maxInto(&b.Status.Used, l.Used)
+		for i := range b.Status.Windows {
+			maxInto(&b.Status.Windows[i].Used, l.Used)
+		}
+	} else if samePeriod {
 		maxInto(&b.Status.Used, l.Used)
 	}
 	for _, lw := range l.Windows {
@@ -400,6 +434,18 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 	}
 	w := window(b, b.Status.Period)
 	maxInto(&b.Status.Used, w.Used)
+	// The earlier budget's reservations that this one does not hold, whatever the period (they
+	// count in the period their job is recorded in): the settlements and charges still to come
+	// find them here, or the controller does (settleInterrupted).
+	held := map[string]bool{}
+	for _, r := range b.Status.Reservations {
+		held[r.UID+"/"+r.AttemptID] = true
+	}
+	for _, r := range l.Reservations {
+		if !held[r.UID+"/"+r.AttemptID] && len(b.Status.Reservations) < maxReservations {
+			b.Status.Reservations = append(b.Status.Reservations, r)
+		}
+	}
 	maxInto(&w.Used, b.Status.Used)
 	return !equality.Semantic.DeepEqual(*before, b.Status)
 }
@@ -443,7 +489,7 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 		logf.FromContext(ctx).Info("A new VideoBudget took over the period's usage from the namespace's ledger",
 			"namespace", b.Namespace, "renders", b.Status.Used.Renders, "renderSeconds", b.Status.Used.RenderSeconds, "migrated", !found)
 	}
-	if err := rebuildReservations(ctx, c, b, true); err != nil {
+	if _, err := rebuildReservations(ctx, c, b, true); err != nil {
 		return false, err
 	}
 	b.Status.LedgerBudgetUID = string(b.UID)
@@ -456,9 +502,11 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 // are rebuilt (idempotent: an object that holds one is skipped). Both the controller and the
 // guard's writes call it, so a render asking to pay before the controller looked at the new spec
 // decides on the running jobs too. A budget that adopted its ledger just now rebuilt them already.
-func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, adopted bool) error {
+// complete is false while more jobs run than the budget can hold reservations for: the
+// controller then leaves the generation unobserved, so that the others are added as room frees.
+func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, adopted bool) (complete bool, err error) {
 	if adopted || b.Generation == b.Status.ObservedGeneration || !limitsLength(b) {
-		return nil
+		return true, nil
 	}
 	return rebuildReservations(ctx, c, b, false)
 }
@@ -467,7 +515,8 @@ func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBu
 // submission is in flight (inFlight), and, while the budget limits seconds or credits, one for
 // each render whose job runs and is not charged. With inFlight false it adds only the running
 // jobs': a length limit added to a live budget counts the renders already running (issue 37).
-func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, inFlight bool) error {
+func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, inFlight bool) (complete bool, err error) {
+	complete = true
 	held := map[string]bool{}
 	for _, r := range b.Status.Reservations {
 		held[r.UID] = true
@@ -476,12 +525,16 @@ func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.
 	var previews videov1alpha1.VideoStoryboardList
 	for _, list := range []client.ObjectList{&renders, &previews} {
 		if err := c.List(ctx, list, client.InNamespace(b.Namespace)); err != nil {
-			return fmt.Errorf("listing the objects of namespace %s to rebuild its budget's reservations: %w", b.Namespace, err)
+			return false, fmt.Errorf("listing the objects of namespace %s to rebuild its budget's reservations: %w", b.Namespace, err)
 		}
 	}
 	add := func(kind string, obj client.Object, vr *videov1alpha1.VideoRender) {
 		st := videov1alpha1.JobStatusOf(obj)
-		if held[string(obj.GetUID())] || len(b.Status.Reservations) >= maxReservations {
+		if held[string(obj.GetUID())] {
+			return
+		}
+		if len(b.Status.Reservations) >= maxReservations {
+			complete = false
 			return
 		}
 		r := videov1alpha1.BudgetReservation{Kind: kind, Name: obj.GetName(), UID: string(obj.GetUID())}
@@ -517,7 +570,7 @@ func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.
 	for i := range previews.Items {
 		add(kindStoryboard, &previews.Items[i], nil)
 	}
-	return nil
+	return complete, nil
 }
 
 // EstimateRender is the estimate of the render's job in status.jobId as its submission recorded

@@ -99,6 +99,34 @@ func rollWindows(b *videov1alpha1.VideoBudget, now time.Time) {
 			w.Start, w.Used = metav1.Time{Time: start}, videov1alpha1.BudgetUsage{}
 		}
 	}
+	// Charges an earlier release made (a rollback, then this release again) are in used and not
+	// in the windows: while the status's period is current, what its window lacks is added to
+	// every window, on the safe side.
+	if st.Period != "" && st.PeriodEnd != nil && now.Before(st.PeriodEnd.Time) {
+		if d, short := deficit(st.Used, window(b, st.Period).Used); short {
+			for i := range st.Windows {
+				addTo(&st.Windows[i].Used, d)
+			}
+		}
+	}
+}
+
+// deficit is what want counts beyond got, and whether it counts anything beyond it.
+func deficit(want, got videov1alpha1.BudgetUsage) (videov1alpha1.BudgetUsage, bool) {
+	d := videov1alpha1.BudgetUsage{
+		Renders: max(want.Renders-got.Renders, 0), RenderSeconds: max(want.RenderSeconds-got.RenderSeconds, 0),
+		Previews: max(want.Previews-got.Previews, 0), UnreportedCreditRenders: max(want.UnreportedCreditRenders-got.UnreportedCreditRenders, 0),
+	}
+	if want.AICredits != nil {
+		c := want.AICredits.DeepCopy()
+		if got.AICredits != nil {
+			c.Sub(*got.AICredits)
+		}
+		if c.Sign() > 0 {
+			d.AICredits = &c
+		}
+	}
+	return d, d != (videov1alpha1.BudgetUsage{}) || d.AICredits != nil
 }
 
 // window is the budget's usage window of kind p, added when missing (zero start).

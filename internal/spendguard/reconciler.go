@@ -33,8 +33,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
@@ -186,7 +188,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := countRunning(ctx, r.client, b, adopted); err != nil {
+	complete, err := countRunning(ctx, r.client, b, adopted)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.settleInterrupted(ctx, b, now); err != nil {
@@ -198,7 +201,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	recountReserved(b)
 	r.setConditions(b, ledgerErr)
-	b.Status.ObservedGeneration = b.Generation
+	if complete {
+		b.Status.ObservedGeneration = b.Generation
+	}
 
 	if !equality.Semantic.DeepEqual(base.Status, b.Status) {
 		cause := controllerCause(base, b, adopted)
@@ -225,8 +230,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if adopted || ledgerChanged(base, b) {
 			urgent := adopted || !base.Status.PeriodEnd.Equal(b.Status.PeriodEnd)
 			if err := r.ledgers.record(ctx, r.client, b, urgent); err != nil {
-				// Recorded by the ledgers: admissions stop, and the next look says why.
+				// Recorded by the ledgers: admissions stop from now on, and the status says so at
+				// once (a second write), not at the next look.
 				ledgerErr = err
+				r.sayLedgerFails(ctx, b, err)
 			}
 		}
 	}
@@ -435,6 +442,20 @@ func recordedSince(st *videov1alpha1.JobStatus, res videov1alpha1.BudgetReservat
 	return st.Submission == nil && st.JobID != "" && st.SubmittedAt != nil && !st.SubmittedAt.Time.Before(res.ReservedAt.Truncate(time.Second))
 }
 
+// sayLedgerFails writes Ready False (LedgerUnavailable) over a status just written as Ready: the
+// ledger write that follows a status write failed. A conflict leaves it to the next look.
+func (r *Reconciler) sayLedgerFails(ctx context.Context, b *videov1alpha1.VideoBudget, err error) {
+	base := b.DeepCopy()
+	r.setConditions(b, err)
+	if equality.Semantic.DeepEqual(base.Status, b.Status) {
+		return
+	}
+	if perr := r.client.Status().Patch(ctx, b, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); perr == nil {
+		r.writes.ObserveBudgetWrite(WriterController, CauseConditions, WriteWritten)
+		r.guard.Wrote(base.ResourceVersion, b)
+	}
+}
+
 // ledgerRetry is how soon a budget whose ledger could not be written is looked at again.
 const ledgerRetry = 10 * time.Second
 
@@ -510,6 +531,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoBudget{}).
+		// A ledger write that starts failing anywhere (a charge's, the cadence's) is said at once.
+		WatchesRawSource(source.Channel(r.ledgers.Failed(), &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
 		Named("videobudget").
 		Complete(r)

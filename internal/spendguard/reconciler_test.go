@@ -171,8 +171,9 @@ func TestAManagerThatCannotWriteItsLedgerAdmitsNothing(t *testing.T) {
 
 // Issue 37, case 6, the sequence that paid twice: under maxRenders 1 with the ledger unwritable,
 // one render paid and one waiting; the VideoBudget deleted and created again took over an empty
-// ledger and paid the waiting render. Now nothing is paid until the ledger can be written, and
-// the budget created again takes the first render's count over: 1 paid in all.
+// ledger and paid the waiting render. Now nothing is paid while the ledger cannot be written (nor
+// between the delete and the create), and once it can, a replace takes the first render's count
+// over: 1 paid in all.
 func TestAReplacedBudgetPaysOnceWhenItsLedgerWasUnwritable(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)})
 	close(h.hold)
@@ -192,32 +193,45 @@ func TestAReplacedBudgetPaysOnceWhenItsLedgerWasUnwritable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The budget is replaced (a GitOps sync, kubectl replace --force); renders ask to pay between
+	// the delete and the create, and after.
+	uid := 1
+	replace := func() {
+		t.Helper()
+		b := h.budget(t)
+		if err := h.server.Delete(t.Context(), b); err != nil {
+			t.Fatal(err)
+		}
+		if err := reconcileOnce(t, h); err != nil {
+			t.Logf("the controller's reconcile of the deleted budget: %v", err)
+		}
+		reserve(1)
+		uid++
+		fresh := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName,
+			UID: types.UID(fmt.Sprintf("b%d", uid))}, Spec: videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}}
+		if err := h.server.Create(t.Context(), fresh); err != nil {
+			t.Fatal(err)
+		}
+		if err := reconcileOnce(t, h); err != nil {
+			t.Logf("the controller's reconcile of the new budget: %v", err)
+		}
+		reserve(1)
+		reserve(2)
+	}
+
 	reserve(0)
 	reserve(1)
 	// The controller says why (a condition), and does not stop at the error.
 	t.Logf("the controller's reconcile with the ledger unwritable: %v", reconcileOnce(t, h))
-	if paid == 0 {
-		writable.Store(true)
-		reconcileBudget(t, h, 1)
-		reserve(0)
-		reserve(1)
+	replace()
+	if paid != 0 {
+		t.Fatalf("%d renders paid while the ledger could not be written", paid)
 	}
-
-	// The budget is replaced (a GitOps sync, kubectl replace --force).
-	b := h.budget(t)
-	if err := h.server.Delete(t.Context(), b); err != nil {
-		t.Fatal(err)
-	}
-	fresh := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName, UID: "b2"},
-		Spec: videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}}
-	if err := h.server.Create(t.Context(), fresh); err != nil {
-		t.Fatal(err)
-	}
-	if err := reconcileOnce(t, h); err != nil {
-		t.Logf("the controller's reconcile of the new budget: %v", err)
-	}
+	writable.Store(true)
+	reconcileBudget(t, h, 1)
+	reserve(0)
 	reserve(1)
-	reserve(2)
+	replace()
 	if paid != 1 {
 		t.Fatalf("%d renders paid under maxRenders 1 (used %+v)", paid, h.budget(t).Status.Used)
 	}
