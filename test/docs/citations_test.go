@@ -79,7 +79,8 @@ func TestDocsCiteOnlyFilesOfTheRepository(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, line := range strings.Split(string(data), "\n") {
-			if strings.Contains(line, "/work/") || strings.Contains(line, "/shared/design") {
+			// A design note outside the repository is outside_test.go's (outsideRE).
+			if strings.Contains(line, "/work/") {
 				t.Errorf("%s:%d cites a path of a development machine: %s", file, i+1, strings.TrimSpace(line))
 			}
 			for _, at := range citedFileRE.FindAllStringSubmatchIndex(line, -1) {
