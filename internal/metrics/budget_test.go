@@ -26,24 +26,7 @@ import (
 )
 
 // ledgerGauge is each namespace's video_operator_budget_ledger_unavailable.
-func ledgerGauge(t *testing.T, m *Metrics) map[string]float64 {
-	t.Helper()
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(m.budgetLedger); err != nil {
-		t.Fatal(err)
-	}
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, f := range families {
-		for _, s := range f.GetMetric() {
-			out[s.GetLabel()[0].GetValue()] = s.GetGauge().GetValue()
-		}
-	}
-	return out
-}
+func ledgerGauge(t *testing.T, m *Metrics) map[string]float64 { return byFirstLabel(t, m.budgetLedger) }
 
 // The fail-closed budget pages someone (VideoOperatorBudgetLedgerUnavailable): the gauge is 1
 // while the budget's Ready condition says its ledger cannot be written, 0 once it can, and gone

@@ -30,8 +30,13 @@ import (
 
 // oldestSubmissions gathers video_operator_oldest_submission_start_timestamp_seconds by kind.
 func oldestSubmissions(t interface{ Fatal(...any) }, m *Metrics) map[string]float64 {
+	return byFirstLabel(t, oldestSubmission{m})
+}
+
+// byFirstLabel gathers c's gauges by the value of their first label.
+func byFirstLabel(t interface{ Fatal(...any) }, c prometheus.Collector) map[string]float64 {
 	reg := prometheus.NewRegistry()
-	if err := reg.Register(oldestSubmission{m}); err != nil {
+	if err := reg.Register(c); err != nil {
 		t.Fatal(err)
 	}
 	families, err := reg.Gather()
