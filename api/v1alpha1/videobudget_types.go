@@ -368,6 +368,13 @@ type VideoBudgetStatus struct {
 	// +kubebuilder:validation:Minimum=0
 	ChargeCount int64 `json:"chargeCount,omitempty"`
 
+	// runningReserved is set while every running render's job holds a reservation (its
+	// estimate counts against maxRenderSeconds and maxAICredits until its end is charged): from
+	// when such a limit is set, and the reservations of the jobs already running were rebuilt,
+	// until a running job's reservation ends without its charge because no such limit is set.
+	// +optional
+	RunningReserved bool `json:"runningReserved,omitempty"`
+
 	// ledgerBudgetUID is the uid of the VideoBudget that merged the namespace's ledger
 	// (ConfigMap video-operator-budget-ledger.<namespace> in the manager's namespace) into this
 	// status. A budget created again (a new uid) merges it first, so the period's usage survives

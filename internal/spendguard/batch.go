@@ -266,8 +266,10 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 	last := slot.latest
 	gone := func() error {
 		// The next batch of a namespace whose budget is gone applies its changes on top of this
-		// one's: every charge made meanwhile reaches the ledger.
-		slot.latest = g.keepInLedger(ctx, last, batch)
+		// one's: every charge made meanwhile reaches the ledger. Reservations are not kept (a
+		// namespace without a budget decides on its ledger, withoutBudget), so a batch of them
+		// writes nothing: a ledger the platform deleted to remove the limits stays deleted.
+		slot.latest = g.keepInLedger(ctx, last, usageOps(batch))
 		return errNoBudget
 	}
 	for range WriteTries {
@@ -290,7 +292,7 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 			return err
 		}
 		if admits(batch) {
-			if _, err := countRunning(ctx, g.client, b, adopted); err != nil {
+			if err := countRunning(ctx, g.client, b); err != nil {
 				return err
 			}
 		}
@@ -344,6 +346,17 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 	return ErrBusy
 }
 
+// usageOps are the batch's changes other than reservations.
+func usageOps(batch []*op) []*op {
+	var out []*op
+	for _, o := range batch {
+		if o.kind != ChangeReserve && o.kind != ChangeReserveAhead {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // admits reports whether a batch holds a reservation.
 func admits(batch []*op) bool {
 	for _, o := range batch {
@@ -392,8 +405,8 @@ func (g *Guard) Wrote(from string, b *videov1alpha1.VideoBudget) {
 // of a namespace whose budget this process never wrote changes nothing. It returns the copy with
 // the batch applied, for the next batch.
 func (g *Guard) keepInLedger(ctx context.Context, last *videov1alpha1.VideoBudget, batch []*op) *videov1alpha1.VideoBudget {
-	if last == nil {
-		return nil
+	if last == nil || len(batch) == 0 {
+		return last
 	}
 	b := last.DeepCopy()
 	for _, o := range batch {

@@ -360,7 +360,11 @@ func (g *Guard) HeldLater(ns, jobID string) {
 		if limitsLength(b) {
 			return false
 		}
-		return dropJobReservation(b, jobID) != nil
+		if dropJobReservation(b, jobID) == nil {
+			return false
+		}
+		b.Status.RunningReserved = false
+		return true
 	})
 }
 
@@ -409,6 +413,9 @@ func settleReservation(b *videov1alpha1.VideoBudget, uid, attempt, jobID string)
 			b.Status.Reservations[i].JobID = jobID
 		} else {
 			b.Status.Reservations = append(b.Status.Reservations[:i:i], b.Status.Reservations[i+1:]...)
+			if r.Kind != kindStoryboard && jobID != "" {
+				b.Status.RunningReserved = false // a running job holds no reservation from now on
+			}
 		}
 		return true
 	}

@@ -297,6 +297,10 @@ func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.V
 		cm.Labels = map[string]string{"app.kubernetes.io/managed-by": "video-operator", videov1alpha1.LabelLedgerNamespace: b.Namespace}
 		cm.Data = map[string]string{ledgerKey: string(raw)}
 		err = c.Create(ctx, cm)
+		if apierrors.IsAlreadyExists(err) {
+			// Another write created it meanwhile: this one's copy goes over it.
+			err = c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch))
+		}
 	}
 	if err != nil {
 		err = fmt.Errorf("writing the budget ledger %s/%s: %w", s.Namespace, cm.Name, err)
@@ -496,19 +500,27 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 	return true, nil
 }
 
-// countRunning makes the renders already running count against a seconds or credits limit the
-// spec may have just added (without one a running job keeps no reservation): while the spec's
-// generation is not the one the VideoBudget controller observed, the running jobs' reservations
-// are rebuilt (idempotent: an object that holds one is skipped). Both the controller and the
-// guard's writes call it, so a render asking to pay before the controller looked at the new spec
-// decides on the running jobs too. A budget that adopted its ledger just now rebuilt them already.
-// complete is false while more jobs run than the budget can hold reservations for: the
-// controller then leaves the generation unobserved, so that the others are added as room frees.
-func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, adopted bool) (complete bool, err error) {
-	if adopted || b.Generation == b.Status.ObservedGeneration || !limitsLength(b) {
-		return true, nil
+// countRunning makes the renders already running count against a seconds or credits limit:
+// without one a running job keeps no reservation, so when such a limit is set and the status does
+// not say that every running job holds one (runningReserved), their reservations are rebuilt
+// (idempotent: an object that holds one is skipped). Both the controller and the guard's
+// admissions call it, so a render asking to pay before the controller looked at a limit just
+// added decides on the running jobs too. While more jobs run than the budget holds reservations
+// for, runningReserved stays false and the others are added as room frees.
+func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget) error {
+	if !limitsLength(b) {
+		b.Status.RunningReserved = false
+		return nil
 	}
-	return rebuildReservations(ctx, c, b, false)
+	if b.Status.RunningReserved {
+		return nil
+	}
+	complete, err := rebuildReservations(ctx, c, b, false)
+	if err != nil {
+		return err
+	}
+	b.Status.RunningReserved = complete
+	return nil
 }
 
 // rebuildReservations adds the reservations a replaced budget held: one for each object whose

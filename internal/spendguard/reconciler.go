@@ -188,8 +188,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	complete, err := countRunning(ctx, r.client, b, adopted)
-	if err != nil {
+	if err := countRunning(ctx, r.client, b); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.settleInterrupted(ctx, b, now); err != nil {
@@ -201,9 +200,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	recountReserved(b)
 	r.setConditions(b, ledgerErr)
-	if complete {
-		b.Status.ObservedGeneration = b.Generation
-	}
+	b.Status.ObservedGeneration = b.Generation
 
 	if !equality.Semantic.DeepEqual(base.Status, b.Status) {
 		cause := controllerCause(base, b, adopted)
@@ -354,6 +351,8 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			if res.Kind != kindStoryboard && limitsLength(b) && st.CompletedAt == nil {
 				res.JobID = st.JobID
 				kept = append(kept, res)
+			} else if res.Kind != kindStoryboard && st.CompletedAt == nil {
+				b.Status.RunningReserved = false
 			}
 		case r.guard.Granted(res.UID, res.AttemptID):
 			// Written ahead for a render that waits for its key's call budget (grant.go).
