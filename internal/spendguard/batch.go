@@ -295,13 +295,14 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 			if err := countRunning(ctx, g.client, b); err != nil {
 				return err
 			}
-		}
-		if admits(batch) && !g.ledgers.confirmed(ns) {
-			// Fail closed: before this process admits anything in the namespace, its ledger must
-			// be writable (a budget replaced meanwhile takes its usage over from there). The
-			// outcome is recorded; reserveChange refuses while the last write failed. A budget
-			// that adopted the ledger just now writes what it merged: never less than the ledger.
-			_ = g.ledgers.write(ctx, g.client, b)
+			if !g.ledgers.confirmed(ns) {
+				// Fail closed: before this process admits anything in the namespace, its ledger
+				// must be writable (a budget replaced meanwhile takes its usage over from there).
+				// The outcome is recorded; reserveChange refuses while the last write failed. A
+				// budget that adopted the ledger just now writes what it merged: never less than
+				// the ledger.
+				_ = g.ledgers.write(ctx, g.client, b)
+			}
 		}
 		recountReserved(b)
 		changed := false

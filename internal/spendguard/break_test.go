@@ -20,7 +20,6 @@ package spendguard
 // written against; its comment says what money goes wrong and what the fix would be.
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -352,17 +351,12 @@ func TestBreakABudgetTakenOverByTheGuardDoesNotAdmitWhileItsLedgerIsUnwritable(t
 	paid := 0
 	reserve := func(i int) {
 		t.Helper()
-		d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil)
+		ok, err := h.payIfRoom(t, i)
 		if err != nil {
 			t.Logf("render %d: %v", i, err)
-			return
 		}
-		if d.Wait {
-			return
-		}
-		paid++
-		if err := h.g.Settle(t.Context(), "team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
-			t.Fatal(err)
+		if ok {
+			paid++
 		}
 	}
 	replace := func(uid string) {
@@ -416,17 +410,12 @@ func TestBreakALedgerCopyHeldBackByTheCadenceSurvivesAFailedFlush(t *testing.T) 
 	paid := 0
 	reserve := func(i int) {
 		t.Helper()
-		d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil)
+		ok, err := h.payIfRoom(t, i)
 		if err != nil {
 			t.Logf("render %d: %v", i, err)
-			return
 		}
-		if d.Wait {
-			return
-		}
-		paid++
-		if err := h.g.Settle(t.Context(), "team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
-			t.Fatal(err)
+		if ok {
+			paid++
 		}
 	}
 	reserve(0)

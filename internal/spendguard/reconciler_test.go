@@ -112,6 +112,21 @@ func TestALengthLimitAddedToALiveBudgetCountsTheRendersAlreadyRunning(t *testing
 	}
 }
 
+// payIfRoom asks the guard to pay render i as the render controller does: a reservation of 10 s,
+// then, when admitted, the settlement with its job id. It reports whether it was paid; a failed
+// reservation is the caller's to judge.
+func (h *batchHarness) payIfRoom(t *testing.T, i int) (bool, error) {
+	t.Helper()
+	d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil)
+	if err != nil || d.Wait {
+		return false, err
+	}
+	if err := h.g.Settle(t.Context(), "team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
+		t.Fatal(err)
+	}
+	return true, nil
+}
+
 // unwritableLedgers makes every write of a ConfigMap in the ledgers' namespace fail as the API
 // server answers when that namespace does not exist, until the test sets writable.
 func unwritableLedgers(t *testing.T, h *batchHarness) *atomic.Bool {
@@ -181,16 +196,12 @@ func TestAReplacedBudgetPaysOnceWhenItsLedgerWasUnwritable(t *testing.T) {
 	paid := 0
 	reserve := func(i int) {
 		t.Helper()
-		d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil)
+		ok, err := h.payIfRoom(t, i)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d.Wait {
-			return
-		}
-		paid++
-		if err := h.g.Settle(t.Context(), "team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
-			t.Fatal(err)
+		if ok {
+			paid++
 		}
 	}
 	// The budget is replaced (a GitOps sync, kubectl replace --force); renders ask to pay between
