@@ -289,6 +289,13 @@ type BudgetReservation struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=100
 	JobID string `json:"jobId,omitempty"`
+
+	// apiKeySecretRef is the render's spec.apiKeySecretRef when it names another Secret than the
+	// default: a running job's end is read with this key by the VideoBudget controller once the
+	// render is gone (deleted, even with its finalizer stripped), and only then is its reservation
+	// ended.
+	// +optional
+	APIKeySecretRef *SecretKeyRef `json:"apiKeySecretRef,omitempty"`
 }
 
 // VideoBudgetStatus is the current period, its usage and the submissions in flight.
@@ -368,10 +375,9 @@ type VideoBudgetStatus struct {
 	// +kubebuilder:validation:Minimum=0
 	ChargeCount int64 `json:"chargeCount,omitempty"`
 
-	// runningReserved is set while every running render's job holds a reservation (its
-	// estimate counts against maxRenderSeconds and maxAICredits until its end is charged): from
-	// when such a limit is set, and the reservations of the jobs already running were rebuilt,
-	// until a running job's reservation ends without its charge because no such limit is set.
+	// runningReserved is set once every running render's job holds a reservation (its estimate
+	// counts against maxRenderSeconds and maxAICredits until its end is charged): a budget kept by
+	// an older manager has its running jobs' reservations rebuilt from the renders first.
 	// +optional
 	RunningReserved bool `json:"runningReserved,omitempty"`
 

@@ -366,12 +366,9 @@ func (l *lifecycle[T]) writeRecord(ctx context.Context, written T) error {
 		}
 	}
 	patched.SetAnnotations(ann)
-	held := l.holdForCharge(ctx, patched, want.jobID)
+	l.holdForCharge(ctx, patched, want.jobID)
 	if err := l.client.Patch(ctx, patched, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("recording job %s in the annotations of %s %s: %w", want.jobID, l.kind, objectKey(written), err)
-	}
-	if held {
-		l.chargeHeld(written, want.jobID)
 	}
 	return nil
 }

@@ -76,12 +76,14 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 		shared.callbacks = callback.NewSigner(cb.PublicURL, cb.Key)
 		shared.callbackPoll = cb.PollInterval
 	}
+	render := &VideoRenderReconciler{newLifecycle(c, renderAdapter{client: c}, opts, shared)}
 	r := &Reconcilers{
 		Storyboard: &VideoStoryboardReconciler{newLifecycle(c, storyboardAdapter{}, opts, shared)},
-		Render:     &VideoRenderReconciler{newLifecycle(c, renderAdapter{client: c}, opts, shared)},
+		Render:     render,
 		Budget: spendguard.NewReconciler(spendguard.ReconcilerOptions{Client: c, Reader: opts.APIReader, Clock: opts.Clock,
 			Metrics: budgetObserver(opts.Metrics), Grace: SubmitBudget(opts.CallTimeout), Recheck: budgetRecheck(opts.PollMax),
-			Retry: opts.BackoffBase / 10, Ledgers: ledgers, Guard: shared.guard}),
+			Retry: opts.BackoffBase / 10, Ledgers: ledgers, Guard: shared.guard,
+			Jobs: budgetJobs{render: render.lifecycle}, JobDeadline: max(opts.JobDeadline, 0), JobPoll: opts.PollMax}),
 	}
 	if cb := opts.Callback; cb != nil {
 		r.Storyboard.wake = make(chan event.GenericEvent, callbackQueue)

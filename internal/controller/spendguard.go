@@ -208,18 +208,17 @@ func (l *lifecycle[T]) budgetEstimate(t *target) *videov1alpha1.BudgetEstimate {
 	return spendguard.EstimateFor(t.request()).Record()
 }
 
-// settleBudget turns the reservation of an attempt whose job id was written into usage. It does
+// settleBudget turns the reservation of an attempt that created job jobID into usage. It does
 // not wait: the settlement rides with the namespace's next budget write (group commit), and the
-// VideoBudget controller settles one that is never written from the object's record. A render
-// that does not hold the charge finalizer yet keeps its reservation, now its running job's,
-// until the finalizer is written with its record (holdForCharge): a render deleted before then is
-// charged its estimate by the VideoBudget controller.
-func (l *lifecycle[T]) settleBudget(_ context.Context, obj T, attempt string) {
+// VideoBudget controller settles one that is never written from the object's record. A render's
+// reservation stays, now its running job's, until the job's end is charged: by the render, or,
+// once the render is gone (deleted before its record, or with its charge finalizer stripped), by
+// the VideoBudget controller, which reads the job's end with the key the reservation recorded.
+func (l *lifecycle[T]) settleBudget(obj T, attempt, jobID string) {
 	if l.guard == nil {
 		return
 	}
-	held := !l.adapter.termsOf(obj).perJob || controllerutil.ContainsFinalizer(obj, videov1alpha1.FinalizerCharge)
-	l.guard.SettleLater(obj.GetNamespace(), obj.GetUID(), attempt, obj.Job().JobID, held)
+	l.guard.SettleLater(obj.GetNamespace(), obj.GetUID(), attempt, jobID)
 }
 
 // releaseBudget gives back the reservation of an attempt that certainly created no job.
@@ -394,21 +393,16 @@ func (l *lifecycle[T]) chargeGivenUp(ctx context.Context, tx *statustxn.Txn[T]) 
 // render's namespace has a VideoBudget and the record names a job: deleting the render mid-job
 // then waits until its job's end is charged (finishCharge). It is the one metadata write of a
 // render's life (docs/architecture.md "Load on the cluster"): the finalizer travels with the record
-// rather than costing a write of its own before the submission. Until it is written, the
-// reservation of the render's running job stands for it (settleBudget), and a render deleted
-// meanwhile is charged its estimate. It reports whether it added the finalizer.
-func (l *lifecycle[T]) holdForCharge(ctx context.Context, patched T, jobID string) bool {
+// rather than costing a write of its own before the submission. The money does not depend on it:
+// the reservation of the render's running job stays until the job's end is charged, and a render
+// gone without its finalizer (deleted before the record, or stripped) has its job's end read by the
+// VideoBudget controller.
+func (l *lifecycle[T]) holdForCharge(ctx context.Context, patched T, jobID string) {
 	if l.guard == nil || !l.adapter.termsOf(patched).perJob || jobID == "" ||
 		controllerutil.ContainsFinalizer(patched, videov1alpha1.FinalizerCharge) || !l.guard.Budgeted(ctx, patched.GetNamespace()) {
-		return false
+		return
 	}
-	return controllerutil.AddFinalizer(patched, videov1alpha1.FinalizerCharge)
-}
-
-// chargeHeld tells the guard that the render's finalizer now holds its running job: the
-// reservation that stood for it can go (with the next budget write).
-func (l *lifecycle[T]) chargeHeld(obj T, jobID string) {
-	l.guard.HeldLater(obj.GetNamespace(), jobID)
+	controllerutil.AddFinalizer(patched, videov1alpha1.FinalizerCharge)
 }
 
 // finishCharge is the reconcile of a deleted render that holds the charge finalizer: it reads

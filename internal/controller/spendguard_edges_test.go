@@ -24,10 +24,12 @@ import (
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/simulator"
 )
 
@@ -80,6 +82,62 @@ var _ = Describe("The spend guard at the edges of an object's life", func() {
 			g.Expect(b.Status.Reservations).To(BeEmpty())
 		}).Should(Succeed())
 		Consistently(func() int { return h.sim.Submissions(testAPIKey) }, "1s", "100ms").Should(Equal(1))
+	})
+
+	// Issue 37, case 5: a render deleted with its charge finalizer stripped keeps its reservation
+	// until the VideoBudget controller reads its job's end, then is charged what the job was.
+	It("holds the room of a render deleted with its finalizer stripped until its job's end is read, then charges the job's seconds", func() {
+		// A render of about 18 s at the service.
+		h = newHarness(simulator.Options{TimeScale: 0.15})
+		h.createSecret(testAPIKey)
+		h.createBudget(videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodDaily, MaxRenderSeconds: ptr.To[int64](100000)})
+		h.startManager()
+		vr := storyRender(h.ns, "stripped", "Stripped")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		var jobID string
+		Eventually(func(g Gomega) {
+			cur := getRender(vr)(g)
+			g.Expect(cur.Finalizers).To(ContainElement(videov1alpha1.FinalizerCharge), "the record, with the finalizer, is written")
+			jobID = cur.Status.JobID
+		}, within(30*time.Second)).Should(Succeed())
+		Expect(k8sClient.Patch(ctx, vr, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
+		Expect(k8sClient.Delete(ctx, vr)).To(Succeed())
+		eventuallyGone(vr)
+
+		// While the job runs at the service, the budget holds its reservation and has charged no
+		// seconds (before: its estimate was charged and its room freed at once).
+		holds := func(g Gomega) {
+			b := h.budget(g)
+			g.Expect(b.Status.Reservations).To(ContainElement(HaveField("JobID", jobID)), "the running job's reservation")
+			g.Expect(b.Status.Used.RenderSeconds).To(BeZero())
+		}
+		Eventually(holds, within(10*time.Second)).Should(Succeed(), "the settlement rides with a budget write within a second")
+		info, ok := h.sim.Job(jobID)
+		Expect(ok).To(BeTrue())
+		if time.Until(info.EndsAt) > 3*time.Second {
+			Consistently(func(g Gomega) {
+				if j, _ := h.sim.Job(jobID); j.Status == "in-progress" {
+					holds(g)
+				}
+			}, "2s", "100ms").Should(Succeed())
+		}
+
+		api, err := apiclient.New(testAPIKey, apiclient.Options{BaseURL: h.srv.URL + "/serviceapis"})
+		Expect(err).NotTo(HaveOccurred())
+		var want int64
+		Eventually(func(g Gomega) {
+			job, err := api.GetJob(ctx, jobID)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(job.Status().IsCompleted()).To(BeTrue(), "the job ends at the service")
+			want, _ = jobCost(job)
+		}, within(60*time.Second)).Should(Succeed())
+		Eventually(func(g Gomega) {
+			b := h.budget(g)
+			g.Expect(b.Status.Reservations).To(BeEmpty())
+			g.Expect(b.Status.Used.RenderSeconds).To(Equal(want), "the job's own seconds")
+			g.Expect(b.Status.ChargedJobs).To(ContainElement(jobID))
+		}, within(60*time.Second)).Should(Succeed())
+		Expect(h.sim.Submissions(testAPIKey)).To(Equal(1))
 	})
 
 	It("lets 20 renders created at once under maxRenderSeconds pay at most one render beyond it", func() {

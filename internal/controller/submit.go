@@ -197,6 +197,10 @@ func (l *lifecycle[T]) accepted(ctx context.Context, s *scope[T], jobID string, 
 	// This process follows the job from its start: its first poll is not spread as after a
 	// restart.
 	l.budgets.PollSpacing(s.keyID, l.budgetKey(objectKey(obj)))
+	// The reservation learns its job before the object records it: an object deleted meanwhile
+	// (without a finalizer yet) leaves a reservation whose job's end the VideoBudget controller
+	// reads, not one it can only charge a guess.
+	l.settleBudget(obj, attempt, jobID)
 	if err := l.writeJobID(ctx, s, jobID, withCallback); err != nil {
 		// The job id is remembered in memory: the next reconcile adopts it.
 		logf.FromContext(ctx).Error(err, "Recording the job id failed; it is kept in memory and recorded by the next reconcile",
@@ -204,7 +208,6 @@ func (l *lifecycle[T]) accepted(ctx context.Context, s *scope[T], jobID string, 
 		return stopAfter(l.backoff.Short())
 	}
 	l.progress.wrote(jobID)
-	l.settleBudget(ctx, obj, attempt)
 	return stopWith(l.firstRead(l.pollDelay(s.keyID, obj)))
 }
 
@@ -566,7 +569,7 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, s *scope[T]) *stop {
 			log.Info("Adopting the job of an interrupted submission", "jobID", jobID, "attempt", sub.AttemptID)
 			l.recordSubmitted(s, jobID, l.memo.CallsBack(sub.AttemptID))
 			attempt := sub.AttemptID
-			tx.After(func() { l.settleBudget(ctx, obj, attempt) })
+			tx.After(func() { l.settleBudget(obj, attempt, jobID) })
 			return nil
 		}
 	}
@@ -656,7 +659,7 @@ func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, s *scope[T], jobID
 	// Its request carried the operator's callback URL: the callback came.
 	l.recordSubmitted(s, jobID, true)
 	attempt := sub.AttemptID
-	tx.After(func() { l.settleBudget(ctx, obj, attempt) })
+	tx.After(func() { l.settleBudget(obj, attempt, jobID) })
 	st.Callback = nil
 	if ended := l.recordJob(ctx, tx, job); ended {
 		if err := l.chargeCompletion(ctx, tx, job); err != nil {

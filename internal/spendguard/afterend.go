@@ -131,9 +131,12 @@ const maxSeconds = 1e9
 // ChargeAfterEnd reports whether the namespace's budget, as the cache shows it, lets the end of
 // jobID be written before its charge (no maxRenderSeconds, no maxAICredits), and the mark the
 // end records then; nil when the budget already holds the charge (nothing to mark or charge).
+// A budget that has not merged the namespace's ledger yet (created again, restored) does not:
+// its count is not the namespace's, and a mark made on it would be lost with its charge in a
+// crash (after the takeover the mark reads as another history's); the charge is written first.
 func (g *Guard) ChargeAfterEnd(ctx context.Context, ns, jobID string) (mark *videov1alpha1.ChargeMark, ok bool) {
 	b, err := g.cachedBudget(ctx, ns)
-	if err != nil || limitsLength(b) {
+	if err != nil || limitsLength(b) || b.UID == "" || b.Status.LedgerBudgetUID != string(b.UID) {
 		return nil, false
 	}
 	if charged(b, jobID) {

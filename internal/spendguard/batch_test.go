@@ -328,7 +328,7 @@ func TestSettlementsRideWithTheNextBudgetWrite(t *testing.T) {
 	}
 	before := h.writes.Load()
 	for i := range 3 {
-		h.g.SettleLater("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i), true)
+		h.g.SettleLater("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i))
 	}
 	if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(3), "a", "", Estimate{}, nil); err != nil || d.Wait {
 		t.Fatalf("render 3: %+v %v", d, err)
@@ -336,11 +336,12 @@ func TestSettlementsRideWithTheNextBudgetWrite(t *testing.T) {
 	if w := h.writes.Load() - before; w != 1 {
 		t.Errorf("%d writes for a reservation and three queued settlements, want 1", w)
 	}
-	if b := h.budget(t); b.Status.Used.Renders != 3 || len(b.Status.Reservations) != 1 {
-		t.Errorf("used %d, %d reservations; want 3 and render 3's", b.Status.Used.Renders, len(b.Status.Reservations))
+	if b := h.budget(t); b.Status.Used.Renders != 3 || len(b.Status.Reservations) != 4 || b.Status.Reserved.Renders != 1 {
+		t.Errorf("used %d, %d reservations (%d in flight); want 3, the three running jobs' and render 3's in flight",
+			b.Status.Used.Renders, len(b.Status.Reservations), b.Status.Reserved.Renders)
 	}
 	// Alone, a settlement is written within rideDelay.
-	h.g.SettleLater("team-a", batchRender(3).UID, "a", "job-3", true)
+	h.g.SettleLater("team-a", batchRender(3).UID, "a", "job-3")
 	deadline := time.Now().Add(2 * rideDelay)
 	for h.budget(t).Status.Used.Renders != 4 {
 		if time.Now().After(deadline) {
@@ -350,17 +351,17 @@ func TestSettlementsRideWithTheNextBudgetWrite(t *testing.T) {
 	}
 }
 
-// "Every paid job is charged, whatever happens to its object" (docs/spend-guard.md), with the
-// charge finalizer written with the render's record: until then the reservation of its running
-// job stands for it, and a render deleted before the finalizer is charged its estimate at once.
-func TestTheRunningJobsReservationStandsForTheFinalizerUntilItIsWritten(t *testing.T) {
+// "Every paid job is charged, whatever happens to its object" (docs/spend-guard.md): the
+// reservation of a running job stands until its end is charged, whether its render holds the
+// charge finalizer or is gone without it.
+func TestTheRunningJobsReservationStandsUntilItsEndIsCharged(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))}, batchRender(0))
 	close(h.hold)
 	for i := range 2 {
 		if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 42}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
-		h.g.SettleLater("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i), false)
+		h.g.SettleLater("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i))
 	}
 	waitFor := func(what string, ok func(b *videov1alpha1.VideoBudget) bool) {
 		t.Helper()
@@ -379,20 +380,20 @@ func TestTheRunningJobsReservationStandsForTheFinalizerUntilItIsWritten(t *testi
 	waitFor("both counted, their reservations kept for their running jobs", func(b *videov1alpha1.VideoBudget) bool {
 		return b.Status.Used.Renders == 2 && len(b.Status.Reservations) == 2 && b.Status.Reservations[0].JobID == "job-0" && b.Status.Reservations[1].JobID == "job-1"
 	})
-	// Render 0's finalizer was written with its record: its reservation goes.
-	h.g.HeldLater("team-a", "job-0")
-	waitFor("render 0's reservation ended", func(b *videov1alpha1.VideoBudget) bool {
-		return len(b.Status.Reservations) == 1 && b.Status.Reservations[0].JobID == "job-1"
-	})
-	// Render 1 was deleted before its finalizer was written: charged its estimate at once.
+	// Render 0's job ends and is charged: its reservation ends with the charge. Render 1 is gone
+	// without its finalizer: with nothing to read its job's end, the controller charges its
+	// estimate (with a reader, it reads the end: reconciler_test.go).
+	if err := h.g.Charge(t.Context(), "team-a", "job-0", 40, nil, false); err != nil {
+		t.Fatal(err)
+	}
 	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clocktesting.NewFakeClock(time.Now()),
 		Grace: time.Hour, Recheck: time.Hour, Retry: time.Second, Ledgers: NewLedgers("ops")})
 	if _, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}}); err != nil {
 		t.Fatal(err)
 	}
 	b := h.budget(t)
-	if len(b.Status.Reservations) != 0 || b.Status.Used.Renders != 2 || b.Status.Used.RenderSeconds != 42 || len(b.Status.ChargedJobs) != 1 {
-		t.Errorf("after render 1 went without its finalizer: %+v; want no reservation, 2 renders, render 1's 42 estimated seconds", b.Status)
+	if len(b.Status.Reservations) != 0 || b.Status.Used.Renders != 2 || b.Status.Used.RenderSeconds != 82 || len(b.Status.ChargedJobs) != 2 {
+		t.Errorf("after render 0's end and render 1 gone without its finalizer: %+v; want no reservation, 2 renders, 40 + 42 seconds", b.Status)
 	}
 }
 

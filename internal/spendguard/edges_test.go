@@ -93,11 +93,13 @@ func TestReservedSecondsBoundABurst(t *testing.T) {
 		t.Fatalf("after the charge: used %+v reserved %+v", b.Status.Used, b.Status.Reserved)
 	}
 
-	// Without a seconds or credits limit, a settled reservation ends at once, as before.
+	// Without a seconds or credits limit too, the running job keeps its reservation until its end
+	// is charged: a limit added later counts it, and a render gone without its finalizer is
+	// charged what its job was (issue 37, case 5).
 	c := &videov1alpha1.VideoBudget{Spec: videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](3)}}
 	c.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: "VideoRender", UID: "a", AttemptID: "1", EstimatedSeconds: 6}}
 	settleReservation(c, "a", "1", "job-a")
-	if len(c.Status.Reservations) != 0 || c.Status.Used.Renders != 1 {
+	if len(c.Status.Reservations) != 1 || c.Status.Reservations[0].JobID != "job-a" || c.Status.Used.Renders != 1 {
 		t.Fatalf("settled without a length limit: %+v", c.Status)
 	}
 }

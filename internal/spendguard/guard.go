@@ -291,9 +291,27 @@ func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj cli
 	}
 	if kind != kindStoryboard {
 		r.EstimatedSeconds, r.AICredits, r.Unbounded = est.Seconds, est.Credits, est.Unbounded
+		r.APIKeySecretRef = keyRefOf(obj)
 	}
 	b.Status.Reservations = append(b.Status.Reservations, r)
 	return d, true
+}
+
+// keyRefOf is the Secret key the object's calls use, nil for the default one: the reservation of
+// its running job keeps it, so that the job's end can be read once the object is gone.
+func keyRefOf(obj client.Object) *videov1alpha1.SecretKeyRef {
+	o, ok := obj.(interface {
+		APIKeyRef() *videov1alpha1.SecretKeyRef
+	})
+	if !ok || o.APIKeyRef() == nil {
+		return nil
+	}
+	ref := *o.APIKeyRef()
+	if (ref.Name == "" || ref.Name == videov1alpha1.DefaultAPIKeySecretName) && (ref.Key == "" || ref.Key == videov1alpha1.DefaultAPIKeySecretKey) {
+		// The default (as the CRD fills it in): nothing to record, the budget stays small.
+		return nil
+	}
+	return &ref
 }
 
 // ledgerMessage says why nothing is admitted while the namespace's ledger cannot be written.
@@ -324,9 +342,9 @@ func (g *Guard) withoutBudget(ctx context.Context, ns string) (Decision, error) 
 }
 
 // Settle turns the reservation of attempt into usage: the attempt's job id is recorded. It is a
-// no-op when the reservation is gone (the budget controller settled it already). While the budget
-// limits seconds or credits, a render's reservation stays, with its job id, until the job's end
-// is charged: its estimate keeps counting meanwhile.
+// no-op when the reservation is gone (the budget controller settled it already). A render's
+// reservation stays, with its job id, until the job's end is charged: its estimate keeps
+// counting meanwhile.
 func (g *Guard) Settle(ctx context.Context, ns string, uid types.UID, attempt, jobID string) error {
 	err := g.mutateBudget(ctx, ns, ChangeSettle, func(b *videov1alpha1.VideoBudget) bool {
 		return settleReservation(b, string(uid), attempt, jobID)
@@ -338,33 +356,10 @@ func (g *Guard) Settle(ctx context.Context, ns string, uid types.UID, attempt, j
 // of the namespace's budget (a reservation, a charge), or a flush a second later. The job id is
 // already recorded in the object, and the reservation counts against the limits as usage would
 // meanwhile; a settlement that is never written (a crash, a busy budget) is made by the
-// VideoBudget controller from the object's record. held says whether the object's charge
-// finalizer holds its job: a render's reservation that it does not hold stays, with its job id,
-// until HeldLater or the job's charge ends it, so that a render deleted before the finalizer is
-// written is charged its estimate.
-func (g *Guard) SettleLater(ns string, uid types.UID, attempt, jobID string, held bool) {
+// VideoBudget controller from the object's record.
+func (g *Guard) SettleLater(ns string, uid types.UID, attempt, jobID string) {
 	g.mutateLater(ns, ChangeSettle, func(b *videov1alpha1.VideoBudget) bool {
-		if !held {
-			return settleKeeping(b, string(uid), attempt, jobID)
-		}
 		return settleReservation(b, string(uid), attempt, jobID)
-	})
-}
-
-// HeldLater ends, with the next budget write, the reservation of jobID's running job that
-// stood for the render's charge finalizer, now written: its end is charged through the
-// finalizer. Under a seconds or credits limit the reservation stays (its estimate counts until
-// the end is charged).
-func (g *Guard) HeldLater(ns, jobID string) {
-	g.mutateLater(ns, ChangeHeld, func(b *videov1alpha1.VideoBudget) bool {
-		if limitsLength(b) {
-			return false
-		}
-		if dropJobReservation(b, jobID) == nil {
-			return false
-		}
-		b.Status.RunningReserved = false
-		return true
 	})
 }
 
@@ -383,9 +378,11 @@ func (g *Guard) cachedBudget(ctx context.Context, ns string) (*videov1alpha1.Vid
 	return &b, nil
 }
 
-// settleKeeping counts the render's reservation of uid and attempt as used and keeps it as its
-// running job's.
-func settleKeeping(b *videov1alpha1.VideoBudget, uid, attempt, jobID string) bool {
+// settleReservation counts the reservation of uid and attempt as used. A render's reservation
+// stays, with its job id, until the job's end is read and charged (whoever reads it: the render,
+// or the VideoBudget controller once the render is gone): its estimate counts meanwhile. It
+// reports whether there was one.
+func settleReservation(b *videov1alpha1.VideoBudget, uid, attempt, jobID string) bool {
 	for i, r := range b.Status.Reservations {
 		if r.UID != uid || r.AttemptID != attempt || r.JobID != "" {
 			continue
@@ -395,27 +392,6 @@ func settleKeeping(b *videov1alpha1.VideoBudget, uid, attempt, jobID string) boo
 			b.Status.Reservations[i].JobID = jobID
 		} else {
 			b.Status.Reservations = append(b.Status.Reservations[:i:i], b.Status.Reservations[i+1:]...)
-		}
-		return true
-	}
-	return false
-}
-
-// settleReservation counts the reservation of uid and attempt as used, keeping it for its
-// running job when the budget needs its estimate. It reports whether there was one.
-func settleReservation(b *videov1alpha1.VideoBudget, uid, attempt, jobID string) bool {
-	for i, r := range b.Status.Reservations {
-		if r.UID != uid || r.AttemptID != attempt || r.JobID != "" {
-			continue
-		}
-		countUsed(b, r)
-		if r.Kind != kindStoryboard && jobID != "" && limitsLength(b) {
-			b.Status.Reservations[i].JobID = jobID
-		} else {
-			b.Status.Reservations = append(b.Status.Reservations[:i:i], b.Status.Reservations[i+1:]...)
-			if r.Kind != kindStoryboard && jobID != "" {
-				b.Status.RunningReserved = false // a running job holds no reservation from now on
-			}
 		}
 		return true
 	}

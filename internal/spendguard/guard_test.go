@@ -282,8 +282,9 @@ func TestBudgetWritesOfOneProcessDoNotConflictOverAStaleCache(t *testing.T) {
 	if err := server.Get(t.Context(), client.ObjectKey{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}, &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Status.Used.Renders != n || len(got.Status.Reservations) != 0 {
-		t.Errorf("used %d with %d reservations left, want %d and none", got.Status.Used.Renders, len(got.Status.Reservations), n)
+	if got.Status.Used.Renders != n || len(got.Status.Reservations) != n || got.Status.Reserved.Renders != 0 {
+		t.Errorf("used %d with %d reservations (%d in flight), want %d, each its running job's", got.Status.Used.Renders,
+			len(got.Status.Reservations), got.Status.Reserved.Renders, n)
 	}
 	if c := conflicts.Load(); c != 0 {
 		t.Errorf("%d of this process's budget writes conflicted with its own earlier writes", c)

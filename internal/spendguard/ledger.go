@@ -500,18 +500,14 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 	return true, nil
 }
 
-// countRunning makes the renders already running count against a seconds or credits limit:
-// without one a running job keeps no reservation, so when such a limit is set and the status does
-// not say that every running job holds one (runningReserved), their reservations are rebuilt
-// (idempotent: an object that holds one is skipped). Both the controller and the guard's
-// admissions call it, so a render asking to pay before the controller looked at a limit just
-// added decides on the running jobs too. While more jobs run than the budget holds reservations
-// for, runningReserved stays false and the others are added as room frees.
+// countRunning makes every running render hold a reservation: a budget written by an older
+// manager kept none for running jobs (or only under a seconds or credits limit), so while the
+// status does not say that every running job holds one (runningReserved), their reservations are
+// rebuilt from the objects (idempotent: an object that holds one is skipped). Both the controller
+// and the guard's admissions call it, so a render asking to pay before the controller looked at
+// the budget decides on the running jobs too. While more jobs run than the budget holds
+// reservations for, runningReserved stays false and the others are added as room frees.
 func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget) error {
-	if !limitsLength(b) {
-		b.Status.RunningReserved = false
-		return nil
-	}
 	if b.Status.RunningReserved {
 		return nil
 	}
@@ -560,7 +556,7 @@ func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.
 			}
 			r.AttemptID, r.ReservedAt = st.Submission.AttemptID, st.Submission.StartedAt
 			recorded = st.Submission.BudgetEstimate
-		case kind != kindStoryboard && st.JobID != "" && st.CompletedAt == nil && st.SubmittedAt != nil && limitsLength(b) &&
+		case kind != kindStoryboard && st.JobID != "" && st.CompletedAt == nil && st.SubmittedAt != nil &&
 			!charged(b, st.JobID):
 			r.AttemptID, r.ReservedAt, r.JobID = "rebuilt", *st.SubmittedAt, st.JobID
 			recorded = st.BudgetEstimate
@@ -573,6 +569,7 @@ func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.
 				est = EstimateOf(recorded)
 			}
 			r.EstimatedSeconds, r.AICredits, r.Unbounded = est.Seconds, est.Credits, est.Unbounded
+			r.APIKeySecretRef = keyRefOf(vr)
 		}
 		b.Status.Reservations = append(b.Status.Reservations, r)
 	}

@@ -30,8 +30,6 @@ const (
 	ChangeReserveAhead = "reserve_ahead"
 	// ChangeSettle turns a reservation into usage once its job id is recorded.
 	ChangeSettle = "settle"
-	// ChangeHeld ends the reservation that stood for a render's charge finalizer.
-	ChangeHeld = "held"
 	// ChangeCharge is an ended job's seconds and credits.
 	ChangeCharge = "charge"
 	// ChangeChargeAfterEnd is an ended job's seconds and credits, written after its render's end
@@ -52,7 +50,7 @@ const (
 )
 
 // Changes lists the change kinds, for initialising counters.
-var Changes = []string{ChangeReserve, ChangeReserveAhead, ChangeSettle, ChangeHeld, ChangeCharge, ChangeChargeAfterEnd,
+var Changes = []string{ChangeReserve, ChangeReserveAhead, ChangeSettle, ChangeCharge, ChangeChargeAfterEnd,
 	ChangeChargeMarked, ChangeGiveUp,
 	ChangeRelease, ChangeUninstall, ChangeController}
 

@@ -17,6 +17,7 @@ limitations under the License.
 package spendguard
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -27,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -70,6 +72,14 @@ type Reconciler struct {
 	// looked is when each budget (by uid) was last searched for charges lost after their
 	// render's end; a budget not in it was not searched by this process yet.
 	looked sync.Map
+	// jobs reads the ends of running jobs whose render is gone; jobDeadline bounds how long one
+	// whose end cannot be read is held.
+	jobs        JobEnds
+	jobDeadline time.Duration
+	// goneReads is when each such job (by id) was last read, so that a busy budget, looked at on
+	// each of its writes, reads each at most once per jobPoll.
+	goneReads sync.Map
+	jobPoll   time.Duration
 }
 
 // Observer receives each budget's state after a reconcile (the budget metrics), and the
@@ -100,6 +110,33 @@ type ReconcilerOptions struct {
 	Ledgers *Ledgers
 	// Guard is this process's spend guard, whose reservations written ahead are kept (may be nil).
 	Guard *Guard
+	// Jobs reads the end of a running job whose render is gone; nil charges such a job its
+	// reservation's estimate at once.
+	Jobs JobEnds
+	// JobDeadline bounds how long the reservation of such a job is held while its end cannot be
+	// read (its key gone or refused, the service failing); zero holds it until it can.
+	JobDeadline time.Duration
+	// JobPoll is how often such a job is read; zero is DefaultJobPoll.
+	JobPoll time.Duration
+}
+
+// DefaultJobPoll is how often, by default, the end of a running job whose render is gone is read.
+const DefaultJobPoll = 30 * time.Second
+
+// JobEnds reads a job at the service for the VideoBudget controller, with the API key a
+// reservation recorded (ref nil: the default Secret).
+type JobEnds interface {
+	JobEnd(ctx context.Context, namespace string, ref *videov1alpha1.SecretKeyRef, jobID string) (JobEnd, error)
+}
+
+// JobEnd is what the service says of a job: running, unknown to it, or ended, with what it cost
+// (nothing for a failed job).
+type JobEnd struct {
+	Running bool
+	// Unknown is set when the service no longer knows the job: its end will never be read.
+	Unknown bool
+	Seconds int64
+	Credits *resource.Quantity
 }
 
 // NewReconciler returns the VideoBudget reconciler.
@@ -122,7 +159,8 @@ func NewReconciler(o ReconcilerOptions) *Reconciler {
 		}
 	}
 	return &Reconciler{client: o.Client, reader: o.Reader, clock: o.Clock, metrics: m,
-		grace: o.Grace, recheck: o.Recheck, retry: o.Retry, ledgers: ledgers, guard: o.Guard, writes: w}
+		grace: o.Grace, recheck: o.Recheck, retry: o.Retry, ledgers: ledgers, guard: o.Guard, writes: w,
+		jobs: o.Jobs, jobDeadline: o.JobDeadline, jobPoll: cmp.Or(o.JobPoll, DefaultJobPoll)}
 }
 
 // The causes of the VideoBudget controller's writes.
@@ -191,7 +229,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := countRunning(ctx, r.client, b); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.settleInterrupted(ctx, b, now); err != nil {
+	polling, err := r.settleInterrupted(ctx, b, now)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	looked, err := r.recoverCharges(ctx, b, now)
@@ -256,6 +295,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if end := b.Status.PeriodEnd; end != nil {
 		after = min(after, max(end.Sub(now), time.Millisecond))
 	}
+	if polling {
+		after = min(after, r.jobPoll)
+	}
 	return ctrl.Result{RequeueAfter: after}, nil
 }
 
@@ -265,7 +307,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // may have been submitted: the safe side); one whose object shows no submission of that attempt
 // and no job since is released. A reservation whose attempt is still in flight (or stalled as
 // SubmissionUnknown) is kept.
-func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.VideoBudget, now time.Time) error {
+func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.VideoBudget, now time.Time) (polling bool, err error) {
 	log := logf.FromContext(ctx)
 	var kept []videov1alpha1.BudgetReservation
 	for _, res := range b.Status.Reservations {
@@ -283,7 +325,7 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 		}
 		err := reader.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: res.Name}, obj)
 		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("reading %s %s/%s of a budget reservation: %w", res.Kind, b.Namespace, res.Name, err)
+			return false, fmt.Errorf("reading %s %s/%s of a budget reservation: %w", res.Kind, b.Namespace, res.Name, err)
 		}
 		charge := func() {
 			countUsed(b, res)
@@ -291,13 +333,13 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 		}
 		gone := apierrors.IsNotFound(err) || string(obj.GetUID()) != res.UID
 		if res.JobID != "" && young && gone {
-			// A render deleted before its charge finalizer was written with its record (the
-			// reservation stood for it): nobody will read its job's end, so its estimate is charged
-			// now, once the API server confirms that the object is gone (the cache may lag).
+			// A render deleted before its charge finalizer was written with its record, or with the
+			// finalizer stripped (the reservation stands for it): its job's end is read here, once
+			// the API server confirms that the object is gone (the cache may lag).
 			fresh := obj.DeepCopyObject().(client.Object)
 			err := r.reader.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: res.Name}, fresh)
 			if err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("reading %s %s/%s of a budget reservation: %w", res.Kind, b.Namespace, res.Name, err)
+				return false, fmt.Errorf("reading %s %s/%s of a budget reservation: %w", res.Kind, b.Namespace, res.Name, err)
 			}
 			if apierrors.IsNotFound(err) || string(fresh.GetUID()) != res.UID {
 				young = false
@@ -323,10 +365,9 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 						"renderSeconds", c.Seconds)
 					chargeJob(b, c.JobID, c.Seconds, c.Credits, c.Unreported)
 				}
-			default:
-				log.Info("Charging the estimate of a job whose end will not be read", "kind", res.Kind, "name", res.Name, "jobID", res.JobID,
-					"estimatedSeconds", res.EstimatedSeconds)
-				chargeJob(b, res.JobID, res.EstimatedSeconds, nil, false)
+			case r.heldForEnd(ctx, b, res, now):
+				kept = append(kept, res)
+				polling = true
 			}
 			continue
 		}
@@ -348,11 +389,9 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 		case recordedSince(st, res):
 			log.V(1).Info("Settling the reservation of a recorded job", "kind", res.Kind, "name", res.Name, "jobID", st.JobID)
 			countUsed(b, res)
-			if res.Kind != kindStoryboard && limitsLength(b) && st.CompletedAt == nil {
+			if res.Kind != kindStoryboard && st.CompletedAt == nil {
 				res.JobID = st.JobID
 				kept = append(kept, res)
-			} else if res.Kind != kindStoryboard && st.CompletedAt == nil {
-				b.Status.RunningReserved = false
 			}
 		case r.guard.Granted(res.UID, res.AttemptID):
 			// Written ahead for a render that waits for its key's call budget (grant.go).
@@ -362,7 +401,49 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 		}
 	}
 	b.Status.Reservations = kept
-	return nil
+	return polling, nil
+}
+
+// heldForEnd reads the end of a running job whose render will not charge it (the render is gone,
+// even with its finalizer stripped, or moved on to another job) with the key its reservation
+// recorded, and charges what the job cost. It reports whether the reservation must be held: the
+// job still runs, or its end cannot be read yet. Past the job deadline, or for a job the service
+// no longer knows, the end will never be read and the estimate is charged, as the render
+// controller does for a job it gives up on.
+func (r *Reconciler) heldForEnd(ctx context.Context, b *videov1alpha1.VideoBudget, res videov1alpha1.BudgetReservation, now time.Time) bool {
+	log := logf.FromContext(ctx).WithValues("kind", res.Kind, "name", res.Name, "jobID", res.JobID)
+	estimate := func(why string) bool {
+		log.Info("Charging the estimate of a job whose end will not be read", "reason", why, "estimatedSeconds", res.EstimatedSeconds)
+		r.goneReads.Delete(res.JobID)
+		chargeJob(b, res.JobID, res.EstimatedSeconds, nil, false)
+		return false
+	}
+	if r.jobs == nil {
+		return estimate("nothing reads the service here")
+	}
+	pastDeadline := r.jobDeadline > 0 && now.Sub(res.ReservedAt.Time) > r.jobDeadline
+	if last, ok := r.goneReads.Load(res.JobID); ok && now.Sub(last.(time.Time)) < r.jobPoll && !pastDeadline {
+		return true
+	}
+	r.goneReads.Store(res.JobID, now)
+	end, err := r.jobs.JobEnd(ctx, b.Namespace, res.APIKeySecretRef, res.JobID)
+	switch {
+	case err != nil && pastDeadline:
+		return estimate("past the job deadline, its end cannot be read: " + err.Error())
+	case err != nil:
+		log.Info("Holding the reservation of a job whose render is gone: its end cannot be read yet", "error", err.Error())
+		return true
+	case end.Unknown:
+		return estimate("the service no longer knows it")
+	case end.Running && pastDeadline:
+		return estimate("past the job deadline")
+	case end.Running:
+		return true
+	}
+	log.Info("Charging the job of a gone render from its end", "renderSeconds", end.Seconds)
+	r.goneReads.Delete(res.JobID)
+	chargeJob(b, res.JobID, end.Seconds, end.Credits, false)
+	return false
 }
 
 // recoverCharges charges the jobs whose render wrote its end with a mark and whose charge the

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -245,5 +246,208 @@ func TestAReplacedBudgetPaysOnceWhenItsLedgerWasUnwritable(t *testing.T) {
 	replace()
 	if paid != 1 {
 		t.Fatalf("%d renders paid under maxRenders 1 (used %+v)", paid, h.budget(t).Status.Used)
+	}
+}
+
+// fakeJobs is the service as the VideoBudget controller reads it: each job's end (nil while it
+// runs), and the key each read was made with.
+type fakeJobs struct {
+	mu    sync.Mutex
+	ends  map[string]*JobEnd
+	err   error
+	reads []string
+}
+
+func (f *fakeJobs) JobEnd(_ context.Context, ns string, ref *videov1alpha1.SecretKeyRef, jobID string) (JobEnd, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := "default"
+	if ref != nil {
+		key = ref.Name + "/" + ref.Key
+	}
+	f.reads = append(f.reads, ns+"/"+jobID+" with "+key)
+	if f.err != nil {
+		return JobEnd{}, f.err
+	}
+	if e := f.ends[jobID]; e != nil {
+		return *e, nil
+	}
+	return JobEnd{Running: true}, nil
+}
+
+// Issue 37, case 5: "a tenant who deletes a running render and strips its finalizer frees its
+// room at once". A reservation is released only by reading the job's end, whoever holds the
+// object: the render without an upper bound, deleted with its finalizer stripped while its job
+// runs, keeps its reservation (so the next such render waits under maxRenderSeconds) until the
+// VideoBudget controller reads the job's end with the key the render named, and is then charged
+// what the job was (450 s), not its 30 s guess.
+func TestARenderDeletedWithItsFinalizerStrippedHoldsItsRoomUntilItsJobEnds(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](600)})
+	close(h.hold)
+	blog := Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}
+	vr := batchRender(0)
+	vr.Spec.APIKeySecretRef = &videov1alpha1.SecretKeyRef{Name: "team-key", Key: "k"}
+	if d, err := h.g.Reserve(t.Context(), "VideoRender", vr, "a", "", blog, nil); err != nil || d.Wait {
+		t.Fatalf("the first render: %+v, %v", d, err)
+	}
+	if err := h.g.Settle(t.Context(), "team-a", vr.UID, "a", "job-0"); err != nil {
+		t.Fatal(err)
+	}
+	// The render is gone (its finalizer stripped, then deleted): the API server has no object.
+	jobs := &fakeJobs{ends: map[string]*JobEnd{}}
+	clk := clocktesting.NewFakeClock(time.Now().Add(2 * time.Minute))
+	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clk, Grace: time.Minute, Recheck: time.Hour,
+		Retry: time.Second, Ledgers: h.g.ledgers, Guard: h.g, Jobs: jobs, JobDeadline: 24 * time.Hour})
+	reconcile := func() ctrl.Result {
+		t.Helper()
+		// Each look at the budget comes at least one poll after the last: a gone render's job is
+		// read at most once per poll.
+		defer clk.Step(DefaultJobPoll)
+		res, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := reconcile()
+	// A busy budget is looked at on each of its writes: the job is read once per poll (one poll
+	// has passed since the first read, then three looks come within the next).
+	for range 3 {
+		if _, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(jobs.reads) != 2 {
+		t.Errorf("%d reads of the job in two polls, want 2", len(jobs.reads))
+	}
+	b := h.budget(t)
+	if len(b.Status.Reservations) != 1 || b.Status.Used.RenderSeconds != 0 {
+		t.Fatalf("the stripped render's job still runs, yet its reservation ended: reservations %+v, used %d s",
+			b.Status.Reservations, b.Status.Used.RenderSeconds)
+	}
+	if res.RequeueAfter <= 0 || res.RequeueAfter > 5*time.Minute {
+		t.Errorf("the budget is looked at again after %s while a gone render's job runs: want a poll", res.RequeueAfter)
+	}
+	if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(1), "a", "", blog, nil); err != nil || !d.Wait {
+		t.Fatalf("a second render without upper bound admitted while the first one's job runs at the service: %+v, %v", d, err)
+	}
+
+	// The service cannot be read for a while: the room stays held.
+	jobs.err = fmt.Errorf("the service answered 500")
+	reconcile()
+	if n := len(h.budget(t).Status.Reservations); n != 1 {
+		t.Fatalf("a failed read of the job ended its reservation (%d left)", n)
+	}
+	jobs.err = nil
+
+	jobs.ends["job-0"] = &JobEnd{Seconds: 450}
+	reconcile()
+	b = h.budget(t)
+	if len(b.Status.Reservations) != 0 || b.Status.Used.RenderSeconds != 450 {
+		t.Fatalf("after the job's end was read: reservations %+v, used %d s, want none and 450 s", b.Status.Reservations, b.Status.Used.RenderSeconds)
+	}
+	reconcile()
+	if got := h.budget(t).Status.Used.RenderSeconds; got != 450 {
+		t.Fatalf("charged again: %d s", got)
+	}
+	if len(jobs.reads) == 0 || !strings.HasSuffix(jobs.reads[0], "team-a/job-0 with team-key/k") {
+		t.Errorf("the job was read as %q, want with the key the render named", jobs.reads)
+	}
+	if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(1), "a", "", blog, nil); err != nil || d.Wait {
+		t.Fatalf("the next render waits after the job ended at 450 s of 600: %+v, %v", d, err)
+	}
+}
+
+// A job the service no longer knows will never end: its reservation's estimate is charged. One
+// whose end cannot be read (the key gone) is held until the job deadline, then charged its
+// estimate, as the render controller gives up on a job it cannot read.
+func TestAGoneRendersJobThatCannotBeReadIsHeldUntilTheJobDeadline(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](600)})
+	close(h.hold)
+	for i := range 2 {
+		if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
+			t.Fatalf("render %d: %+v, %v", i, d, err)
+		}
+		if err := h.g.Settle(t.Context(), "team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jobs := &fakeJobs{ends: map[string]*JobEnd{"job-0": {Unknown: true}}}
+	clk := clocktesting.NewFakeClock(time.Now().Add(2 * time.Minute))
+	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clk, Grace: time.Minute, Recheck: time.Hour,
+		Retry: time.Second, Ledgers: h.g.ledgers, Guard: h.g, Jobs: jobs, JobDeadline: time.Hour})
+	reconcile := func() {
+		t.Helper()
+		defer clk.Step(DefaultJobPoll)
+		if _, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jobs.ends["job-1"] = nil
+	jobs.err = nil
+	reconcile()
+	b := h.budget(t)
+	if len(b.Status.Reservations) != 1 || b.Status.Reservations[0].JobID != "job-1" || b.Status.Used.RenderSeconds != 100 {
+		t.Fatalf("want job-0 (unknown to the service) charged its 100 s estimate and job-1 (running) held: reservations %+v, used %d s",
+			b.Status.Reservations, b.Status.Used.RenderSeconds)
+	}
+	jobs.err = fmt.Errorf("the API key cannot be read")
+	reconcile()
+	if n := len(h.budget(t).Status.Reservations); n != 1 {
+		t.Fatalf("a job whose end cannot be read was let go before the job deadline (%d reservations)", n)
+	}
+	clk.Step(time.Hour)
+	reconcile()
+	if b := h.budget(t); len(b.Status.Reservations) != 0 || b.Status.Used.RenderSeconds != 200 {
+		t.Fatalf("past the job deadline: reservations %+v, used %d s, want none and 200 s", b.Status.Reservations, b.Status.Used.RenderSeconds)
+	}
+}
+
+// Issue 37, case 4: "a charge marked on a budget created again, before it merged its ledger, is
+// lost in a crash". The mark read count 0 on the new budget; after its takeover (count 500) the
+// mark's bucket is never listed and the charge is not certain, so a 600 s job was never counted.
+// A budget that has not merged the namespace's ledger holds no count a mark can be made on: the
+// end is not written before its charge there, and the charge, written first, lands in the budget
+// once it has taken the ledger over.
+func TestAChargeOnABudgetCreatedAgainBeforeItsTakeoverIsNotLost(t *testing.T) {
+	now := time.Now()
+	start, end := PeriodBounds(videov1alpha1.BudgetPeriodMonthly, now)
+	charged := make([]string, maxChargedJobs)
+	for i := range charged {
+		charged[i] = fmt.Sprintf("old-%d", 436+i)
+	}
+	old := ledger{BudgetUID: "b0", Period: videov1alpha1.BudgetPeriodMonthly, PeriodStart: &metav1.Time{Time: start}, PeriodEnd: &metav1.Time{Time: end},
+		Used: videov1alpha1.BudgetUsage{Renders: 500, RenderSeconds: 9000}, ChargedJobs: charged, ChargeCount: 500}
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodMonthly, MaxRenders: ptr.To[int64](1000)},
+		ledgerConfigMap(t, "ops", NewLedgers("ops").Name("team-a"), old))
+	close(h.hold)
+	b := h.budget(t)
+	b.Status.LedgerBudgetUID = "" // created again: the ledger is not merged yet
+	if err := h.server.Status().Update(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+
+	// The render's job ended: the controller asks whether its end may be written before its charge.
+	vr := batchRender(7)
+	vr.Status.JobID = "job-600"
+	vr.Status.CompletedAt = &metav1.Time{Time: now}
+	vr.Status.VideoDuration = &metav1.Duration{Duration: 600 * time.Second}
+	if mark, ok := h.g.ChargeAfterEnd(t.Context(), "team-a", "job-600"); ok {
+		// Its end is written with the mark, and the manager crashes before the charge's write.
+		vr.Status.ChargeMark = mark
+	} else if err := h.g.Charge(t.Context(), "team-a", "job-600", 600, nil, false); err != nil {
+		// Charged before its end, as under a length limit.
+		t.Fatal(err)
+	}
+	if err := h.server.Create(t.Context(), vr); err != nil { // the fake API server keeps its status
+		t.Fatal(err)
+	}
+	// A new manager: its controller takes the ledger over and looks for lost charges.
+	h.g = New(h.server, h.server, clocktesting.NewFakeClock(now), 10*time.Second)
+	h.g.UseLedgers(NewLedgers("ops"))
+	clk := clocktesting.NewFakeClock(now.Add(time.Minute))
+	reviewReconcile(t, h, clk, 3)
+	if got := h.budget(t).Status.Used.RenderSeconds; got != 9600 {
+		t.Fatalf("used %d s after the takeover, want the ledger's 9,000 s and the job's 600 s", got)
 	}
 }

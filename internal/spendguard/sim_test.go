@@ -72,10 +72,6 @@ var (
 	simSteps   = flag.Int("sim.steps", 80, "operations per seed")
 	simWorkers = flag.Int("sim.workers", runtime.GOMAXPROCS(0), "seeds run at once")
 	simAll     = flag.Bool("sim.all", false, "go on after a failing seed and report one shrunk sequence per invariant broken")
-	// simStrip adds deletions of running renders whose finalizer is stripped. Off by default: a
-	// stripped render's job is charged its reservation and frees its room at once, while the job
-	// may still run (issue 37, case 5, open; docs/spend-guard.md): with it the search finds that.
-	simStrip = flag.Bool("sim.strip", false, "also delete running renders with their finalizer stripped (issue 37 case 5, open)")
 )
 
 // simOpKind is what one step of the simulation does.
@@ -174,9 +170,6 @@ func simGenerate(seed uint64, steps int) []simOp {
 			o.kind = opOrphanEnd
 		case p < 63:
 			o.kind, o.a = opDeleteStripped, rng.Int64N(64)
-			if !*simStrip {
-				o.kind = opReconcile
-			}
 		case p < 69:
 			o.kind, o.a = opSetSeconds, []int64{-1, 300, 600, 1200, 3000}[rng.IntN(5)]
 		case p < 72:
@@ -289,7 +282,23 @@ func (w *simWorld) start() {
 	w.g = New(w.c, w.c, w.clk, 10*time.Second)
 	w.g.UseLedgers(ledgers)
 	w.r = NewReconciler(ReconcilerOptions{Client: w.c, Reader: w.c, Clock: w.clk, Grace: time.Minute, Recheck: time.Hour,
-		Retry: time.Second, Ledgers: ledgers, Guard: w.g})
+		Retry: time.Second, Ledgers: ledgers, Guard: w.g, Jobs: simService{w}})
+}
+
+// simService is the service as the VideoBudget controller reads it: the jobs of the model.
+type simService struct{ w *simWorld }
+
+func (s simService) JobEnd(_ context.Context, _ string, _ *videov1alpha1.SecretKeyRef, jobID string) (JobEnd, error) {
+	for _, j := range s.w.jobs {
+		if j.id != jobID {
+			continue
+		}
+		if j.ended == nil {
+			return JobEnd{Running: true}, nil
+		}
+		return JobEnd{Seconds: j.actual}, nil
+	}
+	return JobEnd{Unknown: true}, nil
 }
 
 func (w *simWorld) budget() (*videov1alpha1.VideoBudget, bool) {
@@ -334,6 +343,13 @@ func (w *simWorld) pick(i int64, keep func(*simRender) bool) *simRender {
 // that ended in it plus what the running ones hold (a bounded job its real length, an unbounded
 // one its reservation, until its end is charged); and whether an unbounded job runs.
 func (w *simWorld) truth(start time.Time) (submitted, seconds int64, unboundedRunning bool) {
+	// The jobs the budget charged (its list holds far more than one run's jobs).
+	charged := map[string]bool{}
+	if b, ok := w.budget(); ok {
+		for _, id := range b.Status.ChargedJobs {
+			charged[id] = true
+		}
+	}
 	for _, j := range w.jobs {
 		if !j.submitted.Before(start) {
 			submitted++
@@ -345,9 +361,9 @@ func (w *simWorld) truth(start time.Time) (submitted, seconds int64, unboundedRu
 		case j.ended == nil:
 			seconds += j.actual
 		case j.ended.Before(start):
-		case j.unbounded && j.live && !j.charged:
-			// Its end is read but its charge not written yet (a failed write): the budget knows
-			// only its reservation until then, the one render a limit may be passed by.
+		case j.unbounded && !j.charged && !charged[j.id]:
+			// Its end is not charged yet (not read, or its charge not written): the budget knows only
+			// its reservation until then, the one render a limit may be passed by.
 			seconds += min(j.actual, j.reserved)
 		default:
 			seconds += j.actual
