@@ -52,7 +52,7 @@ import (
 // the job is missing, it is lost. An end whose charge the budget already shows is not marked.
 //
 // Who finds a lost charge (the manager stopped between a render's end and the write that
-// carried its charge; a manager that stops gracefully writes its queue first, Flush): the
+// carried its charge): the
 // VideoBudget controller, at its first look at the budget in a new process and at most every
 // recoverEvery after (recoverCharges); the render's charge finalizer when it is deleted
 // (ChargeMarked); the render's next submission, which charges it before reserving, so that a
@@ -177,31 +177,6 @@ func (g *Guard) chargeLater(ns, kind string, change func(b *videov1alpha1.VideoB
 		}
 		g.chargeLater(ns, kind, change, c, next)
 	}, delay)
-}
-
-// Flush writes every namespace's queued changes now, and then the ledgers' held-back copies, for
-// a manager that stops: a charge queued after its render's end would otherwise wait for the
-// next manager to find it, and a ledger would stay an interval behind its budget.
-func (g *Guard) Flush(ctx context.Context) {
-	if g.ledgers != nil {
-		defer g.ledgers.flushAll(ctx)
-	}
-	w := &g.writers
-	w.mu.Lock()
-	causes := map[string]string{}
-	for ns, s := range w.slots {
-		if len(s.queue) > 0 {
-			causes[ns] = s.queue[0].kind
-		}
-	}
-	w.mu.Unlock()
-	for ns, cause := range causes {
-		slot, err := w.acquire(ctx, ns)
-		if err != nil {
-			continue
-		}
-		g.flushTurn(ctx, slot, cause)
-	}
 }
 
 // ChargePending reports whether this process queued the charge of jobID after its end and has

@@ -165,6 +165,7 @@ func TestAChargeWhoseFlushMeetsABusyTurnIsStillWritten(t *testing.T) {
 	lost := reviewEnded("r-j1", "j1", 0, "", 12, time.Now().Add(-time.Hour))
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))}, lost)
 	h.g.writers.timeout = 200 * time.Millisecond
+	h.pump(t)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {

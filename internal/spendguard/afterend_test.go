@@ -122,6 +122,7 @@ func TestTheChargeCountGoesOnAcrossPeriodsAndReplacedBudgets(t *testing.T) {
 func TestAChargeAfterTheEndRidesWithTheNextWriteAndIsTriedAgain(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))})
 	close(h.hold)
+	h.pump(t)
 	h.onWrite = func(n int32) error {
 		if n <= 2 {
 			return apierrors.NewServiceUnavailable("injected")

@@ -124,8 +124,10 @@ func (g *Guard) mutateThen(ns, kind string, change func(b *videov1alpha1.VideoBu
 	w.mu.Unlock()
 }
 
-// armLocked schedules a flush of s's queue delay from now, for o, unless one comes sooner. The
-// caller holds the writers' lock.
+// armLocked makes s's queue due delay from now, for o, unless it is due sooner. The caller holds
+// the writers' lock. Nothing here writes the budget: when the queue is due, the timer wakes the
+// VideoBudget controller, whose reconcile writes it (flushDue), so every write of the API is a
+// reconcile's or its caller's, never a timer's.
 func (g *Guard) armLocked(s *budgetSlot, o *op, delay time.Duration) {
 	w := &g.writers
 	due := time.Now().Add(delay)
@@ -133,35 +135,47 @@ func (g *Guard) armLocked(s *budgetSlot, o *op, delay time.Duration) {
 		return
 	}
 	s.flushing, s.flushAt = true, due
-	s.users++
 	time.AfterFunc(delay, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), WriteTries*w.timeout)
-		defer cancel()
 		w.mu.Lock()
-		if !s.flushAt.After(due) {
+		defer w.mu.Unlock()
+		if s.flushAt.After(due) || !slices.Contains(s.queue, o) {
+			// A sooner wake-up is armed, or another write took o and everything queued before it.
+			return
+		}
+		if !g.ledgers.wakeUp(s.ns) {
+			// The controller has many wake-ups queued (or none listens yet): try again shortly.
 			s.flushing = false
+			g.armLocked(s, o, settleDelay)
 		}
-		queued := slices.Contains(s.queue, o)
-		w.mu.Unlock()
-		defer w.leave(s)
-		if !queued {
-			// Another write took it, and everything queued before it: a write now would carry
-			// only what came since, which armed its own flush.
-			return
-		}
-		slot, err := w.acquire(ctx, s.ns)
-		if err != nil {
-			// A writer holds the turn for long, and may end without taking the queue (its batch
-			// was taken before o came): o arms another flush, unless one is armed.
-			w.mu.Lock()
-			if slices.Contains(s.queue, o) {
-				g.armLocked(s, o, settleDelay)
-			}
-			w.mu.Unlock()
-			return
-		}
-		g.flushTurn(ctx, slot, o.kind)
 	})
+}
+
+// flushDue writes ns's queued changes when they are due (armLocked), in the VideoBudget
+// controller's reconcile: a write that cannot get its turn now is woken again later.
+func (g *Guard) flushDue(ctx context.Context, ns string) {
+	w := &g.writers
+	w.mu.Lock()
+	s, ok := w.slots[ns]
+	due := ok && len(s.queue) > 0 && !time.Now().Before(s.flushAt)
+	var cause string
+	if due {
+		cause = s.queue[0].kind
+	}
+	w.mu.Unlock()
+	if !due {
+		return
+	}
+	slot, err := w.acquire(ctx, ns)
+	if err != nil {
+		w.mu.Lock()
+		if len(s.queue) > 0 {
+			s.flushing = false
+			g.armLocked(s, s.queue[0], settleDelay)
+		}
+		w.mu.Unlock()
+		return
+	}
+	g.flushTurn(ctx, slot, cause)
 }
 
 // flushTurn writes what is queued on slot, whose turn the caller holds, and gives the turn back.

@@ -89,6 +89,33 @@ func newBatchHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, objs ...c
 	return h
 }
 
+// pump does what the VideoBudget controller does when the guard wakes it (Reconcile's first
+// step): it writes the changes and the ledger copy that are due. It follows the harness's guard
+// of the moment, until the test ends.
+func (h *batchHarness) pump(t *testing.T) {
+	t.Helper()
+	wake := h.g.ledgers.Wake()
+	g := h.g
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-wake:
+				g.flushDue(ctx, ev.Object.GetNamespace())
+				_ = g.ledgers.flushDue(ctx, ev.Object.GetNamespace())
+			}
+		}
+	}()
+}
+
 func (h *batchHarness) budget(t *testing.T) *videov1alpha1.VideoBudget {
 	t.Helper()
 	var b videov1alpha1.VideoBudget
@@ -321,6 +348,7 @@ func TestReservationsOfABatchWhosePaidCallsNeverCameAreReleasedByTheBudgetContro
 func TestSettlementsRideWithTheNextBudgetWrite(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))})
 	close(h.hold)
+	h.pump(t)
 	for i := range 3 {
 		if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
@@ -357,6 +385,7 @@ func TestSettlementsRideWithTheNextBudgetWrite(t *testing.T) {
 func TestTheRunningJobsReservationStandsUntilItsEndIsCharged(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))}, batchRender(0))
 	close(h.hold)
+	h.pump(t)
 	for i := range 2 {
 		if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 42}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
@@ -407,6 +436,7 @@ func TestReservationsWrittenAheadAreSharedAndStillBoundTheLimit(t *testing.T) {
 	}
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(4))}, objs...)
 	close(h.hold)
+	h.pump(t)
 	for i := range 6 {
 		h.g.ReserveAhead("VideoRender", batchRender(i), fmt.Sprintf("a%d", i), "", Estimate{Seconds: 3}, nil, 0)
 	}
@@ -522,6 +552,7 @@ func TestALedgerThatHoldsNoLimitsIsNotReadForEverySubmission(t *testing.T) {
 func TestChargesOfRendersEndingTogetherShareAWrite(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))})
 	close(h.hold)
+	h.pump(t)
 	for i := range 5 {
 		if done, wait, err := h.g.ChargeSoon("team-a", fmt.Sprintf("job-%d", i), 10, nil, false); done || err != nil || wait <= 0 {
 			t.Fatalf("charge %d: done %v, wait %v, %v; want queued", i, done, wait, err)

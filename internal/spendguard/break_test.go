@@ -293,7 +293,7 @@ func TestBreakALedgerFailureInTheBackgroundFlushShowsInTheBudget(t *testing.T) {
 	writable.Store(true)
 	h.g.ledgers.Interval = 50 * time.Millisecond
 	// The VideoBudget controller watches this source (SetupWithManager).
-	wake := h.g.ledgers.Failed()
+	wake := h.g.ledgers.Wake()
 	if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Fatalf("first render: %+v %v", d, err)
 	}
@@ -304,12 +304,19 @@ func TestBreakALedgerFailureInTheBackgroundFlushShowsInTheBudget(t *testing.T) {
 	}
 	// The settlement's budget write wakes the controller at once: the ledger write is still held.
 	reconcileBudget(t, h, 1)
-	deadline := time.Now().Add(5 * time.Second)
-	for h.g.ledgers.failure("team-a") == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the held-back ledger write was never tried")
-		}
-		time.Sleep(10 * time.Millisecond)
+	// Once the cadence's interval has passed, the held-back copy wakes the controller, whose
+	// reconcile writes it (and fails): no timer writes it.
+	select {
+	case <-wake:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the held-back ledger copy woke no VideoBudget controller")
+	}
+	if h.g.ledgers.failure("team-a") != nil {
+		t.Fatal("the held-back ledger copy was written outside the controller's reconcile")
+	}
+	reconcileBudget(t, h, 1)
+	if h.g.ledgers.failure("team-a") == nil {
+		t.Fatal("the held-back ledger write was never tried")
 	}
 	d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 10}, nil)
 	if err != nil {
@@ -325,7 +332,7 @@ func TestBreakALedgerFailureInTheBackgroundFlushShowsInTheBudget(t *testing.T) {
 			t.Fatalf("woke %s/%s", ev.Object.GetNamespace(), ev.Object.GetName())
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("the failed background ledger write woke no VideoBudget controller")
+		t.Fatal("the failed ledger write woke no VideoBudget controller")
 	}
 	reconcileBudget(t, h, 1)
 	ready := meta.FindStatusCondition(h.budget(t).Status.Conditions, string(videov1alpha1.ConditionReady))

@@ -144,14 +144,14 @@ type budgetSlot struct {
 	turn chan struct{}
 	// latest is the budget as this process's last write left it, or nil (then read it).
 	latest *videov1alpha1.VideoBudget
-	// users are the writes holding or waiting for the turn, and a scheduled flush: a slot in use
-	// is never dropped.
+	// users are the writes holding or waiting for the turn: a slot in use, or with changes
+	// queued, is never dropped.
 	users int
 	// queue are the changes waiting for the next write of the budget (guarded by
 	// budgetWriters.mu): the group commit (batch.go).
 	queue []*op
-	// flushing is set while a flush of queued changes that nobody waits for is scheduled, at
-	// flushAt.
+	// flushing is set while the queued changes that nobody waits for are due at flushAt (the
+	// VideoBudget controller writes them then, flushDue).
 	flushing bool
 	flushAt  time.Time
 }
@@ -207,7 +207,8 @@ func (w *budgetWriters) dropIdleLocked() {
 		if len(w.slots) < maxBudgetSlots {
 			return
 		}
-		if s.users == 0 {
+		if s.users == 0 && len(s.queue) == 0 {
+			// A slot with changes queued waits for the controller's write (flushDue).
 			delete(w.slots, ns)
 		}
 	}

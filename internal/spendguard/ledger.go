@@ -129,20 +129,47 @@ type Ledgers struct {
 	// (Guard.reserveChange): fail closed.
 	wrote  map[string]bool
 	failed map[string]error
-	// wake, when set, hears of each namespace whose ledger writes start failing (Failed).
+	// wake, when set, hears of each namespace whose budget the VideoBudget controller must look
+	// at (Wake).
 	wake chan event.GenericEvent
 }
 
-// Failed is a source of the namespaces whose ledger writes start failing, for the VideoBudget
-// controller's watch: a write from a timer (the cadence) or another reconciler reaches the
-// budget's status too.
-func (s *Ledgers) Failed() <-chan event.GenericEvent {
+// Wake is a source of the namespaces whose VideoBudget the controller must look at, for its
+// watch: a ledger write that starts failing (whoever wrote, so that the budget's status says
+// why nothing is paid), changes queued for the budget that are due (Guard.flushDue), a ledger
+// copy the cadence held back (flushDue). Timers only wake the controller: every write of the API
+// is a reconcile's or its caller's.
+func (s *Ledgers) Wake() <-chan event.GenericEvent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.wake == nil {
-		s.wake = make(chan event.GenericEvent, 64)
+		s.wake = make(chan event.GenericEvent, wakeQueue)
 	}
 	return s.wake
+}
+
+// wakeQueue bounds the wake-ups waiting for the controller; one per namespace is enough.
+const wakeQueue = 1024
+
+// wakeUp asks the VideoBudget controller to look at tenant's budget. It reports false when
+// nobody listens or too many wake-ups wait: the caller tries again later.
+func (s *Ledgers) wakeUp(tenant string) bool {
+	s.mu.Lock()
+	ch := s.wake
+	s.mu.Unlock()
+	return wakeOn(ch, tenant)
+}
+
+func wakeOn(ch chan event.GenericEvent, tenant string) bool {
+	if ch == nil {
+		return false
+	}
+	select {
+	case ch <- event.GenericEvent{Object: &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: videov1alpha1.VideoBudgetName}}}:
+		return true
+	default:
+		return false
+	}
 }
 
 // failure is the error of the last write of tenant's ledger when it failed, or nil.
@@ -169,12 +196,9 @@ func (s *Ledgers) noteWrite(tenant string, err error) {
 		s.failed, s.wrote = map[string]error{}, map[string]bool{}
 	}
 	if err != nil {
-		if s.failed[tenant] == nil && s.wake != nil {
-			select {
-			case s.wake <- event.GenericEvent{Object: &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{
-				Namespace: tenant, Name: videov1alpha1.VideoBudgetName}}}:
-			default: // the controller has a wake-up queued; its look reads every failure
-			}
+		if s.failed[tenant] == nil {
+			// Not heard (many wake-ups queued): the controller's next look reads every failure.
+			wakeOn(s.wake, tenant)
 		}
 		s.failed[tenant] = err
 		return
@@ -232,13 +256,7 @@ func (s *Ledgers) record(ctx context.Context, c client.Client, b *videov1alpha1.
 		lc.pending, lc.client = b.DeepCopy(), c
 		s.mu.Unlock()
 		if schedule {
-			time.AfterFunc(s.Interval-now.Sub(lc.last), func() {
-				fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				if err := s.flushPending(fctx, b.Namespace); err != nil {
-					logf.FromContext(ctx).Info("Copying the budget's usage to the ledger failed; the next budget write copies it", "error", err.Error())
-				}
-			})
+			s.wakeAt(b.Namespace, s.Interval-now.Sub(lc.last))
 		}
 		return nil
 	}
@@ -247,24 +265,35 @@ func (s *Ledgers) record(ctx context.Context, c client.Client, b *videov1alpha1.
 	return s.write(ctx, c, b)
 }
 
-// flushAll writes what the cadence holds back for every namespace's ledger.
-func (s *Ledgers) flushAll(ctx context.Context) {
-	s.mu.Lock()
-	var tenants []string
-	for tenant, lc := range s.cadence {
-		if lc.pending != nil {
-			tenants = append(tenants, tenant)
+// wakeAt wakes the VideoBudget controller after d, to write what the cadence holds back of
+// tenant's ledger (flushDue); a wake-up not heard is tried again a second later.
+func (s *Ledgers) wakeAt(tenant string, d time.Duration) {
+	time.AfterFunc(d, func() {
+		if !s.wakeUp(tenant) {
+			s.mu.Lock()
+			listens := s.wake != nil
+			s.mu.Unlock()
+			if listens {
+				s.wakeAt(tenant, time.Second)
+			}
 		}
-	}
-	s.mu.Unlock()
-	for _, tenant := range tenants {
-		if err := s.flushPending(ctx, tenant); err != nil {
-			logf.FromContext(ctx).Info("Copying the budget's usage to the ledger failed at shutdown", "namespace", tenant, "error", err.Error())
-		}
-	}
+	})
 }
 
-// flushPending writes what the cadence holds back for tenant's ledger, if anything.
+// flushDue writes what the cadence holds back of tenant's ledger once its interval has passed:
+// in the VideoBudget controller's reconcile.
+func (s *Ledgers) flushDue(ctx context.Context, tenant string) error {
+	s.mu.Lock()
+	lc := s.cadence[tenant]
+	due := lc != nil && lc.pending != nil && time.Since(lc.last) >= s.Interval
+	s.mu.Unlock()
+	if !due {
+		return nil
+	}
+	return s.flushPending(ctx, tenant)
+}
+
+// flushPending writes what the cadence holds back of tenant's ledger now.
 func (s *Ledgers) flushPending(ctx context.Context, tenant string) error {
 	s.mu.Lock()
 	lc := s.cadence[tenant]

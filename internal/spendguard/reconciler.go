@@ -37,7 +37,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -197,6 +196,16 @@ func (noObserver) ForgetBudget(string)                      {}
 
 // Reconcile is the whole reconcile of one VideoBudget.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// What the spend guard queued for this budget and is due now: the changes nobody waits for
+	// (settlements, charges after their render's end, reservations written ahead), and the
+	// ledger's copy the cadence held back.
+	if r.guard != nil {
+		r.guard.flushDue(ctx, req.Namespace)
+	}
+	if err := r.ledgers.flushDue(ctx, req.Namespace); err != nil {
+		logf.FromContext(ctx).Info("Copying the budget's usage to the ledger failed; the next budget write copies it",
+			"namespace", req.Namespace, "error", err.Error())
+	}
 	b := &videov1alpha1.VideoBudget{}
 	if err := r.client.Get(ctx, req.NamespacedName, b); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -596,23 +605,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &videov1alpha1.VideoRender{}, ChargeMarkIndex, IndexChargeMark); err != nil {
 		return fmt.Errorf("indexing VideoRenders by their charge mark: %w", err)
 	}
-	if r.guard != nil {
-		// A manager that stops writes what its guard still holds queued (charges written after
-		// their render's end among them) before it lets go of the lease.
-		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-			<-ctx.Done()
-			flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WriteTries*r.guard.writers.timeout)
-			defer cancel()
-			r.guard.Flush(flushCtx)
-			return nil
-		})); err != nil {
-			return fmt.Errorf("adding the spend guard's flush at shutdown: %w", err)
-		}
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoBudget{}).
-		// A ledger write that starts failing anywhere (a charge's, the cadence's) is said at once.
-		WatchesRawSource(source.Channel(r.ledgers.Failed(), &handler.EnqueueRequestForObject{})).
+		// The spend guard's wake-ups: a ledger write that starts failing anywhere, and changes or
+		// ledger copies that are due (written by this reconcile, never by a timer).
+		WatchesRawSource(source.Channel(r.ledgers.Wake(), &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
 		Named("videobudget").
 		Complete(r)
