@@ -57,6 +57,10 @@ const (
 	// beforeApprovals is the last commit of main before approvals (issue 21): its finished
 	// storyboardRef renders carry no digest at all, and must stay Ready after the upgrade.
 	beforeApprovals = "953f389"
+	// roundStart is the manager before the budget became a ledger of pending reservations: a
+	// running job kept no reservation under a budget without a seconds or credits limit, and its
+	// charge after its render's end was found again only by its mark.
+	roundStart = "5a301c3"
 )
 
 // paidEndpoints are the service's three submit endpoints: every call to one may create a job
@@ -75,12 +79,12 @@ var paidEndpoints = []string{simulator.EndpointCreateStoryboard, simulator.Endpo
 // submission again and charges only the renders that were running).
 //
 // The short variant upgrades from the previous release with one object per state in a namespace
-// with a budget; the long one from both commits, three objects per state, with and without a
+// with a budget; the long one from the three commits, three objects per state, with and without a
 // budget.
 func TestUpgradePaysNothing(t *testing.T) {
 	commits := []string{previousRelease}
 	if *long {
-		commits = append(commits, beforeApprovals)
+		commits = append(commits, beforeApprovals, roundStart)
 	}
 	for _, commit := range commits {
 		t.Run(commit, func(t *testing.T) {
