@@ -25,7 +25,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -385,6 +387,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 	r, err := controller.NewReconcilers(mgr.GetClient(), controller.Options{
 		ClientFactory:   factory,
 		APIReader:       mgr.GetAPIReader(),
+		WatchNamespaces: slices.Sorted(maps.Keys(opts.namespaces())),
 		LedgerNamespace: ledgerNamespace(opts.ledgerNamespace),
 		Recorder:        mgr.GetEventRecorder("video-operator"),
 		PollMin:         opts.pollMin,
