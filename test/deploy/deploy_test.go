@@ -409,6 +409,18 @@ func TestDeployAppliesToAPIServer(t *testing.T) {
 		{"get", "", "secrets", "", "team-a", true},
 		{"create", "events.k8s.io", "events", "", "team-a", true},
 		{"create", "coordination.k8s.io", "leases", "", namespace, true},
+		{"get", "coordination.k8s.io", "leases", "", namespace, true},
+		{"update", "coordination.k8s.io", "leases", "", namespace, true},
+		// The Lease lock needs no more than get, create and update; the ledgers no more than
+		// get, create and patch (a ledger is never listed, watched, replaced or deleted).
+		{"list", "coordination.k8s.io", "leases", "", namespace, false},
+		{"watch", "coordination.k8s.io", "leases", "", namespace, false},
+		{"patch", "coordination.k8s.io", "leases", "", namespace, false},
+		{"delete", "coordination.k8s.io", "leases", "", namespace, false},
+		{"patch", "", "configmaps", "", namespace, true},
+		{"list", "", "configmaps", "", namespace, false},
+		{"delete", "", "configmaps", "", namespace, false},
+		{"update", "", "configmaps", "", namespace, false},
 		// The installation's key fingerprint Secret, created once in the manager's own namespace
 		// (docs/backup-restore.md, "Key fingerprints"); never updated.
 		{"create", "", "secrets", "", namespace, true},
