@@ -283,8 +283,17 @@ func TestOperatorOverlay(t *testing.T) {
 	objs := decode(t, kustomizeBuild(t, filepath.Join(root, "config", "gitops", "operator-overlay")))
 	var d appsv1.Deployment
 	typed(t, objs, "Deployment", "", &d)
-	if got := d.Spec.Template.Spec.Containers[0].Image; got != "registry.example.com/video-operator:v0.1.0" {
-		t.Errorf("image = %q", got)
+	// The tree's version, as the chart's appVersion (TestChartImageIsNotOlderThanTheChart).
+	chart, err := os.ReadFile(filepath.Join(chartDir, "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct{ AppVersion string }
+	if err := yaml.Unmarshal(chart, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Spec.Template.Spec.Containers[0].Image; got != "registry.example.com/video-operator:"+meta.AppVersion {
+		t.Errorf("image = %q, want the tree's version %s", got, meta.AppVersion)
 	}
 	var cm corev1.ConfigMap
 	typed(t, objs, "ConfigMap", d.Spec.Template.Spec.Containers[0].EnvFrom[0].ConfigMapRef.Name, &cm)
