@@ -330,3 +330,53 @@ EOF`)
 		t.Errorf("tenants-b after uninstalling tenants-a:\n%s", status)
 	}
 }
+
+// TestCRDsApartFromEveryRelease runs docs/scale-out.md "CRDs apart from every release" as
+// written, crds.yaml being config/crd rendered as make release renders it: the CRDs belong to no
+// release, both releases install without them, and uninstalling both leaves the CRDs and the
+// videos.
+func TestCRDsApartFromEveryRelease(t *testing.T) {
+	cfg, kubeconfig := startAdminEnvtest(t, "platform-admin")
+	sh := newDocsShell(t, kubeconfig)
+	chart, err := filepath.Abs(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds := filepath.Join(t.TempDir(), "crds.yaml")
+	if err := os.WriteFile(crds, kustomizeBuild(t, filepath.Join(root, "config", "crd")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{"team-a", "team-b", "team-c"} {
+		sh.must("kubectl create namespace " + ns)
+	}
+	commands := docBlock(t, "scale-out.md", "## CRDs apart from every release")
+	if !strings.Contains(commands, "kubectl apply --server-side -f crds.yaml") || strings.Count(commands, "crds.install=false") != 2 {
+		t.Fatalf("docs/scale-out.md's commands changed; this test applies crds.yaml and installs two releases without CRDs:\n%s", commands)
+	}
+	script := strings.ReplaceAll(strings.ReplaceAll(commands, "dist/chart", chart), "-f crds.yaml", "-f "+crds)
+	t.Logf("%s%s", commands, sh.must(script))
+
+	owner := sh.must("kubectl get crd -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.annotations.meta\\.helm\\.sh/release-name} {end}'")
+	if strings.TrimSpace(owner) != "videobudgets.video.videoops.io= videorenders.video.videoops.io= videostoryboards.video.videoops.io=" {
+		t.Errorf("the CRDs applied apart belong to a release: %s", owner)
+	}
+	sh.must(`kubectl apply -f - <<'EOF'
+apiVersion: video.videoops.io/v1alpha1
+kind: VideoRender
+metadata: {name: video, namespace: team-c}
+spec:
+  storyboard:
+    videoName: A video that outlives every release
+    scenes: [{story: "A video that outlives every release."}]
+EOF`)
+	kinds := chartKinds(t, helmTemplate(t))
+	for _, r := range []string{"tenants-a", "tenants-b"} {
+		sh.must("helm uninstall " + r + " -n video-operator-system --no-hooks")
+		if left := leftBehind(t, cfg, r, kinds); len(left) > 0 {
+			t.Errorf("uninstalling %s left %v", r, left)
+		}
+	}
+	if got := sh.must("kubectl get videorenders -n team-c -o name"); strings.TrimSpace(got) != "videorender.video.videoops.io/video" {
+		t.Errorf("after uninstalling both releases the videos are %q", got)
+	}
+}
