@@ -57,6 +57,8 @@ const DefaultWatchedNames = 64
 type Watches struct {
 	opts WatchesOptions
 
+	started chan struct{} // closed by Start
+
 	mu     sync.Mutex
 	ctx    context.Context // set by Start; nil before
 	byName map[string]cache.Cache
@@ -84,7 +86,7 @@ func NewWatches(opts WatchesOptions) *Watches {
 	if opts.MaxNames <= 0 {
 		opts.MaxNames = DefaultWatchedNames
 	}
-	return &Watches{opts: opts, byName: map[string]cache.Cache{}}
+	return &Watches{opts: opts, byName: map[string]cache.Cache{}, started: make(chan struct{})}
 }
 
 // secretMetadata is the type every watch holds: a Secret's metadata, never its data.
@@ -131,6 +133,7 @@ func (w *Watches) Start(ctx context.Context) error {
 	for _, c := range w.caches() {
 		w.run(c)
 	}
+	close(w.started)
 	w.mu.Unlock()
 	<-ctx.Done()
 	return nil
@@ -219,7 +222,13 @@ func (w *Watches) Get(ctx context.Context, key client.ObjectKey, obj client.Obje
 		return err
 	}
 	if !running {
-		return &cache.ErrCacheNotStarted{}
+		// The manager starts the watches with its other runnables, in goroutines of their own:
+		// a read may come a moment before.
+		select {
+		case <-w.started:
+		case <-ctx.Done():
+			return &cache.ErrCacheNotStarted{}
+		}
 	}
 	// A watch started by this read has not listed yet; a read before its list would say the
 	// Secret does not exist.

@@ -74,7 +74,7 @@ func TestChartServiceMonitorKnobs(t *testing.T) {
 			"ca":         map[string]any{"secret": map[string]any{"name": "video-operator-metrics-ca", "key": "ca.crt"}},
 			"serverName": metricsSvc.Name + "." + namespace + ".svc",
 		},
-		"relabelings": []any{map[string]any{"targetLabel": "cluster", "replacement": "prod-eu-1"}},
+		"relabelings":       []any{map[string]any{"targetLabel": "cluster", "replacement": "prod-eu-1"}},
 		"metricRelabelings": []any{map[string]any{"sourceLabels": []any{"__name__"}, "regex": "go_gc_.*", "action": "drop"}},
 	}
 	if !reflect.DeepEqual(ep, want) {

@@ -170,7 +170,7 @@ func TestManagerMemoryIgnoresUnrelatedSecrets(t *testing.T) {
 	crowded, logs := w.runOneRender(g, "tenant", "crowded")
 
 	// The one name the render names is watched, and nothing wider.
-	g.Expect(logs).To(ContainSubstring(`"msg":"Watching the Secrets of one name","name":"`+videov1alpha1.DefaultAPIKeySecretName+`"`))
+	g.Expect(logs).To(ContainSubstring(`"msg":"Watching the Secrets of one name","name":"` + videov1alpha1.DefaultAPIKeySecretName + `"`))
 	g.Expect(strings.Count(logs, `"msg":"Watching the Secrets of one name"`)).To(Equal(1), logs)
 	g.Expect(logs).NotTo(ContainSubstring("metadata-only watch of every Secret"))
 
