@@ -400,6 +400,10 @@ func evaluate(t *testing.T, s *scrapes, exprs []expression) map[string]int {
 // manager's /metrics every half second until the videos are done.
 func runManager(t *testing.T) *running {
 	t.Helper()
+	// -short is the quick run that needs no API server, as in the main module (testutil.APIServer).
+	if testing.Short() {
+		t.Skip("starts a kube-apiserver and etcd (envtest): skipped under -short; make test runs it")
+	}
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests through 'make test'")
 	}
