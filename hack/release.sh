@@ -4,6 +4,8 @@
 #   video-operator-<version>.tgz        the Helm chart, version <version>, appVersion v<version>,
 #                                       image.digest pinned to the image below
 #   install.yaml                        config/default with the image pinned to that digest
+#   crds.yaml                           the CRDs alone (config/crd), for CRDs kept apart from every
+#                                       manager release (docs/scale-out.md)
 #   video-operator-image-<version>.oci.tar  the manager image for every platform, one OCI image
 #                                       index in an OCI layout archive (hack/ociimage, no
 #                                       container engine), reproducible: the same tree gives
@@ -108,6 +110,9 @@ HELM_CACHE_HOME=$helm_home HELM_CONFIG_HOME=$helm_home HELM_DATA_HOME=$helm_home
 
 echo "release $version: install.yaml (image $image_repo@$digest)"
 "$root/hack/build-installer.sh" "$KUSTOMIZE" "$image_repo@$digest" "$out/install.yaml" >/dev/null
+
+echo "release $version: crds.yaml"
+"$KUSTOMIZE" build "$root/config/crd" >"$out/crds.yaml"
 
 (cd "$out" && sha256sum -- $(ls | grep -v '^SHA256SUMS$') >SHA256SUMS)
 echo "release $version written to $out:"

@@ -25,7 +25,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,6 +71,7 @@ const serviceBaseURLPlaceholder = "SET-ME-video-service-base-url"
 type options struct {
 	metricsAddr          string
 	metricsSecure        bool
+	metricsCertDir       string
 	probeAddr            string
 	pprofAddr            string
 	leaderElect          bool
@@ -115,6 +119,9 @@ func (o *options) bind(fs *flag.FlagSet) {
 		"Address the metrics endpoint binds to, for example :8443 (secure) or :8080 (plain); 0 disables it.")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", true,
 		"Serve metrics over HTTPS, with authentication and authorization through the API server.")
+	fs.StringVar(&o.metricsCertDir, "metrics-cert-dir", "",
+		"Directory holding tls.crt and tls.key (for example a mounted kubernetes.io/tls Secret) that the HTTPS metrics endpoint serves, "+
+			"reloaded when they change. Empty: a self-signed certificate made at start.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address the liveness and readiness probes bind to.")
 	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "0",
 		"Address of the Go profiler (net/http/pprof), for example 127.0.0.1:6060; 0 disables it. Keep it off the network: it shows the process's memory.")
@@ -299,6 +306,16 @@ func run(opts options) error {
 		SecureServing: opts.metricsSecure,
 		TLSOpts:       tlsOpts,
 	}
+	if opts.metricsCertDir != "" {
+		// controller-runtime falls back to a self-signed certificate when the files are missing;
+		// a scraper told to verify with a CA would then fail with nothing in the manager's log.
+		for _, f := range []string{"tls.crt", "tls.key"} {
+			if _, err := os.Stat(filepath.Join(opts.metricsCertDir, f)); err != nil {
+				return fmt.Errorf("--metrics-cert-dir: %w", err)
+			}
+		}
+		metricsOpts.CertDir, metricsOpts.CertName, metricsOpts.KeyName = opts.metricsCertDir, "tls.crt", "tls.key"
+	}
 	if opts.metricsSecure {
 		// Only callers allowed by the API server (TokenReview and SubjectAccessReview) read metrics.
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
@@ -385,6 +402,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 	r, err := controller.NewReconcilers(mgr.GetClient(), controller.Options{
 		ClientFactory:   factory,
 		APIReader:       mgr.GetAPIReader(),
+		WatchNamespaces: slices.Sorted(maps.Keys(opts.namespaces())),
 		LedgerNamespace: ledgerNamespace(opts.ledgerNamespace),
 		Recorder:        mgr.GetEventRecorder("video-operator"),
 		PollMin:         opts.pollMin,

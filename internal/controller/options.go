@@ -78,6 +78,9 @@ type Options struct {
 	APIReader client.Reader
 	// Recorder emits Kubernetes events.
 	Recorder recorder.EventRecorder
+	// WatchNamespaces are the namespaces the manager's cache covers (--watch-namespaces); empty
+	// for every namespace. The watches of the Secrets its objects name cover the same.
+	WatchNamespaces []string
 	// LedgerNamespace is the manager's own namespace, where the namespaces' budget ledgers live,
 	// out of tenants' reach (docs/spend-guard.md). Empty means spendguard.DefaultLedgerNamespace.
 	LedgerNamespace string

@@ -50,6 +50,8 @@ type Reconcilers struct {
 	Budget *spendguard.Reconciler
 
 	callback *callback.Handler
+	// watchNamespaces are the namespaces the Secret watches cover; empty for every namespace.
+	watchNamespaces []string
 }
 
 // CallbackHandler returns the handler of the service's callbacks, or nil when Options.Callback
@@ -84,6 +86,7 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 			Metrics: budgetObserver(opts.Metrics), Grace: SubmitBudget(opts.CallTimeout), Recheck: budgetRecheck(opts.PollMax),
 			Retry: opts.BackoffBase / 10, Ledgers: ledgers, Guard: shared.guard,
 			Jobs: budgetJobs{render: render.lifecycle}, JobDeadline: max(opts.JobDeadline, 0), JobPoll: opts.PollMax}),
+		watchNamespaces: opts.WatchNamespaces,
 	}
 	if cb := opts.Callback; cb != nil {
 		r.Storyboard.wake = make(chan event.GenericEvent, callbackQueue)
@@ -164,10 +167,20 @@ func (r *Reconcilers) SetupWithManager(ctx context.Context, mgr ctrl.Manager, co
 			return err
 		}
 	}
-	if err := r.Storyboard.SetupWithManager(mgr, concurrency); err != nil {
+	// The Secrets are watched apart from the manager's cache, one name at a time, so that a
+	// Secret no object names never reaches the manager (credentials.Watches).
+	secrets := credentials.NewWatches(credentials.WatchesOptions{
+		Config: mgr.GetConfig(), HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		Namespaces: r.watchNamespaces, Transform: CacheTransform,
+	})
+	if err := mgr.Add(secrets); err != nil {
+		return fmt.Errorf("adding the Secret watches: %w", err)
+	}
+	r.Storyboard.keys.ReadMetadataFrom(secrets)
+	if err := r.Storyboard.SetupWithManager(mgr, concurrency, secrets); err != nil {
 		return fmt.Errorf("setting up the VideoStoryboard controller: %w", err)
 	}
-	if err := r.Render.SetupWithManager(mgr, concurrency); err != nil {
+	if err := r.Render.SetupWithManager(mgr, concurrency, secrets); err != nil {
 		return fmt.Errorf("setting up the VideoRender controller: %w", err)
 	}
 	if err := r.Budget.SetupWithManager(mgr); err != nil {
@@ -176,8 +189,8 @@ func (r *Reconcilers) SetupWithManager(ctx context.Context, mgr ctrl.Manager, co
 	return nil
 }
 
-// secretObject is the Secret type for a metadata-only watch: the manager caches Secret metadata,
-// never Secret data.
+// secretObject is the Secret type of the metadata-only watches: the manager holds Secret
+// metadata, never Secret data.
 func secretObject() *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))

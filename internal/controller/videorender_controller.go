@@ -36,6 +36,7 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/callback"
+	"github.com/videoops/video-operator/internal/credentials"
 	"github.com/videoops/video-operator/internal/requestdigest"
 	"github.com/videoops/video-operator/internal/spendguard"
 )
@@ -290,21 +291,21 @@ func decimal(n apiclient.Number) string {
 
 // SetupWithManager registers the controller; see VideoStoryboardReconciler.SetupWithManager.
 // A VideoStoryboard's status changes (its preview completing) wake the renders that refer to it.
-func (r *VideoRenderReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+func (r *VideoRenderReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int, secrets *credentials.Watches) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoRender{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, annotationsChanged(), callback.Recorded(), restoredStatus()))).
-		WatchesMetadata(secretObject(), handler.EnqueueRequestsFromMapFunc(
-			r.objectsUsingSecret(&videov1alpha1.VideoRenderList{}))).
 		Watches(&videov1alpha1.VideoStoryboard{}, handler.EnqueueRequestsFromMapFunc(r.rendersOfStoryboard)).
 		Watches(&videov1alpha1.VideoBudget{}, handler.EnqueueRequestsFromMapFunc(r.waitingForBudget(&videov1alpha1.VideoRenderList{}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency})
 	if r.wake != nil {
 		b = b.WatchesRawSource(r.wakeSource())
 	}
-	return b.
-		Named("videorender").
-		Complete(r)
+	ctl, err := b.Named("videorender").Build(r)
+	if err != nil {
+		return err
+	}
+	return r.watchSecrets(ctl, secrets, &videov1alpha1.VideoRenderList{})
 }
 
 func (r *VideoRenderReconciler) rendersOfStoryboard(ctx context.Context, sb client.Object) []ctrl.Request {

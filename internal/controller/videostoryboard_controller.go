@@ -28,10 +28,12 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
@@ -246,20 +248,32 @@ func (storyboardAdapter) termsOf(*videov1alpha1.VideoStoryboard) terms {
 
 // SetupWithManager registers the controller. Status-only updates do not trigger a reconcile
 // (the controller writes them itself); spec, annotation and Secret changes do.
-func (r *VideoStoryboardReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+func (r *VideoStoryboardReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int, secrets *credentials.Watches) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoStoryboard{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, annotationsChanged(), callback.Recorded(), restoredStatus()))).
-		WatchesMetadata(secretObject(), handler.EnqueueRequestsFromMapFunc(
-			r.objectsUsingSecret(&videov1alpha1.VideoStoryboardList{}))).
 		Watches(&videov1alpha1.VideoBudget{}, handler.EnqueueRequestsFromMapFunc(r.waitingForBudget(&videov1alpha1.VideoStoryboardList{}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency})
 	if r.wake != nil {
 		b = b.WatchesRawSource(r.wakeSource())
 	}
-	return b.
-		Named("videostoryboard").
-		Complete(r)
+	ctl, err := b.Named("videostoryboard").Build(r)
+	if err != nil {
+		return err
+	}
+	return r.watchSecrets(ctl, secrets, &videov1alpha1.VideoStoryboardList{})
+}
+
+// watchSecrets has ctl hear of every change to a Secret of a watch of secrets, the watches
+// started later included: a Secret created, fixed or rotated wakes the objects that name it.
+func (l *lifecycle[T]) watchSecrets(ctl controller.Controller, secrets *credentials.Watches, list client.ObjectList) error {
+	mapper := handler.EnqueueRequestsFromMapFunc(l.objectsUsingSecret(list))
+	if err := secrets.OnWatch(func(c cache.Cache) error {
+		return ctl.Watch(source.Kind[client.Object](c, secretObject(), mapper))
+	}); err != nil {
+		return fmt.Errorf("watching the Secrets of %T: %w", list, err)
+	}
+	return nil
 }
 
 // objectsUsingSecret maps a Secret event to the objects of its namespace that read their API

@@ -59,12 +59,13 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-// Store reads API keys from Secrets. The manager caches only the metadata of Secrets (a
-// metadata-only watch); the data is read straight from the API server, and only when the
+// Store reads API keys from Secrets. The manager watches only the metadata of the Secrets its
+// objects name (Watches); the data is read straight from the API server, and only when the
 // Secret's resourceVersion changed, so the key is neither held for every Secret of the cluster
-// nor read on every poll.
+// nor read on every poll. The keys it read are kept, by Secret, until the Secret changes or is
+// deleted: at most one entry per Secret an object names.
 type Store struct {
-	cache  client.Reader // the manager's cache: Secret metadata only
+	cache  client.Reader // Secret metadata only: the manager's Secret watches
 	reader client.Reader // the API server, uncached
 
 	mu   sync.Mutex
@@ -80,6 +81,12 @@ type cachedKey struct {
 // cache) and Secret data from reader (the API server, uncached).
 func NewStore(cache, reader client.Reader) *Store {
 	return &Store{cache: cache, reader: reader, keys: map[types.NamespacedName]cachedKey{}}
+}
+
+// ReadMetadataFrom has the store read Secret metadata from r (the manager's Secret watches)
+// instead of the reader given to NewStore. It is called before the manager starts.
+func (s *Store) ReadMetadataFrom(r client.Reader) {
+	s.cache = r
 }
 
 // APIKey returns the trimmed API key named by ref in namespace, or a *Error.

@@ -44,6 +44,8 @@ var StalledReasons = []videov1alpha1.ConditionReason{
 	videov1alpha1.ReasonBriefSettingsNotCarried, videov1alpha1.ReasonStoryboardNotFound,
 	videov1alpha1.ReasonProjectNotFound, videov1alpha1.ReasonProjectBusy, videov1alpha1.ReasonBrandNotFound,
 	videov1alpha1.ReasonInvalidRequest, videov1alpha1.ReasonBudgetExhausted,
+	// A render of a stalled VideoStoryboard stalls too, with this reason.
+	videov1alpha1.ReasonWaitingForPreview,
 }
 
 // ReasonOther is the reason label of a stall whose reason is not in StalledReasons.

@@ -175,7 +175,8 @@ func TestChartInstallerAndMonitoringApplyToAPIServer(t *testing.T) {
 	// `helm install --create-namespace` or the installer's own Namespace would.
 	// The full values watch team-a and team-b, where the manager gets its Roles: the namespaces
 	// must exist first (docs: values.yaml, watchNamespaces).
-	for _, ns := range []string{namespace, "team-a", "team-b"} {
+	// The full values put the ServiceMonitor in Prometheus's namespace, monitoring.
+	for _, ns := range []string{namespace, "team-a", "team-b", "monitoring"} {
 		apply(t, []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+ns+"\n"))
 	}
 

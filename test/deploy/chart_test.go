@@ -286,7 +286,8 @@ func TestChartFullValues(t *testing.T) {
 	fromSecret := slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool {
 		return v.Secret != nil && v.Secret.SecretName == "my-callback-key"
 	})
-	if !fromSecret || len(c.VolumeMounts) != 2 || !c.VolumeMounts[0].ReadOnly {
+	// The callback key, the extra mount of the values, and the metrics certificate.
+	if !fromSecret || len(c.VolumeMounts) != 3 || !c.VolumeMounts[0].ReadOnly {
 		t.Errorf("the callback key must be mounted read-only from Secret my-callback-key: %+v %+v", c.VolumeMounts, pod.Volumes)
 	}
 

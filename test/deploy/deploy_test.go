@@ -283,8 +283,17 @@ func TestOperatorOverlay(t *testing.T) {
 	objs := decode(t, kustomizeBuild(t, filepath.Join(root, "config", "gitops", "operator-overlay")))
 	var d appsv1.Deployment
 	typed(t, objs, "Deployment", "", &d)
-	if got := d.Spec.Template.Spec.Containers[0].Image; got != "registry.example.com/video-operator:v0.1.0" {
-		t.Errorf("image = %q", got)
+	// The tree's version, as the chart's appVersion (TestChartImageIsNotOlderThanTheChart).
+	chart, err := os.ReadFile(filepath.Join(chartDir, "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct{ AppVersion string }
+	if err := yaml.Unmarshal(chart, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Spec.Template.Spec.Containers[0].Image; got != "registry.example.com/video-operator:"+meta.AppVersion {
+		t.Errorf("image = %q, want the tree's version %s", got, meta.AppVersion)
 	}
 	var cm corev1.ConfigMap
 	typed(t, objs, "ConfigMap", d.Spec.Template.Spec.Containers[0].EnvFrom[0].ConfigMapRef.Name, &cm)
@@ -409,6 +418,18 @@ func TestDeployAppliesToAPIServer(t *testing.T) {
 		{"get", "", "secrets", "", "team-a", true},
 		{"create", "events.k8s.io", "events", "", "team-a", true},
 		{"create", "coordination.k8s.io", "leases", "", namespace, true},
+		{"get", "coordination.k8s.io", "leases", "", namespace, true},
+		{"update", "coordination.k8s.io", "leases", "", namespace, true},
+		// The Lease lock needs no more than get, create and update; the ledgers no more than
+		// get, create and patch (a ledger is never listed, watched, replaced or deleted).
+		{"list", "coordination.k8s.io", "leases", "", namespace, false},
+		{"watch", "coordination.k8s.io", "leases", "", namespace, false},
+		{"patch", "coordination.k8s.io", "leases", "", namespace, false},
+		{"delete", "coordination.k8s.io", "leases", "", namespace, false},
+		{"patch", "", "configmaps", "", namespace, true},
+		{"list", "", "configmaps", "", namespace, false},
+		{"delete", "", "configmaps", "", namespace, false},
+		{"update", "", "configmaps", "", namespace, false},
 		// The installation's key fingerprint Secret, created once in the manager's own namespace
 		// (docs/backup-restore.md, "Key fingerprints"); never updated.
 		{"create", "", "secrets", "", namespace, true},

@@ -17,6 +17,7 @@ limitations under the License.
 package deploy
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -198,6 +199,8 @@ func TestChartImageIsNotOlderThanTheChart(t *testing.T) {
 	for what, rendered := range map[string][]byte{
 		"the chart":      helmTemplate(t),
 		"config/default": kustomizeBuild(t, filepath.Join(root, "config", "default")),
+		// The GitOps example pinned v0.1.0 while the chart beside it was 0.2.0-dev.
+		"config/gitops/operator-overlay": kustomizeBuild(t, filepath.Join(root, "config", "gitops", "operator-overlay")),
 	} {
 		for _, o := range decode(t, rendered) {
 			if o.GetKind() != "Deployment" {
@@ -219,6 +222,52 @@ func TestChartImageIsNotOlderThanTheChart(t *testing.T) {
 				t.Errorf("%s runs %s, a release older than the chart's %s", what, image, chartVersion)
 			}
 		}
+	}
+}
+
+// TestGitOpsRefsAreNotOlderThanTheChart: a remote base or chart version the GitOps examples name
+// (`?ref=vX.Y.Z`, `targetRevision: X.Y.Z`) is not a release older than the chart beside them.
+func TestGitOpsRefsAreNotOlderThanTheChart(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(chartDir, "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chart struct{ Version string }
+	if err := yaml.Unmarshal(b, &chart); err != nil {
+		t.Fatal(err)
+	}
+	chartVersion, err := version.ParseSemantic(chart.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := regexp.MustCompile(`(?:\?ref=v|targetRevision: *v?|newTag: *v)([0-9]+\.[0-9]+\.[0-9]+[-.0-9A-Za-z]*)`)
+	seen := 0
+	err = filepath.WalkDir(filepath.Join(root, "config", "gitops"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range ref.FindAllStringSubmatch(string(data), -1) {
+			seen++
+			v, err := version.ParseSemantic(m[1])
+			if err != nil {
+				t.Errorf("%s: %q is not a version: %v", path, m[0], err)
+				continue
+			}
+			if v.LessThan(chartVersion) {
+				t.Errorf("%s names %q, older than the chart's %s", path, m[0], chartVersion)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen == 0 {
+		t.Error("config/gitops names no version: the overlay's newTag is gone, and the check with it")
 	}
 }
 

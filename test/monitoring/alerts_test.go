@@ -238,8 +238,8 @@ func checkNoLeader(t *testing.T, rules []rule, r *running) {
 			AcquireTime: &now, RenewTime: &now}})
 
 	common := []string{"--kubeconfig=" + r.kubeconfig, "--service-base-url=" + r.serviceURL}
-	off := startManager(t, r.managerBin, "manager-without-leader-election", append(common, "--watch-namespaces=le-off")...)
-	standby := startManager(t, r.managerBin, "manager-standby",
+	off, _ := startManager(t, r.managerBin, "manager-without-leader-election", append(common, "--watch-namespaces=le-off")...)
+	standby, _ := startManager(t, r.managerBin, "manager-standby",
 		append(common, "--watch-namespaces=le-held", "--leader-elect", "--leader-election-namespace=le-held")...)
 
 	offScrapes := scrapeUntil(t, off, "video_operator_leader_election_enabled")
@@ -254,6 +254,40 @@ func checkNoLeader(t *testing.T, rules []rule, r *running) {
 	got := evaluateAt(t, standbyScrapes, expr, standbyScrapes.last)
 	if len(got) != 1 || got[0].Metric.Get("name") != lease {
 		t.Errorf("VideoOperatorNoLeader for a standby whose lease another replica holds = %v, want one alert for %s", got, lease)
+	}
+}
+
+// checkAbsent checks VideoOperatorAbsent against the scenario's manager: silent at every scrape
+// while it ran; once it is gone (stopped, so its series end with its last scrape), firing with
+// no labels as soon as the last sample is older than Prometheus's lookback (5 minutes), so the
+// alert's `for` counts from then. A stopped target is marked stale by Prometheus at once; the
+// lookback is the later, more cautious bound.
+func checkAbsent(t *testing.T, rules []rule, r *running) {
+	var expr string
+	for _, rl := range rules {
+		if rl.Alert == "VideoOperatorAbsent" {
+			expr = rl.Expr
+		}
+	}
+	if expr == "" {
+		t.Fatal("prometheus-rule.yaml has no VideoOperatorAbsent alert")
+	}
+	for _, ts := range r.scrapes.times {
+		if got := evaluateAt(t, r.scrapes, expr, ts); len(got) != 0 {
+			t.Errorf("VideoOperatorAbsent fires at %s while the manager is scraped: %v", ts.Format(time.TimeOnly), got)
+		}
+	}
+	r.stopManager()
+	if err := r.scrapes.scrape(t.Context(), r.metricsURL); err == nil {
+		t.Fatal("the stopped manager still serves metrics: the case tests nothing")
+	}
+	gone := r.scrapes.last.Add(5*time.Minute + time.Second)
+	got := evaluateAt(t, r.scrapes, expr, gone)
+	if len(got) != 1 || got[0].Metric.Len() != 0 || got[0].F != 1 {
+		t.Errorf("VideoOperatorAbsent 5 minutes after the manager's last scrape = %v, want one alert without labels", got)
+	}
+	if got := evaluateAt(t, r.scrapes, expr, r.scrapes.last.Add(4*time.Minute)); len(got) != 0 {
+		t.Errorf("VideoOperatorAbsent fires within the lookback of the last scrape: %v", got)
 	}
 }
 

@@ -37,6 +37,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -144,6 +145,8 @@ type running struct {
 	managerBin  string // the manager binary, for runs with other flags
 	kubeconfig  string
 	serviceURL  string // the simulator's base URL
+	metricsURL  string // the scenario's manager's /metrics
+	stopManager func() // stops the scenario's manager and waits for it to exit
 }
 
 // streamRenders is how many healthy renders the scenario submits one after the other, and
@@ -187,6 +190,7 @@ func TestAlertsAndDashboardAgainstTheManager(t *testing.T) {
 	// that arrive carry no valid signature.
 	fires := map[string]bool{
 		"VideoOperatorNoLeader":             false,
+		"VideoOperatorAbsent":               false,
 		"VideoOperatorObjectsStalled":       true,
 		"VideoOperatorSubmissionStuck":      true,
 		"VideoOperatorSubmissionUnknown":    true,
@@ -242,6 +246,7 @@ func TestAlertsAndDashboardAgainstTheManager(t *testing.T) {
 	})
 	t.Run("DashboardVariables", func(t *testing.T) { checkDashboardVariables(t, r.scrapes) })
 	t.Run("NoLeader", func(t *testing.T) { checkNoLeader(t, rules, r) })
+	t.Run("Absent", func(t *testing.T) { checkAbsent(t, rules, r) })
 }
 
 // firedFor evaluates an alert at the last scrape and returns the label sets it fires for, each
@@ -395,6 +400,10 @@ func evaluate(t *testing.T, s *scrapes, exprs []expression) map[string]int {
 // manager's /metrics every half second until the videos are done.
 func runManager(t *testing.T) *running {
 	t.Helper()
+	// -short is the quick run that needs no API server, as in the main module (testutil.APIServer).
+	if testing.Short() {
+		t.Skip("starts a kube-apiserver and etcd (envtest): skipped under -short; make test runs it")
+	}
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests through 'make test'")
 	}
@@ -522,7 +531,7 @@ spec:
 	}
 	r.callbackURL = "http://" + callbackAddr
 
-	metricsURL := startManager(t, managerBin, "manager",
+	metricsURL, stopManager := startManager(t, managerBin, "manager",
 		"--kubeconfig="+kubeconfig,
 		"--service-base-url="+r.serviceURL,
 		"--leader-elect", "--leader-election-namespace=default",
@@ -533,6 +542,7 @@ spec:
 		// (rate_limited) and their jobs are read at the fallback poll.
 		"--callback-bind-address="+callbackAddr, "--callback-public-url="+r.callbackURL,
 		"--callback-key-file="+callbackKey, "--callback-rate-limit=0.01", "--callback-poll-interval=300ms")
+	r.metricsURL, r.stopManager = metricsURL, stopManager
 
 	// A first scrape before any object exists: every counter starts at 0, so rate() sees every
 	// answer of the scenario, the first job reads (which the seed answers with faults) included.
@@ -663,7 +673,7 @@ spec:
 
 // startManager runs the manager binary with args (and a metrics server on a free port, probes
 // off) until the test ends, and returns its metrics URL. Its log is shown when the test fails.
-func startManager(t *testing.T, bin, name string, args ...string) string {
+func startManager(t *testing.T, bin, name string, args ...string) (string, func()) {
 	t.Helper()
 	metricsAddr := freeAddr(t)
 	logPath := filepath.Join(t.TempDir(), name+".log")
@@ -681,9 +691,15 @@ func startManager(t *testing.T, bin, name string, args ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			_ = cmd.Wait()
+		})
+	}
 	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
+		stop()
 		_ = logFile.Close()
 		if t.Failed() {
 			if b, err := os.ReadFile(logPath); err == nil {
@@ -691,7 +707,7 @@ func startManager(t *testing.T, bin, name string, args ...string) string {
 			}
 		}
 	})
-	return "http://" + metricsAddr + "/metrics"
+	return "http://" + metricsAddr + "/metrics", stop
 }
 
 // done says whether team-a's videos completed (the one with an unknown voice failed) and

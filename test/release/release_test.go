@@ -74,7 +74,7 @@ func TestRelease(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	want := []string{"IMAGE-DIGEST", "RELEASE-NOTES.md", "SHA256SUMS", "install.yaml", "kubectl-video-linux-arm64",
+	want := []string{"IMAGE-DIGEST", "RELEASE-NOTES.md", "SHA256SUMS", "crds.yaml", "install.yaml", "kubectl-video-linux-arm64",
 		"manager-linux-arm64", "manager-linux-arm64.cdx.json", "video-operator-" + version + ".tgz",
 		"video-operator-image-" + version + ".oci.tar"}
 	if !slices.Equal(names, want) {
@@ -129,6 +129,9 @@ func TestRelease(t *testing.T) {
 	if !bytes.Contains(installer, []byte("image: ghcr.io/videoops/video-operator@"+digest+"\n")) {
 		t.Error("install.yaml does not run ghcr.io/videoops/video-operator@" + digest)
 	}
+
+	// crds.yaml holds the CRDs alone, the very ones install.yaml and the chart install.
+	checkCRDsAlone(t, filepath.Join(dir, "crds.yaml"), installer)
 
 	for _, bin := range []string{"manager-linux-arm64", "kubectl-video-linux-arm64"} {
 		f, err := elf.Open(filepath.Join(dir, bin))

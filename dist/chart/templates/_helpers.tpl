@@ -123,6 +123,13 @@ value to fix. The manager checks its flags again when it starts.
 {{- if and .Values.metrics.enabled (eq (int .Values.metrics.port) 8081) -}}
 {{- fail "metrics.port 8081 is the health probes' port" -}}
 {{- end -}}
+{{- $tls := .Values.metrics.serviceMonitor.tls -}}
+{{- if and $tls.caSecretName $tls.caConfigMapName -}}
+{{- fail "metrics.serviceMonitor.tls: set caSecretName or caConfigMapName, not both" -}}
+{{- end -}}
+{{- if and (or $tls.caSecretName $tls.caConfigMapName) (not .Values.metrics.certSecret) -}}
+{{- fail "metrics.serviceMonitor.tls names a CA, but metrics.certSecret is empty: the manager would serve a self-signed certificate that no CA verifies. Set metrics.certSecret to the kubernetes.io/tls Secret that CA signed" -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
