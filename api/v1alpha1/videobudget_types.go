@@ -348,8 +348,9 @@ type VideoBudgetStatus struct {
 	// +optional
 	Reserved BudgetReserved `json:"reserved,omitempty"`
 
-	// reservations are the submissions in flight, one per object, and, while a seconds or
-	// credits limit is set, the running renders whose length is not charged yet.
+	// reservations are the submissions in flight, one per object, and the running renders whose
+	// job's end is not charged yet (pending until then, whoever holds the render). At most 1000:
+	// a namespace with that many waits for some to end before it submits more.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1000

@@ -78,6 +78,9 @@ type harness struct {
 	wrap func(apiclient.Interface) apiclient.Interface
 	// intercept, when set before startManager, intercepts the manager's Kubernetes client.
 	intercept *interceptor.Funcs
+	// secretMetadataFault, when set before startManager, answers the key store's reads of Secret
+	// metadata (the Secret watches, apart from the manager's client) when it returns an error.
+	secretMetadataFault func(key client.ObjectKey) error
 	// callbackPoll, when set before startManager, enables the operator's callbacks with this
 	// fallback polling interval. The callback server and its key outlive manager restarts.
 	callbackPoll time.Duration
@@ -240,6 +243,9 @@ func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, ser
 	}
 	mctx, stop := context.WithCancel(ctx)
 	Expect(r.SetupWithManager(mctx, mgr, 4)).To(Succeed())
+	if h.secretMetadataFault != nil {
+		r.Storyboard.keys.ReadMetadataFrom(faultyReader{Reader: r.secrets, fault: h.secretMetadataFault})
+	}
 
 	m := &runningManager{stop: stop, done: make(chan struct{}), elected: mgr.Elected()}
 	go func() {
@@ -677,4 +683,17 @@ func keyedWorld(h **harness) func(simulator.Options) {
 		*h = newHarness(opts)
 		(*h).createSecret(testAPIKey)
 	}
+}
+
+// faultyReader answers a read with fault's error, when it returns one.
+type faultyReader struct {
+	client.Reader
+	fault func(key client.ObjectKey) error
+}
+
+func (f faultyReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := f.fault(key); err != nil {
+		return err
+	}
+	return f.Reader.Get(ctx, key, obj, opts...)
 }

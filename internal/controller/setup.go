@@ -52,6 +52,8 @@ type Reconcilers struct {
 	callback *callback.Handler
 	// watchNamespaces are the namespaces the Secret watches cover; empty for every namespace.
 	watchNamespaces []string
+	// secrets are the Secret watches the key store reads metadata from (set up with the manager).
+	secrets *credentials.Watches
 }
 
 // CallbackHandler returns the handler of the service's callbacks, or nil when Options.Callback
@@ -176,6 +178,7 @@ func (r *Reconcilers) SetupWithManager(ctx context.Context, mgr ctrl.Manager, co
 	if err := mgr.Add(secrets); err != nil {
 		return fmt.Errorf("adding the Secret watches: %w", err)
 	}
+	r.secrets = secrets
 	r.Storyboard.keys.ReadMetadataFrom(secrets)
 	if err := r.Storyboard.SetupWithManager(mgr, concurrency, secrets); err != nil {
 		return fmt.Errorf("setting up the VideoStoryboard controller: %w", err)

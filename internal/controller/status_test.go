@@ -17,7 +17,6 @@ limitations under the License.
 package controller
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -35,7 +34,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -194,12 +192,12 @@ var _ = Describe("Status tells the truth about the job", func() {
 	It("a failed reconcile of a new generation does not claim it, and says so", func() {
 		start(simulator.Options{})
 		var secretReads atomic.Bool
-		h.intercept = &interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			if m, ok := obj.(*metav1.PartialObjectMetadata); ok && m.Kind == "Secret" && secretReads.Load() {
+		h.secretMetadataFault = func(client.ObjectKey) error {
+			if secretReads.Load() {
 				return errInjected
 			}
-			return c.Get(ctx, key, obj, opts...)
-		}}
+			return nil
+		}
 		h.startManager()
 		vr := storyRender(h.ns, "gen-error", "Gen error")
 		Expect(k8sClient.Create(ctx, vr)).To(Succeed())

@@ -284,7 +284,7 @@ func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj cli
 	}
 	if len(b.Status.Reservations) >= maxReservations {
 		return Decision{Wait: true, Message: fmt.Sprintf(
-			"%d submissions of this namespace are in flight, the most the VideoBudget tracks; waiting for some to be recorded", maxReservations)}, false
+			"%d submissions or running jobs of this namespace hold a reservation, the most the VideoBudget tracks; waiting for some to end", maxReservations)}, false
 	}
 	r := videov1alpha1.BudgetReservation{
 		Kind: kind, Name: obj.GetName(), UID: string(obj.GetUID()), AttemptID: attempt,
