@@ -179,9 +179,9 @@ func (g *Guard) chargeLater(ns, kind string, change func(b *videov1alpha1.VideoB
 	}, delay)
 }
 
-// ChargePending reports whether this process queued the charge of jobID after its end and has
+// chargePending reports whether this process queued the charge of jobID after its end and has
 // not written it yet.
-func (g *Guard) ChargePending(jobID string) bool { return g != nil && g.later.has(jobID) }
+func (g *Guard) chargePending(jobID string) bool { return g != nil && g.later.has(jobID) }
 
 // ChargeMarked charges the job a render's status marked, if the budget shows that it is not
 // charged yet (see above), and waits for the write.
@@ -189,9 +189,9 @@ func (g *Guard) ChargeMarked(ctx context.Context, ns string, c MarkedCharge) err
 	return ignoreNoBudget(g.mutateBudget(ctx, ns, ChangeChargeMarked, markedChargeChange(c)))
 }
 
-// NotCharged reports, from the budget as the cache shows it, whether the job c marked may still
+// notCharged reports, from the budget as the cache shows it, whether the job c marked may still
 // lack its charge: its render must not move on to another job before it is written.
-func (g *Guard) NotCharged(ctx context.Context, ns string, c MarkedCharge) bool {
+func (g *Guard) notCharged(ctx context.Context, ns string, c MarkedCharge) bool {
 	b, err := g.cachedBudget(ctx, ns)
 	return err == nil && lostCharge(b, c)
 }
@@ -203,7 +203,7 @@ func (g *Guard) UnchargedMark(ctx context.Context, obj client.Object) (MarkedCha
 		return MarkedCharge{}, false
 	}
 	c, ok := MarkedChargeOf(obj)
-	return c, ok && g.NotCharged(ctx, obj.GetNamespace(), c)
+	return c, ok && g.notCharged(ctx, obj.GetNamespace(), c)
 }
 
 // lostCharge reports whether the budget certainly lacks the charge c marked (see above).

@@ -184,10 +184,10 @@ func TestAChargeWhoseFlushMeetsABusyTurnIsStillWritten(t *testing.T) {
 	h.g.writers.mu.Unlock()
 	reviewReconcile(t, h, clocktesting.NewFakeClock(time.Now()), 2)
 	b := h.budget(t)
-	t.Logf("queue %d, flush armed %v, pending %v, used %d s", queued, flushing, h.g.ChargePending("j1"), b.Status.Used.RenderSeconds)
+	t.Logf("queue %d, flush armed %v, pending %v, used %d s", queued, flushing, h.g.chargePending("j1"), b.Status.Used.RenderSeconds)
 	if !charged(b, "j1") {
 		t.Fatalf("j1's charge stalled: queued %d with no flush armed (%v), ChargePending %v blocks its recovery; used %d s",
-			queued, flushing, h.g.ChargePending("j1"), b.Status.Used.RenderSeconds)
+			queued, flushing, h.g.chargePending("j1"), b.Status.Used.RenderSeconds)
 	}
 }
 
@@ -208,7 +208,7 @@ func TestAChargeWhoseWritesKeepFailingIsNotGivenUp(t *testing.T) {
 	h.g.ChargeLater("team-a", MarkedCharge{JobID: "j1", Seconds: 12})
 	// The namespace's other renders keep writing (each write carries j1's charge, queued again
 	// after each failure).
-	for i := 0; h.g.ChargePending("j1"); i++ {
+	for i := 0; h.g.chargePending("j1"); i++ {
 		_ = h.g.Charge(t.Context(), "team-a", fmt.Sprintf("busy-%d", i), 1, nil, false)
 		if i > 50 {
 			t.Fatal("j1 never left the queue")

@@ -133,14 +133,14 @@ func TestAChargeAfterTheEndRidesWithTheNextWriteAndIsTriedAgain(t *testing.T) {
 		t.Fatal("a budget without a seconds or credits limit takes charges after the end")
 	}
 	h.g.ChargeLater("team-a", MarkedCharge{JobID: "j1", Seconds: 12})
-	if !h.g.ChargePending("j1") {
+	if !h.g.chargePending("j1") {
 		t.Fatal("the queued charge is not known as pending")
 	}
 	// A reservation comes meanwhile: the charge rides with its write (which fails, and so does
 	// the next: the charge is queued again).
 	_, _ = h.g.Reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{}, nil)
 	deadline := time.Now().Add(4 * chargeLaterDelay)
-	for h.g.ChargePending("j1") {
+	for h.g.chargePending("j1") {
 		if time.Now().After(deadline) {
 			t.Fatal("the charge was never written")
 		}
@@ -214,7 +214,7 @@ func TestTheNextSubmissionChargesThePreviousMarkedEndFirst(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))})
 	close(h.hold)
 	c := MarkedCharge{JobID: "j-prev", Seconds: 9}
-	if !h.g.NotCharged(t.Context(), "team-a", c) {
+	if !h.g.notCharged(t.Context(), "team-a", c) {
 		t.Fatal("the budget does not hold the previous job's charge")
 	}
 	if err := h.g.ChargeMarked(t.Context(), "team-a", c); err != nil {
@@ -224,7 +224,7 @@ func TestTheNextSubmissionChargesThePreviousMarkedEndFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := h.budget(t)
-	if b.Status.Used.RenderSeconds != 9 || h.g.NotCharged(t.Context(), "team-a", c) {
+	if b.Status.Used.RenderSeconds != 9 || h.g.notCharged(t.Context(), "team-a", c) {
 		t.Fatalf("used %d seconds, ids %v: want the charge once", b.Status.Used.RenderSeconds, b.Status.ChargedJobs)
 	}
 }
@@ -246,7 +246,7 @@ func TestTheGuardWritesOverTheControllersWriteWithoutLosingItsLock(t *testing.T)
 			t.Fatal(err)
 		}
 		if told {
-			h.g.Wrote(from, b)
+			h.g.wrote(from, b)
 		}
 		before := h.writes.Load()
 		if _, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{}, nil); err != nil {
@@ -277,7 +277,7 @@ func TestGrantOutcomesAreCountedOnlyInGuardedNamespaces(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))})
 	close(h.hold)
 	c := &grantCounter{got: map[string]int{}}
-	h.g.ObserveWrites(c)
+	h.g.observeWrites(c)
 	unguarded := batchRender(1)
 	unguarded.Namespace = "team-b"
 	if _, ok := h.g.TakeGrant(t.Context(), "VideoRender", unguarded, "a", "", Estimate{}); ok {

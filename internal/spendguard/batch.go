@@ -382,12 +382,12 @@ func admits(batch []*op) bool {
 	return false
 }
 
-// Wrote tells the guard that the VideoBudget controller of this process wrote b (the API
+// wrote tells the guard that the VideoBudget controller of this process wrote b (the API
 // server's answer) over the version from: when that version is the one the guard's last write
 // left, the guard's next write starts from b, not from a copy the controller's write made stale
 // (each of the controller's writes cost the guard's next one its lock: most of the conflicts of
 // a guarded burst). A guard write in flight meanwhile meets the lock and reads the budget again.
-func (g *Guard) Wrote(from string, b *videov1alpha1.VideoBudget) {
+func (g *Guard) wrote(from string, b *videov1alpha1.VideoBudget) {
 	if g == nil {
 		return
 	}

@@ -299,7 +299,7 @@ func TestABatchThatLosesItsLockIsRetriedWithoutCountingTwice(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			uid := batchRender(i).UID
-			if err := h.g.Settle(t.Context(), "team-a", uid, "a", fmt.Sprintf("job-%d", i)); err != nil {
+			if err := h.g.settle(t.Context(), "team-a", uid, "a", fmt.Sprintf("job-%d", i)); err != nil {
 				t.Error(err)
 			}
 			if err := h.g.Charge(t.Context(), "team-a", fmt.Sprintf("job-%d", i), 10, nil, false); err != nil {

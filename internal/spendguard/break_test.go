@@ -299,7 +299,7 @@ func TestBreakALedgerFailureInTheBackgroundFlushShowsInTheBudget(t *testing.T) {
 	}
 	// The manager's namespace goes away (or its Role loses ConfigMap writes).
 	writable.Store(false)
-	if err := h.g.Settle(t.Context(), "team-a", batchRender(0).UID, "a", "job-0"); err != nil {
+	if err := h.g.settle(t.Context(), "team-a", batchRender(0).UID, "a", "job-0"); err != nil {
 		t.Fatal(err)
 	}
 	// The settlement's budget write wakes the controller at once: the ledger write is still held.

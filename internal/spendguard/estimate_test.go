@@ -130,7 +130,7 @@ func TestJapaneseRendersUnderASecondsLimitUseAtMostOneRenderBeyondIt(t *testing.
 			}
 			paid[i] = true
 			job := fmt.Sprintf("job-%d", i)
-			if err := h.g.Settle(t.Context(), "team-a", r.UID, "a", job); err != nil {
+			if err := h.g.settle(t.Context(), "team-a", r.UID, "a", job); err != nil {
 				t.Fatal(err)
 			}
 			running = append(running, job)

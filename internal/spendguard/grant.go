@@ -227,10 +227,10 @@ func (g *Guard) TakeGrant(ctx context.Context, kind string, obj client.Object, a
 	return d, true
 }
 
-// Granted reports whether this process holds a grant for the reservation of uid and attempt:
+// granted reports whether this process holds a grant for the reservation of uid and attempt:
 // its render may still be waiting for the call budget, so the reservation is not released as
 // one whose submission never came.
-func (g *Guard) Granted(uid, attempt string) bool {
+func (g *Guard) granted(uid, attempt string) bool {
 	if g == nil {
 		return false
 	}

@@ -342,18 +342,8 @@ func (g *Guard) withoutBudget(ctx context.Context, ns string) (Decision, error) 
 		videov1alpha1.VideoBudgetName, g.ledgers.Namespace, g.ledgers.Name(ns))}, nil
 }
 
-// Settle turns the reservation of attempt into usage: the attempt's job id is recorded. It is a
-// no-op when the reservation is gone (the budget controller settled it already). A render's
-// reservation stays, with its job id, until the job's end is charged: its estimate keeps
-// counting meanwhile.
-func (g *Guard) Settle(ctx context.Context, ns string, uid types.UID, attempt, jobID string) error {
-	err := g.mutateBudget(ctx, ns, ChangeSettle, func(b *videov1alpha1.VideoBudget) bool {
-		return settleReservation(b, string(uid), attempt, jobID)
-	})
-	return ignoreNoBudget(err)
-}
-
-// SettleLater is Settle without waiting for the write: the settlement rides with the next write
+// SettleLater turns the reservation of attempt into usage (its job id is recorded), without
+// waiting for the write: the settlement rides with the next write
 // of the namespace's budget (a reservation, a charge), or a flush a second later. The job id is
 // already recorded in the object, and the reservation counts against the limits as usage would
 // meanwhile; a settlement that is never written (a crash, a busy budget) is made by the

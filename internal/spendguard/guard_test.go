@@ -266,7 +266,7 @@ func TestBudgetWritesOfOneProcessDoNotConflictOverAStaleCache(t *testing.T) {
 				err = fmt.Errorf("%s waits: %s", vr.Name, d.Message)
 			}
 			if err == nil {
-				err = g.Settle(t.Context(), "team-a", vr.UID, "a", "job-a")
+				err = g.settle(t.Context(), "team-a", vr.UID, "a", "job-a")
 			}
 			errs <- err
 		}()

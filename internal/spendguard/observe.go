@@ -100,8 +100,8 @@ func (noWrites) ObserveBudgetWrite(string, string, string) {}
 func (noWrites) ObserveBudgetChanges(string, int)          {}
 func (noWrites) ObserveGrant(string)                       {}
 
-// ObserveWrites makes the guard count its budget writes in o.
-func (g *Guard) ObserveWrites(o WriteObserver) {
+// observeWrites makes the guard count its budget writes in o.
+func (g *Guard) observeWrites(o WriteObserver) {
 	if o != nil {
 		g.observer = o
 	}

@@ -154,7 +154,7 @@ func NewReconciler(o ReconcilerOptions) *Reconciler {
 		// render are seen side by side.
 		w = wo
 		if o.Guard != nil {
-			o.Guard.ObserveWrites(wo)
+			o.Guard.observeWrites(wo)
 		}
 	}
 	return &Reconciler{client: o.Client, reader: o.Reader, clock: o.Clock, metrics: m,
@@ -257,7 +257,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		case err == nil:
 			r.writes.ObserveBudgetWrite(WriterController, cause, WriteWritten)
 			r.writes.ObserveBudgetChanges(ChangeController, 1)
-			r.guard.Wrote(base.ResourceVersion, b)
+			r.guard.wrote(base.ResourceVersion, b)
 		case apierrors.IsConflict(err):
 			r.writes.ObserveBudgetWrite(WriterController, cause, WriteConflict)
 		}
@@ -402,7 +402,7 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 				res.JobID = st.JobID
 				kept = append(kept, res)
 			}
-		case r.guard.Granted(res.UID, res.AttemptID):
+		case r.guard.granted(res.UID, res.AttemptID):
 			// Written ahead for a render that waits for its key's call budget (grant.go).
 			kept = append(kept, res)
 		default:
@@ -474,7 +474,7 @@ func (r *Reconciler) recoverCharges(ctx context.Context, b *videov1alpha1.VideoB
 		for i := range list.Items {
 			vr := &list.Items[i]
 			c, ok := MarkedChargeOf(vr)
-			if !ok || r.guard.ChargePending(c.JobID) || (seen && now.Sub(vr.Status.CompletedAt.Time) < recoverAge) {
+			if !ok || r.guard.chargePending(c.JobID) || (seen && now.Sub(vr.Status.CompletedAt.Time) < recoverAge) {
 				continue
 			}
 			if markedChargeChange(c)(b) {
@@ -541,7 +541,7 @@ func (r *Reconciler) sayLedgerFails(ctx context.Context, b *videov1alpha1.VideoB
 	}
 	if perr := r.client.Status().Patch(ctx, b, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); perr == nil {
 		r.writes.ObserveBudgetWrite(WriterController, CauseConditions, WriteWritten)
-		r.guard.Wrote(base.ResourceVersion, b)
+		r.guard.wrote(base.ResourceVersion, b)
 	}
 }
 

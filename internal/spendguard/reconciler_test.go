@@ -122,7 +122,7 @@ func (h *batchHarness) payIfRoom(t *testing.T, i int) (bool, error) {
 	if err != nil || d.Wait {
 		return false, err
 	}
-	if err := h.g.Settle(t.Context(), "team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
+	if err := h.g.settle(t.Context(), "team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
 		t.Fatal(err)
 	}
 	return true, nil
@@ -290,7 +290,7 @@ func TestARenderDeletedWithItsFinalizerStrippedHoldsItsRoomUntilItsJobEnds(t *te
 	if d, err := h.g.Reserve(t.Context(), "VideoRender", vr, "a", "", blog, nil); err != nil || d.Wait {
 		t.Fatalf("the first render: %+v, %v", d, err)
 	}
-	if err := h.g.Settle(t.Context(), "team-a", vr.UID, "a", "job-0"); err != nil {
+	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", "job-0"); err != nil {
 		t.Fatal(err)
 	}
 	// The render is gone (its finalizer stripped, then deleted): the API server has no object.
@@ -368,7 +368,7 @@ func TestAGoneRendersJobThatCannotBeReadIsHeldUntilTheJobDeadline(t *testing.T) 
 		if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v, %v", i, d, err)
 		}
-		if err := h.g.Settle(t.Context(), "team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
+		if err := h.g.settle(t.Context(), "team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}

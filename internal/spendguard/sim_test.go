@@ -445,7 +445,7 @@ func (w *simWorld) admit(r *simRender) error {
 		w.t.Fatal(err)
 	}
 	// A failed settle leaves the reservation for the controller to settle from the render's record.
-	_ = w.g.Settle(w.ctx, simNS, r.uid, attempt, job.id)
+	_ = w.g.settle(w.ctx, simNS, r.uid, attempt, job.id)
 	return nil
 }
 
