@@ -1,0 +1,139 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/simulator"
+)
+
+// Approval is a permission with a name (docs/architecture.md "What is paid for is what was
+// approved"): the admission policies of config/approval, with users impersonated, against the
+// manager and the simulated service.
+var _ = Describe("Approval is a permission with a name", func() {
+	var h *harness
+
+	const quiet = 900 * time.Millisecond
+
+	// start runs the manager in a namespace the approval policies apply to.
+	start := func(fourEyes bool) {
+		installApprovalPolicies()
+		h = newHarness(simulator.Options{})
+		ns := &corev1.Namespace{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: h.ns}, ns)).To(Succeed())
+		setLabel(ns, approvalTestLabel, "true")
+		if fourEyes {
+			setLabel(ns, videov1alpha1.LabelFourEyes, "true")
+		}
+		h.createSecret(testAPIKey)
+		h.startManager()
+	}
+	AfterEach(func() {
+		if h != nil {
+			h.expectNoKeyLeak()
+		}
+	})
+	paidRenders := func() int { return h.sim.Calls(simulator.EndpointRenderStoryboard) }
+	previewed := func(c client.Client, name string) (*videov1alpha1.VideoStoryboard, string) {
+		GinkgoHelper()
+		sb := storyPreview(h.ns, name, name)
+		Expect(c.Create(ctx, sb)).To(Succeed())
+		return sb, firstPreview(sb).Digest
+	}
+	// write reads the render as c and updates it with change, again on a conflict (the manager
+	// writes the render's metadata too); it returns any other error.
+	write := func(c client.Client, vr *videov1alpha1.VideoRender, change func(*videov1alpha1.VideoRender)) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur := &videov1alpha1.VideoRender{}
+			if err := c.Get(ctx, key(vr), cur); err != nil {
+				return err
+			}
+			change(cur)
+			return c.Update(ctx, cur)
+		})
+	}
+	const permission = "needs the permission approve on videorenders/approval (group video.videoops.io) in namespace "
+
+	It("refuses an editor's approvedDigest and approval: Latest, naming the permission and the role, and pays nothing", func() {
+		start(false)
+		editor := asUser(h.ns, "erin-editor", false)
+		_, digest := previewed(editor, "script")
+
+		By("creating a pinned render")
+		err := editor.Create(ctx, refRender(h.ns, "pinned", "script", "approvedDigest: "+digest))
+		Expect(err).To(MatchError(And(ContainSubstring(permission+h.ns),
+			ContainSubstring("erin-editor may edit this render but not approve it; ask someone bound to the ClusterRole "+approverRole))))
+
+		By("creating a render without approval (allowed), then pinning it or setting approval: Latest")
+		vr := refRender(h.ns, "waiting", "script", "")
+		Expect(editor.Create(ctx, vr)).To(Succeed())
+		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = digest })).
+			To(MatchError(ContainSubstring(permission + h.ns)))
+		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.Approval = videov1alpha1.ApprovalLatest })).
+			To(MatchError(ContainSubstring(permission + h.ns)))
+		Expect(editor.Create(ctx, refRender(h.ns, "latest", "script", "approval: Latest"))).To(MatchError(ContainSubstring(permission + h.ns)))
+
+		By("everything else an editor does is allowed: an edit, the retired default, a retry annotation")
+		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) {
+			cur.Spec.StoryboardRef.Approval = videov1alpha1.ApprovalPinned
+			cur.Annotations = with(cur.Annotations, videov1alpha1.AnnotationRetry, "1")
+		})).To(Succeed())
+		Consistently(paidRenders, quiet).Should(BeZero())
+	})
+
+	It("accepts an approver's pin and pays exactly once", func() {
+		start(false)
+		editor := asUser(h.ns, "erin-editor", false)
+		approver := asUser(h.ns, "amir-approver", true)
+		_, digest := previewed(editor, "script")
+		vr := refRender(h.ns, "pinned", "script", "")
+		Expect(editor.Create(ctx, vr)).To(Succeed())
+		Expect(write(approver, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = digest })).To(Succeed())
+		eventuallyReady(vr)
+		Consistently(paidRenders, quiet).Should(Equal(1))
+
+	})
+
+	It("lets an editor remove an approval, and pays nothing for it", func() {
+		start(false)
+		editor := asUser(h.ns, "erin-editor", false)
+		approver := asUser(h.ns, "amir-approver", true)
+		sb, first := previewed(editor, "script")
+		vr := refRender(h.ns, "pinned", "script", "approvedDigest: "+first)
+		Expect(approver.Create(ctx, vr)).To(Succeed())
+		eventuallyReady(vr)
+		Expect(paidRenders()).To(Equal(1))
+
+		By("the storyboard is edited; an editor removes the pin, then the approver's Latest is removed too")
+		editPreviewStory(sb, "A second script nobody approved.")
+		previewOfGeneration(sb, 2)
+		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = "" })).To(Succeed())
+		Expect(write(approver, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.Approval = videov1alpha1.ApprovalLatest })).To(Succeed())
+		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.Approval = "" })).To(Succeed())
+		Expect(paidRenders()).To(BeNumerically("<=", 2), "Latest rendered preview 2 at most once")
+		paid := paidRenders()
+		Consistently(paidRenders, quiet).Should(Equal(paid), "removing an approval pays nothing")
+	})
+})
