@@ -78,6 +78,34 @@ func finishedNote(o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStoryboar
 		rendered, sb.Name, w.message)
 }
 
+// approvedBy is the user who wrote the render's current approval, as the admission policy
+// videorender-approval-stamp recorded it (docs/approval.md): the stamp counts only when it is for
+// this very approval (the pinned digest, or Latest). "" when the approval carries no stamp of its
+// own: written before the policies were installed, or on a cluster without them.
+func approvedBy(o *videov1alpha1.VideoRender) string {
+	ref, ann := o.Spec.StoryboardRef, o.GetAnnotations()
+	approval := ref.ApprovedDigest
+	if approval == "" && ref.Approval == videov1alpha1.ApprovalLatest {
+		approval = videov1alpha1.ApprovedLatest
+	}
+	if approval == "" || ann[videov1alpha1.AnnotationApprovedDigest] != approval {
+		return ""
+	}
+	return ann[videov1alpha1.AnnotationApprovedBy]
+}
+
+// approverOrUnrecorded names the approver for an event or an audit line.
+func approverOrUnrecorded(user string) string {
+	if user == "" {
+		return unrecordedApprover
+	}
+	return user
+}
+
+// unrecordedApprover stands for the approver of an approval written without the admission
+// policies (before they were installed): it still approves, and says so.
+const unrecordedApprover = "(not recorded)"
+
 func currentPreview(sb *videov1alpha1.VideoStoryboard, digest string) string {
 	return fmt.Sprintf("the current preview of VideoStoryboard %q (generation %d) has digest %s", sb.Name, sb.Generation, digestOrNone(digest))
 }

@@ -74,6 +74,17 @@ var _ = Describe("Approval is a permission with a name", func() {
 			return c.Update(ctx, cur)
 		})
 	}
+	// updateAs reads the storyboard as c and updates it with change, again on a conflict.
+	updateAs := func(c client.Client, sb *videov1alpha1.VideoStoryboard, change func(*videov1alpha1.VideoStoryboard)) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur := &videov1alpha1.VideoStoryboard{}
+			if err := c.Get(ctx, key(sb), cur); err != nil {
+				return err
+			}
+			change(cur)
+			return c.Update(ctx, cur)
+		})
+	}
 	const permission = "needs the permission approve on videorenders/approval (group video.videoops.io) in namespace "
 
 	It("refuses an editor's approvedDigest and approval: Latest, naming the permission and the role, and pays nothing", func() {
@@ -114,6 +125,92 @@ var _ = Describe("Approval is a permission with a name", func() {
 		eventuallyReady(vr)
 		Consistently(paidRenders, quiet).Should(Equal(1))
 
+		By("the approver is a record: annotations, status, the Submitted event and the audit line name them")
+		got := getRender(vr)(Default)
+		Expect(got.Annotations).To(And(HaveKeyWithValue(videov1alpha1.AnnotationApprovedBy, "amir-approver"),
+			HaveKeyWithValue(videov1alpha1.AnnotationApprovedDigest, digest)))
+		Expect(got.Status.Approval).To(Equal(&videov1alpha1.ApprovalRecord{ApprovedBy: "amir-approver", Digest: digest}))
+		Eventually(func() []string { return h.eventNotes("pinned", "Submitted") }).Should(ContainElement(
+			And(ContainSubstring(digest), ContainSubstring("approved by amir-approver"))))
+		Expect(h.logs.String()).To(MatchRegexp(`"msg":"Paid submission".*"outcome":"accepted".*"storyboardDigest":"%s".*"approvedBy":"amir-approver"`, digest))
+	})
+
+	It("refuses a user who writes the approval stamps or a storyboard's author themselves", func() {
+		start(false)
+		editor := asUser(h.ns, "erin-editor", false)
+		approver := asUser(h.ns, "amir-approver", true)
+		sb, digest := previewed(editor, "script")
+		Expect(getStoryboard(sb)(Default).Annotations).To(HaveKeyWithValue(videov1alpha1.AnnotationSpecChangedBy, "erin-editor"))
+		const stamps = "record who approved this render: they are written with an approval"
+
+		By("an editor stamps a render without approving it, or stamps one as approved by someone else")
+		waiting := refRender(h.ns, "waiting", "script", "")
+		waiting.Annotations = map[string]string{videov1alpha1.AnnotationApprovedBy: "amir-approver"}
+		Expect(editor.Create(ctx, waiting)).To(MatchError(ContainSubstring(stamps)))
+		waiting.Annotations = nil
+		Expect(editor.Create(ctx, waiting)).To(Succeed())
+		for _, k := range []string{videov1alpha1.AnnotationApprovedBy, videov1alpha1.AnnotationApprovedDigest, videov1alpha1.AnnotationApprovedStoryboardAuthor} {
+			Expect(write(editor, waiting, func(cur *videov1alpha1.VideoRender) { cur.Annotations = with(cur.Annotations, k, "amir-approver") })).
+				To(MatchError(ContainSubstring(stamps)), k)
+		}
+
+		By("an approver who forges another name in the approving write is recorded as themselves")
+		Expect(write(approver, waiting, func(cur *videov1alpha1.VideoRender) {
+			cur.Spec.StoryboardRef.ApprovedDigest = digest
+			cur.Annotations = with(cur.Annotations, videov1alpha1.AnnotationApprovedBy, "the-boss")
+		})).To(Succeed())
+		Expect(getRender(waiting)(Default).Annotations).To(HaveKeyWithValue(videov1alpha1.AnnotationApprovedBy, "amir-approver"))
+
+		By("nobody changes or removes the stamps of an approval afterwards, not even the approver")
+		for _, c := range []client.Client{editor, approver} {
+			Expect(write(c, waiting, func(cur *videov1alpha1.VideoRender) { cur.Annotations[videov1alpha1.AnnotationApprovedBy] = "the-boss" })).
+				To(MatchError(ContainSubstring(stamps)))
+			Expect(write(c, waiting, func(cur *videov1alpha1.VideoRender) { delete(cur.Annotations, videov1alpha1.AnnotationApprovedBy) })).
+				To(MatchError(ContainSubstring(stamps)))
+		}
+
+		By("nobody writes a storyboard's author by hand")
+		Expect(updateAs(editor, sb, func(cur *videov1alpha1.VideoStoryboard) {
+			cur.Annotations[videov1alpha1.AnnotationSpecChangedBy] = "someone-else"
+		})).To(MatchError(ContainSubstring("may not write, change or remove it")))
+		Expect(updateAs(approver, sb, func(cur *videov1alpha1.VideoStoryboard) {
+			cur.Spec.VideoName = "Edited by the approver"
+			cur.Annotations[videov1alpha1.AnnotationSpecChangedBy] = "erin-editor"
+		})).To(Succeed())
+		Expect(getStoryboard(sb)(Default).Annotations).To(HaveKeyWithValue(videov1alpha1.AnnotationSpecChangedBy, "amir-approver"),
+			"the spec's last author is who changed it, whatever they wrote")
+	})
+
+	It("keeps a render approved before the policies paid once and Ready, and says its approver is not recorded", func() {
+		installApprovalPolicies()
+		h = newHarness(simulator.Options{})
+		h.createSecret(testAPIKey)
+		h.startManager()
+		By("before the upgrade: a pin written without the policies")
+		sb := storyPreview(h.ns, "script", "script")
+		Expect(k8sClient.Create(ctx, sb)).To(Succeed())
+		digest := firstPreview(sb).Digest
+		vr := refRender(h.ns, "pinned", "script", "approvedDigest: "+digest)
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		eventuallyReady(vr)
+		Expect(paidRenders()).To(Equal(1))
+		got := getRender(vr)(Default)
+		Expect(got.Annotations).NotTo(HaveKey(videov1alpha1.AnnotationApprovedBy))
+		Expect(got.Status.Approval).To(Equal(&videov1alpha1.ApprovalRecord{Digest: digest}))
+		Eventually(func() []string { return h.eventNotes("pinned", "Submitted") }).Should(ContainElement(ContainSubstring("approved by (not recorded)")))
+		Expect(h.logs.String()).To(MatchRegexp(`"msg":"Paid submission".*"storyboardDigest":"%s".*"approvedBy":"\(not recorded\)"`, digest))
+
+		By("the policies now apply to the namespace; an editor edits the render")
+		ns := &corev1.Namespace{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: h.ns}, ns)).To(Succeed())
+		setLabel(ns, approvalTestLabel, "true")
+		editor := asUser(h.ns, "erin-editor", false)
+		Eventually(func() error {
+			return write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Labels = with(cur.Labels, "team", "launch") })
+		}).Should(Succeed())
+		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.Narration = videov1alpha1.NarrationApproved })).To(Succeed())
+		eventuallyReady(vr)
+		Consistently(paidRenders, quiet).Should(Equal(1), "the pin written before still approves, and nothing is paid again")
 	})
 
 	It("lets an editor remove an approval, and pays nothing for it", func() {

@@ -158,9 +158,9 @@ func printApproval(p *printer, vr *videov1alpha1.VideoRender, vsb *videov1alpha1
 	ref := vr.Spec.StoryboardRef
 	switch {
 	case ref.ApprovedDigest != "":
-		p.field("Approved", ref.ApprovedDigest)
+		p.field("Approved", ref.ApprovedDigest+", "+approvedByOf(vr))
 	case ref.Approval == videov1alpha1.ApprovalLatest:
-		p.field("Approved", "every new preview, unreviewed (approval Latest)")
+		p.field("Approved", "every new preview, unreviewed (approval Latest), "+approvedByOf(vr))
 	case ref.Approval == videov1alpha1.ApprovalPreviewAtApproval:
 		p.field("Approved", "nothing: no digest pinned (approval PreviewAtApproval is retired and behaves as Pinned)")
 	default:
@@ -171,7 +171,11 @@ func printApproval(p *printer, vr *videov1alpha1.VideoRender, vsb *videov1alpha1
 		if vr.Status.NarrationPinned != nil && *vr.Status.NarrationPinned {
 			pinned = "narration pinned to the approved preview"
 		}
-		p.field("Rendered", d+" ("+pinned+")")
+		by := "approver not recorded (approved before the approval policies were installed)"
+		if a := vr.Status.Approval; a != nil && a.ApprovedBy != "" {
+			by = "approved by " + a.ApprovedBy
+		}
+		p.field("Rendered", d+" ("+pinned+"; "+by+")")
 	}
 	current := ""
 	if vsb.Status.Preview != nil && vsb.Status.PreviewedGeneration == vsb.Generation {
@@ -184,6 +188,20 @@ func printApproval(p *printer, vr *videov1alpha1.VideoRender, vsb *videov1alpha1
 	p.field("Waiting for", fmt.Sprintf("approval of preview %s of vsb/%s (generation %d); review it with kubectl video preview vsb/%s -n %s",
 		current, vsb.Name, vsb.Generation, vsb.Name, vsb.Namespace))
 	p.field("To approve", approveCommand(vr.Name, vr.Namespace, current))
+}
+
+// approvedByOf says who wrote the render's current approval, as the admission policy stamped it
+// (docs/approval.md): a stamp counts only for the approval it was written with.
+func approvedByOf(vr *videov1alpha1.VideoRender) string {
+	ref, ann := vr.Spec.StoryboardRef, vr.GetAnnotations()
+	approval := ref.ApprovedDigest
+	if approval == "" {
+		approval = videov1alpha1.ApprovedLatest
+	}
+	if by := ann[videov1alpha1.AnnotationApprovedBy]; by != "" && ann[videov1alpha1.AnnotationApprovedDigest] == approval {
+		return "approved by " + by
+	}
+	return "approver not recorded (written without the approval policies)"
 }
 
 // approveCommand is the exact command that approves the preview for a render.
