@@ -23,6 +23,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -179,6 +180,54 @@ var _ = Describe("Approval is a permission with a name", func() {
 		})).To(Succeed())
 		Expect(getStoryboard(sb)(Default).Annotations).To(HaveKeyWithValue(videov1alpha1.AnnotationSpecChangedBy, "amir-approver"),
 			"the spec's last author is who changed it, whatever they wrote")
+	})
+
+	It("four eyes: refuses the storyboard's last author as approver, pays for another approver once, and never for a false author", func() {
+		start(true)
+		alex := asUser(h.ns, "alex-author", true)
+		amir := asUser(h.ns, "amir-approver", true)
+		sb, _ := previewed(asUser(h.ns, "erin-editor", false), "script")
+		By("alex, an approver, changes the storyboard's spec: alex is its last author")
+		Expect(updateAs(alex, sb, func(cur *videov1alpha1.VideoStoryboard) {
+			cur.Spec.Scenes[0].Story = ptr.To("Alex rewrote the script.")
+		})).To(Succeed())
+		digest := previewOfGeneration(sb, 2).Digest
+		Expect(getStoryboard(sb)(Default).Annotations).To(HaveKeyWithValue(videov1alpha1.AnnotationSpecChangedBy, "alex-author"))
+		vr := refRender(h.ns, "pinned", "script", "")
+		Expect(alex.Create(ctx, vr)).To(Succeed())
+		approve := func(c client.Client, author string) error {
+			return write(c, vr, func(cur *videov1alpha1.VideoRender) {
+				cur.Spec.StoryboardRef.ApprovedDigest = digest
+				cur.Annotations = with(cur.Annotations, videov1alpha1.AnnotationApprovedStoryboardAuthor, author)
+			})
+		}
+
+		By("the author approves: refused, naming both users and who may approve instead")
+		Expect(approve(alex, "alex-author")).To(MatchError(And(ContainSubstring("four eyes in namespace "+h.ns),
+			ContainSubstring("alex-author last changed the spec of VideoStoryboard script, so the approver alex-author"),
+			ContainSubstring("ask another user bound to the ClusterRole "+approverRole))))
+		By("without naming the author, or with approval: Latest: refused")
+		Expect(write(alex, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = digest })).
+			To(MatchError(ContainSubstring("annotation video.videoops.io/approved-storyboard-author")))
+		Expect(write(amir, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.Approval = videov1alpha1.ApprovalLatest })).
+			To(MatchError(ContainSubstring("approval: Latest renders every preview unreviewed and cannot be approved there")))
+
+		By("the author approves naming someone else: admitted, but the controller pays nothing and says why")
+		Expect(approve(alex, "erin-editor")).To(Succeed())
+		Eventually(func(g Gomega) {
+			rec := conditionOf(&getRender(vr)(g).Status.JobStatus, videov1alpha1.ConditionReconciling)
+			g.Expect(rec.Reason).To(Equal(string(videov1alpha1.ReasonAwaitingApproval)))
+			g.Expect(rec.Message).To(And(ContainSubstring("the approval by alex-author names erin-editor as the last author"),
+				ContainSubstring("alex-author changed it last"), ContainSubstring("an approver other than alex-author")))
+		}).Should(Succeed())
+		Consistently(paidRenders, quiet).Should(BeZero())
+
+		By("another approver approves: paid once, recorded as theirs")
+		Expect(write(amir, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = "" })).To(Succeed())
+		Expect(approve(amir, "alex-author")).To(Succeed())
+		eventuallyReady(vr)
+		Consistently(paidRenders, quiet).Should(Equal(1))
+		Expect(getRender(vr)(Default).Status.Approval).To(Equal(&videov1alpha1.ApprovalRecord{ApprovedBy: "amir-approver", Digest: digest}))
 	})
 
 	It("keeps a render approved before the policies paid once and Ready, and says its approver is not recorded", func() {
