@@ -17,7 +17,6 @@ limitations under the License.
 package deploy
 
 import (
-	"bytes"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -191,8 +190,27 @@ func TestApprovalPoliciesEnforcedWhenInstalled(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	must(render("by-approver"), "create", "--as", "amir", "-f", "-")
-	if out := must("", "-n", "team-a", "get", "videorender", "by-approver", "-o", "jsonpath={.metadata.annotations}"); !bytes.Contains([]byte(out), []byte(`"video.videoops.io/approved-by":"amir"`)) {
-		t.Errorf("the approver's render is not stamped with the approver: %s", out)
+	for _, o := range []string{"by-approver"} {
+		if out := must("", "-n", "team-a", "get", "videorender", o, "-o", "jsonpath={.metadata.annotations}"); !strings.Contains(out, `"video.videoops.io/approved-by":"amir"`) {
+			t.Errorf("the approver's render is not stamped with the approver: %s", out)
+		}
+	}
+
+	// GitOps: the sample bindings of config/gitops/approver let Flux and Argo CD approve what they
+	// apply in team-a, and the stamp names the controller.
+	must(string(kustomizeBuild(t, filepath.Join(root, "config", "gitops", "approver"))), "apply", "-f", "-")
+	for name, sa := range map[string]string{"by-flux": "system:serviceaccount:flux-system:kustomize-controller",
+		"by-argocd": "system:serviceaccount:argocd:argocd-application-controller"} {
+		must(render(name), "create", "--as", sa, "-f", "-")
+		if out := must("", "-n", "team-a", "get", "videorender", name, "-o", "jsonpath={.metadata.annotations}"); !strings.Contains(out, `"video.videoops.io/approved-by":"`+sa+`"`) {
+			t.Errorf("%s is not stamped with %s: %s", name, sa, out)
+		}
+	}
+	must("", "-n", "team-a", "create", "rolebinding", "default-editor", "--clusterrole", "video-operator-videorender-editor-role",
+		"--serviceaccount", "team-a:default")
+	if out, err := run(render("by-other-sa"), "create", "--as", "system:serviceaccount:team-a:default", "-f", "-"); err == nil ||
+		!strings.Contains(out, "needs the permission approve") {
+		t.Errorf("a service account without the binding approved: %v\n%s", err, out)
 	}
 }
 
