@@ -22,6 +22,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -131,7 +132,7 @@ var _ = Describe("Approval is a permission with a name", func() {
 		Expect(got.Annotations).To(And(HaveKeyWithValue(videov1alpha1.AnnotationApprovedBy, "amir-approver"),
 			HaveKeyWithValue(videov1alpha1.AnnotationApprovedDigest, digest)))
 		Expect(got.Status.Approval).To(Equal(&videov1alpha1.ApprovalRecord{ApprovedBy: "amir-approver", Digest: digest}))
-		Eventually(func() []string { return h.eventNotes("pinned", "Submitted") }).Should(ContainElement(
+		Eventually(func() []string { return submittedNotes(h, "pinned") }).Should(ContainElement(
 			And(ContainSubstring(digest), ContainSubstring("approved by amir-approver"))))
 		Expect(h.logs.String()).To(MatchRegexp(`"msg":"Paid submission".*"outcome":"accepted".*"storyboardDigest":"%s".*"approvedBy":"amir-approver"`, digest))
 	})
@@ -246,7 +247,7 @@ var _ = Describe("Approval is a permission with a name", func() {
 		got := getRender(vr)(Default)
 		Expect(got.Annotations).NotTo(HaveKey(videov1alpha1.AnnotationApprovedBy))
 		Expect(got.Status.Approval).To(Equal(&videov1alpha1.ApprovalRecord{Digest: digest}))
-		Eventually(func() []string { return h.eventNotes("pinned", "Submitted") }).Should(ContainElement(ContainSubstring("approved by (not recorded)")))
+		Eventually(func() []string { return submittedNotes(h, "pinned") }).Should(ContainElement(ContainSubstring("approved by (not recorded)")))
 		Expect(h.logs.String()).To(MatchRegexp(`"msg":"Paid submission".*"storyboardDigest":"%s".*"approvedBy":"\(not recorded\)"`, digest))
 
 		By("the policies now apply to the namespace; an editor edits the render")
@@ -257,7 +258,9 @@ var _ = Describe("Approval is a permission with a name", func() {
 		Eventually(func() error {
 			return write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Labels = with(cur.Labels, "team", "launch") })
 		}).Should(Succeed())
-		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.Narration = videov1alpha1.NarrationApproved })).To(Succeed())
+		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) {
+			cur.Spec.StoryboardRef.Narration = videov1alpha1.NarrationApproved
+		})).To(Succeed())
 		eventuallyReady(vr)
 		Consistently(paidRenders, quiet).Should(Equal(1), "the pin written before still approves, and nothing is paid again")
 	})
@@ -283,3 +286,17 @@ var _ = Describe("Approval is a permission with a name", func() {
 		Consistently(paidRenders, quiet).Should(Equal(paid), "removing an approval pays nothing")
 	})
 })
+
+// submittedNotes returns the notes of the Submitted events about the named render.
+func submittedNotes(h *harness, name string) []string {
+	GinkgoHelper()
+	var events eventsv1.EventList
+	Expect(k8sClient.List(ctx, &events, client.InNamespace(h.ns))).To(Succeed())
+	var out []string
+	for _, e := range events.Items {
+		if e.Regarding.Name == name && e.Reason == eventSubmitted {
+			out = append(out, e.Note)
+		}
+	}
+	return out
+}
