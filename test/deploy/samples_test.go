@@ -31,6 +31,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 // TestSamplesAsATenantPayNothing: a tenant bound to the roles docs/deploy.md gives tenants (and
@@ -40,6 +42,7 @@ import (
 // no video (nothing that could pay) and leaves the Secret as it was; the paid samples are in
 // config/samples/paid/, which the tenant can apply on purpose and which holds no Secret either.
 func TestSamplesAsATenantPayNothing(t *testing.T) {
+	testutil.APIServer(t)
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
