@@ -206,6 +206,15 @@ func TestApprovalPoliciesEnforcedWhenInstalled(t *testing.T) {
 			t.Errorf("%s is not stamped with %s: %s", name, sa, out)
 		}
 	}
+	// A GitOps controller applies the same manifest again and again (server-side apply, its own
+	// field manager): the stamps of the approving apply stay, and nothing is re-approved.
+	flux := "system:serviceaccount:flux-system:kustomize-controller"
+	for range 2 {
+		must(render("applied"), "apply", "--server-side", "--field-manager", "kustomize-controller", "--as", flux, "-f", "-")
+		if out := must("", "-n", "team-a", "get", "videorender", "applied", "-o", "jsonpath={.metadata.annotations}"); !strings.Contains(out, `"video.videoops.io/approved-by":"`+flux+`"`) {
+			t.Errorf("after a server-side apply the stamp is gone: %s", out)
+		}
+	}
 	must("", "-n", "team-a", "create", "rolebinding", "default-editor", "--clusterrole", "video-operator-videorender-editor-role",
 		"--serviceaccount", "team-a:default")
 	if out, err := run(render("by-other-sa"), "create", "--as", "system:serviceaccount:team-a:default", "-f", "-"); err == nil ||
