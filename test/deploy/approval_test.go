@@ -76,6 +76,24 @@ func TestApprovalPoliciesInKustomizeAndChart(t *testing.T) {
 			}
 		}
 	}
+	// The viewer roles are aggregated into view; the editor roles into nothing (a render with an
+	// inline storyboard pays without an approval), in both installs.
+	for _, objs := range []map[string]*unstructured.Unstructured{kust, chart} {
+		for _, kind := range []string{"videorender", "videostoryboard", "videobudget"} {
+			for role, want := range map[string]string{"viewer": "true", "editor": ""} {
+				o := objs["ClusterRole/video-operator-"+kind+"-"+role+"-role"]
+				if o == nil {
+					t.Errorf("no %s %s role", kind, role)
+					continue
+				}
+				l := o.GetLabels()
+				if l["rbac.authorization.k8s.io/aggregate-to-view"] != want || l["rbac.authorization.k8s.io/aggregate-to-edit"] != "" ||
+					l["rbac.authorization.k8s.io/aggregate-to-admin"] != "" {
+					t.Errorf("%s: aggregation labels %v, want aggregate-to-view %q only", key(o), l, want)
+				}
+			}
+		}
+	}
 	msg, _ := yamlOf(t, kust["ValidatingAdmissionPolicy/video-operator-videorender-approval"])
 	if !strings.Contains(msg, "ask someone bound to the ClusterRole video-operator-videorender-approver") {
 		t.Error("the refusal does not name the approver role as installed")
