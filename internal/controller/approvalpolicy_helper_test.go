@@ -82,8 +82,10 @@ func installApprovalPolicies() {
 		approver := asUser(ns, "probe-approver", true)
 		digest := "sha256:" + strings.Repeat("a", 64)
 		Eventually(func(g Gomega) {
-			err := editor.Create(ctx, refRender(ns, "probe", "probe", "approvedDigest: "+digest))
-			g.Expect(err).To(MatchError(ContainSubstring("approve on videorenders/approval")))
+			// A new name each time: one admitted before the policies were in force stays.
+			vr := refRender(ns, "", "probe", "approvedDigest: "+digest)
+			vr.GenerateName = "refused-"
+			g.Expect(editor.Create(ctx, vr)).To(MatchError(ContainSubstring("approve on videorenders/approval")))
 		}).Should(Succeed())
 		Eventually(func(g Gomega) {
 			vr := refRender(ns, "", "probe", "approval: Latest")
@@ -98,6 +100,26 @@ func installApprovalPolicies() {
 			g.Expect(sb.Annotations).To(HaveKeyWithValue(videov1alpha1.AnnotationSpecChangedBy, "probe-approver"))
 		}).Should(Succeed())
 	})
+}
+
+// awaitPoliciesIn waits until the API server applies the approval policies in namespace ns, just
+// labelled: its admission plugins read namespaces from a cache, which learns a label a moment
+// after it is written. With fourEyes, until it refuses approval: Latest there as four eyes does.
+func awaitPoliciesIn(ns string, fourEyes bool) {
+	GinkgoHelper()
+	probe := func(c client.Client, extra, want string) {
+		GinkgoHelper()
+		Eventually(func(g Gomega) {
+			// A new name each time: one admitted before the policies applied stays.
+			vr := refRender(ns, "", "probe", extra)
+			vr.GenerateName = "probe-"
+			g.Expect(c.Create(ctx, vr)).To(MatchError(ContainSubstring(want)))
+		}).Should(Succeed())
+	}
+	probe(asUser(ns, "probe-editor", false), "approval: Latest", "approve on videorenders/approval")
+	if fourEyes {
+		probe(asUser(ns, "probe-approver", true), "approval: Latest", "asks for four eyes")
+	}
 }
 
 // decodeManifests reads the objects of a multi-document YAML file.

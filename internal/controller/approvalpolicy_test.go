@@ -49,6 +49,7 @@ var _ = Describe("Approval is a permission with a name", func() {
 		if fourEyes {
 			setLabel(ns, videov1alpha1.LabelFourEyes, "true")
 		}
+		awaitPoliciesIn(h.ns, fourEyes)
 		h.createSecret(testAPIKey)
 		h.startManager()
 	}
@@ -254,6 +255,7 @@ var _ = Describe("Approval is a permission with a name", func() {
 		ns := &corev1.Namespace{}
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: h.ns}, ns)).To(Succeed())
 		setLabel(ns, approvalTestLabel, "true")
+		awaitPoliciesIn(h.ns, false)
 		editor := asUser(h.ns, "erin-editor", false)
 		Eventually(func() error {
 			return write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Labels = with(cur.Labels, "team", "launch") })

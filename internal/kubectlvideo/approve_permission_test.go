@@ -96,11 +96,17 @@ var _ = Describe("kubectl video approve asks first", Ordered, func() {
 		approver = asUser("amir-approver", append(editorRoles, ApproverRole)...)
 
 		By("the editor writes the storyboard, whose preview completed (no manager watches this namespace)")
-		vsb := threeScenes(ns, "launch", "Launch")
+		// The API server loads new policies within a second or two: a probe's author is stamped
+		// once they are in force.
 		Eventually(func(g Gomega) {
-			g.Expect(editor.Create(ctx, vsb)).To(Succeed())
-			g.Expect(vsb.Annotations).To(HaveKeyWithValue(videov1alpha1.AnnotationSpecChangedBy, "erin-editor"), "the policies are in force")
+			probe := threeScenes(ns, "", "Probe")
+			probe.GenerateName = "probe-"
+			g.Expect(editor.Create(ctx, probe)).To(Succeed())
+			g.Expect(probe.Annotations).To(HaveKeyWithValue(videov1alpha1.AnnotationSpecChangedBy, "erin-editor"), "the policies are in force")
 		}).Should(Succeed())
+		vsb := threeScenes(ns, "launch", "Launch")
+		Expect(editor.Create(ctx, vsb)).To(Succeed())
+		Expect(vsb.Annotations).To(HaveKeyWithValue(videov1alpha1.AnnotationSpecChangedBy, "erin-editor"))
 		digest = "sha256:" + strings.Repeat("ef", 32)
 		vsb.Status.Phase = videov1alpha1.PhaseCompleted
 		vsb.Status.PreviewedGeneration = vsb.Generation
