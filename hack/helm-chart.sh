@@ -9,8 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 chart=dist/chart
-rm -rf "$chart/files/crds" "$chart/files/rbac" "$chart/files/monitoring"
-mkdir -p "$chart/files/crds" "$chart/files/rbac" "$chart/files/monitoring"
+rm -rf "$chart/files/crds" "$chart/files/rbac" "$chart/files/monitoring" "$chart/files/approval"
+mkdir -p "$chart/files/crds" "$chart/files/rbac" "$chart/files/monitoring" "$chart/files/approval"
 cp config/crd/bases/*.yaml "$chart/files/crds/"
 for role in role leader_election_role ledger_role metrics_auth_role metrics_reader_role \
   videorender_editor_role videorender_viewer_role videostoryboard_editor_role videostoryboard_viewer_role \
@@ -18,3 +18,7 @@ for role in role leader_election_role ledger_role metrics_auth_role metrics_read
   cp "config/rbac/$role.yaml" "$chart/files/rbac/$role.yaml"
 done
 cp config/monitoring/prometheus-rule.yaml config/monitoring/grafana-dashboard.json "$chart/files/monitoring/"
+# The approver role and the approval admission policies (templates/approval.yaml).
+for f in approver_role videorender_approval_policy videorender_approval_stamp videostoryboard_author_policy videostoryboard_author_stamp; do
+  cp "config/approval/$f.yaml" "$chart/files/approval/$f.yaml"
+done

@@ -380,6 +380,13 @@ type Submission struct {
 	// +optional
 	NarrationPinned *bool `json:"narrationPinned,omitempty"`
 
+	// approvedBy is the user who approved the preview this attempt renders, as the admission
+	// policy stamped it on the render (annotation video.videoops.io/approved-by); empty when the
+	// approval carries no stamp (written before the policies were installed).
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	ApprovedBy string `json:"approvedBy,omitempty"`
+
 	// requestDigest is the digest of what this attempt asks for (see status.requestDigest).
 	// +optional
 	// +kubebuilder:validation:MaxLength=71

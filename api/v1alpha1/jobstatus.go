@@ -100,14 +100,22 @@ func (o *VideoRender) CurrentClearance() *Clearance { return o.Status.Clearance 
 
 // JobSource is the previewed VideoStoryboard the current job renders, as status records it.
 func (o *VideoRender) JobSource() Submission {
-	return Submission{StoryboardGeneration: o.Status.StoryboardGeneration, StoryboardUID: o.Status.StoryboardUID,
+	sub := Submission{StoryboardGeneration: o.Status.StoryboardGeneration, StoryboardUID: o.Status.StoryboardUID,
 		StoryboardDigest: o.Status.StoryboardDigest, NarrationPinned: o.Status.NarrationPinned}
+	if o.Status.Approval != nil {
+		sub.ApprovedBy = o.Status.Approval.ApprovedBy
+	}
+	return sub
 }
 
 // SetJobSource records the storyboard fields of sub as the current job's source.
 func (o *VideoRender) SetJobSource(sub *Submission) {
 	o.Status.StoryboardGeneration, o.Status.StoryboardUID = sub.StoryboardGeneration, sub.StoryboardUID
 	o.Status.StoryboardDigest, o.Status.NarrationPinned = sub.StoryboardDigest, sub.NarrationPinned
+	o.Status.Approval = nil
+	if sub.StoryboardDigest != "" {
+		o.Status.Approval = &ApprovalRecord{ApprovedBy: sub.ApprovedBy, Digest: sub.StoryboardDigest}
+	}
 }
 
 // DescribeRequest names what the spec renders: its videoName, project or storyboard.

@@ -151,6 +151,13 @@ type VideoRenderStatus struct {
 	// +optional
 	NarrationPinned *bool `json:"narrationPinned,omitempty"`
 
+	// approval is, for a storyboardRef render, who approved the preview the current job renders
+	// and what they approved, as the admission policies recorded it (docs/approval.md). Absent
+	// when the job renders no approved preview; approvedBy empty when the approval was written
+	// without a recorded approver (before the policies were installed).
+	// +optional
+	Approval *ApprovalRecord `json:"approval,omitempty"`
+
 	// outputs are the URLs of the rendered files.
 	// +optional
 	Outputs *RenderOutputs `json:"outputs,omitempty"`
@@ -180,6 +187,20 @@ type VideoRenderStatus struct {
 	// generation is submitted: those outputs were paid for and stay usable.
 	// +optional
 	Previous *PreviousRender `json:"previous,omitempty"`
+}
+
+// ApprovalRecord is who approved a paid render, and what.
+type ApprovalRecord struct {
+	// approvedBy is the user who wrote the approval (set or changed spec.storyboardRef.approvedDigest,
+	// or approval Latest), as the API server authenticated them; empty when not recorded.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	ApprovedBy string `json:"approvedBy,omitempty"`
+
+	// digest is the digest of the approved preview the job renders.
+	// +optional
+	// +kubebuilder:validation:MaxLength=71
+	Digest string `json:"digest,omitempty"`
 }
 
 // PreviousRender is a completed render that a newer spec generation replaced.

@@ -54,12 +54,12 @@ func (a renderAdapter) approvedPreview(o *videov1alpha1.VideoRender, sb *videov1
 	switch {
 	case ref.ApprovedDigest != "":
 		if sb.Status.Preview.NamedBy(ref.ApprovedDigest) {
-			return nil
+			return authorOfApproval(o, sb)
 		}
 		return awaiting(fmt.Sprintf("Approved preview %s is not the current preview: no current preview of VideoStoryboard %q has the approved digest; %s; %s",
 			ref.ApprovedDigest, sb.Name, currentPreview(sb, digest), approveCommand(o, digest)))
 	case ref.Approval == videov1alpha1.ApprovalLatest:
-		return nil
+		return authorOfApproval(o, sb)
 	case ref.Approval == videov1alpha1.ApprovalPreviewAtApproval:
 		return awaiting(fmt.Sprintf("No approvedDigest is set, and approval PreviewAtApproval is retired: it behaves as Pinned, so no preview is "+
 			"approved by when the spec was written; %s; %s", currentPreview(sb, digest), approveCommand(o, digest)))
@@ -77,6 +77,56 @@ func finishedNote(o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStoryboar
 	return fmt.Sprintf("rendered preview %s of VideoStoryboard %q; the storyboard has moved on and nothing newer is approved (%s)",
 		rendered, sb.Name, w.message)
 }
+
+// approvedBy is the user who wrote the render's current approval, as the admission policy
+// videorender-approval-stamp recorded it (docs/approval.md): the stamp counts only when it is for
+// this very approval (the pinned digest, or Latest). "" when the approval carries no stamp of its
+// own: written before the policies were installed, or on a cluster without them.
+func approvedBy(o *videov1alpha1.VideoRender) string {
+	ref, ann := o.Spec.StoryboardRef, o.GetAnnotations()
+	approval := ref.ApprovedDigest
+	if approval == "" && ref.Approval == videov1alpha1.ApprovalLatest {
+		approval = videov1alpha1.ApprovedLatest
+	}
+	if approval == "" || ann[videov1alpha1.AnnotationApprovedDigest] != approval {
+		return ""
+	}
+	return ann[videov1alpha1.AnnotationApprovedBy]
+}
+
+// authorOfApproval is four eyes' second half (docs/approval.md): an approval that names the
+// storyboard's author it was given against (annotation approved-storyboard-author, written with the
+// approval and then kept by the admission policy; with four eyes on, the policy refused it when
+// that author was the approver) pays only while that author is the one the admission policy
+// stamped on the storyboard's last spec change. So an approver cannot name someone else to pass
+// the policy. It returns nil when the approval names no author, or the right one.
+func authorOfApproval(o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStoryboard) *waiting {
+	claim := o.GetAnnotations()[videov1alpha1.AnnotationApprovedStoryboardAuthor]
+	by := approvedBy(o)
+	if claim == "" || by == "" {
+		return nil
+	}
+	author := sb.GetAnnotations()[videov1alpha1.AnnotationSpecChangedBy]
+	if author == claim {
+		return nil
+	}
+	return awaiting(fmt.Sprintf("Not approved: the approval by %s names %s as the last author of VideoStoryboard %q's spec, but %s changed it last "+
+		"(annotation %s): nothing is paid until an approver other than %s approves it again with kubectl video approve, which records the author; %s",
+		by, claim, sb.Name, approverOrUnrecorded(author), videov1alpha1.AnnotationSpecChangedBy, approverOrUnrecorded(author),
+		approveCommand(o, digestOrNone(sb.Status.Preview.Digest))))
+}
+
+// approverOrUnrecorded names the approver for an event or an audit line.
+func approverOrUnrecorded(user string) string {
+	if user == "" {
+		return unrecordedApprover
+	}
+	return user
+}
+
+// unrecordedApprover stands for the approver of an approval written without the admission
+// policies (before they were installed): it still approves, and says so.
+const unrecordedApprover = "(not recorded)"
 
 func currentPreview(sb *videov1alpha1.VideoStoryboard, digest string) string {
 	return fmt.Sprintf("the current preview of VideoStoryboard %q (generation %d) has digest %s", sb.Name, sb.Generation, digestOrNone(digest))

@@ -56,7 +56,8 @@ func (l *lifecycle[T]) auditSubmission(obj T, gen int64, attempt, outcome, jobID
 	// The approved preview the submission pays for: the paid call happens between the write of
 	// the in-flight record and its consumption, so the record is there for every outcome.
 	if sub := obj.Job().Submission; sub != nil && sub.StoryboardDigest != "" {
-		kv = append(kv, "storyboardDigest", sub.StoryboardDigest, "narrationPinned", ptr.Deref(sub.NarrationPinned, false))
+		kv = append(kv, "storyboardDigest", sub.StoryboardDigest, "narrationPinned", ptr.Deref(sub.NarrationPinned, false),
+			"approvedBy", approverOrUnrecorded(sub.ApprovedBy))
 	}
 	if err != nil {
 		kv = append(kv, "error", boundedError(err))

@@ -132,6 +132,9 @@ type target struct {
 	// approvedAs is the pin that approved the preview when it names it in another version
 	// than sourceDigest (a version 1 pin): the job's source is recorded under it.
 	approvedAs string
+	// approvedBy is the user who wrote the approval, as the admission policy stamped it; empty
+	// when not recorded (approval.go approvedBy).
+	approvedBy string
 }
 
 // recordedSourceDigest is the approved preview's digest as the job's source records it: the

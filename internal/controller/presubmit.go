@@ -103,7 +103,8 @@ func (l *lifecycle[T]) checkBeforeSubmit(ctx context.Context, s *scope[T]) *stop
 		st.LastHandledRetry = retry
 	}
 	obj.SetJobSource(&videov1alpha1.Submission{StoryboardGeneration: t.sourceGeneration,
-		StoryboardUID: string(t.sourceUID), StoryboardDigest: t.recordedSourceDigest(), NarrationPinned: narrationPinned(t)})
+		StoryboardUID: string(t.sourceUID), StoryboardDigest: t.recordedSourceDigest(), NarrationPinned: narrationPinned(t),
+		ApprovedBy: t.approvedBy})
 	l.stall(tx, videov1alpha1.ReasonInvalidRequest, failureMessage(st))
 	return stopHere()
 }

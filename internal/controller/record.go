@@ -284,7 +284,8 @@ func (l *lifecycle[T]) adopt(ctx context.Context, s *scope[T], rec jobRecord, t 
 	st.SubmittedAt = &now
 	if t != nil && t.recognises(digest, version) {
 		obj.SetJobSource(&videov1alpha1.Submission{StoryboardGeneration: t.sourceGeneration,
-			StoryboardUID: string(t.sourceUID), StoryboardDigest: t.recordedSourceDigest(), NarrationPinned: narrationPinned(t)})
+			StoryboardUID: string(t.sourceUID), StoryboardDigest: t.recordedSourceDigest(), NarrationPinned: narrationPinned(t),
+			ApprovedBy: t.approvedBy})
 	}
 	st.Phase = videov1alpha1.PhaseInProgress
 	setOutcome(st, gen, outcomeReconciling, videov1alpha1.ReasonInProgress,

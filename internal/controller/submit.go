@@ -150,7 +150,7 @@ func (l *lifecycle[T]) markInFlight(s *scope[T]) {
 	started := l.opts.Clock.Now()
 	st.Submission = &videov1alpha1.Submission{Generation: gen, AttemptID: attempt, StartedAt: metav1.NewTime(started),
 		Deadline: ptr.To(metav1.NewTime(started.Add(l.submitBudget()))), Retry: s.retry, StoryboardGeneration: t.sourceGeneration, StoryboardUID: string(t.sourceUID),
-		StoryboardDigest: t.recordedSourceDigest(), NarrationPinned: narrationPinned(t),
+		StoryboardDigest: t.recordedSourceDigest(), NarrationPinned: narrationPinned(t), ApprovedBy: t.approvedBy,
 		RequestDigest: t.digest, DigestVersion: requestdigest.Version, KeyFingerprint: s.keyID, ResubmitOf: st.ResubmitOf, BudgetEstimate: l.budgetEstimate(t)}
 	st.Phase = videov1alpha1.PhaseSubmitting
 	st.ObservedGeneration = gen
@@ -506,7 +506,7 @@ func approvedNote(sub *videov1alpha1.Submission, unreviewed bool) string {
 	if unreviewed {
 		narration += "; approval Latest: not reviewed"
 	}
-	return fmt.Sprintf(" (%s %s, %s)", preview, sub.StoryboardDigest, narration)
+	return fmt.Sprintf(" (%s %s, %s; approved by %s)", preview, sub.StoryboardDigest, narration, approverOrUnrecorded(sub.ApprovedBy))
 }
 
 // replaceJob clears the current job's fields for a new one, keeping the outputs of a completed

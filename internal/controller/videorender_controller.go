@@ -117,7 +117,8 @@ func (a renderAdapter) resolve(ctx context.Context, o *videov1alpha1.VideoRender
 func approvedTarget(o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStoryboard) *target {
 	name := sb.Name
 	t := &target{render: sb.Spec.StoryboardRequest.DeepCopy(), sourceGeneration: sb.Generation, sourceUID: sb.UID,
-		sourceCreated: sb.CreationTimestamp.Time, sourceDigest: sb.Status.Preview.Digest, sourceDigestV1: sb.Status.Preview.DigestOfVersion1()}
+		sourceCreated: sb.CreationTimestamp.Time, sourceDigest: sb.Status.Preview.Digest, sourceDigestV1: sb.Status.Preview.DigestOfVersion1(),
+		approvedBy: approvedBy(o)}
 	if pin := o.Spec.StoryboardRef.ApprovedDigest; pin != "" && pin != t.sourceDigest {
 		// A version 1 pin (Git written before the upgrade) of a preview whose status is of a
 		// later version: the job is recorded under the name its approval used, so that the pin

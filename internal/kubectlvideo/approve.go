@@ -21,6 +21,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 
@@ -72,6 +73,11 @@ func Approve(ctx context.Context, env *Env, renderName string, o ApproveOptions)
 	if vr.Spec.StoryboardRef == nil {
 		return fmt.Errorf("vr/%s renders no VideoStoryboard (spec.storyboardRef is not set): there is no preview to approve", vr.Name)
 	}
+	// Ask first: approving is a permission of its own (docs/approval.md), which the API server's
+	// approval policy checks; a refusal from here says what to do instead, before any question.
+	if err := mayApprove(ctx, env, vr); err != nil {
+		return err
+	}
 	sbName := vr.Spec.StoryboardRef.Name
 	vsb, err := approvableStoryboard(ctx, env, sbName)
 	if err != nil {
@@ -115,6 +121,14 @@ func Approve(ctx context.Context, env *Env, renderName string, o ApproveOptions)
 	// The update carries vr's resourceVersion: an edit of the render since it was read is a
 	// conflict, not overwritten.
 	vr.Spec.StoryboardRef.ApprovedDigest = current
+	// The storyboard's last author, as the cluster stamped it, goes with the approval: with four
+	// eyes on, the policy refuses an approver who is that author, and the controller pays only
+	// while it is the storyboard's author (docs/approval.md).
+	if author := vsb.GetAnnotations()[videov1alpha1.AnnotationSpecChangedBy]; author != "" {
+		vr.SetAnnotations(withAnnotation(vr.GetAnnotations(), videov1alpha1.AnnotationApprovedStoryboardAuthor, author))
+	} else {
+		delete(vr.Annotations, videov1alpha1.AnnotationApprovedStoryboardAuthor)
+	}
 	if vr.Spec.StoryboardRef.Approval == videov1alpha1.ApprovalLatest {
 		// A pin and Latest are exclusive (the API refuses both): the pin is what was asked for.
 		vr.Spec.StoryboardRef.Approval = ""
@@ -125,9 +139,54 @@ func Approve(ctx context.Context, env *Env, renderName string, o ApproveOptions)
 		}
 		return fmt.Errorf("writing the approval of vr/%s: %w", vr.Name, err)
 	}
-	_, _ = fmt.Fprintf(env.Out, "Approved preview %s of vsb/%s for vr/%s. Follow it with: kubectl video status vr/%s -n %s\n",
-		current, sbName, vr.Name, vr.Name, vr.Namespace)
+	by := "the approver is not recorded: this cluster has no approval policies (docs/approval.md)"
+	if ann := vr.GetAnnotations(); ann[videov1alpha1.AnnotationApprovedDigest] == current && ann[videov1alpha1.AnnotationApprovedBy] != "" {
+		by = "approved by " + ann[videov1alpha1.AnnotationApprovedBy]
+	}
+	_, _ = fmt.Fprintf(env.Out, "Approved preview %s of vsb/%s for vr/%s (%s). Follow it with: kubectl video status vr/%s -n %s\n",
+		current, sbName, vr.Name, by, vr.Name, vr.Namespace)
 	return nil
+}
+
+// ApproverRole is the ClusterRole that grants approving, as the chart and config/default name it.
+const ApproverRole = "video-operator-videorender-approver"
+
+// mayApprove asks the API server, with a SelfSubjectAccessReview, whether the user may approve
+// the render's spend: the verb approve on videorenders/approval in its namespace, which the
+// admission policy videorender-approval requires. It fails, saying what to do, when they may not.
+func mayApprove(ctx context.Context, env *Env, vr *videov1alpha1.VideoRender) error {
+	can := func(verb, sub string) (bool, error) {
+		r := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: vr.Namespace, Verb: verb,
+				Group: videov1alpha1.GroupVersion.Group, Resource: "videorenders", Subresource: sub}}}
+		if err := env.Client.Create(ctx, r); err != nil {
+			return false, fmt.Errorf("asking the API server whether you may approve vr/%s: %w", vr.Name, err)
+		}
+		return r.Status.Allowed, nil
+	}
+	approve, err := can("approve", "approval")
+	if err != nil || approve {
+		return err
+	}
+	edit, err := can("update", "")
+	if err != nil {
+		return err
+	}
+	what := "you may edit this render but not approve it"
+	if !edit {
+		what = "you may neither edit nor approve this render"
+	}
+	return fmt.Errorf("%s; ask someone bound to %s (the permission approve on videorenders/approval in namespace %s) to approve vr/%s: "+
+		"nothing was written", what, ApproverRole, vr.Namespace, vr.Name)
+}
+
+// withAnnotation is m with key set to value (m may be nil).
+func withAnnotation(m map[string]string, key, value string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[key] = value
+	return m
 }
 
 // changedSinceShown is the refusal when the preview is not the one the person reviewed.
@@ -158,9 +217,9 @@ func printApproval(p *printer, vr *videov1alpha1.VideoRender, vsb *videov1alpha1
 	ref := vr.Spec.StoryboardRef
 	switch {
 	case ref.ApprovedDigest != "":
-		p.field("Approved", ref.ApprovedDigest)
+		p.field("Approved", ref.ApprovedDigest+", "+approvedByOf(vr))
 	case ref.Approval == videov1alpha1.ApprovalLatest:
-		p.field("Approved", "every new preview, unreviewed (approval Latest)")
+		p.field("Approved", "every new preview, unreviewed (approval Latest), "+approvedByOf(vr))
 	case ref.Approval == videov1alpha1.ApprovalPreviewAtApproval:
 		p.field("Approved", "nothing: no digest pinned (approval PreviewAtApproval is retired and behaves as Pinned)")
 	default:
@@ -171,7 +230,11 @@ func printApproval(p *printer, vr *videov1alpha1.VideoRender, vsb *videov1alpha1
 		if vr.Status.NarrationPinned != nil && *vr.Status.NarrationPinned {
 			pinned = "narration pinned to the approved preview"
 		}
-		p.field("Rendered", d+" ("+pinned+")")
+		by := "approver not recorded (approved before the approval policies were installed)"
+		if a := vr.Status.Approval; a != nil && a.ApprovedBy != "" {
+			by = "approved by " + a.ApprovedBy
+		}
+		p.field("Rendered", d+" ("+pinned+"; "+by+")")
 	}
 	current := ""
 	if vsb.Status.Preview != nil && vsb.Status.PreviewedGeneration == vsb.Generation {
@@ -184,6 +247,20 @@ func printApproval(p *printer, vr *videov1alpha1.VideoRender, vsb *videov1alpha1
 	p.field("Waiting for", fmt.Sprintf("approval of preview %s of vsb/%s (generation %d); review it with kubectl video preview vsb/%s -n %s",
 		current, vsb.Name, vsb.Generation, vsb.Name, vsb.Namespace))
 	p.field("To approve", approveCommand(vr.Name, vr.Namespace, current))
+}
+
+// approvedByOf says who wrote the render's current approval, as the admission policy stamped it
+// (docs/approval.md): a stamp counts only for the approval it was written with.
+func approvedByOf(vr *videov1alpha1.VideoRender) string {
+	ref, ann := vr.Spec.StoryboardRef, vr.GetAnnotations()
+	approval := ref.ApprovedDigest
+	if approval == "" {
+		approval = videov1alpha1.ApprovedLatest
+	}
+	if by := ann[videov1alpha1.AnnotationApprovedBy]; by != "" && ann[videov1alpha1.AnnotationApprovedDigest] == approval {
+		return "approved by " + by
+	}
+	return "approver not recorded (written without the approval policies)"
 }
 
 // approveCommand is the exact command that approves the preview for a render.

@@ -122,6 +122,12 @@ var _ = Describe("kubectl video approve", Ordered, func() {
 		jobID := getRenderNamed(liveNS, "approve-it")(Default).Status.JobID
 		Consistently(func(g Gomega) string { return getRenderNamed(liveNS, "approve-it")(g).Status.JobID }, "300ms").Should(Equal(jobID))
 
+		Expect(r.out).To(ContainSubstring("the approver is not recorded: this cluster has no approval policies"))
+		r = kubectlVideo(liveNS, "", "status", "vr/approve-it")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(MatchRegexp(`Approved:\s+` + second + `, approver not recorded`))
+		Expect(r.out).To(MatchRegexp(`Rendered:\s+` + second + ` \(.*; approver not recorded`))
+
 		r = kubectlVideo(liveNS, "", "approve", "vr/approve-it", "--digest", second)
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.out).To(ContainSubstring("already approves preview " + second))

@@ -97,6 +97,13 @@ func Render(ctx context.Context, env *Env, storyboardName string, o RenderOption
 	case !apierrors.IsNotFound(err):
 		return fmt.Errorf("reading VideoRender %s/%s: %w", vr.Namespace, vr.Name, err)
 	}
+	// A render created pinned is an approval: ask first (approve.go).
+	if err := mayApprove(ctx, env, vr); err != nil {
+		return err
+	}
+	if author := vsb.GetAnnotations()[videov1alpha1.AnnotationSpecChangedBy]; author != "" {
+		vr.SetAnnotations(withAnnotation(vr.GetAnnotations(), videov1alpha1.AnnotationApprovedStoryboardAuthor, author))
+	}
 	refs, err := rendersOf(ctx, env.Client, vsb)
 	if err != nil {
 		return err

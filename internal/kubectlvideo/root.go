@@ -29,6 +29,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -78,11 +79,11 @@ type Overrides struct {
 	IsTerminal func(in io.Reader) bool
 }
 
-// Scheme holds the kinds the plugin reads: the video kinds, events, and namespaces (for the
-// completion of -n).
+// Scheme holds the kinds the plugin reads: the video kinds, events, namespaces (for the
+// completion of -n), and the self subject access reviews approve asks before it writes.
 func Scheme() (*k8sruntime.Scheme, error) {
 	s := k8sruntime.NewScheme()
-	for _, add := range []func(*k8sruntime.Scheme) error{videov1alpha1.AddToScheme, eventsv1.AddToScheme, corev1.AddToScheme} {
+	for _, add := range []func(*k8sruntime.Scheme) error{videov1alpha1.AddToScheme, eventsv1.AddToScheme, corev1.AddToScheme, authorizationv1.AddToScheme} {
 		if err := add(s); err != nil {
 			return nil, fmt.Errorf("building the scheme: %w", err)
 		}

@@ -134,7 +134,7 @@ func TestDeployManifests(t *testing.T) {
 	var names []string
 	for _, o := range objs {
 		names = append(names, o.GetKind()+"/"+o.GetName())
-		if o.GetKind() != "Namespace" && o.GetKind() != "CustomResourceDefinition" && !strings.HasPrefix(o.GetKind(), "Cluster") &&
+		if o.GetKind() != "Namespace" && o.GetKind() != "CustomResourceDefinition" && !clusterScoped(o.GetKind()) &&
 			o.GetNamespace() != namespace {
 			t.Errorf("%s/%s is in namespace %q, want %s", o.GetKind(), o.GetName(), o.GetNamespace(), namespace)
 		}

@@ -72,8 +72,8 @@ var paidEndpoints = []string{simulator.EndpointCreateStoryboard, simulator.Endpo
 // (completed: an inline render, a project render, a storyboardRef render and its storyboard's
 // preview; running at the switch; failed because of its spec; awaiting approval, where that
 // commit has approvals; stalled SubmissionUnknown), with and without a VideoBudget. It is
-// SIGTERMed, the CRDs of this tree are applied over the old ones, as an upgrade does, and the
-// manager of this tree starts. Once every object settles: no call to a paid endpoint after the
+// SIGTERMed, the CRDs and the approval policies of this tree are applied over the old ones, as an
+// upgrade does, and the manager of this tree starts. Once every object settles: no call to a paid endpoint after the
 // switch, and no status regression (Ready stays Ready with its job and outputs; running ends
 // Ready with its job; failed and stalled stay so; awaiting stays awaiting; a budget counts no
 // submission again and charges only the renders that were running).
@@ -365,6 +365,9 @@ spec: {projectId: `+p.ID+`}
 	t.Logf("the manager of %s stopped in %s; %d paid calls; the objects it left:\n%s", old.commit,
 		took.Round(time.Millisecond), paidBefore, statesText(before))
 	installCRDs(t, todaysCRDs)
+	// And its approval policies (docs/approval.md): the pins written before still approve, and
+	// no write of the new manager is refused by them.
+	installApprovalPolicies(t, w.ns)
 	newProc := w.startManagerBinary(managerBin)
 	waitFor(t, 30*time.Second, "the new manager's workers", func() bool {
 		b, err := os.ReadFile(newProc.log)
