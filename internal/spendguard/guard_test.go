@@ -346,3 +346,51 @@ func TestBudgetWritersTakeTurnsAndStayBounded(t *testing.T) {
 	}
 	w.release(again)
 }
+
+// make test-faults-long, "SIGKILL while guarded renders end" under a seconds limit: a manager
+// killed after a render's charge and before its end is written reads the job again and charges
+// it again. chargedJobs turned that into a no-op only while the job was among the latest 64
+// charged; with a burst of other charges in between, 34 s were charged twice. A render's charge
+// is posted against its job's pending reservation: once that is gone, the charge is not made
+// again, however many charges came since.
+func TestAChargeReadAgainAfterManyOthersIsNotMadeTwice(t *testing.T) {
+	var objs []client.Object
+	for i := range maxChargedJobs + 2 {
+		objs = append(objs, batchRender(i))
+	}
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1000), MaxRenderSeconds: ptr.To[int64](100000)}, objs...)
+	close(h.hold)
+	for i := range maxChargedJobs + 2 {
+		if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+			t.Fatalf("render %d: %+v %v", i, d, err)
+		}
+		if err := h.g.settle(t.Context(), "team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		// The render records its job (the fake API server keeps a VideoRender's status with it).
+		vr := batchRender(i)
+		if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), vr); err != nil {
+			t.Fatal(err)
+		}
+		vr.Status.JobID, vr.Status.SubmittedAt = fmt.Sprintf("job-%d", i), &metav1.Time{Time: time.Now()}
+		if err := h.server.Update(t.Context(), vr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reconcileBudget(t, h, 1) // every running job holds its reservation (runningReserved)
+	if b := h.budget(t); !b.Status.RunningReserved || len(b.Status.Reservations) != maxChargedJobs+2 {
+		t.Fatalf("after the controller's look: runningReserved %v, %d reservations", b.Status.RunningReserved, len(b.Status.Reservations))
+	}
+	for i := range maxChargedJobs + 2 {
+		if err := h.g.Charge(t.Context(), "team-a", fmt.Sprintf("job-%d", i), 7, nil, false, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The manager was killed after job-0's charge, before its end: the next one charges it again.
+	if err := h.g.Charge(t.Context(), "team-a", "job-0", 7, nil, false, true); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := h.budget(t).Status.Used.RenderSeconds, int64(7*(maxChargedJobs+2)); got != want {
+		t.Fatalf("charged %d s for %d jobs of 7 s: %d s twice", got, maxChargedJobs+2, got-want)
+	}
+}
