@@ -111,6 +111,9 @@ type oldManager struct {
 	crds   string
 	// approvals says whether that commit has approvals (spec.storyboardRef.approvedDigest).
 	approvals bool
+	// records says whether consent is a record there (approval Pinned by default): a render
+	// without approvedDigest waits for an approval, where 0.1.0 approved the current preview.
+	records bool
 }
 
 // buildManagerAt builds the manager of commit from a detached git worktree of this repository,
@@ -146,6 +149,7 @@ func buildManagerAt(t *testing.T, commit string) oldManager {
 	b, err := os.ReadFile(filepath.Join(m.crds, "video.videoops.io_videorenders.yaml"))
 	must(t, err)
 	m.approvals = strings.Contains(string(b), "approvedDigest")
+	m.records = strings.Contains(string(b), "PreviewAtApproval is retired")
 	return m
 }
 
@@ -307,7 +311,9 @@ spec: {projectId: `+p.ID+`}
 	// approvals, rendered because the preview is current.
 	for i := range n {
 		createYAML(t, w.ns, refRender(fmt.Sprintf("ref-done-%d", i), fmt.Sprintf("sb-done-%d", i)))
-		if old.approvals {
+		// Where consent is a record, a render without a pin waits for one (ref-done shows it): no
+		// render is approved by a default to move on from.
+		if old.approvals && !old.records {
 			createYAML(t, w.ns, refRender(fmt.Sprintf("ref-moved-%d", i), fmt.Sprintf("sb-moved-%d", i)))
 		}
 	}
@@ -325,9 +331,10 @@ spec: {projectId: `+p.ID+`}
 			w.editStoryboard(fmt.Sprintf("sb-moved-%d", i), "The second preview, which nobody reviewed.")
 			w.editStoryboard(fmt.Sprintf("sb-pinmoved-%d", i), "The second preview, which nobody reviewed.")
 		}
+		// Where consent is a record, a pin keeps what it rendered: the render stays Ready.
 		w.waitSettled("the second previews", func(s upgradeState) bool {
 			return settledOld(s) &&
-				(!movedRender(s.Name) || s.State == "Reconciling/"+string(videov1alpha1.ReasonAwaitingApproval))
+				(!movedRender(s.Name) || s.State == "Reconciling/"+string(videov1alpha1.ReasonAwaitingApproval) || old.records && s.State == "Ready")
 		})
 	}
 
