@@ -65,7 +65,7 @@ demo: ## Run the operator locally against the service simulator and show a few v
 manifests: controller-gen api-docs ## Generate CRDs (installed, and the complete request schema the controller checks) and RBAC from the markers, copy them into the Helm chart, and write the API reference.
 	rm -rf $(LOCALBIN)/crd-full && mkdir -p $(LOCALBIN)/crd-full
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./..." output:crd:artifacts:config=$(LOCALBIN)/crd-full
-	go run ./hack/crdsplit -in $(LOCALBIN)/crd-full -out config/crd/bases -schema internal/requestrules/storyboardrequest.json
+	go run ./hack/crdsplit -in $(LOCALBIN)/crd-full -out config/crd/bases -policies config/policies/scene-rules.yaml -schema internal/requestrules/storyboardrequest.json
 	hack/helm-chart.sh
 	$(MAKE) --no-print-directory helm-docs-chart
 
