@@ -31,6 +31,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 // TestSamplesAsATenantPayNothing: a tenant bound to the roles docs/deploy.md gives tenants (and
@@ -53,6 +55,9 @@ func TestSamplesAsATenantPayNothing(t *testing.T) {
 			t.Error(err)
 		}
 	})
+	if err := testutil.InstallPolicies(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)

@@ -45,6 +45,7 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/admissionpolicy"
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/simulator"
 	corev1 "k8s.io/api/core/v1"
@@ -412,6 +413,9 @@ func runManager(t *testing.T) *running {
 		t.Fatalf("starting envtest: %v", err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
+	if err := admissionpolicy.Install(t.Context(), cfg, filepath.Join(root, "config", "policies")); err != nil {
+		t.Fatalf("installing the admission policies: %v", err)
+	}
 	user, err := env.AddUser(envtest.User{Name: "video-operator", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		t.Fatal(err)
