@@ -143,8 +143,14 @@ func request(scene string) string {
 func TestScenesRefusedAtCreateAndUpdate(t *testing.T) {
 	env, cfg, c := startAPIServer(t, testutil.CRDDir())
 	ctx := context.Background()
+	if p := admissionpolicy.Problems(ctx, c); len(p) != len(admissionpolicy.Expected) {
+		t.Errorf("before the policies are installed, the manager's check finds %v", p)
+	}
 	if err := testutil.InstallPolicies(ctx, cfg); err != nil {
 		t.Fatal(err)
+	}
+	if p := admissionpolicy.Problems(ctx, c); len(p) != 0 {
+		t.Errorf("the manager's check finds %v", p)
 	}
 	for _, kind := range []string{"VideoRender", "VideoStoryboard"} {
 		for i, tc := range sceneCases {
