@@ -21,7 +21,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +154,26 @@ func TestScenesRefusedAtCreateAndUpdate(t *testing.T) {
 	if p := admissionpolicy.Problems(ctx, c); len(p) != 0 {
 		t.Errorf("the manager's check finds %v", p)
 	}
+	t.Run("hack/wait-policies.sh", func(t *testing.T) {
+		user, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kc, err := user.KubeConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+		if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.CommandContext(t.Context(), filepath.Join(testutil.RepoRoot(), "hack", "wait-policies.sh"),
+			filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl"), "30")
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "admission policies in force") {
+			t.Errorf("hack/wait-policies.sh: %v\n%s", err, out)
+		}
+	})
 	for _, kind := range []string{"VideoRender", "VideoStoryboard"} {
 		for i, tc := range sceneCases {
 			t.Run(fmt.Sprintf("%s/%d%s", kind, i, tc.field), func(t *testing.T) {
@@ -325,5 +347,27 @@ func TestAboveMaxScenesThePolicyStandsAside(t *testing.T) {
 	above := object(t, "VideoRender", "above-max", fmt.Sprintf("{videoName: large, scenes: [%s]}", strings.Join(append(scenes, sceneCases[5].scene), ", ")))
 	if err := c.Create(ctx, above); err != nil {
 		t.Fatalf("create above MaxScenes: %v", err)
+	}
+}
+
+// TestProbeFileIsTheProbe: hack/policy-probe.yaml, which hack/wait-policies.sh creates with
+// --dry-run=server, holds the objects of ProbeObject.
+func TestProbeFileIsTheProbe(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "hack", "policy-probe.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Split(string(raw), "\n---\n")
+	if len(docs) != len(admissionpolicy.Expected) {
+		t.Fatalf("%d objects, want one per policy (%d)", len(docs), len(admissionpolicy.Expected))
+	}
+	for i, p := range admissionpolicy.Expected {
+		var got map[string]any
+		if err := yaml.Unmarshal([]byte(docs[i]), &got); err != nil {
+			t.Fatal(err)
+		}
+		if want := admissionpolicy.ProbeObject(p.Resource).Object; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %v\nwant %v", p.Resource, got, want)
+		}
 	}
 }
