@@ -19,7 +19,6 @@ package admissionpolicy_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,21 +153,10 @@ func TestScenesRefusedAtCreateAndUpdate(t *testing.T) {
 	if p := admissionpolicy.Problems(ctx, c); len(p) != 0 {
 		t.Errorf("the manager's check finds %v", p)
 	}
+	kubeconfig := adminKubeconfig(t, env)
+	kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
 	t.Run("hack/wait-policies.sh", func(t *testing.T) {
-		user, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kc, err := user.KubeConfig()
-		if err != nil {
-			t.Fatal(err)
-		}
-		kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-		if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.CommandContext(t.Context(), filepath.Join(testutil.RepoRoot(), "hack", "wait-policies.sh"),
-			filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl"), "30")
+		cmd := exec.CommandContext(t.Context(), filepath.Join(testutil.RepoRoot(), "hack", "wait-policies.sh"), kubectl, "30")
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "admission policies in force") {
 			t.Errorf("hack/wait-policies.sh: %v\n%s", err, out)
@@ -211,10 +199,10 @@ func TestScenesRefusedAtCreateAndUpdate(t *testing.T) {
 		if err := os.WriteFile(file, body, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		stdout, stderr, err := env.ControlPlane.KubeCtl().Run("apply", "--dry-run=server", "-f", file)
-		outb, _ := io.ReadAll(stdout)
-		errb, _ := io.ReadAll(stderr)
-		out := string(outb) + string(errb)
+		cmd := exec.CommandContext(t.Context(), kubectl, "apply", "--dry-run=server", "-f", file)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		outb, err := cmd.CombinedOutput()
+		out := string(outb)
 		if err == nil {
 			t.Fatalf("kubectl apply --dry-run=server accepted an invalid scene: %s", out)
 		}
@@ -222,6 +210,24 @@ func TestScenesRefusedAtCreateAndUpdate(t *testing.T) {
 			t.Errorf("kubectl said %q, want it to contain %q", out, want)
 		}
 	})
+}
+
+// adminKubeconfig is a kubeconfig file of an administrator of env, for kubectl.
+func adminKubeconfig(t *testing.T, env *envtest.Environment) string {
+	t.Helper()
+	user, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig
 }
 
 func expectRefused(t *testing.T, what string, err error, want string) {
