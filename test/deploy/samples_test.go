@@ -42,6 +42,7 @@ import (
 // no video (nothing that could pay) and leaves the Secret as it was; the paid samples are in
 // config/samples/paid/, which the tenant can apply on purpose and which holds no Secret either.
 func TestSamplesAsATenantPayNothing(t *testing.T) {
+	testutil.APIServer(t)
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
