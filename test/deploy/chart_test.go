@@ -151,7 +151,8 @@ func TestChartMatchesKustomize(t *testing.T) {
 		if _, ok := kust[k]; !ok {
 			t.Errorf("the chart renders %s, config/default does not", k)
 		}
-		if o.GetKind() != "CustomResourceDefinition" && !strings.HasPrefix(o.GetKind(), "Cluster") && o.GetNamespace() != namespace {
+		if o.GetKind() != "CustomResourceDefinition" && !strings.HasPrefix(o.GetKind(), "Cluster") &&
+			!strings.HasPrefix(o.GetKind(), "ValidatingAdmissionPolicy") && o.GetNamespace() != namespace {
 			t.Errorf("%s is in namespace %q, want the release's %s", k, o.GetNamespace(), namespace)
 		}
 	}
