@@ -203,9 +203,12 @@ func TestAlertsAndDashboardAgainstTheManager(t *testing.T) {
 		// Every budget's ledger is writable in this scenario: the alert's metric is exported
 		// (0) for each, and the spend guard's own tests show the condition it follows.
 		"VideoOperatorBudgetLedgerUnavailable": false,
-		"VideoOperatorAPIKeyUnusable":          true,
-		"VideoOperatorRenderBlocked":           false,
-		"VideoOperatorApprovalOverdue":         true,
+		// The policies are installed (config/policies): the metric is exported (0) for each;
+		// internal/admissionpolicy's tests show when it is 1.
+		"VideoOperatorAdmissionPolicyMissing": false,
+		"VideoOperatorAPIKeyUnusable":         true,
+		"VideoOperatorRenderBlocked":          false,
+		"VideoOperatorApprovalOverdue":        true,
 	}
 	for _, rl := range rules {
 		want, ok := fires[rl.Alert]
