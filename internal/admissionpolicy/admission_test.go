@@ -18,6 +18,7 @@ package admissionpolicy_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -36,6 +37,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/videoops/video-operator/internal/admissionpolicy"
+	"github.com/videoops/video-operator/internal/requestrules"
 	"github.com/videoops/video-operator/internal/testutil"
 )
 
@@ -243,46 +245,82 @@ func expectRefused(t *testing.T, what string, err error, want string) {
 	}
 }
 
-// TestEveryRuleHasACase: every rule of the generated policies has a case in sceneCases, so that
-// TestScenesRefusedAtCreateAndUpdate checks each refusal the CRDs gave before the rules moved.
+// TestEveryRuleHasACase: every rule of the markers that the policies check (the rules under
+// scenes[] that internal/requestrules' schema holds and requestrules.UnderPolicy places) has a
+// case in sceneCases, so that TestScenesRefusedAtCreateAndUpdate checks each refusal the CRDs gave
+// before the rules moved; and each policy carries each rule's message.
 func TestEveryRuleHasACase(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "internal", "requestrules", "storyboardrequest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatal(err)
+	}
+	type rule struct{ field, message string }
+	var rules []rule
+	var walk func(node map[string]any, path []string)
+	walk = func(node map[string]any, path []string) {
+		if requestrules.UnderPolicy(path) {
+			list, _ := node["x-kubernetes-validations"].([]any)
+			for _, r := range list {
+				m, _ := r.(map[string]any)
+				fieldPath, _ := m["fieldPath"].(string)
+				message, _ := m["message"].(string)
+				below := strings.ReplaceAll(strings.Join(path[2:], "."), ".[]", "[]")
+				if below != "" {
+					below = "." + below
+				}
+				rules = append(rules, rule{field: below + fieldPath, message: message})
+			}
+		}
+		if props, ok := node["properties"].(map[string]any); ok {
+			for name, child := range props {
+				walk(child.(map[string]any), append(append([]string(nil), path...), name))
+			}
+		}
+		if items, ok := node["items"].(map[string]any); ok {
+			walk(items, append(append([]string(nil), path...), "[]"))
+		}
+	}
+	walk(schema, nil)
+	if len(rules) < 30 {
+		t.Fatalf("%d rules under scenes[] in the request schema: the walk is wrong", len(rules))
+	}
 	objs, err := admissionpolicy.Objects(testutil.PolicyDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	policies := 0
+	messages := map[string]string{}
 	for _, o := range objs {
 		if o.GetKind() != "ValidatingAdmissionPolicy" {
 			continue
 		}
-		policies++
 		validations, _, _ := unstructured.NestedSlice(o.Object, "spec", "validations")
-		if len(validations) < 2 {
-			t.Errorf("%s: %d validations", o.GetName(), len(validations))
-		}
 		for _, v := range validations {
-			msg, _ := v.(map[string]any)["message"].(string)
-			if msg == admissionpolicy.ProbeMessage {
-				continue
-			}
-			path, text, ok := strings.Cut(msg, ": ")
-			if !ok || !strings.Contains(path, "scenes[]") {
-				t.Errorf("%s: message %q does not start with the scene's path", o.GetName(), msg)
-				continue
-			}
-			covered := false
-			for _, tc := range sceneCases {
-				if strings.HasPrefix(text, tc.message) && strings.HasSuffix(path, "scenes[]"+strings.ReplaceAll(tc.field, "[0]", "[]")) {
-					covered = true
-				}
-			}
-			if !covered {
-				t.Errorf("%s: no case for the rule %q", o.GetName(), msg)
-			}
+			m, _ := v.(map[string]any)["messageExpression"].(string)
+			messages[o.GetName()] += m
 		}
 	}
-	if policies != len(admissionpolicy.Expected) {
-		t.Errorf("%d policies in config/policies, want %d", policies, len(admissionpolicy.Expected))
+	if len(messages) != len(admissionpolicy.Expected) {
+		t.Errorf("%d policies in config/policies, want %d", len(messages), len(admissionpolicy.Expected))
+	}
+	for _, r := range rules {
+		covered := false
+		for _, tc := range sceneCases {
+			if tc.message != "" && strings.HasPrefix(r.message, tc.message) && strings.ReplaceAll(tc.field, "[0]", "[]") == r.field {
+				covered = true
+			}
+		}
+		if !covered {
+			t.Errorf("no case for the rule at scenes[]%s: %q", r.field, r.message)
+		}
+		for name, m := range messages {
+			if !strings.Contains(m, r.message) {
+				t.Errorf("policy %s lacks the message %q", name, r.message)
+			}
+		}
 	}
 }
 

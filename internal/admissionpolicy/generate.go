@@ -53,16 +53,19 @@ const MaxScenes = 5000
 var SceneList = []string{"scenes", "[]"}
 
 // ScenePolicy turns the rules of the scenes of one kind (every Rule is at or below
-// <prefix>.scenes[]) into a ValidatingAdmissionPolicy and its binding:
+// <prefix>.scenes[]; sorted by path, then in the order they are to be reported) into a
+// ValidatingAdmissionPolicy and its binding:
 //
 //   - bound to CREATE and UPDATE of the main resource only, so that status and metadata writes
 //     (and any subresource) never evaluate them;
 //   - a match condition skips an UPDATE that leaves the spec as it was (a metadata write), as the
-//     CRD's ratcheting would have accepted it;
-//   - first the probe (ProbeValidation), then one validation per rule, over every scene (`variables.scenes.all(...)`), in the order of the
-//     markers, its self rewritten to the scene (or the node under it);
-//   - a messageExpression that names the first failing scene's index and the rule's field
-//     ("spec.storyboard.scenes[3].audioLanguage: audioLanguage is required ..."), the
+//     CRD's ratcheting would have accepted it, and another leaves a request of more than
+//     MaxScenes scenes to the controller;
+//   - first the probe (ProbeValidation), then one validation per schema node below the scene,
+//     holding the node's rules, over every scene by chunks of ChunkSize (variables.chunks), self
+//     rewritten to the scene (or the node below it);
+//   - a messageExpression that names the first failing scene's index and the first broken rule's
+//     field ("spec.storyboard.scenes[3].audioLanguage: audioLanguage is required ..."), the
 //     marker's message after it.
 func ScenePolicy(p Policy, group, version string, rules []Rule) (*admissionregistrationv1.ValidatingAdmissionPolicy,
 	*admissionregistrationv1.ValidatingAdmissionPolicyBinding, error) {
@@ -84,19 +87,36 @@ func ScenePolicy(p Policy, group, version string, rules []Rule) (*admissionregis
 	listPath := strings.Join(append(append([]string(nil), prefix...), "scenes"), ".")
 
 	validations := []admissionregistrationv1.Validation{ProbeValidation()}
-	for _, r := range rules {
-		pre, rest := splitAtScenes(r.Path)
+	variables := []admissionregistrationv1.Variable{
+		{Name: "scenes", Expression: scenes},
+		{Name: "chunks", Expression: fmt.Sprintf("lists.range((size(variables.scenes) + %[1]d) / %[2]d).map(c, "+
+			"variables.scenes.slice(c * %[2]d, c * %[2]d + %[2]d > size(variables.scenes) ? size(variables.scenes) : c * %[2]d + %[2]d))",
+			ChunkSize-1, ChunkSize)},
+	}
+	// One validation per schema node: its rules (consecutive, rules being sorted by path) are
+	// evaluated in one walk of the scenes.
+	for start := 0; start < len(rules); {
+		end := start + 1
+		for end < len(rules) && strings.Join(rules[end].Path, ".") == strings.Join(rules[start].Path, ".") {
+			end++
+		}
+		group := rules[start:end]
+		pre, rest := splitAtScenes(group[0].Path)
 		if strings.Join(pre, ".") != strings.Join(prefix, ".") {
 			return nil, nil, fmt.Errorf("%s: rules under two scene lists (%v, %v)", p.ID, prefix, pre)
 		}
-		if oldSelf.MatchString(r.Rule) || oldSelf.MatchString(r.MessageExpression) {
-			return nil, nil, fmt.Errorf("%s: rule %q at %v is a transition rule (oldSelf): a policy would need the old scene", p.ID, r.Rule, r.Path)
+		for _, r := range group {
+			if oldSelf.MatchString(r.Rule) || oldSelf.MatchString(r.MessageExpression) {
+				return nil, nil, fmt.Errorf("%s: rule %q at %v is a transition rule (oldSelf): a policy would need the old scene", p.ID, r.Rule, r.Path)
+			}
 		}
-		v, err := validation(r, rest, listPath)
+		v, vars, err := validation(fmt.Sprintf("node%d", len(validations)), group, rest, listPath)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", p.ID, err)
 		}
 		validations = append(validations, v)
+		variables = append(variables, vars...)
+		start = end
 	}
 
 	labels := map[string]string{Label: p.ID}
@@ -119,12 +139,7 @@ func ScenePolicy(p Policy, group, version string, rules []Rule) (*admissionregis
 				Name:       "within-budget",
 				Expression: fmt.Sprintf("!(%s) || size(%s) <= %d", strings.Join(guards, " && "), expr, MaxScenes),
 			}},
-			Variables: []admissionregistrationv1.Variable{
-				{Name: "scenes", Expression: scenes},
-				{Name: "chunks", Expression: fmt.Sprintf("lists.range((size(variables.scenes) + %[1]d) / %[2]d).map(c, "+
-					"variables.scenes.slice(c * %[2]d, c * %[2]d + %[2]d > size(variables.scenes) ? size(variables.scenes) : c * %[2]d + %[2]d))",
-					ChunkSize-1, ChunkSize)},
-			},
+			Variables:   variables,
 			Validations: validations,
 		},
 	}
@@ -175,50 +190,76 @@ func splitAtScenes(path []string) (prefix, rest []string) {
 	return nil, nil
 }
 
-// validation is one rule over every scene. rest is the rule's node below the scene.
-func validation(r Rule, rest []string, listPath string) (admissionregistrationv1.Validation, error) {
-	holds, err := holdsOn("scene", rest, r.Rule, 1)
-	if err != nil {
-		return admissionregistrationv1.Validation{}, err
+// validation checks the rules of one schema node (group, at rest below the scene) over every
+// scene, in one walk. Its message names the first failing scene (its chunk, then its place in the
+// chunk), the first failing item of each list below it, and the first rule of the group that the
+// node breaks, with the rule's field. The variables it returns (prefixed name) find that node:
+// they are evaluated only for the message, when the validation fails.
+func validation(name string, group []Rule, rest []string, listPath string) (admissionregistrationv1.Validation, []admissionregistrationv1.Variable, error) {
+	parts := make([]string, len(group))
+	for i, r := range group {
+		parts[i] = "(" + r.Rule + ")"
 	}
-	// The message: the first failing scene (its chunk, then its place in the chunk), then the
-	// first failing item of each list below it.
-	chunk := fmt.Sprintf("variables.chunks.map(chunk, chunk.all(scene, %s)).indexOf(false)", holds)
-	first := fmt.Sprintf("%s * %d + variables.chunks[%s].map(scene, %s).indexOf(false)", chunk, ChunkSize, chunk, holds)
-	pathExpr := []string{quote(listPath + "["), "string(" + first + ")", quote("]")}
+	merged := strings.Join(parts, " && ")
+	holds, err := holdsOn("scene", rest, merged, 1)
+	if err != nil {
+		return admissionregistrationv1.Validation{}, nil, err
+	}
+	v := func(suffix string) string { return "variables." + name + suffix }
+	vars := []admissionregistrationv1.Variable{
+		{Name: name + "Chunk", Expression: fmt.Sprintf("variables.chunks.map(chunk, chunk.all(scene, %s)).indexOf(false)", holds)},
+		{Name: name + "Scene", Expression: fmt.Sprintf("%s * %d + variables.chunks[%s].map(scene, %s).indexOf(false)",
+			v("Chunk"), ChunkSize, v("Chunk"), holds)},
+	}
+	pathExpr := []string{quote(listPath + "["), "string(" + v("Scene") + ")", quote("]")}
 	staticPath := listPath + "[]"
-	node := "variables.scenes[" + first + "]"
+	node := "variables.scenes[" + v("Scene") + "]"
 	for i, seg := range rest {
 		if seg == "[]" {
-			inner, err := holdsOn("item", rest[i+1:], r.Rule, 1)
+			inner, err := holdsOn("item", rest[i+1:], merged, 1)
 			if err != nil {
-				return admissionregistrationv1.Validation{}, err
+				return admissionregistrationv1.Validation{}, nil, err
 			}
-			idx := fmt.Sprintf("%s.map(item, %s).indexOf(false)", node, inner)
-			pathExpr = append(pathExpr, quote("["), "string("+idx+")", quote("]"))
+			item := fmt.Sprintf("Item%d", len(vars))
+			vars = append(vars, admissionregistrationv1.Variable{Name: name + item, Expression: fmt.Sprintf("%s.map(item, %s).indexOf(false)", node, inner)})
+			pathExpr = append(pathExpr, quote("["), "string("+v(item)+")", quote("]"))
 			staticPath += "[]"
-			node += "[" + idx + "]"
+			node += "[" + v(item) + "]"
 			continue
 		}
 		pathExpr = append(pathExpr, quote("."+seg))
 		staticPath += "." + seg
 		node += "." + seg
 	}
-	message := quote(r.Message)
-	if r.MessageExpression != "" {
-		message = "(" + selfWord.ReplaceAllString(r.MessageExpression, node) + ")"
+	vars = append(vars, admissionregistrationv1.Variable{Name: name + "Node", Expression: node})
+	// The first rule broken: a chain of conditionals, in the group's order.
+	var choice string
+	var static []string
+	for i := len(group) - 1; i >= 0; i-- {
+		r := group[i]
+		message := quote(r.Message)
+		if r.MessageExpression != "" {
+			message = "(" + selfWord.ReplaceAllString(r.MessageExpression, v("Node")) + ")"
+		}
+		message = quote(r.FieldPath+": ") + " + " + message
+		if choice == "" {
+			choice = message
+		} else {
+			choice = fmt.Sprintf("!(%s) ? %s : (%s)", selfWord.ReplaceAllString(r.Rule, v("Node")), message, choice)
+		}
+		text := r.Message
+		if text == "" {
+			text = "the rule " + r.Rule
+		}
+		static = append([]string{staticPath + r.FieldPath + ": " + text}, static...)
 	}
-	staticMessage := r.Message
-	if staticMessage == "" {
-		staticMessage = "a scene breaks the rule " + r.Rule
-	}
-	pathExpr = append(pathExpr, quote(r.FieldPath+": "), message)
+	pathExpr = append(pathExpr, "("+choice+")")
 	return admissionregistrationv1.Validation{
 		Expression:        "variables.chunks.all(chunk, chunk.all(scene, " + holds + "))",
-		Message:           staticPath + r.FieldPath + ": " + staticMessage,
+		Message:           strings.Join(static, "; or "),
 		MessageExpression: strings.Join(pathExpr, " + "),
 		Reason:            ptr.To(metav1.StatusReasonInvalid),
-	}, nil
+	}, vars, nil
 }
 
 // holdsOn is the rule on every node at rest below base: a property that is absent holds, a list
