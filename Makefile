@@ -65,7 +65,7 @@ demo: ## Run the operator locally against the service simulator and show a few v
 manifests: controller-gen api-docs ## Generate CRDs (installed, and the complete request schema the controller checks) and RBAC from the markers, copy them into the Helm chart, and write the API reference.
 	rm -rf $(LOCALBIN)/crd-full && mkdir -p $(LOCALBIN)/crd-full
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./..." output:crd:artifacts:config=$(LOCALBIN)/crd-full
-	go run ./hack/crdsplit -in $(LOCALBIN)/crd-full -out config/crd/bases -schema internal/requestrules/storyboardrequest.json
+	go run ./hack/crdsplit -in $(LOCALBIN)/crd-full -out config/crd/bases -policies config/policies/scene-rules.yaml -schema internal/requestrules/storyboardrequest.json
 	hack/helm-chart.sh
 	$(MAKE) --no-print-directory helm-docs-chart
 
@@ -269,7 +269,9 @@ ifndef ignore-not-found
 endif
 
 .PHONY: install
-install: manifests kustomize ## Install the CRDs into the cluster in your kubeconfig.
+install: manifests kustomize ## Install the admission policies (on an upgrade, waiting until they are in force), then the CRDs, into the cluster in your kubeconfig.
+	$(KUSTOMIZE) build config/policies | $(KUBECTL) apply --server-side -f -
+	if $(KUBECTL) get crd videorenders.video.videoops.io >/dev/null 2>&1; then hack/wait-policies.sh $(KUBECTL); fi
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -
 
 .PHONY: uninstall
@@ -280,11 +282,14 @@ uninstall: manifests kustomize ## Remove the CRDs from the cluster. ignore-not-f
 # wants a relative path to its base), so that it never edits the files in config/ (kustomize edit
 # would rewrite them and drop their comments).
 .PHONY: deploy
-deploy: manifests kustomize ## Deploy the manager (config/default) with image IMG to the cluster in your kubeconfig.
+deploy: manifests kustomize ## Deploy the manager (config/default) with image IMG to the cluster in your kubeconfig: the admission policies first (in force before the CRDs change), then the rest.
 	@mkdir -p $(LOCALBIN) && tmp=$$(mktemp -d $(LOCALBIN)/deploy.XXXXXX) && trap 'rm -rf "$$tmp"' EXIT && \
 	printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../../config/default\n' > "$$tmp/kustomization.yaml" && \
 	(cd "$$tmp" && $(KUSTOMIZE) edit set image ghcr.io/videoops/video-operator=$(IMG)) && \
-	$(KUSTOMIZE) build "$$tmp" | $(KUBECTL) apply --server-side -f -
+	$(KUSTOMIZE) build "$$tmp" > "$$tmp/all.yaml" && \
+	$(KUBECTL) apply --server-side -l video.videoops.io/admission-policy -f "$$tmp/all.yaml" && \
+	if $(KUBECTL) get crd videorenders.video.videoops.io >/dev/null 2>&1; then hack/wait-policies.sh $(KUBECTL); fi && \
+	$(KUBECTL) apply --server-side -f "$$tmp/all.yaml"
 
 .PHONY: undeploy
 undeploy: kustomize ## Remove the manager, its namespace, RBAC and the CRDs (with every video!). ignore-not-found=true ignores missing objects.

@@ -26,6 +26,9 @@ mkdir -p "$root/bin"
 tmp=$(mktemp -d "$root/bin/installer.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../../config/default\n' >"$tmp/kustomization.yaml"
+# Only the top-level kustomization's sortOptions count: config/default's, so that the admission
+# policies come before the CRDs.
+sed -n '/^sortOptions:/,$p' "$root/config/default/kustomization.yaml" >>"$tmp/kustomization.yaml"
 if [[ -n $base_url ]]; then
   # The generator's name as config/default names it (with its prefix), merged into its values.
   printf 'configMapGenerator:\n- name: video-operator-manager-config\n  namespace: video-operator-system\n  behavior: merge\n  literals:\n  - VIDEO_SERVICE_BASE_URL=%s\n' \

@@ -9,9 +9,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 chart=dist/chart
-rm -rf "$chart/files/crds" "$chart/files/rbac" "$chart/files/monitoring" "$chart/files/approval"
-mkdir -p "$chart/files/crds" "$chart/files/rbac" "$chart/files/monitoring" "$chart/files/approval"
+rm -rf "$chart/files/crds" "$chart/files/rbac" "$chart/files/monitoring" "$chart/files/approval" "$chart/files/policies"
+mkdir -p "$chart/files/crds" "$chart/files/rbac" "$chart/files/monitoring" "$chart/files/approval" "$chart/files/policies"
 cp config/crd/bases/*.yaml "$chart/files/crds/"
+# The admission policies (templates/admission-policies.yaml): every file of config/policies but
+# kustomize's own.
+for f in config/policies/*.yaml; do
+  case "$(basename "$f")" in kustomization.yaml|kustomizeconfig.yaml) ;; *) cp "$f" "$chart/files/policies/" ;; esac
+done
 for role in role leader_election_role ledger_role metrics_auth_role metrics_reader_role \
   videorender_editor_role videorender_viewer_role videostoryboard_editor_role videostoryboard_viewer_role \
   videobudget_editor_role videobudget_viewer_role; do

@@ -46,6 +46,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/admissionpolicy"
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/callgate"
 	"github.com/videoops/video-operator/internal/controller"
@@ -428,6 +429,16 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 	}
 	if err := r.SetupWithManager(ctx, mgr, opts.concurrency); err != nil {
 		return err
+	}
+	// The scenes' rules are checked at admission by the policies of config/policies: say so when
+	// they are missing (video_operator_admission_policy_missing, an event on the CRD).
+	checker, err := admissionpolicy.NewChecker(mgr.GetAPIReader(), mgr.GetEventRecorder("video-operator"), crmetrics.Registry,
+		ctrl.Log.WithName("admission-policy"))
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(checker); err != nil {
+		return fmt.Errorf("adding the admission policy check: %w", err)
 	}
 	if h := r.CallbackHandler(); h != nil {
 		s, err := newCallbackServer(ctx, opts.callbackAddr, h)

@@ -52,6 +52,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/admissionpolicy"
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/controller"
 	"github.com/videoops/video-operator/internal/metrics"
@@ -281,6 +282,10 @@ func (d *demo) startControlPlane() error {
 	}
 	d.onExit("Stopping the API server and etcd", env.Stop)
 	d.say("  The API server is up at %s (%.1f s).", cfg.Host, time.Since(start).Seconds())
+	d.say("Installing the admission policies of config/policies (the scenes' rules)...")
+	if err := admissionpolicy.Install(context.Background(), cfg, filepath.Join(d.repo, "config", "policies")); err != nil {
+		return fmt.Errorf("installing the admission policies: %w", err)
+	}
 
 	// An administrator for kubectl in another shell: envtest's own identity stays private.
 	user, err := env.AddUser(envtest.User{Name: "demo-admin", Groups: []string{"system:masters"}}, nil)

@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 // These tests run against a real kube-apiserver and etcd started by envtest. The binaries come
@@ -97,6 +98,8 @@ var _ = BeforeSuite(func() {
 	cfg, err = testEnv.Start()
 	Expect(err).NotTo(HaveOccurred(), "starting envtest: run the tests through 'make test', which provides KUBEBUILDER_ASSETS")
 	Expect(cfg).NotTo(BeNil())
+	// The admission policies an install has (config/policies): the scenes' rules.
+	Expect(testutil.InstallPolicies(ctx, cfg)).To(Succeed())
 
 	// Strict field validation makes the API server reject unknown fields instead of dropping them,
 	// as kubectl does, so a typo in a test object fails the test.

@@ -96,6 +96,7 @@ var _ = BeforeSuite(func() {
 	var err error
 	cfg, err = testEnv.Start()
 	Expect(err).NotTo(HaveOccurred(), "starting envtest: run the tests through 'make test', which provides KUBEBUILDER_ASSETS")
+	Expect(testutil.InstallPolicies(ctx, cfg)).To(Succeed())
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
 	k8sClient = client.WithFieldValidation(c, metav1.FieldValidationStrict)

@@ -45,6 +45,31 @@ var PresubmitOnly = []string{
 	"scenes[].templateOverride.layers[][].style",
 }
 
+// PolicyChecked are the places (relative to the request, as PresubmitOnly) whose markers' rules
+// the installed CRDs leave to the admission policies of config/policies: every rule of a scene
+// and of what a scene holds, except those under PresubmitOnly. A CRD's rules run on every write
+// of the object, status and metadata included; a ValidatingAdmissionPolicy bound to the main
+// resource runs only where the spec may change (docs/architecture.md, "Admission rules"). The
+// controller checks these rules too before it pays, so a missing policy lets nothing invalid be
+// paid for.
+var PolicyChecked = []string{
+	"scenes[]",
+}
+
+// UnderPolicy reports whether a schema node at path lies at or below a PolicyChecked place and not
+// under a PresubmitOnly one.
+func UnderPolicy(path []string) bool {
+	if Under(path) {
+		return false
+	}
+	for _, p := range PolicyChecked {
+		if containsRun(path, Segments(p)) {
+			return true
+		}
+	}
+	return false
+}
+
 // Segments splits a path of PresubmitOnly into property names and "[]" for list items:
 // "layers[][].style" is layers, [], [], style.
 func Segments(path string) []string {

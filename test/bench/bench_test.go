@@ -53,6 +53,7 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/simulator"
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 // The run's parameters; make bench sets them from BENCH_* variables.
@@ -203,6 +204,7 @@ func (s *scaleRun) startCluster() {
 	cfg, err := env.Start()
 	must(s.b, err)
 	s.b.Cleanup(func() { _ = env.Stop() })
+	must(s.b, testutil.InstallPolicies(s.b.Context(), cfg))
 	// The harness's own client creates thousands of objects: client-go's default 5 QPS would
 	// make the creates the bottleneck. Rate limiting off; -bench.create-workers bounds them.
 	cfg.QPS, cfg.Burst = -1, 0

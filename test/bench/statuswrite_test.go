@@ -19,8 +19,8 @@ package bench
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -40,16 +40,19 @@ import (
 	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
-// BenchmarkStatusWrite measures what one status write costs the API server (issue 23, "Cheaper
-// writes"): wall time and kube-apiserver CPU per write, for a VideoRender of 1 scene and of
-// 2,000, against the create of the same objects (every admission rule evaluated). A status
-// write that sends one changed field still makes the API server decode, validate and store the
-// whole object; whether the spec's CEL rules run again on it is what the large object shows
-// (Kubernetes ratchets unchanged fields since 1.30). Run:
+// BenchmarkStatusWrite measures what one write costs the API server (issues 23, 30 and 39): wall
+// time and kube-apiserver CPU per write, for a VideoRender of 1, 30, 200 and 2,000 scenes as people
+// write them (realisticRender: a voice-over, music, a logo, and per scene a story, a background and
+// three elements), each against the installed CRDs and admission policies ("rules"), the CRD as it
+// was before the scenes' rules moved to the policies ("before-policies") and a copy of the CRD
+// without any CEL rule ("no-cel"). A status write that sends one changed field
+// still makes the API server decode, validate and store the whole object; whether the spec's rules
+// run again on it is what the ratio of the two shows. Run:
 //
-//	KUBEBUILDER_ASSETS="$(hack/envtest-assets.sh)" go test ./test/bench -run '^$' -bench StatusWrite -benchtime 50x
+//	KUBEBUILDER_ASSETS="$(hack/envtest-assets.sh)" go test ./test/bench -run '^$' -bench StatusWrite -benchtime 20x
 func BenchmarkStatusWrite(b *testing.B) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		b.Skip("KUBEBUILDER_ASSETS is not set")
@@ -65,6 +68,7 @@ func BenchmarkStatusWrite(b *testing.B) {
 	cfg.QPS, cfg.Burst = -1, 0
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	must(b, err)
+	must(b, testutil.InstallPolicies(b.Context(), cfg))
 	apiPID, err := childNamed("kube-apiserver")
 	must(b, err)
 	apiCPU := func() float64 {
@@ -72,92 +76,67 @@ func BenchmarkStatusWrite(b *testing.B) {
 		must(b, err)
 		return st.cpuSeconds
 	}
-	scenes := func(n int) []videov1alpha1.Scene {
-		s := make([]videov1alpha1.Scene, n)
-		for i := range s {
-			s[i] = videov1alpha1.Scene{Story: ptr.To(fmt.Sprintf("Scene %d of a long video. It is told in two sentences.", i))}
-		}
-		return s
+	// variants are the installed CRDs and admission policies ("rules"), and copies of the
+	// VideoRender CRD under other groups: as it was before the scenes' rules moved to the
+	// policies (the CRD of beforePolicies, read with git, every rule in the schema), without its
+	// CEL rules (x-kubernetes-validations) and without any schema
+	// (x-kubernetes-preserve-unknown-fields), the differences being what the rules and the
+	// schema cost; what is left is decoding, merging, encoding and storing.
+	type variant struct {
+		what string
+		gvk  schema.GroupVersionKind
 	}
-	for _, n := range []int{1, 2000} {
-		obj := func(name string) *videov1alpha1.VideoRender {
-			return &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
-				Spec: videov1alpha1.VideoRenderSpec{Storyboard: &videov1alpha1.StoryboardRequest{VideoName: name, Scenes: scenes(n)}}}
-		}
-		b.Run(fmt.Sprintf("create/scenes=%d", n), func(b *testing.B) {
-			cpu0 := apiCPU()
-			for i := range b.N {
-				must(b, c.Create(b.Context(), obj(fmt.Sprintf("create-%d-%d-%d", n, b.N, i))))
-			}
-			b.ReportMetric(1000*(apiCPU()-cpu0)/float64(b.N), "apiserver-cpu-ms/op")
-		})
-		b.Run(fmt.Sprintf("status-patch/scenes=%d", n), func(b *testing.B) {
-			vr := obj(fmt.Sprintf("status-%d-%d", n, b.N))
-			must(b, c.Create(b.Context(), vr))
-			cpu0, start := apiCPU(), time.Now()
-			for i := range b.N {
-				// What the manager's merge patch sends for a progress-only change: one field.
-				patch := fmt.Appendf(nil, `{"status":{"progress":%d}}`, i%100)
-				must(b, c.Status().Patch(b.Context(), vr, client.RawPatch(types.MergePatchType, patch)))
-			}
-			b.ReportMetric(1000*(apiCPU()-cpu0)/float64(b.N), "apiserver-cpu-ms/op")
-			b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "wall-ms/op")
-		})
-		// The same change as a conditional update of the status: the API server decodes the body
-		// instead of encoding the stored object, merging the patch and decoding the result.
-		b.Run(fmt.Sprintf("status-update/scenes=%d", n), func(b *testing.B) {
-			vr := obj(fmt.Sprintf("status-update-%d-%d", n, b.N))
-			must(b, c.Create(b.Context(), vr))
-			cpu0, start := apiCPU(), time.Now()
-			for i := range b.N {
-				vr.Status.Progress = ptr.To(int32(i % 100))
-				must(b, c.Status().Update(b.Context(), vr))
-			}
-			b.ReportMetric(1000*(apiCPU()-cpu0)/float64(b.N), "apiserver-cpu-ms/op")
-			b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "wall-ms/op")
-		})
-		// The record of issue 22: one conditional merge patch of the annotations, which makes the
-		// API server validate the whole object as it does for a spec change.
-		b.Run(fmt.Sprintf("metadata-patch/scenes=%d", n), func(b *testing.B) {
-			vr := obj(fmt.Sprintf("meta-%d-%d", n, b.N))
-			must(b, c.Create(b.Context(), vr))
-			cpu0, start := apiCPU(), time.Now()
-			for i := range b.N {
-				base := vr.DeepCopy()
-				vr.Annotations = map[string]string{videov1alpha1.AnnotationJobID: fmt.Sprintf("job-%d", i)}
-				must(b, c.Patch(b.Context(), vr, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})))
-			}
-			b.ReportMetric(1000*(apiCPU()-cpu0)/float64(b.N), "apiserver-cpu-ms/op")
-			b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "wall-ms/op")
-		})
+	variants := []variant{{what: "rules", gvk: videov1alpha1.GroupVersion.WithKind("VideoRender")}}
+	for _, v := range []struct{ group, what string }{{"before.bench.videoops.io", "before-policies"},
+		{"nocel.bench.videoops.io", "no-cel"}, {"noschema.bench.videoops.io", "no-schema"}} {
+		variants = append(variants, variant{what: v.what, gvk: installRenderCRDVariant(b, c, v.group, v.what)})
 	}
-	// What dominates the status write of a large render (issue 30, "Large objects"): the same
-	// one-field status patch of a 2,000-scene render against copies of the VideoRender CRD under
-	// other groups: without its CEL rules (x-kubernetes-validations), and without any schema
-	// (x-kubernetes-preserve-unknown-fields). The differences are what the rules and the schema
-	// cost on every status write; what is left is decoding, merging, encoding and storing.
-	// "merged": each schema node's rules folded into one rule whose messageExpression names the
-	// first one broken (the admission feedback kept), to see what one evaluation per scene
-	// instead of eleven saves.
-	for _, variant := range []struct{ group, what string }{{"nocel.bench.videoops.io", "no-cel"}, {"noschema.bench.videoops.io", "no-schema"},
-		{"merged.bench.videoops.io", "merged-rules"}} {
-		b.Run(fmt.Sprintf("status-patch/scenes=2000/%s", variant.what), func(b *testing.B) {
-			gvk := installRenderCRDVariant(b, c, variant.group, variant.what)
-			typed := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("variant-%d", b.N)},
-				Spec: videov1alpha1.VideoRenderSpec{Storyboard: &videov1alpha1.StoryboardRequest{VideoName: "variant", Scenes: scenes(2000)}}}
-			raw, err := k8sruntime.DefaultUnstructuredConverter.ToUnstructured(typed)
-			must(b, err)
-			u := &unstructured.Unstructured{Object: raw}
-			u.SetGroupVersionKind(gvk)
-			must(b, c.Create(b.Context(), u))
-			cpu0, start := apiCPU(), time.Now()
-			for i := range b.N {
-				patch := fmt.Appendf(nil, `{"status":{"progress":%d}}`, i%100)
-				must(b, c.Status().Patch(b.Context(), u, client.RawPatch(types.MergePatchType, patch)))
+	obj := func(v variant, name string, scenes int) *unstructured.Unstructured {
+		raw, err := k8sruntime.DefaultUnstructuredConverter.ToUnstructured(realisticRender(name, scenes))
+		must(b, err)
+		u := &unstructured.Unstructured{Object: raw}
+		u.SetGroupVersionKind(v.gvk)
+		return u
+	}
+	for _, n := range []int{1, 30, 200, 2000} {
+		for _, v := range variants {
+			if v.what == "no-schema" && n != 2000 {
+				continue
 			}
-			b.ReportMetric(1000*(apiCPU()-cpu0)/float64(b.N), "apiserver-cpu-ms/op")
-			b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "wall-ms/op")
-		})
+			b.Run(fmt.Sprintf("create/scenes=%d/%s", n, v.what), func(b *testing.B) {
+				cpu0 := apiCPU()
+				for i := range b.N {
+					must(b, c.Create(b.Context(), obj(v, fmt.Sprintf("create-%d-%d-%d", n, b.N, i), n)))
+				}
+				b.ReportMetric(1000*(apiCPU()-cpu0)/float64(b.N), "apiserver-cpu-ms/op")
+			})
+			b.Run(fmt.Sprintf("status-patch/scenes=%d/%s", n, v.what), func(b *testing.B) {
+				u := obj(v, fmt.Sprintf("status-%d-%d", n, b.N), n)
+				must(b, c.Create(b.Context(), u))
+				cpu0, start := apiCPU(), time.Now()
+				for i := range b.N {
+					// What the manager's merge patch sends for a progress-only change: one field.
+					patch := fmt.Appendf(nil, `{"status":{"progress":%d}}`, i%100)
+					must(b, c.Status().Patch(b.Context(), u, client.RawPatch(types.MergePatchType, patch)))
+				}
+				b.ReportMetric(1000*(apiCPU()-cpu0)/float64(b.N), "apiserver-cpu-ms/op")
+				b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "wall-ms/op")
+			})
+			// The record of issue 22: one conditional merge patch of the annotations, a write of
+			// the main resource that leaves the spec as it is.
+			b.Run(fmt.Sprintf("metadata-patch/scenes=%d/%s", n, v.what), func(b *testing.B) {
+				u := obj(v, fmt.Sprintf("meta-%d-%d", n, b.N), n)
+				must(b, c.Create(b.Context(), u))
+				cpu0, start := apiCPU(), time.Now()
+				for i := range b.N {
+					patch := fmt.Appendf(nil, `{"metadata":{"resourceVersion":%q,"annotations":{%q:"job-%d"}}}`,
+						u.GetResourceVersion(), videov1alpha1.AnnotationJobID, i)
+					must(b, c.Patch(b.Context(), u, client.RawPatch(types.MergePatchType, patch)))
+				}
+				b.ReportMetric(1000*(apiCPU()-cpu0)/float64(b.N), "apiserver-cpu-ms/op")
+				b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "wall-ms/op")
+			})
+		}
 	}
 	// The one API read an unguarded paid submission makes (spendguard Ledgers.holds): the ledger
 	// ConfigMap of a namespace that never had a budget, which is not found.
@@ -185,10 +164,44 @@ func BenchmarkStatusWrite(b *testing.B) {
 	})
 }
 
-// installRenderCRDVariant installs the VideoRender CRD under group, without its CEL rules, or
-// without any schema when bare, and returns the kind to create.
+// realisticRender is a render as people write it: a voice-over, library music, a logo, and scenes
+// each with a two-sentence story, a stock background and three elements (a heading, an image and
+// a rectangle).
+func realisticRender(name string, scenes int) *videov1alpha1.VideoRender {
+	s := make([]videov1alpha1.Scene, scenes)
+	for i := range s {
+		s[i] = videov1alpha1.Scene{
+			Story:      ptr.To(fmt.Sprintf("Scene %d of a long video. It is told in two sentences.", i)),
+			Background: &videov1alpha1.Background{VisualURL: ptr.To(fmt.Sprintf("https://media.example.com/backgrounds/%d.mp4", i))},
+			Elements: []videov1alpha1.SceneElement{
+				{Type: "text", Text: ptr.To(fmt.Sprintf("Part %d", i)), TextVariant: ptr.To(videov1alpha1.TextVariant("heading")),
+					Position: ptr.To(videov1alpha1.ElementPosition("top-center"))},
+				{Type: "image", VisualURL: ptr.To(fmt.Sprintf("https://media.example.com/images/%d.png", i)), Top: ptr.To("40%"), Left: ptr.To("10%"), Width: ptr.To("30%")},
+				{Type: "shape", Name: ptr.To("rectangle"), Fill: ptr.To("#102030"), BorderRadius: ptr.To(4.0), Position: ptr.To(videov1alpha1.ElementPosition("bottom-left"))},
+			},
+		}
+	}
+	return &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+		Spec: videov1alpha1.VideoRenderSpec{Storyboard: &videov1alpha1.StoryboardRequest{
+			VideoName:       name,
+			Scenes:          s,
+			VoiceOver:       &videov1alpha1.VoiceOver{Enabled: true, AIVoices: []videov1alpha1.AIVoice{{Speaker: "Matthew"}}},
+			BackgroundMusic: &videov1alpha1.BackgroundMusic{Enabled: true, AutoMusic: ptr.To(true)},
+			Logo:            &videov1alpha1.Logo{URL: "https://media.example.com/logo.png", Position: ptr.To(videov1alpha1.Position("top-right"))},
+		}}}
+}
+
+// beforePolicies is the last commit whose VideoRender CRD carried the scenes' rules (issue 39).
+const beforePolicies = "ef297600c5c284cc7bebe1f7ee347ceae55f8219"
+
+// installRenderCRDVariant installs the VideoRender CRD under group: without its CEL rules
+// ("no-cel"), without any schema ("no-schema"), or as beforePolicies had it ("before-policies"),
+// and returns the kind to create.
 func installRenderCRDVariant(b *testing.B, c client.Client, group, what string) schema.GroupVersionKind {
 	raw, err := os.ReadFile(filepath.Join(repoRoot, "config", "crd", "bases", "video.videoops.io_videorenders.yaml"))
+	if what == "before-policies" {
+		raw, err = exec.CommandContext(b.Context(), "git", "-C", repoRoot, "show", beforePolicies+":config/crd/bases/video.videoops.io_videorenders.yaml").Output()
+	}
 	must(b, err)
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	must(b, yaml.Unmarshal(raw, crd))
@@ -200,8 +213,8 @@ func installRenderCRDVariant(b *testing.B, c client.Client, group, what string) 
 		case "no-schema":
 			v.Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
 				Type: "object", XPreserveUnknownFields: ptr.To(true)}}
-		case "merged-rules":
-			walkSchema(v.Schema.OpenAPIV3Schema, mergeRules)
+		case "before-policies":
+			// Every rule where the CRD had it.
 		default:
 			walkSchema(v.Schema.OpenAPIV3Schema, func(s *apiextensionsv1.JSONSchemaProps) { s.XValidations = nil })
 		}
@@ -257,39 +270,3 @@ func walkSchema(s *apiextensionsv1.JSONSchemaProps, f func(*apiextensionsv1.JSON
 		}
 	}
 }
-
-// mergeRules folds a node's rules into groups of at most mergedRules: each group's conjunction,
-// with a messageExpression that names the first rule broken. (All of a scene's eleven in one
-// rule exceed the API server's estimated cost budget for one rule.)
-func mergeRules(s *apiextensionsv1.JSONSchemaProps) {
-	var out apiextensionsv1.ValidationRules
-	for start := 0; start < len(s.XValidations); start += mergedRules {
-		group := s.XValidations[start:min(start+mergedRules, len(s.XValidations))]
-		if len(group) == 1 {
-			out = append(out, group[0])
-			continue
-		}
-		msg := ""
-		rules := make([]string, 0, len(group))
-		for i := len(group) - 1; i >= 0; i-- {
-			r := group[i]
-			m := "'" + strings.ReplaceAll(r.Message, "'", "\\'") + "'"
-			if r.MessageExpression != "" {
-				m = r.MessageExpression
-			}
-			if msg == "" {
-				msg = m
-			} else {
-				msg = fmt.Sprintf("!(%s) ? %s : %s", r.Rule, m, msg)
-			}
-		}
-		for _, r := range group {
-			rules = append(rules, "("+r.Rule+")")
-		}
-		out = append(out, apiextensionsv1.ValidationRule{Rule: strings.Join(rules, " && "), MessageExpression: msg})
-	}
-	s.XValidations = out
-}
-
-// mergedRules is how many rules the merged-rules variant folds into one.
-const mergedRules = 4

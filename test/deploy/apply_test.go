@@ -27,6 +27,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/videoops/video-operator/internal/testutil"
@@ -77,6 +78,22 @@ func TestInstaller(t *testing.T) {
 	typed(t, objs, "Deployment", "", &d)
 	if c := d.Spec.Template.Spec.Containers[0]; c.Image != img {
 		t.Errorf("the manager's image is %s, want %s", c.Image, img)
+	}
+	// The admission policies come before the CRDs, which leave the scenes' rules to them
+	// (docs/deploy.md, "Upgrading to the admission policies"), in install.yaml as in config/default.
+	for what, list := range map[string][]*unstructured.Unstructured{"install.yaml": objs, "config/default": want} {
+		lastPolicy, firstCRD := -1, len(list)
+		for i, o := range list {
+			if strings.HasPrefix(o.GetKind(), "ValidatingAdmissionPolicy") {
+				lastPolicy = i
+			}
+			if o.GetKind() == "CustomResourceDefinition" && i < firstCRD {
+				firstCRD = i
+			}
+		}
+		if lastPolicy < 0 || lastPolicy > firstCRD {
+			t.Errorf("%s: the admission policies (last at %d) must come before the CRDs (first at %d)", what, lastPolicy, firstCRD)
+		}
 	}
 }
 

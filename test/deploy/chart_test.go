@@ -32,6 +32,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/videoops/video-operator/internal/admissionpolicy"
 	"github.com/videoops/video-operator/internal/callback"
 	"github.com/videoops/video-operator/internal/controller"
 	"github.com/videoops/video-operator/internal/testutil"
@@ -168,6 +169,10 @@ func TestChartMatchesKustomize(t *testing.T) {
 		case "ClusterRole", "Role":
 			if !reflect.DeepEqual(c.Object["rules"], o.Object["rules"]) {
 				t.Errorf("%s: the chart's rules differ from config/rbac (run 'make manifests'):\nchart: %v\nkustomize: %v", k, c.Object["rules"], o.Object["rules"])
+			}
+		case "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
+			if !reflect.DeepEqual(c.Object["spec"], o.Object["spec"]) || c.GetLabels()[admissionpolicy.Label] != o.GetLabels()[admissionpolicy.Label] {
+				t.Errorf("%s: the chart's admission policy differs from config/policies: run 'make manifests'", k)
 			}
 		case "ClusterRoleBinding", "RoleBinding":
 			for _, f := range []string{"roleRef", "subjects"} {
@@ -357,8 +362,12 @@ func TestChartSwitches(t *testing.T) {
 		return n
 	}
 	def := kinds(decode(t, helmTemplate(t)))
-	if def["CustomResourceDefinition"] != 3 || def["ServiceMonitor"] != 0 || def["Ingress"] != 0 {
-		t.Errorf("defaults: want 3 CRDs, no ServiceMonitor, no Ingress: %v", def)
+	if def["CustomResourceDefinition"] != 3 || def["ServiceMonitor"] != 0 || def["Ingress"] != 0 ||
+		def["ValidatingAdmissionPolicy"] != len(admissionpolicy.Expected) || def["ValidatingAdmissionPolicyBinding"] != len(admissionpolicy.Expected) {
+		t.Errorf("defaults: want 3 CRDs, the admission policies and their bindings, no ServiceMonitor, no Ingress: %v", def)
+	}
+	if k := kinds(decode(t, helmTemplate(t, "--set", "admissionPolicies.install=false"))); k["ValidatingAdmissionPolicy"] != 0 || k["ValidatingAdmissionPolicyBinding"] != 0 {
+		t.Errorf("admissionPolicies.install=false: want no admission policy: %v", k)
 	}
 	off := decode(t, helmTemplate(t, "--set", "crds.install=false", "--set", "metrics.enabled=false",
 		"--set", "rbac.userRoles=false", "--set", "leaderElection.enabled=false"))

@@ -80,6 +80,9 @@ func newOperatorWorld(t *testing.T) *operatorWorld {
 			t.Error(err)
 		}
 	})
+	if err := testutil.InstallPolicies(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
 	admin, err := w.env.AddUser(envtest.User{Name: "video-operator", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -56,6 +56,9 @@ func TestSamplesAsATenantPayNothing(t *testing.T) {
 			t.Error(err)
 		}
 	})
+	if err := testutil.InstallPolicies(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)

@@ -126,6 +126,10 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
+	if err := testutil.InstallPolicies(context.Background(), cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "installing the admission policies: %v\n", err)
+		return 1
+	}
 	user, err := env.AddUser(envtest.User{Name: "video-operator", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -46,6 +46,7 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/admissionpolicy"
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/simulator"
 	corev1 "k8s.io/api/core/v1"
@@ -206,9 +207,12 @@ func TestAlertsAndDashboardAgainstTheManager(t *testing.T) {
 		// Every budget's ledger is writable in this scenario: the alert's metric is exported
 		// (0) for each, and the spend guard's own tests show the condition it follows.
 		"VideoOperatorBudgetLedgerUnavailable": false,
-		"VideoOperatorAPIKeyUnusable":          true,
-		"VideoOperatorRenderBlocked":           false,
-		"VideoOperatorApprovalOverdue":         true,
+		// The policies are installed (config/policies): the metric is exported (0) for each;
+		// internal/admissionpolicy's tests show when it is 1.
+		"VideoOperatorAdmissionPolicyMissing": false,
+		"VideoOperatorAPIKeyUnusable":         true,
+		"VideoOperatorRenderBlocked":          false,
+		"VideoOperatorApprovalOverdue":        true,
 	}
 	for _, rl := range rules {
 		want, ok := fires[rl.Alert]
@@ -421,6 +425,9 @@ func runManager(t *testing.T) *running {
 		t.Fatalf("starting envtest: %v", err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
+	if err := admissionpolicy.Install(t.Context(), cfg, filepath.Join(root, "config", "policies")); err != nil {
+		t.Fatalf("installing the admission policies: %v", err)
+	}
 	user, err := env.AddUser(envtest.User{Name: "video-operator", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
 		t.Fatal(err)

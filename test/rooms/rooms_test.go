@@ -31,17 +31,18 @@ func TestMechanismsDoNotImportTheReconcilers(t *testing.T) {
 	// pure: no reconcile, controller or manager machinery; the spend guard holds the VideoBudget
 	// reconciler, so it may link controller-runtime's controller, but not the job lifecycle.
 	mechanisms := map[string]bool{
-		"internal/callgate":      true,
-		"internal/callback":      true,
-		"internal/statustxn":     true,
-		"internal/credentials":   true,
-		"internal/jobmemo":       true,
-		"internal/boundedset":    true,
-		"internal/previewdigest": true,
-		"internal/metrics":       true,
-		"internal/requestdigest": true,
-		"internal/failurecause":  true,
-		"internal/spendguard":    false,
+		"internal/callgate":        true,
+		"internal/callback":        true,
+		"internal/statustxn":       true,
+		"internal/credentials":     true,
+		"internal/jobmemo":         true,
+		"internal/boundedset":      true,
+		"internal/previewdigest":   true,
+		"internal/metrics":         true,
+		"internal/requestdigest":   true,
+		"internal/failurecause":    true,
+		"internal/admissionpolicy": true,
+		"internal/spendguard":      false,
 	}
 	for pkg, pure := range mechanisms {
 		for _, dep := range testutil.GoListDeps(t, pkg) {
