@@ -29,7 +29,7 @@ import (
 
 // budgetJobs reads, for the VideoBudget controller, the job of a render that is gone (deleted
 // before its charge finalizer, or with it stripped): its reservation holds until the job's end is
-// read, with the key the render named (docs/architecture.md "The spend guard"). The read goes
+// read, with the key the render named (docs/architecture.md "The record travels with the object"). The read goes
 // through the render reconciler's key store, call budget and circuit of that key, as the
 // render's own poll would.
 type budgetJobs struct {
