@@ -1,0 +1,72 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package deploy
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDocumentedRollbackAfterTheMonitoringSetup is day two as a platform team lives it, on a real
+// API server: the 0.1.0 chart installed, docs/release.md's upgrade to this tree's chart, then
+// docs/monitoring.md's command for "a Prometheus that reads no files and verifies what it
+// scrapes" (metrics.certSecret, the ServiceMonitor's authorization Secret and CA: values that
+// came after 0.1.0). Then the new release misbehaves, and the on-call runs docs/release.md's
+// rollback, "the chart of the version to go back to" with --reset-then-reuse-values and
+// crds.install=false. --reset-then-reuse-values carries every value set on the release into the
+// 0.1.0 chart, whose schema refuses each key it does not know: the documented rollback fails, at
+// the moment it is needed, and the page says nothing of it (it says so for a value removed by an
+// upgrade, not for the values a rollback carries back).
+func TestDocumentedRollbackAfterTheMonitoringSetup(t *testing.T) {
+	_, kubeconfig := startAdminEnvtest(t, "platform-admin")
+	sh := newDocsShell(t, kubeconfig)
+	previous := releaseChart(t, previousRelease)
+	current, err := filepath.Abs(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds, err := filepath.Abs(filepath.Join(root, "test", "testdata", "prometheus-operator-crds"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Prometheus Operator's CRDs and Prometheus's namespace, as the page assumes.
+	sh.must("kubectl apply --server-side -f " + crds + "/monitoring.coreos.com_servicemonitors.yaml -f " + crds +
+		"/monitoring.coreos.com_prometheusrules.yaml && kubectl create namespace monitoring")
+
+	sh.must("helm install video-operator " + previous + " -n video-operator-system --create-namespace --set service.baseURL=" + serviceBaseURL)
+	upgrade := strings.Replace(docLine(t, "release.md", "## Upgrade", "helm upgrade video-operator video-operator-x.y.z.tgz"),
+		"video-operator-x.y.z.tgz", current, 1)
+	sh.must(upgrade)
+
+	monitoring := docBlock(t, "monitoring.md", "## With the Helm chart")
+	if !strings.Contains(monitoring, "metrics.certSecret") || !strings.Contains(monitoring, "--reset-then-reuse-values") {
+		t.Fatalf("docs/monitoring.md's verified-scrape command changed; this test runs it:\n%s", monitoring)
+	}
+	t.Logf("%s%s", monitoring, sh.must(strings.ReplaceAll(monitoring, "dist/chart", current)))
+
+	rollback := strings.Replace(docLine(t, "release.md", "### Rolling back", "helm upgrade video-operator video-operator-x.y.z.tgz"),
+		"video-operator-x.y.z.tgz", previous, 1)
+	out, err := sh.run(rollback)
+	if err != nil {
+		t.Fatalf("docs/release.md's rollback to 0.1.0 after docs/monitoring.md's setup fails:\n%s\n%v\n%s", rollback, err, out)
+	}
+	image := sh.must("kubectl -n video-operator-system get deploy video-operator-controller-manager -o jsonpath='{.spec.template.spec.containers[0].image}'")
+	if !strings.HasSuffix(image, ":v0.1.0") {
+		t.Errorf("after the documented rollback the manager runs %s, want v0.1.0", image)
+	}
+}
