@@ -70,3 +70,57 @@ func TestDocumentedRollbackAfterTheMonitoringSetup(t *testing.T) {
 		t.Errorf("after the documented rollback the manager runs %s, want v0.1.0", image)
 	}
 }
+
+// leaseOf returns the leader-election id the manager Deployment of a release passes: its
+// --leader-election-id, or the manager's default when it passes only --leader-elect.
+func leaseOf(t *testing.T, sh *docsShell, deployment string) string {
+	t.Helper()
+	args := sh.must("kubectl -n video-operator-system get deploy " + deployment + " -o jsonpath='{.spec.template.spec.containers[0].args}'")
+	if !strings.Contains(args, "--leader-elect") {
+		return "(no leader election)"
+	}
+	for _, a := range strings.Split(strings.Trim(args, "[]"), ",") {
+		if id, ok := strings.CutPrefix(strings.Trim(a, `"`), "--leader-election-id="); ok {
+			return id
+		}
+	}
+	return "video-operator.video.videoops.io (the manager's default)"
+}
+
+// TestDocumentedRollbackOfAScaleOut: docs/scale-out.md's two releases, as written, each hold a
+// Lease of their own. The version misbehaves and the platform team rolls both releases back with
+// docs/release.md's command ("the chart of the version to go back to"). The 0.1.0 chart has no
+// leaderElection.id and passes no --leader-election-id: both managers, in one namespace, then
+// elect with the same Lease, video-operator.video.videoops.io. Only one leads; the other group's
+// videos are never reconciled again (not even their deletion: the charge finalizer waits), and
+// VideoOperatorNoLeader stays silent because the Lease is held (docs/scale-out.md says so of a
+// shared id). The rollback itself succeeds and nothing says the split is gone.
+func TestDocumentedRollbackOfAScaleOut(t *testing.T) {
+	_, kubeconfig := startAdminEnvtest(t, "platform-admin")
+	sh := newDocsShell(t, kubeconfig)
+	previous := releaseChart(t, previousRelease)
+	chart, err := filepath.Abs(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{"team-a", "team-b", "team-c"} {
+		sh.must("kubectl create namespace " + ns)
+	}
+	commands := docBlock(t, "scale-out.md", "## One release per group of namespaces")
+	sh.must(strings.ReplaceAll(commands, "dist/chart", chart))
+	a, b := leaseOf(t, sh, "tenants-a-video-operator-controller-manager"), leaseOf(t, sh, "tenants-b-video-operator-controller-manager")
+	if a == b {
+		t.Fatalf("before the rollback both releases elect with %s: the check below tests nothing", a)
+	}
+
+	rollback := docLine(t, "release.md", "### Rolling back", "helm upgrade video-operator video-operator-x.y.z.tgz")
+	for _, release := range []string{"tenants-a", "tenants-b"} {
+		cmd := strings.Replace(rollback, "helm upgrade video-operator video-operator-x.y.z.tgz", "helm upgrade "+release+" "+previous, 1)
+		t.Logf("%s\n%s", cmd, sh.must(cmd))
+	}
+	a, b = leaseOf(t, sh, "tenants-a-video-operator-controller-manager"), leaseOf(t, sh, "tenants-b-video-operator-controller-manager")
+	if a == b {
+		t.Errorf("after docs/release.md's rollback both scale-out releases elect with the Lease %s in one namespace: "+
+			"only one leads, and the other group's videos stop being reconciled, with no alert", a)
+	}
+}
