@@ -130,6 +130,9 @@ value to fix. The manager checks its flags again when it starts.
 {{- if and (or $tls.caSecretName $tls.caConfigMapName) (not .Values.metrics.certSecret) -}}
 {{- fail "metrics.serviceMonitor.tls names a CA, but metrics.certSecret is empty: the manager would serve a self-signed certificate that no CA verifies. Set metrics.certSecret to the kubernetes.io/tls Secret that CA signed" -}}
 {{- end -}}
+{{- if and .Values.monitoring.prometheusRule.enabled (not .Values.metrics.enabled) -}}
+{{- fail "monitoring.prometheusRule.enabled needs metrics.enabled: every alert reads the manager's metrics, and with none served VideoOperatorAbsent would fire 10 minutes after the install and never clear. Set metrics.enabled=true, or leave monitoring.prometheusRule.enabled off" -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
