@@ -154,6 +154,18 @@ before the kubelet kills the pod. 75 for the default 30s, as in config/manager.
 {{- end -}}
 
 {{/*
+The uninstall hook Job's activeDeadlineSeconds: it waits out the manager's graceful shutdown (a
+paid call in flight, terminationGracePeriodSeconds, which follows service.timeout), then a lease
+expiry and the settling itself. uninstall.timeoutSeconds (300) fits the default service.timeout
+(a grace period of 75s) with 225s to spare; a longer service.timeout lengthens the deadline by as
+much, so the hook never gives up on a manager that is still allowed to finish.
+*/}}
+{{- define "video-operator.uninstallDeadlineSeconds" -}}
+{{- $grace := int (include "video-operator.terminationGracePeriodSeconds" .) -}}
+{{- max (int .Values.uninstall.timeoutSeconds) (add $grace 225) -}}
+{{- end -}}
+
+{{/*
 The manager image: repository@digest when image.digest is set (a released chart pins the image it
 was built with), else repository:tag, the tag defaulting to the chart's appVersion.
 */}}
