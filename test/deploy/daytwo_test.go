@@ -350,7 +350,7 @@ func TestCRDsApartFromEveryRelease(t *testing.T) {
 		sh.must("kubectl create namespace " + ns)
 	}
 	commands := docBlock(t, "scale-out.md", "## CRDs apart from every release")
-	if !strings.Contains(commands, "kubectl apply --server-side -f crds.yaml") || strings.Count(commands, "crds.install=false") != 2 {
+	if !strings.Contains(commands, "kubectl apply --server-side --force-conflicts -f crds.yaml") || strings.Count(commands, "crds.install=false") != 2 {
 		t.Fatalf("docs/scale-out.md's commands changed; this test applies crds.yaml and installs two releases without CRDs:\n%s", commands)
 	}
 	script := strings.ReplaceAll(strings.ReplaceAll(commands, "dist/chart", chart), "-f crds.yaml", "-f "+crds)
