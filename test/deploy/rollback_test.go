@@ -59,12 +59,17 @@ func TestDocumentedRollbackAfterTheMonitoringSetup(t *testing.T) {
 	}
 	t.Logf("%s%s", monitoring, sh.must(strings.ReplaceAll(monitoring, "dist/chart", current)))
 
-	rollback := strings.Replace(docLine(t, "release.md", "### Rolling back", "helm upgrade video-operator video-operator-x.y.z.tgz"),
-		"video-operator-x.y.z.tgz", previous, 1)
-	out, err := sh.run(rollback)
-	if err != nil {
-		t.Fatalf("docs/release.md's rollback to 0.1.0 after docs/monitoring.md's setup fails:\n%s\n%v\n%s", rollback, err, out)
+	// The page's rollback of any version starts from the values that version ran with, never
+	// from the release's values carried back (the older schema refuses the keys it lacks).
+	rollback := docLine(t, "release.md", "### Rolling back", "helm upgrade video-operator video-operator-x.y.z.tgz")
+	if strings.Contains(rollback, "--reset-then-reuse-values") || strings.Contains(rollback, "--reuse-values") ||
+		!strings.Contains(rollback, "--reset-values -f values-x.y.z.yaml") {
+		t.Errorf("docs/release.md's rollback %q carries the release's values into the older chart", rollback)
 	}
+	// Back to 0.1.0 as the page says, its values from Helm's history: revision 1 installed 0.1.0.
+	sh.withManager()
+	rollBackTo010(t, sh, "video-operator",
+		"helm get values video-operator -n video-operator-system --revision 1 -o yaml > values-0.1.0.yaml", previous)
 	image := sh.must("kubectl -n video-operator-system get deploy video-operator-controller-manager -o jsonpath='{.spec.template.spec.containers[0].image}'")
 	if !strings.HasSuffix(image, ":v0.1.0") {
 		t.Errorf("after the documented rollback the manager runs %s, want v0.1.0", image)
@@ -89,7 +94,8 @@ func leaseOf(t *testing.T, sh *docsShell, deployment string) string {
 
 // TestDocumentedRollbackOfAScaleOut: docs/scale-out.md's two releases, as written, each hold a
 // Lease of their own. The version misbehaves and the platform team rolls both releases back with
-// docs/release.md's command ("the chart of the version to go back to"). The 0.1.0 chart has no
+// docs/release.md's command ("the chart of the version to go back to", now "Back to 0.1.0", which
+// passes each release's id through extraArgs). The 0.1.0 chart has no
 // leaderElection.id and passes no --leader-election-id: both managers, in one namespace, then
 // elect with the same Lease, video-operator.video.videoops.io. Only one leads; the other group's
 // videos are never reconciled again (not even their deletion: the charge finalizer waits), and
@@ -113,10 +119,15 @@ func TestDocumentedRollbackOfAScaleOut(t *testing.T) {
 		t.Fatalf("before the rollback both releases elect with %s: the check below tests nothing", a)
 	}
 
-	rollback := docLine(t, "release.md", "### Rolling back", "helm upgrade video-operator video-operator-x.y.z.tgz")
+	// docs/release.md "Back to 0.1.0" for each release, one after the other. They were installed
+	// after 0.1.0, so Helm's history has no 0.1.0 values: theirs, all of which 0.1.0 knows.
+	sh.withManager()
 	for _, release := range []string{"tenants-a", "tenants-b"} {
-		cmd := strings.Replace(rollback, "helm upgrade video-operator video-operator-x.y.z.tgz", "helm upgrade "+release+" "+previous, 1)
-		t.Logf("%s\n%s", cmd, sh.must(cmd))
+		rollBackTo010(t, sh, release, "helm get values "+release+" -n video-operator-system -o yaml > values-0.1.0.yaml", previous)
+		image := sh.must("kubectl -n video-operator-system get deploy " + release + "-video-operator-controller-manager -o jsonpath='{.spec.template.spec.containers[0].image}'")
+		if !strings.HasSuffix(image, ":v0.1.0") {
+			t.Errorf("after the documented rollback %s runs %s, want v0.1.0", release, image)
+		}
 	}
 	a, b = leaseOf(t, sh, "tenants-a-video-operator-controller-manager"), leaseOf(t, sh, "tenants-b-video-operator-controller-manager")
 	if a == b {
