@@ -34,7 +34,7 @@ import (
 func TestCRDsMovedApartThenUpgraded(t *testing.T) {
 	_, kubeconfig := startAdminEnvtest(t, "platform-admin")
 	sh := newDocsShell(t, kubeconfig)
-	previous := releaseChart(t, previousRelease)
+	previous := releaseChart(t)
 	crds := filepath.Join(t.TempDir(), "crds.yaml")
 	if err := os.WriteFile(crds, kustomizeBuild(t, filepath.Join(root, "config", "crd")), 0o600); err != nil {
 		t.Fatal(err)

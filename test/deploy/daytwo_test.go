@@ -35,9 +35,10 @@ import (
 // of the release branch into main, with the chart's version 0.1.0.
 const previousRelease = "7fd0fa8"
 
-// releaseChart extracts dist/chart of commit from the clone's history and returns its path.
-func releaseChart(t *testing.T, commit string) string {
+// releaseChart extracts dist/chart of previousRelease from the clone's history and returns its path.
+func releaseChart(t *testing.T) string {
 	t.Helper()
+	commit := previousRelease
 	dir := t.TempDir()
 	cmd := exec.CommandContext(t.Context(), "bash", "-euo", "pipefail", "-c", "git archive "+commit+" dist/chart | tar -x -C "+dir)
 	cmd.Dir = root
@@ -87,7 +88,7 @@ func (s *docsShell) withManager() {
 // rollBackTo010 runs docs/release.md "Back to 0.1.0", as written, for release, with previous (the
 // 0.1.0 chart) for video-operator-0.1.0.tgz. values is the script that writes values-0.1.0.yaml,
 // the values 0.1.0 ran with, as the page says to take them. The shell needs withManager.
-func rollBackTo010(t *testing.T, sh *docsShell, release, values, previous string) string {
+func rollBackTo010(t *testing.T, sh *docsShell, release, values, previous string) {
 	t.Helper()
 	block := docBlock(t, "release.md", "#### Back to 0.1.0")
 	for _, want := range []string{"RELEASE=video-operator NAMESPACE=video-operator-system", "manager --release-finalizers",
@@ -98,9 +99,7 @@ func rollBackTo010(t *testing.T, sh *docsShell, release, values, previous string
 	}
 	script := strings.Replace(block, "RELEASE=video-operator ", "RELEASE="+release+" ", 1)
 	script = strings.ReplaceAll(script, "video-operator-0.1.0.tgz", previous)
-	out := sh.must(values + "\n" + script)
-	t.Logf("%s\n%s\n%s", values, script, out)
-	return out
+	t.Logf("%s\n%s\n%s", values, script, sh.must(values+"\n"+script))
 }
 
 // run runs script and returns its combined output and error.
@@ -210,7 +209,7 @@ func chartKinds(t *testing.T, rendered []byte) []schema.GroupVersionKind {
 func TestHelmUpgradeFromThePreviousRelease(t *testing.T) {
 	cfg, kubeconfig := startAdminEnvtest(t, "platform-admin")
 	sh := newDocsShell(t, kubeconfig)
-	previous := releaseChart(t, previousRelease)
+	previous := releaseChart(t)
 	current, err := filepath.Abs(chartDir)
 	if err != nil {
 		t.Fatal(err)

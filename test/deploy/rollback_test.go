@@ -35,7 +35,7 @@ import (
 func TestDocumentedRollbackAfterTheMonitoringSetup(t *testing.T) {
 	_, kubeconfig := startAdminEnvtest(t, "platform-admin")
 	sh := newDocsShell(t, kubeconfig)
-	previous := releaseChart(t, previousRelease)
+	previous := releaseChart(t)
 	current, err := filepath.Abs(chartDir)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func leaseOf(t *testing.T, sh *docsShell, deployment string) string {
 func TestDocumentedRollbackOfAScaleOut(t *testing.T) {
 	_, kubeconfig := startAdminEnvtest(t, "platform-admin")
 	sh := newDocsShell(t, kubeconfig)
-	previous := releaseChart(t, previousRelease)
+	previous := releaseChart(t)
 	chart, err := filepath.Abs(chartDir)
 	if err != nil {
 		t.Fatal(err)
