@@ -9,6 +9,12 @@
 #   - the tree has no uncommitted change and HEAD is tagged v<version>, so the artifacts are those
 #     of the tagged commit. RELEASE_ALLOW_DIRTY=1 skips this check, for a rehearsal (the artifacts
 #     are then not those of any tag: do not publish them).
+#   - the tag's own manifests name the release: dist/chart/Chart.yaml's version <version> and
+#     appVersion v<version>, and newTag v<version> in config/manager/kustomization.yaml and
+#     config/gitops/operator-overlay/kustomization.yaml. The packaged chart and install.yaml are
+#     rewritten from <version>, but config/default?ref=v<version> and the GitOps overlay are read
+#     from the tag as they are: a leftover x.y.z-dev there names an image no registry has.
+#     RELEASE_ALLOW_DIRTY=1 only warns (a rehearsal of an unbumped tree).
 # Usage: hack/release-check.sh <version>
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,6 +47,28 @@ done < <(sed -n 's/^ *runbook_url: *[^#]*#\([^ "]*\)"\{0,1\} *$/\1/p' "$rules")
 grep -q 'runbook_url:' "$rules" || die "$rules has no runbook_url"
 ((${#missing[@]} == 0)) ||
   die "alerts link runbooks that docs/runbooks.md lacks (a heading per alert): ${missing[*]}"
+
+# value <file> <key>: the first "key: value" of file, quotes dropped; empty when there is none.
+value() {
+  [[ -f $root/$1 ]] || return 0
+  sed -n "s/^ *$2: *[\"']\{0,1\}\([^\"' #]*\)[\"']\{0,1\} *\(#.*\)\{0,1\}$/\1/p" "$root/$1" | head -n1
+}
+wrong=()
+for check in "dist/chart/Chart.yaml version $version" "dist/chart/Chart.yaml appVersion $tag" \
+  "config/manager/kustomization.yaml newTag $tag" "config/gitops/operator-overlay/kustomization.yaml newTag $tag"; do
+  read -r file key want <<<"$check"
+  got=$(value "$file" "$key")
+  [[ $got == "$want" ]] || wrong+=("$file: $key is \"${got:-(none)}\", want \"$want\"")
+done
+if ((${#wrong[@]} > 0)); then
+  msg="the tree's manifests do not name release $version (set them as step 1 of docs/release.md's \"Make a release\" says, then make manifests):"
+  for w in "${wrong[@]}"; do msg+=$'\n'"  $w"; done
+  if [[ ${RELEASE_ALLOW_DIRTY:-} == 1 ]]; then
+    echo "release: RELEASE_ALLOW_DIRTY=1: $msg" >&2
+  else
+    die "$msg"
+  fi
+fi
 
 if [[ ${RELEASE_ALLOW_DIRTY:-} == 1 ]]; then
   echo "release: RELEASE_ALLOW_DIRTY=1: not checking that the tree is clean and tagged $tag (a rehearsal; do not publish)" >&2

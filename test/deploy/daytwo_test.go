@@ -35,9 +35,10 @@ import (
 // of the release branch into main, with the chart's version 0.1.0.
 const previousRelease = "7fd0fa8"
 
-// releaseChart extracts dist/chart of commit from the clone's history and returns its path.
-func releaseChart(t *testing.T, commit string) string {
+// releaseChart extracts dist/chart of previousRelease from the clone's history and returns its path.
+func releaseChart(t *testing.T) string {
 	t.Helper()
+	commit := previousRelease
 	dir := t.TempDir()
 	cmd := exec.CommandContext(t.Context(), "bash", "-euo", "pipefail", "-c", "git archive "+commit+" dist/chart | tar -x -C "+dir)
 	cmd.Dir = root
@@ -52,6 +53,7 @@ func releaseChart(t *testing.T, commit string) string {
 // API server's admin kubeconfig, and a Helm home of the test's own.
 type docsShell struct {
 	t   *testing.T
+	bin string
 	env []string
 }
 
@@ -68,8 +70,36 @@ func newDocsShell(t *testing.T, kubeconfig string) *docsShell {
 		}
 	}
 	home := t.TempDir()
-	return &docsShell{t: t, env: append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+	return &docsShell{t: t, bin: bin, env: append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"KUBECONFIG="+kubeconfig, "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)}
+}
+
+// withManager puts this tree's cmd/manager on the shell's PATH as `manager`, the release asset
+// docs/release.md runs from a workstation (its uninstall mode, --release-finalizers).
+func (s *docsShell) withManager() {
+	s.t.Helper()
+	build := exec.CommandContext(s.t.Context(), "go", "build", "-o", filepath.Join(s.bin, "manager"), "./cmd/manager")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		s.t.Fatalf("go build ./cmd/manager: %v\n%s", err, out)
+	}
+}
+
+// rollBackTo010 runs docs/release.md "Back to 0.1.0", as written, for release, with previous (the
+// 0.1.0 chart) for video-operator-0.1.0.tgz. values is the script that writes values-0.1.0.yaml,
+// the values 0.1.0 ran with, as the page says to take them. The shell needs withManager.
+func rollBackTo010(t *testing.T, sh *docsShell, release, values, previous string) {
+	t.Helper()
+	block := docBlock(t, "release.md", "#### Back to 0.1.0")
+	for _, want := range []string{"RELEASE=video-operator NAMESPACE=video-operator-system", "manager --release-finalizers",
+		"video-operator-0.1.0.tgz", "-f values-0.1.0.yaml", "crds.install=false"} {
+		if !strings.Contains(block, want) {
+			t.Fatalf("docs/release.md \"Back to 0.1.0\" changed (no %q); this test runs it:\n%s", want, block)
+		}
+	}
+	script := strings.Replace(block, "RELEASE=video-operator ", "RELEASE="+release+" ", 1)
+	script = strings.ReplaceAll(script, "video-operator-0.1.0.tgz", previous)
+	t.Logf("%s\n%s\n%s", values, script, sh.must(values+"\n"+script))
 }
 
 // run runs script and returns its combined output and error.
@@ -179,7 +209,7 @@ func chartKinds(t *testing.T, rendered []byte) []schema.GroupVersionKind {
 func TestHelmUpgradeFromThePreviousRelease(t *testing.T) {
 	cfg, kubeconfig := startAdminEnvtest(t, "platform-admin")
 	sh := newDocsShell(t, kubeconfig)
-	previous := releaseChart(t, previousRelease)
+	previous := releaseChart(t)
 	current, err := filepath.Abs(chartDir)
 	if err != nil {
 		t.Fatal(err)
@@ -232,10 +262,11 @@ func TestHelmUpgradeFromThePreviousRelease(t *testing.T) {
 	}
 	sh.must(upgrade + " --set crds.install=true")
 
-	// The page's rollback: the previous chart, CRDs left as they are.
-	rollback := docLine(t, "release.md", "### Rolling back", "helm upgrade video-operator video-operator-x.y.z.tgz")
-	out = sh.must(strings.Replace(rollback, "video-operator-x.y.z.tgz", previous, 1))
-	t.Logf("%s\n%s", rollback, out)
+	// The page's rollback to 0.1.0: the previous chart with the values 0.1.0 ran with (those
+	// of revision 1, from Helm's history), CRDs left as they are.
+	sh.withManager()
+	rollBackTo010(t, sh, "video-operator",
+		"helm get values video-operator -n video-operator-system --revision 1 -o yaml > values-0.1.0.yaml", previous)
 	if !renderChargeMark(t, c) {
 		t.Error("the documented rollback rolled the CRDs back")
 	}
@@ -350,7 +381,7 @@ func TestCRDsApartFromEveryRelease(t *testing.T) {
 		sh.must("kubectl create namespace " + ns)
 	}
 	commands := docBlock(t, "scale-out.md", "## CRDs apart from every release")
-	if !strings.Contains(commands, "kubectl apply --server-side -f crds.yaml") || strings.Count(commands, "crds.install=false") != 2 {
+	if !strings.Contains(commands, "kubectl apply --server-side --force-conflicts -f crds.yaml") || strings.Count(commands, "crds.install=false") != 2 {
 		t.Fatalf("docs/scale-out.md's commands changed; this test applies crds.yaml and installs two releases without CRDs:\n%s", commands)
 	}
 	script := strings.ReplaceAll(strings.ReplaceAll(commands, "dist/chart", chart), "-f crds.yaml", "-f "+crds)

@@ -32,15 +32,19 @@ var citedFileRE = regexp.MustCompile(`(?:^|[\s(\x60"'])((?:[./]*[A-Za-z0-9_-]+/)
 // writtenByTools are files the docs name that exist only once a command wrote them, never in
 // the repository: each is named on its page with the command that writes it.
 var writtenByTools = map[string]string{
-	"install.yaml":       "make build-installer and make release write dist/install.yaml",
-	"RELEASE-NOTES.md":   "make release writes it",
-	"SHA256SUMS":         "make release writes it",
-	"pairs.md":           "make bench-pairs writes it into BENCH_OUT",
-	"index.json":         "the OCI layout's index, inside the image archive make release writes",
-	"manager.cdx.json":   "the SBOM inside the image make release builds",
-	"kubeconfig.yaml":    "written by a reader's cluster tool",
-	"values-prod.yaml":   "a reader's own values file, in examples",
-	"my-values.yaml":     "a reader's own values file, in examples",
+	"install.yaml":     "make build-installer and make release write dist/install.yaml",
+	"RELEASE-NOTES.md": "make release writes it",
+	"SHA256SUMS":       "make release writes it",
+	"pairs.md":         "make bench-pairs writes it into BENCH_OUT",
+	"index.json":       "the OCI layout's index, inside the image archive make release writes",
+	"manager.cdx.json": "the SBOM inside the image make release builds",
+	"kubeconfig.yaml":  "written by a reader's cluster tool",
+	"values-prod.yaml": "a reader's own values file, in examples",
+	"my-values.yaml":   "a reader's own values file, in examples",
+	// release.md "Rolling back": the values a version ran with, kept by the reader or written
+	// by the page's helm get values.
+	"values-x.y.z.yaml":  "a reader's values file of version x.y.z, or helm get values --revision writes it",
+	"values-0.1.0.yaml":  "a reader's values file of 0.1.0, or helm get values --revision writes it",
 	"kustomization.yaml": "a reader's own overlay, and config/*/kustomization.yaml",
 	// review-and-approve.md: kubectl video render --dry-run > videos/meet-video-operator.yaml
 	"meet-video-operator.yaml": "the output of an example's redirect into a GitOps repository",

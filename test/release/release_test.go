@@ -237,7 +237,8 @@ func TestReleaseRefusesAVersionWithoutChangelog(t *testing.T) {
 }
 
 // releaseTree makes a git repository with what the release checks read (the two scripts,
-// CHANGELOG.md, whose 0.1.0 heading is changelogHeading, the alerts and docs/runbooks.md),
+// CHANGELOG.md, whose 0.1.0 heading is changelogHeading, the alerts and docs/runbooks.md, the
+// chart's Chart.yaml and the image tags of config/manager and the GitOps overlay, set to 0.1.0),
 // committed, and returns its root.
 func releaseTree(t *testing.T, changelogHeading string) string {
 	t.Helper()
@@ -264,6 +265,28 @@ func releaseTree(t *testing.T, changelogHeading string) string {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The manifests the tag serves as they are (the chart's version, config/manager's and the
+	// GitOps overlay's image tag), set to the release as docs/release.md's first step says.
+	for _, f := range []string{
+		filepath.Join("dist", "chart", "Chart.yaml"),
+		filepath.Join("config", "manager", "kustomization.yaml"),
+		filepath.Join("config", "gitops", "operator-overlay", "kustomization.yaml"),
+	} {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		released := regexp.MustCompile(`[0-9]+\.[0-9]+\.[0-9]+-dev\b`).ReplaceAll(b, []byte("0.1.0"))
+		if bytes.Equal(released, b) {
+			t.Fatalf("%s names no x.y.z-dev version to set to the release", f)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), released, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -130,6 +130,9 @@ value to fix. The manager checks its flags again when it starts.
 {{- if and (or $tls.caSecretName $tls.caConfigMapName) (not .Values.metrics.certSecret) -}}
 {{- fail "metrics.serviceMonitor.tls names a CA, but metrics.certSecret is empty: the manager would serve a self-signed certificate that no CA verifies. Set metrics.certSecret to the kubernetes.io/tls Secret that CA signed" -}}
 {{- end -}}
+{{- if and .Values.monitoring.prometheusRule.enabled (not .Values.metrics.enabled) -}}
+{{- fail "monitoring.prometheusRule.enabled needs metrics.enabled: every alert reads the manager's metrics, and with none served VideoOperatorAbsent would fire 10 minutes after the install and never clear. Set metrics.enabled=true, or leave monitoring.prometheusRule.enabled off" -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
@@ -148,6 +151,18 @@ before the kubelet kills the pod. 75 for the default 30s, as in config/manager.
 {{- fail "service.timeout must be positive" -}}
 {{- end -}}
 {{- add $n 45 -}}
+{{- end -}}
+
+{{/*
+The uninstall hook Job's activeDeadlineSeconds: it waits out the manager's graceful shutdown (a
+paid call in flight, terminationGracePeriodSeconds, which follows service.timeout), then a lease
+expiry and the settling itself. uninstall.timeoutSeconds (300) fits the default service.timeout
+(a grace period of 75s) with 225s to spare; a longer service.timeout lengthens the deadline by as
+much, so the hook never gives up on a manager that is still allowed to finish.
+*/}}
+{{- define "video-operator.uninstallDeadlineSeconds" -}}
+{{- $grace := int (include "video-operator.terminationGracePeriodSeconds" .) -}}
+{{- max (int .Values.uninstall.timeoutSeconds) (add $grace 225) -}}
 {{- end -}}
 
 {{/*
