@@ -354,10 +354,16 @@ func TestChartFullValues(t *testing.T) {
 // TestChartSwitches checks the on/off values: CRDs, metrics (the ServiceMonitor is off by
 // default), user roles, leader election, callbacks without a public URL.
 func TestChartSwitches(t *testing.T) {
+	// The scenes' rules (config/policies) are counted apart from the approval policies, which
+	// have a switch of their own (approval_test.go).
 	kinds := func(objs []*unstructured.Unstructured) map[string]int {
 		n := map[string]int{}
 		for _, o := range objs {
-			n[o.GetKind()]++
+			kind := o.GetKind()
+			if _, scenes := o.GetLabels()["video.videoops.io/admission-policy"]; strings.Contains(kind, "AdmissionPolicy") && !scenes {
+				kind = "approval " + kind
+			}
+			n[kind]++
 		}
 		return n
 	}
