@@ -102,12 +102,6 @@ func (g *Guard) mutateBudget(ctx context.Context, ns, kind string, change func(b
 	return o.err
 }
 
-// mutateLater queues change for the next write of the namespace's budget without waiting for
-// it; a flush rideDelay later writes it when no other write comes.
-func (g *Guard) mutateLater(ns, kind string, change func(b *videov1alpha1.VideoBudget) bool) {
-	g.mutateThen(ns, kind, change, nil, rideDelay)
-}
-
 // mutateThen queues change for the next write of the namespace's budget, which comes within
 // delay at the latest, or at once when the queue holds flushQueued changes, and tells after its
 // outcome.

@@ -348,10 +348,18 @@ func (g *Guard) withoutBudget(ctx context.Context, ns string) (Decision, error) 
 // already recorded in the object, and the reservation counts against the limits as usage would
 // meanwhile; a settlement that is never written (a crash, a busy budget) is made by the
 // VideoBudget controller from the object's record.
+//
+// A settlement whose write failed is queued again, so that it rides with the namespace's next
+// write, ahead of a charge of the same job that the caller makes next: a charge finds its job's
+// reservation by the job id the settlement writes into it.
 func (g *Guard) SettleLater(ns string, uid types.UID, attempt, jobID string) {
-	g.mutateLater(ns, ChangeSettle, func(b *videov1alpha1.VideoBudget) bool {
+	g.mutateThen(ns, ChangeSettle, func(b *videov1alpha1.VideoBudget) bool {
 		return settleReservation(b, string(uid), attempt, jobID)
-	})
+	}, func(err error) {
+		if err != nil && !errors.Is(err, errNoBudget) {
+			g.SettleLater(ns, uid, attempt, jobID)
+		}
+	}, rideDelay)
 }
 
 // Budgeted reports whether the namespace has a VideoBudget, from the cache.
