@@ -255,7 +255,7 @@ func (l *lifecycle[T]) chargeCompletion(ctx context.Context, tx *statustxn.Txn[T
 		unreported = l.adapter.termsOf(tx.Obj).estimateOf().Unreported
 	}
 	jobID := tx.Obj.Job().JobID
-	if err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), jobID, secs, credits, unreported, render); err != nil {
+	if err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), jobID, secs, credits, unreported); err != nil {
 		tx.Abort()
 		return fmt.Errorf("charging job %s to the namespace's VideoBudget: %w", jobID, err)
 	}
@@ -460,7 +460,7 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) *stop {
 			return stopAfter(l.pollDelay(keyID, obj))
 		}
 		secs, credits := jobCost(job)
-		if err := l.guard.Charge(ctx, obj.GetNamespace(), jobID, secs, credits, job.Status().IsCompleted() && est.Unreported, true); err != nil {
+		if err := l.guard.Charge(ctx, obj.GetNamespace(), jobID, secs, credits, job.Status().IsCompleted() && est.Unreported); err != nil {
 			return stopAfter(l.backoff.Short())
 		}
 		log.Info("Charged the job of a deleted render", "jobID", jobID, "renderSeconds", secs)

@@ -154,7 +154,7 @@ func (g *Guard) ChargeAfterEnd(ctx context.Context, ns, jobID string) (mark *vid
 // waits for it; a write that fails is tried again, for as long as the process runs.
 func (g *Guard) ChargeLater(ns string, c MarkedCharge) {
 	g.later.add(c.JobID)
-	g.chargeLater(ns, ChangeChargeAfterEnd, chargeChange(c.JobID, c.Seconds, c.Credits, c.Unreported, true), c, chargeLaterDelay)
+	g.chargeLater(ns, ChangeChargeAfterEnd, chargeChange(c.JobID, c.Seconds, c.Credits, c.Unreported), c, chargeLaterDelay)
 }
 
 // ChargeMarkedSoon queues ChargeMarked's change without waiting for it, tried again like
@@ -221,9 +221,7 @@ func lostCharge(b *videov1alpha1.VideoBudget, c MarkedCharge) bool {
 // markedChargeChange charges the job c marked when the budget certainly lacks its charge, or
 // still holds the reservation of its running job (a charge ends it in the same write).
 func markedChargeChange(c MarkedCharge) func(b *videov1alpha1.VideoBudget) bool {
-	// The mark proves the charge missing (lostCharge), or its reservation still stands: no
-	// reservation is needed to post it (an older manager's budget held none).
-	charge := chargeChange(c.JobID, c.Seconds, c.Credits, c.Unreported, false)
+	charge := chargeChange(c.JobID, c.Seconds, c.Credits, c.Unreported)
 	return func(b *videov1alpha1.VideoBudget) bool {
 		if !lostCharge(b, c) && jobReservation(b, c.JobID) < 0 {
 			return false

@@ -164,13 +164,6 @@ func TestAChargeWhoseFlushMeetsABusyTurnIsStillWritten(t *testing.T) {
 	}
 	lost := reviewEnded("r-j1", "j1", 0, "", 12, time.Now().Add(-time.Hour))
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))}, lost)
-	// Its running job held a reservation until its charge, as every running render's does.
-	b := h.budget(t)
-	b.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: "VideoRender", Name: lost.Name, UID: string(lost.UID), AttemptID: "a",
-		JobID: "j1", EstimatedSeconds: 12, ReservedAt: metav1.Time{Time: time.Now().Add(-2 * time.Hour)}}}
-	if err := h.server.Status().Update(t.Context(), b); err != nil {
-		t.Fatal(err)
-	}
 	h.g.writers.timeout = 200 * time.Millisecond
 	h.pump(t)
 	var wg sync.WaitGroup
@@ -190,7 +183,7 @@ func TestAChargeWhoseFlushMeetsABusyTurnIsStillWritten(t *testing.T) {
 	queued, flushing := len(s.queue), s.flushing
 	h.g.writers.mu.Unlock()
 	reviewReconcile(t, h, clocktesting.NewFakeClock(time.Now()), 2)
-	b = h.budget(t)
+	b := h.budget(t)
 	t.Logf("queue %d, flush armed %v, pending %v, used %d s", queued, flushing, h.g.chargePending("j1"), b.Status.Used.RenderSeconds)
 	if !charged(b, "j1") {
 		t.Fatalf("j1's charge stalled: queued %d with no flush armed (%v), ChargePending %v blocks its recovery; used %d s",
@@ -216,13 +209,13 @@ func TestAChargeWhoseWritesKeepFailingIsNotGivenUp(t *testing.T) {
 	// The namespace's other renders keep writing (each write carries j1's charge, queued again
 	// after each failure).
 	for i := 0; h.g.chargePending("j1"); i++ {
-		_ = h.g.Charge(t.Context(), "team-a", fmt.Sprintf("busy-%d", i), 1, nil, false, true)
+		_ = h.g.Charge(t.Context(), "team-a", fmt.Sprintf("busy-%d", i), 1, nil, false)
 		if i > 50 {
 			t.Fatal("j1 never left the queue")
 		}
 	}
 	for i := range maxChargedJobs + 1 {
-		if err := h.g.Charge(t.Context(), "team-a", fmt.Sprintf("k%d", i), 1, nil, false, true); err != nil {
+		if err := h.g.Charge(t.Context(), "team-a", fmt.Sprintf("k%d", i), 1, nil, false); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -302,7 +302,7 @@ func TestABatchThatLosesItsLockIsRetriedWithoutCountingTwice(t *testing.T) {
 			if err := h.g.settle(t.Context(), "team-a", uid, "a", fmt.Sprintf("job-%d", i)); err != nil {
 				t.Error(err)
 			}
-			if err := h.g.Charge(t.Context(), "team-a", fmt.Sprintf("job-%d", i), 10, nil, false, true); err != nil {
+			if err := h.g.Charge(t.Context(), "team-a", fmt.Sprintf("job-%d", i), 10, nil, false); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -412,7 +412,7 @@ func TestTheRunningJobsReservationStandsUntilItsEndIsCharged(t *testing.T) {
 	// Render 0's job ends and is charged: its reservation ends with the charge. Render 1 is gone
 	// without its finalizer: with nothing to read its job's end, the controller charges its
 	// estimate (with a reader, it reads the end: reconciler_test.go).
-	if err := h.g.Charge(t.Context(), "team-a", "job-0", 40, nil, false, true); err != nil {
+	if err := h.g.Charge(t.Context(), "team-a", "job-0", 40, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clocktesting.NewFakeClock(time.Now()),

@@ -297,7 +297,7 @@ func (g *Guard) ChargeSoon(ns, jobID string, secs int64, credits *resource.Quant
 	pc := &pendingCharge{asked: now}
 	cs.byJob[jobID] = pc
 	cs.mu.Unlock()
-	g.mutateThen(ns, ChangeCharge, chargeChange(jobID, secs, credits, unreported, true), func(err error) {
+	g.mutateThen(ns, ChangeCharge, chargeChange(jobID, secs, credits, unreported), func(err error) {
 		cs.mu.Lock()
 		pc.done, pc.err = true, err
 		cs.mu.Unlock()

@@ -438,33 +438,21 @@ func takeReservation(b *videov1alpha1.VideoBudget, uid, attempt string, charge b
 // Charge adds an ended job's seconds and credits to the budget, once per job id, and ends the
 // reservation its running job held. unreported says that the request consumed AI credits that
 // the job answer does not report (counted in used.unreportedCreditRenders). A job that ended
-// with nothing to charge (a failure) still ends its reservation. render says the job is a
-// render's, which holds a reservation until its end is charged: see chargeChange.
-func (g *Guard) Charge(ctx context.Context, ns, jobID string, secs int64, credits *resource.Quantity, unreported, render bool) error {
-	return ignoreNoBudget(g.mutateBudget(ctx, ns, ChangeCharge, chargeChange(jobID, secs, credits, unreported, render)))
+// with nothing to charge (a failure) still ends its reservation.
+func (g *Guard) Charge(ctx context.Context, ns, jobID string, secs int64, credits *resource.Quantity, unreported bool) error {
+	return ignoreNoBudget(g.mutateBudget(ctx, ns, ChangeCharge, chargeChange(jobID, secs, credits, unreported)))
 }
 
-// chargeChange is the change of Charge. A render's charge is posted against its job's pending
-// reservation: once every running job holds one (runningReserved), a render's charge whose
-// reservation is gone was posted already (or given up) and is not made again, however many other
-// charges came since; chargedJobs, which keeps only the latest 64, is the check where that
-// cannot be said (a budget of an older manager, or a preview's credits, which hold no
-// reservation).
-func chargeChange(jobID string, secs int64, credits *resource.Quantity, unreported, render bool) func(b *videov1alpha1.VideoBudget) bool {
+// chargeChange is the change of Charge.
+func chargeChange(jobID string, secs int64, credits *resource.Quantity, unreported bool) func(b *videov1alpha1.VideoBudget) bool {
 	return func(b *videov1alpha1.VideoBudget) bool {
 		held := dropJobReservation(b, jobID) != nil
-		if posted(b, jobID, held, render) || (secs <= 0 && (credits == nil || credits.IsZero()) && !unreported) {
+		if charged(b, jobID) || (secs <= 0 && (credits == nil || credits.IsZero()) && !unreported) {
 			return held
 		}
 		chargeJob(b, jobID, secs, credits, unreported)
 		return true
 	}
-}
-
-// posted reports whether jobID's charge is in the budget already: its render's reservation is
-// gone while every running job holds one, or its id is among the latest charged.
-func posted(b *videov1alpha1.VideoBudget, jobID string, held, render bool) bool {
-	return (render && !held && b.Status.RunningReserved) || charged(b, jobID)
 }
 
 // GiveUp charges a job whose end will never be read (given up at the job deadline, unknown to
@@ -477,7 +465,7 @@ func (g *Guard) GiveUp(ctx context.Context, ns, jobID string, fallback Estimate)
 		if r != nil {
 			secs = r.EstimatedSeconds
 		}
-		if posted(b, jobID, r != nil, true) {
+		if charged(b, jobID) {
 			return r != nil
 		}
 		chargeJob(b, jobID, secs, nil, fallback.Unreported)

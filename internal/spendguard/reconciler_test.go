@@ -105,7 +105,7 @@ func TestALengthLimitAddedToALiveBudgetCountsTheRendersAlreadyRunning(t *testing
 		}
 	}
 	// Each running job's end still replaces its reservation with what it cost.
-	if err := h.g.Charge(t.Context(), "team-a", "job-running-0", 280, nil, false, true); err != nil {
+	if err := h.g.Charge(t.Context(), "team-a", "job-running-0", 280, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	if b := h.budget(t); b.Status.Used.RenderSeconds != 280 || b.Status.Reserved.RenderSeconds != 2700 {
@@ -435,7 +435,7 @@ func TestAChargeOnABudgetCreatedAgainBeforeItsTakeoverIsNotLost(t *testing.T) {
 	if mark, ok := h.g.ChargeAfterEnd(t.Context(), "team-a", "job-600"); ok {
 		// Its end is written with the mark, and the manager crashes before the charge's write.
 		vr.Status.ChargeMark = mark
-	} else if err := h.g.Charge(t.Context(), "team-a", "job-600", 600, nil, false, true); err != nil {
+	} else if err := h.g.Charge(t.Context(), "team-a", "job-600", 600, nil, false); err != nil {
 		// Charged before its end, as under a length limit.
 		t.Fatal(err)
 	}
