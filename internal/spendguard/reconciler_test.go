@@ -275,6 +275,23 @@ func (f *fakeJobs) JobEnd(_ context.Context, ns string, ref *videov1alpha1.Secre
 	return JobEnd{Running: true}, nil
 }
 
+// goneJobsController is the VideoBudget controller over the harness's budget, reading the jobs of
+// gone renders from jobs, and its reconcile: each look comes at least one poll after the last, so
+// a gone render's job is read at most once per poll.
+func goneJobsController(t *testing.T, h *batchHarness, clk *clocktesting.FakeClock, jobs JobEnds, deadline time.Duration) (*Reconciler, func() ctrl.Result) {
+	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clk, Grace: time.Minute, Recheck: time.Hour,
+		Retry: time.Second, Ledgers: h.g.ledgers, Guard: h.g, Jobs: jobs, JobDeadline: deadline})
+	return r, func() ctrl.Result {
+		t.Helper()
+		defer clk.Step(DefaultJobPoll)
+		res, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+}
+
 // Issue 37, case 5: "a tenant who deletes a running render and strips its finalizer frees its
 // room at once". A reservation is released only by reading the job's end, whoever holds the
 // object: the render without an upper bound, deleted with its finalizer stripped while its job
@@ -296,19 +313,7 @@ func TestARenderDeletedWithItsFinalizerStrippedHoldsItsRoomUntilItsJobEnds(t *te
 	// The render is gone (its finalizer stripped, then deleted): the API server has no object.
 	jobs := &fakeJobs{ends: map[string]*JobEnd{}}
 	clk := clocktesting.NewFakeClock(time.Now().Add(2 * time.Minute))
-	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clk, Grace: time.Minute, Recheck: time.Hour,
-		Retry: time.Second, Ledgers: h.g.ledgers, Guard: h.g, Jobs: jobs, JobDeadline: 24 * time.Hour})
-	reconcile := func() ctrl.Result {
-		t.Helper()
-		// Each look at the budget comes at least one poll after the last: a gone render's job is
-		// read at most once per poll.
-		defer clk.Step(DefaultJobPoll)
-		res, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
+	r, reconcile := goneJobsController(t, h, clk, jobs, 24*time.Hour)
 	res := reconcile()
 	// A busy budget is looked at on each of its writes: the job is read once per poll (one poll
 	// has passed since the first read, then three looks come within the next).
@@ -374,15 +379,7 @@ func TestAGoneRendersJobThatCannotBeReadIsHeldUntilTheJobDeadline(t *testing.T) 
 	}
 	jobs := &fakeJobs{ends: map[string]*JobEnd{"job-0": {Unknown: true}}}
 	clk := clocktesting.NewFakeClock(time.Now().Add(2 * time.Minute))
-	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clk, Grace: time.Minute, Recheck: time.Hour,
-		Retry: time.Second, Ledgers: h.g.ledgers, Guard: h.g, Jobs: jobs, JobDeadline: time.Hour})
-	reconcile := func() {
-		t.Helper()
-		defer clk.Step(DefaultJobPoll)
-		if _, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, reconcile := goneJobsController(t, h, clk, jobs, time.Hour)
 	jobs.ends["job-1"] = nil
 	jobs.err = nil
 	reconcile()
