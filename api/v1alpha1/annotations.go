@@ -64,24 +64,32 @@ const (
 // hand (the validating policies refuse a forged one). A render approved before they existed
 // carries none and keeps rendering; its status says its approver is not recorded.
 const (
-	// AnnotationApprovedBy is the user who set or changed the render's approval
-	// (spec.storyboardRef.approvedDigest, or approval Latest), as the API server authenticated
-	// them (stamped by the MutatingAdmissionPolicy videorender-approval-stamp).
+	// AnnotationApprovedBy is the user who set or changed what the render pays for (its
+	// approval, spec.storyboardRef.approvedDigest or approval Latest, and what it covers; an
+	// inline storyboard; a projectId), as the API server authenticated them (stamped by the
+	// MutatingAdmissionPolicy videorender-approval-stamp).
 	AnnotationApprovedBy = "video.videoops.io/approved-by"
-	// AnnotationApprovedDigest is the approval that stamp is for: the pinned digest, or "Latest".
+	// AnnotationApprovedDigest is the approval that stamp is for: the pinned digest, "Latest",
+	// "Inline" or "Project".
 	// A stamp whose digest is not the render's current approval says nothing about it.
 	AnnotationApprovedDigest = "video.videoops.io/approved-digest"
 	// AnnotationApprovedStoryboardAuthor is, on a render, the user who last changed its
-	// storyboard's spec when the approval was written (the storyboard's
-	// AnnotationSpecChangedBy, copied by kubectl video approve). With four eyes it must differ
-	// from the approver, and the controller pays only while it names the storyboard's author.
+	// storyboard's content when the approval was written (the storyboard's
+	// AnnotationSpecChangedBy, copied by kubectl video approve). Only in a four-eyes namespace
+	// (elsewhere the admission policy drops it): it must differ from the approver, and the
+	// controller pays only while it names the storyboard's author.
 	AnnotationApprovedStoryboardAuthor = "video.videoops.io/approved-storyboard-author"
-	// AnnotationSpecChangedBy is, on a VideoStoryboard, the user who last changed its spec
-	// (stamped by the MutatingAdmissionPolicy videostoryboard-author-stamp).
+	// AnnotationSpecChangedBy is, on a VideoStoryboard, the user who last changed its content,
+	// the spec but apiKeySecretRef (stamped by the MutatingAdmissionPolicy videostoryboard-author-stamp).
 	AnnotationSpecChangedBy = "video.videoops.io/spec-changed-by"
 	// LabelFourEyes, "true" on a Namespace, asks that the approver of a render be another user than
 	// the one who last changed its storyboard's spec.
 	LabelFourEyes = "video.videoops.io/four-eyes"
 	// ApprovedLatest is AnnotationApprovedDigest of an approval Latest.
 	ApprovedLatest = "Latest"
+	// ApprovedInline is AnnotationApprovedDigest of a render of an inline storyboard: writing it
+	// is approving it.
+	ApprovedInline = "Inline"
+	// ApprovedProject is AnnotationApprovedDigest of a render of a saved project (projectId).
+	ApprovedProject = "Project"
 )

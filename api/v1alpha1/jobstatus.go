@@ -113,7 +113,7 @@ func (o *VideoRender) SetJobSource(sub *Submission) {
 	o.Status.StoryboardGeneration, o.Status.StoryboardUID = sub.StoryboardGeneration, sub.StoryboardUID
 	o.Status.StoryboardDigest, o.Status.NarrationPinned = sub.StoryboardDigest, sub.NarrationPinned
 	o.Status.Approval = nil
-	if sub.StoryboardDigest != "" {
+	if sub.StoryboardDigest != "" || sub.ApprovedBy != "" {
 		o.Status.Approval = &ApprovalRecord{ApprovedBy: sub.ApprovedBy, Digest: sub.StoryboardDigest}
 	}
 }

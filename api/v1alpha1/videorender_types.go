@@ -192,12 +192,14 @@ type VideoRenderStatus struct {
 // ApprovalRecord is who approved a paid render, and what.
 type ApprovalRecord struct {
 	// approvedBy is the user who wrote the approval (set or changed spec.storyboardRef.approvedDigest,
-	// or approval Latest), as the API server authenticated them; empty when not recorded.
+	// approval Latest or what they cover, or wrote the inline storyboard or projectId the job
+	// renders), as the API server authenticated them; empty when not recorded.
 	// +optional
 	// +kubebuilder:validation:MaxLength=512
 	ApprovedBy string `json:"approvedBy,omitempty"`
 
-	// digest is the digest of the approved preview the job renders.
+	// digest is the digest of the approved preview the job renders; empty for an inline
+	// storyboard or a project.
 	// +optional
 	// +kubebuilder:validation:MaxLength=71
 	Digest string `json:"digest,omitempty"`

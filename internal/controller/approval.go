@@ -80,14 +80,22 @@ func finishedNote(o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStoryboar
 
 // approvedBy is the user who wrote the render's current approval, as the admission policy
 // videorender-approval-stamp recorded it (docs/approval.md): the stamp counts only when it is for
-// this very approval (the pinned digest, or Latest). "" when the approval carries no stamp of its
-// own: written before the policies were installed, or on a cluster without them.
+// this very approval (the pinned digest, Latest, or, for a render that pays without a review, its
+// inline storyboard or project). "" when the approval carries no stamp of its own: written before
+// the policies were installed, or on a cluster without them.
 func approvedBy(o *videov1alpha1.VideoRender) string {
-	ref, ann := o.Spec.StoryboardRef, o.GetAnnotations()
-	approval := ref.ApprovedDigest
-	if approval == "" && ref.Approval == videov1alpha1.ApprovalLatest {
+	var approval string
+	switch spec := o.Spec; {
+	case spec.StoryboardRef != nil && spec.StoryboardRef.ApprovedDigest != "":
+		approval = spec.StoryboardRef.ApprovedDigest
+	case spec.StoryboardRef != nil && spec.StoryboardRef.Approval == videov1alpha1.ApprovalLatest:
 		approval = videov1alpha1.ApprovedLatest
+	case spec.Storyboard != nil:
+		approval = videov1alpha1.ApprovedInline
+	case spec.ProjectID != nil:
+		approval = videov1alpha1.ApprovedProject
 	}
+	ann := o.GetAnnotations()
 	if approval == "" || ann[videov1alpha1.AnnotationApprovedDigest] != approval {
 		return ""
 	}

@@ -494,6 +494,10 @@ func narrationPinned(t *target) *bool {
 // reviewed by nobody, and the record of the paid call says so.
 func approvedNote(sub *videov1alpha1.Submission, unreviewed bool) string {
 	if sub.StoryboardDigest == "" {
+		if sub.ApprovedBy != "" {
+			// An inline storyboard or a project: its writer approved it (docs/approval.md).
+			return " (approved by " + sub.ApprovedBy + ")"
+		}
 		return ""
 	}
 	preview, narration := "approved preview", "narration not pinned"

@@ -68,9 +68,9 @@ func (renderAdapter) newObject() *videov1alpha1.VideoRender { return &videov1alp
 func (a renderAdapter) resolve(ctx context.Context, o *videov1alpha1.VideoRender) (*target, error) {
 	switch {
 	case o.Spec.Storyboard != nil:
-		return &target{render: o.Spec.Storyboard.DeepCopy()}, nil
+		return &target{render: o.Spec.Storyboard.DeepCopy(), approvedBy: approvedBy(o)}, nil
 	case o.Spec.ProjectID != nil:
-		return &target{projectID: *o.Spec.ProjectID}, nil
+		return &target{projectID: *o.Spec.ProjectID, approvedBy: approvedBy(o)}, nil
 	case o.Spec.StoryboardRef == nil:
 		// Admission requires exactly one source; this only guards against a schema change.
 		return &target{wait: &waiting{stalled: true, reason: videov1alpha1.ReasonInvalidRequest,

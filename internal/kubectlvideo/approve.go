@@ -88,7 +88,11 @@ func Approve(ctx context.Context, env *Env, renderName string, o ApproveOptions)
 	if o.Digest != "" && !vsb.Status.Preview.NamedBy(o.Digest) {
 		return changedSinceShown(vsb, o.Digest, current)
 	}
-	if vsb.Status.Preview.NamedBy(vr.Spec.StoryboardRef.ApprovedDigest) {
+	author := vsb.GetAnnotations()[videov1alpha1.AnnotationSpecChangedBy]
+	claim, claimed := vr.GetAnnotations()[videov1alpha1.AnnotationApprovedStoryboardAuthor]
+	// An approval that names another author than the storyboard's (four eyes: a storyboard
+	// restored, so stamped anew) waits; approving again names the author it is given against.
+	if vsb.Status.Preview.NamedBy(vr.Spec.StoryboardRef.ApprovedDigest) && (!claimed || claim == author) {
 		_, _ = fmt.Fprintf(env.Out, "vr/%s already approves preview %s of vsb/%s: nothing to write\n", vr.Name, current, sbName)
 		return nil
 	}
@@ -124,7 +128,7 @@ func Approve(ctx context.Context, env *Env, renderName string, o ApproveOptions)
 	// The storyboard's last author, as the cluster stamped it, goes with the approval: with four
 	// eyes on, the policy refuses an approver who is that author, and the controller pays only
 	// while it is the storyboard's author (docs/approval.md).
-	if author := vsb.GetAnnotations()[videov1alpha1.AnnotationSpecChangedBy]; author != "" {
+	if author != "" {
 		vr.SetAnnotations(withAnnotation(vr.GetAnnotations(), videov1alpha1.AnnotationApprovedStoryboardAuthor, author))
 	} else {
 		delete(vr.Annotations, videov1alpha1.AnnotationApprovedStoryboardAuthor)

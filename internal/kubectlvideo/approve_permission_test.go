@@ -88,7 +88,10 @@ var _ = Describe("kubectl video approve asks first", Ordered, func() {
 				}
 			}
 		}
-		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "approvers-", Labels: map[string]string{approvalTestLabel: "true"}}}
+		// Four eyes on: there the approval carries the storyboard's author (elsewhere the policy
+		// drops it, docs/approval.md).
+		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "approvers-",
+			Labels: map[string]string{approvalTestLabel: "true", videov1alpha1.LabelFourEyes: "true"}}}
 		Expect(k8sClient.Create(ctx, n)).To(Succeed())
 		ns = n.Name
 		editorRoles := []string{"video-operator-videorender-editor-role", "video-operator-videostoryboard-editor-role"}
