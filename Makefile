@@ -167,7 +167,7 @@ bench: envtest-assets ## The scale benchmark (test/bench, docs/benchmarks.md): N
 		-bench.n=$(strip $(BENCH_N)) -bench.namespaces=$(strip $(BENCH_NAMESPACES)) -bench.keys=$(strip $(BENCH_KEYS)) \
 		-bench.callbacks=$(strip $(BENCH_CALLBACKS)) -bench.budget=$(strip $(BENCH_BUDGET)) -bench.time-scale=$(strip $(BENCH_TIME_SCALE)) \
 		-bench.manager-args="$(strip $(BENCH_MANAGER_ARGS))" -bench.out="$(abspath $(strip $(BENCH_OUT)))" \
-		-bench.baseline="$(if $(strip $(BENCH_BASELINE)),$(abspath $(strip $(BENCH_BASELINE))))" -bench.label="$(strip $(BENCH_LABEL))" $(BENCH_ARGS)
+		-bench.baseline="$(if $(strip $(BENCH_BASELINE)),$(abspath $(strip $(BENCH_BASELINE))))" -bench.label="$(strip $(BENCH_LABEL))" -bench.mix="$(strip $(BENCH_MIX))" $(BENCH_ARGS)
 
 .PHONY: bench-pairs
 bench-pairs: envtest-assets ## BENCH_PAIRS pairs of make bench without and with budgets, in ABBA order, and their summary (docs/benchmarks.md "How to run it"); BENCH_OUT is their directory.
@@ -185,6 +185,7 @@ BENCH_OUT ?= $(shell pwd)/bin/bench ## directory of the JSON and Markdown report
 BENCH_BASELINE ?= ## a report JSON of an earlier run to print deltas against, e.g. bin/bench/<time>-n1000-polling.json.
 BENCH_LABEL ?= ## name of the run in the report.
 BENCH_PAIRS ?= 3 ## pairs make bench-pairs runs.
+BENCH_MIX ?= ## a request mix, scene counts split evenly, e.g. 1,12,60 (docs/benchmarks.md "Renders people write"); empty: one bare scene each.
 BENCH_ARGS ?= ## more -bench.* flags (go test ./test/bench -args -help lists them).
 
 ##@ Build

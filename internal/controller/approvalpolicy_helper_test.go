@@ -17,9 +17,6 @@ limitations under the License.
 package controller
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -29,12 +26,11 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 // The approval policies of config/approval, installed as config/default installs them (the
@@ -43,7 +39,7 @@ import (
 // for, the test copies of the bindings match only namespaces labelled approvalTestLabel
 // (newApprovalNamespace); nothing else in them differs from what is shipped.
 const (
-	approvalTestLabel = "video.videoops.io/approval-policies-test"
+	approvalTestLabel = testutil.ApprovalTestLabel
 	installPrefix     = "video-operator-"
 	approverRole      = installPrefix + "videorender-approver"
 )
@@ -55,25 +51,11 @@ var installApprovalOnce sync.Once
 func installApprovalPolicies() {
 	GinkgoHelper()
 	installApprovalOnce.Do(func() {
-		files, err := filepath.Glob(filepath.Join("..", "..", "config", "approval", "*.yaml"))
+		objs, err := testutil.ApprovalManifests("true", "")
 		Expect(err).NotTo(HaveOccurred())
-		for _, role := range []string{"videorender_editor_role", "videostoryboard_editor_role"} {
-			files = append(files, filepath.Join("..", "..", "config", "rbac", role+".yaml"))
-		}
-		for _, f := range files {
-			if strings.HasPrefix(filepath.Base(f), "kustomiz") {
-				continue
-			}
-			for _, obj := range decodeManifests(f) {
-				obj.SetName(installPrefix + obj.GetName())
-				if p, ok, _ := unstructured.NestedString(obj.Object, "spec", "policyName"); ok {
-					Expect(unstructured.SetNestedField(obj.Object, installPrefix+p, "spec", "policyName")).To(Succeed())
-					Expect(unstructured.SetNestedStringMap(obj.Object, map[string]string{approvalTestLabel: "true"},
-						"spec", "matchResources", "namespaceSelector", "matchLabels")).To(Succeed())
-				}
-				if err := k8sClient.Create(ctx, obj); !apierrors.IsAlreadyExists(err) {
-					Expect(err).NotTo(HaveOccurred(), "%s %s", obj.GetKind(), obj.GetName())
-				}
+		for _, obj := range objs {
+			if err := k8sClient.Create(ctx, obj); !apierrors.IsAlreadyExists(err) {
+				Expect(err).NotTo(HaveOccurred(), "%s %s", obj.GetKind(), obj.GetName())
 			}
 		}
 		By("waiting until the API server enforces the approval policies")
@@ -120,22 +102,6 @@ func awaitPoliciesIn(ns string, fourEyes bool) {
 	if fourEyes {
 		probe(asUser(ns, "probe-approver", true), "approval: Latest", "asks for four eyes")
 	}
-}
-
-// decodeManifests reads the objects of a multi-document YAML file.
-func decodeManifests(path string) []*unstructured.Unstructured {
-	GinkgoHelper()
-	raw, err := os.ReadFile(path)
-	Expect(err).NotTo(HaveOccurred())
-	var out []*unstructured.Unstructured
-	for doc := range bytes.SplitSeq(raw, []byte("\n---\n")) {
-		obj := &unstructured.Unstructured{}
-		Expect(yaml.Unmarshal(doc, &obj.Object)).To(Succeed(), path)
-		if len(obj.Object) > 0 {
-			out = append(out, obj)
-		}
-	}
-	return out
 }
 
 // newApprovalNamespace creates a namespace the test policies apply to, with four eyes on or off.

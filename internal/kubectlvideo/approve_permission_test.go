@@ -17,9 +17,6 @@ limitations under the License.
 package kubectlvideo
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -28,12 +25,11 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 // kubectl video approve asks first (docs/approval.md): a SelfSubjectAccessReview for the verb
@@ -42,7 +38,7 @@ import (
 // limited to namespaces labelled approvalTestLabel, so the other specs of the suite see the API
 // server they were written for.
 var _ = Describe("kubectl video approve asks first", Ordered, func() {
-	const approvalTestLabel = "video.videoops.io/approval-policies-test"
+	const approvalTestLabel = testutil.ApprovalTestLabel
 	var ns, digest string
 	var editor, approver client.Client
 
@@ -65,27 +61,11 @@ var _ = Describe("kubectl video approve asks first", Ordered, func() {
 	}
 
 	BeforeAll(func() {
-		var files []string
-		for _, f := range []string{"rbac/videorender_editor_role", "rbac/videostoryboard_editor_role", "approval/approver_role",
-			"approval/videorender_approval_policy", "approval/videorender_approval_stamp",
-			"approval/videostoryboard_author_policy", "approval/videostoryboard_author_stamp"} {
-			files = append(files, filepath.Join("..", "..", "config", f+".yaml"))
-		}
-		for _, f := range files {
-			raw, err := os.ReadFile(f)
-			Expect(err).NotTo(HaveOccurred())
-			for doc := range bytes.SplitSeq(raw, []byte("\n---\n")) {
-				obj := &unstructured.Unstructured{}
-				Expect(yaml.Unmarshal(doc, &obj.Object)).To(Succeed())
-				obj.SetName("video-operator-" + obj.GetName())
-				if p, ok, _ := unstructured.NestedString(obj.Object, "spec", "policyName"); ok {
-					Expect(unstructured.SetNestedField(obj.Object, "video-operator-"+p, "spec", "policyName")).To(Succeed())
-					Expect(unstructured.SetNestedStringMap(obj.Object, map[string]string{approvalTestLabel: "true"},
-						"spec", "matchResources", "namespaceSelector", "matchLabels")).To(Succeed())
-				}
-				if err := k8sClient.Create(ctx, obj); !apierrors.IsAlreadyExists(err) {
-					Expect(err).NotTo(HaveOccurred(), f)
-				}
+		objs, err := testutil.ApprovalManifests("true", "")
+		Expect(err).NotTo(HaveOccurred())
+		for _, obj := range objs {
+			if err := k8sClient.Create(ctx, obj); !apierrors.IsAlreadyExists(err) {
+				Expect(err).NotTo(HaveOccurred(), "%s %s", obj.GetKind(), obj.GetName())
 			}
 		}
 		// Four eyes on: there the approval carries the storyboard's author (elsewhere the policy

@@ -75,6 +75,8 @@ var (
 	flagOut        = flag.String("bench.out", "", "directory for the JSON and Markdown reports (default: bin/bench of the repository)")
 	flagBaseline   = flag.String("bench.baseline", "", "a report JSON to compare this run with")
 	flagProfile    = flag.Duration("bench.apiserver-profile", 0, "take a CPU profile of the API server for this long from the first create (go tool pprof reads it); written next to the report")
+	flagMix        = flag.String("bench.mix", "", "a request mix: comma-separated scene counts (e.g. 1,12,60); the renders are split evenly, each size created and finished in its own phase, "+
+		"its renders as people write them (a voice-over, music, a logo, scenes with a background and three elements), and the report gives the CPU per render of each size; empty: every render is one bare scene")
 )
 
 // repoRoot is the repository the benchmark runs in: go test runs it in test/bench.
@@ -164,15 +166,31 @@ func runScale(b *testing.B) *result {
 	b.Cleanup(func() { s.mgr.stop(time.Minute) })
 	s.waitMetrics()
 
+	mix, err := parseMix(*flagMix, *flagN)
+	must(b, err)
 	s.start = time.Now()
 	profiled := s.profileAPIServer(ctx)
-	createSeconds := s.createRenders()
 	deadline := s.start.Add(*flagTimeout)
-	allDone := s.watch.waitAll(ctx, *flagN, deadline, *flagEvery, s.sample)
+	var (
+		createSeconds float64
+		allDone       = true
+		sizes         []sizeResult
+	)
+	for _, ph := range mix {
+		before := s.cpuNow()
+		started := time.Now()
+		createSeconds += s.createRenders(ph.from, ph.to, ph.scenes)
+		// Each phase ends when its renders are terminal, so that its CPU is its own.
+		allDone = s.watch.waitAll(ctx, ph.to, deadline, *flagEvery, s.sample) && allDone
+		if ph.scenes > 0 {
+			sizes = append(sizes, ph.result(before, s.cpuNow(), time.Since(started)))
+		}
+	}
 	wall := time.Since(s.start)
 	s.sample()
 
 	r := s.measure(extra, cpu0)
+	r.BySize = sizes
 	if p := <-profiled; p != "" {
 		r.APIServerProfile = p
 	}
@@ -287,9 +305,11 @@ func (s *scaleRun) waitMetrics() {
 	}
 }
 
-// createRenders creates the N VideoRenders, spread round-robin over the namespaces, with
-// -bench.create-workers in parallel; it returns how long that took.
-func (s *scaleRun) createRenders() float64 {
+// createRenders creates VideoRenders from to to (exclusive) of scenes scenes each (0: the bare
+// one-scene render), spread round-robin over the namespaces, with -bench.create-workers in
+// parallel; it returns how long that took.
+func (s *scaleRun) createRenders(from, to, scenes int) float64 {
+	began := time.Now()
 	var (
 		next    atomic.Int64
 		mu      sync.Mutex
@@ -301,8 +321,8 @@ func (s *scaleRun) createRenders() float64 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := int(next.Add(1)) - 1; i < *flagN; i = int(next.Add(1)) - 1 {
-				vr := render(i)
+			for i := from + int(next.Add(1)) - 1; i < to; i = from + int(next.Add(1)) - 1 {
+				vr := render(i, scenes)
 				err := s.k8s.Create(s.b.Context(), vr)
 				if err != nil {
 					errOnce.Do(func() { first = err })
@@ -316,13 +336,19 @@ func (s *scaleRun) createRenders() float64 {
 	}
 	wg.Wait()
 	must(s.b, first)
-	return time.Since(s.start).Seconds()
+	return time.Since(began).Seconds()
 }
 
 // render is object i: its videoName is its name, unique across namespaces, so that the
-// service's jobs can be matched to objects.
-func render(i int) *videov1alpha1.VideoRender {
+// service's jobs can be matched to objects. With scenes > 0 it is a render as people write it
+// (realisticRender) of that many scenes.
+func render(i, scenes int) *videov1alpha1.VideoRender {
 	name := fmt.Sprintf("r-%05d", i)
+	if scenes > 0 {
+		vr := realisticRender(name, scenes)
+		vr.Namespace = namespaceName(i % *flagNamespaces)
+		return vr
+	}
 	return &videov1alpha1.VideoRender{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespaceName(i % *flagNamespaces), Name: name},
 		Spec: videov1alpha1.VideoRenderSpec{Storyboard: &videov1alpha1.StoryboardRequest{

@@ -40,7 +40,7 @@ func (s *scaleRun) measure(extra []string, cpu0 cpu) *result {
 		Label: *flagLabel, Date: time.Now().UTC(), Tree: s.tree, Machine: machineInfo(),
 		Params: params{N: *flagN, Namespaces: *flagNamespaces, Keys: *flagKeys, Callbacks: *flagCallbacks,
 			TimeScale: *flagTimeScale, RenderMin: s.scaled(*flagRenderMin).String(), RenderMax: s.scaled(*flagRenderMax).String(),
-			ManagerArgs: extra, CreateWorkers: *flagWorkers, Seed: *flagSeed, Budget: *flagBudget},
+			ManagerArgs: extra, CreateWorkers: *flagWorkers, Seed: *flagSeed, Budget: *flagBudget, Mix: *flagMix},
 		Timeline: s.timeline,
 	}
 	if r.Label == "" {
@@ -336,6 +336,9 @@ func (s *scaleRun) report(r *result) {
 	_, _ = fmt.Fprintf(out, "per render: API server CPU %.1f ms; writes: status %.2f, object %.2f, events %.2f, VideoBudget %.2f, ConfigMap %.2f; ConfigMap reads %.2f; VideoBudget 409s %d (%.1f%% of its writes)\n",
 		r.PerRender.APIServerCPUMs, r.PerRender.StatusWrites, r.PerRender.ObjectWrites, r.PerRender.Events, r.PerRender.BudgetWrites,
 		r.PerRender.ConfigMapWrites, r.PerRender.ConfigMapReads, r.PerRender.BudgetConflicts, 100*r.PerRender.BudgetConflictShare)
+	if t := bySizeText(r.BySize); t != "" {
+		_, _ = fmt.Fprintf(out, "request mix %s, by size:\n%s", r.Params.Mix, t)
+	}
 	_, _ = fmt.Fprintf(out, "CPU seconds: manager %.1f, API server %.1f, etcd %.1f, harness %.1f, other processes %.1f (load1 max %.1f)\n",
 		r.ManagerCPUSeconds, r.APIServerCPUSeconds, r.EtcdCPUSeconds, r.HarnessCPUSeconds, r.OtherCPUSeconds, r.Load1Max)
 	if bu := r.Budget; bu != nil {

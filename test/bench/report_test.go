@@ -89,6 +89,8 @@ type result struct {
 	// Load1Max is the highest one-minute load average sampled during the run.
 	Load1Max         float64 `json:"load1Max"`
 	ManagerLogErrors int     `json:"managerLogErrors"`
+	// BySize is the cost of each size of a request mix (-bench.mix).
+	BySize []sizeResult `json:"bySize,omitempty"`
 	// RenderSize is what a render weighs at the end of the run, as the API server stores it.
 	RenderSize renderSize `json:"renderSize"`
 	// APIServerProfile is the CPU profile -bench.apiserver-profile took.
@@ -151,6 +153,7 @@ type params struct {
 	CreateWorkers int      `json:"createWorkers"`
 	Seed          uint64   `json:"seed"`
 	Budget        bool     `json:"budget,omitempty"`
+	Mix           string   `json:"mix,omitempty"`
 }
 
 // latency summarises durations in milliseconds.

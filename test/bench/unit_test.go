@@ -20,6 +20,7 @@ import (
 	"math"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -190,5 +191,34 @@ func TestPrintBudgetSize(t *testing.T) {
 	printBudgetSize(&b, []timeStep{{Seconds: 1}})
 	if b.Len() != 0 {
 		t.Errorf("a run without budgets printed %q", b.String())
+	}
+}
+
+func TestParseMixSplitsTheRendersEvenly(t *testing.T) {
+	got, err := parseMix("1, 12,60", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []phase{{0, 334, 1}, {334, 667, 12}, {667, 1000, 60}}
+	if !slices.Equal(got, want) {
+		t.Errorf("parseMix = %v, want %v", got, want)
+	}
+	if got, _ := parseMix("", 7); !slices.Equal(got, []phase{{0, 7, 0}}) {
+		t.Errorf("no mix = %v, want one phase of bare renders", got)
+	}
+	for _, bad := range []string{"1,x", "0", "1,-3"} {
+		if _, err := parseMix(bad, 10); err == nil || !strings.Contains(err.Error(), "-bench.mix") {
+			t.Errorf("parseMix(%q) = %v, want an error naming -bench.mix", bad, err)
+		}
+	}
+	if _, err := parseMix("1,2,3", 2); err == nil {
+		t.Error("2 renders over 3 sizes: want an error")
+	}
+}
+
+func TestBySizeTextGivesTheLargestAgainstTheSmallest(t *testing.T) {
+	text := bySizeText([]sizeResult{{Scenes: 1, Renders: 10, APIServerCPUMs: 20, ManagerCPUMs: 10}, {Scenes: 60, Renders: 10, APIServerCPUMs: 30, ManagerCPUMs: 12}})
+	if !strings.Contains(text, "60 scenes against 1: 1.50x; manager: 1.20x") {
+		t.Errorf("bySizeText:\n%s", text)
 	}
 }

@@ -17,9 +17,7 @@ limitations under the License.
 package faults
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,41 +26,27 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/videoops/video-operator/internal/testutil"
 )
 
 // approvalTestLabel marks the namespaces the approval policies apply to in this suite: they are
 // cluster-wide, and the other cases run on the API server they were written for.
-const approvalTestLabel = "video.videoops.io/approval-policies-test"
+const approvalTestLabel = testutil.ApprovalTestLabel
 
 // installApprovalPolicies installs the admission policies and the approver role of config/approval
 // (named as config/default names them), bound to namespace ns only, as an upgrade to this tree
 // installs them (docs/approval.md), and waits until the API server stamps an approval in ns.
 func installApprovalPolicies(t *testing.T, ns string) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "..", "config", "approval", "*.yaml"))
+	objs, err := testutil.ApprovalManifests(ns, "-"+ns)
 	must(t, err)
-	for _, f := range files {
-		if filepath.Base(f) == "kustomization.yaml" || filepath.Base(f) == "kustomizeconfig.yaml" {
-			continue
+	for _, obj := range objs {
+		if err := k8s.Create(t.Context(), obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("installing %s %s: %v", obj.GetKind(), obj.GetName(), err)
 		}
-		raw, err := os.ReadFile(f)
-		must(t, err)
-		for doc := range bytes.SplitSeq(raw, []byte("\n---\n")) {
-			obj := &unstructured.Unstructured{}
-			must(t, yaml.Unmarshal(doc, &obj.Object))
-			obj.SetName("video-operator-" + obj.GetName())
-			if p, ok, _ := unstructured.NestedString(obj.Object, "spec", "policyName"); ok {
-				must(t, unstructured.SetNestedField(obj.Object, "video-operator-"+p, "spec", "policyName"))
-				must(t, unstructured.SetNestedStringMap(obj.Object, map[string]string{approvalTestLabel: ns},
-					"spec", "matchResources", "namespaceSelector", "matchLabels"))
-				obj.SetName(obj.GetName() + "-" + ns)
-			}
-			if err := k8s.Create(t.Context(), obj); err != nil && !apierrors.IsAlreadyExists(err) {
-				t.Fatalf("installing %s %s: %v", obj.GetKind(), obj.GetName(), err)
-			}
-			if obj.GetKind() != "ClusterRole" {
-				t.Cleanup(func() { _ = k8s.Delete(t.Context(), obj) })
-			}
+		if strings.Contains(obj.GetKind(), "AdmissionPolicy") {
+			t.Cleanup(func() { _ = k8s.Delete(t.Context(), obj) })
 		}
 	}
 	n := &corev1.Namespace{}
