@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,6 +139,34 @@ func BenchmarkStatusWrite(b *testing.B) {
 			})
 		}
 	}
+	// A storyboard's status holds its preview: per scene the narration and the thumbnail URL,
+	// which the digest covers, the reviewer reads and a brief's render narrates word for word, so
+	// they are kept, not linked (docs/benchmarks.md "Renders people write"). A 15,000-character
+	// story split one scene per sentence is about 200 scenes; 2,000 is a preview near the 512 KiB
+	// the controller lets it take. A status write after the preview sends one field, like the
+	// render's.
+	for _, n := range []int{0, 200, 2000} {
+		b.Run(fmt.Sprintf("storyboard-status-patch/preview-scenes=%d", n), func(b *testing.B) {
+			sb := previewedStoryboard(fmt.Sprintf("sb-%d-%d", n, b.N))
+			must(b, c.Create(b.Context(), sb))
+			if n > 0 {
+				sb.Status.Preview = &videov1alpha1.StoryboardPreview{Digest: "sha256:" + strings.Repeat("ab", 32), Generation: sb.Generation}
+				for i := range n {
+					sb.Status.Preview.Scenes = append(sb.Status.Preview.Scenes, videov1alpha1.PreviewScene{
+						Story:     fmt.Sprintf("Sentence %d of a long story, which the service's preview made into a scene of its own.", i),
+						Thumbnail: fmt.Sprintf("https://media.example.com/previews/job-123456/scene-%04d.jpg", i)})
+				}
+				must(b, c.Status().Update(b.Context(), sb))
+			}
+			cpu0, start := apiCPU(), time.Now()
+			for i := range b.N {
+				patch := fmt.Appendf(nil, `{"status":{"progress":%d}}`, i%100)
+				must(b, c.Status().Patch(b.Context(), sb, client.RawPatch(types.MergePatchType, patch)))
+			}
+			b.ReportMetric(1000*(apiCPU()-cpu0)/float64(b.N), "apiserver-cpu-ms/op")
+			b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "wall-ms/op")
+		})
+	}
 	// The one API read an unguarded paid submission makes (spendguard Ledgers.holds): the ledger
 	// ConfigMap of a namespace that never had a budget, which is not found.
 	b.Run("configmap-get-missing", func(b *testing.B) {
@@ -189,6 +218,15 @@ func realisticRender(name string, scenes int) *videov1alpha1.VideoRender {
 			BackgroundMusic: &videov1alpha1.BackgroundMusic{Enabled: true, AutoMusic: ptr.To(true)},
 			Logo:            &videov1alpha1.Logo{URL: "https://media.example.com/logo.png", Position: ptr.To(videov1alpha1.Position("top-right"))},
 		}}}
+}
+
+// previewedStoryboard is a storyboard of one story scene of 15,000 characters (the interface's
+// limit), which a preview splits one scene per sentence.
+func previewedStoryboard(name string) *videov1alpha1.VideoStoryboard {
+	story := strings.Repeat("A sentence of a long story, as people write one to be narrated. ", 15000/66)
+	return &videov1alpha1.VideoStoryboard{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+		Spec: videov1alpha1.VideoStoryboardSpec{StoryboardRequest: videov1alpha1.StoryboardRequest{
+			VideoName: name, Scenes: []videov1alpha1.Scene{{Story: ptr.To(story)}}}}}
 }
 
 // beforePolicies is the last commit whose VideoRender CRD carried the scenes' rules (issue 39).
