@@ -85,6 +85,10 @@ const (
 	// LabelFourEyes, "true" on a Namespace, asks that the approver of a render be another user than
 	// the one who last changed its storyboard's spec.
 	LabelFourEyes = "video.videoops.io/four-eyes"
+	// ApprovedStoryboardAuthorRestored is AnnotationApprovedStoryboardAuthor of a render restored
+	// (created with its job record) in a four-eyes namespace: no author, so its approval pays
+	// nothing new until an approver approves it again.
+	ApprovedStoryboardAuthorRestored = "(restored: approve again)"
 	// ApprovedLatest is AnnotationApprovedDigest of an approval Latest.
 	ApprovedLatest = "Latest"
 	// ApprovedInline is AnnotationApprovedDigest of a render of an inline storyboard: writing it

@@ -118,6 +118,11 @@ func authorOfApproval(o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStory
 	if author == claim {
 		return nil
 	}
+	if claim == videov1alpha1.ApprovedStoryboardAuthorRestored {
+		return awaiting(fmt.Sprintf("Not approved: this render was restored in a four-eyes namespace, where a restore cannot show who wrote "+
+			"VideoStoryboard %q (annotation %s): nothing new is paid until an approver other than %s approves it again; %s",
+			sb.Name, videov1alpha1.AnnotationApprovedStoryboardAuthor, approverOrUnrecorded(author), approveCommand(o, digestOrNone(sb.Status.Preview.Digest))))
+	}
 	return awaiting(fmt.Sprintf("Not approved: the approval by %s names %s as the last author of VideoStoryboard %q's spec, but %s changed it last "+
 		"(annotation %s): nothing is paid until an approver other than %s approves it again with kubectl video approve, which records the author; %s",
 		by, claim, sb.Name, approverOrUnrecorded(author), videov1alpha1.AnnotationSpecChangedBy, approverOrUnrecorded(author),

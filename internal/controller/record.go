@@ -283,9 +283,11 @@ func (l *lifecycle[T]) adopt(ctx context.Context, s *scope[T], rec jobRecord, t 
 	now := metav1.NewTime(l.opts.Clock.Now())
 	st.SubmittedAt = &now
 	if t != nil && t.recognises(digest, version) {
+		// Who approved the adopted job is not known: the object was created with its record (a
+		// restore without status, an adoption by hand), and its approval stamps name whoever
+		// created it, who paid nothing (docs/approval.md "A restore is an approval too").
 		obj.SetJobSource(&videov1alpha1.Submission{StoryboardGeneration: t.sourceGeneration,
-			StoryboardUID: string(t.sourceUID), StoryboardDigest: t.recordedSourceDigest(), NarrationPinned: narrationPinned(t),
-			ApprovedBy: t.approvedBy})
+			StoryboardUID: string(t.sourceUID), StoryboardDigest: t.recordedSourceDigest(), NarrationPinned: narrationPinned(t)})
 	}
 	st.Phase = videov1alpha1.PhaseInProgress
 	setOutcome(st, gen, outcomeReconciling, videov1alpha1.ReasonInProgress,
