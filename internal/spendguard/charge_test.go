@@ -38,7 +38,9 @@ import (
 // chargeRender charges the end of vr's job, secs long, as the render reconciler does.
 func (h *batchHarness) chargeRender(t *testing.T, vr *videov1alpha1.VideoRender, secs int64) error {
 	t.Helper()
-	return h.g.Charge(t.Context(), "team-a", vr.Status.JobID, secs, nil, false)
+	c := ChargeOf(vr)
+	c.Seconds = secs
+	return h.g.Charge(t.Context(), "team-a", c)
 }
 
 // recordJob writes job jobID into render i's status, as the render's job-id write does, and
@@ -56,14 +58,13 @@ func (h *batchHarness) recordJob(t *testing.T, i int, jobID string) *videov1alph
 	return vr
 }
 
-// chargeOthers charges n jobs of other renders, 1 s each: enough of them push a job out of
-// chargedJobs.
+// chargeOthers charges n other jobs, 1 s each: enough of them push a job out of chargedJobs.
+// They are charged by job id alone, as a preview's credits are: no render's reservation is
+// involved.
 func (h *batchHarness) chargeOthers(t *testing.T, n int) {
 	t.Helper()
 	for i := range n {
-		vr := batchRender(1000 + i)
-		vr.Status.JobID, vr.Status.SubmittedAt = fmt.Sprintf("other-%d", i), &metav1.Time{Time: time.Now()}
-		if err := h.chargeRender(t, vr, 1); err != nil {
+		if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("other-%d", i), Seconds: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
