@@ -214,3 +214,33 @@ func TestAChargeBetweenAFailedSettlementAndItsRetryIsMadeOnce(t *testing.T) {
 		t.Fatalf("charged %d s (%d renders) for job-0's 40 s and %d others of 1 s: want %d s, 1 render", got, b.Status.Used.Renders, maxChargedJobs+1, want)
 	}
 }
+
+// A job that was never reserved (its render submitted before the namespace had a VideoBudget)
+// is charged once, whether its end comes before the controller's first look at the new budget
+// (no pending reservation to post: chargedJobs is the check while runningReserved is unset) or
+// after it (its reservation rebuilt from the render), and not again when read again after many
+// other charges.
+func TestAJobSubmittedBeforeTheBudgetIsChargedOnce(t *testing.T) {
+	early, late := runningRender(0, 30), runningRender(1, 30)
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](100000)}, early, late)
+	close(h.hold)
+	if err := h.chargeRender(t, early, 40); err != nil {
+		t.Fatal(err)
+	}
+	reconcileBudget(t, h, 1) // late's running job gets a reservation; runningReserved is set
+	if b := h.budget(t); !b.Status.RunningReserved || len(b.Status.Reservations) != 1 || b.Status.Reservations[0].JobID != late.Status.JobID {
+		t.Fatalf("after the controller's look: runningReserved %v, reservations %+v", b.Status.RunningReserved, b.Status.Reservations)
+	}
+	if err := h.chargeRender(t, late, 50); err != nil {
+		t.Fatal(err)
+	}
+	h.chargeOthers(t, maxChargedJobs+1)
+	for _, vr := range []*videov1alpha1.VideoRender{early, late} {
+		if err := h.chargeRender(t, vr, 50); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := h.budget(t).Status.Used.RenderSeconds, int64(40+50+maxChargedJobs+1); got != want {
+		t.Fatalf("charged %d s for 40 s, 50 s and %d others of 1 s: want %d s", got, maxChargedJobs+1, want)
+	}
+}

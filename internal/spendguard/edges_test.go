@@ -84,7 +84,7 @@ func TestReservedSecondsBoundABurst(t *testing.T) {
 	if b.Status.Used.Renders != 1 || b.Status.Reserved.Renders != 1 || b.Status.Reserved.RenderSeconds != 12 {
 		t.Fatalf("after settle: used %+v reserved %+v", b.Status.Used, b.Status.Reserved)
 	}
-	if i := jobReservation(b, "job-a"); i < 0 || b.Status.Reservations[i].EstimatedSeconds != 6 {
+	if i := (JobCharge{JobID: "job-a"}).pending(b); i < 0 || b.Status.Reservations[i].EstimatedSeconds != 6 {
 		t.Fatalf("the running job's reservation: %+v", b.Status.Reservations)
 	}
 	if !(JobCharge{JobID: "job-a", Seconds: 4}).change(b) {

@@ -473,8 +473,8 @@ func ChargeOf(obj client.Object) JobCharge {
 	return c
 }
 
-// Charge writes c into the namespace's budget and waits for the write: it posts the pending
-// entry of c's job (a job that ended with nothing to charge, a failure, only ends it), once.
+// Charge writes c into the namespace's budget and waits for the write (a job that ended with
+// nothing to charge, a failure, only ends its reservation).
 func (g *Guard) Charge(ctx context.Context, ns string, c JobCharge) error {
 	kind := ChangeCharge
 	switch {
@@ -509,31 +509,28 @@ func (c JobCharge) change(b *videov1alpha1.VideoBudget) bool {
 	return true
 }
 
-// pending is the index of the entry c posts: the reservation of its job, or of its render's
-// attempt before the settlement has written the job id into it; -1 when there is none.
+// pending is the index of the reservation c posts: its job's, or, before the settlement has
+// written the job id into it, its render's attempt's (a render has one unsettled at a time; one
+// reserved after the job was recorded is the render's next submission); -1 when there is none.
 func (c JobCharge) pending(b *videov1alpha1.VideoBudget) int {
-	if i := jobReservation(b, c.JobID); i >= 0 || c.UID == "" {
-		return i
-	}
+	found := -1
 	for i, r := range b.Status.Reservations {
-		if r.UID != string(c.UID) || r.JobID != "" || r.Kind == kindStoryboard {
-			continue
-		}
-		// A render has one attempt unsettled at a time; one reserved after the job was recorded
-		// is the render's next submission, not this job's.
-		if r.AttemptID == c.Attempt || (c.Attempt == "" && (c.Since.IsZero() || !c.Since.Before(r.ReservedAt.Truncate(time.Second)))) {
+		switch {
+		case c.JobID != "" && r.JobID == c.JobID:
 			return i
+		case c.UID != "" && r.UID == string(c.UID) && r.JobID == "" && r.Kind != kindStoryboard && (r.AttemptID == c.Attempt ||
+			c.Attempt == "" && (c.Since.IsZero() || !c.Since.Before(r.ReservedAt.Truncate(time.Second)))):
+			found = i
 		}
 	}
-	return -1
+	return found
 }
 
-// posted reports, for a charge without a pending entry, whether the budget holds it already. A
-// marked end's charge is missing only when the mark proves it (lostCharge). A render's is posted
-// once every running render's job holds an entry (runningReserved): the entry was taken by its
-// charge, or by the VideoBudget controller's. Elsewhere (a preview's credits, a budget of an
-// older manager whose running jobs are not all reserved yet) only chargedJobs, the latest 64,
-// can tell.
+// posted reports, for a charge without a pending reservation, whether the budget holds it. A
+// marked end's is missing only when the mark proves it (lostCharge); a render's was made once
+// every running job holds a reservation (runningReserved), by its charge or the VideoBudget
+// controller's. Elsewhere (a preview's credits, an older manager's budget before its rebuild)
+// only chargedJobs, the latest 64, can tell.
 func (c JobCharge) posted(b *videov1alpha1.VideoBudget) bool {
 	switch {
 	case c.Mark != nil:
@@ -542,16 +539,6 @@ func (c JobCharge) posted(b *videov1alpha1.VideoBudget) bool {
 		return true
 	}
 	return charged(b, c.JobID)
-}
-
-// jobReservation is the index of the reservation of jobID's running job in b, or -1.
-func jobReservation(b *videov1alpha1.VideoBudget, jobID string) int {
-	for i, r := range b.Status.Reservations {
-		if jobID != "" && r.JobID == jobID {
-			return i
-		}
-	}
-	return -1
 }
 
 // charged reports whether jobID was charged (among the latest maxChargedJobs, whatever their

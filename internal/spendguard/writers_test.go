@@ -129,7 +129,7 @@ func TestNothingInTheSpendGuardWritesTheAPIFromATimer(t *testing.T) {
 			_ = json.Unmarshal([]byte(cm.Data[ledgerKey]), &l)
 		}
 		settled := b.Status.Used.Renders == 3 && b.Status.Used.RenderSeconds == 15 && g.GrantedAttempt(batchRender(3).UID) != "" &&
-			jobReservation(&b, "job-2") >= 0 && len(b.Status.Reservations) == 2
+			(JobCharge{JobID: "job-2"}).pending(&b) >= 0 && len(b.Status.Reservations) == 2
 		if settled && l.Used.RenderSeconds == 15 && l.Used.Renders == 3 {
 			break
 		}
