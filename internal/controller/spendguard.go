@@ -103,7 +103,7 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, s *scope[T]) *stop {
 		// The previous job's end was written before its charge, which the budget does not show:
 		// it is charged now (a charge still queued rides with this write), before the render
 		// moves on to a job whose status would no longer say what to charge.
-		if err := l.guard.ChargeMarked(ctx, obj.GetNamespace(), prior); err != nil {
+		if err := l.guard.Charge(ctx, obj.GetNamespace(), prior); err != nil {
 			return stopWith(later(tx, l.backoff.Short()))
 		}
 	}
@@ -254,10 +254,11 @@ func (l *lifecycle[T]) chargeCompletion(ctx context.Context, tx *statustxn.Txn[T
 	} else if job.Status().IsCompleted() {
 		unreported = l.adapter.termsOf(tx.Obj).estimateOf().Unreported
 	}
-	jobID := tx.Obj.Job().JobID
-	if err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), jobID, secs, credits, unreported); err != nil {
+	c := spendguard.ChargeOf(tx.Obj)
+	c.Seconds, c.Credits, c.Unreported = secs, credits, unreported
+	if err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), c); err != nil {
 		tx.Abort()
-		return fmt.Errorf("charging job %s to the namespace's VideoBudget: %w", jobID, err)
+		return fmt.Errorf("charging job %s to the namespace's VideoBudget: %w", c.JobID, err)
 	}
 	return nil
 }
@@ -281,7 +282,8 @@ func (l *lifecycle[T]) chargeAfterEnd(ctx context.Context, tx *statustxn.Txn[T],
 		// write failed): nothing to mark or charge.
 		return true
 	}
-	c := spendguard.MarkedCharge{JobID: st.JobID, Mark: *mark}
+	c := spendguard.ChargeOf(tx.Obj)
+	c.Mark = mark
 	if job.Status().IsCompleted() {
 		// A failed job charges nothing; its queued change only ends the reservation of its
 		// running job, if the budget still holds one.
@@ -306,15 +308,15 @@ func (l *lifecycle[T]) chargeSoon(tx *statustxn.Txn[T], job *apiclient.Job) (wai
 		!l.guard.Budgeted(context.Background(), tx.Obj.GetNamespace()) {
 		return 0, false, false
 	}
-	secs, credits := jobCost(job)
-	unreported := job.Status().IsCompleted() && l.adapter.termsOf(tx.Obj).estimateOf().Unreported
-	jobID := tx.Obj.Job().JobID
-	done, retryIn, err := l.guard.ChargeSoon(tx.Obj.GetNamespace(), jobID, secs, credits, unreported)
+	c := spendguard.ChargeOf(tx.Obj)
+	c.Seconds, c.Credits = jobCost(job)
+	c.Unreported = job.Status().IsCompleted() && l.adapter.termsOf(tx.Obj).estimateOf().Unreported
+	done, retryIn, err := l.guard.ChargeSoon(tx.Obj.GetNamespace(), c)
 	if done {
 		return 0, false, err == nil
 	}
 	tx.Abort()
-	l.ended.keep(jobID, job)
+	l.ended.keep(c.JobID, job)
 	return retryIn, true, false
 }
 
@@ -381,12 +383,19 @@ func (l *lifecycle[T]) chargeGivenUp(ctx context.Context, tx *statustxn.Txn[T]) 
 	if l.guard == nil || !l.adapter.termsOf(tx.Obj).perJob {
 		return nil
 	}
-	jobID := tx.Obj.Job().JobID
-	if err := l.guard.GiveUp(ctx, tx.Obj.GetNamespace(), jobID, l.adapter.termsOf(tx.Obj).estimateOf()); err != nil {
+	c := givenUp(spendguard.ChargeOf(tx.Obj), l.adapter.termsOf(tx.Obj).estimateOf())
+	if err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), c); err != nil {
 		tx.Abort()
-		return fmt.Errorf("charging the estimate of job %s to the namespace's VideoBudget: %w", jobID, err)
+		return fmt.Errorf("charging the estimate of job %s to the namespace's VideoBudget: %w", c.JobID, err)
 	}
 	return nil
+}
+
+// givenUp is c for a job whose end will never be read: its reservation's estimate, or est when
+// the budget kept none.
+func givenUp(c spendguard.JobCharge, est spendguard.Estimate) spendguard.JobCharge {
+	c.Estimate, c.Seconds, c.Unreported = true, est.Seconds, est.Unreported
+	return c
 }
 
 // holdForCharge adds the charge finalizer to patched, the render's record write, when the
@@ -416,16 +425,20 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) *stop {
 	}
 	log := logf.FromContext(ctx)
 	st := obj.Job()
+	// The charge finds the reservation of the render's job whether its settlement landed or not:
+	// by the attempt that created a job known only to the memo.
+	charge := spendguard.ChargeOf(obj)
 	jobID, running := st.JobID, st.JobID != "" && st.CompletedAt == nil
 	if sub := st.Submission; sub != nil {
 		if id, ok := l.memo.Lookup(sub.AttemptID); ok && !l.memo.FromCallback(sub.AttemptID) {
 			jobID, running = id, true
+			charge.JobID, charge.Attempt = id, sub.AttemptID
 		}
 	}
 	if c, ok := l.guard.UnchargedMark(ctx, obj); ok && !running {
 		// Its end was written before its charge: the charge is made here unless the budget
 		// holds it (a charge still queued rides with this write).
-		if err := l.guard.ChargeMarked(ctx, obj.GetNamespace(), c); err != nil {
+		if err := l.guard.Charge(ctx, obj.GetNamespace(), c); err != nil {
 			return stopAfter(l.backoff.Short())
 		}
 	}
@@ -433,7 +446,7 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) *stop {
 		est := l.adapter.termsOf(obj).estimateOf()
 		giveUp := func(why string) *stop {
 			log.Info("Charging the estimate of a deleted render's job whose end will not be read", "jobID", jobID, "reason", why)
-			if err := l.guard.GiveUp(ctx, obj.GetNamespace(), jobID, est); err != nil {
+			if err := l.guard.Charge(ctx, obj.GetNamespace(), givenUp(charge, est)); err != nil {
 				return stopAfter(l.backoff.Short())
 			}
 			return l.releaseCharge(ctx, obj)
@@ -459,11 +472,12 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) *stop {
 		case !job.Status().IsCompleted() && !job.Status().IsFailed():
 			return stopAfter(l.pollDelay(keyID, obj))
 		}
-		secs, credits := jobCost(job)
-		if err := l.guard.Charge(ctx, obj.GetNamespace(), jobID, secs, credits, job.Status().IsCompleted() && est.Unreported); err != nil {
+		charge.Seconds, charge.Credits = jobCost(job)
+		charge.Unreported = job.Status().IsCompleted() && est.Unreported
+		if err := l.guard.Charge(ctx, obj.GetNamespace(), charge); err != nil {
 			return stopAfter(l.backoff.Short())
 		}
-		log.Info("Charged the job of a deleted render", "jobID", jobID, "renderSeconds", secs)
+		log.Info("Charged the job of a deleted render", "jobID", jobID, "renderSeconds", charge.Seconds)
 	}
 	return l.releaseCharge(ctx, obj)
 }

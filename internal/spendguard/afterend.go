@@ -55,7 +55,7 @@ import (
 // carried its charge): the
 // VideoBudget controller, at its first look at the budget in a new process and at most every
 // recoverEvery after (recoverCharges); the render's charge finalizer when it is deleted
-// (ChargeMarked); the render's next submission, which charges it before reserving, so that a
+// (Charge); the render's next submission, which charges it before reserving, so that a
 // render never moves on to a new job before the end it marked is in the budget; and an
 // uninstall (SettleAll). A charge whose write fails is queued again, for as long as the process
 // runs: given up, it could be found too late.
@@ -79,25 +79,16 @@ const (
 	recoverAge   = 10 * time.Second
 )
 
-// MarkedCharge is the charge of a render's ended job, as its status records it.
-type MarkedCharge struct {
-	JobID string
-	// Mark is where the budget's charges stood when the end was written (status.chargeMark).
-	Mark       videov1alpha1.ChargeMark
-	Seconds    int64
-	Credits    *resource.Quantity
-	Unreported bool
-}
-
 // MarkedChargeOf is the charge obj's status marked, if it marked one: a VideoRender whose job
 // ended and whose end was written before its charge.
-func MarkedChargeOf(obj client.Object) (MarkedCharge, bool) {
+func MarkedChargeOf(obj client.Object) (JobCharge, bool) {
 	vr, ok := obj.(*videov1alpha1.VideoRender)
 	if !ok || vr.Status.ChargeMark == nil || vr.Status.JobID == "" || vr.Status.CompletedAt == nil {
-		return MarkedCharge{}, false
+		return JobCharge{}, false
 	}
 	st := &vr.Status
-	c := MarkedCharge{JobID: st.JobID, Mark: *st.ChargeMark}
+	c := ChargeOf(vr)
+	c.Mark = st.ChargeMark.DeepCopy()
 	if st.Failure != nil {
 		return c, true
 	}
@@ -152,20 +143,20 @@ func (g *Guard) ChargeAfterEnd(ctx context.Context, ns, jobID string) (mark *vid
 // ChargeLater queues the charge of a render's ended job, whose end is written (or being
 // written) with its mark, for a write of the namespace's budget within chargeLaterDelay. Nobody
 // waits for it; a write that fails is tried again, for as long as the process runs.
-func (g *Guard) ChargeLater(ns string, c MarkedCharge) {
+func (g *Guard) ChargeLater(ns string, c JobCharge) {
 	g.later.add(c.JobID)
-	g.chargeLater(ns, ChangeChargeAfterEnd, chargeChange(c.JobID, c.Seconds, c.Credits, c.Unreported), c, chargeLaterDelay)
+	g.chargeLater(ns, ChangeChargeAfterEnd, c, chargeLaterDelay)
 }
 
-// ChargeMarkedSoon queues ChargeMarked's change without waiting for it, tried again like
-// ChargeLater's: for a render whose marked end is about to leave its status.
-func (g *Guard) ChargeMarkedSoon(ns string, c MarkedCharge) {
+// ChargeMarkedSoon is ChargeLater for a render whose marked end is about to leave its status:
+// written sooner.
+func (g *Guard) ChargeMarkedSoon(ns string, c JobCharge) {
 	g.later.add(c.JobID)
-	g.chargeLater(ns, ChangeChargeMarked, markedChargeChange(c), c, settleDelay)
+	g.chargeLater(ns, ChangeChargeMarked, c, settleDelay)
 }
 
-func (g *Guard) chargeLater(ns, kind string, change func(b *videov1alpha1.VideoBudget) bool, c MarkedCharge, delay time.Duration) {
-	g.mutateThen(ns, kind, change, func(err error) {
+func (g *Guard) chargeLater(ns, kind string, c JobCharge, delay time.Duration) {
+	g.mutateThen(ns, kind, c.change, func(err error) {
 		if err == nil || errors.Is(err, errNoBudget) {
 			g.later.done(c.JobID)
 			return
@@ -175,7 +166,7 @@ func (g *Guard) chargeLater(ns, kind string, change func(b *videov1alpha1.VideoB
 		if delay < chargeLaterDelay {
 			next = min(2*delay, chargeRetryMax)
 		}
-		g.chargeLater(ns, kind, change, c, next)
+		g.chargeLater(ns, kind, c, next)
 	}, delay)
 }
 
@@ -183,31 +174,25 @@ func (g *Guard) chargeLater(ns, kind string, change func(b *videov1alpha1.VideoB
 // not written it yet.
 func (g *Guard) chargePending(jobID string) bool { return g != nil && g.later.has(jobID) }
 
-// ChargeMarked charges the job a render's status marked, if the budget shows that it is not
-// charged yet (see above), and waits for the write.
-func (g *Guard) ChargeMarked(ctx context.Context, ns string, c MarkedCharge) error {
-	return ignoreNoBudget(g.mutateBudget(ctx, ns, ChangeChargeMarked, markedChargeChange(c)))
-}
-
 // notCharged reports, from the budget as the cache shows it, whether the job c marked may still
 // lack its charge: its render must not move on to another job before it is written.
-func (g *Guard) notCharged(ctx context.Context, ns string, c MarkedCharge) bool {
+func (g *Guard) notCharged(ctx context.Context, ns string, c JobCharge) bool {
 	b, err := g.cachedBudget(ctx, ns)
 	return err == nil && lostCharge(b, c)
 }
 
 // UnchargedMark is the charge obj's status marked (MarkedChargeOf) while the budget, as the cache
 // shows it, may still lack it (NotCharged); false otherwise, and on a nil guard.
-func (g *Guard) UnchargedMark(ctx context.Context, obj client.Object) (MarkedCharge, bool) {
+func (g *Guard) UnchargedMark(ctx context.Context, obj client.Object) (JobCharge, bool) {
 	if g == nil {
-		return MarkedCharge{}, false
+		return JobCharge{}, false
 	}
 	c, ok := MarkedChargeOf(obj)
 	return c, ok && g.notCharged(ctx, obj.GetNamespace(), c)
 }
 
 // lostCharge reports whether the budget certainly lacks the charge c marked (see above).
-func lostCharge(b *videov1alpha1.VideoBudget, c MarkedCharge) bool {
+func lostCharge(b *videov1alpha1.VideoBudget, c JobCharge) bool {
 	if charged(b, c.JobID) {
 		return false
 	}
@@ -216,18 +201,6 @@ func lostCharge(b *videov1alpha1.VideoBudget, c MarkedCharge) bool {
 	}
 	count := b.Status.ChargeCount
 	return c.Mark.Count <= count && count-c.Mark.Count < maxChargedJobs
-}
-
-// markedChargeChange charges the job c marked when the budget certainly lacks its charge, or
-// still holds the reservation of its running job (a charge ends it in the same write).
-func markedChargeChange(c MarkedCharge) func(b *videov1alpha1.VideoBudget) bool {
-	charge := chargeChange(c.JobID, c.Seconds, c.Credits, c.Unreported)
-	return func(b *videov1alpha1.VideoBudget) bool {
-		if !lostCharge(b, c) && jobReservation(b, c.JobID) < 0 {
-			return false
-		}
-		return charge(b)
-	}
 }
 
 // laterCharges are the jobs whose charge this process queued after their end.

@@ -136,7 +136,7 @@ func TestAJobChargedBeforeItsEndWasMarkedIsNotChargedAgain(t *testing.T) {
 		for i := range maxChargedJobs {
 			chargeJob(b, fmt.Sprintf("k%d", i), 1, nil, false)
 		}
-		if markedChargeChange(MarkedCharge{JobID: "j", Mark: mark, Seconds: 10})(b) {
+		if (JobCharge{JobID: "j", Mark: &mark, Seconds: 10}).change(b) {
 			t.Fatalf("j charged twice at count %d (mark %+v): used %d s", b.Status.ChargeCount, mark, b.Status.Used.RenderSeconds)
 		}
 	})
@@ -148,7 +148,7 @@ func TestAJobChargedBeforeItsEndWasMarkedIsNotChargedAgain(t *testing.T) {
 		for i := range maxChargedJobs {
 			chargeJob(b, fmt.Sprintf("k%d", i), 1, nil, false)
 		}
-		if markedChargeChange(MarkedCharge{JobID: "j", Mark: mark, Seconds: 10})(b) {
+		if (JobCharge{JobID: "j", Mark: &mark, Seconds: 10}).change(b) {
 			t.Fatalf("j charged twice at count %d (mark %+v)", b.Status.ChargeCount, mark)
 		}
 	})
@@ -173,7 +173,7 @@ func TestAChargeWhoseFlushMeetsABusyTurnIsStillWritten(t *testing.T) {
 		_, _ = h.g.Reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{}, nil)
 	}()
 	<-h.held // a write holds the turn (a slow API server, client-side throttling)
-	h.g.ChargeLater("team-a", MarkedCharge{JobID: "j1", Seconds: 12})
+	h.g.ChargeLater("team-a", JobCharge{JobID: "j1", Seconds: 12})
 	time.Sleep(chargeLaterDelay + 4*h.g.writers.timeout)
 	close(h.hold)
 	wg.Wait()
@@ -205,17 +205,17 @@ func TestAChargeWhoseWritesKeepFailingIsNotGivenUp(t *testing.T) {
 		}
 		return nil
 	}
-	h.g.ChargeLater("team-a", MarkedCharge{JobID: "j1", Seconds: 12})
+	h.g.ChargeLater("team-a", JobCharge{JobID: "j1", Seconds: 12})
 	// The namespace's other renders keep writing (each write carries j1's charge, queued again
 	// after each failure).
 	for i := 0; h.g.chargePending("j1"); i++ {
-		_ = h.g.Charge(t.Context(), "team-a", fmt.Sprintf("busy-%d", i), 1, nil, false)
+		_ = h.g.Charge(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("busy-%d", i), Seconds: 1})
 		if i > 50 {
 			t.Fatal("j1 never left the queue")
 		}
 	}
 	for i := range maxChargedJobs + 1 {
-		if err := h.g.Charge(t.Context(), "team-a", fmt.Sprintf("k%d", i), 1, nil, false); err != nil {
+		if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("k%d", i), Seconds: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -238,11 +238,11 @@ func TestAFailedChargeOfAMarkedEndKeepsTheRenderFromMovingOn(t *testing.T) {
 		}
 		return nil
 	}
-	c := MarkedCharge{JobID: "j-prev", Seconds: 9}
-	if err := h.g.ChargeMarked(t.Context(), "team-a", c); err == nil {
+	c := JobCharge{JobID: "j-prev", Seconds: 9, Mark: &videov1alpha1.ChargeMark{}}
+	if err := h.g.Charge(t.Context(), "team-a", c); err == nil {
 		t.Fatal("a charge whose write failed reported success: the render would move on without it")
 	}
-	if err := h.g.ChargeMarked(t.Context(), "team-a", c); err != nil {
+	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
 		t.Fatal(err)
 	}
 	if b := h.budget(t); !charged(b, "j-prev") || b.Status.Used.RenderSeconds != 9 {

@@ -43,29 +43,29 @@ func budgetCharged(count int64, ids ...string) *videov1alpha1.VideoBudget {
 // A charge written after its render's end is made from the mark when, and only when, the
 // budget certainly lacks it: never twice, and never on a guess.
 func TestAMarkedChargeIsMadeOnlyWhenTheBudgetCertainlyLacksIt(t *testing.T) {
-	at := func(count int64, after string) videov1alpha1.ChargeMark {
-		return videov1alpha1.ChargeMark{Count: count, After: after}
+	at := func(count int64, after string) *videov1alpha1.ChargeMark {
+		return &videov1alpha1.ChargeMark{Count: count, After: after}
 	}
 	cases := []struct {
 		name   string
 		budget *videov1alpha1.VideoBudget
-		c      MarkedCharge
+		c      JobCharge
 		want   bool
 	}{
-		{"missing, the id charged last then still listed", budgetCharged(12, "j9", "k1", "k2"), MarkedCharge{JobID: "j", Mark: at(10, "j9"), Seconds: 7}, true},
-		{"in chargedJobs", budgetCharged(12, "j9", "j", "k"), MarkedCharge{JobID: "j", Mark: at(10, "j9"), Seconds: 7}, false},
-		{"missing, but the id charged last then is gone", budgetCharged(80, "k1"), MarkedCharge{JobID: "j", Mark: at(10, "j9"), Seconds: 7}, false},
-		{"marked on another budget's history (created again, restored, count restarted)", budgetCharged(3, "x1", "x2", "x3"), MarkedCharge{JobID: "j", Mark: at(10, "j9"), Seconds: 7}, false},
-		{"marked on a budget that had charged nothing, missing just after", budgetCharged(1, "k1"), MarkedCharge{JobID: "j", Mark: at(0, ""), Seconds: 7}, true},
-		{"marked on a budget that had charged nothing, maxChargedJobs-1 charges since", budgetCharged(maxChargedJobs - 1), MarkedCharge{JobID: "j", Mark: at(0, ""), Seconds: 7}, true},
-		{"marked on a budget that had charged nothing, maxChargedJobs charges since", budgetCharged(maxChargedJobs), MarkedCharge{JobID: "j", Mark: at(0, ""), Seconds: 7}, false},
-		{"marked on a budget that had charged nothing, a count it never reached", budgetCharged(3), MarkedCharge{JobID: "j", Mark: at(10, ""), Seconds: 7}, false},
+		{"missing, the id charged last then still listed", budgetCharged(12, "j9", "k1", "k2"), JobCharge{JobID: "j", Mark: at(10, "j9"), Seconds: 7}, true},
+		{"in chargedJobs", budgetCharged(12, "j9", "j", "k"), JobCharge{JobID: "j", Mark: at(10, "j9"), Seconds: 7}, false},
+		{"missing, but the id charged last then is gone", budgetCharged(80, "k1"), JobCharge{JobID: "j", Mark: at(10, "j9"), Seconds: 7}, false},
+		{"marked on another budget's history (created again, restored, count restarted)", budgetCharged(3, "x1", "x2", "x3"), JobCharge{JobID: "j", Mark: at(10, "j9"), Seconds: 7}, false},
+		{"marked on a budget that had charged nothing, missing just after", budgetCharged(1, "k1"), JobCharge{JobID: "j", Mark: at(0, ""), Seconds: 7}, true},
+		{"marked on a budget that had charged nothing, maxChargedJobs-1 charges since", budgetCharged(maxChargedJobs - 1), JobCharge{JobID: "j", Mark: at(0, ""), Seconds: 7}, true},
+		{"marked on a budget that had charged nothing, maxChargedJobs charges since", budgetCharged(maxChargedJobs), JobCharge{JobID: "j", Mark: at(0, ""), Seconds: 7}, false},
+		{"marked on a budget that had charged nothing, a count it never reached", budgetCharged(3), JobCharge{JobID: "j", Mark: at(10, ""), Seconds: 7}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			b := tc.budget
 			before := b.Status.Used.RenderSeconds
-			got := markedChargeChange(tc.c)(b)
+			got := tc.c.change(b)
 			if got != tc.want {
 				t.Fatalf("charged %v, want %v", got, tc.want)
 			}
@@ -79,7 +79,7 @@ func TestAMarkedChargeIsMadeOnlyWhenTheBudgetCertainlyLacksIt(t *testing.T) {
 				t.Fatalf("used %d seconds, charged ids %v", b.Status.Used.RenderSeconds, b.Status.ChargedJobs)
 			}
 			// Applied again (a batch that lost its lock, a second finder): nothing more.
-			if markedChargeChange(tc.c)(b) || b.Status.Used.RenderSeconds != 7 {
+			if tc.c.change(b) || b.Status.Used.RenderSeconds != 7 {
 				t.Fatalf("charged twice: %d seconds", b.Status.Used.RenderSeconds)
 			}
 		})
@@ -88,7 +88,7 @@ func TestAMarkedChargeIsMadeOnlyWhenTheBudgetCertainlyLacksIt(t *testing.T) {
 	// charged: the write that charges a job ends that reservation.
 	b := budgetCharged(100 + maxChargedJobs)
 	b.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: "VideoRender", Name: "r", UID: "u", JobID: "j", EstimatedSeconds: 30}}
-	if !markedChargeChange(MarkedCharge{JobID: "j", Mark: videov1alpha1.ChargeMark{Count: 1, After: "gone"}, Seconds: 7})(b) || b.Status.Used.RenderSeconds != 7 || len(b.Status.Reservations) != 0 {
+	if !(JobCharge{JobID: "j", Mark: &videov1alpha1.ChargeMark{Count: 1, After: "gone"}, Seconds: 7}).change(b) || b.Status.Used.RenderSeconds != 7 || len(b.Status.Reservations) != 0 {
 		t.Fatalf("a held job: used %d, reservations %v", b.Status.Used.RenderSeconds, b.Status.Reservations)
 	}
 }
@@ -132,7 +132,7 @@ func TestAChargeAfterTheEndRidesWithTheNextWriteAndIsTriedAgain(t *testing.T) {
 	if m, ok := h.g.ChargeAfterEnd(t.Context(), "team-a", "j1"); !ok || m == nil {
 		t.Fatal("a budget without a seconds or credits limit takes charges after the end")
 	}
-	h.g.ChargeLater("team-a", MarkedCharge{JobID: "j1", Seconds: 12})
+	h.g.ChargeLater("team-a", JobCharge{JobID: "j1", Seconds: 12})
 	if !h.g.chargePending("j1") {
 		t.Fatal("the queued charge is not known as pending")
 	}
@@ -213,14 +213,14 @@ func TestTheBudgetControllerChargesAChargeLostAfterTheEnd(t *testing.T) {
 func TestTheNextSubmissionChargesThePreviousMarkedEndFirst(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))})
 	close(h.hold)
-	c := MarkedCharge{JobID: "j-prev", Seconds: 9}
+	c := JobCharge{JobID: "j-prev", Seconds: 9, Mark: &videov1alpha1.ChargeMark{}}
 	if !h.g.notCharged(t.Context(), "team-a", c) {
 		t.Fatal("the budget does not hold the previous job's charge")
 	}
-	if err := h.g.ChargeMarked(t.Context(), "team-a", c); err != nil {
+	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.g.ChargeMarked(t.Context(), "team-a", c); err != nil {
+	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
 		t.Fatal(err)
 	}
 	b := h.budget(t)

@@ -302,7 +302,7 @@ func TestABatchThatLosesItsLockIsRetriedWithoutCountingTwice(t *testing.T) {
 			if err := h.g.settle(t.Context(), "team-a", uid, "a", fmt.Sprintf("job-%d", i)); err != nil {
 				t.Error(err)
 			}
-			if err := h.g.Charge(t.Context(), "team-a", fmt.Sprintf("job-%d", i), 10, nil, false); err != nil {
+			if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("job-%d", i), Seconds: 10}); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -412,7 +412,7 @@ func TestTheRunningJobsReservationStandsUntilItsEndIsCharged(t *testing.T) {
 	// Render 0's job ends and is charged: its reservation ends with the charge. Render 1 is gone
 	// without its finalizer: with nothing to read its job's end, the controller charges its
 	// estimate (with a reader, it reads the end: reconciler_test.go).
-	if err := h.g.Charge(t.Context(), "team-a", "job-0", 40, nil, false); err != nil {
+	if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: "job-0", Seconds: 40}); err != nil {
 		t.Fatal(err)
 	}
 	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clocktesting.NewFakeClock(time.Now()),
@@ -554,14 +554,14 @@ func TestChargesOfRendersEndingTogetherShareAWrite(t *testing.T) {
 	close(h.hold)
 	h.pump(t)
 	for i := range 5 {
-		if done, wait, err := h.g.ChargeSoon("team-a", fmt.Sprintf("job-%d", i), 10, nil, false); done || err != nil || wait <= 0 {
+		if done, wait, err := h.g.ChargeSoon("team-a", JobCharge{JobID: fmt.Sprintf("job-%d", i), Seconds: 10}); done || err != nil || wait <= 0 {
 			t.Fatalf("charge %d: done %v, wait %v, %v; want queued", i, done, wait, err)
 		}
 	}
 	deadline := time.Now().Add(10 * chargeLinger)
 	for i := range 5 {
 		for {
-			done, wait, err := h.g.ChargeSoon("team-a", fmt.Sprintf("job-%d", i), 10, nil, false)
+			done, wait, err := h.g.ChargeSoon("team-a", JobCharge{JobID: fmt.Sprintf("job-%d", i), Seconds: 10})
 			if err != nil {
 				t.Fatal(err)
 			}

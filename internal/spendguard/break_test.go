@@ -163,7 +163,7 @@ func TestBreakAnOldLedgerTakenOverKeepsItsUsageThroughAChangeOfPeriod(t *testing
 func TestBreakEveryChargeWhileTheBudgetIsGoneIsKeptInTheLedger(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](100000)})
 	close(h.hold)
-	if err := h.g.Charge(t.Context(), "team-a", "job-0", 10, nil, false); err != nil {
+	if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: "job-0", Seconds: 10}); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.server.Delete(t.Context(), h.budget(t)); err != nil {
@@ -174,7 +174,7 @@ func TestBreakEveryChargeWhileTheBudgetIsGoneIsKeptInTheLedger(t *testing.T) {
 		job  string
 		secs int64
 	}{{"job-1", 300}, {"job-2", 200}} {
-		if err := h.g.Charge(t.Context(), "team-a", c.job, c.secs, nil, false); err != nil {
+		if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: c.job, Seconds: c.secs}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -224,7 +224,7 @@ func TestBreakALengthLimitAddedBesideMoreThanMaxReservationsRunningJobsCountsThe
 	reconcileBudget(t, h, 2)
 	// Ten of the counted jobs end; the 1,000 cap no longer binds, and the budget looks again.
 	for i := range 10 {
-		if err := h.g.Charge(t.Context(), "team-a", runningRender(i, 10).Status.JobID, 10, nil, false); err != nil {
+		if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: runningRender(i, 10).Status.JobID, Seconds: 10}); err != nil {
 			t.Fatal(err)
 		}
 	}

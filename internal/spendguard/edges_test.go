@@ -84,10 +84,12 @@ func TestReservedSecondsBoundABurst(t *testing.T) {
 	if b.Status.Used.Renders != 1 || b.Status.Reserved.Renders != 1 || b.Status.Reserved.RenderSeconds != 12 {
 		t.Fatalf("after settle: used %+v reserved %+v", b.Status.Used, b.Status.Reserved)
 	}
-	if r := dropJobReservation(b, "job-a"); r == nil || r.EstimatedSeconds != 6 {
-		t.Fatalf("the running job's reservation: %+v", r)
+	if i := (JobCharge{JobID: "job-a"}).pending(b); i < 0 || b.Status.Reservations[i].EstimatedSeconds != 6 {
+		t.Fatalf("the running job's reservation: %+v", b.Status.Reservations)
 	}
-	chargeJob(b, "job-a", 4, nil, false)
+	if !(JobCharge{JobID: "job-a", Seconds: 4}).change(b) {
+		t.Fatal("job-a's end was not charged")
+	}
 	recountReserved(b)
 	if b.Status.Used.RenderSeconds != 4 || b.Status.Reserved.RenderSeconds != 6 {
 		t.Fatalf("after the charge: used %+v reserved %+v", b.Status.Used, b.Status.Reserved)

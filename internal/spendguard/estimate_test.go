@@ -139,7 +139,7 @@ func TestJapaneseRendersUnderASecondsLimitUseAtMostOneRenderBeyondIt(t *testing.
 			break
 		}
 		for _, job := range running {
-			if err := h.g.Charge(t.Context(), "team-a", job, rendered, nil, false); err != nil {
+			if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: job, Seconds: rendered}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -21,7 +21,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -273,7 +272,8 @@ type charges struct {
 // next budget write, which comes within chargeLinger, shared with what else of the namespace
 // arrives meanwhile. It reports done once that write ended, with its error; until then the
 // caller comes back after retryIn (and must not write its render's end yet).
-func (g *Guard) ChargeSoon(ns, jobID string, secs int64, credits *resource.Quantity, unreported bool) (done bool, retryIn time.Duration, err error) {
+func (g *Guard) ChargeSoon(ns string, c JobCharge) (done bool, retryIn time.Duration, err error) {
+	jobID := c.JobID
 	cs := &g.charges
 	now := time.Now()
 	cs.mu.Lock()
@@ -297,7 +297,7 @@ func (g *Guard) ChargeSoon(ns, jobID string, secs int64, credits *resource.Quant
 	pc := &pendingCharge{asked: now}
 	cs.byJob[jobID] = pc
 	cs.mu.Unlock()
-	g.mutateThen(ns, ChangeCharge, chargeChange(jobID, secs, credits, unreported), func(err error) {
+	g.mutateThen(ns, ChangeCharge, c.change, func(err error) {
 		cs.mu.Lock()
 		pc.done, pc.err = true, err
 		cs.mu.Unlock()

@@ -56,19 +56,18 @@ import (
 //
 // Seconds and credits are known only when a render completes. They are charged into the budget,
 // keyed by job id, before the render's own completion is written: a crash between the two makes
-// the next reconcile read the job again and charge it again, which status.chargedJobs (the most
-// recent job ids of the period) turns into a no-op. Usage is never given back: deleting a
-// VideoRender leaves the budget as it is.
+// the next reconcile read the job again and charge it again, which finds its job's pending
+// reservation gone and is a no-op (JobCharge). Usage is never given back: deleting a VideoRender
+// leaves the budget as it is.
 
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videobudgets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videobudgets/status,verbs=get;update;patch
 
 // maxReservations and maxChargedJobs are the bounds of the budget's status lists. The charged
-// job ids only guard the moment between a job's charge and its render's own completion write
-// (a crash there reads the job again and charges it again): 64 is far more completions than
-// one namespace's renders write at once, and keeps the budget, which every write of it sends
-// whole to the API server and to every watcher, small (the API allows 256, as older managers
-// kept).
+// job ids say whether a charge was made only where no pending reservation can (a preview's
+// credits, a budget of an older manager) and for marked ends (afterend.go): 64 keeps the budget,
+// which every write of it sends whole to the API server and to every watcher, small (the API
+// allows 256, as older managers kept).
 const (
 	maxReservations = 1000
 	maxChargedJobs  = 64
@@ -435,64 +434,111 @@ func takeReservation(b *videov1alpha1.VideoBudget, uid, attempt string, charge b
 	return false
 }
 
-// Charge adds an ended job's seconds and credits to the budget, once per job id, and ends the
-// reservation its running job held. unreported says that the request consumed AI credits that
-// the job answer does not report (counted in used.unreportedCreditRenders). A job that ended
-// with nothing to charge (a failure) still ends its reservation.
-func (g *Guard) Charge(ctx context.Context, ns, jobID string, secs int64, credits *resource.Quantity, unreported bool) error {
-	return ignoreNoBudget(g.mutateBudget(ctx, ns, ChangeCharge, chargeChange(jobID, secs, credits, unreported)))
+// JobCharge is the charge of an ended job, the one change of every charge path. A render's job
+// holds a pending reservation from its submission until its charge, which posts it, settling it
+// first when the settlement has not landed (it rides with a later write, was queued again after
+// a failed write, or was lost in a crash); once it is gone, the charge was made and is not made
+// again, however many others came since (docs/spend-guard.md, "Durable").
+type JobCharge struct {
+	JobID string
+	// UID is the render's (empty for a preview's credits: no reservation outlives a preview's
+	// settlement). With Attempt, the submission that created the job when known, or else Since,
+	// when the render recorded the job, it finds the render's reservation before its settlement.
+	UID     types.UID
+	Attempt string
+	Since   time.Time
+	// Unreported: the request consumed AI credits the job answer does not report.
+	Seconds    int64
+	Credits    *resource.Quantity
+	Unreported bool
+	// Estimate charges the reservation's estimate, or Seconds when there is none: the job's end
+	// will never be read (the job deadline, unknown to the service, its object let go).
+	Estimate bool
+	// Mark is status.chargeMark of an end written before its charge (afterend.go): without a
+	// pending reservation, the charge is made only when the mark proves it missing.
+	Mark *videov1alpha1.ChargeMark
 }
 
-// chargeChange is the change of Charge.
-func chargeChange(jobID string, secs int64, credits *resource.Quantity, unreported bool) func(b *videov1alpha1.VideoBudget) bool {
-	return func(b *videov1alpha1.VideoBudget) bool {
-		held := dropJobReservation(b, jobID) != nil
-		if charged(b, jobID) || (secs <= 0 && (credits == nil || credits.IsZero()) && !unreported) {
-			return held
+// ChargeOf is the charge of obj's current job, keyed by its render (a VideoRender) as well as
+// its job id; the caller adds what it cost.
+func ChargeOf(obj client.Object) JobCharge {
+	st := videov1alpha1.JobStatusOf(obj)
+	c := JobCharge{JobID: st.JobID}
+	if _, ok := obj.(*videov1alpha1.VideoRender); ok {
+		c.UID = obj.GetUID()
+		if st.SubmittedAt != nil {
+			c.Since = st.SubmittedAt.Time
 		}
-		chargeJob(b, jobID, secs, credits, unreported)
-		return true
 	}
+	return c
 }
 
-// GiveUp charges a job whose end will never be read (given up at the job deadline, unknown to
-// the service, or its object let go): its reservation's estimate, or fallback when the budget
-// kept none, once per job id.
-func (g *Guard) GiveUp(ctx context.Context, ns, jobID string, fallback Estimate) error {
-	err := g.mutateBudget(ctx, ns, ChangeGiveUp, func(b *videov1alpha1.VideoBudget) bool {
-		secs := fallback.Seconds
-		r := dropJobReservation(b, jobID)
-		if r != nil {
+// Charge writes c into the namespace's budget and waits for the write (a job that ended with
+// nothing to charge, a failure, only ends its reservation).
+func (g *Guard) Charge(ctx context.Context, ns string, c JobCharge) error {
+	kind := ChangeCharge
+	switch {
+	case c.Estimate:
+		kind = ChangeGiveUp
+	case c.Mark != nil:
+		kind = ChangeChargeMarked
+	}
+	return ignoreNoBudget(g.mutateBudget(ctx, ns, kind, c.change))
+}
+
+// change is the one change every charge path makes.
+func (c JobCharge) change(b *videov1alpha1.VideoBudget) bool {
+	secs, i := c.Seconds, c.pending(b)
+	if i >= 0 {
+		r := b.Status.Reservations[i]
+		b.Status.Reservations = append(b.Status.Reservations[:i:i], b.Status.Reservations[i+1:]...)
+		if r.JobID == "" {
+			// Its settlement has not landed: it is made here, and finds nothing when it comes.
+			countUsed(b, r)
+		}
+		if c.Estimate {
 			secs = r.EstimatedSeconds
 		}
-		if charged(b, jobID) {
-			return r != nil
-		}
-		chargeJob(b, jobID, secs, nil, fallback.Unreported)
-		return true
-	})
-	return ignoreNoBudget(err)
-}
-
-// dropJobReservation removes the reservation of jobID's running job and returns it, or nil.
-func dropJobReservation(b *videov1alpha1.VideoBudget, jobID string) *videov1alpha1.BudgetReservation {
-	i := jobReservation(b, jobID)
-	if i < 0 {
-		return nil
+	} else if c.posted(b) {
+		return false
 	}
-	r := b.Status.Reservations[i]
-	b.Status.Reservations = append(b.Status.Reservations[:i:i], b.Status.Reservations[i+1:]...)
-	return &r
+	if charged(b, c.JobID) || (secs <= 0 && (c.Credits == nil || c.Credits.IsZero()) && !c.Unreported) {
+		return i >= 0
+	}
+	chargeJob(b, c.JobID, secs, c.Credits, c.Unreported)
+	return true
 }
 
-// jobReservation is the index of the reservation of jobID's running job in b, or -1.
-func jobReservation(b *videov1alpha1.VideoBudget, jobID string) int {
+// pending is the index of the reservation c posts: its job's, or, before the settlement has
+// written the job id into it, its render's attempt's (a render has one unsettled at a time; one
+// reserved after the job was recorded is the render's next submission); -1 when there is none.
+func (c JobCharge) pending(b *videov1alpha1.VideoBudget) int {
+	found := -1
 	for i, r := range b.Status.Reservations {
-		if jobID != "" && r.JobID == jobID {
+		switch {
+		case c.JobID != "" && r.JobID == c.JobID:
 			return i
+		case c.UID != "" && r.UID == string(c.UID) && r.JobID == "" && r.Kind != kindStoryboard && (r.AttemptID == c.Attempt ||
+			c.Attempt == "" && (c.Since.IsZero() || !c.Since.Before(r.ReservedAt.Truncate(time.Second)))):
+			found = i
 		}
 	}
-	return -1
+	return found
+}
+
+// posted reports, for a charge without a pending reservation, whether the budget holds it. A
+// marked end's is missing only when the mark proves it (lostCharge); a render's was made once
+// every running job holds a reservation (runningReserved), by its charge or the VideoBudget
+// controller's. Elsewhere (a preview's credits, an older manager's budget before its rebuild)
+// only chargedJobs, the latest 64, can tell.
+func (c JobCharge) posted(b *videov1alpha1.VideoBudget) bool {
+	switch {
+	case c.Mark != nil:
+		return !lostCharge(b, c)
+	case c.UID != "" && b.Status.RunningReserved:
+		return true
+	}
+	return charged(b, c.JobID)
 }
 
 // charged reports whether jobID was charged (among the latest maxChargedJobs, whatever their

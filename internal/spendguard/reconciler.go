@@ -477,7 +477,7 @@ func (r *Reconciler) recoverCharges(ctx context.Context, b *videov1alpha1.VideoB
 			if !ok || r.guard.chargePending(c.JobID) || (seen && now.Sub(vr.Status.CompletedAt.Time) < recoverAge) {
 				continue
 			}
-			if markedChargeChange(c)(b) {
+			if c.change(b) {
 				logf.FromContext(ctx).Info("Charging a job whose charge was lost after its render's end was written",
 					"name", vr.Name, "jobID", c.JobID, "renderSeconds", c.Seconds)
 			}

@@ -105,7 +105,7 @@ func TestALengthLimitAddedToALiveBudgetCountsTheRendersAlreadyRunning(t *testing
 		}
 	}
 	// Each running job's end still replaces its reservation with what it cost.
-	if err := h.g.Charge(t.Context(), "team-a", "job-running-0", 280, nil, false); err != nil {
+	if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: "job-running-0", Seconds: 280}); err != nil {
 		t.Fatal(err)
 	}
 	if b := h.budget(t); b.Status.Used.RenderSeconds != 280 || b.Status.Reserved.RenderSeconds != 2700 {
@@ -432,7 +432,7 @@ func TestAChargeOnABudgetCreatedAgainBeforeItsTakeoverIsNotLost(t *testing.T) {
 	if mark, ok := h.g.ChargeAfterEnd(t.Context(), "team-a", "job-600"); ok {
 		// Its end is written with the mark, and the manager crashes before the charge's write.
 		vr.Status.ChargeMark = mark
-	} else if err := h.g.Charge(t.Context(), "team-a", "job-600", 600, nil, false); err != nil {
+	} else if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: "job-600", Seconds: 600}); err != nil {
 		// Charged before its end, as under a length limit.
 		t.Fatal(err)
 	}

@@ -457,7 +457,7 @@ func (w *simWorld) chargeEnded() {
 		if j == nil || j.ended == nil || j.charged || !j.live {
 			continue
 		}
-		if err := w.g.Charge(w.ctx, simNS, j.id, j.actual, nil, false); err != nil {
+		if err := w.g.Charge(w.ctx, simNS, JobCharge{JobID: j.id, UID: r.uid, Since: j.submitted, Seconds: j.actual}); err != nil {
 			continue
 		}
 		j.charged = true

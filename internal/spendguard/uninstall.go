@@ -65,7 +65,7 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 		s, readErr = Settlement{}, nil
 		marked := false
 		for i := range renders.Items {
-			if c, ok := MarkedChargeOf(&renders.Items[i]); ok && markedChargeChange(c)(b) {
+			if c, ok := MarkedChargeOf(&renders.Items[i]); ok && c.change(b) {
 				s.Marked++
 				marked = true
 			}

@@ -111,9 +111,9 @@ func TestNothingInTheSpendGuardWritesTheAPIFromATimer(t *testing.T) {
 		}
 		g.SettleLater("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i))
 	}
-	g.ChargeLater("team-a", MarkedCharge{JobID: "job-0", Seconds: 7})
+	g.ChargeLater("team-a", JobCharge{JobID: "job-0", Seconds: 7})
 	g.ReserveAhead("VideoRender", batchRender(3), "a", "", Estimate{Seconds: 10}, nil, 0)
-	if ok, _, err := g.ChargeSoon("team-a", "job-1", 8, nil, false); ok || err != nil {
+	if ok, _, err := g.ChargeSoon("team-a", JobCharge{JobID: "job-1", Seconds: 8}); ok || err != nil {
 		t.Fatalf("a queued charge reported written at once: %v", err)
 	}
 
@@ -129,7 +129,7 @@ func TestNothingInTheSpendGuardWritesTheAPIFromATimer(t *testing.T) {
 			_ = json.Unmarshal([]byte(cm.Data[ledgerKey]), &l)
 		}
 		settled := b.Status.Used.Renders == 3 && b.Status.Used.RenderSeconds == 15 && g.GrantedAttempt(batchRender(3).UID) != "" &&
-			jobReservation(&b, "job-2") >= 0 && len(b.Status.Reservations) == 2
+			(JobCharge{JobID: "job-2"}).pending(&b) >= 0 && len(b.Status.Reservations) == 2
 		if settled && l.Used.RenderSeconds == 15 && l.Used.Renders == 3 {
 			break
 		}
