@@ -31,6 +31,7 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/utils/ptr"
@@ -386,5 +387,268 @@ func BenchmarkCheck(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// semanticsSchema holds a rule of each kind the Validator treats apart, most of which the
+// request schema has none of yet: rules on scalars, lists and maps, under additionalProperties
+// and list-type maps, with a reason, without a message, with messageExpressions that fail,
+// fieldPaths into maps, rules that fail to evaluate or cost too much, nullable and int-or-string
+// values, formats CEL types, and an embedded resource.
+const semanticsSchema = `
+type: object
+x-kubernetes-validations:
+- rule: "!has(self.count) || self.count != 13"
+  message: "  thirteen is unlucky  "
+  messageExpression: "'count ' + string(self.count) + ' is unlucky'"
+- rule: "!has(self.missing) || self.missing.x == 1"
+- rule: "!has(self.tags) || self.tags.all(a, self.tags.all(b, self.tags.all(c, a + b + c != '')))"
+  message: costly
+properties:
+  name:
+    type: string
+    x-kubernetes-validations:
+    - rule: "size(self) >= 2"
+    - rule: "self != 'reserved'"
+      messageExpression: "'name ' + self + ' is reserved'"
+    - rule: "self != 'empty'"
+      messageExpression: "''"
+      message: fallback for an empty message
+    - rule: "self != 'broken'"
+      messageExpression: "string(self.size() / 0)"
+      message: fallback for a broken message
+    - rule: "self != 'lines'"
+      messageExpression: "'two\\nlines'"
+  count:
+    type: integer
+    x-kubernetes-validations:
+    - rule: "self < 100"
+      reason: FieldValueDuplicate
+      message: too many
+    - rule: "self >= 0"
+      reason: FieldValueForbidden
+      message: negative
+    - rule: "self != 7"
+      reason: FieldValueRequired
+      message: seven
+  ratio:
+    type: number
+    x-kubernetes-validations:
+    - rule: "self <= 1.0"
+  nullable:
+    type: string
+    nullable: true
+    x-kubernetes-validations:
+    - rule: "self != 'x'"
+  intOrString:
+    x-kubernetes-int-or-string: true
+    x-kubernetes-validations:
+    - rule: "self == 1 || self == 'one'"
+      message: one
+    - rule: "self > 0"
+      message: positive
+  when:
+    type: string
+    format: date-time
+    x-kubernetes-validations:
+    - rule: "self > timestamp('2020-01-01T00:00:00Z')"
+  missing:
+    type: object
+    properties:
+      x: {type: integer}
+      y: {type: integer}
+  tags:
+    type: array
+    x-kubernetes-list-type: set
+    items:
+      type: string
+      x-kubernetes-validations:
+      - rule: "self != 'bad'"
+        reason: FieldValueInvalid
+    x-kubernetes-validations:
+    - rule: "size(self) <= 3"
+      message: at most three
+  labels:
+    type: object
+    additionalProperties:
+      type: string
+      x-kubernetes-validations:
+      - rule: "self.startsWith('x')"
+        messageExpression: "'label ' + self + ' must start with x'"
+    x-kubernetes-validations:
+    - rule: "!('forbidden' in self)"
+      fieldPath: ".forbidden"
+      message: forbidden label
+    - rule: "!('a.b' in self)"
+      fieldPath: "['a.b']"
+      message: dotted label
+  ports:
+    type: array
+    x-kubernetes-list-type: map
+    x-kubernetes-list-map-keys: [name]
+    items:
+      type: object
+      required: [name]
+      properties:
+        name: {type: string}
+        port: {type: integer}
+        extra:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+      x-kubernetes-validations:
+      - rule: "!has(self.port) || self.port > 0"
+        fieldPath: .port
+        message: port must be positive
+      - rule: "!has(self.extra) || self.extra == self.extra"
+  nested:
+    type: object
+    properties:
+      deeper:
+        type: array
+        items:
+          type: array
+          items:
+            type: object
+            properties:
+              v: {type: integer}
+            x-kubernetes-validations:
+            - rule: "!has(self.v) || self.v % 2 == 0"
+              message: v must be even
+  embedded:
+    type: object
+    x-kubernetes-embedded-resource: true
+    x-kubernetes-preserve-unknown-fields: true
+    x-kubernetes-validations:
+    - rule: "self.kind == 'Thing'"
+      message: only things
+`
+
+// semanticsObjects are values of semanticsSchema that break its rules one way or another.
+var semanticsObjects = []string{
+	`{}`,
+	`{name: ok, count: 1, ratio: 0.5, intOrString: one, when: "2021-01-01T00:00:00Z", tags: [a, b], labels: {xa: xb}, ports: [{name: a, port: 1}], nested: {deeper: [[{v: 2}]]}, embedded: {apiVersion: v1, kind: Thing}}`,
+	`{name: a}`,
+	`{name: reserved}`,
+	`{name: empty}`,
+	`{name: broken}`,
+	`{name: lines}`,
+	`{count: 13}`,
+	`{count: 100}`,
+	`{count: -1}`,
+	`{count: 7}`,
+	`{ratio: 2}`,
+	`{nullable: null}`,
+	`{nullable: x}`,
+	`{intOrString: 2}`,
+	`{intOrString: two}`,
+	`{when: "2019-01-01T00:00:00Z"}`,
+	`{missing: {y: 1}}`,
+	`{tags: [a, bad, c, d]}`,
+	`{labels: {a: b, xc: d, forbidden: x, a.b: c}}`,
+	`{ports: [{name: a, port: 0}, {name: b, port: -3, extra: {any: [1, 2]}}]}`,
+	`{nested: {deeper: [[{v: 1}, {v: 2}], [], [{v: 3}]]}}`,
+	`{embedded: {apiVersion: v1, kind: Other, metadata: {name: n}}}`,
+	`{name: a, count: 100, tags: [bad, bad2], labels: {a: b}, ports: [{name: a, port: -1}], nested: {deeper: [[{v: 5}]]}, embedded: {kind: Other}}`,
+	// Values of the wrong type, which the API server's schema validation would refuse first.
+	`{count: "many", tags: {a: b}, labels: [a]}`,
+}
+
+// TestRulesSayWhatTheValidatorSays compares the rules' errors and costs with the Validator's on
+// semanticsSchema, with the API server's limits, a per-call limit the costly rule exceeds, and
+// total budgets that run out at various places.
+func TestRulesSayWhatTheValidatorSays(t *testing.T) {
+	var props apiextensionsv1.JSONSchemaProps
+	if err := yaml.UnmarshalStrict([]byte(semanticsSchema), &props); err != nil {
+		t.Fatal(err)
+	}
+	var objs []map[string]any
+	for _, o := range semanticsObjects {
+		// Through JSON, as the API server decodes an object: whole numbers become int64.
+		raw, err := yaml.YAMLToJSON([]byte(o))
+		if err != nil {
+			t.Fatalf("%s: %v", o, err)
+		}
+		var obj map[string]any
+		if err := utiljson.Unmarshal(raw, &obj); err != nil {
+			t.Fatalf("%s: %v", o, err)
+		}
+		objs = append(objs, obj)
+	}
+	costly := map[string]any{"tags": []any{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}}
+	objs = append(objs, costly)
+
+	root := field.NewPath("spec")
+	for _, perCall := range []uint64{celconfig.PerCallLimit, 500} {
+		ref := newReference(t, &props, perCall)
+		rules, err := newRules(&props, perCall)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, obj := range objs {
+			what := fmt.Sprintf("per-call limit %d, %s", perCall, semanticsObjects[min(i, len(semanticsObjects)-1)])
+			if i == len(semanticsObjects) {
+				what = fmt.Sprintf("per-call limit %d, ten tags", perCall)
+			}
+			want, wantCost := ref.validate(t, obj, root, celconfig.RuntimeCELCostBudget)
+			got, gotCost := rules.Validate(t.Context(), obj, root, celconfig.RuntimeCELCostBudget)
+			sameErrors(t, what, got, want)
+			if gotCost != wantCost {
+				t.Errorf("%s: cost %d, the Validator's %d", what, gotCost, wantCost)
+			}
+		}
+	}
+
+	// A budget that runs out stops the walk where it runs out. The Validator walks an object's
+	// properties in Go's map order, so where a budget runs out below the root's rules (which it
+	// evaluates first, in order) varies from run to run: there, both must run out, with the same
+	// errors before.
+	ref := newReference(t, &props, celconfig.PerCallLimit)
+	rules, err := newRules(&props, celconfig.PerCallLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := map[string]any{"count": int64(13), "tags": []any{"a"}}
+	const outOfBudget = "validation failed due to running out of cost budget, no further validation rules will be run"
+	for budget := int64(0); budget < 60; budget++ {
+		what := fmt.Sprintf("budget %d", budget)
+		want, wantCost := ref.validate(t, obj, root, budget)
+		got, gotCost := rules.Validate(t.Context(), obj, root, budget)
+		if gotCost != wantCost {
+			t.Errorf("%s: cost %d, the Validator's %d", what, gotCost, wantCost)
+		}
+		if n := len(want); n > 0 && want[n-1].Detail == outOfBudget && want[n-1].Field != root.String() {
+			if len(got) != n || got[n-1].Detail != outOfBudget {
+				t.Errorf("%s: got%s\nwant the budget to run out after%s", what, describe(got), describe(want[:n-1]))
+				continue
+			}
+			sameErrors(t, what, got[:n-1], want[:n-1])
+			continue
+		}
+		sameErrors(t, what, got, want)
+	}
+}
+
+// TestRulesRefuseWhatTheyDoNotReproduce: a transition rule, or a rule under allOf, is refused
+// when the rules are built rather than evaluated differently from the Validator; the request
+// schema holds neither.
+func TestRulesRefuseWhatTheyDoNotReproduce(t *testing.T) {
+	for name, schema := range map[string]string{
+		"transition rule":          `{type: object, properties: {a: {type: string, x-kubernetes-validations: [{rule: "self == oldSelf"}]}}}`,
+		"optional transition rule": `{type: object, properties: {a: {type: string, x-kubernetes-validations: [{rule: "oldSelf.orValue('') == ''", optionalOldSelf: true}]}}}`,
+		"rule under allOf":         `{type: object, properties: {a: {type: string}}, allOf: [{properties: {a: {x-kubernetes-validations: [{rule: "self != ''"}]}}}]}`,
+	} {
+		var props apiextensionsv1.JSONSchemaProps
+		if err := yaml.UnmarshalStrict([]byte(schema), &props); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := newRules(&props, math.MaxInt64); err == nil {
+			t.Errorf("%s: newRules takes it", name)
+		}
+	}
+	if strings.Contains(string(requestSchema), "oldSelf") {
+		t.Error("the request schema has a transition rule (oldSelf): Check has no old object, and its evaluation does not reproduce the Validator's handling of one")
+	}
+	if _, err := storyboardRules(); err != nil {
+		t.Error(err)
 	}
 }

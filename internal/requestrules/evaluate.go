@@ -148,7 +148,7 @@ func nestedHasRules(v *structuralschema.NestedValueValidation) bool {
 	if v == nil {
 		return false
 	}
-	if len(v.ValidationExtensions.XValidations) > 0 || nestedHasRules(v.Items) || nestedHasRules(v.AdditionalProperties) {
+	if len(v.XValidations) > 0 || nestedHasRules(v.Items) || nestedHasRules(v.AdditionalProperties) {
 		return true
 	}
 	for k := range v.Properties {
@@ -289,7 +289,7 @@ func (n *node) validateExpressions(ctx context.Context, path *field.Path, obj an
 		if !ok {
 			detail = ruleMessageOrDefault(rule)
 		}
-		var value any = obj
+		value := obj
 		if typ == "object" || typ == "array" {
 			value = field.OmitValueType{}
 		}
