@@ -27,7 +27,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -41,11 +41,11 @@ import (
 //go:embed storyboardrequest.json
 var requestSchema []byte
 
-// Rules evaluates CEL rules of a schema on objects, with the API server's own evaluator, so that
-// a rule checked here says exactly what it would say at admission.
+// Rules evaluates CEL rules of a schema on objects, with the API server's own compiler and the
+// walk of its evaluator (evaluate.go), so that a rule checked here says exactly what it would say
+// at admission.
 type Rules struct {
-	schema    *structuralschema.Structural
-	validator *cel.Validator
+	root *node
 }
 
 // newRules compiles the CEL rules of a schema. The controller's own check passes no cost limit
@@ -60,17 +60,20 @@ func newRules(props *apiextensionsv1.JSONSchemaProps, perCallLimit uint64) (*Rul
 	if err != nil {
 		return nil, fmt.Errorf("the schema is not structural: %w", err)
 	}
-	v := cel.NewValidator(s, false, perCallLimit)
-	if v == nil {
+	root, err := buildNode(s, newMemoSchema(s), false, model.SchemaDeclType(s, false), perCallLimit)
+	if err != nil {
+		return nil, fmt.Errorf("compiling the schema's rules: %w", err)
+	}
+	if root == nil {
 		return nil, fmt.Errorf("the schema has no CEL rule")
 	}
-	return &Rules{schema: s, validator: v}, nil
+	return &Rules{root: root}, nil
 }
 
 // Validate evaluates every rule on obj (an unstructured value of the schema's type) and returns
 // the violations, paths below root, and the cost the evaluation used.
 func (r *Rules) Validate(ctx context.Context, obj any, root *field.Path, budget int64) (field.ErrorList, int64) {
-	errs, remaining := r.validator.Validate(ctx, root, r.schema, obj, nil, budget)
+	errs, remaining := r.root.validate(ctx, root, obj, budget)
 	return errs, budget - remaining
 }
 
