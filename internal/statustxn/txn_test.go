@@ -18,6 +18,7 @@ package statustxn
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"testing"
@@ -25,6 +26,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -122,5 +124,44 @@ func TestStatusTxnRecordsTheVersionsItReplaced(t *testing.T) {
 	stale.Obj.Status.Phase = videov1alpha1.PhaseFailed
 	if err := stale.Commit(context.Background()); !apierrors.IsConflict(err) || len(stale.Superseded) != 0 {
 		t.Fatalf("a refused write: err %v, superseded %v", err, stale.Superseded)
+	}
+}
+
+// The status patch sends what client.MergeFromWithOptimisticLock sends for a status write, without
+// encoding the spec: the same status changes (fields set, changed and removed, nested), the same
+// resourceVersion precondition.
+func TestStatusPatchIsTheObjectsMergePatchOfItsStatus(t *testing.T) {
+	base := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", ResourceVersion: "41"},
+		Spec: videov1alpha1.VideoRenderSpec{Storyboard: &videov1alpha1.StoryboardRequest{VideoName: "a large spec"}}}
+	base.Status.Phase = videov1alpha1.PhaseSubmitting
+	base.Status.JobID = "job-1"
+	base.Status.Progress = ptr.To(int32(10))
+	obj := base.DeepCopy()
+	obj.Status.Phase = videov1alpha1.PhaseInProgress
+	obj.Status.JobID = ""
+	obj.Status.Progress = ptr.To(int32(55))
+	obj.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "InProgress", Message: "rendering"}}
+
+	want, err := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}).Data(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &statusPatch{from: &base.Status, to: &obj.Status, resourceVersion: base.ResourceVersion}
+	got, err := p.Data(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w, g map[string]any
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(w, g) {
+		t.Errorf("status patch\n%s\nwant the object's merge patch\n%s", got, want)
+	}
+	if _, err := (&statusPatch{from: &base.Status, to: &obj.Status}).Data(obj); err == nil {
+		t.Error("a status patch without a resourceVersion: want an error, not an unconditional write")
 	}
 }
