@@ -24,8 +24,8 @@ import (
 	"reflect"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -240,4 +240,3 @@ func (p *statusPatch) Data(client.Object) ([]byte, error) {
 	}
 	return patch, nil
 }
-
