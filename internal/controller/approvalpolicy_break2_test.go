@@ -134,7 +134,7 @@ var _ = Describe("Approval holds through restores and switches of four eyes", fu
 		if err != nil {
 			return // refused: the forgery does not get in
 		}
-		Eventually(paidRenders, 10*time.Second).Should(Equal(1), "amir approved the pin: it is paid")
+		Eventually(paidRenders, within(10*time.Second)).Should(Equal(1), "amir approved the pin: it is paid")
 		eventuallyReady(vr)
 		got := getRender(vr)(Default)
 		Expect(got.Status.Approval).To(Equal(&videov1alpha1.ApprovalRecord{ApprovedBy: "amir-approver", Digest: digest}),

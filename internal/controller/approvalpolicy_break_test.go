@@ -373,7 +373,7 @@ var _ = Describe("Approval covers what a render pays for", func() {
 		var out bytes.Buffer
 		err := kubectlvideo.Approve(ctx, &kubectlvideo.Env{Client: approver, Namespace: h.ns, Out: &out, ErrOut: &out},
 			"pinned", kubectlvideo.ApproveOptions{Digest: digest})
-		Eventually(paidRenders, 10*time.Second).Should(Equal(1), func() string {
+		Eventually(paidRenders, within(10*time.Second)).Should(Equal(1), func() string {
 			return "amir approved this very preview in a namespace without four eyes; the render says: " +
 				conditionOf(&getRender(vr)(Default).Status.JobStatus, videov1alpha1.ConditionReconciling).Message +
 				"; kubectl video approve --digest " + digest + " then said: " + out.String() + fmt.Sprint(err)

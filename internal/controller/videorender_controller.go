@@ -159,7 +159,11 @@ func finishedRender(o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStorybo
 	case st.JobID == "" || st.CompletedAt == nil || st.Failure != nil || st.Submission != nil:
 		return false
 	case ref.Approval == videov1alpha1.ApprovalLatest:
-		return false
+		// Latest's video is finished while it is the storyboard's current preview's: a Latest
+		// render that waits (a restore in a four-eyes namespace, approve again) keeps it.
+		// A storyboard making a newer preview is progress, not a wait: not finished then.
+		p := sb.Status.Preview
+		return p != nil && p.Digest != "" && sb.Status.PreviewedGeneration == sb.Generation && renderedPreview(o, p.Digest)
 	case ref.ApprovedDigest != "" && !renderedPreview(o, ref.ApprovedDigest):
 		return false
 	case o.Status.StoryboardUID != "":

@@ -1,0 +1,195 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/kubectlvideo"
+	"github.com/videoops/video-operator/internal/simulator"
+)
+
+// The third review of approval as a permission (docs/approval.md). Each spec failed on commit
+// 302692c for the reason its comment gives.
+var _ = Describe("Four eyes holds for any user name and keeps a restored Latest render finished", func() {
+	var h *harness
+
+	const quiet = 2 * time.Second
+
+	start := func(fourEyes bool) {
+		installApprovalPolicies()
+		h = newHarness(simulator.Options{})
+		ns := &corev1.Namespace{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: h.ns}, ns)).To(Succeed())
+		setLabel(ns, approvalTestLabel, "true")
+		if fourEyes {
+			setLabel(ns, videov1alpha1.LabelFourEyes, "true")
+		}
+		awaitPoliciesIn(h.ns, fourEyes)
+		h.createSecret(testAPIKey)
+		h.startManager()
+	}
+	AfterEach(func() {
+		if h != nil {
+			h.expectNoKeyLeak()
+		}
+	})
+	paidRenders := func() int { return h.sim.Calls(simulator.EndpointRenderStoryboard) }
+
+	// Finding 1. Four eyes compares the approver with the author claim split at ", "
+	// (`variables.user in variables.claim.split(', ')`), while the controller compares the whole
+	// claim with the storyboard's spec-changed-by. A username that itself holds ", " is split
+	// into pieces none of which is the user: an X.509 client certificate's CN, an OIDC name
+	// claim, an AD display name ("Smith, Alex"). Such an author, bound to the approver role,
+	// writes a script and approves its render with kubectl video approve (which copies
+	// "Smith, Alex" as the author): the policy finds "Smith, Alex" in neither "Smith" nor "Alex",
+	// the controller finds the claim equal to the storyboard's author, and the operator pays for
+	// a script nobody but its author reviewed, in a namespace that asked for four eyes. (The same
+	// split lets such a user approve a storyboard restored by someone else, "velero, Smith, Alex".)
+	It("four eyes: an author whose username holds a comma may not approve his own script", func() {
+		start(true)
+		const smithName = "Smith, Alex"
+		smith := asNamedUser(h.ns, smithName, true)
+		sb := storyPreview(h.ns, "script", "Smith script")
+		Expect(smith.Create(ctx, sb)).To(Succeed())
+		digest := firstPreview(sb).Digest
+		Expect(getStoryboard(sb)(Default).Annotations).To(HaveKeyWithValue(videov1alpha1.AnnotationSpecChangedBy, smithName))
+		vr := refRender(h.ns, "pinned", "script", "")
+		Expect(smith.Create(ctx, vr)).To(Succeed())
+
+		By("the author approves his own script with kubectl video approve")
+		var out bytes.Buffer
+		var err error
+		Eventually(func() string {
+			// Run again when the manager wrote the render in between (a conflict).
+			out.Reset()
+			err = kubectlvideo.Approve(ctx, &kubectlvideo.Env{Client: smith, Namespace: h.ns, Out: &out, ErrOut: &out},
+				"pinned", kubectlvideo.ApproveOptions{Digest: digest})
+			return fmt.Sprint(err)
+		}).ShouldNot(ContainSubstring("changed since it was read"))
+		Consistently(paidRenders, quiet).Should(BeZero(), func() string {
+			return fmt.Sprintf("four eyes: %q wrote the script and approved its render alone (approve said: %s %v); annotations %v; status.approval %s",
+				smithName, strings.TrimSpace(out.String()), err, getRender(vr)(Default).Annotations, renderApprovalOf(vr))
+		})
+	})
+
+	// Finding 4. The restore sentinel holds back a render approved with approval: Latest (the
+	// round-2 fix admits such a restore in a four-eyes namespace), but finishedRender refuses to
+	// keep any Latest render Ready once its approval waits. docs/approval.md: a restored approval
+	// "pays nothing new until an approver approves it again, and a finished render stays Ready".
+	// A finished Latest render paid before four eyes, restored by Velero, turns Ready=False
+	// AwaitingApproval (Argo CD: Suspended, Flux: not ready) though its video exists and nothing
+	// changed; and it cannot be approved again as it is (four eyes refuses Latest).
+	It("four eyes: a finished render with approval Latest stays Ready after a restore", func() {
+		start(false)
+		editor := asUser(h.ns, "erin-editor", false)
+		amir := asUser(h.ns, "amir-approver", true)
+		sb := storyPreview(h.ns, "script", "Script")
+		Expect(editor.Create(ctx, sb)).To(Succeed())
+		firstPreview(sb)
+		vr := refRender(h.ns, "latest", "script", "approval: Latest")
+		Expect(amir.Create(ctx, vr)).To(Succeed())
+		eventuallyReady(vr)
+		backup := recordedRender(vr)
+
+		By("four eyes is switched on; Velero restores the render without status")
+		fourEyesOn(h.ns)
+		Expect(restoreRenderAsAdmin(backup)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(got.Status.JobID).To(Equal(backup.Status.JobID), "the job is adopted")
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			got := getRender(vr)(g)
+			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(),
+				"the restored render's video exists and nothing changed; conditions %+v", got.Status.Conditions)
+		}, within(10*time.Second)).Should(Succeed())
+		Consistently(paidRenders, quiet).Should(Equal(1))
+	})
+})
+
+// asNamedUser is asUser for a username that is no valid object name (a certificate's CN, an
+// OIDC name claim): the bindings get a name of their own.
+func asNamedUser(ns, user string, approver bool) client.Client {
+	GinkgoHelper()
+	slug := strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(user), "-"), "-")
+	roles := []string{installPrefix + "videorender-editor-role", installPrefix + "videostoryboard-editor-role"}
+	if approver {
+		roles = append(roles, approverRole)
+	}
+	for _, role := range roles {
+		rb := &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: slug + "-" + strings.TrimPrefix(role, installPrefix)},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+		}
+		if err := k8sClient.Create(ctx, rb); !apierrors.IsAlreadyExists(err) {
+			Expect(err).NotTo(HaveOccurred())
+		}
+	}
+	c := rest.CopyConfig(cfg)
+	c.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
+	cl, err := client.New(c, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(func() error {
+		return cl.List(ctx, &videov1alpha1.VideoRenderList{}, client.InNamespace(ns))
+	}).Should(Succeed())
+	return client.WithFieldValidation(cl, metav1.FieldValidationStrict)
+}
+
+// renderApprovalOf prints the render's status.approval for a failure message.
+func renderApprovalOf(vr *videov1alpha1.VideoRender) string {
+	return fmt.Sprintf("%+v", getRender(vr)(Default).Status.Approval)
+}
+
+// fourEyesOn switches four eyes on in namespace ns.
+func fourEyesOn(ns string) {
+	GinkgoHelper()
+	obj := &corev1.Namespace{}
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Name: ns}, obj)).To(Succeed())
+	setLabel(obj, videov1alpha1.LabelFourEyes, "true")
+	awaitPoliciesIn(ns, true)
+}
+
+// restoreRenderAsAdmin deletes the render and creates it again from its backup without status,
+// as Velero (cluster-admin) does; it returns the create's error.
+func restoreRenderAsAdmin(backup *videov1alpha1.VideoRender) error {
+	GinkgoHelper()
+	Expect(k8sClient.Delete(ctx, backup)).To(Succeed())
+	Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(ctx, key(backup), &videov1alpha1.VideoRender{}))
+	}).Should(BeTrue())
+	again := backup.DeepCopy()
+	again.ResourceVersion, again.UID, again.Generation, again.ManagedFields = "", "", 0, nil
+	again.CreationTimestamp = metav1.Time{}
+	again.Status = videov1alpha1.VideoRenderStatus{}
+	return k8sClient.Create(ctx, again)
+}
