@@ -30,6 +30,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -63,6 +64,16 @@ var _ = Describe("Four eyes holds for any user name and keeps a restored Latest 
 		}
 	})
 	paidRenders := func() int { return h.sim.Calls(simulator.EndpointRenderStoryboard) }
+	write := func(c client.Client, vr *videov1alpha1.VideoRender, change func(*videov1alpha1.VideoRender)) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur := &videov1alpha1.VideoRender{}
+			if err := c.Get(ctx, key(vr), cur); err != nil {
+				return err
+			}
+			change(cur)
+			return c.Update(ctx, cur)
+		})
+	}
 
 	// Finding 1. Four eyes compares the approver with the author claim split at ", "
 	// (`variables.user in variables.claim.split(', ')`), while the controller compares the whole
@@ -132,6 +143,53 @@ var _ = Describe("Four eyes holds for any user name and keeps a restored Latest 
 			g.Expect(readyFor(&got.Status.JobStatus, got.Generation)).To(BeTrue(),
 				"the restored render's video exists and nothing changed; conditions %+v", got.Status.Conditions)
 		}, within(10*time.Second)).Should(Succeed())
+		Consistently(paidRenders, quiet).Should(Equal(1))
+	})
+
+	// An approval removed while the policies were not installed (an upgrade that left them out,
+	// a reinstall) leaves its stamps on a render without an approval. Once the policies are back,
+	// every write of that render was refused as "writing the stamps" (the manager's own finalizer
+	// write too, so it could not be deleted): a write that carries stamps the render already had
+	// now removes them.
+	It("keeps a render whose approval was removed without the policies writable and deletable once they are back", func() {
+		start(false)
+		editor := asUser(h.ns, "erin-editor", false)
+		approver := asUser(h.ns, "amir-approver", true)
+		sb := storyPreview(h.ns, "script", "Script")
+		Expect(editor.Create(ctx, sb)).To(Succeed())
+		digest := firstPreview(sb).Digest
+		vr := refRender(h.ns, "pinned", "script", "approvedDigest: "+digest)
+		Expect(approver.Create(ctx, vr)).To(Succeed())
+		eventuallyReady(vr)
+
+		By("the policies stop applying to the namespace; an editor removes the approval")
+		ns := &corev1.Namespace{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: h.ns}, ns)).To(Succeed())
+		updateObject(ns, func(o client.Object) {
+			l := o.GetLabels()
+			delete(l, approvalTestLabel)
+			o.SetLabels(l)
+		})
+		Eventually(func(g Gomega) {
+			probe := refRender(h.ns, "", "probe", "approval: Latest")
+			probe.GenerateName = "unguarded-"
+			g.Expect(editor.Create(ctx, probe)).To(Succeed(), "no policy applies")
+			g.Expect(k8sClient.Delete(ctx, probe)).To(Succeed())
+		}).Should(Succeed())
+		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = "" })).To(Succeed())
+		Expect(getRender(vr)(Default).Annotations).To(HaveKey(videov1alpha1.AnnotationApprovedBy), "no policy removed the stamps")
+
+		By("the policies apply again: the render is labelled, its stale stamps go, and it is deleted")
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: h.ns}, ns)).To(Succeed())
+		setLabel(ns, approvalTestLabel, "true")
+		awaitPoliciesIn(h.ns, false)
+		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Labels = with(cur.Labels, "team", "launch") })).To(Succeed())
+		Expect(getRender(vr)(Default).Annotations).NotTo(HaveKey(videov1alpha1.AnnotationApprovedBy))
+		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) {
+			cur.Annotations = with(cur.Annotations, videov1alpha1.AnnotationApprovedBy, "amir-approver")
+		})).To(MatchError(ContainSubstring("record who approved this render")), "adding a stamp is still refused")
+		Expect(editor.Delete(ctx, vr)).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key(vr), &videov1alpha1.VideoRender{})) }).Should(BeTrue())
 		Consistently(paidRenders, quiet).Should(Equal(1))
 	})
 })
