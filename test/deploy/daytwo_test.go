@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -118,6 +119,26 @@ func (s *docsShell) must(script string) string {
 		s.t.Fatalf("%s: %v\n%s", script, err, out)
 	}
 	return out
+}
+
+// mustOnceServed runs script like must, again while the API server answers that the kind of a
+// CRD just created is not served yet: the approval's mutating policies need the kind's schema,
+// which the API server publishes a moment after the CRD (docs/approval.md "Kubernetes versions":
+// "write it again"). Any other failure fails at once.
+func (s *docsShell) mustOnceServed(script string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		out, err := s.run(script)
+		if err == nil {
+			return out
+		}
+		if !strings.Contains(out, "There can be a delay between when CustomResourceDefinitions are created and when they are available") ||
+			time.Now().After(deadline) {
+			s.t.Fatalf("%s: %v\n%s", script, err, out)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // docLine returns the one line of the sh block after heading in a docs page that starts with
@@ -324,7 +345,7 @@ func TestScaleOutCommands(t *testing.T) {
 		t.Errorf("the CRDs belong to %q, want tenants-a (the release that installs them)", crdOwner)
 	}
 	for _, ns := range []string{"team-a", "team-c"} {
-		sh.must(`kubectl apply -f - <<'EOF'
+		sh.mustOnceServed(`kubectl apply -f - <<'EOF'
 apiVersion: video.videoops.io/v1alpha1
 kind: VideoRender
 metadata: {name: video, namespace: ` + ns + `}
@@ -391,7 +412,7 @@ func TestCRDsApartFromEveryRelease(t *testing.T) {
 	if strings.TrimSpace(owner) != "videobudgets.video.videoops.io= videorenders.video.videoops.io= videostoryboards.video.videoops.io=" {
 		t.Errorf("the CRDs applied apart belong to a release: %s", owner)
 	}
-	sh.must(`kubectl apply -f - <<'EOF'
+	sh.mustOnceServed(`kubectl apply -f - <<'EOF'
 apiVersion: video.videoops.io/v1alpha1
 kind: VideoRender
 metadata: {name: video, namespace: team-c}
