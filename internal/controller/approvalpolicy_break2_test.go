@@ -26,7 +26,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -42,35 +41,14 @@ var _ = Describe("Approval holds through restores and switches of four eyes", fu
 
 	const quiet = 2 * time.Second
 
-	start := func(fourEyes bool) {
-		installApprovalPolicies()
-		h = newHarness(simulator.Options{})
-		ns := &corev1.Namespace{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: h.ns}, ns)).To(Succeed())
-		setLabel(ns, approvalTestLabel, "true")
-		if fourEyes {
-			setLabel(ns, videov1alpha1.LabelFourEyes, "true")
-		}
-		awaitPoliciesIn(h.ns, fourEyes)
-		h.createSecret(testAPIKey)
-		h.startManager()
-	}
+	// start runs the manager in a namespace the approval policies apply to.
+	start := func(fourEyes bool) { h = startApproval(fourEyes) }
 	AfterEach(func() {
 		if h != nil {
 			h.expectNoKeyLeak()
 		}
 	})
 	paidRenders := func() int { return h.sim.Calls(simulator.EndpointRenderStoryboard) }
-	write := func(c client.Client, vr *videov1alpha1.VideoRender, change func(*videov1alpha1.VideoRender)) error {
-		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			cur := &videov1alpha1.VideoRender{}
-			if err := c.Get(ctx, key(vr), cur); err != nil {
-				return err
-			}
-			change(cur)
-			return c.Update(ctx, cur)
-		})
-	}
 	approvalOf := func(vr *videov1alpha1.VideoRender) string {
 		return fmt.Sprintf("%+v", getRender(vr)(Default).Status.Approval)
 	}
@@ -158,7 +136,7 @@ var _ = Describe("Approval holds through restores and switches of four eyes", fu
 		digest := firstPreview(sb).Digest
 		vr := refRender(h.ns, "pinned", "script", "")
 		Expect(editor.Create(ctx, vr)).To(Succeed())
-		Expect(write(amir, vr, func(cur *videov1alpha1.VideoRender) {
+		Expect(writeRender(amir, vr, func(cur *videov1alpha1.VideoRender) {
 			cur.Spec.StoryboardRef.ApprovedDigest = digest
 			cur.Annotations = with(cur.Annotations, videov1alpha1.AnnotationApprovedStoryboardAuthor, "erin-editor")
 		})).To(Succeed())
@@ -179,9 +157,9 @@ var _ = Describe("Approval holds through restores and switches of four eyes", fu
 		}).Should(Succeed())
 
 		By("an editor labels the render; the approver labels it")
-		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Labels = with(cur.Labels, "team", "launch") })).
+		Expect(writeRender(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Labels = with(cur.Labels, "team", "launch") })).
 			To(Succeed(), "a label is no approval")
-		Expect(write(amir, vr, func(cur *videov1alpha1.VideoRender) { cur.Labels = with(cur.Labels, "reviewed", "yes") })).
+		Expect(writeRender(amir, vr, func(cur *videov1alpha1.VideoRender) { cur.Labels = with(cur.Labels, "reviewed", "yes") })).
 			To(Succeed(), "a label is no approval")
 	})
 

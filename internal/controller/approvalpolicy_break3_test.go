@@ -19,18 +19,14 @@ package controller
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -45,35 +41,14 @@ var _ = Describe("Four eyes holds for any user name and keeps a restored Latest 
 
 	const quiet = 2 * time.Second
 
-	start := func(fourEyes bool) {
-		installApprovalPolicies()
-		h = newHarness(simulator.Options{})
-		ns := &corev1.Namespace{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: h.ns}, ns)).To(Succeed())
-		setLabel(ns, approvalTestLabel, "true")
-		if fourEyes {
-			setLabel(ns, videov1alpha1.LabelFourEyes, "true")
-		}
-		awaitPoliciesIn(h.ns, fourEyes)
-		h.createSecret(testAPIKey)
-		h.startManager()
-	}
+	// start runs the manager in a namespace the approval policies apply to.
+	start := func(fourEyes bool) { h = startApproval(fourEyes) }
 	AfterEach(func() {
 		if h != nil {
 			h.expectNoKeyLeak()
 		}
 	})
 	paidRenders := func() int { return h.sim.Calls(simulator.EndpointRenderStoryboard) }
-	write := func(c client.Client, vr *videov1alpha1.VideoRender, change func(*videov1alpha1.VideoRender)) error {
-		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			cur := &videov1alpha1.VideoRender{}
-			if err := c.Get(ctx, key(vr), cur); err != nil {
-				return err
-			}
-			change(cur)
-			return c.Update(ctx, cur)
-		})
-	}
 
 	// Finding 1. Four eyes compares the approver with the author claim split at ", "
 	// (`variables.user in variables.claim.split(', ')`), while the controller compares the whole
@@ -88,7 +63,7 @@ var _ = Describe("Four eyes holds for any user name and keeps a restored Latest 
 	It("four eyes: an author whose username holds a comma may not approve his own script", func() {
 		start(true)
 		const smithName = "Smith, Alex"
-		smith := asNamedUser(h.ns, smithName, true)
+		smith := asUser(h.ns, smithName, true)
 		sb := storyPreview(h.ns, "script", "Smith script")
 		Expect(smith.Create(ctx, sb)).To(Succeed())
 		digest := firstPreview(sb).Digest
@@ -176,16 +151,16 @@ var _ = Describe("Four eyes holds for any user name and keeps a restored Latest 
 			g.Expect(editor.Create(ctx, probe)).To(Succeed(), "no policy applies")
 			g.Expect(k8sClient.Delete(ctx, probe)).To(Succeed())
 		}).Should(Succeed())
-		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = "" })).To(Succeed())
+		Expect(writeRender(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = "" })).To(Succeed())
 		Expect(getRender(vr)(Default).Annotations).To(HaveKey(videov1alpha1.AnnotationApprovedBy), "no policy removed the stamps")
 
 		By("the policies apply again: the render is labelled, its stale stamps go, and it is deleted")
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: h.ns}, ns)).To(Succeed())
 		setLabel(ns, approvalTestLabel, "true")
 		awaitPoliciesIn(h.ns, false)
-		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Labels = with(cur.Labels, "team", "launch") })).To(Succeed())
+		Expect(writeRender(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Labels = with(cur.Labels, "team", "launch") })).To(Succeed())
 		Expect(getRender(vr)(Default).Annotations).NotTo(HaveKey(videov1alpha1.AnnotationApprovedBy))
-		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) {
+		Expect(writeRender(editor, vr, func(cur *videov1alpha1.VideoRender) {
 			cur.Annotations = with(cur.Annotations, videov1alpha1.AnnotationApprovedBy, "amir-approver")
 		})).To(MatchError(ContainSubstring("record who approved this render")), "adding a stamp is still refused")
 		Expect(editor.Delete(ctx, vr)).To(Succeed())
@@ -193,35 +168,6 @@ var _ = Describe("Four eyes holds for any user name and keeps a restored Latest 
 		Consistently(paidRenders, quiet).Should(Equal(1))
 	})
 })
-
-// asNamedUser is asUser for a username that is no valid object name (a certificate's CN, an
-// OIDC name claim): the bindings get a name of their own.
-func asNamedUser(ns, user string, approver bool) client.Client {
-	GinkgoHelper()
-	slug := strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(user), "-"), "-")
-	roles := []string{installPrefix + "videorender-editor-role", installPrefix + "videostoryboard-editor-role"}
-	if approver {
-		roles = append(roles, approverRole)
-	}
-	for _, role := range roles {
-		rb := &rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: slug + "-" + strings.TrimPrefix(role, installPrefix)},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
-			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
-		}
-		if err := k8sClient.Create(ctx, rb); !apierrors.IsAlreadyExists(err) {
-			Expect(err).NotTo(HaveOccurred())
-		}
-	}
-	c := rest.CopyConfig(cfg)
-	c.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
-	cl, err := client.New(c, client.Options{Scheme: scheme})
-	Expect(err).NotTo(HaveOccurred())
-	Eventually(func() error {
-		return cl.List(ctx, &videov1alpha1.VideoRenderList{}, client.InNamespace(ns))
-	}).Should(Succeed())
-	return client.WithFieldValidation(cl, metav1.FieldValidationStrict)
-}
 
 // renderApprovalOf prints the render's status.approval for a failure message.
 func renderApprovalOf(vr *videov1alpha1.VideoRender) string {

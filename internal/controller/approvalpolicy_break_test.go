@@ -44,45 +44,14 @@ var _ = Describe("Approval covers what a render pays for", func() {
 
 	const quiet = 2 * time.Second
 
-	start := func(fourEyes bool) {
-		installApprovalPolicies()
-		h = newHarness(simulator.Options{})
-		ns := &corev1.Namespace{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: h.ns}, ns)).To(Succeed())
-		setLabel(ns, approvalTestLabel, "true")
-		if fourEyes {
-			setLabel(ns, videov1alpha1.LabelFourEyes, "true")
-		}
-		awaitPoliciesIn(h.ns, fourEyes)
-		h.createSecret(testAPIKey)
-		h.startManager()
-	}
+	// start runs the manager in a namespace the approval policies apply to.
+	start := func(fourEyes bool) { h = startApproval(fourEyes) }
 	AfterEach(func() {
 		if h != nil {
 			h.expectNoKeyLeak()
 		}
 	})
 	paidRenders := func() int { return h.sim.Calls(simulator.EndpointRenderStoryboard) }
-	write := func(c client.Client, vr *videov1alpha1.VideoRender, change func(*videov1alpha1.VideoRender)) error {
-		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			cur := &videov1alpha1.VideoRender{}
-			if err := c.Get(ctx, key(vr), cur); err != nil {
-				return err
-			}
-			change(cur)
-			return c.Update(ctx, cur)
-		})
-	}
-	updateAs := func(c client.Client, sb *videov1alpha1.VideoStoryboard, change func(*videov1alpha1.VideoStoryboard)) error {
-		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			cur := &videov1alpha1.VideoStoryboard{}
-			if err := c.Get(ctx, key(sb), cur); err != nil {
-				return err
-			}
-			change(cur)
-			return c.Update(ctx, cur)
-		})
-	}
 
 	// Finding 1. The policy looks at storyboardRef only. An author (the render editor role, as
 	// docs/approval.md's role table binds authors) turns a render an approver approved into an
@@ -98,12 +67,12 @@ var _ = Describe("Approval covers what a render pays for", func() {
 		digest := firstPreview(sb).Digest
 		vr := refRender(h.ns, "launch", "script", "")
 		Expect(editor.Create(ctx, vr)).To(Succeed())
-		Expect(write(approver, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = digest })).To(Succeed())
+		Expect(writeRender(approver, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = digest })).To(Succeed())
 		eventuallyReady(vr)
 		Expect(paidRenders()).To(Equal(1))
 
 		By("the editor, without approve, swaps in an unreviewed inline script")
-		err := write(editor, vr, func(cur *videov1alpha1.VideoRender) {
+		err := writeRender(editor, vr, func(cur *videov1alpha1.VideoRender) {
 			cur.Spec.StoryboardRef = nil
 			cur.Spec.Storyboard = storyRender(h.ns, "x", "Never reviewed").Spec.Storyboard
 		})
@@ -125,12 +94,12 @@ var _ = Describe("Approval covers what a render pays for", func() {
 		digest := firstPreview(sb).Digest
 		vr := refRender(h.ns, "tides", "brief", "")
 		Expect(editor.Create(ctx, vr)).To(Succeed())
-		Expect(write(approver, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = digest })).To(Succeed())
+		Expect(writeRender(approver, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = digest })).To(Succeed())
 		eventuallyReady(vr)
 		Expect(paidRenders()).To(Equal(1))
 
 		By("the editor, without approve, asks the AI to write the narration anew")
-		err := write(editor, vr, func(cur *videov1alpha1.VideoRender) {
+		err := writeRender(editor, vr, func(cur *videov1alpha1.VideoRender) {
 			cur.Spec.StoryboardRef.Narration = videov1alpha1.NarrationRegenerate
 		})
 		Expect(err).To(MatchError(ContainSubstring("approve on videorenders/approval")))
@@ -159,7 +128,7 @@ var _ = Describe("Approval covers what a render pays for", func() {
 		other := storyPreview(h.ns, "erins", "Erins own")
 		Expect(editor.Create(ctx, other)).To(Succeed())
 		firstPreview(other)
-		err := write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.Name = "erins" })
+		err := writeRender(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.Name = "erins" })
 		Expect(err).To(MatchError(ContainSubstring("approve on videorenders/approval")))
 		Consistently(paidRenders, quiet).Should(Equal(1),
 			"amir approved Latest of storyboard reviewed, erin-editor got storyboard erins paid (admitted: %v); status.approval %+v; Submitted notes: %v",
@@ -182,7 +151,7 @@ var _ = Describe("Approval covers what a render pays for", func() {
 		Expect(getStoryboard(sb)(Default).Annotations).To(HaveKeyWithValue(videov1alpha1.AnnotationSpecChangedBy, "alex-author"))
 
 		By("an editor rotates the API key of the storyboard: the words are still alex's")
-		Expect(updateAs(editor, sb, func(cur *videov1alpha1.VideoStoryboard) {
+		Expect(updateStoryboard(editor, sb, func(cur *videov1alpha1.VideoStoryboard) {
 			cur.Spec.APIKeySecretRef = &videov1alpha1.SecretKeyRef{Name: "rotated-key", Key: videov1alpha1.DefaultAPIKeySecretKey}
 		})).To(Succeed())
 		digest := previewOfGeneration(sb, 2).Digest
@@ -192,7 +161,7 @@ var _ = Describe("Approval covers what a render pays for", func() {
 		By("alex approves his own script, naming the key rotator as its author")
 		vr := refRender(h.ns, "pinned", "script", "")
 		Expect(alex.Create(ctx, vr)).To(Succeed())
-		err := write(alex, vr, func(cur *videov1alpha1.VideoRender) {
+		err := writeRender(alex, vr, func(cur *videov1alpha1.VideoRender) {
 			cur.Spec.StoryboardRef.ApprovedDigest = digest
 			cur.Annotations = with(cur.Annotations, videov1alpha1.AnnotationApprovedStoryboardAuthor, got.Annotations[videov1alpha1.AnnotationSpecChangedBy])
 		})
@@ -218,7 +187,7 @@ var _ = Describe("Approval covers what a render pays for", func() {
 		vr := refRender(h.ns, "launch", "script", "approvedDigest: "+digest)
 		Expect(approver.Create(ctx, vr)).To(Succeed())
 		eventuallyReady(vr)
-		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = "" })).To(Succeed())
+		Expect(writeRender(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = "" })).To(Succeed())
 		backup := getRender(vr)(Default)
 		for _, k := range []string{videov1alpha1.AnnotationApprovedBy, videov1alpha1.AnnotationApprovedDigest, videov1alpha1.AnnotationApprovedStoryboardAuthor} {
 			Expect(backup.Annotations).NotTo(HaveKey(k), "removing the approval removes its record")
@@ -272,7 +241,7 @@ var _ = Describe("Approval covers what a render pays for", func() {
 		digest := firstPreview(sb).Digest
 		vr := refRender(h.ns, "launch", "script", "")
 		Expect(editor.Create(ctx, vr)).To(Succeed())
-		Expect(write(approver, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = digest })).To(Succeed())
+		Expect(writeRender(approver, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = digest })).To(Succeed())
 		eventuallyReady(vr)
 
 		By("kubectl replace -f storyboard.yaml, a label added")
@@ -321,9 +290,9 @@ var _ = Describe("Approval covers what a render pays for", func() {
 		Eventually(func() []string { return submittedNotes(h, "amirs") }).Should(ContainElement(ContainSubstring("approved by amir-approver")))
 
 		By("an editor changes the inline script: a new paid request, refused; a label is not")
-		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.Storyboard.VideoName = "Changed by erin" })).
+		Expect(writeRender(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.Storyboard.VideoName = "Changed by erin" })).
 			To(MatchError(ContainSubstring("approve on videorenders/approval")))
-		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Labels = with(cur.Labels, "team", "launch") })).To(Succeed())
+		Expect(writeRender(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Labels = with(cur.Labels, "team", "launch") })).To(Succeed())
 		Consistently(paidRenders, quiet).Should(Equal(1))
 
 		By("four eyes: the writer of an inline script is its author")
@@ -356,11 +325,11 @@ var _ = Describe("Approval covers what a render pays for", func() {
 
 		By("with the manager down, amir approves as kubectl video approve does, and erin rotates the storyboard's key")
 		h.stopManager()
-		Expect(write(approver, vr, func(cur *videov1alpha1.VideoRender) {
+		Expect(writeRender(approver, vr, func(cur *videov1alpha1.VideoRender) {
 			cur.Spec.StoryboardRef.ApprovedDigest = digest
 			cur.Annotations = with(cur.Annotations, videov1alpha1.AnnotationApprovedStoryboardAuthor, "alex-author")
 		})).To(Succeed())
-		Expect(updateAs(editor, sb, func(cur *videov1alpha1.VideoStoryboard) {
+		Expect(updateStoryboard(editor, sb, func(cur *videov1alpha1.VideoStoryboard) {
 			cur.Spec.APIKeySecretRef = &videov1alpha1.SecretKeyRef{Name: "rotated-key", Key: videov1alpha1.DefaultAPIKeySecretKey}
 		})).To(Succeed())
 		h.startManager()

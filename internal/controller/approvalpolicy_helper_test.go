@@ -17,6 +17,7 @@ limitations under the License.
 package controller
 
 import (
+	"regexp"
 	"strings"
 	"sync"
 
@@ -27,9 +28,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/simulator"
 	"github.com/videoops/video-operator/internal/testutil"
 )
 
@@ -121,13 +124,16 @@ func newApprovalNamespace(fourEyes bool) string {
 // across calls.
 func asUser(ns, user string, approver bool) client.Client {
 	GinkgoHelper()
+	// The bindings' names are made of the user's: a user name need not be an object name (a
+	// certificate's CN "Smith, Alex").
+	slug := strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(user), "-"), "-")
 	roles := []string{installPrefix + "videorender-editor-role", installPrefix + "videostoryboard-editor-role"}
 	if approver {
 		roles = append(roles, approverRole)
 	}
 	for _, role := range roles {
 		rb := &rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user + "-" + strings.TrimPrefix(role, installPrefix)},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: slug + "-" + strings.TrimPrefix(role, installPrefix)},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
 			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
 		}
@@ -144,4 +150,47 @@ func asUser(ns, user string, approver bool) client.Client {
 		return cl.List(ctx, &videov1alpha1.VideoRenderList{}, client.InNamespace(ns))
 	}).Should(Succeed())
 	return client.WithFieldValidation(cl, metav1.FieldValidationStrict)
+}
+
+// startApproval starts a harness whose namespace the approval policies apply to (four eyes on or
+// off), with the API key Secret and the manager running.
+func startApproval(fourEyes bool) *harness {
+	GinkgoHelper()
+	installApprovalPolicies()
+	h := newHarness(simulator.Options{})
+	ns := &corev1.Namespace{}
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Name: h.ns}, ns)).To(Succeed())
+	setLabel(ns, approvalTestLabel, "true")
+	if fourEyes {
+		setLabel(ns, videov1alpha1.LabelFourEyes, "true")
+	}
+	awaitPoliciesIn(h.ns, fourEyes)
+	h.createSecret(testAPIKey)
+	h.startManager()
+	return h
+}
+
+// writeRender reads the render as c and updates it with change, again on a conflict (the manager
+// writes the render's metadata too); it returns any other error.
+func writeRender(c client.Client, vr *videov1alpha1.VideoRender, change func(*videov1alpha1.VideoRender)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := &videov1alpha1.VideoRender{}
+		if err := c.Get(ctx, key(vr), cur); err != nil {
+			return err
+		}
+		change(cur)
+		return c.Update(ctx, cur)
+	})
+}
+
+// updateStoryboard reads the storyboard as c and updates it with change, again on a conflict.
+func updateStoryboard(c client.Client, sb *videov1alpha1.VideoStoryboard, change func(*videov1alpha1.VideoStoryboard)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := &videov1alpha1.VideoStoryboard{}
+		if err := c.Get(ctx, key(sb), cur); err != nil {
+			return err
+		}
+		change(cur)
+		return c.Update(ctx, cur)
+	})
 }

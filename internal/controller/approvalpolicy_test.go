@@ -23,7 +23,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -40,19 +39,7 @@ var _ = Describe("Approval is a permission with a name", func() {
 	const quiet = 900 * time.Millisecond
 
 	// start runs the manager in a namespace the approval policies apply to.
-	start := func(fourEyes bool) {
-		installApprovalPolicies()
-		h = newHarness(simulator.Options{})
-		ns := &corev1.Namespace{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: h.ns}, ns)).To(Succeed())
-		setLabel(ns, approvalTestLabel, "true")
-		if fourEyes {
-			setLabel(ns, videov1alpha1.LabelFourEyes, "true")
-		}
-		awaitPoliciesIn(h.ns, fourEyes)
-		h.createSecret(testAPIKey)
-		h.startManager()
-	}
+	start := func(fourEyes bool) { h = startApproval(fourEyes) }
 	AfterEach(func() {
 		if h != nil {
 			h.expectNoKeyLeak()
@@ -64,29 +51,6 @@ var _ = Describe("Approval is a permission with a name", func() {
 		sb := storyPreview(h.ns, name, name)
 		Expect(c.Create(ctx, sb)).To(Succeed())
 		return sb, firstPreview(sb).Digest
-	}
-	// write reads the render as c and updates it with change, again on a conflict (the manager
-	// writes the render's metadata too); it returns any other error.
-	write := func(c client.Client, vr *videov1alpha1.VideoRender, change func(*videov1alpha1.VideoRender)) error {
-		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			cur := &videov1alpha1.VideoRender{}
-			if err := c.Get(ctx, key(vr), cur); err != nil {
-				return err
-			}
-			change(cur)
-			return c.Update(ctx, cur)
-		})
-	}
-	// updateAs reads the storyboard as c and updates it with change, again on a conflict.
-	updateAs := func(c client.Client, sb *videov1alpha1.VideoStoryboard, change func(*videov1alpha1.VideoStoryboard)) error {
-		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			cur := &videov1alpha1.VideoStoryboard{}
-			if err := c.Get(ctx, key(sb), cur); err != nil {
-				return err
-			}
-			change(cur)
-			return c.Update(ctx, cur)
-		})
 	}
 	const permission = "needs the permission approve on videorenders/approval (group video.videoops.io) in namespace "
 
@@ -103,14 +67,14 @@ var _ = Describe("Approval is a permission with a name", func() {
 		By("creating a render without approval (allowed), then pinning it or setting approval: Latest")
 		vr := refRender(h.ns, "waiting", "script", "")
 		Expect(editor.Create(ctx, vr)).To(Succeed())
-		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = digest })).
+		Expect(writeRender(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = digest })).
 			To(MatchError(ContainSubstring(permission + h.ns)))
-		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.Approval = videov1alpha1.ApprovalLatest })).
+		Expect(writeRender(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.Approval = videov1alpha1.ApprovalLatest })).
 			To(MatchError(ContainSubstring(permission + h.ns)))
 		Expect(editor.Create(ctx, refRender(h.ns, "latest", "script", "approval: Latest"))).To(MatchError(ContainSubstring(permission + h.ns)))
 
 		By("everything else an editor does is allowed: an edit, the retired default, a retry annotation")
-		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) {
+		Expect(writeRender(editor, vr, func(cur *videov1alpha1.VideoRender) {
 			cur.Spec.StoryboardRef.Approval = videov1alpha1.ApprovalPinned
 			cur.Annotations = with(cur.Annotations, videov1alpha1.AnnotationRetry, "1")
 		})).To(Succeed())
@@ -124,7 +88,7 @@ var _ = Describe("Approval is a permission with a name", func() {
 		_, digest := previewed(editor, "script")
 		vr := refRender(h.ns, "pinned", "script", "")
 		Expect(editor.Create(ctx, vr)).To(Succeed())
-		Expect(write(approver, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = digest })).To(Succeed())
+		Expect(writeRender(approver, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = digest })).To(Succeed())
 		eventuallyReady(vr)
 		Consistently(paidRenders, quiet).Should(Equal(1))
 
@@ -153,12 +117,12 @@ var _ = Describe("Approval is a permission with a name", func() {
 		waiting.Annotations = nil
 		Expect(editor.Create(ctx, waiting)).To(Succeed())
 		for _, k := range []string{videov1alpha1.AnnotationApprovedBy, videov1alpha1.AnnotationApprovedDigest, videov1alpha1.AnnotationApprovedStoryboardAuthor} {
-			Expect(write(editor, waiting, func(cur *videov1alpha1.VideoRender) { cur.Annotations = with(cur.Annotations, k, "amir-approver") })).
+			Expect(writeRender(editor, waiting, func(cur *videov1alpha1.VideoRender) { cur.Annotations = with(cur.Annotations, k, "amir-approver") })).
 				To(MatchError(ContainSubstring(stamps)), k)
 		}
 
 		By("an approver who forges another name in the approving write is recorded as themselves")
-		Expect(write(approver, waiting, func(cur *videov1alpha1.VideoRender) {
+		Expect(writeRender(approver, waiting, func(cur *videov1alpha1.VideoRender) {
 			cur.Spec.StoryboardRef.ApprovedDigest = digest
 			cur.Annotations = with(cur.Annotations, videov1alpha1.AnnotationApprovedBy, "the-boss")
 		})).To(Succeed())
@@ -166,18 +130,18 @@ var _ = Describe("Approval is a permission with a name", func() {
 
 		By("nobody changes the stamps of an approval afterwards, not even the approver; a write without them keeps them")
 		for _, c := range []client.Client{editor, approver} {
-			Expect(write(c, waiting, func(cur *videov1alpha1.VideoRender) { cur.Annotations[videov1alpha1.AnnotationApprovedBy] = "the-boss" })).
+			Expect(writeRender(c, waiting, func(cur *videov1alpha1.VideoRender) { cur.Annotations[videov1alpha1.AnnotationApprovedBy] = "the-boss" })).
 				To(MatchError(ContainSubstring(stamps)))
-			Expect(write(c, waiting, func(cur *videov1alpha1.VideoRender) { delete(cur.Annotations, videov1alpha1.AnnotationApprovedBy) })).
+			Expect(writeRender(c, waiting, func(cur *videov1alpha1.VideoRender) { delete(cur.Annotations, videov1alpha1.AnnotationApprovedBy) })).
 				To(Succeed())
 			Expect(getRender(waiting)(Default).Annotations).To(HaveKeyWithValue(videov1alpha1.AnnotationApprovedBy, "amir-approver"))
 		}
 
 		By("nobody writes a storyboard's author by hand")
-		Expect(updateAs(editor, sb, func(cur *videov1alpha1.VideoStoryboard) {
+		Expect(updateStoryboard(editor, sb, func(cur *videov1alpha1.VideoStoryboard) {
 			cur.Annotations[videov1alpha1.AnnotationSpecChangedBy] = "someone-else"
 		})).To(MatchError(ContainSubstring("may not write or change it")))
-		Expect(updateAs(approver, sb, func(cur *videov1alpha1.VideoStoryboard) {
+		Expect(updateStoryboard(approver, sb, func(cur *videov1alpha1.VideoStoryboard) {
 			cur.Spec.VideoName = "Edited by the approver"
 			cur.Annotations[videov1alpha1.AnnotationSpecChangedBy] = "erin-editor"
 		})).To(Succeed())
@@ -191,7 +155,7 @@ var _ = Describe("Approval is a permission with a name", func() {
 		amir := asUser(h.ns, "amir-approver", true)
 		sb, _ := previewed(asUser(h.ns, "erin-editor", false), "script")
 		By("alex, an approver, changes the storyboard's spec: alex is its last author")
-		Expect(updateAs(alex, sb, func(cur *videov1alpha1.VideoStoryboard) {
+		Expect(updateStoryboard(alex, sb, func(cur *videov1alpha1.VideoStoryboard) {
 			cur.Spec.Scenes[0].Story = ptr.To("Alex rewrote the script.")
 		})).To(Succeed())
 		digest := previewOfGeneration(sb, 2).Digest
@@ -199,7 +163,7 @@ var _ = Describe("Approval is a permission with a name", func() {
 		vr := refRender(h.ns, "pinned", "script", "")
 		Expect(alex.Create(ctx, vr)).To(Succeed())
 		approve := func(c client.Client, author string) error {
-			return write(c, vr, func(cur *videov1alpha1.VideoRender) {
+			return writeRender(c, vr, func(cur *videov1alpha1.VideoRender) {
 				cur.Spec.StoryboardRef.ApprovedDigest = digest
 				cur.Annotations = with(cur.Annotations, videov1alpha1.AnnotationApprovedStoryboardAuthor, author)
 			})
@@ -210,9 +174,9 @@ var _ = Describe("Approval is a permission with a name", func() {
 			ContainSubstring("alex-author last changed the content of VideoStoryboard script, so the approver alex-author"),
 			ContainSubstring("ask another user bound to the ClusterRole "+approverRole))))
 		By("without naming the author, or with approval: Latest: refused")
-		Expect(write(alex, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = digest })).
+		Expect(writeRender(alex, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = digest })).
 			To(MatchError(ContainSubstring("annotation video.videoops.io/approved-storyboard-author")))
-		Expect(write(amir, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.Approval = videov1alpha1.ApprovalLatest })).
+		Expect(writeRender(amir, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.Approval = videov1alpha1.ApprovalLatest })).
 			To(MatchError(ContainSubstring("approval: Latest renders every preview unreviewed and cannot be approved there")))
 
 		By("the author approves naming someone else: admitted, but the controller pays nothing and says why")
@@ -226,7 +190,7 @@ var _ = Describe("Approval is a permission with a name", func() {
 		Consistently(paidRenders, quiet).Should(BeZero())
 
 		By("another approver approves: paid once, recorded as theirs")
-		Expect(write(amir, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = "" })).To(Succeed())
+		Expect(writeRender(amir, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = "" })).To(Succeed())
 		Expect(approve(amir, "alex-author")).To(Succeed())
 		eventuallyReady(vr)
 		Consistently(paidRenders, quiet).Should(Equal(1))
@@ -259,9 +223,9 @@ var _ = Describe("Approval is a permission with a name", func() {
 		awaitPoliciesIn(h.ns, false)
 		editor := asUser(h.ns, "erin-editor", false)
 		Eventually(func() error {
-			return write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Labels = with(cur.Labels, "team", "launch") })
+			return writeRender(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Labels = with(cur.Labels, "team", "launch") })
 		}).Should(Succeed())
-		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) {
+		Expect(writeRender(editor, vr, func(cur *videov1alpha1.VideoRender) {
 			cur.Spec.StoryboardRef.Narration = videov1alpha1.NarrationApproved
 		})).To(Succeed())
 		eventuallyReady(vr)
@@ -281,9 +245,9 @@ var _ = Describe("Approval is a permission with a name", func() {
 		By("the storyboard is edited; an editor removes the pin, then the approver's Latest is removed too")
 		editPreviewStory(sb, "A second script nobody approved.")
 		previewOfGeneration(sb, 2)
-		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = "" })).To(Succeed())
-		Expect(write(approver, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.Approval = videov1alpha1.ApprovalLatest })).To(Succeed())
-		Expect(write(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.Approval = "" })).To(Succeed())
+		Expect(writeRender(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.ApprovedDigest = "" })).To(Succeed())
+		Expect(writeRender(approver, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.Approval = videov1alpha1.ApprovalLatest })).To(Succeed())
+		Expect(writeRender(editor, vr, func(cur *videov1alpha1.VideoRender) { cur.Spec.StoryboardRef.Approval = "" })).To(Succeed())
 		Expect(paidRenders()).To(BeNumerically("<=", 2), "Latest rendered preview 2 at most once")
 		paid := paidRenders()
 		Consistently(paidRenders, quiet).Should(Equal(paid), "removing an approval pays nothing")
