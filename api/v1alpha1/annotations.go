@@ -97,3 +97,27 @@ const (
 	// ApprovedProject is AnnotationApprovedDigest of a render of a saved project (projectId).
 	ApprovedProject = "Project"
 )
+
+// StampedApprover is the user who wrote the render's current approval, as the admission policy
+// videorender-approval-stamp recorded it (docs/approval.md): the stamp counts only when it is for
+// this very approval (the pinned digest, Latest, or, for a render that pays without a review, its
+// inline storyboard or project). "" when the approval carries no stamp of its own: written before
+// the policies were installed, or on a cluster without them.
+func (o *VideoRender) StampedApprover() string {
+	var approval string
+	switch spec := o.Spec; {
+	case spec.StoryboardRef != nil && spec.StoryboardRef.ApprovedDigest != "":
+		approval = spec.StoryboardRef.ApprovedDigest
+	case spec.StoryboardRef != nil && spec.StoryboardRef.Approval == ApprovalLatest:
+		approval = ApprovedLatest
+	case spec.Storyboard != nil:
+		approval = ApprovedInline
+	case spec.ProjectID != nil:
+		approval = ApprovedProject
+	}
+	ann := o.GetAnnotations()
+	if approval == "" || ann[AnnotationApprovedDigest] != approval {
+		return ""
+	}
+	return ann[AnnotationApprovedBy]
+}

@@ -78,30 +78,6 @@ func finishedNote(o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStoryboar
 		rendered, sb.Name, w.message)
 }
 
-// approvedBy is the user who wrote the render's current approval, as the admission policy
-// videorender-approval-stamp recorded it (docs/approval.md): the stamp counts only when it is for
-// this very approval (the pinned digest, Latest, or, for a render that pays without a review, its
-// inline storyboard or project). "" when the approval carries no stamp of its own: written before
-// the policies were installed, or on a cluster without them.
-func approvedBy(o *videov1alpha1.VideoRender) string {
-	var approval string
-	switch spec := o.Spec; {
-	case spec.StoryboardRef != nil && spec.StoryboardRef.ApprovedDigest != "":
-		approval = spec.StoryboardRef.ApprovedDigest
-	case spec.StoryboardRef != nil && spec.StoryboardRef.Approval == videov1alpha1.ApprovalLatest:
-		approval = videov1alpha1.ApprovedLatest
-	case spec.Storyboard != nil:
-		approval = videov1alpha1.ApprovedInline
-	case spec.ProjectID != nil:
-		approval = videov1alpha1.ApprovedProject
-	}
-	ann := o.GetAnnotations()
-	if approval == "" || ann[videov1alpha1.AnnotationApprovedDigest] != approval {
-		return ""
-	}
-	return ann[videov1alpha1.AnnotationApprovedBy]
-}
-
 // authorOfApproval is four eyes' second half (docs/approval.md): an approval that names the
 // storyboard's author it was given against (annotation approved-storyboard-author, written with the
 // approval and then kept by the admission policy; with four eyes on, the policy refused it when
@@ -110,7 +86,7 @@ func approvedBy(o *videov1alpha1.VideoRender) string {
 // the policy. It returns nil when the approval names no author, or the right one.
 func authorOfApproval(o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStoryboard) *waiting {
 	claim := o.GetAnnotations()[videov1alpha1.AnnotationApprovedStoryboardAuthor]
-	by := approvedBy(o)
+	by := o.StampedApprover()
 	if claim == "" || by == "" {
 		return nil
 	}

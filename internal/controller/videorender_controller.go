@@ -68,9 +68,9 @@ func (renderAdapter) newObject() *videov1alpha1.VideoRender { return &videov1alp
 func (a renderAdapter) resolve(ctx context.Context, o *videov1alpha1.VideoRender) (*target, error) {
 	switch {
 	case o.Spec.Storyboard != nil:
-		return &target{render: o.Spec.Storyboard.DeepCopy(), approvedBy: approvedBy(o)}, nil
+		return &target{render: o.Spec.Storyboard.DeepCopy(), approvedBy: o.StampedApprover()}, nil
 	case o.Spec.ProjectID != nil:
-		return &target{projectID: *o.Spec.ProjectID, approvedBy: approvedBy(o)}, nil
+		return &target{projectID: *o.Spec.ProjectID, approvedBy: o.StampedApprover()}, nil
 	case o.Spec.StoryboardRef == nil:
 		// Admission requires exactly one source; this only guards against a schema change.
 		return &target{wait: &waiting{stalled: true, reason: videov1alpha1.ReasonInvalidRequest,
@@ -118,7 +118,7 @@ func approvedTarget(o *videov1alpha1.VideoRender, sb *videov1alpha1.VideoStorybo
 	name := sb.Name
 	t := &target{render: sb.Spec.StoryboardRequest.DeepCopy(), sourceGeneration: sb.Generation, sourceUID: sb.UID,
 		sourceCreated: sb.CreationTimestamp.Time, sourceDigest: sb.Status.Preview.Digest, sourceDigestV1: sb.Status.Preview.DigestOfVersion1(),
-		approvedBy: approvedBy(o)}
+		approvedBy: o.StampedApprover()}
 	if pin := o.Spec.StoryboardRef.ApprovedDigest; pin != "" && pin != t.sourceDigest {
 		// A version 1 pin (Git written before the upgrade) of a preview whose status is of a
 		// later version: the job is recorded under the name its approval used, so that the pin

@@ -254,14 +254,9 @@ func printApproval(p *printer, vr *videov1alpha1.VideoRender, vsb *videov1alpha1
 }
 
 // approvedByOf says who wrote the render's current approval, as the admission policy stamped it
-// (docs/approval.md): a stamp counts only for the approval it was written with.
+// (docs/approval.md).
 func approvedByOf(vr *videov1alpha1.VideoRender) string {
-	ref, ann := vr.Spec.StoryboardRef, vr.GetAnnotations()
-	approval := ref.ApprovedDigest
-	if approval == "" {
-		approval = videov1alpha1.ApprovedLatest
-	}
-	if by := ann[videov1alpha1.AnnotationApprovedBy]; by != "" && ann[videov1alpha1.AnnotationApprovedDigest] == approval {
+	if by := vr.StampedApprover(); by != "" {
 		return "approved by " + by
 	}
 	return "approver not recorded (written without the approval policies)"
