@@ -356,6 +356,21 @@ type VideoBudgetStatus struct {
 	// +kubebuilder:validation:MaxItems=1000
 	Reservations []BudgetReservation `json:"reservations,omitempty"`
 
+	// runningJobs are the reservations of running renders whose job's end is not charged yet,
+	// each one line: "<name> <uid> <attemptId> <reservedAt, Unix seconds> <estimatedSeconds>
+	// <flags> <jobId>", flags "-" or letters c (aiCredits) and u (unbounded). They are
+	// reservations as the list above describes them, kept as text: the API server validates,
+	// merges and encodes a list of objects field by field on every write of the budget, and a
+	// namespace running a hundred renders made each write cost about seven times an empty
+	// budget's (docs/architecture.md "Load on the cluster"). A running render whose calls use
+	// another Secret than the default stays in reservations. reservations and runningJobs hold
+	// at most 1000 in all.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=600
+	RunningJobs []string `json:"runningJobs,omitempty"`
+
 	// chargedJobs are the ids of the most recent completed renders whose seconds and credits
 	// were added to used, whatever their period, so that a completion seen again (after a crash
 	// between the charge and the render's own status write) is not charged twice. Bounded: an

@@ -2117,6 +2117,11 @@ func (in *VideoBudgetStatus) DeepCopyInto(out *VideoBudgetStatus) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.RunningJobs != nil {
+		in, out := &in.RunningJobs, &out.RunningJobs
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.ChargedJobs != nil {
 		in, out := &in.ChargedJobs, &out.ChargedJobs
 		*out = make([]string, len(*in))

@@ -57,10 +57,11 @@ func (h *harness) createBudget(spec videov1alpha1.VideoBudgetSpec) {
 	Expect(k8sClient.Create(ctx, b)).To(Succeed())
 }
 
-// budget reads the namespace's VideoBudget.
+// budget reads the namespace's VideoBudget, its running jobs' lines read as reservations.
 func (h *harness) budget(g Gomega) *videov1alpha1.VideoBudget {
 	b := &videov1alpha1.VideoBudget{}
 	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: videov1alpha1.VideoBudgetName}, b)).To(Succeed())
+	b.Status.Reservations, b.Status.RunningJobs = b.Status.AllReservations(), nil
 	return b
 }
 

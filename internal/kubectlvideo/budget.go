@@ -68,11 +68,15 @@ func BudgetStatus(ctx context.Context, env *Env, name string) error {
 	}
 	p.field("AI credits", credits+" used, "+limit)
 	p.field("Previews", usage(st.Used.Previews, st.Reserved.Previews, vb.Spec.MaxPreviews))
-	if len(st.Reservations) > 0 {
-		p.line("Reservations: (submissions in flight)")
+	if res := st.AllReservations(); len(res) > 0 {
+		p.line("Reservations: (submissions in flight, and running jobs until their end is charged)")
 		w := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
-		for _, r := range st.Reservations {
-			_, _ = fmt.Fprintf(w, "  %s\tattempt %s\tsince %s\n", Target{Kind: Kind(r.Kind), Name: r.Name}, r.AttemptID, age(env.Now(), r.ReservedAt.Time))
+		for _, r := range res {
+			what := "attempt " + r.AttemptID
+			if r.JobID != "" {
+				what = "job " + r.JobID
+			}
+			_, _ = fmt.Fprintf(w, "  %s\t%s\tsince %s\n", Target{Kind: Kind(r.Kind), Name: r.Name}, what, age(env.Now(), r.ReservedAt.Time))
 		}
 		_ = w.Flush()
 	}

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -286,7 +285,7 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 		if b == nil {
 			own = false
 			b = &videov1alpha1.VideoBudget{}
-			if err := reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: videov1alpha1.VideoBudgetName}, b); err != nil {
+			if err := readBudget(ctx, reader, ns, b); err != nil {
 				if apierrors.IsNotFound(err) {
 					return gone()
 				}
@@ -328,7 +327,7 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 			}
 			return nil
 		}
-		err = g.client.Status().Patch(ctx, b, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		err = patchBudgetStatus(ctx, g.client, b, base)
 		switch {
 		case err == nil:
 			g.observeBatch(cause, batch)

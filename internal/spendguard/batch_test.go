@@ -122,6 +122,7 @@ func (h *batchHarness) budget(t *testing.T) *videov1alpha1.VideoBudget {
 	if err := h.server.Get(t.Context(), client.ObjectKey{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}, &b); err != nil {
 		t.Fatal(err)
 	}
+	expandRunning(&b)
 	return &b
 }
 

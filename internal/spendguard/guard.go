@@ -370,7 +370,7 @@ func (g *Guard) Budgeted(ctx context.Context, ns string) bool {
 // cachedBudget is the namespace's VideoBudget as the cache shows it.
 func (g *Guard) cachedBudget(ctx context.Context, ns string) (*videov1alpha1.VideoBudget, error) {
 	var b videov1alpha1.VideoBudget
-	if err := g.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: videov1alpha1.VideoBudgetName}, &b); err != nil {
+	if err := readBudget(ctx, g.client, ns, &b); err != nil {
 		return nil, err
 	}
 	return &b, nil

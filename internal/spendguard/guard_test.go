@@ -282,6 +282,7 @@ func TestBudgetWritesOfOneProcessDoNotConflictOverAStaleCache(t *testing.T) {
 	if err := server.Get(t.Context(), client.ObjectKey{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}, &got); err != nil {
 		t.Fatal(err)
 	}
+	expandRunning(&got)
 	if got.Status.Used.Renders != n || len(got.Status.Reservations) != n || got.Status.Reserved.Renders != 0 {
 		t.Errorf("used %d with %d reservations (%d in flight), want %d, each its running job's", got.Status.Used.Renders,
 			len(got.Status.Reservations), got.Status.Reserved.Renders, n)

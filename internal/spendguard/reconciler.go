@@ -207,7 +207,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			"namespace", req.Namespace, "error", err.Error())
 	}
 	b := &videov1alpha1.VideoBudget{}
-	if err := r.client.Get(ctx, req.NamespacedName, b); err != nil {
+	if err := r.client.Get(ctx, req.NamespacedName, b); err == nil {
+		expandRunning(b)
+	} else {
 		if apierrors.IsNotFound(err) {
 			r.metrics.ForgetBudget(req.Namespace)
 			// A deleted budget's last usage goes to the ledger now, not at the end of its cadence,
@@ -252,7 +254,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	if !equality.Semantic.DeepEqual(base.Status, b.Status) {
 		cause := controllerCause(base, b, adopted)
-		err := r.client.Status().Patch(ctx, b, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		err := patchBudgetStatus(ctx, r.client, b, base)
 		switch {
 		case err == nil:
 			r.writes.ObserveBudgetWrite(WriterController, cause, WriteWritten)
@@ -539,7 +541,7 @@ func (r *Reconciler) sayLedgerFails(ctx context.Context, b *videov1alpha1.VideoB
 	if equality.Semantic.DeepEqual(base.Status, b.Status) {
 		return
 	}
-	if perr := r.client.Status().Patch(ctx, b, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); perr == nil {
+	if perr := patchBudgetStatus(ctx, r.client, b, base); perr == nil {
 		r.writes.ObserveBudgetWrite(WriterController, CauseConditions, WriteWritten)
 		r.guard.wrote(base.ResourceVersion, b)
 	}

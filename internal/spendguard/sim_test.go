@@ -59,7 +59,8 @@ import (
 //     below the limit;
 //   - under maxRenderSeconds, no render without an upper bound is admitted while another such job
 //     still runs at the service (whoever holds its object);
-//   - at the end, every job that ended is charged at least what it cost (never less).
+//   - at the end, every job that ended is charged at least what it cost (never less), and, over
+//     all months, no job is counted or charged twice (never more).
 //
 // The renders are modelled as the render reconciler drives the guard: Reserve, the job id in the
 // render's status, Settle, and at the job's end Charge with its real length. A crash drops every
@@ -234,6 +235,10 @@ type simWorld struct {
 	budgetUID  int
 	// seen is the highest usage seen for each period window (start/end).
 	seen map[string]videov1alpha1.BudgetUsage
+	// months is the highest usage seen in each calendar month's window: every charge is added
+	// to the window of the month it is made in, whatever spec.period says, so their sum is what
+	// the budget charged in all.
+	months map[time.Time]videov1alpha1.BudgetUsage
 }
 
 const simNS = "team-a"
@@ -247,7 +252,7 @@ func newSimWorld(t testing.TB) *simWorld {
 		t.Fatal(err)
 	}
 	w := &simWorld{t: t, ctx: logf.IntoContext(context.Background(), logr.Discard()), clk: clocktesting.NewFakeClock(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)),
-		seen: map[string]videov1alpha1.BudgetUsage{}, budgetUID: 1}
+		seen: map[string]videov1alpha1.BudgetUsage{}, months: map[time.Time]videov1alpha1.BudgetUsage{}, budgetUID: 1}
 	budget := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: videov1alpha1.VideoBudgetName, UID: "budget-1", Generation: 1},
 		Spec: videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodMonthly, MaxRenders: ptr.To[int64](10), MaxRenderSeconds: ptr.To[int64](1200)}}
 	w.server = fake.NewClientBuilder().WithScheme(s).WithObjects(budget).
@@ -306,6 +311,7 @@ func (w *simWorld) budget() (*videov1alpha1.VideoBudget, bool) {
 	if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: videov1alpha1.VideoBudgetName}, &b); err != nil {
 		return nil, false
 	}
+	expandRunning(&b)
 	return &b, true
 }
 
@@ -389,6 +395,7 @@ const (
 	violUnbounded = "two renders without upper bound at once"
 	violDecrease  = "a period's usage went down"
 	violLost      = "a job's cost not charged"
+	violTwice     = "a job charged twice"
 )
 
 func (w *simWorld) violation(kind, format string, args ...any) error {
@@ -564,6 +571,13 @@ func (w *simWorld) checkUsage() error {
 	if !ok || b.Status.PeriodStart == nil || b.Status.PeriodEnd == nil || b.Status.LedgerBudgetUID != string(b.UID) {
 		return nil
 	}
+	for _, win := range b.Status.Windows {
+		if win.Period == videov1alpha1.BudgetPeriodMonthly {
+			m := w.months[win.Start.UTC()]
+			maxInto(&m, win.Used)
+			w.months[win.Start.UTC()] = m
+		}
+	}
 	key := b.Status.PeriodStart.UTC().Format(time.RFC3339) + "/" + b.Status.PeriodEnd.UTC().Format(time.RFC3339)
 	was, u := w.seen[key], b.Status.Used
 	if u.Renders < was.Renders || u.RenderSeconds < was.RenderSeconds {
@@ -604,6 +618,27 @@ func (w *simWorld) drain() error {
 	}
 	if b.Status.Used.RenderSeconds < owed {
 		return w.violation(violLost, "the period's jobs cost %d s and the budget charged %d s: %d s lost", owed, b.Status.Used.RenderSeconds, owed-b.Status.Used.RenderSeconds)
+	}
+	return w.checkOnce()
+}
+
+// checkOnce: no job is counted or charged twice. Summed over the months, the budget counted at
+// most the jobs the service created and charged at most what each cost, or its reservation's
+// estimate where its end is never read (a gone render's unsettled submission is charged that).
+func (w *simWorld) checkOnce() error {
+	var counted, charged, most int64
+	for _, m := range w.months {
+		counted += m.Renders
+		charged += m.RenderSeconds
+	}
+	for _, j := range w.jobs {
+		most += max(j.actual, j.reserved)
+	}
+	if counted > int64(len(w.jobs)) {
+		return w.violation(violTwice, "the budget counted %d renders in all, the service created %d jobs", counted, len(w.jobs))
+	}
+	if charged > most {
+		return w.violation(violTwice, "the budget charged %d s in all, the jobs cost at most %d s", charged, most)
 	}
 	return nil
 }

@@ -123,6 +123,7 @@ func TestNothingInTheSpendGuardWritesTheAPIFromATimer(t *testing.T) {
 		if err := h.server.Get(t.Context(), client.ObjectKey{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}, &b); err != nil {
 			t.Fatal(err)
 		}
+		expandRunning(&b)
 		var cm corev1.ConfigMap
 		var l ledger
 		if err := h.server.Get(t.Context(), client.ObjectKey{Namespace: "ops", Name: ledgers.Name("team-a")}, &cm); err == nil {

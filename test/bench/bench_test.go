@@ -425,7 +425,7 @@ func (s *scaleRun) largestBudget() (maxBytes, maxReservations int) {
 		if data, err := json.Marshal(b); err == nil {
 			maxBytes = max(maxBytes, len(data))
 		}
-		maxReservations = max(maxReservations, len(b.Status.Reservations))
+		maxReservations = max(maxReservations, len(b.Status.AllReservations()))
 	}
 	return maxBytes, maxReservations
 }

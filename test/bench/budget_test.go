@@ -106,7 +106,7 @@ func (s *scaleRun) settleBudgets() {
 		}
 		settled := true
 		for _, vb := range list.Items {
-			if vb.Status.Used.RenderSeconds != want[vb.Namespace] || len(vb.Status.Reservations) != 0 {
+			if vb.Status.Used.RenderSeconds != want[vb.Namespace] || len(vb.Status.AllReservations()) != 0 {
 				settled = false
 			}
 		}
@@ -149,10 +149,10 @@ func (s *scaleRun) measureBudgets(r *result) {
 		bu.UsedRenders += used
 		bu.PaidRenders += paid[vb.Namespace]
 		bu.ReservedAtEnd += reserved
-		bu.ReservationsAtEnd += len(vb.Status.Reservations)
+		bu.ReservationsAtEnd += len(vb.Status.AllReservations())
 		bu.UsedSeconds += vb.Status.Used.RenderSeconds
 		bu.RenderedSeconds += seconds[vb.Namespace]
-		if used != paid[vb.Namespace] || reserved != 0 || len(vb.Status.Reservations) != 0 || vb.Status.Used.RenderSeconds != seconds[vb.Namespace] {
+		if used != paid[vb.Namespace] || reserved != 0 || len(vb.Status.AllReservations()) != 0 || vb.Status.Used.RenderSeconds != seconds[vb.Namespace] {
 			bu.Mismatched = append(bu.Mismatched, fmt.Sprintf("%s: used %d, reserved %d (%d reservations), paid %d; %d s charged, %d s rendered",
 				vb.Namespace, used, reserved, len(vb.Status.Reservations), paid[vb.Namespace], vb.Status.Used.RenderSeconds, seconds[vb.Namespace]))
 		}

@@ -17,6 +17,7 @@ limitations under the License.
 package bench
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -166,6 +167,47 @@ func BenchmarkStatusWrite(b *testing.B) {
 			b.ReportMetric(1000*(apiCPU()-cpu0)/float64(b.N), "apiserver-cpu-ms/op")
 			b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "wall-ms/op")
 		})
+	}
+	// A VideoBudget's status write as the spend guard makes it, with K running jobs of the
+	// namespace holding their reservation: a merge patch sends the changed list whole (a
+	// reservation added) with the usage. "objects" keeps the running jobs as reservations, as
+	// before status.runningJobs; "lines" as the guard keeps them now, one line each.
+	for _, k := range []int{0, 100, 300, 999} {
+		for _, form := range []string{"objects", "lines"} {
+			if k == 0 && form == "lines" {
+				continue
+			}
+			b.Run(fmt.Sprintf("budget-status-patch/running=%d/%s", k, form), func(b *testing.B) {
+				ns := fmt.Sprintf("budget-%d-%s-%d", k, form, b.N)
+				must(b, c.Create(b.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+				vb := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: videov1alpha1.VideoBudgetName},
+					Spec: videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](100000)}}
+				must(b, c.Create(b.Context(), vb))
+				var objects []videov1alpha1.BudgetReservation
+				var lines []string
+				for i := range k {
+					name, uid, attempt := fmt.Sprintf("bench-r-%05d", i), fmt.Sprintf("0b6c1f2e-5d1a-4c8e-9f3b-%012d", i), fmt.Sprintf("7c1e9a2b-3f4d-4e5a-8b6c-%012d", i)
+					job := fmt.Sprintf("5f0c2d7e-1a2b-4c3d-8e9f-%012d", i)
+					if form == "lines" {
+						lines = append(lines, fmt.Sprintf("%s %s %s %d 30 - %s", name, uid, attempt, time.Now().Unix(), job))
+						continue
+					}
+					objects = append(objects, videov1alpha1.BudgetReservation{Kind: "VideoRender", Name: name, UID: uid, AttemptID: attempt,
+						ReservedAt: metav1.Now(), EstimatedSeconds: 30, JobID: job})
+				}
+				cpu0, start := apiCPU(), time.Now()
+				for i := range b.N {
+					pending := []videov1alpha1.BudgetReservation{{Kind: "VideoRender", Name: "next", UID: fmt.Sprintf("uid-%d", i),
+						AttemptID: fmt.Sprintf("a-%d", i), ReservedAt: metav1.Now(), EstimatedSeconds: 30}}
+					raw, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": vb.ResourceVersion},
+						"status": map[string]any{"used": map[string]any{"renders": i}, "reservations": append(objects, pending...), "runningJobs": lines}})
+					must(b, err)
+					must(b, c.Status().Patch(b.Context(), vb, client.RawPatch(types.MergePatchType, raw)))
+				}
+				b.ReportMetric(1000*(apiCPU()-cpu0)/float64(b.N), "apiserver-cpu-ms/op")
+				b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "wall-ms/op")
+			})
+		}
 	}
 	// The one API read an unguarded paid submission makes (spendguard Ledgers.holds): the ledger
 	// ConfigMap of a namespace that never had a budget, which is not found.

@@ -212,6 +212,7 @@ func (w *world) awaitKillMoment(within time.Duration) killMoment {
 		must(w.t, err)
 		var b videov1alpha1.VideoBudget
 		must(w.t, k8s.Get(w.t.Context(), client.ObjectKey{Namespace: w.ns, Name: videov1alpha1.VideoBudgetName}, &b))
+		b.Status.Reservations, b.Status.RunningJobs = b.Status.AllReservations(), nil
 		var m killMoment
 		for i := range items {
 			id := items[i].Status.JobID

@@ -133,7 +133,7 @@ func (w *world) budgetAccount() string {
 	var b videov1alpha1.VideoBudget
 	out := []string{}
 	if err := k8s.Get(w.t.Context(), client.ObjectKey{Namespace: w.ns, Name: videov1alpha1.VideoBudgetName}, &b); err == nil {
-		out = append(out, fmt.Sprintf("budget %s: ledgerBudgetUID %s, used %+v, reservations %+v", b.UID, b.Status.LedgerBudgetUID, b.Status.Used, b.Status.Reservations))
+		out = append(out, fmt.Sprintf("budget %s: ledgerBudgetUID %s, used %+v, reservations %+v", b.UID, b.Status.LedgerBudgetUID, b.Status.Used, b.Status.AllReservations()))
 	}
 	for _, j := range w.sim.Jobs() {
 		out = append(out, fmt.Sprintf("job %s created %s", j.ID, j.CreatedAt.Format("15:04:05.000")))
