@@ -329,9 +329,12 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 		}
 		// A young reservation is only settled early on a job the object recorded, which the cache
 		// may show late but never wrongly: it is read from the cache, so that a busy budget, whose
-		// every write brings a reconcile, costs no API read per reservation in flight.
+		// every write brings a reconcile, costs no API read per reservation in flight. So is a
+		// running job's, whatever its age: a render runs for minutes, and what the cache shows of
+		// it (still running, ended, moved on to another job) is true, if late; only a render the
+		// cache shows gone is read again from the API server below.
 		reader := r.reader
-		if young {
+		if young || res.JobID != "" {
 			reader = r.client
 		}
 		err := reader.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: res.Name}, obj)
@@ -343,7 +346,7 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			addUsage(b, videov1alpha1.BudgetUsage{RenderSeconds: res.EstimatedSeconds})
 		}
 		gone := apierrors.IsNotFound(err) || string(obj.GetUID()) != res.UID
-		if res.JobID != "" && young && gone {
+		if res.JobID != "" && gone {
 			// A render deleted before its charge finalizer was written with its record, or with the
 			// finalizer stripped (the reservation stands for it): its job's end is read here, once
 			// the API server confirms that the object is gone (the cache may lag).

@@ -448,3 +448,67 @@ func TestAChargeOnABudgetCreatedAgainBeforeItsTakeoverIsNotLost(t *testing.T) {
 		t.Fatalf("used %d s after the takeover, want the ledger's 9,000 s and the job's 600 s", got)
 	}
 }
+
+// countingReader counts the reads that reach the API server.
+type countingReader struct {
+	client.Reader
+	gets atomic.Int64
+}
+
+func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.gets.Add(1)
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+// A running job's reservation is looked at from the cache: renders run for minutes, every write
+// of the budget brings a look, and a namespace with a hundred long renders must not cost a hundred
+// API reads per look. Only a render the cache shows gone is read again from the API server
+// (the cache may lag), once, before its job's end is read from the service.
+func TestLongRunningJobsCostNoAPIReadsAtEachLook(t *testing.T) {
+	const n = 20
+	var objs []client.Object
+	for i := range n {
+		objs = append(objs, batchRender(i))
+	}
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](100)}, objs...)
+	close(h.hold)
+	for i := range n {
+		vr := batchRender(i)
+		if d, err := h.g.Reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 60}, nil); err != nil || d.Wait {
+			t.Fatalf("render %d: %+v, %v", i, d, err)
+		}
+		if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), vr); err != nil {
+			t.Fatal(err)
+		}
+		vr.Status.JobID, vr.Status.SubmittedAt = fmt.Sprintf("job-%d", i), &metav1.Time{Time: time.Now()}
+		if err := h.server.Update(t.Context(), vr); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", vr.Status.JobID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Render 0 is deleted (its finalizer stripped): the one the API server is asked about.
+	if err := h.server.Delete(t.Context(), batchRender(0)); err != nil {
+		t.Fatal(err)
+	}
+	reader := &countingReader{Reader: h.server}
+	// Ten minutes on: every reservation is far older than the submission's grace.
+	clk := clocktesting.NewFakeClock(time.Now().Add(10 * time.Minute))
+	jobs := &fakeJobs{ends: map[string]*JobEnd{}}
+	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: reader, Clock: clk, Grace: time.Minute, Recheck: time.Hour,
+		Retry: time.Second, Ledgers: h.g.ledgers, Guard: h.g, Jobs: jobs})
+	for look := range 3 {
+		before := reader.gets.Load()
+		if _, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := reader.gets.Load() - before; got > 1 {
+			t.Errorf("look %d read %d objects from the API server for %d running jobs; want at most 1, the render the cache shows gone", look, got, n)
+		}
+		clk.Step(DefaultJobPoll)
+	}
+	if b := h.budget(t); len(b.Status.Reservations) != n {
+		t.Errorf("want every running job's reservation held (render 0's job still runs at the service): %d", len(b.Status.Reservations))
+	}
+}
