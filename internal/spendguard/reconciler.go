@@ -337,7 +337,7 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 		if young || res.JobID != "" {
 			reader = r.client
 		}
-		err := reader.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: res.Name}, obj)
+		err := getHolder(ctx, reader, b.Namespace, res, obj)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return false, fmt.Errorf("reading %s %s/%s of a budget reservation: %w", res.Kind, b.Namespace, res.Name, err)
 		}
@@ -351,7 +351,7 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			// finalizer stripped (the reservation stands for it): its job's end is read here, once
 			// the API server confirms that the object is gone (the cache may lag).
 			fresh := obj.DeepCopyObject().(client.Object)
-			err := r.reader.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: res.Name}, fresh)
+			err := getHolder(ctx, r.reader, b.Namespace, res, fresh)
 			if err != nil && !apierrors.IsNotFound(err) {
 				return false, fmt.Errorf("reading %s %s/%s of a budget reservation: %w", res.Kind, b.Namespace, res.Name, err)
 			}
@@ -416,6 +416,16 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 	}
 	b.Status.Reservations = kept
 	return polling, nil
+}
+
+// getHolder reads the object that holds res. A reservation without a name (a line of
+// status.runningJobs that could not be read) has none: it is read as gone, and its job's end is
+// read from the service.
+func getHolder(ctx context.Context, r client.Reader, ns string, res videov1alpha1.BudgetReservation, obj client.Object) error {
+	if res.Name == "" {
+		return apierrors.NewNotFound(videov1alpha1.GroupVersion.WithResource("videorenders").GroupResource(), "")
+	}
+	return r.Get(ctx, types.NamespacedName{Namespace: ns, Name: res.Name}, obj)
 }
 
 // heldForEnd reads the end of a running job whose render will not charge it (the render is gone,

@@ -24,6 +24,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -128,5 +130,23 @@ func TestABudgetWriteSendsTheReservationsAndTheRunningJobsTogether(t *testing.T)
 	}
 	if got := read(); len(got.Status.RunningJobs) != 1 || len(got.Status.Reservations) != 1 {
 		t.Fatalf("want job-2's line and the pending submission: %+v", got.Status)
+	}
+}
+
+// The VideoBudget controller does not stall on a line it cannot read: the job it names is read
+// from the service and charged once it ended.
+func TestAnUnreadableRunningJobsLineIsChargedFromItsJobsEnd(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](10)})
+	close(h.hold)
+	b := h.budget(t)
+	b.Status.RunningJobs = []string{"written by hand: job-9"}
+	if err := h.server.Status().Update(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	jobs := &fakeJobs{ends: map[string]*JobEnd{"job-9": {Seconds: 42}}}
+	_, reconcile := goneJobsController(t, h, clocktesting.NewFakeClock(time.Now().Add(10*time.Minute)), jobs, time.Hour)
+	reconcile()
+	if b := h.budget(t); len(b.Status.Reservations) != 0 || b.Status.Used.RenderSeconds != 42 {
+		t.Fatalf("want job-9 read and charged its 42 s: reservations %+v, used %d s", b.Status.Reservations, b.Status.Used.RenderSeconds)
 	}
 }
