@@ -72,19 +72,42 @@ func ParseRunningJobLine(line string) (BudgetReservation, error) {
 
 // AllReservations are the budget's reservations with its running jobs' lines read as
 // reservations, running jobs first (they were mostly reserved before the submissions in flight).
-// A line that cannot be read (written by hand) still holds its job, with no estimate: the spend
-// guard reads and charges its end like any other's once its render is gone.
 func (st *VideoBudgetStatus) AllReservations() []BudgetReservation {
 	all := make([]BudgetReservation, 0, len(st.RunningJobs)+len(st.Reservations))
 	for _, line := range st.RunningJobs {
 		r, err := ParseRunningJobLine(line)
 		if err != nil {
-			r = BudgetReservation{Kind: "VideoRender", AttemptID: "unreadable", JobID: line}
-			if f := strings.Fields(line); len(f) > 0 {
-				r.JobID = f[len(f)-1]
-			}
+			r = unreadableRunningJob(line)
 		}
 		all = append(all, r)
 	}
 	return append(all, st.Reservations...)
+}
+
+// UnreadableRunningJob is the name of the render of a running job whose line could not be read
+// (written by hand): no object has it, so the job's end is read from the service, with the
+// default key, and charged.
+const UnreadableRunningJob = "-"
+
+// unreadableRunningJob is what a line that cannot be read still holds: its last word as the job
+// id, and its reservedAt and estimate where they can be read. It is written back as a readable
+// line (RunningJobLine), never as an object the API server would refuse. A reservedAt that
+// cannot be read is taken as now: the job's reservation is then held until its end is read,
+// the job deadline never passed.
+func unreadableRunningJob(line string) BudgetReservation {
+	r := BudgetReservation{Kind: "VideoRender", Name: UnreadableRunningJob, UID: UnreadableRunningJob, AttemptID: "unreadable",
+		ReservedAt: metav1.Now(), JobID: "unreadable"}
+	f := strings.Fields(line)
+	if len(f) > 0 {
+		r.JobID = f[len(f)-1]
+	}
+	if len(f) == runningJobFields {
+		if at, err := strconv.ParseInt(f[3], 10, 64); err == nil {
+			r.ReservedAt = metav1.NewTime(time.Unix(at, 0).UTC())
+		}
+		if secs, err := strconv.ParseInt(f[4], 10, 64); err == nil && secs >= 0 {
+			r.EstimatedSeconds = secs
+		}
+	}
+	return r
 }

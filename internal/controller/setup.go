@@ -71,11 +71,10 @@ func NewReconcilers(c client.Client, opts Options) (*Reconcilers, error) {
 		memo:     jobmemo.New(opts.Clock),
 		circuits: callgate.NewCircuits(opts.Clock, opts.BackoffBase, opts.BackoffMax, opts.CallTimeout/5, opts.ServiceRate),
 		budgets:  callgate.NewBudgets(opts.Clock, opts.ServiceRate, opts.ServiceBurst, budgetIdle),
-		guard:    spendguard.New(c, opts.APIReader, opts.Clock, WriteTimeout),
 	}
 	shared.budgets.SetPollShare(opts.PollShare)
 	ledgers := spendguard.NewLedgers(opts.LedgerNamespace)
-	shared.guard.UseLedgers(ledgers)
+	shared.guard = spendguard.New(c, opts.APIReader, opts.Clock, WriteTimeout, ledgers)
 	if cb := opts.Callback; cb != nil {
 		shared.callbacks = callback.NewSigner(cb.PublicURL, cb.Key)
 		shared.callbackPoll = cb.PollInterval

@@ -99,20 +99,11 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, s *scope[T]) *stop {
 	if r := l.budgetEstimate(t); r != nil {
 		est = spendguard.EstimateOf(r)
 	}
-	if prior, ok := l.guard.UnchargedMark(ctx, obj); ok {
-		// The previous job's end was written before its charge, which the budget does not show:
-		// it is charged now (a charge still queued rides with this write), before the render
-		// moves on to a job whose status would no longer say what to charge.
-		if err := l.guard.Charge(ctx, obj.GetNamespace(), prior); err != nil {
-			return stopWith(later(tx, l.backoff.Short()))
-		}
-	}
-	if _, ok := l.guard.TakeGrant(ctx, l.kind, obj, attempt, t.sourceDigest, est); ok {
-		// Reserved ahead, while it waited for its key's call budget (reserveAhead).
-		return nil
-	}
-	l.guard.UsedAttempt(obj.GetUID(), attempt)
-	d, err := l.guard.Reserve(ctx, l.kind, obj, attempt, t.sourceDigest, est, sent)
+	// The guard charges first the end of the previous job whose charge the budget may lack (its
+	// status marked it), before the render moves on to a job whose status would no longer say
+	// what to charge; a reservation made ahead while the render waited for its key's call budget
+	// (reserveAhead) is taken without a write.
+	d, err := l.guard.Reserve(ctx, spendguard.Submission{Kind: l.kind, Obj: obj, Attempt: attempt, Digest: t.sourceDigest, Est: est, Sent: sent})
 	if errors.Is(err, spendguard.ErrBusy) {
 		// Nothing was decided about this generation: observedGeneration must not move, or a
 		// Ready of the old one would read as the new spec's (kstatus Current) while nothing was
@@ -176,21 +167,22 @@ func (l *lifecycle[T]) sentBy(tx *statustxn.Txn[T]) func(videov1alpha1.BudgetRes
 // render of a namespace with a VideoBudget that waits for its key's call budget: when it comes
 // back to pay, reserveBudget finds it written (spendguard grant.go) and writes nothing.
 func (l *lifecycle[T]) reserveAhead(tx *statustxn.Txn[T], attempt string, t *target, wait time.Duration) {
-	if l.guard == nil || !l.adapter.termsOf(tx.Obj).perJob || !l.guard.Budgeted(context.Background(), tx.Obj.GetNamespace()) {
+	if l.guard == nil || !l.adapter.termsOf(tx.Obj).perJob || wait <= 0 {
 		return
 	}
 	var est spendguard.Estimate
 	if r := l.budgetEstimate(t); r != nil {
 		est = spendguard.EstimateOf(r)
 	}
-	l.guard.ReserveAhead(l.kind, tx.Obj, attempt, t.sourceDigest, est, l.sentBy(tx), wait)
+	_, _ = l.guard.Reserve(context.Background(), spendguard.Submission{Kind: l.kind, Obj: tx.Obj, Attempt: attempt, Digest: t.sourceDigest,
+		Est: est, Sent: l.sentBy(tx), CallIn: wait})
 }
 
 // submissionAttempt is the attempt id of the next submission: the one reserved ahead for the
 // object, or a new one.
 func (l *lifecycle[T]) submissionAttempt(obj T) (string, error) {
 	if l.guard != nil {
-		if a := l.guard.GrantedAttempt(obj.GetUID()); a != "" {
+		if a := l.guard.Standing(context.Background(), obj).Attempt; a != "" {
 			return a, nil
 		}
 	}
@@ -218,7 +210,7 @@ func (l *lifecycle[T]) settleBudget(obj T, attempt, jobID string) {
 	if l.guard == nil {
 		return
 	}
-	l.guard.SettleLater(obj.GetNamespace(), obj.GetUID(), attempt, jobID)
+	l.guard.Settle(obj.GetNamespace(), obj.GetUID(), attempt, jobID)
 }
 
 // releaseBudget gives back the reservation of an attempt that certainly created no job.
@@ -256,7 +248,7 @@ func (l *lifecycle[T]) chargeCompletion(ctx context.Context, tx *statustxn.Txn[T
 	}
 	c := spendguard.ChargeOf(tx.Obj)
 	c.Seconds, c.Credits, c.Unreported = secs, credits, unreported
-	if err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), c); err != nil {
+	if _, err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), c, spendguard.ChargeNow); err != nil {
 		tx.Abort()
 		return fmt.Errorf("charging job %s to the namespace's VideoBudget: %w", c.JobID, err)
 	}
@@ -273,10 +265,11 @@ func (l *lifecycle[T]) chargeAfterEnd(ctx context.Context, tx *statustxn.Txn[T],
 		return false
 	}
 	st := tx.Obj.Job()
-	mark, ok := l.guard.ChargeAfterEnd(ctx, tx.Obj.GetNamespace(), st.JobID)
-	if !ok {
+	standing := l.guard.Standing(ctx, tx.Obj)
+	if !standing.EndFirst {
 		return false
 	}
+	mark := standing.EndMark
 	if mark == nil {
 		// The budget holds its charge already (an earlier reconcile charged it before its end
 		// write failed): nothing to mark or charge.
@@ -292,7 +285,7 @@ func (l *lifecycle[T]) chargeAfterEnd(ctx context.Context, tx *statustxn.Txn[T],
 		st.ChargeMark = mark
 	}
 	ns := tx.Obj.GetNamespace()
-	tx.After(func() { l.guard.ChargeLater(ns, c) })
+	tx.After(func() { _, _ = l.guard.Charge(context.Background(), ns, c, spendguard.ChargeLater) })
 	return true
 }
 
@@ -305,19 +298,19 @@ func (l *lifecycle[T]) chargeAfterEnd(ctx context.Context, tx *statustxn.Txn[T],
 // write of its own.
 func (l *lifecycle[T]) chargeSoon(tx *statustxn.Txn[T], job *apiclient.Job) (wait time.Duration, queued, charged bool) {
 	if l.guard == nil || !l.adapter.termsOf(tx.Obj).perJob || (!job.Status().IsCompleted() && !job.Status().IsFailed()) ||
-		!l.guard.Budgeted(context.Background(), tx.Obj.GetNamespace()) {
+		!l.guard.Standing(context.Background(), tx.Obj).Budgeted {
 		return 0, false, false
 	}
 	c := spendguard.ChargeOf(tx.Obj)
 	c.Seconds, c.Credits = jobCost(job)
 	c.Unreported = job.Status().IsCompleted() && l.adapter.termsOf(tx.Obj).estimateOf().Unreported
-	done, retryIn, err := l.guard.ChargeSoon(tx.Obj.GetNamespace(), c)
-	if done {
+	out, err := l.guard.Charge(context.Background(), tx.Obj.GetNamespace(), c, spendguard.ChargeSoon)
+	if out.Done {
 		return 0, false, err == nil
 	}
 	tx.Abort()
 	l.ended.keep(c.JobID, job)
-	return retryIn, true, false
+	return out.RetryIn, true, false
 }
 
 // endedJobs are job answers kept while their charge waits for its budget write.
@@ -384,7 +377,7 @@ func (l *lifecycle[T]) chargeGivenUp(ctx context.Context, tx *statustxn.Txn[T]) 
 		return nil
 	}
 	c := givenUp(spendguard.ChargeOf(tx.Obj), l.adapter.termsOf(tx.Obj).estimateOf())
-	if err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), c); err != nil {
+	if _, err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), c, spendguard.ChargeNow); err != nil {
 		tx.Abort()
 		return fmt.Errorf("charging the estimate of job %s to the namespace's VideoBudget: %w", c.JobID, err)
 	}
@@ -408,7 +401,7 @@ func givenUp(c spendguard.JobCharge, est spendguard.Estimate) spendguard.JobChar
 // VideoBudget controller.
 func (l *lifecycle[T]) holdForCharge(ctx context.Context, patched T, jobID string) {
 	if l.guard == nil || !l.adapter.termsOf(patched).perJob || jobID == "" ||
-		controllerutil.ContainsFinalizer(patched, videov1alpha1.FinalizerCharge) || !l.guard.Budgeted(ctx, patched.GetNamespace()) {
+		controllerutil.ContainsFinalizer(patched, videov1alpha1.FinalizerCharge) || !l.guard.Standing(ctx, patched).Budgeted {
 		return
 	}
 	controllerutil.AddFinalizer(patched, videov1alpha1.FinalizerCharge)
@@ -435,10 +428,10 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) *stop {
 			charge.JobID, charge.Attempt = id, sub.AttemptID
 		}
 	}
-	if c, ok := l.guard.UnchargedMark(ctx, obj); ok && !running {
+	if c := l.guard.Standing(ctx, obj).Uncharged; c != nil && !running {
 		// Its end was written before its charge: the charge is made here unless the budget
 		// holds it (a charge still queued rides with this write).
-		if err := l.guard.Charge(ctx, obj.GetNamespace(), c); err != nil {
+		if _, err := l.guard.Charge(ctx, obj.GetNamespace(), *c, spendguard.ChargeNow); err != nil {
 			return stopAfter(l.backoff.Short())
 		}
 	}
@@ -446,7 +439,7 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) *stop {
 		est := l.adapter.termsOf(obj).estimateOf()
 		giveUp := func(why string) *stop {
 			log.Info("Charging the estimate of a deleted render's job whose end will not be read", "jobID", jobID, "reason", why)
-			if err := l.guard.Charge(ctx, obj.GetNamespace(), givenUp(charge, est)); err != nil {
+			if _, err := l.guard.Charge(ctx, obj.GetNamespace(), givenUp(charge, est), spendguard.ChargeNow); err != nil {
 				return stopAfter(l.backoff.Short())
 			}
 			return l.releaseCharge(ctx, obj)
@@ -474,7 +467,7 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) *stop {
 		}
 		charge.Seconds, charge.Credits = jobCost(job)
 		charge.Unreported = job.Status().IsCompleted() && est.Unreported
-		if err := l.guard.Charge(ctx, obj.GetNamespace(), charge); err != nil {
+		if _, err := l.guard.Charge(ctx, obj.GetNamespace(), charge, spendguard.ChargeNow); err != nil {
 			return stopAfter(l.backoff.Short())
 		}
 		log.Info("Charged the job of a deleted render", "jobID", jobID, "renderSeconds", charge.Seconds)

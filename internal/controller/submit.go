@@ -36,6 +36,7 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/requestdigest"
+	"github.com/videoops/video-operator/internal/spendguard"
 	"github.com/videoops/video-operator/internal/statustxn"
 )
 
@@ -528,10 +529,10 @@ func (l *lifecycle[T]) replaceJob(tx *statustxn.Txn[T]) string {
 	st.RequestUnverified = nil
 	st.SubmittedAt = nil
 	st.CompletedAt = nil
-	if prior, ok := l.guard.UnchargedMark(context.Background(), obj); ok {
+	if prior := l.guard.Standing(context.Background(), obj).Uncharged; prior != nil {
 		// An end written before its charge leaves the status (a submission charged it before
 		// reserving; an adopted job did not): its charge is queued before the mark goes.
-		l.guard.ChargeMarkedSoon(obj.GetNamespace(), prior)
+		_, _ = l.guard.Charge(context.Background(), obj.GetNamespace(), *prior, spendguard.ChargeMarked)
 	}
 	st.ChargeMark = nil
 	st.Failure = nil

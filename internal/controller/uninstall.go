@@ -58,9 +58,8 @@ type UninstallReport struct {
 func ReleaseFinalizers(ctx context.Context, c client.Client, namespaces []string, ledgerNamespace string) (UninstallReport, error) {
 	log := logf.FromContext(ctx)
 	var rep UninstallReport
-	guard := spendguard.New(c, c, clock.RealClock{}, WriteTimeout)
 	// The charges go to the ledger the manager keeps, in its own namespace.
-	guard.UseLedgers(spendguard.NewLedgers(ledgerNamespace))
+	guard := spendguard.New(c, c, clock.RealClock{}, WriteTimeout, spendguard.NewLedgers(ledgerNamespace))
 	scopes := namespaces
 	if len(scopes) == 0 {
 		scopes = []string{""}
@@ -90,7 +89,7 @@ func ReleaseFinalizers(ctx context.Context, c client.Client, namespaces []string
 		if !controllerutil.ContainsFinalizer(vr, videov1alpha1.FinalizerCharge) || st.JobID == "" || st.CompletedAt != nil {
 			continue
 		}
-		if err := guard.Charge(ctx, vr.Namespace, givenUp(spendguard.ChargeOf(vr), spendguard.EstimateRender(vr))); err != nil {
+		if _, err := guard.Charge(ctx, vr.Namespace, givenUp(spendguard.ChargeOf(vr), spendguard.EstimateRender(vr)), spendguard.ChargeNow); err != nil {
 			return rep, fmt.Errorf("charging the estimate of job %s of VideoRender %s/%s: %w", st.JobID, vr.Namespace, vr.Name, err)
 		}
 		log.Info("Charged the estimate of a running job whose end will not be read", "namespace", vr.Namespace, "name", vr.Name, "jobID", st.JobID)

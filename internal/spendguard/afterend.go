@@ -33,7 +33,7 @@ import (
 // nothing is decided on a render's charge: its job was counted when its reservation was settled,
 // and its seconds and credits only add to used. Such a render writes its end at once, with a
 // mark (status.chargeMark: where the budget's charges stood, as the cache shows the budget), and
-// its charge rides with a later write of the namespace's budget (ChargeLater), shared with
+// its charge rides with a later write of the namespace's budget (Charge with ChargeLater), shared with
 // whatever else the namespace writes meanwhile. Under a seconds or credits limit the charge
 // still reaches the budget before the end is written (ChargeSoon): the next render's decision
 // needs it.
@@ -119,13 +119,13 @@ func Cost(seconds float64, credits string) (int64, *resource.Quantity) {
 // records.
 const maxSeconds = 1e9
 
-// ChargeAfterEnd reports whether the namespace's budget, as the cache shows it, lets the end of
+// chargeAfterEnd reports whether the namespace's budget, as the cache shows it, lets the end of
 // jobID be written before its charge (no maxRenderSeconds, no maxAICredits), and the mark the
 // end records then; nil when the budget already holds the charge (nothing to mark or charge).
 // A budget that has not merged the namespace's ledger yet (created again, restored) does not:
 // its count is not the namespace's, and a mark made on it would be lost with its charge in a
 // crash (after the takeover the mark reads as another history's); the charge is written first.
-func (g *Guard) ChargeAfterEnd(ctx context.Context, ns, jobID string) (mark *videov1alpha1.ChargeMark, ok bool) {
+func (g *Guard) chargeAfterEnd(ctx context.Context, ns, jobID string) (mark *videov1alpha1.ChargeMark, ok bool) {
 	b, err := g.cachedBudget(ctx, ns)
 	if err != nil || limitsLength(b) || b.UID == "" || b.Status.LedgerBudgetUID != string(b.UID) {
 		return nil, false
@@ -140,17 +140,17 @@ func (g *Guard) ChargeAfterEnd(ctx context.Context, ns, jobID string) (mark *vid
 	return m, true
 }
 
-// ChargeLater queues the charge of a render's ended job, whose end is written (or being
+// chargeLaterQueued queues the charge of a render's ended job, whose end is written (or being
 // written) with its mark, for a write of the namespace's budget within chargeLaterDelay. Nobody
 // waits for it; a write that fails is tried again, for as long as the process runs.
-func (g *Guard) ChargeLater(ns string, c JobCharge) {
+func (g *Guard) chargeLaterQueued(ns string, c JobCharge) {
 	g.later.add(c.JobID)
 	g.chargeLater(ns, ChangeChargeAfterEnd, c, chargeLaterDelay)
 }
 
-// ChargeMarkedSoon is ChargeLater for a render whose marked end is about to leave its status:
+// chargeMarkedSoon is chargeLaterQueued for a render whose marked end is about to leave its status:
 // written sooner.
-func (g *Guard) ChargeMarkedSoon(ns string, c JobCharge) {
+func (g *Guard) chargeMarkedSoon(ns string, c JobCharge) {
 	g.later.add(c.JobID)
 	g.chargeLater(ns, ChangeChargeMarked, c, settleDelay)
 }
@@ -181,9 +181,9 @@ func (g *Guard) notCharged(ctx context.Context, ns string, c JobCharge) bool {
 	return err == nil && lostCharge(b, c)
 }
 
-// UnchargedMark is the charge obj's status marked (MarkedChargeOf) while the budget, as the cache
+// unchargedMark is the charge obj's status marked (MarkedChargeOf) while the budget, as the cache
 // shows it, may still lack it (NotCharged); false otherwise, and on a nil guard.
-func (g *Guard) UnchargedMark(ctx context.Context, obj client.Object) (JobCharge, bool) {
+func (g *Guard) unchargedMark(ctx context.Context, obj client.Object) (JobCharge, bool) {
 	if g == nil {
 		return JobCharge{}, false
 	}

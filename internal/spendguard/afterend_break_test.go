@@ -170,10 +170,10 @@ func TestAChargeWhoseFlushMeetsABusyTurnIsStillWritten(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_, _ = h.g.Reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{}, nil)
+		_, _ = h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{}, nil)
 	}()
 	<-h.held // a write holds the turn (a slow API server, client-side throttling)
-	h.g.ChargeLater("team-a", JobCharge{JobID: "j1", Seconds: 12})
+	h.g.chargeLaterQueued("team-a", JobCharge{JobID: "j1", Seconds: 12})
 	time.Sleep(chargeLaterDelay + 4*h.g.writers.timeout)
 	close(h.hold)
 	wg.Wait()
@@ -205,17 +205,17 @@ func TestAChargeWhoseWritesKeepFailingIsNotGivenUp(t *testing.T) {
 		}
 		return nil
 	}
-	h.g.ChargeLater("team-a", JobCharge{JobID: "j1", Seconds: 12})
+	h.g.chargeLaterQueued("team-a", JobCharge{JobID: "j1", Seconds: 12})
 	// The namespace's other renders keep writing (each write carries j1's charge, queued again
 	// after each failure).
 	for i := 0; h.g.chargePending("j1"); i++ {
-		_ = h.g.Charge(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("busy-%d", i), Seconds: 1})
+		_ = h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("busy-%d", i), Seconds: 1})
 		if i > 50 {
 			t.Fatal("j1 never left the queue")
 		}
 	}
 	for i := range maxChargedJobs + 1 {
-		if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("k%d", i), Seconds: 1}); err != nil {
+		if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("k%d", i), Seconds: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -239,10 +239,10 @@ func TestAFailedChargeOfAMarkedEndKeepsTheRenderFromMovingOn(t *testing.T) {
 		return nil
 	}
 	c := JobCharge{JobID: "j-prev", Seconds: 9, Mark: &videov1alpha1.ChargeMark{}}
-	if err := h.g.Charge(t.Context(), "team-a", c); err == nil {
+	if err := h.g.chargeNow(t.Context(), "team-a", c); err == nil {
 		t.Fatal("a charge whose write failed reported success: the render would move on without it")
 	}
-	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
+	if err := h.g.chargeNow(t.Context(), "team-a", c); err != nil {
 		t.Fatal(err)
 	}
 	if b := h.budget(t); !charged(b, "j-prev") || b.Status.Used.RenderSeconds != 9 {

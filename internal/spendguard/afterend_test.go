@@ -129,16 +129,16 @@ func TestAChargeAfterTheEndRidesWithTheNextWriteAndIsTriedAgain(t *testing.T) {
 		}
 		return nil
 	}
-	if m, ok := h.g.ChargeAfterEnd(t.Context(), "team-a", "j1"); !ok || m == nil {
+	if m, ok := h.g.chargeAfterEnd(t.Context(), "team-a", "j1"); !ok || m == nil {
 		t.Fatal("a budget without a seconds or credits limit takes charges after the end")
 	}
-	h.g.ChargeLater("team-a", JobCharge{JobID: "j1", Seconds: 12})
+	h.g.chargeLaterQueued("team-a", JobCharge{JobID: "j1", Seconds: 12})
 	if !h.g.chargePending("j1") {
 		t.Fatal("the queued charge is not known as pending")
 	}
 	// A reservation comes meanwhile: the charge rides with its write (which fails, and so does
 	// the next: the charge is queued again).
-	_, _ = h.g.Reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{}, nil)
+	_, _ = h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{}, nil)
 	deadline := time.Now().Add(4 * chargeLaterDelay)
 	for h.g.chargePending("j1") {
 		if time.Now().After(deadline) {
@@ -156,7 +156,7 @@ func TestAChargeAfterTheEndRidesWithTheNextWriteAndIsTriedAgain(t *testing.T) {
 	if err := h.server.Update(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := h.g.ChargeAfterEnd(t.Context(), "team-a", "j2"); ok {
+	if _, ok := h.g.chargeAfterEnd(t.Context(), "team-a", "j2"); ok {
 		t.Fatal("under maxRenderSeconds the charge must reach the budget before the end")
 	}
 }
@@ -217,10 +217,10 @@ func TestTheNextSubmissionChargesThePreviousMarkedEndFirst(t *testing.T) {
 	if !h.g.notCharged(t.Context(), "team-a", c) {
 		t.Fatal("the budget does not hold the previous job's charge")
 	}
-	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
+	if err := h.g.chargeNow(t.Context(), "team-a", c); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
+	if err := h.g.chargeNow(t.Context(), "team-a", c); err != nil {
 		t.Fatal(err)
 	}
 	b := h.budget(t)
@@ -235,7 +235,7 @@ func TestTheGuardWritesOverTheControllersWriteWithoutLosingItsLock(t *testing.T)
 	for _, told := range []bool{false, true} {
 		h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))})
 		close(h.hold)
-		if _, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{}, nil); err != nil {
+		if _, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{}, nil); err != nil {
 			t.Fatal(err)
 		}
 		// The controller's write, over the guard's.
@@ -249,7 +249,7 @@ func TestTheGuardWritesOverTheControllersWriteWithoutLosingItsLock(t *testing.T)
 			h.g.wrote(from, b)
 		}
 		before := h.writes.Load()
-		if _, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{}, nil); err != nil {
+		if _, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{}, nil); err != nil {
 			t.Fatal(err)
 		}
 		want := int32(2) // a conflict, then the write on the budget read again
@@ -280,10 +280,10 @@ func TestGrantOutcomesAreCountedOnlyInGuardedNamespaces(t *testing.T) {
 	h.g.observeWrites(c)
 	unguarded := batchRender(1)
 	unguarded.Namespace = "team-b"
-	if _, ok := h.g.TakeGrant(t.Context(), "VideoRender", unguarded, "a", "", Estimate{}); ok {
+	if _, ok := h.g.takeGrant(t.Context(), "VideoRender", unguarded, "a", "", Estimate{}); ok {
 		t.Fatal("a grant in a namespace without a budget")
 	}
-	if _, ok := h.g.TakeGrant(t.Context(), "VideoRender", batchRender(2), "a", "", Estimate{}); ok {
+	if _, ok := h.g.takeGrant(t.Context(), "VideoRender", batchRender(2), "a", "", Estimate{}); ok {
 		t.Fatal("a grant nobody asked for")
 	}
 	if len(c.got) != 1 || c.got[GrantNone] != 1 {

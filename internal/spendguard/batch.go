@@ -41,7 +41,7 @@ import (
 // is durable before its paid call, a charge under a seconds or credits limit before the render's
 // end is written.
 //
-// Ops that nobody waits for (SettleLater: usage of a job already recorded in its object; a
+// Ops that nobody waits for (Settle: usage of a job already recorded in its object; a
 // charge after its render's end, afterend.go) ride with the next write, or a flush rideDelay
 // later when none comes. Losing one (a crash, a
 // busy budget) loses nothing: the VideoBudget controller settles a reservation whose object

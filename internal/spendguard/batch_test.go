@@ -84,8 +84,7 @@ func newBatchHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, objs ...c
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		},
 	})
-	h.g = New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second)
-	h.g.UseLedgers(NewLedgers("ops"))
+	h.g = New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second, NewLedgers("ops"))
 	return h
 }
 
@@ -140,14 +139,14 @@ func (h *batchHarness) reserveBehind(t *testing.T, n int) []Decision {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		decisions[0], errs[0] = h.g.Reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10}, nil)
+		decisions[0], errs[0] = h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10}, nil)
 	}()
 	<-h.held
 	for i := 1; i <= n; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			decisions[i], errs[i] = h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil)
+			decisions[i], errs[i] = h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil)
 		}()
 	}
 	// Every reservation is queued behind the held write before it goes.
@@ -222,14 +221,14 @@ func TestALimitReachedInsideABatchAdmitsOnlyTheRendersThatFit(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_, _ = h.g.Reserve(t.Context(), "VideoRender", batchRender(100), "a", "", Estimate{Seconds: 5}, nil)
+		_, _ = h.g.reserve(t.Context(), "VideoRender", batchRender(100), "a", "", Estimate{Seconds: 5}, nil)
 	}()
 	<-h.held
 	for i := range 4 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", unbounded, nil)
+			d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", unbounded, nil)
 			if err == nil && !d.Wait {
 				admittedUnbounded.Add(1)
 			}
@@ -303,7 +302,7 @@ func TestABatchThatLosesItsLockIsRetriedWithoutCountingTwice(t *testing.T) {
 			if err := h.g.settle(t.Context(), "team-a", uid, "a", fmt.Sprintf("job-%d", i)); err != nil {
 				t.Error(err)
 			}
-			if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("job-%d", i), Seconds: 10}); err != nil {
+			if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("job-%d", i), Seconds: 10}); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -351,15 +350,15 @@ func TestSettlementsRideWithTheNextBudgetWrite(t *testing.T) {
 	close(h.hold)
 	h.pump(t)
 	for i := range 3 {
-		if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{}, nil); err != nil || d.Wait {
+		if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
 	}
 	before := h.writes.Load()
 	for i := range 3 {
-		h.g.SettleLater("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i))
+		h.g.settleLater("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i))
 	}
-	if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(3), "a", "", Estimate{}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(3), "a", "", Estimate{}, nil); err != nil || d.Wait {
 		t.Fatalf("render 3: %+v %v", d, err)
 	}
 	if w := h.writes.Load() - before; w != 1 {
@@ -370,7 +369,7 @@ func TestSettlementsRideWithTheNextBudgetWrite(t *testing.T) {
 			b.Status.Used.Renders, len(b.Status.Reservations), b.Status.Reserved.Renders)
 	}
 	// Alone, a settlement is written within rideDelay.
-	h.g.SettleLater("team-a", batchRender(3).UID, "a", "job-3")
+	h.g.settleLater("team-a", batchRender(3).UID, "a", "job-3")
 	deadline := time.Now().Add(2 * rideDelay)
 	for h.budget(t).Status.Used.Renders != 4 {
 		if time.Now().After(deadline) {
@@ -388,10 +387,10 @@ func TestTheRunningJobsReservationStandsUntilItsEndIsCharged(t *testing.T) {
 	close(h.hold)
 	h.pump(t)
 	for i := range 2 {
-		if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 42}, nil); err != nil || d.Wait {
+		if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 42}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
-		h.g.SettleLater("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i))
+		h.g.settleLater("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i))
 	}
 	waitFor := func(what string, ok func(b *videov1alpha1.VideoBudget) bool) {
 		t.Helper()
@@ -413,7 +412,7 @@ func TestTheRunningJobsReservationStandsUntilItsEndIsCharged(t *testing.T) {
 	// Render 0's job ends and is charged: its reservation ends with the charge. Render 1 is gone
 	// without its finalizer: with nothing to read its job's end, the controller charges its
 	// estimate (with a reader, it reads the end: reconciler_test.go).
-	if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: "job-0", Seconds: 40}); err != nil {
+	if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "job-0", Seconds: 40}); err != nil {
 		t.Fatal(err)
 	}
 	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clocktesting.NewFakeClock(time.Now()),
@@ -439,7 +438,7 @@ func TestReservationsWrittenAheadAreSharedAndStillBoundTheLimit(t *testing.T) {
 	close(h.hold)
 	h.pump(t)
 	for i := range 6 {
-		h.g.ReserveAhead("VideoRender", batchRender(i), fmt.Sprintf("a%d", i), "", Estimate{Seconds: 3}, nil, 0)
+		h.g.reserveAhead("VideoRender", batchRender(i), fmt.Sprintf("a%d", i), "", Estimate{Seconds: 3}, nil, 0)
 	}
 	// Written: the write counted (the interceptor counts it as it starts) and ended (each grant
 	// learns its outcome once its write returned).
@@ -466,10 +465,10 @@ func TestReservationsWrittenAheadAreSharedAndStillBoundTheLimit(t *testing.T) {
 	taken := 0
 	for i := range 6 {
 		vr := batchRender(i)
-		if got := h.g.GrantedAttempt(vr.UID); got != fmt.Sprintf("a%d", i) {
+		if got := h.g.grantedAttempt(vr.UID); got != fmt.Sprintf("a%d", i) {
 			t.Errorf("render %d submits with attempt %q, want the one reserved ahead", i, got)
 		}
-		if _, ok := h.g.TakeGrant(t.Context(), "VideoRender", vr, fmt.Sprintf("a%d", i), "", Estimate{Seconds: 3}); ok {
+		if _, ok := h.g.takeGrant(t.Context(), "VideoRender", vr, fmt.Sprintf("a%d", i), "", Estimate{Seconds: 3}); ok {
 			taken++
 		}
 	}
@@ -480,7 +479,7 @@ func TestReservationsWrittenAheadAreSharedAndStillBoundTheLimit(t *testing.T) {
 		t.Errorf("%d budget writes after the renders took their reservations, want still 1", w)
 	}
 	// A request changed meanwhile is not paid on the reservation made for the old one.
-	if _, ok := h.g.TakeGrant(t.Context(), "VideoRender", batchRender(0), "a0", "", Estimate{Seconds: 30}); ok {
+	if _, ok := h.g.takeGrant(t.Context(), "VideoRender", batchRender(0), "a0", "", Estimate{Seconds: 30}); ok {
 		t.Error("a grant was taken twice, or for another estimate")
 	}
 	// Past the submission's time, this process's VideoBudget controller keeps what it granted:
@@ -525,10 +524,9 @@ func TestALedgerThatHoldsNoLimitsIsNotReadForEverySubmission(t *testing.T) {
 			return c.Get(ctx, key, obj, opts...)
 		},
 	})
-	g := New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second)
-	g.UseLedgers(NewLedgers("ops"))
+	g := New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second, NewLedgers("ops"))
 	for i := range 20 {
-		if d, err := g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{}, nil); err != nil || d.Wait || d.Budgeted {
+		if d, err := g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{}, nil); err != nil || d.Wait || d.Budgeted {
 			t.Fatalf("render %d in a namespace without a budget: %+v %v", i, d, err)
 		}
 	}
@@ -543,7 +541,7 @@ func TestALedgerThatHoldsNoLimitsIsNotReadForEverySubmission(t *testing.T) {
 	if err := g.ledgers.record(t.Context(), c, b, true); err != nil {
 		t.Fatal(err)
 	}
-	if d, err := g.Reserve(t.Context(), "VideoRender", batchRender(99), "a", "", Estimate{}, nil); err != nil || !d.Wait {
+	if d, err := g.reserve(t.Context(), "VideoRender", batchRender(99), "a", "", Estimate{}, nil); err != nil || !d.Wait {
 		t.Errorf("after the ledger was written by a budget now deleted: %+v %v; want a wait", d, err)
 	}
 }
@@ -555,14 +553,14 @@ func TestChargesOfRendersEndingTogetherShareAWrite(t *testing.T) {
 	close(h.hold)
 	h.pump(t)
 	for i := range 5 {
-		if done, wait, err := h.g.ChargeSoon("team-a", JobCharge{JobID: fmt.Sprintf("job-%d", i), Seconds: 10}); done || err != nil || wait <= 0 {
+		if done, wait, err := h.g.chargeSoon("team-a", JobCharge{JobID: fmt.Sprintf("job-%d", i), Seconds: 10}); done || err != nil || wait <= 0 {
 			t.Fatalf("charge %d: done %v, wait %v, %v; want queued", i, done, wait, err)
 		}
 	}
 	deadline := time.Now().Add(10 * chargeLinger)
 	for i := range 5 {
 		for {
-			done, wait, err := h.g.ChargeSoon("team-a", JobCharge{JobID: fmt.Sprintf("job-%d", i), Seconds: 10})
+			done, wait, err := h.g.chargeSoon("team-a", JobCharge{JobID: fmt.Sprintf("job-%d", i), Seconds: 10})
 			if err != nil {
 				t.Fatal(err)
 			}

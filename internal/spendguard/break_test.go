@@ -163,7 +163,7 @@ func TestBreakAnOldLedgerTakenOverKeepsItsUsageThroughAChangeOfPeriod(t *testing
 func TestBreakEveryChargeWhileTheBudgetIsGoneIsKeptInTheLedger(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](100000)})
 	close(h.hold)
-	if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: "job-0", Seconds: 10}); err != nil {
+	if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "job-0", Seconds: 10}); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.server.Delete(t.Context(), h.budget(t)); err != nil {
@@ -174,7 +174,7 @@ func TestBreakEveryChargeWhileTheBudgetIsGoneIsKeptInTheLedger(t *testing.T) {
 		job  string
 		secs int64
 	}{{"job-1", 300}, {"job-2", 200}} {
-		if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: c.job, Seconds: c.secs}); err != nil {
+		if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: c.job, Seconds: c.secs}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -224,7 +224,7 @@ func TestBreakALengthLimitAddedBesideMoreThanMaxReservationsRunningJobsCountsThe
 	reconcileBudget(t, h, 2)
 	// Ten of the counted jobs end; the 1,000 cap no longer binds, and the budget looks again.
 	for i := range 10 {
-		if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: runningRender(i, 10).Status.JobID, Seconds: 10}); err != nil {
+		if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: runningRender(i, 10).Status.JobID, Seconds: 10}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -294,7 +294,7 @@ func TestBreakALedgerFailureInTheBackgroundFlushShowsInTheBudget(t *testing.T) {
 	h.g.ledgers.Interval = 50 * time.Millisecond
 	// The VideoBudget controller watches this source (SetupWithManager).
 	wake := h.g.ledgers.Wake()
-	if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Fatalf("first render: %+v %v", d, err)
 	}
 	// The manager's namespace goes away (or its Role loses ConfigMap writes).
@@ -318,7 +318,7 @@ func TestBreakALedgerFailureInTheBackgroundFlushShowsInTheBudget(t *testing.T) {
 	if h.g.ledgers.failure("team-a") == nil {
 		t.Fatal("the held-back ledger write was never tried")
 	}
-	d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 10}, nil)
+	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 10}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

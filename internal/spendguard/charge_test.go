@@ -40,7 +40,7 @@ func (h *batchHarness) chargeRender(t *testing.T, vr *videov1alpha1.VideoRender,
 	t.Helper()
 	c := ChargeOf(vr)
 	c.Seconds = secs
-	return h.g.Charge(t.Context(), "team-a", c)
+	return h.g.chargeNow(t.Context(), "team-a", c)
 }
 
 // recordJob writes job jobID into render i's status, as the render's job-id write does, and
@@ -64,7 +64,7 @@ func (h *batchHarness) recordJob(t *testing.T, i int, jobID string) *videov1alph
 func (h *batchHarness) chargeOthers(t *testing.T, n int) {
 	t.Helper()
 	for i := range n {
-		if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("other-%d", i), Seconds: 1}); err != nil {
+		if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("other-%d", i), Seconds: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -83,7 +83,7 @@ func TestAChargeReadAgainAfterManyOthersIsNotMadeTwice(t *testing.T) {
 	close(h.hold)
 	var renders []*videov1alpha1.VideoRender
 	for i := range maxChargedJobs + 2 {
-		if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+		if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
 		if err := h.g.settle(t.Context(), "team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
@@ -120,7 +120,7 @@ func TestAChargeBeforeItsSettlementLandedIsMadeOnce(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1000), MaxRenderSeconds: ptr.To[int64](100000)}, batchRender(0))
 	close(h.hold)
 	reconcileBudget(t, h, 1) // every running job holds its reservation (runningReserved)
-	if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 30}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 30}, nil); err != nil || d.Wait {
 		t.Fatalf("%+v %v", d, err)
 	}
 	vr := h.recordJob(t, 0, "job-0")
@@ -158,7 +158,7 @@ func TestAChargeBetweenAFailedSettlementAndItsRetryIsMadeOnce(t *testing.T) {
 	close(h.hold)
 	h.pump(t)
 	reconcileBudget(t, h, 1) // every running job holds its reservation (runningReserved)
-	if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 30}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 30}, nil); err != nil || d.Wait {
 		t.Fatalf("%+v %v", d, err)
 	}
 	vr := h.recordJob(t, 0, "job-0")
@@ -173,11 +173,11 @@ func TestAChargeBetweenAFailedSettlementAndItsRetryIsMadeOnce(t *testing.T) {
 		return nil
 	}
 	// The settlement rides with another render's reservation, whose write fails.
-	h.g.SettleLater("team-a", vr.UID, "a", "job-0")
+	h.g.settleLater("team-a", vr.UID, "a", "job-0")
 	fail.Store(true)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		_, _ = h.g.Reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 30}, nil)
+		_, _ = h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 30}, nil)
 	})
 	<-inWrite
 	var chargeErr error

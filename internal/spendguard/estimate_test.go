@@ -121,7 +121,7 @@ func TestJapaneseRendersUnderASecondsLimitUseAtMostOneRenderBeyondIt(t *testing.
 				continue
 			}
 			r := batchRender(i)
-			d, err := h.g.Reserve(t.Context(), "VideoRender", r, "a", "", est, nil)
+			d, err := h.g.reserve(t.Context(), "VideoRender", r, "a", "", est, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +139,7 @@ func TestJapaneseRendersUnderASecondsLimitUseAtMostOneRenderBeyondIt(t *testing.
 			break
 		}
 		for _, job := range running {
-			if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: job, Seconds: rendered}); err != nil {
+			if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: job, Seconds: rendered}); err != nil {
 				t.Fatal(err)
 			}
 		}

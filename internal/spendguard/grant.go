@@ -28,9 +28,9 @@ import (
 )
 
 // Reservations written ahead. During a burst, a render that is ready to pay usually waits for
-// its API key's call budget first (the service's rate limit), for seconds. ReserveAhead queues its
+// its API key's call budget first (the service's rate limit), for seconds. Reserve with Submission.CallIn queues its
 // reservation then, for the attempt it will submit with, without waiting: it rides with the
-// namespace's next budget write. When the render comes back to pay, TakeGrant finds it written
+// namespace's next budget write. When the render comes back to pay, Reserve finds it written (takeGrant)
 // and the render goes on without a budget write of its own, still reserved before its paid call.
 //
 // A grant is used only when the budget as the cache shows it holds the reservation (so it is on
@@ -104,10 +104,10 @@ func grantDelay(wait time.Duration) time.Duration {
 	return min(max(wait-grantMargin, minGrantDelay), aheadWindow)
 }
 
-// ReserveAhead queues a reservation for attempt of obj, which waits for its key's call budget
+// reserveAhead queues a reservation for attempt of obj, which waits for its key's call budget
 // for wait, with the namespace's budget write that comes aheadLead before its call; it does not
 // wait for it. Asking again for the same attempt and request is a no-op.
-func (g *Guard) ReserveAhead(kind string, obj client.Object, attempt, digest string, est Estimate,
+func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest string, est Estimate,
 	sent func(videov1alpha1.BudgetReservation) bool, wait time.Duration) {
 	now := time.Now()
 	gs := &g.grants
@@ -157,9 +157,9 @@ func (g *Guard) ReserveAhead(kind string, obj client.Object, attempt, digest str
 	queue()
 }
 
-// GrantedAttempt is the attempt of the reservation written or queued ahead for uid, to submit
+// grantedAttempt is the attempt of the reservation written or queued ahead for uid, to submit
 // with; empty when there is none.
-func (g *Guard) GrantedAttempt(uid types.UID) string {
+func (g *Guard) grantedAttempt(uid types.UID) string {
 	gs := &g.grants
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
@@ -169,9 +169,9 @@ func (g *Guard) GrantedAttempt(uid types.UID) string {
 	return ""
 }
 
-// TakeGrant reports whether the reservation written ahead for attempt of obj holds room for
+// takeGrant reports whether the reservation written ahead for attempt of obj holds room for
 // this request on the API server: the render then goes on to pay without a budget write.
-func (g *Guard) TakeGrant(ctx context.Context, kind string, obj client.Object, attempt, digest string, est Estimate) (Decision, bool) {
+func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, attempt, digest string, est Estimate) (Decision, bool) {
 	gs := &g.grants
 	gs.mu.Lock()
 	gr := gs.byUID[obj.GetUID()]
@@ -194,7 +194,7 @@ func (g *Guard) TakeGrant(ctx context.Context, kind string, obj client.Object, a
 	}
 	gs.mu.Unlock()
 	if !ok {
-		if outcome != GrantNone || g.Budgeted(ctx, obj.GetNamespace()) {
+		if outcome != GrantNone || g.budgeted(ctx, obj.GetNamespace()) {
 			// Counted for guarded namespaces only: elsewhere nothing is reserved.
 			g.observeGrant(outcome)
 		}
@@ -240,9 +240,9 @@ func (g *Guard) granted(uid, attempt string) bool {
 	return gr != nil && gr.attempt == attempt && time.Since(gr.asked) < grantTTL
 }
 
-// UsedAttempt marks the grant of uid for attempt as used: the render reserves it the ordinary way
+// usedAttempt marks the grant of uid for attempt as used: the render reserves it the ordinary way
 // now, and its attempt is never offered again.
-func (g *Guard) UsedAttempt(uid types.UID, attempt string) {
+func (g *Guard) usedAttempt(uid types.UID, attempt string) {
 	gs := &g.grants
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
@@ -256,7 +256,7 @@ func (g *Guard) UsedAttempt(uid types.UID, attempt string) {
 // later at most.
 const chargeLinger = 250 * time.Millisecond
 
-// pendingCharge is a charge queued by ChargeSoon.
+// pendingCharge is a charge queued by chargeSoon.
 type pendingCharge struct {
 	asked time.Time
 	done  bool
@@ -268,11 +268,11 @@ type charges struct {
 	byJob map[string]*pendingCharge
 }
 
-// ChargeSoon is Charge without holding the caller: the charge is queued for the namespace's
+// chargeSoon is chargeNow without holding the caller: the charge is queued for the namespace's
 // next budget write, which comes within chargeLinger, shared with what else of the namespace
 // arrives meanwhile. It reports done once that write ended, with its error; until then the
 // caller comes back after retryIn (and must not write its render's end yet).
-func (g *Guard) ChargeSoon(ns string, c JobCharge) (done bool, retryIn time.Duration, err error) {
+func (g *Guard) chargeSoon(ns string, c JobCharge) (done bool, retryIn time.Duration, err error) {
 	jobID := c.JobID
 	cs := &g.charges
 	now := time.Now()

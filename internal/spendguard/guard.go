@@ -90,24 +90,24 @@ type Guard struct {
 	// grants are the reservations written ahead for renders waiting for their key's call
 	// budget (grant.go).
 	grants grants
-	// charges are the charges queued by ChargeSoon.
+	// charges are the charges queued by chargeSoon.
 	charges charges
-	// later are the charges queued after their render's end (ChargeLater).
+	// later are the charges queued after their render's end (chargeLaterQueued).
 	later laterCharges
 	// observer counts the budget writes; nil counts nothing.
 	observer WriteObserver
 }
 
 // New returns the spend guard. c writes the budgets and reads them from its cache; reader reads
-// them from the API server after a conflict. writeTimeout is one status write's time: a write
+// them from the API server after a conflict; ledgers (shared with the VideoBudget reconciler)
+// keep each namespace's ledger in the manager's namespace. writeTimeout is one status write's time: a write
 // that does not get its turn at a budget within it returns ErrBusy instead of holding a worker.
-func New(c client.Client, reader client.Reader, clk clock.Clock, writeTimeout time.Duration) *Guard {
-	return &Guard{client: c, reader: reader, clock: clk, writers: budgetWriters{timeout: writeTimeout}, ledgers: NewLedgers("")}
+func New(c client.Client, reader client.Reader, clk clock.Clock, writeTimeout time.Duration, ledgers *Ledgers) *Guard {
+	if ledgers == nil {
+		ledgers = NewLedgers("")
+	}
+	return &Guard{client: c, reader: reader, clock: clk, writers: budgetWriters{timeout: writeTimeout}, ledgers: ledgers}
 }
-
-// UseLedgers makes the guard keep the ledgers in s (the manager's namespace); the VideoBudget
-// reconciler shares it.
-func (g *Guard) UseLedgers(s *Ledgers) { g.ledgers = s }
 
 // errNoBudget is mutateBudget's answer for a namespace without a VideoBudget.
 var errNoBudget = errors.New("the namespace has no VideoBudget")
@@ -226,7 +226,7 @@ type Decision struct {
 	Budgeted bool
 }
 
-// Reserve holds room for attempt of obj (kind VideoRender or VideoStoryboard); digest is the
+// reserve holds room for attempt of obj (kind VideoRender or VideoStoryboard); digest is the
 // approved preview it pays for (storyboardRef renders), recorded on the reservation. A reservation the
 // object already holds is replaced when its attempt did not reach the service (its in-flight
 // write failed), so a retried attempt never takes room twice; one that sent reports (an attempt
@@ -236,7 +236,7 @@ type Decision struct {
 // est is the render's estimate (zero for a preview): its seconds count against maxRenderSeconds
 // and, when it may consume AI credits, no other such render runs beside it while maxAICredits is
 // set, so a burst goes at most one render beyond either limit.
-func (g *Guard) Reserve(ctx context.Context, kind string, obj client.Object, attempt, digest string, est Estimate,
+func (g *Guard) reserve(ctx context.Context, kind string, obj client.Object, attempt, digest string, est Estimate,
 	sent func(videov1alpha1.BudgetReservation) bool) (Decision, error) {
 	var d Decision
 	err := g.mutateBudget(ctx, obj.GetNamespace(), ChangeReserve, func(b *videov1alpha1.VideoBudget) bool {
@@ -341,7 +341,7 @@ func (g *Guard) withoutBudget(ctx context.Context, ns string) (Decision, error) 
 		videov1alpha1.VideoBudgetName, g.ledgers.Namespace, g.ledgers.Name(ns))}, nil
 }
 
-// SettleLater turns the reservation of attempt into usage (its job id is recorded), without
+// settleLater turns the reservation of attempt into usage (its job id is recorded), without
 // waiting for the write: the settlement rides with the next write
 // of the namespace's budget (a reservation, a charge), or a flush a second later. The job id is
 // already recorded in the object, and the reservation counts against the limits as usage would
@@ -351,18 +351,18 @@ func (g *Guard) withoutBudget(ctx context.Context, ns string) (Decision, error) 
 // A settlement whose write failed is queued again, so that it rides with the namespace's next
 // write, ahead of a charge of the same job that the caller makes next: a charge finds its job's
 // reservation by the job id the settlement writes into it.
-func (g *Guard) SettleLater(ns string, uid types.UID, attempt, jobID string) {
+func (g *Guard) settleLater(ns string, uid types.UID, attempt, jobID string) {
 	g.mutateThen(ns, ChangeSettle, func(b *videov1alpha1.VideoBudget) bool {
 		return settleReservation(b, string(uid), attempt, jobID)
 	}, func(err error) {
 		if err != nil && !errors.Is(err, errNoBudget) {
-			g.SettleLater(ns, uid, attempt, jobID)
+			g.settleLater(ns, uid, attempt, jobID)
 		}
 	}, rideDelay)
 }
 
-// Budgeted reports whether the namespace has a VideoBudget, from the cache.
-func (g *Guard) Budgeted(ctx context.Context, ns string) bool {
+// budgeted reports whether the namespace has a VideoBudget, from the cache.
+func (g *Guard) budgeted(ctx context.Context, ns string) bool {
 	_, err := g.cachedBudget(ctx, ns)
 	return err == nil
 }
@@ -473,9 +473,9 @@ func ChargeOf(obj client.Object) JobCharge {
 	return c
 }
 
-// Charge writes c into the namespace's budget and waits for the write (a job that ended with
+// chargeNow writes c into the namespace's budget and waits for the write (a job that ended with
 // nothing to charge, a failure, only ends its reservation).
-func (g *Guard) Charge(ctx context.Context, ns string, c JobCharge) error {
+func (g *Guard) chargeNow(ctx context.Context, ns string, c JobCharge) error {
 	kind := ChangeCharge
 	switch {
 	case c.Estimate:

@@ -19,6 +19,7 @@ package spendguard
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -188,7 +189,7 @@ func TestReserveCountsAReplacedAttemptThatWasSent(t *testing.T) {
 	budget := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName},
 		Spec: videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))}}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(budget).WithStatusSubresource(budget).Build()
-	g := New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second)
+	g := New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second, nil)
 	vr := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "r", UID: "uid-1"}}
 	for _, step := range []struct {
 		attempt  string
@@ -196,7 +197,7 @@ func TestReserveCountsAReplacedAttemptThatWasSent(t *testing.T) {
 		wantUsed int64
 	}{{"a1", false, 0}, {"a2", false, 0}, {"a3", true, 1}, {"a4", true, 2}} {
 		sent := func(videov1alpha1.BudgetReservation) bool { return step.sent }
-		if _, err := g.Reserve(t.Context(), "VideoRender", vr, step.attempt, "", Estimate{}, sent); err != nil {
+		if _, err := g.reserve(t.Context(), "VideoRender", vr, step.attempt, "", Estimate{}, sent); err != nil {
 			t.Fatal(err)
 		}
 		var got videov1alpha1.VideoBudget
@@ -245,7 +246,7 @@ func staleCacheGuard(t *testing.T, spec videov1alpha1.VideoBudgetSpec) (g *Guard
 			return err
 		},
 	})
-	return New(cached, server, clocktesting.NewFakeClock(time.Now()), 10*time.Second), server, conflicts
+	return New(cached, server, clocktesting.NewFakeClock(time.Now()), 10*time.Second, nil), server, conflicts
 }
 
 // The 10,000-render benchmark with budgets lost a quarter of its budget writes to conflicts, each
@@ -261,7 +262,7 @@ func TestBudgetWritesOfOneProcessDoNotConflictOverAStaleCache(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			vr := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: fmt.Sprintf("r%d", i), UID: types.UID(fmt.Sprintf("uid-%d", i))}}
-			d, err := g.Reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{}, nil)
+			d, err := g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{}, nil)
 			if err == nil && d.Wait {
 				err = fmt.Errorf("%s waits: %s", vr.Name, d.Message)
 			}
@@ -299,7 +300,7 @@ func TestBudgetWaitIsNotDecidedOnThisProcessesOwnOutdatedWrite(t *testing.T) {
 	render := func(name string) *videov1alpha1.VideoRender {
 		return &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, UID: types.UID("uid-" + name)}}
 	}
-	if d, err := g.Reserve(t.Context(), "VideoRender", render("a"), "a", "", Estimate{}, nil); err != nil || d.Wait {
+	if d, err := g.reserve(t.Context(), "VideoRender", render("a"), "a", "", Estimate{}, nil); err != nil || d.Wait {
 		t.Fatalf("the first render: wait %v, %v", d.Wait, err)
 	}
 	var b videov1alpha1.VideoBudget
@@ -310,7 +311,7 @@ func TestBudgetWaitIsNotDecidedOnThisProcessesOwnOutdatedWrite(t *testing.T) {
 	if err := server.Update(t.Context(), &b); err != nil {
 		t.Fatal(err)
 	}
-	d, err := g.Reserve(t.Context(), "VideoRender", render("b"), "b", "", Estimate{}, nil)
+	d, err := g.reserve(t.Context(), "VideoRender", render("b"), "b", "", Estimate{}, nil)
 	if err != nil || d.Wait {
 		t.Fatalf("after maxRenders was raised to 2, the second render: wait %v (%s), %v; want room", d.Wait, d.Message, err)
 	}
@@ -346,4 +347,17 @@ func TestBudgetWritersTakeTurnsAndStayBounded(t *testing.T) {
 		t.Fatalf("the turn was not given back: %v", err)
 	}
 	w.release(again)
+}
+
+// The spend guard is a handful of verbs (verbs.go): a reconciler cannot reach around them into
+// its grants, marks and queues.
+func TestTheGuardExportsAHandfulOfVerbs(t *testing.T) {
+	typ := reflect.TypeFor[*Guard]()
+	var names []string
+	for m := range typ.Methods() {
+		names = append(names, m.Name)
+	}
+	if len(names) > 6 {
+		t.Errorf("Guard exports %d methods, want at most 6: %v", len(names), names)
+	}
 }

@@ -418,11 +418,11 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 	return polling, nil
 }
 
-// getHolder reads the object that holds res. A reservation without a name (a line of
-// status.runningJobs that could not be read) has none: it is read as gone, and its job's end is
-// read from the service.
+// getHolder reads the object that holds res. A line of status.runningJobs that could not be read
+// names none (v1alpha1.UnreadableRunningJob): it is read as gone, and its job's end is read from
+// the service.
 func getHolder(ctx context.Context, r client.Reader, ns string, res videov1alpha1.BudgetReservation, obj client.Object) error {
-	if res.Name == "" {
+	if res.Name == "" || res.Name == videov1alpha1.UnreadableRunningJob {
 		return apierrors.NewNotFound(videov1alpha1.GroupVersion.WithResource("videorenders").GroupResource(), "")
 	}
 	return r.Get(ctx, types.NamespacedName{Namespace: ns, Name: res.Name}, obj)
@@ -528,7 +528,7 @@ func markBuckets(count int64) []string {
 }
 
 // justRecorded reports whether the object recorded its job so recently that the guard's own
-// settlement (Guard.SettleLater, queued then) is still on its way: settling it here too would
+// settlement (Guard.Settle, queued then) is still on its way: settling it here too would
 // be one more budget write for every batch the guard writes.
 func justRecorded(st *videov1alpha1.JobStatus, now time.Time) bool {
 	return st.SubmittedAt != nil && now.Sub(st.SubmittedAt.Time) < rideDelay+2*settleDelay

@@ -96,7 +96,7 @@ func TestALengthLimitAddedToALiveBudgetCountsTheRendersAlreadyRunning(t *testing
 		t.Errorf("reserved %d s after the limit was added, want the running jobs' 3,000 s", got)
 	}
 	for i := range 2 {
-		d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 30}, nil)
+		d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 30}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +105,7 @@ func TestALengthLimitAddedToALiveBudgetCountsTheRendersAlreadyRunning(t *testing
 		}
 	}
 	// Each running job's end still replaces its reservation with what it cost.
-	if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: "job-running-0", Seconds: 280}); err != nil {
+	if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "job-running-0", Seconds: 280}); err != nil {
 		t.Fatal(err)
 	}
 	if b := h.budget(t); b.Status.Used.RenderSeconds != 280 || b.Status.Reserved.RenderSeconds != 2700 {
@@ -118,7 +118,7 @@ func TestALengthLimitAddedToALiveBudgetCountsTheRendersAlreadyRunning(t *testing
 // reservation is the caller's to judge.
 func (h *batchHarness) payIfRoom(t *testing.T, i int) (bool, error) {
 	t.Helper()
-	d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil)
+	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil)
 	if err != nil || d.Wait {
 		return false, err
 	}
@@ -154,8 +154,7 @@ func unwritableLedgers(t *testing.T, h *batchHarness) *atomic.Bool {
 		},
 	})
 	h.server = c
-	h.g = New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second)
-	h.g.UseLedgers(NewLedgers("ops"))
+	h.g = New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second, NewLedgers("ops"))
 	return writable
 }
 
@@ -166,7 +165,7 @@ func TestAManagerThatCannotWriteItsLedgerAdmitsNothing(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)})
 	close(h.hold)
 	unwritableLedgers(t, h)
-	d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10}, nil)
+	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +303,7 @@ func TestARenderDeletedWithItsFinalizerStrippedHoldsItsRoomUntilItsJobEnds(t *te
 	blog := Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}
 	vr := batchRender(0)
 	vr.Spec.APIKeySecretRef = &videov1alpha1.SecretKeyRef{Name: "team-key", Key: "k"}
-	if d, err := h.g.Reserve(t.Context(), "VideoRender", vr, "a", "", blog, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", blog, nil); err != nil || d.Wait {
 		t.Fatalf("the first render: %+v, %v", d, err)
 	}
 	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", "job-0"); err != nil {
@@ -333,7 +332,7 @@ func TestARenderDeletedWithItsFinalizerStrippedHoldsItsRoomUntilItsJobEnds(t *te
 	if res.RequeueAfter <= 0 || res.RequeueAfter > 5*time.Minute {
 		t.Errorf("the budget is looked at again after %s while a gone render's job runs: want a poll", res.RequeueAfter)
 	}
-	if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(1), "a", "", blog, nil); err != nil || !d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", blog, nil); err != nil || !d.Wait {
 		t.Fatalf("a second render without upper bound admitted while the first one's job runs at the service: %+v, %v", d, err)
 	}
 
@@ -358,7 +357,7 @@ func TestARenderDeletedWithItsFinalizerStrippedHoldsItsRoomUntilItsJobEnds(t *te
 	if len(jobs.reads) == 0 || !strings.HasSuffix(jobs.reads[0], "team-a/job-0 with team-key/k") {
 		t.Errorf("the job was read as %q, want with the key the render named", jobs.reads)
 	}
-	if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(1), "a", "", blog, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", blog, nil); err != nil || d.Wait {
 		t.Fatalf("the next render waits after the job ended at 450 s of 600: %+v, %v", d, err)
 	}
 }
@@ -370,7 +369,7 @@ func TestAGoneRendersJobThatCannotBeReadIsHeldUntilTheJobDeadline(t *testing.T) 
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](600)})
 	close(h.hold)
 	for i := range 2 {
-		if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
+		if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v, %v", i, d, err)
 		}
 		if err := h.g.settle(t.Context(), "team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
@@ -429,10 +428,10 @@ func TestAChargeOnABudgetCreatedAgainBeforeItsTakeoverIsNotLost(t *testing.T) {
 	vr.Status.JobID = "job-600"
 	vr.Status.CompletedAt = &metav1.Time{Time: now}
 	vr.Status.VideoDuration = &metav1.Duration{Duration: 600 * time.Second}
-	if mark, ok := h.g.ChargeAfterEnd(t.Context(), "team-a", "job-600"); ok {
+	if mark, ok := h.g.chargeAfterEnd(t.Context(), "team-a", "job-600"); ok {
 		// Its end is written with the mark, and the manager crashes before the charge's write.
 		vr.Status.ChargeMark = mark
-	} else if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: "job-600", Seconds: 600}); err != nil {
+	} else if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "job-600", Seconds: 600}); err != nil {
 		// Charged before its end, as under a length limit.
 		t.Fatal(err)
 	}
@@ -440,8 +439,7 @@ func TestAChargeOnABudgetCreatedAgainBeforeItsTakeoverIsNotLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A new manager: its controller takes the ledger over and looks for lost charges.
-	h.g = New(h.server, h.server, clocktesting.NewFakeClock(now), 10*time.Second)
-	h.g.UseLedgers(NewLedgers("ops"))
+	h.g = New(h.server, h.server, clocktesting.NewFakeClock(now), 10*time.Second, NewLedgers("ops"))
 	clk := clocktesting.NewFakeClock(now.Add(time.Minute))
 	reviewReconcile(t, h, clk, 3)
 	if got := h.budget(t).Status.Used.RenderSeconds; got != 9600 {
@@ -474,7 +472,7 @@ func TestLongRunningJobsCostNoAPIReadsAtEachLook(t *testing.T) {
 	close(h.hold)
 	for i := range n {
 		vr := batchRender(i)
-		if d, err := h.g.Reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 60}, nil); err != nil || d.Wait {
+		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 60}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v, %v", i, d, err)
 		}
 		if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), vr); err != nil {

@@ -131,9 +131,8 @@ func TestReserveWaitsWhileTheLedgerKeepsADeletedBudgetsLimits(t *testing.T) {
 				b = b.WithObjects(ledgerConfigMap(t, "ops", videov1alpha1.LedgerConfigMapPrefix+"team-a", *tt.ledger))
 			}
 			c := b.Build()
-			g := New(c, c, clocktesting.NewFakeClock(now), 10*time.Second)
-			g.UseLedgers(NewLedgers("ops"))
-			d, err := g.Reserve(t.Context(), "VideoRender", vr, "a1", "", Estimate{Seconds: 1}, nil)
+			g := New(c, c, clocktesting.NewFakeClock(now), 10*time.Second, NewLedgers("ops"))
+			d, err := g.reserve(t.Context(), "VideoRender", vr, "a1", "", Estimate{Seconds: 1}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -284,8 +284,7 @@ func newSimWorld(t testing.TB) *simWorld {
 func (w *simWorld) start() {
 	ledgers := NewLedgers("ops")
 	ledgers.Interval = 0 // every ledger write now: the simulation has no timers
-	w.g = New(w.c, w.c, w.clk, 10*time.Second)
-	w.g.UseLedgers(ledgers)
+	w.g = New(w.c, w.c, w.clk, 10*time.Second, ledgers)
 	w.r = NewReconciler(ReconcilerOptions{Client: w.c, Reader: w.c, Clock: w.clk, Grace: time.Minute, Recheck: time.Hour,
 		Retry: time.Second, Ledgers: ledgers, Guard: w.g, Jobs: simService{w}})
 }
@@ -414,7 +413,7 @@ func violationKind(err error) string {
 func (w *simWorld) admit(r *simRender) error {
 	r.attempts++
 	attempt := fmt.Sprintf("a%d", r.attempts)
-	d, err := w.g.Reserve(w.ctx, "VideoRender", &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: r.name, UID: r.uid}},
+	d, err := w.g.reserve(w.ctx, "VideoRender", &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: r.name, UID: r.uid}},
 		attempt, "", r.est, nil)
 	if err != nil || d.Wait {
 		return nil
@@ -464,7 +463,7 @@ func (w *simWorld) chargeEnded() {
 		if j == nil || j.ended == nil || j.charged || !j.live {
 			continue
 		}
-		if err := w.g.Charge(w.ctx, simNS, JobCharge{JobID: j.id, UID: r.uid, Since: j.submitted, Seconds: j.actual}); err != nil {
+		if err := w.g.chargeNow(w.ctx, simNS, JobCharge{JobID: j.id, UID: r.uid, Since: j.submitted, Seconds: j.actual}); err != nil {
 			continue
 		}
 		j.charged = true

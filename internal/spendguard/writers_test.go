@@ -79,8 +79,7 @@ func TestNothingInTheSpendGuardWritesTheAPIFromATimer(t *testing.T) {
 	})
 	ledgers := NewLedgers("ops")
 	ledgers.Interval = 100 * time.Millisecond
-	g := New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second)
-	g.UseLedgers(ledgers)
+	g := New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second, ledgers)
 	r := NewReconciler(ReconcilerOptions{Client: c, Reader: c, Clock: clocktesting.NewFakeClock(time.Now()), Grace: time.Hour, Recheck: time.Hour,
 		Retry: time.Second, Ledgers: ledgers, Guard: g})
 	caller := context.WithValue(t.Context(), callerKey{}, true)
@@ -106,14 +105,14 @@ func TestNothingInTheSpendGuardWritesTheAPIFromATimer(t *testing.T) {
 	}()
 
 	for i := range 3 {
-		if d, err := g.Reserve(caller, "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+		if d, err := g.reserve(caller, "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
-		g.SettleLater("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i))
+		g.settleLater("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i))
 	}
-	g.ChargeLater("team-a", JobCharge{JobID: "job-0", Seconds: 7})
-	g.ReserveAhead("VideoRender", batchRender(3), "a", "", Estimate{Seconds: 10}, nil, 0)
-	if ok, _, err := g.ChargeSoon("team-a", JobCharge{JobID: "job-1", Seconds: 8}); ok || err != nil {
+	g.chargeLaterQueued("team-a", JobCharge{JobID: "job-0", Seconds: 7})
+	g.reserveAhead("VideoRender", batchRender(3), "a", "", Estimate{Seconds: 10}, nil, 0)
+	if ok, _, err := g.chargeSoon("team-a", JobCharge{JobID: "job-1", Seconds: 8}); ok || err != nil {
 		t.Fatalf("a queued charge reported written at once: %v", err)
 	}
 
@@ -129,7 +128,7 @@ func TestNothingInTheSpendGuardWritesTheAPIFromATimer(t *testing.T) {
 		if err := h.server.Get(t.Context(), client.ObjectKey{Namespace: "ops", Name: ledgers.Name("team-a")}, &cm); err == nil {
 			_ = json.Unmarshal([]byte(cm.Data[ledgerKey]), &l)
 		}
-		settled := b.Status.Used.Renders == 3 && b.Status.Used.RenderSeconds == 15 && g.GrantedAttempt(batchRender(3).UID) != "" &&
+		settled := b.Status.Used.Renders == 3 && b.Status.Used.RenderSeconds == 15 && g.grantedAttempt(batchRender(3).UID) != "" &&
 			(JobCharge{JobID: "job-2"}).pending(&b) >= 0 && len(b.Status.Reservations) == 2
 		if settled && l.Used.RenderSeconds == 15 && l.Used.Renders == 3 {
 			break
