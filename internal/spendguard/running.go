@@ -101,10 +101,17 @@ func patchBudgetStatus(ctx context.Context, c client.Client, b, base *videov1alp
 			return fmt.Errorf("writing the patch of VideoBudget %s/%s: %w", b.Namespace, b.Name, err)
 		}
 	}
-	if err := c.Status().Patch(ctx, wb, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	// The answer is decoded into an object of its own: a client decodes it into the object it is
+	// given without zeroing it, field by field and list element by list element, and wb's lists
+	// are not the API server's when they were not sent (a budget of an older manager keeps its
+	// running jobs as objects): wb's lines would stay beside the answer's objects, each running
+	// job twice, and an element would keep fields of another reservation the answer omits.
+	out := &videov1alpha1.VideoBudget{}
+	out.Namespace, out.Name = b.Namespace, b.Name
+	if err := c.Status().Patch(ctx, out, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return err
 	}
-	expandRunning(wb)
-	*b = *wb
+	expandRunning(out)
+	*b = *out
 	return nil
 }

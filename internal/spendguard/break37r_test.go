@@ -1,0 +1,263 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spendguard
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// realDecodeHarness is newBatchHarness whose budget status patches answer as a real API client
+// does. controller-runtime's typed client ends Patch with Do(ctx).Into(obj), and apimachinery's
+// JSON serializer unmarshals the answer INTO the object passed, without zeroing it
+// (runtime.UseOrCreateObject returns `into`; sigs.k8s.io/json decodes a JSON array element by
+// element into the slice's existing elements, and leaves a field the answer omits as it was).
+// The fake client zeroes the object first (fake/client.go zero(obj)), which hides what the
+// answer leaves behind in the object the caller passed.
+func realDecodeHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, objs ...client.Object) *batchHarness {
+	t.Helper()
+	h := newBatchHarness(t, spec, objs...)
+	close(h.hold)
+	scheme := h.server.Scheme()
+	ser := k8sjson.NewSerializerWithOptions(k8sjson.DefaultMetaFactory, scheme, scheme, k8sjson.SerializerOptions{})
+	c := interceptor.NewClient(h.server.(client.WithWatch), interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			b, ok := obj.(*videov1alpha1.VideoBudget)
+			if !ok {
+				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			}
+			h.writes.Add(1)
+			data, err := patch.Data(obj)
+			if err != nil {
+				return err
+			}
+			answer := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: b.Name}}
+			if err := c.SubResource(sub).Patch(ctx, answer, client.RawPatch(patch.Type(), data), opts...); err != nil {
+				return err
+			}
+			answer.APIVersion, answer.Kind = videov1alpha1.GroupVersion.String(), "VideoBudget"
+			raw, err := json.Marshal(answer)
+			if err != nil {
+				return err
+			}
+			// What the REST client does with the response body: decode into the caller's object.
+			_, _, err = ser.Decode(raw, nil, obj)
+			return err
+		},
+	})
+	h.g = New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second)
+	h.g.UseLedgers(NewLedgers("ops"))
+	return h
+}
+
+// Scenario: the upgrade. A budget written by the previous manager keeps its running jobs as
+// objects in status.reservations. The new manager's first write that changes neither list (here
+// the AI credits of a preview; equally a period roll-over or a condition) sends neither list, as
+// designed, and the API server answers with the running jobs as objects; patchBudgetStatus
+// decodes that answer into its compacted copy, whose runningJobs (the same jobs, as lines) the
+// answer does not mention and so stay. Expanded, every running job is there twice, and that copy
+// is the guard's next starting point (slot.latest; the controller's copy goes there too through
+// Guard.wrote). The next reservation writes both lists whole: every running job is now stored
+// twice. Money and status: status.reserved counts each running job's estimate twice (the budget
+// says 65 s reserved for 35 s of renders and refuses renders it has room for), kubectl video
+// budget lists each job twice, and the 1000-reservation bound is reached at 500.
+func TestBreak37rUpgradedBudgetsRunningJobsAreDoubledByAnUnrelatedWrite(t *testing.T) {
+	h := realDecodeHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](1000)})
+	b := h.budget(t)
+	b.Status.Reservations = []videov1alpha1.BudgetReservation{runningReservation(1), runningReservation(2)} // 10 s and 20 s
+	b.Status.RunningReserved = true
+	recountReserved(b)
+	if err := h.server.Status().Update(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+
+	// A write that changes neither list: a preview's AI credits.
+	credits := resource.MustParse("1")
+	if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: "preview-job", Credits: &credits}); err != nil {
+		t.Fatal(err)
+	}
+	// The next render's reservation.
+	if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(5), "a", "", Estimate{Seconds: 5}, nil); err != nil || d.Wait {
+		t.Fatalf("reserve: %+v, %v", d, err)
+	}
+
+	got := h.budget(t)
+	jobs := map[string]int{}
+	for _, r := range got.Status.Reservations {
+		if r.JobID != "" {
+			jobs[r.JobID]++
+		}
+	}
+	if len(got.Status.Reservations) != 3 || jobs["job-1"] != 1 || jobs["job-2"] != 1 || got.Status.Reserved.RenderSeconds != 35 {
+		t.Fatalf("want job-1, job-2 and render 5's submission once each, 35 s reserved; stored: runningJobs %q, %d reservations (jobs %v), reserved %d s",
+			got.Status.RunningJobs, len(got.Status.Reservations), jobs, got.Status.Reserved.RenderSeconds)
+	}
+}
+
+// Scenario: the same upgrade, where the previous manager's list holds a running job with another
+// Secret's key (it stays an object) after one with the default key (it becomes a line). The
+// compacted copy's reservations are [the keyed job]; the answer's are [default-key job, keyed
+// job], decoded element by element into that slice: the default-key job's element is the keyed
+// job's struct with the answer's fields written over it, and the answer has no apiKeySecretRef
+// for it, so it keeps team-key. The next list write stores job-1 with team-key. Money: once
+// job-1's render is gone (finalizer stripped), the VideoBudget controller reads job-1's end with
+// the wrong account's key; a service that does not know the job there makes it charge job-1's
+// estimate, not what the job cost.
+func TestBreak37rUpgradedBudgetsRunningJobTakesAnotherJobsKey(t *testing.T) {
+	h := realDecodeHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](1000)})
+	b := h.budget(t)
+	keyed := runningReservation(3)
+	keyed.APIKeySecretRef = &videov1alpha1.SecretKeyRef{Name: "team-key", Key: "k"}
+	b.Status.Reservations = []videov1alpha1.BudgetReservation{runningReservation(1), keyed}
+	b.Status.RunningReserved = true
+	recountReserved(b)
+	if err := h.server.Status().Update(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	credits := resource.MustParse("1")
+	if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: "preview-job", Credits: &credits}); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(5), "a", "", Estimate{Seconds: 5}, nil); err != nil || d.Wait {
+		t.Fatalf("reserve: %+v, %v", d, err)
+	}
+	for _, r := range h.budget(t).Status.Reservations {
+		if r.JobID == "job-1" && r.APIKeySecretRef != nil {
+			t.Fatalf("job-1 (the default key) is stored with %s's key: %+v", r.APIKeySecretRef.Name, r)
+		}
+	}
+}
+
+// crdCheckedHarness is newBatchHarness whose budget status patches are refused as the API server
+// refuses them under the CRD (config/crd/bases/video.videoops.io_videobudgets.yaml): each object
+// of status.reservations requires kind, name (minLength 1), uid (minLength 1), attemptId and
+// reservedAt; jobId is at most 100 characters.
+func crdCheckedHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, objs ...client.Object) *batchHarness {
+	t.Helper()
+	h := newBatchHarness(t, spec, objs...)
+	close(h.hold)
+	h.onWrite = nil
+	c := interceptor.NewClient(h.server.(client.WithWatch), interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if _, ok := obj.(*videov1alpha1.VideoBudget); ok {
+				h.writes.Add(1)
+				data, err := patch.Data(obj)
+				if err != nil {
+					return err
+				}
+				var p struct {
+					Status struct {
+						Reservations []map[string]any `json:"reservations"`
+					} `json:"status"`
+				}
+				if err := json.Unmarshal(data, &p); err != nil {
+					return err
+				}
+				var errs field.ErrorList
+				for i, r := range p.Status.Reservations {
+					at := field.NewPath("status", "reservations").Index(i)
+					for _, f := range []string{"kind", "name", "uid", "attemptId", "reservedAt"} {
+						if v, ok := r[f]; !ok || v == nil || v == "" {
+							errs = append(errs, field.Required(at.Child(f), ""))
+						}
+					}
+					if id, _ := r["jobId"].(string); len(id) > 100 {
+						errs = append(errs, field.TooLong(at.Child("jobId"), id, 100))
+					}
+				}
+				if len(errs) > 0 {
+					return apierrors.NewInvalid(videov1alpha1.GroupVersion.WithKind("VideoBudget").GroupKind(), obj.GetName(), errs)
+				}
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	})
+	h.g = New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second)
+	h.g.UseLedgers(NewLedgers("ops"))
+	return h
+}
+
+// Scenario: a line of status.runningJobs that cannot be read (commit 0e02e09's own case, "written
+// by hand: job-9"), whose job still runs. AllReservations turns it into a reservation with no
+// name, no uid and no reservedAt; compactRunning cannot make it a line again (RunningJobLine
+// wants a name and a uid), so every write that sends the lists sends it as an object of
+// status.reservations, which the CRD refuses (name, uid and reservedAt are required). Status and
+// stall: while that job runs (or, its end unreadable, until --job-deadline, forever with none),
+// no render of the namespace can reserve, no settlement and no charge that moves a reservation
+// is written: the namespace stalls, each of its renders failing at the budget write.
+func TestBreak37rAnUnreadableLineMakesEveryReservationWriteInvalid(t *testing.T) {
+	h := crdCheckedHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](10)})
+	b := h.budget(t)
+	b.Status.RunningJobs = []string{"written by hand: job-9"}
+	if err := h.server.Status().Update(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(5), "a", "", Estimate{Seconds: 5}, nil)
+	if err != nil || d.Wait {
+		t.Fatalf("a namespace with room for 9 more renders refuses one: %+v, %v", d, err)
+	}
+}
+
+// Scenario: the documented rollback (docs/release.md "Rolling back": roll the manager back, keep
+// the CRDs; "an older manager reads objects of a newer schema (fields it does not know are kept,
+// not used)"). The previous manager's VideoBudget type has no runningJobs: it decodes the budget
+// without the running jobs' lines, and its charge (JobCharge.change, unchanged since 8008f74)
+// finds no pending reservation for the ended job; with runningReserved set it takes the charge as
+// posted and writes nothing. Money: every job that was running at the rollback is never charged
+// by that manager (and its estimate was not reserved meanwhile, so renders beyond
+// maxRenderSeconds are admitted); CHANGELOG.md's Unreleased section says nothing of it.
+// Modelled here by reading the budget as the older type does (runningJobs dropped).
+func TestBreak37rAManagerRolledBackDoesNotChargeTheJobsRunningAtTheRollback(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](1000)})
+	close(h.hold)
+	vr := batchRender(1)
+	if d, err := h.g.Reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 30}, nil); err != nil || d.Wait {
+		t.Fatalf("reserve: %+v, %v", d, err)
+	}
+	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", "job-1"); err != nil {
+		t.Fatal(err)
+	}
+	// The older manager's view: the same object without the field its type does not have.
+	var old videov1alpha1.VideoBudget
+	if err := h.server.Get(t.Context(), client.ObjectKey{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}, &old); err != nil {
+		t.Fatal(err)
+	}
+	if len(old.Status.RunningJobs) != 1 {
+		t.Fatalf("want job-1 as a line: %+v", old.Status)
+	}
+	old.Status.RunningJobs = nil
+	old.Status.RunningReserved = true
+	before := old.Status.Used.RenderSeconds
+	JobCharge{JobID: "job-1", UID: vr.UID, Attempt: "a", Seconds: 400}.change(&old)
+	if old.Status.Used.RenderSeconds != before+400 {
+		t.Fatalf("the older manager charged job-1's end %d s, want 400 s", old.Status.Used.RenderSeconds-before)
+	}
+}
