@@ -19,6 +19,7 @@ package spendguard
 import (
 	"context"
 	"encoding/json"
+	"k8s.io/apimachinery/pkg/types"
 	"testing"
 	"time"
 
@@ -73,8 +74,7 @@ func realDecodeHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, objs ..
 			return err
 		},
 	})
-	h.g = New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second)
-	h.g.UseLedgers(NewLedgers("ops"))
+	h.g = New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second, NewLedgers("ops"))
 	return h
 }
 
@@ -101,11 +101,11 @@ func TestBreak37rUpgradedBudgetsRunningJobsAreDoubledByAnUnrelatedWrite(t *testi
 
 	// A write that changes neither list: a preview's AI credits.
 	credits := resource.MustParse("1")
-	if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: "preview-job", Credits: &credits}); err != nil {
+	if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "preview-job", Credits: &credits}); err != nil {
 		t.Fatal(err)
 	}
 	// The next render's reservation.
-	if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(5), "a", "", Estimate{Seconds: 5}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(5), "a", "", Estimate{Seconds: 5}, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v, %v", d, err)
 	}
 
@@ -143,10 +143,10 @@ func TestBreak37rUpgradedBudgetsRunningJobTakesAnotherJobsKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	credits := resource.MustParse("1")
-	if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: "preview-job", Credits: &credits}); err != nil {
+	if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "preview-job", Credits: &credits}); err != nil {
 		t.Fatal(err)
 	}
-	if d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(5), "a", "", Estimate{Seconds: 5}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(5), "a", "", Estimate{Seconds: 5}, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v, %v", d, err)
 	}
 	for _, r := range h.budget(t).Status.Reservations {
@@ -200,8 +200,7 @@ func crdCheckedHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, objs ..
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		},
 	})
-	h.g = New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second)
-	h.g.UseLedgers(NewLedgers("ops"))
+	h.g = New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second, NewLedgers("ops"))
 	return h
 }
 
@@ -220,44 +219,51 @@ func TestBreak37rAnUnreadableLineMakesEveryReservationWriteInvalid(t *testing.T)
 	if err := h.server.Status().Update(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}
-	d, err := h.g.Reserve(t.Context(), "VideoRender", batchRender(5), "a", "", Estimate{Seconds: 5}, nil)
+	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(5), "a", "", Estimate{Seconds: 5}, nil)
 	if err != nil || d.Wait {
 		t.Fatalf("a namespace with room for 9 more renders refuses one: %+v, %v", d, err)
 	}
 }
 
-// Scenario: the documented rollback (docs/release.md "Rolling back": roll the manager back, keep
-// the CRDs; "an older manager reads objects of a newer schema (fields it does not know are kept,
-// not used)"). The previous manager's VideoBudget type has no runningJobs: it decodes the budget
-// without the running jobs' lines, and its charge (JobCharge.change, unchanged since 8008f74)
-// finds no pending reservation for the ended job; with runningReserved set it takes the charge as
-// posted and writes nothing. Money: every job that was running at the rollback is never charged
-// by that manager (and its estimate was not reserved meanwhile, so renders beyond
-// maxRenderSeconds are admitted); CHANGELOG.md's Unreleased section says nothing of it.
-// Modelled here by reading the budget as the older type does (runningJobs dropped).
-func TestBreak37rAManagerRolledBackDoesNotChargeTheJobsRunningAtTheRollback(t *testing.T) {
+// The documented rollback (docs/release.md "Rolling back": roll the manager back, keep the
+// CRDs) past the release that keeps running jobs as lines: the older manager's type has no
+// runningJobs, so it does not charge the jobs running at the rollback (it finds no pending
+// reservation for them; CHANGELOG.md says so and to let running jobs end first). What holds:
+// its writes, merge patches that never name runningJobs, leave the lines on the API server, and
+// this manager, rolled forward, charges each of those jobs once, what it cost.
+func TestBreak37rARollForwardChargesTheJobsRunningAtARollback(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](1000)})
 	close(h.hold)
 	vr := batchRender(1)
-	if d, err := h.g.Reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 30}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 30}, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v, %v", d, err)
 	}
 	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", "job-1"); err != nil {
 		t.Fatal(err)
 	}
-	// The older manager's view: the same object without the field its type does not have.
+	// The older manager's write: a merge patch of the fields its type has (another render's
+	// reservation), which does not name runningJobs.
 	var old videov1alpha1.VideoBudget
 	if err := h.server.Get(t.Context(), client.ObjectKey{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}, &old); err != nil {
 		t.Fatal(err)
 	}
-	if len(old.Status.RunningJobs) != 1 {
-		t.Fatalf("want job-1 as a line: %+v", old.Status)
+	patch := []byte(`{"status":{"reservations":[{"kind":"VideoRender","name":"r2","uid":"uid-2","attemptId":"b","reservedAt":"2026-11-27T10:00:00Z","estimatedSeconds":30}]}}`)
+	if err := h.server.Status().Patch(t.Context(), &old, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
 	}
-	old.Status.RunningJobs = nil
-	old.Status.RunningReserved = true
-	before := old.Status.Used.RenderSeconds
-	JobCharge{JobID: "job-1", UID: vr.UID, Attempt: "a", Seconds: 400}.change(&old)
-	if old.Status.Used.RenderSeconds != before+400 {
-		t.Fatalf("the older manager charged job-1's end %d s, want 400 s", old.Status.Used.RenderSeconds-before)
+	if len(old.Status.RunningJobs) != 1 {
+		t.Fatalf("the older manager's write dropped job-1's line: %+v", old.Status)
+	}
+	// Rolled forward: the newer manager's charge of job-1 finds its line.
+	g := New(h.server, h.server, clocktesting.NewFakeClock(time.Now()), 10*time.Second, NewLedgers("ops"))
+	if _, err := g.Charge(t.Context(), "team-a", JobCharge{JobID: "job-1", UID: vr.UID, Attempt: "a", Seconds: 400}, ChargeNow); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Charge(t.Context(), "team-a", JobCharge{JobID: "job-1", UID: vr.UID, Attempt: "a", Seconds: 400}, ChargeNow); err != nil {
+		t.Fatal(err)
+	}
+	b := h.budget(t)
+	if b.Status.Used.RenderSeconds != 400 || len(b.Status.Reservations) != 1 || b.Status.Reservations[0].UID != "uid-2" {
+		t.Fatalf("want job-1 charged 400 s once and render 2's reservation kept: used %d s, reservations %+v", b.Status.Used.RenderSeconds, b.Status.Reservations)
 	}
 }
