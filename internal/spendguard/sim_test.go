@@ -92,6 +92,7 @@ const (
 	opCrash
 	opReplace
 	opFailWrites
+	opCrashAfterCharge
 	opCount
 )
 
@@ -142,6 +143,8 @@ func (o simOp) String() string {
 		return "the VideoBudget is deleted and created again"
 	case opFailWrites:
 		return fmt.Sprintf("the next %d VideoBudget status writes fail", o.a)
+	case opCrashAfterCharge:
+		return fmt.Sprintf("running job #%d ends, its render charges it and the manager crashes before writing the end", o.a)
 	}
 	return "?"
 }
@@ -182,8 +185,10 @@ func simGenerate(seed uint64, steps int) []simOp {
 			o.a = int64([]time.Duration{time.Minute, time.Hour, 7 * time.Hour, 26 * time.Hour, 5 * 24 * time.Hour}[rng.IntN(5)])
 		case p < 92:
 			o.kind = opReconcile
-		case p < 95:
+		case p < 94:
 			o.kind = opCrash
+		case p < 95:
+			o.kind, o.a = opCrashAfterCharge, rng.Int64N(64)
 		case p < 98:
 			o.kind, o.a = opReplace, rng.Int64N(2)
 		default:
@@ -560,6 +565,15 @@ func (w *simWorld) step(o simOp) error {
 		}
 	case opFailWrites:
 		w.failWrites = int(o.a)
+	case opCrashAfterCharge:
+		// The charge is in the budget, the render's end is not written: the next manager reads
+		// the job's end again and charges it again, which must find it charged.
+		if r := w.pick(o.a, func(r *simRender) bool { return !r.deleted && r.job != nil && r.job.ended == nil }); r != nil {
+			now := w.clk.Now()
+			r.job.ended = &now
+			_, _ = w.g.Charge(w.ctx, simNS, JobCharge{JobID: r.job.id, UID: r.uid, Since: r.job.submitted, Seconds: r.job.actual}, ChargeNow)
+		}
+		w.start()
 	}
 	return w.checkUsage()
 }
