@@ -127,7 +127,15 @@ const maxSeconds = 1e9
 // crash (after the takeover the mark reads as another history's); the charge is written first.
 func (g *Guard) chargeAfterEnd(ctx context.Context, ns, jobID string) (mark *videov1alpha1.ChargeMark, ok bool) {
 	b, err := g.cachedBudget(ctx, ns)
-	if err != nil || limitsLength(b) || b.UID == "" || b.Status.LedgerBudgetUID != string(b.UID) {
+	if err != nil {
+		return nil, false
+	}
+	return endMark(b, jobID)
+}
+
+// endMark is chargeAfterEnd's answer on b.
+func endMark(b *videov1alpha1.VideoBudget, jobID string) (mark *videov1alpha1.ChargeMark, ok bool) {
+	if limitsLength(b) || b.UID == "" || b.Status.LedgerBudgetUID != string(b.UID) {
 		return nil, false
 	}
 	if charged(b, jobID) {

@@ -106,15 +106,18 @@ func (g *Guard) Standing(ctx context.Context, obj client.Object) Standing {
 	if g == nil {
 		return Standing{}
 	}
-	s := Standing{Budgeted: g.budgeted(ctx, obj.GetNamespace()), Attempt: g.grantedAttempt(obj.GetUID())}
-	if !s.Budgeted {
+	s := Standing{Attempt: g.grantedAttempt(obj.GetUID())}
+	// One read of the budget from the cache answers the rest.
+	b, err := g.cachedBudget(ctx, obj.GetNamespace())
+	if err != nil {
 		return s
 	}
-	if c, ok := g.unchargedMark(ctx, obj); ok {
+	s.Budgeted = true
+	if c, ok := MarkedChargeOf(obj); ok && lostCharge(b, c) {
 		s.Uncharged = &c
 	}
 	if id := videov1alpha1.JobStatusOf(obj).JobID; id != "" {
-		s.EndMark, s.EndFirst = g.chargeAfterEnd(ctx, obj.GetNamespace(), id)
+		s.EndMark, s.EndFirst = endMark(b, id)
 	}
 	return s
 }
