@@ -529,10 +529,13 @@ func (l *lifecycle[T]) replaceJob(tx *statustxn.Txn[T]) string {
 	st.RequestUnverified = nil
 	st.SubmittedAt = nil
 	st.CompletedAt = nil
-	if prior := l.guard.Standing(context.Background(), obj).Uncharged; prior != nil {
-		// An end written before its charge leaves the status (a submission charged it before
-		// reserving; an adopted job did not): its charge is queued before the mark goes.
-		_, _ = l.guard.Charge(context.Background(), obj.GetNamespace(), *prior, spendguard.ChargeMarked)
+	if _, marked := spendguard.MarkedChargeOf(obj); marked {
+		// Standing reads the budget: only for a marked end.
+		if prior := l.guard.Standing(context.Background(), obj).Uncharged; prior != nil {
+			// An end written before its charge leaves the status (a submission charged it before
+			// reserving; an adopted job did not): its charge is queued before the mark goes.
+			_, _ = l.guard.Charge(context.Background(), obj.GetNamespace(), *prior, spendguard.ChargeMarked)
+		}
 	}
 	st.ChargeMark = nil
 	st.Failure = nil

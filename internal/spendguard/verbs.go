@@ -116,8 +116,8 @@ func (g *Guard) Standing(ctx context.Context, obj client.Object) Standing {
 	if c, ok := MarkedChargeOf(obj); ok && lostCharge(b, c) {
 		s.Uncharged = &c
 	}
-	if id := videov1alpha1.JobStatusOf(obj).JobID; id != "" {
-		s.EndMark, s.EndFirst = endMark(b, id)
+	if st := videov1alpha1.JobStatusOf(obj); st != nil && st.JobID != "" {
+		s.EndMark, s.EndFirst = endMark(b, st.JobID)
 	}
 	return s
 }
