@@ -119,21 +119,13 @@ func Cost(seconds float64, credits string) (int64, *resource.Quantity) {
 // records.
 const maxSeconds = 1e9
 
-// chargeAfterEnd reports whether the namespace's budget, as the cache shows it, lets the end of
-// jobID be written before its charge (no maxRenderSeconds, no maxAICredits), and the mark the
-// end records then; nil when the budget already holds the charge (nothing to mark or charge).
-// A budget that has not merged the namespace's ledger yet (created again, restored) does not:
-// its count is not the namespace's, and a mark made on it would be lost with its charge in a
-// crash (after the takeover the mark reads as another history's); the charge is written first.
-func (g *Guard) chargeAfterEnd(ctx context.Context, ns, jobID string) (mark *videov1alpha1.ChargeMark, ok bool) {
-	b, err := g.cachedBudget(ctx, ns)
-	if err != nil {
-		return nil, false
-	}
-	return endMark(b, jobID)
-}
-
-// endMark is chargeAfterEnd's answer on b.
+// endMark reports whether budget b lets the end of jobID be written before its charge (no
+// maxRenderSeconds, no maxAICredits), and the mark the end records then; nil when the budget
+// already holds the charge (nothing to mark or charge). A budget that has not merged the
+// namespace's ledger yet (created again, restored) does not: its count is not the namespace's,
+// and a mark made on it would be lost with its charge in a crash (after the takeover the mark
+// reads as another history's); the charge is written first. Standing asks it of the cached
+// budget.
 func endMark(b *videov1alpha1.VideoBudget, jobID string) (mark *videov1alpha1.ChargeMark, ok bool) {
 	if limitsLength(b) || b.UID == "" || b.Status.LedgerBudgetUID != string(b.UID) {
 		return nil, false
@@ -182,21 +174,19 @@ func (g *Guard) chargeLater(ns, kind string, c JobCharge, delay time.Duration) {
 // not written it yet.
 func (g *Guard) chargePending(jobID string) bool { return g != nil && g.later.has(jobID) }
 
-// notCharged reports, from the budget as the cache shows it, whether the job c marked may still
-// lack its charge: its render must not move on to another job before it is written.
-func (g *Guard) notCharged(ctx context.Context, ns string, c JobCharge) bool {
-	b, err := g.cachedBudget(ctx, ns)
-	return err == nil && lostCharge(b, c)
-}
-
 // unchargedMark is the charge obj's status marked (MarkedChargeOf) while the budget, as the cache
-// shows it, may still lack it (NotCharged); false otherwise, and on a nil guard.
+// shows it, may still lack it (lostCharge): its render must not move on to another job before it
+// is written. False otherwise, and on a nil guard; the budget is read only for a marked end.
 func (g *Guard) unchargedMark(ctx context.Context, obj client.Object) (JobCharge, bool) {
 	if g == nil {
 		return JobCharge{}, false
 	}
 	c, ok := MarkedChargeOf(obj)
-	return c, ok && g.notCharged(ctx, obj.GetNamespace(), c)
+	if !ok {
+		return c, false
+	}
+	b, err := g.cachedBudget(ctx, obj.GetNamespace())
+	return c, err == nil && lostCharge(b, c)
 }
 
 // lostCharge reports whether the budget certainly lacks the charge c marked (see above).

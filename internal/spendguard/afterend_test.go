@@ -129,7 +129,7 @@ func TestAChargeAfterTheEndRidesWithTheNextWriteAndIsTriedAgain(t *testing.T) {
 		}
 		return nil
 	}
-	if m, ok := h.g.chargeAfterEnd(t.Context(), "team-a", "j1"); !ok || m == nil {
+	if s := h.g.Standing(t.Context(), endedRender("j1")); !s.EndFirst || s.EndMark == nil {
 		t.Fatal("a budget without a seconds or credits limit takes charges after the end")
 	}
 	h.g.chargeLaterQueued("team-a", JobCharge{JobID: "j1", Seconds: 12})
@@ -156,7 +156,7 @@ func TestAChargeAfterTheEndRidesWithTheNextWriteAndIsTriedAgain(t *testing.T) {
 	if err := h.server.Update(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := h.g.chargeAfterEnd(t.Context(), "team-a", "j2"); ok {
+	if h.g.Standing(t.Context(), endedRender("j2")).EndFirst {
 		t.Fatal("under maxRenderSeconds the charge must reach the budget before the end")
 	}
 }
@@ -214,7 +214,7 @@ func TestTheNextSubmissionChargesThePreviousMarkedEndFirst(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))})
 	close(h.hold)
 	c := JobCharge{JobID: "j-prev", Seconds: 9, Mark: &videov1alpha1.ChargeMark{}}
-	if !h.g.notCharged(t.Context(), "team-a", c) {
+	if !lostCharge(h.budget(t), c) {
 		t.Fatal("the budget does not hold the previous job's charge")
 	}
 	if err := h.g.chargeNow(t.Context(), "team-a", c); err != nil {
@@ -224,7 +224,7 @@ func TestTheNextSubmissionChargesThePreviousMarkedEndFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := h.budget(t)
-	if b.Status.Used.RenderSeconds != 9 || h.g.notCharged(t.Context(), "team-a", c) {
+	if b.Status.Used.RenderSeconds != 9 || lostCharge(b, c) {
 		t.Fatalf("used %d seconds, ids %v: want the charge once", b.Status.Used.RenderSeconds, b.Status.ChargedJobs)
 	}
 }
@@ -289,4 +289,11 @@ func TestGrantOutcomesAreCountedOnlyInGuardedNamespaces(t *testing.T) {
 	if len(c.got) != 1 || c.got[GrantNone] != 1 {
 		t.Fatalf("counted %v, want one %q (the guarded namespace's)", c.got, GrantNone)
 	}
+}
+
+// endedRender is a render of team-a whose job jobID ended, as the controller asks Standing of it.
+func endedRender(jobID string) *videov1alpha1.VideoRender {
+	vr := batchRender(0)
+	vr.Status.JobID = jobID
+	return vr
 }

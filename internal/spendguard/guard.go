@@ -341,7 +341,7 @@ func (g *Guard) withoutBudget(ctx context.Context, ns string) (Decision, error) 
 		videov1alpha1.VideoBudgetName, g.ledgers.Namespace, g.ledgers.Name(ns))}, nil
 }
 
-// settleLater turns the reservation of attempt into usage (its job id is recorded), without
+// Settle turns the reservation of attempt into usage (its job id is recorded), without
 // waiting for the write: the settlement rides with the next write
 // of the namespace's budget (a reservation, a charge), or a flush a second later. The job id is
 // already recorded in the object, and the reservation counts against the limits as usage would
@@ -351,12 +351,12 @@ func (g *Guard) withoutBudget(ctx context.Context, ns string) (Decision, error) 
 // A settlement whose write failed is queued again, so that it rides with the namespace's next
 // write, ahead of a charge of the same job that the caller makes next: a charge finds its job's
 // reservation by the job id the settlement writes into it.
-func (g *Guard) settleLater(ns string, uid types.UID, attempt, jobID string) {
+func (g *Guard) Settle(ns string, uid types.UID, attempt, jobID string) {
 	g.mutateThen(ns, ChangeSettle, func(b *videov1alpha1.VideoBudget) bool {
 		return settleReservation(b, string(uid), attempt, jobID)
 	}, func(err error) {
 		if err != nil && !errors.Is(err, errNoBudget) {
-			g.settleLater(ns, uid, attempt, jobID)
+			g.Settle(ns, uid, attempt, jobID)
 		}
 	}, rideDelay)
 }

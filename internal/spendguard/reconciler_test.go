@@ -428,9 +428,9 @@ func TestAChargeOnABudgetCreatedAgainBeforeItsTakeoverIsNotLost(t *testing.T) {
 	vr.Status.JobID = "job-600"
 	vr.Status.CompletedAt = &metav1.Time{Time: now}
 	vr.Status.VideoDuration = &metav1.Duration{Duration: 600 * time.Second}
-	if mark, ok := h.g.chargeAfterEnd(t.Context(), "team-a", "job-600"); ok {
+	if s := h.g.Standing(t.Context(), vr); s.EndFirst {
 		// Its end is written with the mark, and the manager crashes before the charge's write.
-		vr.Status.ChargeMark = mark
+		vr.Status.ChargeMark = s.EndMark
 	} else if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "job-600", Seconds: 600}); err != nil {
 		// Charged before its end, as under a length limit.
 		t.Fatal(err)

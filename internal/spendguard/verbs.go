@@ -21,7 +21,6 @@ import (
 	"errors"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -30,7 +29,7 @@ import (
 // The spend guard's verbs, what the reconcilers of the job kinds call at the steps of a paid
 // submission (internal/controller/spendguard.go): Standing reads what the guard knows of an
 // object; Reserve holds room before the paid call; Settle turns it into usage once the job id is
-// recorded; Release gives back the room of an attempt that certainly created no job; Charge
+// recorded (guard.go); Release gives back the room of an attempt that certainly created no job; Charge
 // posts an ended job's cost; SettleAll settles a namespace before an uninstall.
 
 // Submission is a paid submission the guard decides on.
@@ -76,12 +75,6 @@ func (g *Guard) Reserve(ctx context.Context, s Submission) (Decision, error) {
 	}
 	g.usedAttempt(s.Obj.GetUID(), s.Attempt)
 	return g.reserve(ctx, s.Kind, s.Obj, s.Attempt, s.Digest, s.Est, s.Sent)
-}
-
-// Settle turns the reservation of attempt into usage once its job id is recorded, without
-// waiting for the write (settleLater).
-func (g *Guard) Settle(ns string, uid types.UID, attempt, jobID string) {
-	g.settleLater(ns, uid, attempt, jobID)
 }
 
 // Standing is what the guard knows of an object, from the cache and this process's memory.
