@@ -416,7 +416,7 @@ func (g *Guard) keepInLedger(ctx context.Context, last *videov1alpha1.VideoBudge
 	if last == nil || len(batch) == 0 {
 		return last
 	}
-	b := last.DeepCopy()
+	b := g.ledgers.newest(last.Namespace, last).DeepCopy()
 	for _, o := range batch {
 		o.change(b)
 		recountReserved(b)

@@ -28,6 +28,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -224,6 +225,49 @@ type ledgerCadence struct {
 	// pending is the budget to copy at the end of the interval, nil when the ledger is current.
 	pending *videov1alpha1.VideoBudget
 	client  client.Client
+	// written is the copy this process last wrote: a copy of the same budget at an older
+	// resourceVersion is not written over it (olderCopy).
+	written *videov1alpha1.VideoBudget
+	// io orders the namespace's ledger writes of this process, and the reads that decide on the
+	// ledger (a budget taking it over, a namespace without a budget) after them: a copy on its
+	// way to the API server when such a read starts is written before the read is made. Without
+	// it, a new budget read the ledger while the deleted one's last copy was in flight and
+	// admitted a second render under maxRenders 1 (TestABudgetTakingOverReadsTheLedgerCopyInFlight).
+	// pending and written are guarded by Ledgers.mu, io by itself; io is taken first.
+	io sync.Mutex
+}
+
+// cadenceOfLocked is tenant's cadence, created on first use; s.mu is held.
+func (s *Ledgers) cadenceOfLocked(tenant string) *ledgerCadence {
+	if s.cadence == nil {
+		s.cadence = map[string]*ledgerCadence{}
+	}
+	lc, ok := s.cadence[tenant]
+	if !ok {
+		lc = &ledgerCadence{}
+		s.cadence[tenant] = lc
+	}
+	return lc
+}
+
+// cadenceOf is tenant's cadence, created on first use.
+func (s *Ledgers) cadenceOf(tenant string) *ledgerCadence {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cadenceOfLocked(tenant)
+}
+
+// olderCopy reports whether b is a copy of the same budget as than at an older resourceVersion:
+// a status write is optimistic-locked, so the newer copy holds every change of the older one, and
+// two writers (a render's reservation, the VideoBudget controller) may reach the ledger in the
+// other order. Copies of different budgets (a replace), or whose versions cannot be compared, are
+// not older.
+func olderCopy(b, than *videov1alpha1.VideoBudget) bool {
+	if than == nil || b.UID != than.UID {
+		return false
+	}
+	cmp, err := resourceversion.CompareResourceVersion(b.ResourceVersion, than.ResourceVersion)
+	return err == nil && cmp < 0
 }
 
 // NewLedgers returns the ledgers kept in namespace ns (DefaultLedgerNamespace when empty).
@@ -243,13 +287,12 @@ func NewLedgers(ns string) *Ledgers {
 func (s *Ledgers) record(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, urgent bool) error {
 	now := time.Now()
 	s.mu.Lock()
-	if s.cadence == nil {
-		s.cadence = map[string]*ledgerCadence{}
-	}
-	lc, ok := s.cadence[b.Namespace]
-	if !ok {
-		lc = &ledgerCadence{}
-		s.cadence[b.Namespace] = lc
+	ok := s.cadence[b.Namespace] != nil
+	lc := s.cadenceOfLocked(b.Namespace)
+	if olderCopy(b, lc.pending) || olderCopy(b, lc.written) {
+		// A newer copy of this budget is held back or written: it holds this one's changes.
+		s.mu.Unlock()
+		return nil
 	}
 	if !urgent && ok && now.Sub(lc.last) < s.Interval {
 		schedule := lc.pending == nil
@@ -295,23 +338,62 @@ func (s *Ledgers) flushDue(ctx context.Context, tenant string) error {
 
 // flushPending writes what the cadence holds back of tenant's ledger now.
 func (s *Ledgers) flushPending(ctx context.Context, tenant string) error {
+	lc := s.cadenceOf(tenant)
+	lc.io.Lock()
+	defer lc.io.Unlock()
+	return s.flushLocked(ctx, lc)
+}
+
+// flushLocked writes what lc holds back; lc.io is held.
+func (s *Ledgers) flushLocked(ctx context.Context, lc *ledgerCadence) error {
 	s.mu.Lock()
-	lc := s.cadence[tenant]
-	if lc == nil || lc.pending == nil {
+	if lc.pending == nil {
 		s.mu.Unlock()
 		return nil
 	}
 	b, c := lc.pending, lc.client
 	lc.pending, lc.last = nil, time.Now()
 	s.mu.Unlock()
-	return s.write(ctx, c, b)
+	return s.writeLocked(ctx, c, b, lc)
+}
+
+// readCurrent reads tenant's ledger as this process last wrote or held it back: what the cadence
+// holds back is written first, and a write on its way is waited for (ledgerCadence.io). skip,
+// when set, is asked once those are written: true answers "no ledger" without reading.
+func (s *Ledgers) readCurrent(ctx context.Context, r client.Reader, tenant string, skip func() bool) (l *ledger, found bool, err error) {
+	lc := s.cadenceOf(tenant)
+	lc.io.Lock()
+	defer lc.io.Unlock()
+	if err := s.flushLocked(ctx, lc); err != nil {
+		return nil, false, err
+	}
+	if skip != nil && skip() {
+		return nil, false, nil
+	}
+	return s.read(ctx, r, tenant)
 }
 
 // Name is the name of tenant's ledger.
 func (s *Ledgers) Name(tenant string) string { return videov1alpha1.LedgerConfigMapPrefix + tenant }
 
-// write writes the budget's usage to its namespace's ledger.
+// write writes the budget's usage to its namespace's ledger, after any write of it on its way.
 func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget) error {
+	lc := s.cadenceOf(b.Namespace)
+	lc.io.Lock()
+	defer lc.io.Unlock()
+	return s.writeLocked(ctx, c, b, lc)
+}
+
+// writeLocked is write with lc.io held. A copy older than the one written last is not written
+// (olderCopy), and the last write's outcome is returned.
+func (s *Ledgers) writeLocked(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, lc *ledgerCadence) error {
+	s.mu.Lock()
+	stale, failed := olderCopy(b, lc.written), s.failed[b.Namespace]
+	s.mu.Unlock()
+	if stale {
+		// The ledger is as the last write left it: its outcome stands.
+		return failed
+	}
 	raw, err := json.Marshal(ledgerOf(b))
 	if err != nil {
 		return fmt.Errorf("encoding the budget ledger: %w", err)
@@ -336,10 +418,30 @@ func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.V
 		s.noteWrite(b.Namespace, err)
 		return err
 	}
+	s.mu.Lock()
+	lc.written = b.DeepCopy()
+	s.mu.Unlock()
 	s.noteWrite(b.Namespace, nil)
 	s.known.Store(b.Namespace, true)
 	s.forgetFree(b.Namespace)
 	return nil
+}
+
+// newest is the newer of last and the copy of the same budget this process last wrote or holds
+// back for tenant's ledger: what a deleted budget's last changes are applied to (keepInLedger).
+func (s *Ledgers) newest(tenant string, last *videov1alpha1.VideoBudget) *videov1alpha1.VideoBudget {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lc := s.cadence[tenant]
+	if lc == nil {
+		return last
+	}
+	for _, c := range []*videov1alpha1.VideoBudget{lc.pending, lc.written} {
+		if c != nil && olderCopy(last, c) {
+			last = c
+		}
+	}
+	return last
 }
 
 // forgetFree drops the answer that tenant's ledger holds no limits.
@@ -384,16 +486,17 @@ func readLedgerAt(ctx context.Context, r client.Reader, at types.NamespacedName)
 // no limits is not read again for freeTTL (nor after this process writes it or sees a budget
 // deleted), so that unguarded renders do not each cost an API read (issue 30).
 func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now time.Time) (bool, time.Time, error) {
-	if err := s.flushPending(ctx, tenant); err != nil {
-		return false, time.Time{}, err
-	}
-	s.mu.Lock()
-	until, free := s.free[tenant]
-	s.mu.Unlock()
-	if free && time.Now().Before(until) {
+	cached := false
+	l, _, err := s.readCurrent(ctx, r, tenant, func() bool {
+		s.mu.Lock()
+		until, free := s.free[tenant]
+		s.mu.Unlock()
+		cached = free && time.Now().Before(until)
+		return cached
+	})
+	if cached {
 		return false, time.Time{}, nil
 	}
-	l, _, err := s.read(ctx, r, tenant)
 	if err != nil {
 		return false, time.Time{}, err
 	}
@@ -505,11 +608,9 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 	if b.UID == "" || b.Status.LedgerBudgetUID == string(b.UID) {
 		return false, nil
 	}
-	// What the cadence holds back of the budget this one replaces is read too.
-	if err := s.flushPending(ctx, b.Namespace); err != nil {
-		return false, err
-	}
-	l, found, err := s.read(ctx, reader, b.Namespace)
+	// What the cadence holds back of the budget this one replaces is read too, and so is a copy
+	// on its way.
+	l, found, err := s.readCurrent(ctx, reader, b.Namespace, nil)
 	if err != nil {
 		return false, err
 	}

@@ -18,6 +18,8 @@ package faults
 
 import (
 	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -143,5 +145,23 @@ func (w *world) budgetAccount() string {
 		st := items[i].Status
 		out = append(out, fmt.Sprintf("render %s: job %q submitted %v", items[i].Name, st.JobID, st.SubmittedAt))
 	}
+	// What the managers said about the money: CI keeps only the test's output.
+	w.mu.Lock()
+	procs := append([]*managerProc(nil), w.procs...)
+	w.mu.Unlock()
+	for n, p := range procs {
+		raw, err := os.ReadFile(p.log)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			if moneyLine.MatchString(line) {
+				out = append(out, fmt.Sprintf("manager %d: %s", n, line))
+			}
+		}
+	}
 	return strings.Join(out, "\n")
 }
+
+// moneyLine matches the manager's log lines about budgets, ledgers, reservations and payments.
+var moneyLine = regexp.MustCompile(`(?i)budget|ledger|reserv|charg|paid submission`)
