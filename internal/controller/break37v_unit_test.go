@@ -131,3 +131,35 @@ func TestBreak37vSubmissionReadsTheBudgetAsOftenAsBefore(t *testing.T) {
 		}
 	}
 }
+
+// replaceJob queues the charge of a marked end the budget lacks before the mark leaves the
+// status (its comment: an adopted job's is not charged otherwise). It asks after it cleared the
+// status's job id and end, so MarkedChargeOf never finds the mark, and after replaceOutputs
+// moved videoDuration away, so the charge would be of 0 seconds (written as nothing) anyway: the
+// charge is never made. Not from the six verbs: the same since 38c5da2 (UnchargedMark).
+func TestBreak37vReplaceJobQueuesTheChargeOfAMarkedEnd(t *testing.T) {
+	budget := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: fixtureNS, Name: videov1alpha1.VideoBudgetName, UID: "budget-uid"},
+		Spec: break37vNoLengthLimit, Status: videov1alpha1.VideoBudgetStatus{LedgerBudgetUID: "budget-uid"}}
+	vr := inlineRender("a")
+	now := metav1.Now()
+	vr.Status.JobID, vr.Status.CompletedAt, vr.Status.ChargeMark = "job-0", &now, &videov1alpha1.ChargeMark{Count: 0}
+	vr.Status.VideoDuration = &metav1.Duration{Duration: 9 * time.Second}
+	f := newStepFixture(t, budget, vr)
+	budgetReads(f)
+	s := f.scopeOf("a")
+	if s.obj.Status.ChargeMark == nil {
+		t.Fatal("the render's mark was not stored")
+	}
+	f.l.replaceJob(s.tx)
+	// The queued charge rides with the namespace's next budget write, whatever it is.
+	if err := f.l.guard.Release(context.Background(), fixtureNS, "another-render", "no-attempt"); err != nil {
+		t.Fatal(err)
+	}
+	var b videov1alpha1.VideoBudget
+	if err := f.c.Get(context.Background(), client.ObjectKeyFromObject(budget), &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Status.Used.RenderSeconds != 9 {
+		t.Fatalf("the marked end's charge was not queued when its mark left the status: used %+v, charged %v", b.Status.Used, b.Status.ChargedJobs)
+	}
+}

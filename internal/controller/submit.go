@@ -519,6 +519,19 @@ func approvedNote(sub *videov1alpha1.Submission, unreviewed bool) string {
 func (l *lifecycle[T]) replaceJob(tx *statustxn.Txn[T]) string {
 	obj := tx.Obj
 	st := obj.Job()
+	if _, marked := spendguard.MarkedChargeOf(obj); marked {
+		// An end written before its charge leaves the status (a submission charged it before
+		// reserving; an adopted job did not): its charge is queued before the mark, the job id
+		// and the outputs it is read from go. Standing reads the budget: only for a marked end.
+		if prior := l.guard.Standing(context.Background(), obj).Uncharged; prior != nil {
+			// Found by its job id only: the render's next reservation, which this queued charge
+			// may reach the budget after (a failed write tried again), must never be taken for
+			// the unsettled reservation of this job (JobCharge.pending matches those by render).
+			c := *prior
+			c.UID, c.Attempt = "", ""
+			_, _ = l.guard.Charge(context.Background(), obj.GetNamespace(), c, spendguard.ChargeMarked)
+		}
+	}
 	note := ""
 	keep := st.JobID != "" && st.CompletedAt != nil && st.Failure == nil
 	l.adapter.replaceOutputs(obj, keep)
@@ -529,14 +542,6 @@ func (l *lifecycle[T]) replaceJob(tx *statustxn.Txn[T]) string {
 	st.RequestUnverified = nil
 	st.SubmittedAt = nil
 	st.CompletedAt = nil
-	if _, marked := spendguard.MarkedChargeOf(obj); marked {
-		// Standing reads the budget: only for a marked end.
-		if prior := l.guard.Standing(context.Background(), obj).Uncharged; prior != nil {
-			// An end written before its charge leaves the status (a submission charged it before
-			// reserving; an adopted job did not): its charge is queued before the mark goes.
-			_, _ = l.guard.Charge(context.Background(), obj.GetNamespace(), *prior, spendguard.ChargeMarked)
-		}
-	}
 	st.ChargeMark = nil
 	st.Failure = nil
 	st.Progress = nil
