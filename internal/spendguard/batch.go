@@ -409,18 +409,20 @@ func (g *Guard) wrote(from string, b *videov1alpha1.VideoBudget) {
 
 // keepInLedger is the batch's part for a budget deleted since this process last wrote it (last):
 // the ledger gets what the batch would have written to it (a settlement, a charge) and what was
-// still waiting for the ledger's cadence, so that a budget created again takes it over. A batch
-// of a namespace whose budget this process never wrote changes nothing. It returns the copy with
-// the batch applied, for the next batch.
+// still waiting for the ledger's cadence, so that a budget created again takes it over. The
+// changes are kept for every later copy of the deleted budget (Ledgers.keepGone): a copy of its
+// last write that reaches the ledger after them must not drop them. A batch of a namespace whose
+// budget this process never wrote changes nothing. It returns the copy the next batch starts
+// from.
 func (g *Guard) keepInLedger(ctx context.Context, last *videov1alpha1.VideoBudget, batch []*op) *videov1alpha1.VideoBudget {
 	if last == nil || len(batch) == 0 {
 		return last
 	}
-	b := g.ledgers.newest(last.Namespace, last).DeepCopy()
+	changes := make([]func(*videov1alpha1.VideoBudget) bool, 0, len(batch))
 	for _, o := range batch {
-		o.change(b)
-		recountReserved(b)
+		changes = append(changes, o.change)
 	}
+	b := g.ledgers.keepGone(last, changes)
 	if err := g.ledgers.record(ctx, g.client, b, true); err != nil {
 		logf.FromContext(ctx).Info("Copying a deleted budget's last usage to the ledger failed", "namespace", b.Namespace, "error", err.Error())
 	}

@@ -222,20 +222,40 @@ const DefaultLedgerInterval = 10 * time.Second
 // ledgerCadence is one namespace's ledger between two writes.
 type ledgerCadence struct {
 	last time.Time
-	// pending is the budget to copy at the end of the interval, nil when the ledger is current.
+	// pending is the budget to copy at the end of the interval, or the copy whose write failed:
+	// nil when the ledger is current.
 	pending *videov1alpha1.VideoBudget
 	client  client.Client
-	// written is the copy this process last wrote: a copy of the same budget at an older
-	// resourceVersion is not written over it (olderCopy).
+	// written is the copy this process last wrote (before gone's changes): a copy of the same
+	// budget at an older resourceVersion is not written over it (olderCopy).
 	written *videov1alpha1.VideoBudget
+	// gone are the changes made to budget goneUID after it was deleted (a settlement, a charge
+	// whose budget write found it gone, keepInLedger): no copy of the budget holds them, so each
+	// copy of it written from then on gets them, until a copy of another budget is written (the
+	// one that took the ledger over, and them with it).
+	gone    []func(*videov1alpha1.VideoBudget) bool
+	goneUID types.UID
 	// io orders the namespace's ledger writes of this process, and the reads that decide on the
 	// ledger (a budget taking it over, a namespace without a budget) after them: a copy on its
 	// way to the API server when such a read starts is written before the read is made. Without
 	// it, a new budget read the ledger while the deleted one's last copy was in flight and
 	// admitted a second render under maxRenders 1 (TestABudgetTakingOverReadsTheLedgerCopyInFlight).
-	// pending and written are guarded by Ledgers.mu, io by itself; io is taken first.
-	io sync.Mutex
+	// A channel of one, so that a wait heeds its context. The other fields are guarded by
+	// Ledgers.mu; io is taken first.
+	io chan struct{}
 }
+
+// lock takes lc.io, or gives up when ctx ends.
+func (lc *ledgerCadence) lock(ctx context.Context) error {
+	select {
+	case lc.io <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the namespace's ledger write on its way: %w", ctx.Err())
+	}
+}
+
+func (lc *ledgerCadence) unlock() { <-lc.io }
 
 // cadenceOfLocked is tenant's cadence, created on first use; s.mu is held.
 func (s *Ledgers) cadenceOfLocked(tenant string) *ledgerCadence {
@@ -244,26 +264,35 @@ func (s *Ledgers) cadenceOfLocked(tenant string) *ledgerCadence {
 	}
 	lc, ok := s.cadence[tenant]
 	if !ok {
-		lc = &ledgerCadence{}
+		lc = &ledgerCadence{io: make(chan struct{}, 1)}
 		s.cadence[tenant] = lc
 	}
 	return lc
 }
 
-// cadenceOf is tenant's cadence, created on first use.
+// cadenceOf is tenant's cadence, created on first use (a write).
 func (s *Ledgers) cadenceOf(tenant string) *ledgerCadence {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cadenceOfLocked(tenant)
 }
 
+// existingCadence is tenant's cadence, nil when this process never wrote its ledger: a namespace
+// without a budget, asked about at each paid submission, gets none.
+func (s *Ledgers) existingCadence(tenant string) *ledgerCadence {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cadence[tenant]
+}
+
 // olderCopy reports whether b is a copy of the same budget as than at an older resourceVersion:
 // a status write is optimistic-locked, so the newer copy holds every change of the older one, and
 // two writers (a render's reservation, the VideoBudget controller) may reach the ledger in the
 // other order. Copies of different budgets (a replace), or whose versions cannot be compared, are
-// not older.
+// not older. Versions that go back (etcd restored without --bump-revision) hold copies back until
+// the manager restarts: docs/spend-guard.md, "Restoring etcd".
 func olderCopy(b, than *videov1alpha1.VideoBudget) bool {
-	if than == nil || b.UID != than.UID {
+	if b == nil || than == nil || b.UID != than.UID {
 		return false
 	}
 	cmp, err := resourceversion.CompareResourceVersion(b.ResourceVersion, than.ResourceVersion)
@@ -282,15 +311,15 @@ func NewLedgers(ns string) *Ledgers {
 // ledger over, a new period), when the ledger was not written within the interval, or when
 // this process never wrote it; otherwise at the end of the interval, with the budget as its
 // last write by then left it. What the interval holds back is written before the ledger is read
-// again by this process (a budget taking over, a namespace without a budget: flushPending);
+// again by this process (a budget taking over, a namespace without a budget: readCurrent);
 // a crash loses at most one interval of changes from the ledger, never from the budget.
 func (s *Ledgers) record(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, urgent bool) error {
 	now := time.Now()
 	s.mu.Lock()
 	ok := s.cadence[b.Namespace] != nil
 	lc := s.cadenceOfLocked(b.Namespace)
-	if olderCopy(b, lc.pending) || olderCopy(b, lc.written) {
-		// A newer copy of this budget is held back or written: it holds this one's changes.
+	if olderCopy(b, lc.written) || (olderCopy(b, lc.pending) && !urgent) {
+		// A newer copy of this budget is written or held back: it holds this one's changes.
 		s.mu.Unlock()
 		return nil
 	}
@@ -303,7 +332,7 @@ func (s *Ledgers) record(ctx context.Context, c client.Client, b *videov1alpha1.
 		}
 		return nil
 	}
-	lc.last, lc.pending = now, nil
+	lc.last = now
 	s.mu.Unlock()
 	return s.write(ctx, c, b)
 }
@@ -338,39 +367,67 @@ func (s *Ledgers) flushDue(ctx context.Context, tenant string) error {
 
 // flushPending writes what the cadence holds back of tenant's ledger now.
 func (s *Ledgers) flushPending(ctx context.Context, tenant string) error {
-	lc := s.cadenceOf(tenant)
-	lc.io.Lock()
-	defer lc.io.Unlock()
+	lc := s.existingCadence(tenant)
+	if lc == nil {
+		return nil
+	}
+	if err := lc.lock(ctx); err != nil {
+		return err
+	}
+	defer lc.unlock()
 	return s.flushLocked(ctx, lc)
 }
 
 // flushLocked writes what lc holds back; lc.io is held.
 func (s *Ledgers) flushLocked(ctx context.Context, lc *ledgerCadence) error {
 	s.mu.Lock()
-	if lc.pending == nil {
-		s.mu.Unlock()
+	b, c := lc.pending, lc.client
+	s.mu.Unlock()
+	if b == nil {
 		return nil
 	}
-	b, c := lc.pending, lc.client
-	lc.pending, lc.last = nil, time.Now()
-	s.mu.Unlock()
 	return s.writeLocked(ctx, c, b, lc)
 }
 
 // readCurrent reads tenant's ledger as this process last wrote or held it back: what the cadence
-// holds back is written first, and a write on its way is waited for (ledgerCadence.io). skip,
-// when set, is asked once those are written: true answers "no ledger" without reading.
-func (s *Ledgers) readCurrent(ctx context.Context, r client.Reader, tenant string, skip func() bool) (l *ledger, found bool, err error) {
-	lc := s.cadenceOf(tenant)
-	lc.io.Lock()
-	defer lc.io.Unlock()
-	if err := s.flushLocked(ctx, lc); err != nil {
-		return nil, false, err
+// holds back is written first, and a write on its way is waited for (ledgerCadence.io). A copy
+// held back that cannot be written (the ledger's namespace missing) is returned as unwritten, for
+// the caller to decide on too. skip, when set, is asked once those are written: true answers "no
+// ledger" without reading.
+func (s *Ledgers) readCurrent(ctx context.Context, r client.Reader, tenant string, skip func() bool) (l, unwritten *ledger, found bool, err error) {
+	if lc := s.existingCadence(tenant); lc != nil {
+		if err := lc.lock(ctx); err != nil {
+			return nil, nil, false, err
+		}
+		defer lc.unlock()
+		if s.flushLocked(ctx, lc) != nil {
+			s.mu.Lock()
+			if lc.pending != nil {
+				cp := ledgerOf(s.withGoneLocked(lc, lc.pending))
+				unwritten = &cp
+			}
+			s.mu.Unlock()
+		}
 	}
 	if skip != nil && skip() {
-		return nil, false, nil
+		return nil, unwritten, false, nil
 	}
-	return s.read(ctx, r, tenant)
+	l, found, err = s.read(ctx, r, tenant)
+	return l, unwritten, found, err
+}
+
+// withGoneLocked is b with the changes made to its budget since it was deleted (gone); s.mu is
+// held.
+func (s *Ledgers) withGoneLocked(lc *ledgerCadence, b *videov1alpha1.VideoBudget) *videov1alpha1.VideoBudget {
+	if lc.goneUID != b.UID || len(lc.gone) == 0 {
+		return b
+	}
+	out := b.DeepCopy()
+	for _, change := range lc.gone {
+		change(out)
+		recountReserved(out)
+	}
+	return out
 }
 
 // Name is the name of tenant's ledger.
@@ -379,22 +436,32 @@ func (s *Ledgers) Name(tenant string) string { return videov1alpha1.LedgerConfig
 // write writes the budget's usage to its namespace's ledger, after any write of it on its way.
 func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget) error {
 	lc := s.cadenceOf(b.Namespace)
-	lc.io.Lock()
-	defer lc.io.Unlock()
+	if err := lc.lock(ctx); err != nil {
+		return err
+	}
+	defer lc.unlock()
 	return s.writeLocked(ctx, c, b, lc)
 }
 
 // writeLocked is write with lc.io held. A copy older than the one written last is not written
-// (olderCopy), and the last write's outcome is returned.
+// (olderCopy), and the last write's outcome is returned; one older than the copy held back is
+// replaced by it. The changes made to the budget since it was deleted (gone) are applied to the
+// copy written. A copy whose write fails is held back, to be written by the next write or read
+// of the ledger, unless a newer one is.
 func (s *Ledgers) writeLocked(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, lc *ledgerCadence) error {
 	s.mu.Lock()
+	if olderCopy(b, lc.pending) || b == lc.pending {
+		b, c = lc.pending, lc.client
+	}
+	heldBack := lc.pending
 	stale, failed := olderCopy(b, lc.written), s.failed[b.Namespace]
+	out := s.withGoneLocked(lc, b)
 	s.mu.Unlock()
 	if stale {
 		// The ledger is as the last write left it: its outcome stands.
 		return failed
 	}
-	raw, err := json.Marshal(ledgerOf(b))
+	raw, err := json.Marshal(ledgerOf(out))
 	if err != nil {
 		return fmt.Errorf("encoding the budget ledger: %w", err)
 	}
@@ -413,35 +480,57 @@ func (s *Ledgers) writeLocked(ctx context.Context, c client.Client, b *videov1al
 			err = c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch))
 		}
 	}
+	s.mu.Lock()
+	switch {
+	case err != nil:
+		// Held back for the next write or read of the ledger (readCurrent fails until it is
+		// written), unless a newer copy is held back already.
+		if lc.pending == nil || olderCopy(lc.pending, b) {
+			lc.pending, lc.client = b, c
+		}
+	default:
+		// What was held back is written now, unless it is a newer copy (recorded meanwhile) or
+		// another budget's that this one did not take over.
+		if lc.pending == b || olderCopy(lc.pending, b) ||
+			(heldBack != nil && lc.pending == heldBack && heldBack.UID != b.UID && b.Status.LedgerBudgetUID == string(b.UID)) {
+			lc.pending = nil
+		}
+		lc.written = b.DeepCopy()
+		if lc.goneUID != "" && lc.goneUID != b.UID {
+			// Another budget's copy: it took the ledger over, with the changes made meanwhile.
+			lc.gone, lc.goneUID = nil, ""
+		}
+	}
+	s.mu.Unlock()
 	if err != nil {
 		err = fmt.Errorf("writing the budget ledger %s/%s: %w", s.Namespace, cm.Name, err)
 		s.noteWrite(b.Namespace, err)
 		return err
 	}
-	s.mu.Lock()
-	lc.written = b.DeepCopy()
-	s.mu.Unlock()
 	s.noteWrite(b.Namespace, nil)
 	s.known.Store(b.Namespace, true)
 	s.forgetFree(b.Namespace)
 	return nil
 }
 
-// newest is the newer of last and the copy of the same budget this process last wrote or holds
-// back for tenant's ledger: what a deleted budget's last changes are applied to (keepInLedger).
-func (s *Ledgers) newest(tenant string, last *videov1alpha1.VideoBudget) *videov1alpha1.VideoBudget {
+// keepGone records changes made to budget last (deleted: its write found it gone) for each
+// later copy of it (ledgerCadence.gone), and returns the newest copy of it this process knows,
+// to write them with.
+func (s *Ledgers) keepGone(last *videov1alpha1.VideoBudget, changes []func(*videov1alpha1.VideoBudget) bool) *videov1alpha1.VideoBudget {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	lc := s.cadence[tenant]
-	if lc == nil {
-		return last
+	lc := s.cadenceOfLocked(last.Namespace)
+	if lc.goneUID != last.UID {
+		lc.gone, lc.goneUID = nil, last.UID
 	}
+	lc.gone = append(lc.gone, changes...)
+	newest := last
 	for _, c := range []*videov1alpha1.VideoBudget{lc.pending, lc.written} {
-		if c != nil && olderCopy(last, c) {
-			last = c
+		if olderCopy(newest, c) {
+			newest = c
 		}
 	}
-	return last
+	return newest
 }
 
 // forgetFree drops the answer that tenant's ledger holds no limits.
@@ -487,7 +576,7 @@ func readLedgerAt(ctx context.Context, r client.Reader, at types.NamespacedName)
 // deleted), so that unguarded renders do not each cost an API read (issue 30).
 func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now time.Time) (bool, time.Time, error) {
 	cached := false
-	l, _, err := s.readCurrent(ctx, r, tenant, func() bool {
+	l, unwritten, _, err := s.readCurrent(ctx, r, tenant, func() bool {
 		s.mu.Lock()
 		until, free := s.free[tenant]
 		s.mu.Unlock()
@@ -499,6 +588,10 @@ func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now
 	}
 	if err != nil {
 		return false, time.Time{}, err
+	}
+	if unwritten != nil {
+		// What this process could not write yet stands for the ledger.
+		l = unwritten
 	}
 	if l == nil || l.BudgetUID == "" || l.PeriodEnd == nil || !now.Before(l.PeriodEnd.Time) {
 		s.mu.Lock()
@@ -610,10 +703,13 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 	}
 	// What the cadence holds back of the budget this one replaces is read too, and so is a copy
 	// on its way.
-	l, found, err := s.readCurrent(ctx, reader, b.Namespace, nil)
+	l, unwritten, found, err := s.readCurrent(ctx, reader, b.Namespace, nil)
 	if err != nil {
 		return false, err
 	}
+	// A copy this process could not write (the ledger unwritable) is taken over as well: the
+	// budget's own ledger write fails then, and nothing is admitted until it succeeds.
+	MergeLedger(b, unwritten, now)
 	if !found {
 		if l, err = readLegacy(ctx, reader, b.Namespace); err != nil {
 			return false, err

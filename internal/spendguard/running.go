@@ -107,7 +107,10 @@ func patchBudgetStatus(ctx context.Context, c client.Client, b, base *videov1alp
 	// running jobs as objects): wb's lines would stay beside the answer's objects, each running
 	// job twice, and an element would keep fields of another reservation the answer omits.
 	out := &videov1alpha1.VideoBudget{}
-	out.Namespace, out.Name = b.Namespace, b.Name
+	// The UID names the budget the patch is meant for, to a reader of the request (the
+	// simulation's API server, whose versions are per object, refuses a deleted budget's copy by
+	// it); the patch itself carries the optimistic lock.
+	out.Namespace, out.Name, out.UID = b.Namespace, b.Name, b.UID
 	if err := c.Status().Patch(ctx, out, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return err
 	}

@@ -34,7 +34,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/resourceversion"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -564,7 +563,6 @@ func (w *simWorld) step(o simOp) error {
 				w.t.Fatal(err)
 			}
 		}
-		w.pastVersion(fresh, b.ResourceVersion)
 	case opFailWrites:
 		w.failWrites = int(o.a)
 	case opCrashAfterCharge:
@@ -578,29 +576,6 @@ func (w *simWorld) step(o simOp) error {
 		w.start()
 	}
 	return w.checkUsage()
-}
-
-// pastVersion brings b's resourceVersion past was, the deleted budget's. The fake API server
-// counts each object's versions from 1, so a copy of the deleted budget could carry the version
-// of the new one and an optimistic-locked write of it would land there; a real API server's
-// versions are etcd revisions, never the same for two objects (seed 1339 found it).
-func (w *simWorld) pastVersion(b *videov1alpha1.VideoBudget, was string) {
-	for {
-		cmp, err := resourceversion.CompareResourceVersion(b.ResourceVersion, was)
-		if err != nil {
-			w.t.Fatal(err)
-		}
-		if cmp > 0 {
-			return
-		}
-		if b.Annotations == nil {
-			b.Annotations = map[string]string{}
-		}
-		b.Annotations["sim.videoops.io/version"] = b.ResourceVersion
-		if err := w.server.Update(w.ctx, b); err != nil {
-			w.t.Fatal(err)
-		}
-	}
 }
 
 // checkUsage: a period's usage never decreases.
