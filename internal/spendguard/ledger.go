@@ -530,8 +530,18 @@ func (s *Ledgers) keepGone(last *videov1alpha1.VideoBudget, changes []func(*vide
 			newest = c
 		}
 	}
+	if len(lc.gone) > maxGone {
+		// A namespace left without a budget charges on (its jobs end): the changes are folded
+		// into the copy, so that each write does not apply all of them again. A late copy of
+		// the budget's last write arrives within moments of its deletion, long before.
+		newest = s.withGoneLocked(lc, newest)
+		lc.gone = nil
+	}
 	return newest
 }
+
+// maxGone bounds the changes kept apart for a deleted budget's later copies (keepGone).
+const maxGone = 64
 
 // forgetFree drops the answer that tenant's ledger holds no limits.
 func (s *Ledgers) forgetFree(tenant string) {
