@@ -382,6 +382,10 @@ func (s *Ledgers) flushPending(ctx context.Context, tenant string) error {
 func (s *Ledgers) flushLocked(ctx context.Context, lc *ledgerCadence) error {
 	s.mu.Lock()
 	b, c := lc.pending, lc.client
+	if b != nil {
+		// The interval starts again: the next copy waits for its end.
+		lc.last = time.Now()
+	}
 	s.mu.Unlock()
 	if b == nil {
 		return nil

@@ -244,3 +244,50 @@ func TestAnOlderCopyOfTheBudgetNeverReplacesANewerOneInTheLedger(t *testing.T) {
 		t.Fatalf("the ledger holds %+v, want the newer copy's two reservations", l)
 	}
 }
+
+// The cadence starts again at a flush of what it held back: the copy recorded next waits for
+// the interval's end rather than being written at once (one ledger write per interval and
+// namespace, whatever flushed it).
+func TestACopyRecordedAfterAFlushWaitsForTheInterval(t *testing.T) {
+	now := time.Now()
+	lg := newLedgerGate(t)
+	var writes int
+	counted := interceptor.NewClient(lg.c.(client.WithWatch), interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			err := c.Patch(ctx, obj, patch, opts...)
+			if err == nil {
+				writes++
+			}
+			return err
+		},
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			err := c.Create(ctx, obj, opts...)
+			if err == nil {
+				writes++
+			}
+			return err
+		},
+	})
+	ledgers := NewLedgers("ops")
+	ledgers.Interval = time.Hour
+	for i, rv := range []string{"10", "11"} {
+		if err := ledgers.record(t.Context(), counted, ledgerBudget("b1", rv, now), false); err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			// The interval ends: what it held back is written.
+			ledgers.mu.Lock()
+			ledgers.cadence["team-a"].last = time.Now().Add(-2 * ledgers.Interval)
+			ledgers.mu.Unlock()
+			if err := ledgers.flushDue(t.Context(), "team-a"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := ledgers.record(t.Context(), counted, ledgerBudget("b1", "12", now), false); err != nil {
+		t.Fatal(err)
+	}
+	if writes != 2 {
+		t.Fatalf("%d ledger writes: the first copy, the flush, and the copy after the flush held back, want 2", writes)
+	}
+}
