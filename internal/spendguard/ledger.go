@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -235,6 +236,8 @@ type ledgerCadence struct {
 	// one that took the ledger over, and them with it).
 	gone    []func(*videov1alpha1.VideoBudget) bool
 	goneUID types.UID
+	// replaced are the budgets whose ledger a later budget took over in this process (tookOver).
+	replaced []types.UID
 	// io orders the namespace's ledger writes of this process, and the reads that decide on the
 	// ledger (a budget taking it over, a namespace without a budget) after them: a copy on its
 	// way to the API server when such a read starts is written before the read is made. Without
@@ -487,16 +490,15 @@ func (s *Ledgers) writeLocked(ctx context.Context, c client.Client, b *videov1al
 	s.mu.Lock()
 	switch {
 	case err != nil:
-		// Held back for the next write or read of the ledger (readCurrent fails until it is
-		// written), unless a newer copy is held back already.
-		if lc.pending == nil || olderCopy(lc.pending, b) {
-			lc.pending, lc.client = b, c
+		// Held back for the next write or read of the ledger (readCurrent hands it to a budget
+		// taking over), unless a newer copy is held back already.
+		if lc.pending != b && lc.supersedes(b, lc.pending) {
+			lc.pending, lc.client = b.DeepCopy(), c
 		}
 	default:
 		// What was held back is written now, unless it is a newer copy (recorded meanwhile) or
 		// another budget's that this one did not take over.
-		if lc.pending == b || olderCopy(lc.pending, b) ||
-			(heldBack != nil && lc.pending == heldBack && heldBack.UID != b.UID && b.Status.LedgerBudgetUID == string(b.UID)) {
+		if lc.pending == b || (lc.pending == heldBack && lc.supersedes(b, heldBack)) {
 			lc.pending = nil
 		}
 		lc.written = b.DeepCopy()
@@ -516,6 +518,31 @@ func (s *Ledgers) writeLocked(ctx context.Context, c client.Client, b *videov1al
 	s.forgetFree(b.Namespace)
 	return nil
 }
+
+// supersedes reports whether copy b holds what copy held does: held is nil, an older copy of the
+// same budget, or a copy of a budget whose ledger a later one took over in this process (b's, or
+// one after it); s.mu is held.
+func (lc *ledgerCadence) supersedes(b, held *videov1alpha1.VideoBudget) bool {
+	return held == nil || olderCopy(held, b) || (held.UID != b.UID && slices.Contains(lc.replaced, held.UID) && !slices.Contains(lc.replaced, b.UID))
+}
+
+// tookOver records that budget b took over the ledger of the budgets in from (their UIDs), so that a late copy of theirs held back is not written over it (supersedes).
+func (s *Ledgers) tookOver(b *videov1alpha1.VideoBudget, from ...*ledger) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lc := s.cadenceOfLocked(b.Namespace)
+	for _, l := range from {
+		if l != nil && l.BudgetUID != "" && l.BudgetUID != string(b.UID) && !slices.Contains(lc.replaced, types.UID(l.BudgetUID)) {
+			lc.replaced = append(lc.replaced, types.UID(l.BudgetUID))
+		}
+	}
+	if n := len(lc.replaced); n > maxReplaced {
+		lc.replaced = append([]types.UID(nil), lc.replaced[n-maxReplaced:]...)
+	}
+}
+
+// maxReplaced bounds the replaced budgets remembered per namespace.
+const maxReplaced = 8
 
 // keepGone records changes made to budget last (deleted: its write found it gone) for each
 // later copy of it (ledgerCadence.gone), and returns the newest copy of it this process knows,
@@ -724,6 +751,7 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 	// A copy this process could not write (the ledger unwritable) is taken over as well: the
 	// budget's own ledger write fails then, and nothing is admitted until it succeeds.
 	MergeLedger(b, unwritten, now)
+	s.tookOver(b, l, unwritten)
 	if !found {
 		if l, err = readLegacy(ctx, reader, b.Namespace); err != nil {
 			return false, err

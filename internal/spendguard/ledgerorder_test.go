@@ -18,6 +18,7 @@ package spendguard
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -290,4 +291,59 @@ func TestACopyRecordedAfterAFlushWaitsForTheInterval(t *testing.T) {
 	if writes != 2 {
 		t.Fatalf("%d ledger writes: the first copy, the flush, and the copy after the flush held back, want 2", writes)
 	}
+}
+
+// A copy of a replaced budget whose write failed is held back; once the budget that took the
+// ledger over (merging that copy) has its own copy written, the held-back one is not written
+// over it later, and while the ledger fails, the new budget's copy is what is held back.
+func TestAReplacedBudgetsHeldBackCopyIsNotWrittenOverItsSuccessor(t *testing.T) {
+	now := time.Now()
+	f := newFlakyLedgerServer(t)
+	ledgers := NewLedgers("ops")
+	ledgers.Interval = time.Hour
+	old := withCharge(ledgerBudget("b1", "10", now), "11", "job-1")
+	f.failing.Store(true)
+	if err := ledgers.write(t.Context(), f.c, old); err == nil {
+		t.Fatal("the failing write succeeded")
+	}
+	successor := ledgerBudget("b2", "20", now)
+	successor.Status.LedgerBudgetUID = ""
+	if _, err := adoptLedger(t.Context(), f.c, f.c, ledgers, successor, now); err != nil {
+		t.Fatal(err)
+	}
+	if successor.Status.Used.Renders != 1 {
+		t.Fatalf("the successor took over %d renders, want the held-back copy's 1", successor.Status.Used.Renders)
+	}
+	successor.Status.LedgerBudgetUID = "b2"
+	successor.ResourceVersion = "21"
+	if err := ledgers.write(t.Context(), f.c, successor); err == nil {
+		t.Fatal("the failing write succeeded")
+	}
+	ledgers.mu.Lock()
+	held := ledgers.cadence["team-a"].pending
+	ledgers.mu.Unlock()
+	if held == nil || held.UID != "b2" {
+		t.Fatalf("while the ledger fails, the held-back copy is %s, want the successor's", describeCopy(held))
+	}
+	f.failing.Store(false)
+	if err := ledgers.flushPending(t.Context(), "team-a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ledgers.flushPending(t.Context(), "team-a"); err != nil {
+		t.Fatal(err)
+	}
+	l, _, err := ledgers.read(t.Context(), f.c, "team-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l == nil || l.BudgetUID != "b2" || l.Used.Renders != 1 {
+		t.Fatalf("the ledger holds %+v, want the successor's copy with the render it took over", l)
+	}
+}
+
+func describeCopy(b *videov1alpha1.VideoBudget) string {
+	if b == nil {
+		return "none"
+	}
+	return fmt.Sprintf("budget %s's at version %s", b.UID, b.ResourceVersion)
 }
