@@ -422,9 +422,17 @@ func (g *Guard) keepInLedger(ctx context.Context, last *videov1alpha1.VideoBudge
 	for _, o := range batch {
 		changes = append(changes, o.change)
 	}
-	b := g.ledgers.keepGone(last, changes)
+	b := g.ledgers.keepGone(last, changes, g.clock.Now())
 	if err := g.ledgers.record(ctx, g.client, b, true); err != nil {
 		logf.FromContext(ctx).Info("Copying a deleted budget's last usage to the ledger failed", "namespace", b.Namespace, "error", err.Error())
+	}
+	if g.ledgers.replacedBy(b.Namespace, b.UID) {
+		// A budget created again took the ledger over, perhaps before these changes reached it:
+		// they go to that budget too (a charge finds its reservation, or its job among the
+		// charged, and is not made twice).
+		for _, o := range batch {
+			g.mutateThen(b.Namespace, o.kind, o.change, nil, 0)
+		}
 	}
 	return b
 }

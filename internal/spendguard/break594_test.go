@@ -54,7 +54,7 @@ func newFlakyLedgerServer(t *testing.T) *flakyLedgerServer {
 		t.Fatal(err)
 	}
 	f := &flakyLedgerServer{entered: make(chan struct{}), release: make(chan struct{})}
-	server := fake.NewClientBuilder().WithScheme(s).Build()
+	server := fake.NewClientBuilder().WithScheme(s).WithStatusSubresource(&videov1alpha1.VideoBudget{}).Build()
 	gate := func(obj client.Object) error {
 		if _, ok := obj.(*corev1.ConfigMap); !ok {
 			return nil

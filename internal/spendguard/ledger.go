@@ -547,7 +547,7 @@ const maxReplaced = 8
 // keepGone records changes made to budget last (deleted: its write found it gone) for each
 // later copy of it (ledgerCadence.gone), and returns the newest copy of it this process knows,
 // to write them with.
-func (s *Ledgers) keepGone(last *videov1alpha1.VideoBudget, changes []func(*videov1alpha1.VideoBudget) bool) *videov1alpha1.VideoBudget {
+func (s *Ledgers) keepGone(last *videov1alpha1.VideoBudget, changes []func(*videov1alpha1.VideoBudget) bool, now time.Time) *videov1alpha1.VideoBudget {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	lc := s.cadenceOfLocked(last.Namespace)
@@ -563,12 +563,24 @@ func (s *Ledgers) keepGone(last *videov1alpha1.VideoBudget, changes []func(*vide
 	}
 	if len(lc.gone) > maxGone {
 		// A namespace left without a budget charges on (its jobs end): the changes are folded
-		// into the copy, so that each write does not apply all of them again. A late copy of
-		// the budget's last write arrives within moments of its deletion, long before.
-		newest = s.withGoneLocked(lc, newest)
-		lc.gone = nil
+		// into one, the merge of the copy they make (each count the larger, the charged jobs
+		// joined), so that each write does not apply all of them again, and a copy of any
+		// version written later (the one held back, a late one) still gets them.
+		folded := ledgerOf(s.withGoneLocked(lc, newest))
+		lc.gone = []func(*videov1alpha1.VideoBudget) bool{func(b *videov1alpha1.VideoBudget) bool {
+			// now is the fold's: every copy of the deleted budget is of a period no later.
+			return MergeLedger(b, &folded, now)
+		}}
 	}
 	return newest
+}
+
+// replacedBy reports whether a budget took over the ledger of budget uid in this process.
+func (s *Ledgers) replacedBy(tenant string, uid types.UID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lc := s.cadence[tenant]
+	return lc != nil && slices.Contains(lc.replaced, uid)
 }
 
 // maxGone bounds the changes kept apart for a deleted budget's later copies (keepGone).
