@@ -54,7 +54,8 @@ func chargeOps(prefix string, n int) []*op {
 // not supersede the held-back one, so writeLocked keeps it pending, and the next flush (the
 // VideoBudget controller's look, or readCurrent: a budget taking over, a render of the namespace
 // without a budget) writes the unfolded copy over the folded one. Every change folded is gone
-// from the ledger, and the budget created again takes over less than was charged.
+// from the ledger, and the budget created again takes over less than was charged. Now the fold
+// is one merge that stays among the changes every later copy gets.
 func TestBreak901FoldedGoneChangesAreNotUndoneByTheHeldBackCopyOfTheSameVersion(t *testing.T) {
 	now := time.Now()
 	f := newFlakyLedgerServer(t)
