@@ -411,6 +411,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts options) error
 		// 0 turns the share off; Options reads 0 as "the default".
 		PollShare:        cmp.Or(opts.pollShare, -1),
 		ProgressInterval: opts.progressEvery,
+		BudgetGather:     controller.DefaultBudgetGather,
 		BackoffBase:      opts.backoffBase,
 		JobDeadline:      jobDeadline(opts.jobDeadline),
 		BackoffMax:       opts.backoffMax,

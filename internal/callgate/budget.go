@@ -180,6 +180,15 @@ func (b *Budgets) Urgent(keyID string, obj string) time.Duration {
 	return at.Sub(now)
 }
 
+// Keep holds for obj, for d, the slot Urgent has just given it (a call now) that it does not use
+// yet: obj comes back after d and calls then without taking another slot.
+func (b *Budgets) Keep(keyID, obj string, d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.clock.Now()
+	b.key(keyID, now).hold(obj, now.Add(d))
+}
+
 // slot is when the urgent slot held by obj comes, shifts included.
 func (k *keyBudget) slot(obj string) time.Time { return k.held[obj].Add(k.shift) }
 

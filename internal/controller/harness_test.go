@@ -103,6 +103,9 @@ type harness struct {
 	serviceBurst int
 	// clock, when set before startManager, is the manager's clock (a shiftClock moves it).
 	clock clock.Clock
+	// budgetGather, when set before startManager, is Options.BudgetGather (the manager's default
+	// is DefaultBudgetGather; specs write each reservation at once unless they set it).
+	budgetGather time.Duration
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -234,6 +237,7 @@ func (h *harness) launch(wrap func(apiclient.Interface) apiclient.Interface, ser
 
 		InternalErrorIsRefusal: h.internalErrorIsRefusal,
 		JobDeadline:            h.jobDeadline,
+		BudgetGather:           h.budgetGather,
 		Audit:                  NewAuditLogger(&teeWriter{h.logs, GinkgoWriter}),
 	})
 	Expect(err).NotTo(HaveOccurred())

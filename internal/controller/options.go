@@ -53,6 +53,10 @@ const (
 	// DefaultProgressInterval is how often a running job's progress may reach its status: each
 	// write costs the API server the object's validation, and a render takes minutes.
 	DefaultProgressInterval = time.Minute
+	// DefaultBudgetGather is the manager's Options.BudgetGather: a second before a paid render
+	// that runs for minutes, so that a namespace submitting a render every second or faster
+	// writes its budget about once for all of them (docs/benchmarks.md "Writes per render by kind").
+	DefaultBudgetGather = time.Second
 	// WriteTimeout bounds one status write around a paid call (the in-flight record, the job id).
 	WriteTimeout = 10 * time.Second
 )
@@ -122,6 +126,12 @@ type Options struct {
 	// submission's and the completion's writes are never held back). Zero means
 	// DefaultProgressInterval; negative writes every progress read.
 	ProgressInterval time.Duration
+	// BudgetGather, when positive, is how long a render of a namespace with a VideoBudget may
+	// wait before its paid call so that its reservation shares one budget write with those of
+	// the namespace's other renders ready meanwhile (gatherReservation). Zero writes each
+	// reservation at once, alone unless others wait at that moment; the manager sets
+	// DefaultBudgetGather.
+	BudgetGather time.Duration
 	// Callback, when set, makes requests carry the operator's callback URL (when the spec names
 	// no webhook of its own) and serves the callbacks; see CallbackHandler.
 	Callback *CallbackOptions

@@ -166,16 +166,36 @@ func (l *lifecycle[T]) sentBy(tx *statustxn.Txn[T]) func(videov1alpha1.BudgetRes
 // reserveAhead queues the reservation of attempt with the namespace's next budget write, for a
 // render of a namespace with a VideoBudget that waits for its key's call budget: when it comes
 // back to pay, reserveBudget finds it written (spendguard grant.go) and writes nothing.
-func (l *lifecycle[T]) reserveAhead(tx *statustxn.Txn[T], attempt string, t *target, wait time.Duration) {
+func (l *lifecycle[T]) reserveAhead(tx *statustxn.Txn[T], attempt string, t *target, wait time.Duration) bool {
 	if l.guard == nil || !l.adapter.termsOf(tx.Obj).perJob || wait <= 0 {
-		return
+		return false
 	}
 	var est spendguard.Estimate
 	if r := l.budgetEstimate(t); r != nil {
 		est = spendguard.EstimateOf(r)
 	}
-	_, _ = l.guard.Reserve(context.Background(), spendguard.Submission{Kind: l.kind, Obj: tx.Obj, Attempt: attempt, Digest: t.sourceDigest,
+	d, _ := l.guard.Reserve(context.Background(), spendguard.Submission{Kind: l.kind, Obj: tx.Obj, Attempt: attempt, Digest: t.sourceDigest,
 		Est: est, Sent: l.sentBy(tx), CallIn: wait})
+	return d.Budgeted
+}
+
+// gatherReservation holds back, for Options.BudgetGather, a render of a guarded namespace that
+// would write its reservation alone: the reservation is queued ahead (as for one waiting for its
+// call budget) and shares one budget write with those of the namespace's other renders ready
+// within the window, and the render comes back to pay when it is written, with the call-budget
+// slot it was given kept for it. A render never waits twice for one attempt: the second time it
+// finds its reservation (or reserves the ordinary way). Without it every render of a steady
+// stream made a budget write of its own (docs/architecture.md "Load on the cluster").
+func (l *lifecycle[T]) gatherReservation(_ context.Context, s *scope[T]) *stop {
+	gather := l.opts.BudgetGather
+	if l.guard == nil || gather <= 0 || l.guard.Standing(context.Background(), s.obj).Attempt == s.attempt {
+		return nil
+	}
+	if !l.reserveAhead(s.tx, s.attempt, s.target, gather) {
+		return nil
+	}
+	l.budgets.Keep(s.keyID, l.budgetKey(objectKey(s.obj)), gather)
+	return stopWith(later(s.tx, gather))
 }
 
 // submissionAttempt is the attempt id of the next submission: the one reserved ahead for the

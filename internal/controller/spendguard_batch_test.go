@@ -18,7 +18,9 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -74,5 +76,73 @@ var _ = Describe("The spend guard's group commit", func() {
 				Expect(got.Finalizers).To(ContainElement(videov1alpha1.FinalizerCharge), "%s: the charge finalizer travels with its record", vr.Name)
 			}
 		}
+	})
+
+	// Issue 37: the write bound must not need a burst. Renders that arrive one by one, none at the
+	// gate while another's reservation is written, each wrote a budget write of their own.
+	It("gathers the reservations of a steady stream of renders, none arriving with another, into fewer budget writes than renders", func() {
+		h = newHarness(simulator.Options{TimeScale: 0.01})
+		h.budgetGather = DefaultBudgetGather
+		h.createSecret(testAPIKey)
+		h.createBudget(videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](30)})
+		var budgetWrites atomic.Int32
+		h.intercept = &interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if _, ok := obj.(*videov1alpha1.VideoBudget); ok {
+				budgetWrites.Add(1)
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		}}
+		h.startManager()
+		const n = 20
+		var vrs []*videov1alpha1.VideoRender
+		for i := range n {
+			vr := storyRender(h.ns, fmt.Sprintf("stream-%02d", i), fmt.Sprintf("stream %d", i))
+			Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+			vrs = append(vrs, vr)
+			// A steady stream of ten renders a second: each is alone at the gate for the few
+			// milliseconds a budget write takes.
+			time.Sleep(100 * time.Millisecond)
+		}
+
+		settledRenders(vrs, n, 0)
+		Eventually(func(g Gomega) {
+			b := h.budget(g)
+			g.Expect(b.Status.Used.Renders).To(Equal(int64(n)), "renders counted")
+			g.Expect(b.Status.Reservations).To(BeEmpty(), "no reservation left")
+			g.Expect(b.Status.ChargedJobs).To(HaveLen(n), "every paid job's end charged once")
+		}).Should(Succeed())
+		Consistently(func() int { return h.sim.Submissions(testAPIKey) }, "1s", "100ms").Should(Equal(n), "jobs paid = renders counted")
+		expectEachSubmittedAtMostOnce(h, vrs)
+		// Written one by one, the reservations alone are a write per render.
+		Expect(int(budgetWrites.Load())).To(BeNumerically("<", n), "budget writes for %d renders paid one by one", n)
+	})
+
+	// A reservation written ahead stands for an attempt only this process knows: a render deleted
+	// before it came back to pay certainly sent nothing, and its reservation is released at once,
+	// not held for a submission's time and then charged as one that may have been sent.
+	It("releases, not charges, the reservation written ahead for a render deleted before it paid", func() {
+		h = newHarness(simulator.Options{TimeScale: 0.01})
+		// Long enough that the render is still waiting when the spec deletes it.
+		h.budgetGather = 10 * time.Second
+		h.createSecret(testAPIKey)
+		h.createBudget(videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)})
+		h.startManager()
+		vr := storyRender(h.ns, "deleted-while-gathered", "deleted while gathered")
+		Expect(k8sClient.Create(ctx, vr)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(h.budget(g).Status.Reservations).To(ContainElement(HaveField("UID", string(vr.UID))), "its reservation written ahead")
+		}).Should(Succeed())
+		Expect(k8sClient.Delete(ctx, vr)).To(Succeed())
+
+		// Held while young, it would stay 25 s (a submission's time) and then count as used.
+		Eventually(func(g Gomega) {
+			b := h.budget(g)
+			g.Expect(b.Status.Reservations).To(BeEmpty(), "the reservation of the deleted render")
+			g.Expect(b.Status.Used.Renders).To(BeZero(), "renders counted")
+		}).WithTimeout(15 * time.Second).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(h.budget(g).Status.Used.Renders).To(BeZero(), "renders counted")
+		}, "1s", "100ms").Should(Succeed())
+		Expect(h.sim.Submissions(testAPIKey)).To(BeZero(), "jobs paid")
 	})
 })

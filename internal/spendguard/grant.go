@@ -106,9 +106,10 @@ func grantDelay(wait time.Duration) time.Duration {
 
 // reserveAhead queues a reservation for attempt of obj, which waits for its key's call budget
 // for wait, with the namespace's budget write that comes aheadLead before its call; it does not
-// wait for it. Asking again for the same attempt and request is a no-op.
+// wait for it. Asking again for the same attempt and request is a no-op. It reports whether a
+// reservation is queued or written ahead for that attempt (false when too many grants are kept).
 func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest string, est Estimate,
-	sent func(videov1alpha1.BudgetReservation) bool, wait time.Duration) {
+	sent func(videov1alpha1.BudgetReservation) bool, wait time.Duration) bool {
 	now := time.Now()
 	gs := &g.grants
 	gs.mu.Lock()
@@ -117,13 +118,13 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 	}
 	if cur := gs.byUID[obj.GetUID()]; cur != nil && !cur.taken && cur.attempt == attempt && cur.kind == kind && cur.digest == digest && cur.est == est {
 		gs.mu.Unlock()
-		return
+		return true
 	}
 	if len(gs.byUID) >= maxGrants {
 		gs.sweepLocked(now)
 		if len(gs.byUID) >= maxGrants {
 			gs.mu.Unlock()
-			return
+			return false
 		}
 	}
 	gr := &grant{ns: obj.GetNamespace(), kind: kind, attempt: attempt, digest: digest, est: est, asked: now}
@@ -152,9 +153,10 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 				queue()
 			}
 		})
-		return
+		return true
 	}
 	queue()
+	return true
 }
 
 // grantedAttempt is the attempt of the reservation written or queued ahead for uid, to submit
@@ -238,6 +240,25 @@ func (g *Guard) granted(uid, attempt string) bool {
 	defer gs.mu.Unlock()
 	gr := gs.byUID[types.UID(uid)]
 	return gr != nil && gr.attempt == attempt && time.Since(gr.asked) < grantTTL
+}
+
+// forgetUnsent reports whether this process holds the grant of uid for attempt and its render
+// never came back to take it: that attempt reached no service (its id lives in this process's
+// memory and in the reservation alone), so a reservation of a deleted object written ahead for
+// it is released, not charged. The grant is spent: nothing takes it afterwards.
+func (g *Guard) forgetUnsent(uid, attempt string) bool {
+	if g == nil {
+		return false
+	}
+	gs := &g.grants
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	gr := gs.byUID[types.UID(uid)]
+	if gr == nil || gr.attempt != attempt || gr.taken {
+		return false
+	}
+	gr.taken = true
+	return true
 }
 
 // usedAttempt marks the grant of uid for attempt as used: the render reserves it the ordinary way

@@ -385,6 +385,11 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			}
 			continue
 		}
+		if gone && r.guard.forgetUnsent(res.UID, res.AttemptID) {
+			// Written ahead for a render deleted before it came back to pay (grant.go).
+			log.V(1).Info("Releasing the reservation written ahead for a deleted object that never paid", "kind", res.Kind, "name", res.Name, "attempt", res.AttemptID)
+			continue
+		}
 		if young && (gone || !recordedSince(videov1alpha1.JobStatusOf(obj), res) || justRecorded(videov1alpha1.JobStatusOf(obj), now)) {
 			// Still within its submission's time: only a recorded job settles it early (the
 			// object's own settle, which failed or has not run yet, would have done the same).

@@ -45,9 +45,10 @@ type Submission struct {
 	// Sent reports whether a reservation the object holds stands for an attempt that may have
 	// reached the service: it is then counted as used rather than replaced.
 	Sent func(videov1alpha1.BudgetReservation) bool
-	// CallIn, when set, is how long the object waits for its key's call budget before it pays:
-	// its reservation is queued with the namespace's budget write that comes shortly before
-	// (grant.go), Reserve does not wait for it and decides nothing (an empty Decision); when the
+	// CallIn, when set, is how long the object waits before it pays (for its key's call budget,
+	// or for other renders of its namespace to share the write): its reservation is queued with
+	// the namespace's budget write that comes shortly before (grant.go), Reserve does not wait
+	// for it and decides nothing (Decision.Budgeted only says that it was queued); when the
 	// object comes back to pay, Reserve finds it written.
 	CallIn time.Duration
 }
@@ -59,10 +60,8 @@ type Submission struct {
 func (g *Guard) Reserve(ctx context.Context, s Submission) (Decision, error) {
 	ns := s.Obj.GetNamespace()
 	if s.CallIn > 0 {
-		if g.budgeted(ctx, ns) {
-			g.reserveAhead(s.Kind, s.Obj, s.Attempt, s.Digest, s.Est, s.Sent, s.CallIn)
-		}
-		return Decision{}, nil
+		queued := g.budgeted(ctx, ns) && g.reserveAhead(s.Kind, s.Obj, s.Attempt, s.Digest, s.Est, s.Sent, s.CallIn)
+		return Decision{Budgeted: queued}, nil
 	}
 	if prior, ok := g.unchargedMark(ctx, s.Obj); ok {
 		// A charge still queued rides with this write.
