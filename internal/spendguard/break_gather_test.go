@@ -1,0 +1,124 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spendguard
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// gatherWritten queues the reservation of attempt for vr as gatherReservation does (Reserve with
+// CallIn = the manager's BudgetGather, 1 s) and waits until the budget holds it.
+func gatherWritten(t *testing.T, h *batchHarness, vr *videov1alpha1.VideoRender, attempt string) {
+	t.Helper()
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: attempt, Est: Estimate{Seconds: 10}, CallIn: time.Second})
+	if err != nil || !d.Budgeted {
+		t.Fatalf("gather: %+v %v", d, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, r := range h.budget(t).Status.Reservations {
+			if r.UID == string(vr.UID) && r.AttemptID == attempt {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the reservation gathered was never written")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// break-gather: the decision of a gathered render is taken when its reservation is written, at
+// the start of the window, and never again. A person lowers maxRenders to 0 ("stop paying in
+// this namespace") while the render, which has sent nothing, waits out its second; it comes back
+// and pays (takeGrant reuses the old decision and the cached budget is only checked for the
+// reservation, not for the limits). The ordinary path, for the very same render and attempt,
+// re-decides on the budget as it is (reserveChange replaces the render's unsent reservation and
+// checks the limits) and refuses. Every guarded render now spends a second in this state, not
+// only those that waited for the call budget in a burst.
+func TestBreakGatherLimitLoweredDuringTheWindowIsNotDecidedAgain(t *testing.T) {
+	vr := batchRender(1)
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)}, vr)
+	close(h.hold)
+	h.pump(t)
+	gatherWritten(t, h, vr, "a1")
+
+	b := h.budget(t)
+	b.Spec.MaxRenders = ptr.To[int64](0)
+	b.Generation++
+	if err := h.server.Update(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Wait {
+		t.Errorf("maxRenders lowered to 0 before the render paid: admitted (%+v); the ordinary path refuses it", d)
+	}
+}
+
+// break-gather: a render that gathered and then does not come back to pay (its spec was made
+// invalid, its storyboard's approval withdrawn, its API key Secret deleted: it stalls at an
+// earlier gate, it is not deleted) keeps its reservation for grantTTL, ten minutes: the
+// VideoBudget controller keeps any reservation this process holds a grant for (granted() looks
+// at neither taken nor the gather's one second). Meanwhile status.reserved says a render is in
+// flight that is not, and with maxRenders reached every other render of the namespace is told
+// BudgetExhausted. Before the gather only renders that waited for their key's call budget in a
+// burst held a grant; now every guarded render does.
+func TestBreakGatherReservationOfARenderThatStoppedBeforePayingIsHeldForTenMinutes(t *testing.T) {
+	vr := batchRender(1)
+	other := batchRender(2)
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr, other)
+	close(h.hold)
+	h.pump(t)
+	gatherWritten(t, h, vr, "a1")
+
+	// Two minutes later (grace is one minute in reconcileOnce): the render shows no submission,
+	// no job; it stalled before its paid call and never came back to Reserve.
+	b := h.budget(t)
+	for i := range b.Status.Reservations {
+		b.Status.Reservations[i].ReservedAt = metav1.NewTime(time.Now().Add(-2 * time.Minute))
+	}
+	if err := h.server.Status().Update(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	var got videov1alpha1.VideoRender
+	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), &got); err != nil {
+		t.Fatal(err)
+	}
+	reconcileBudget(t, h, 1)
+	if res := h.budget(t).Status.Reservations; len(res) != 0 {
+		t.Errorf("two minutes after a 1 s gather, the reservation of a render that never paid is still held (%d): "+
+			"kept as granted until grantTTL (10 min)", len(res))
+	}
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: other, Attempt: "b1", Est: Estimate{Seconds: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Wait {
+		t.Errorf("another render is refused (%s) for a render that is in flight nowhere", d.Message)
+	}
+}
