@@ -122,3 +122,45 @@ func TestBreakGatherReservationOfARenderThatStoppedBeforePayingIsHeldForTenMinut
 		t.Errorf("another render is refused (%s) for a render that is in flight nowhere", d.Message)
 	}
 }
+
+// break-gather: a taken grant protects its reservation from the VideoBudget controller's "never
+// sent" release only until asked+grantTTL (granted), and takeGrant accepts a grant up to that
+// same instant. A render that takes its grant just before grantTTL (it gathered, then was held
+// back: the key's circuit open through an outage of about ten minutes, a workqueue backlog) goes on
+// to pay; the controller, reconciling the budget (busy: every write wakes it) between the take
+// and the render's in-flight write, finds a reservation older than grace, an object with no
+// submission of that attempt and no job, and a grant no longer "granted": it releases it. The
+// render then writes its in-flight record and pays with no reservation in the budget.
+func TestBreakGatherGrantTakenAtItsTTLIsReleasedBeforeThePaidCall(t *testing.T) {
+	vr := batchRender(1)
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr)
+	close(h.hold)
+	h.pump(t)
+	gatherWritten(t, h, vr, "a1")
+	// The render gathered almost grantTTL ago (its reservation was written then: older than grace).
+	b := h.budget(t)
+	for i := range b.Status.Reservations {
+		b.Status.Reservations[i].ReservedAt = metav1.NewTime(time.Now().Add(-grantTTL))
+	}
+	if err := h.server.Status().Update(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	h.g.grants.mu.Lock()
+	h.g.grants.byUID[vr.UID].asked = time.Now().Add(-grantTTL + 100*time.Millisecond)
+	h.g.grants.mu.Unlock()
+
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
+	if err != nil || d.Wait {
+		t.Fatalf("the render comes back to pay: %+v %v", d, err)
+	}
+	// Admitted: the render goes on to its in-flight write. The budget controller looks now.
+	time.Sleep(150 * time.Millisecond)
+	reconcileBudget(t, h, 1)
+	held := false
+	for _, r := range h.budget(t).Status.Reservations {
+		held = held || r.UID == string(vr.UID) && r.AttemptID == "a1"
+	}
+	if !held {
+		t.Errorf("the reservation of an attempt admitted to pay was released before its in-flight record: the render pays with none")
+	}
+}
