@@ -23,24 +23,25 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-// break-gather: Keep moves the slot Urgent has just given (the token at "now", already taken
-// from the bucket: tat moved on) to now+d, outside the bucket. At now+d the bucket has a token
-// for any other caller as well, so the key makes two calls where its burst allows one: a
-// render that gathered (Keep) and one that did not (a render of an unguarded namespace on the
-// same key, a render back from a call-budget wait whose grant makes gatherReservation pass, a
-// callback read) or a routine poll.
-func TestBreakGatherKeptSlotExceedsTheKeysBurst(t *testing.T) {
+// break-gather: a render that holds its paid call back to gather its reservation used to take
+// its slot first and keep it (Keep) outside the key's bucket: at the end of the window the bucket
+// had a token for another caller as well, two calls where the burst allows one. It now only
+// looks (Free) and takes its slot when it calls.
+func TestBreakGatherAGatheredRenderTakesItsSlotOnlyWhenItCalls(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
 	b := NewBudgets(clk, 10, 1, time.Hour) // 10 calls/s, one at once
-	if wait := b.Urgent("a", "gathered"); wait != 0 {
-		t.Fatalf("the first call waits %s", wait)
+	if !b.Free("a") {
+		t.Fatal("an unused key has no free slot")
 	}
-	b.Keep("a", "gathered", time.Second) // it does not call now: gatherReservation
+	// It looks, gathers for a second, and comes back: nothing was taken meanwhile.
+	if !b.Free("a") {
+		t.Fatal("looking took the slot")
+	}
 	clk.Step(time.Second)
 
 	var calls []string
 	if wait := b.Urgent("a", "gathered"); wait == 0 {
-		calls = append(calls, "gathered (kept slot)")
+		calls = append(calls, "gathered")
 	}
 	if wait := b.Urgent("a", "other"); wait == 0 {
 		calls = append(calls, "other urgent")
@@ -48,7 +49,15 @@ func TestBreakGatherKeptSlotExceedsTheKeysBurst(t *testing.T) {
 	if wait := b.Routine("a"); wait == 0 {
 		calls = append(calls, "routine poll")
 	}
-	if len(calls) > 1 {
-		t.Errorf("at one instant the key makes %d calls %v with a burst of 1 (10 calls/s): the kept slot is not in the bucket", len(calls), calls)
+	if len(calls) != 1 {
+		t.Errorf("at one instant the key makes %d calls %v with a burst of 1 (10 calls/s), want 1", len(calls), calls)
+	}
+	if b.Free("a") {
+		t.Error("a slot is free right after the burst was used")
+	}
+	// "other" holds the next slot (one interval on): the one after it is free.
+	clk.Step(200 * time.Millisecond)
+	if !b.Free("a") {
+		t.Error("no slot is free two intervals later")
 	}
 }

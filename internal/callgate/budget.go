@@ -180,13 +180,20 @@ func (b *Budgets) Urgent(keyID string, obj string) time.Duration {
 	return at.Sub(now)
 }
 
-// Keep holds for obj, for d, the slot Urgent has just given it (a call now) that it does not use
-// yet: obj comes back after d and calls then without taking another slot.
-func (b *Budgets) Keep(keyID, obj string, d time.Duration) {
+// Free reports whether an urgent call of keyID would go now, without taking its slot: a caller
+// that may hold its call back for a moment looks first, and takes its slot (Urgent) only when it
+// calls, so that holding back never puts a call outside the key's rate.
+func (b *Budgets) Free(keyID string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.clock.Now()
-	b.key(keyID, now).hold(obj, now.Add(d))
+	k, ok := b.keys[keyID]
+	if !ok {
+		return true
+	}
+	start := laterOf(now, k.pausedUntil)
+	at := laterOf(laterOf(k.tat, start).Add(-b.tolerance), start)
+	return !at.After(now)
 }
 
 // slot is when the urgent slot held by obj comes, shifts included.

@@ -253,37 +253,3 @@ func TestCircuitEviction(t *testing.T) {
 		t.Errorf("after an idle period kept %d circuits (busy kept: %v), want the busy one and the new one", len(c.state), ok)
 	}
 }
-
-// Issue 37: a render holds back its paid call for a moment to share its budget write (Keep). The
-// slot Urgent gave it is kept for it: it comes back and calls without taking a second slot, so
-// gathering costs the key's call budget nothing.
-func TestBudgetKeptSlotIsUsedOnceWhenItsObjectComesBack(t *testing.T) {
-	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
-	b := NewBudgets(clk, 10, 1, time.Hour) // 10 calls/s, one at once
-	if wait := b.Urgent("a", "kept"); wait != 0 {
-		t.Fatalf("the first call waits %s", wait)
-	}
-	b.Keep("a", "kept", time.Second)
-	if wait := b.Urgent("a", "other"); wait != 100*time.Millisecond {
-		t.Errorf("the next object waits %s, want one interval (100ms): keeping a slot takes no other", wait)
-	}
-	clk.Step(400 * time.Millisecond)
-	if wait := b.Urgent("a", "other"); wait != 0 {
-		t.Errorf("the next object back after its slot waits %s", wait)
-	}
-	if wait := b.Urgent("a", "kept"); wait != 600*time.Millisecond {
-		t.Errorf("the kept object back early waits %s for its slot, want 600ms", wait)
-	}
-	clk.Step(600 * time.Millisecond)
-	if wait := b.Urgent("a", "kept"); wait != 0 {
-		t.Errorf("the kept object back at its time waits %s", wait)
-	}
-	// Its slot was used: the next object comes one interval after the last slot given (other's),
-	// which is long past, so it calls now; and "kept" holds nothing any more.
-	if wait := b.Urgent("a", "third"); wait != 0 {
-		t.Errorf("a third object waits %s: the kept object took a second slot", wait)
-	}
-	if _, held, _ := b.Size(); held != 0 {
-		t.Errorf("%d slots held after every object called, want 0", held)
-	}
-}

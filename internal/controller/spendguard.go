@@ -182,19 +182,31 @@ func (l *lifecycle[T]) reserveAhead(tx *statustxn.Txn[T], attempt string, t *tar
 // gatherReservation holds back, for Options.BudgetGather, a render of a guarded namespace that
 // would write its reservation alone: the reservation is queued ahead (as for one waiting for its
 // call budget) and shares one budget write with those of the namespace's other renders ready
-// within the window, and the render comes back to pay when it is written, with the call-budget
-// slot it was given kept for it. A render never waits twice for one attempt: the second time it
-// finds its reservation (or reserves the ordinary way). Without it every render of a steady
+// within the window, and the render comes back to pay when it is written. A render never waits
+// twice for one attempt: the second time it finds its reservation (or reserves the ordinary way).
+// One whose key's call budget has no slot free now waits for that instead (callBudgetSlot writes
+// its reservation ahead); the gather only looks at the call budget and takes no slot, so that
+// holding a call back never puts it outside the key's rate. Without it every render of a steady
 // stream made a budget write of its own (docs/architecture.md "Load on the cluster").
 func (l *lifecycle[T]) gatherReservation(_ context.Context, s *scope[T]) *stop {
 	gather := l.opts.BudgetGather
-	if l.guard == nil || gather <= 0 || l.guard.Standing(context.Background(), s.obj).Attempt == s.attempt {
+	if l.guard == nil || gather <= 0 {
+		return nil
+	}
+	if st := l.guard.Standing(context.Background(), s.obj); st.Attempt == s.attempt {
+		// Queued ahead: back early (a watch event), it waits out its window, for the renders
+		// that join the write.
+		if wait := time.Until(st.AttemptAt); wait > 0 {
+			return stopWith(later(s.tx, wait))
+		}
+		return nil
+	}
+	if !l.budgets.Free(s.keyID) {
 		return nil
 	}
 	if !l.reserveAhead(s.tx, s.attempt, s.target, gather) {
 		return nil
 	}
-	l.budgets.Keep(s.keyID, l.budgetKey(objectKey(s.obj)), gather)
 	return stopWith(later(s.tx, gather))
 }
 

@@ -139,7 +139,7 @@ var _ = Describe("The spend guard's group commit", func() {
 			b := h.budget(g)
 			g.Expect(b.Status.Reservations).To(BeEmpty(), "the reservation of the deleted render")
 			g.Expect(b.Status.Used.Renders).To(BeZero(), "renders counted")
-		}).WithTimeout(15 * time.Second).Should(Succeed())
+		}).WithTimeout(within(15 * time.Second)).Should(Succeed())
 		Consistently(func(g Gomega) {
 			g.Expect(h.budget(g).Status.Used.Renders).To(BeZero(), "renders counted")
 		}, "1s", "100ms").Should(Succeed())

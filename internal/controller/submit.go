@@ -58,8 +58,8 @@ func (l *lifecycle[T]) submit(ctx context.Context, s *scope[T]) *stop {
 		l.notShuttingDown,   // no new paid call once shutdown began
 		l.takeAttempt,       // the attempt id: the one reserved ahead, or a new one (spendguard.go)
 		l.circuitLets,       // the key's circuit lets a paid call through (callgate.go)
+		l.gatherReservation, // a guarded render's reservation shares a budget write with its namespace's others (spendguard.go)
 		l.callBudgetSlot,    // the key's call budget has a slot now; the reservation is written meanwhile
-		l.gatherReservation, // a guarded render's reservation shares a budget write with its namespace's others; its slot is kept (spendguard.go)
 		l.admitSubmission,   // a key without a recent answer checks the service first (callgate.go)
 		l.reserveBudget,     // the namespace's spend guard, last: a waiting render writes nothing to it (spendguard.go)
 	); end != nil {

@@ -105,6 +105,10 @@ func TestBreakGatherReservationOfARenderThatStoppedBeforePayingIsHeldForTenMinut
 	if err := h.server.Status().Update(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}
+	h.g.grants.mu.Lock()
+	h.g.grants.byUID[vr.UID].asked = time.Now().Add(-2 * time.Minute)
+	h.g.grants.byUID[vr.UID].due = time.Now().Add(-2*time.Minute + time.Second + grantSlack)
+	h.g.grants.mu.Unlock()
 	var got videov1alpha1.VideoRender
 	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), &got); err != nil {
 		t.Fatal(err)
@@ -145,8 +149,10 @@ func TestBreakGatherGrantTakenAtItsTTLIsReleasedBeforeThePaidCall(t *testing.T) 
 	if err := h.server.Status().Update(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}
+	// It comes back at the last moment its grant may be used.
 	h.g.grants.mu.Lock()
 	h.g.grants.byUID[vr.UID].asked = time.Now().Add(-grantTTL + 100*time.Millisecond)
+	h.g.grants.byUID[vr.UID].due = time.Now().Add(100 * time.Millisecond)
 	h.g.grants.mu.Unlock()
 
 	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})

@@ -34,15 +34,22 @@ import (
 // and the render goes on without a budget write of its own, still reserved before its paid call.
 //
 // A grant is used only when the budget as the cache shows it holds the reservation (so it is on
-// the API server: a budget replaced meanwhile does not hold it) and the decision was room;
-// anything else (not written yet, a wait, a changed request) takes the ordinary way (Reserve),
-// which decides again. While a grant is held in memory, the VideoBudget controller of this
-// process does not release its reservation as one whose submission never came (Granted): the
-// render may wait for the call budget longer than a submission's time. A process that stops
-// forgets its grants; their reservations are then released as any a crash left.
+// the API server: a budget replaced meanwhile does not hold it), its spec is the one the decision
+// was taken on (a limit lowered meanwhile is decided again), the decision was room, and the
+// render came back within its wait and grantSlack; anything else (not written yet, a wait, a
+// changed request or budget, a render back late) takes the ordinary way (Reserve), which decides
+// again. Until then, and for grantTTL once the render took it (its in-flight record may reach the
+// cache late), the VideoBudget controller of this process does not release its reservation as
+// one whose submission never came (granted): the render may wait for the call budget longer than
+// a submission's time. A render that never comes back (it stalled at an earlier gate) has its
+// reservation released once its wait and grantSlack are over. A process that stops forgets its
+// grants; their reservations are then released as any a crash left.
 
-// grantTTL bounds how long a grant is kept: a render waits for its key's call budget seconds,
-// not minutes.
+// grantSlack is how much later than its wait a render may come back and still pay on its grant:
+// a busy workqueue delays a requeue by seconds.
+const grantSlack = 15 * time.Second
+
+// grantTTL bounds how long a grant is kept, and how long one taken protects its reservation.
 const grantTTL = 10 * time.Minute
 
 // maxGrants bounds the grants kept; beyond it renders reserve the ordinary way.
@@ -52,6 +59,13 @@ type grant struct {
 	ns, kind, attempt, digest string
 	est                       Estimate
 	asked                     time.Time
+	// payAt is when the render comes back to pay (asked and its wait).
+	payAt time.Time
+	// due is when the render should have come back to pay (its wait and grantSlack after asked):
+	// later, the grant is not used and no longer protects its reservation.
+	due time.Time
+	// generation is the budget's metadata.generation the decision was taken on.
+	generation int64
 	// decided is the decision of the last application of the op; done once its write ended.
 	decided Decision
 	// budget is the uid of the budget the op was last applied to: once its write is done, the
@@ -59,10 +73,22 @@ type grant struct {
 	budget types.UID
 	done   bool
 	err    error
-	// taken is set once the render went on with it: it is kept (protected) until it expires,
-	// and its attempt is not offered again.
-	taken bool
+	// taken is set once the render went on with it (at takenAt: it is kept, protected, for
+	// grantTTL), or reserved the ordinary way, or was released (takenAt zero: nothing to protect);
+	// its attempt is not offered again.
+	taken   bool
+	takenAt time.Time
 }
+
+// protects reports whether the grant keeps its reservation from being released as one whose
+// submission never came.
+func (gr *grant) protects(now time.Time) bool {
+	if gr.taken {
+		return now.Sub(gr.takenAt) < grantTTL
+	}
+	return now.Before(gr.due)
+}
+
 
 type grants struct {
 	mu    sync.Mutex
@@ -72,7 +98,7 @@ type grants struct {
 // sweepLocked drops the grants older than grantTTL.
 func (gs *grants) sweepLocked(now time.Time) {
 	for uid, gr := range gs.byUID {
-		if now.Sub(gr.asked) > grantTTL {
+		if now.Sub(gr.asked) > grantTTL && !gr.protects(now) {
 			delete(gs.byUID, uid)
 		}
 	}
@@ -127,7 +153,7 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 			return false
 		}
 	}
-	gr := &grant{ns: obj.GetNamespace(), kind: kind, attempt: attempt, digest: digest, est: est, asked: now}
+	gr := &grant{ns: obj.GetNamespace(), kind: kind, attempt: attempt, digest: digest, est: est, asked: now, payAt: now.Add(wait), due: now.Add(wait + grantSlack)}
 	gs.byUID[obj.GetUID()] = gr
 	gs.mu.Unlock()
 	obj = obj.DeepCopyObject().(client.Object)
@@ -135,7 +161,7 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 		g.mutateThen(obj.GetNamespace(), ChangeReserveAhead, func(b *videov1alpha1.VideoBudget) bool {
 			d, write := g.reserveChange(b, kind, obj, attempt, digest, est, sent)
 			gs.mu.Lock()
-			gr.decided, gr.budget = d, b.UID
+			gr.decided, gr.budget, gr.generation = d, b.UID, b.Generation
 			gs.mu.Unlock()
 			return write
 		}, func(err error) {
@@ -159,13 +185,24 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 	return true
 }
 
+// grantedPayAt is when the render of uid comes back to pay on its grant; zero when there is none.
+func (g *Guard) grantedPayAt(uid types.UID) time.Time {
+	gs := &g.grants
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if gr := gs.byUID[uid]; gr != nil && !gr.taken && time.Now().Before(gr.due) {
+		return gr.payAt
+	}
+	return time.Time{}
+}
+
 // grantedAttempt is the attempt of the reservation written or queued ahead for uid, to submit
 // with; empty when there is none.
 func (g *Guard) grantedAttempt(uid types.UID) string {
 	gs := &g.grants
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
-	if gr := gs.byUID[uid]; gr != nil && !gr.taken && time.Since(gr.asked) < grantTTL {
+	if gr := gs.byUID[uid]; gr != nil && !gr.taken && time.Now().Before(gr.due) {
 		return gr.attempt
 	}
 	return ""
@@ -178,13 +215,14 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 	gs.mu.Lock()
 	gr := gs.byUID[obj.GetUID()]
 	ok := gr != nil && !gr.taken && gr.done && gr.err == nil && !gr.decided.Wait && gr.decided.Budgeted &&
-		gr.attempt == attempt && gr.kind == kind && gr.digest == digest && gr.est == est && time.Since(gr.asked) < grantTTL
+		gr.attempt == attempt && gr.kind == kind && gr.digest == digest && gr.est == est && time.Now().Before(gr.due)
 	var d Decision
 	var written types.UID
+	var generation int64
 	outcome := GrantUsed
 	switch {
 	case ok:
-		d, written = gr.decided, gr.budget
+		d, written, generation = gr.decided, gr.budget, gr.generation
 	case gr == nil:
 		outcome = GrantNone
 	case !gr.done:
@@ -217,12 +255,14 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 			break
 		}
 	}
-	if !held {
+	// A budget whose spec changed since the decision (a limit lowered, "stop paying") is decided
+	// on again, the ordinary way.
+	if !held || b.Generation != generation {
 		g.observeGrant(GrantChanged)
 		return Decision{}, false
 	}
 	gs.mu.Lock()
-	gr.taken = true
+	gr.taken, gr.takenAt = true, time.Now()
 	gs.mu.Unlock()
 	g.observeGrant(GrantUsed)
 	return d, true
@@ -239,7 +279,7 @@ func (g *Guard) granted(uid, attempt string) bool {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	gr := gs.byUID[types.UID(uid)]
-	return gr != nil && gr.attempt == attempt && time.Since(gr.asked) < grantTTL
+	return gr != nil && gr.attempt == attempt && gr.protects(time.Now())
 }
 
 // forgetUnsent reports whether this process holds the grant of uid for attempt and its render
@@ -268,6 +308,7 @@ func (g *Guard) usedAttempt(uid types.UID, attempt string) {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	if gr := gs.byUID[uid]; gr != nil && gr.attempt == attempt {
+		// Its own reservation replaces the grant's: the usual rules keep it, not the grant.
 		gr.taken = true
 	}
 }

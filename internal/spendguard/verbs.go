@@ -81,8 +81,10 @@ type Standing struct {
 	// Budgeted is set when the object's namespace has a VideoBudget.
 	Budgeted bool
 	// Attempt is the attempt a reservation was written or queued ahead for (Submission.CallIn),
-	// to submit with; empty when there is none.
-	Attempt string
+	// to submit with; empty when there is none. AttemptAt is when the object comes back to pay
+	// on it (the end of its wait for its call budget or of the gather window).
+	Attempt   string
+	AttemptAt time.Time
 	// Uncharged is the charge of the end the object's status marked, while the budget may still
 	// lack it (afterend.go); nil otherwise.
 	Uncharged *JobCharge
@@ -98,7 +100,7 @@ func (g *Guard) Standing(ctx context.Context, obj client.Object) Standing {
 	if g == nil {
 		return Standing{}
 	}
-	s := Standing{Attempt: g.grantedAttempt(obj.GetUID())}
+	s := Standing{Attempt: g.grantedAttempt(obj.GetUID()), AttemptAt: g.grantedPayAt(obj.GetUID())}
 	// One read of the budget from the cache answers the rest.
 	b, err := g.cachedBudget(ctx, obj.GetNamespace())
 	if err != nil {
