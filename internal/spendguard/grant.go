@@ -89,7 +89,6 @@ func (gr *grant) protects(now time.Time) bool {
 	return now.Before(gr.due)
 }
 
-
 type grants struct {
 	mu    sync.Mutex
 	byUID map[types.UID]*grant
