@@ -131,7 +131,8 @@ func grantDelay(wait time.Duration) time.Duration {
 
 // reserveAhead queues a reservation for attempt of obj, which waits for its key's call budget
 // for wait, with the namespace's budget write that comes aheadLead before its call; it does not
-// wait for it. Asking again for the same attempt and request is a no-op. It reports whether a
+// wait for it. Asking again for the same attempt and request only moves its time to pay later,
+// when the render now waits longer (for its key's call budget). It reports whether a
 // reservation is queued or written ahead for that attempt (false when too many grants are kept).
 func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest string, est Estimate,
 	sent func(videov1alpha1.BudgetReservation) bool, wait time.Duration) bool {
@@ -142,6 +143,11 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 		gs.byUID = map[types.UID]*grant{}
 	}
 	if cur := gs.byUID[obj.GetUID()]; cur != nil && !cur.taken && cur.attempt == attempt && cur.kind == kind && cur.digest == digest && cur.est == est {
+		// Back from the gather window to find no call slot free: it waits for that now, on the
+		// reservation already queued or written.
+		if at := now.Add(wait); at.After(cur.payAt) {
+			cur.payAt, cur.due = at, at.Add(grantSlack)
+		}
 		gs.mu.Unlock()
 		return true
 	}
