@@ -26,8 +26,8 @@ import (
 )
 
 // maxBenchmarkLines bounds docs/benchmarks.md: a page of how to run the benchmark and of today's
-// figures, not a notebook of dated runs (it once grew to 1,078 lines).
-const maxBenchmarkLines = 300
+// figures, not a notebook of dated runs (it once grew to 1,078 lines): under 300 lines.
+const maxBenchmarkLines = 299
 
 // TestBenchmarkPageIsCurrentFiguresOnly: docs/benchmarks.md stays short, each of its "Today's
 // figures" tables says how to reproduce its rows (a make target or the go test command, and N),
