@@ -215,3 +215,77 @@ func TestBreakGather2LedgerFailureInTheWindowIsNotDecidedAgain(t *testing.T) {
 			"the ordinary path refuses it", d)
 	}
 }
+
+// break-gather2: aheadLead says a render waiting for its key's call budget has its reservation
+// queued only 3 s before its call, "short enough that the budget, which every write sends whole,
+// does not carry the reservations of every render queued behind the call budget of a burst".
+// The gather breaks that bound. Free only peeks and nobody takes a slot while gathering, so every
+// render of a burst that reconciles within the first window gathers and has its reservation
+// written at once; at the end of the window they all come back together, one takes the key's
+// slot and the others wait for theirs (Urgent), asking reserveAhead again, which now keeps the
+// written reservation (and protects it) for the whole wait. The budget then carries the
+// reservation of every gathered render queued behind its key, for as long as the queue takes to
+// drain: at N=10,000 and 10 calls/s, up to maxReservations (1,000) reservations for up to ~17
+// minutes, written whole with every budget write and watched by every watcher, status.reserved
+// counting 1,000 renders "in flight" that wait for their slot, and the 1,001st render told
+// BudgetExhausted ("the most the VideoBudget tracks") while nothing is in flight. Renders that
+// wait from the start (not gathered) have none written.
+//
+// Fix: as for TestBreakGather2ReAskedGrantProtectsAStalledRendersReservationPastGrantTTL: a
+// re-ask whose wait is longer than aheadLead gives the written reservation back and queues it
+// again aheadLead before the call; or gather only while the key's queue is short (Free could
+// count the renders gathering on the key as taken slots).
+func TestBreakGather2GatheredBurstCarriesEveryReservationQueuedBehindItsCallBudget(t *testing.T) {
+	const n = 30
+	var gathered, waiting []*videov1alpha1.VideoRender
+	var objs []client.Object
+	for i := range n {
+		gathered = append(gathered, batchRender(100+i))
+		waiting = append(waiting, batchRender(200+i))
+		objs = append(objs, gathered[i], waiting[i])
+	}
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1000)}, objs...)
+	close(h.hold)
+	h.pump(t)
+	// The burst: the first renders find the key's slot free and gather (1 s); the same number of
+	// renders, arriving once the key is busy, wait for their slot from the start.
+	for _, vr := range gathered {
+		if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}, CallIn: time.Second}); err != nil || !d.Budgeted {
+			t.Fatalf("gather: %+v %v", d, err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(h.budget(t).Status.Reservations) < n {
+		if time.Now().After(deadline) {
+			t.Fatal("the gathered reservations were never written")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Back at the end of the window, the key (1 call every 10 s) gives them slots one by one.
+	for i, vr := range gathered {
+		wait := time.Duration(i+1) * 10 * time.Second
+		if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}, CallIn: wait}); err != nil || !d.Budgeted {
+			t.Fatalf("asking again for the call budget's wait: %+v %v", d, err)
+		}
+		if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: waiting[i], Attempt: "w1", Est: Estimate{Seconds: 10}, CallIn: wait}); err != nil || !d.Budgeted {
+			t.Fatalf("waiting for the call budget: %+v %v", d, err)
+		}
+	}
+	time.Sleep(3 * time.Second) // every write queued by now is done
+	var ofGathered, ofWaiting int
+	for _, r := range h.budget(t).Status.Reservations {
+		switch {
+		case strings.HasPrefix(r.Name, "r1"):
+			ofGathered++
+		case strings.HasPrefix(r.Name, "r2"):
+			ofWaiting++
+		}
+	}
+	if ofWaiting != 0 {
+		t.Fatalf("control: %d reservations of renders whose call is 10 s or more away were written (aheadLead is 3 s)", ofWaiting)
+	}
+	if ofGathered > 1 {
+		t.Errorf("the budget carries %d reservations of gathered renders whose call is 10 s to 5 min away (renders waiting alike: %d); "+
+			"aheadLead bounds them to the renders calling within 3 s", ofGathered, ofWaiting)
+	}
+}
