@@ -137,6 +137,14 @@ const MaxPollShare = 0.5
 // otherwise the slot is held for obj, which comes back after the returned delay and then calls
 // without asking again.
 func (b *Budgets) Urgent(keyID string, obj string) time.Duration {
+	return b.UrgentAfter(keyID, obj, 0)
+}
+
+// UrgentAfter is Urgent for a call that will not be made before after from now: the slot it
+// takes (and holds for obj) is the first at or after that time, counted in the key's rate as a
+// call then, so that a caller holding its call back for a moment neither wastes a slot now nor
+// makes a call beside the key's burst later. A slot obj already holds is answered as by Urgent.
+func (b *Budgets) UrgentAfter(keyID string, obj string, after time.Duration) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.clock.Now()
@@ -156,7 +164,7 @@ func (b *Budgets) Urgent(keyID string, obj string) time.Duration {
 		delete(k.held, obj)
 		return 0
 	}
-	start := laterOf(now, k.pausedUntil)
+	start := laterOf(now.Add(max(after, 0)), k.pausedUntil)
 	tat := laterOf(k.tat, start)
 	at := laterOf(tat.Add(-b.tolerance), start)
 	step := b.interval
@@ -178,22 +186,6 @@ func (b *Budgets) Urgent(keyID string, obj string) time.Duration {
 	}
 	k.hold(obj, at)
 	return at.Sub(now)
-}
-
-// Free reports whether an urgent call of keyID would go now, without taking its slot: a caller
-// that may hold its call back for a moment looks first, and takes its slot (Urgent) only when it
-// calls, so that holding back never puts a call outside the key's rate.
-func (b *Budgets) Free(keyID string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	now := b.clock.Now()
-	k, ok := b.keys[keyID]
-	if !ok {
-		return true
-	}
-	start := laterOf(now, k.pausedUntil)
-	at := laterOf(laterOf(k.tat, start).Add(-b.tolerance), start)
-	return !at.After(now)
 }
 
 // slot is when the urgent slot held by obj comes, shifts included.

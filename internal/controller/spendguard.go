@@ -180,20 +180,21 @@ func (l *lifecycle[T]) reserveAhead(tx *statustxn.Txn[T], attempt string, t *tar
 }
 
 // gatherReservation holds back, for Options.BudgetGather, a render of a guarded namespace that
-// would write its reservation alone: the reservation is queued ahead (as for one waiting for its
-// call budget) and shares one budget write with those of the namespace's other renders ready
-// within the window, and the render comes back to pay when it is written. A render never waits
-// twice for one attempt: the second time it finds its reservation (or reserves the ordinary way).
-// One whose key's call budget has no slot free now waits for that instead (callBudgetSlot writes
-// its reservation ahead); the gather only looks at the call budget and takes no slot, so that
-// holding a call back never puts it outside the key's rate. Without it every render of a steady
-// stream made a budget write of its own (docs/architecture.md "Load on the cluster").
+// would write its reservation alone: it books its key's call slot at the end of the window (or
+// later, behind the key's queue: callgate UrgentAfter), its reservation is queued ahead for that
+// call (as for one waiting for its call budget: written with the namespace's next budget write,
+// or shortly before a call far off) and shares one budget write with those of the namespace's
+// other renders ready within the window; the render comes back to pay on it when its slot comes.
+// A render never waits twice for one attempt: the second time it finds its reservation (or
+// reserves the ordinary way). Without it every render of a steady stream made a budget write of
+// its own (docs/architecture.md "Load on the cluster").
 func (l *lifecycle[T]) gatherReservation(_ context.Context, s *scope[T]) *stop {
 	gather := l.opts.BudgetGather
-	if l.guard == nil || gather <= 0 {
+	if l.guard == nil || gather <= 0 || !l.adapter.termsOf(s.obj).perJob {
 		return nil
 	}
-	if st := l.guard.Standing(context.Background(), s.obj); st.Attempt == s.attempt {
+	st := l.guard.Standing(context.Background(), s.obj)
+	if st.Attempt == s.attempt {
 		// Queued ahead: back early (a watch event), it waits out its window, for the renders
 		// that join the write.
 		if wait := time.Until(st.AttemptAt); wait > 0 {
@@ -201,13 +202,20 @@ func (l *lifecycle[T]) gatherReservation(_ context.Context, s *scope[T]) *stop {
 		}
 		return nil
 	}
-	if !l.budgets.Free(s.keyID) {
+	key := l.budgetKey(objectKey(s.obj))
+	if !st.Budgeted || l.budgets.Holds(s.keyID, key) {
+		// A slot it holds already (it waited for its call budget) is callBudgetSlot's.
 		return nil
 	}
-	if !l.reserveAhead(s.tx, s.attempt, s.target, gather) {
+	wait := l.budgets.UrgentAfter(s.keyID, key, gather)
+	if !l.reserveAhead(s.tx, s.attempt, s.target, wait) {
+		// Too many grants: it waits for the slot it holds now, and reserves the ordinary way.
 		return nil
 	}
-	return stopWith(later(s.tx, gather))
+	if wait > gather {
+		return stopWith(l.budgetWait(s.tx, wait))
+	}
+	return stopWith(later(s.tx, wait))
 }
 
 // submissionAttempt is the attempt id of the next submission: the one reserved ahead for the

@@ -79,7 +79,7 @@ func TestBreakGather2TakenGrantWhoseInFlightWriteFailedHoldsItsReservationTenMin
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr, other)
 	close(h.hold)
 	h.pump(t)
-	gatherWritten(t, h, vr, "a1")
+	gatherWritten(t, h, vr)
 	// Back after its second, it pays on its grant: the last gate passed.
 	if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}}); err != nil || d.Wait {
 		t.Fatalf("the render comes back to pay: %+v %v", d, err)
@@ -132,7 +132,7 @@ func TestBreakGather2ReAskedGrantProtectsAStalledRendersReservationPastGrantTTL(
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr, other)
 	close(h.hold)
 	h.pump(t)
-	gatherWritten(t, h, vr, "a1")
+	gatherWritten(t, h, vr)
 	// Back after its second, its key is paused by a 429 with Retry-After of an hour: callBudgetSlot
 	// asks again, for that wait.
 	if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}, CallIn: time.Hour}); err != nil || !d.Budgeted {
@@ -179,7 +179,7 @@ func TestBreakGather2LedgerFailureInTheWindowIsNotDecidedAgain(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)}, vr, ordinary)
 	close(h.hold)
 	h.pump(t)
-	gatherWritten(t, h, vr, "a1")
+	gatherWritten(t, h, vr)
 
 	// The namespace's ledger cannot be written from now on (the Role lost its ConfigMap rights).
 	forbidden := errors.New(`configmaps is forbidden: User "system:serviceaccount:ops:video-operator" cannot patch resource "configmaps"`)
@@ -231,10 +231,9 @@ func TestBreakGather2LedgerFailureInTheWindowIsNotDecidedAgain(t *testing.T) {
 // BudgetExhausted ("the most the VideoBudget tracks") while nothing is in flight. Renders that
 // wait from the start (not gathered) have none written.
 //
-// Fix: as for TestBreakGather2ReAskedGrantProtectsAStalledRendersReservationPastGrantTTL: a
-// re-ask whose wait is longer than aheadLead gives the written reservation back and queues it
-// again aheadLead before the call; or gather only while the key's queue is short (Free could
-// count the renders gathering on the key as taken slots).
+// Fixed: the gather books the render's call slot at the end of its window or behind the key's
+// queue (callgate UrgentAfter), and queues its reservation for that call, aheadLead before it
+// when it is far; the spec now asks the guard as gatherReservation does.
 func TestBreakGather2GatheredBurstCarriesEveryReservationQueuedBehindItsCallBudget(t *testing.T) {
 	const n = 30
 	var gathered, waiting []*videov1alpha1.VideoRender
@@ -247,27 +246,16 @@ func TestBreakGather2GatheredBurstCarriesEveryReservationQueuedBehindItsCallBudg
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1000)}, objs...)
 	close(h.hold)
 	h.pump(t)
-	// The burst: the first renders find the key's slot free and gather (1 s); the same number of
-	// renders, arriving once the key is busy, wait for their slot from the start.
-	for _, vr := range gathered {
-		if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}, CallIn: time.Second}); err != nil || !d.Budgeted {
+	// The burst, as gatherReservation now asks: each gathered render books its key's slot at the
+	// end of its window or behind the key's queue (callgate UrgentAfter: 1 s, then one call
+	// every 10 s) and queues its reservation for that call; the same number of renders, arriving
+	// once the key is busy, wait for their slot from the start.
+	for i, vr := range gathered {
+		wait := max(time.Duration(i)*10*time.Second, time.Second)
+		if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}, CallIn: wait}); err != nil || !d.Budgeted {
 			t.Fatalf("gather: %+v %v", d, err)
 		}
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(h.budget(t).Status.Reservations) < n {
-		if time.Now().After(deadline) {
-			t.Fatal("the gathered reservations were never written")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	// Back at the end of the window, the key (1 call every 10 s) gives them slots one by one.
-	for i, vr := range gathered {
-		wait := time.Duration(i+1) * 10 * time.Second
-		if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}, CallIn: wait}); err != nil || !d.Budgeted {
-			t.Fatalf("asking again for the call budget's wait: %+v %v", d, err)
-		}
-		if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: waiting[i], Attempt: "w1", Est: Estimate{Seconds: 10}, CallIn: wait}); err != nil || !d.Budgeted {
+		if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: waiting[i], Attempt: "w1", Est: Estimate{Seconds: 10}, CallIn: wait + 10*time.Second}); err != nil || !d.Budgeted {
 			t.Fatalf("waiting for the call budget: %+v %v", d, err)
 		}
 	}
@@ -284,7 +272,7 @@ func TestBreakGather2GatheredBurstCarriesEveryReservationQueuedBehindItsCallBudg
 	if ofWaiting != 0 {
 		t.Fatalf("control: %d reservations of renders whose call is 10 s or more away were written (aheadLead is 3 s)", ofWaiting)
 	}
-	if ofGathered > 1 {
+	if ofGathered > 1 { // the first, whose call comes at the end of its window
 		t.Errorf("the budget carries %d reservations of gathered renders whose call is 10 s to 5 min away (renders waiting alike: %d); "+
 			"aheadLead bounds them to the renders calling within 3 s", ofGathered, ofWaiting)
 	}

@@ -27,10 +27,11 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// gatherWritten queues the reservation of attempt for vr as gatherReservation does (Reserve with
+// gatherWritten queues the reservation of attempt a1 for vr as gatherReservation does (Reserve with
 // CallIn = the manager's BudgetGather, 1 s) and waits until the budget holds it.
-func gatherWritten(t *testing.T, h *batchHarness, vr *videov1alpha1.VideoRender, attempt string) {
+func gatherWritten(t *testing.T, h *batchHarness, vr *videov1alpha1.VideoRender) {
 	t.Helper()
+	const attempt = "a1"
 	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: attempt, Est: Estimate{Seconds: 10}, CallIn: time.Second})
 	if err != nil || !d.Budgeted {
 		t.Fatalf("gather: %+v %v", d, err)
@@ -62,7 +63,7 @@ func TestBreakGatherLimitLoweredDuringTheWindowIsNotDecidedAgain(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)}, vr)
 	close(h.hold)
 	h.pump(t)
-	gatherWritten(t, h, vr, "a1")
+	gatherWritten(t, h, vr)
 
 	b := h.budget(t)
 	b.Spec.MaxRenders = ptr.To[int64](0)
@@ -94,7 +95,7 @@ func TestBreakGatherReservationOfARenderThatStoppedBeforePayingIsHeldForTenMinut
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr, other)
 	close(h.hold)
 	h.pump(t)
-	gatherWritten(t, h, vr, "a1")
+	gatherWritten(t, h, vr)
 
 	// Two minutes later (grace is one minute in reconcileOnce): the render shows no submission,
 	// no job; it stalled before its paid call and never came back to Reserve.
@@ -140,7 +141,7 @@ func TestBreakGatherGrantTakenAtItsTTLIsReleasedBeforeThePaidCall(t *testing.T) 
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr)
 	close(h.hold)
 	h.pump(t)
-	gatherWritten(t, h, vr, "a1")
+	gatherWritten(t, h, vr)
 	// The render gathered almost grantTTL ago (its reservation was written then: older than grace).
 	b := h.budget(t)
 	for i := range b.Status.Reservations {
@@ -180,7 +181,7 @@ func TestAGatheredRenderThatWaitsForItsCallBudgetPaysOnItsGrant(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)}, vr)
 	close(h.hold)
 	h.pump(t)
-	gatherWritten(t, h, vr, "a1")
+	gatherWritten(t, h, vr)
 	// Back after its second: its key's call budget makes it wait 30 s more.
 	if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}, CallIn: 30 * time.Second}); err != nil || !d.Budgeted {
 		t.Fatalf("asking again for the call budget's wait: %+v %v", d, err)

@@ -18,6 +18,7 @@ package spendguard
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -35,22 +36,29 @@ import (
 //
 // A grant is used only when the budget as the cache shows it holds the reservation (so it is on
 // the API server: a budget replaced meanwhile does not hold it), its spec is the one the decision
-// was taken on (a limit lowered meanwhile is decided again), the decision was room, and the
-// render came back within its wait and grantSlack; anything else (not written yet, a wait, a
-// changed request or budget, a render back late) takes the ordinary way (Reserve), which decides
-// again. Until then, and for grantTTL once the render took it (its in-flight record may reach the
-// cache late), the VideoBudget controller of this process does not release its reservation as
-// one whose submission never came (granted): the render may wait for the call budget longer than
-// a submission's time. A render that never comes back (it stalled at an earlier gate) has its
-// reservation released once its wait and grantSlack are over. A process that stops forgets its
-// grants; their reservations are then released as any a crash left.
+// was taken on (a limit lowered meanwhile is decided again), the budget as it is now still has
+// room for the render and its ledger can be written (noRoomNow), the decision was room, and the
+// render came back within its wait and grantSlack, and within grantTTL; anything else (not
+// written yet, a wait, a changed request or budget, a render back late) takes the ordinary way
+// (Reserve), which decides again. Until then, and for takenHold once the render took it (its
+// in-flight write), the VideoBudget controller of this process does not release its reservation
+// as one whose submission never came (granted): the render may wait for the call budget longer
+// than a submission's time. A render that never comes back (it stalled at an earlier gate) has
+// its reservation released once its wait and grantSlack are over. A process that stops forgets
+// its grants; their reservations are then released as any a crash left.
 
 // grantSlack is how much later than its wait a render may come back and still pay on its grant:
 // a busy workqueue delays a requeue by seconds.
 const grantSlack = 15 * time.Second
 
-// grantTTL bounds how long a grant is kept, and how long one taken protects its reservation.
+// grantTTL bounds how long a grant is kept and may be used, however long its render waits.
 const grantTTL = 10 * time.Minute
+
+// takenHold is how long a grant taken keeps its reservation from the VideoBudget controller's
+// release of one whose submission never came: its render's in-flight write, bounded by a write's
+// timeout, lands well within it, and from then on that record keeps the reservation; one that
+// failed sent nothing, and its reservation is released like any other.
+const takenHold = time.Minute
 
 // maxGrants bounds the grants kept; beyond it renders reserve the ordinary way.
 const maxGrants = 100_000
@@ -74,19 +82,25 @@ type grant struct {
 	done   bool
 	err    error
 	// taken is set once the render went on with it (at takenAt: it is kept, protected, for
-	// grantTTL), or reserved the ordinary way, or was released (takenAt zero: nothing to protect);
+	// takenHold), or reserved the ordinary way, or was released (takenAt zero: nothing to protect);
 	// its attempt is not offered again.
 	taken   bool
 	takenAt time.Time
 }
 
+// usable reports whether the render may still pay on the grant.
+func (gr *grant) usable(now time.Time) bool {
+	return !gr.taken && now.Before(gr.due) && now.Sub(gr.asked) < grantTTL
+}
+
 // protects reports whether the grant keeps its reservation from being released as one whose
-// submission never came.
+// submission never came: while it may be used, and for takenHold once taken, the time its
+// render's in-flight write takes to land.
 func (gr *grant) protects(now time.Time) bool {
 	if gr.taken {
-		return now.Sub(gr.takenAt) < grantTTL
+		return now.Sub(gr.takenAt) < takenHold
 	}
-	return now.Before(gr.due)
+	return gr.usable(now)
 }
 
 type grants struct {
@@ -195,7 +209,7 @@ func (g *Guard) grantedPayAt(uid types.UID) time.Time {
 	gs := &g.grants
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
-	if gr := gs.byUID[uid]; gr != nil && !gr.taken && time.Now().Before(gr.due) {
+	if gr := gs.byUID[uid]; gr != nil && gr.usable(time.Now()) {
 		return gr.payAt
 	}
 	return time.Time{}
@@ -207,7 +221,7 @@ func (g *Guard) grantedAttempt(uid types.UID) string {
 	gs := &g.grants
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
-	if gr := gs.byUID[uid]; gr != nil && !gr.taken && time.Now().Before(gr.due) {
+	if gr := gs.byUID[uid]; gr != nil && gr.usable(time.Now()) {
 		return gr.attempt
 	}
 	return ""
@@ -219,8 +233,8 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 	gs := &g.grants
 	gs.mu.Lock()
 	gr := gs.byUID[obj.GetUID()]
-	ok := gr != nil && !gr.taken && gr.done && gr.err == nil && !gr.decided.Wait && gr.decided.Budgeted &&
-		gr.attempt == attempt && gr.kind == kind && gr.digest == digest && gr.est == est && time.Now().Before(gr.due)
+	ok := gr != nil && gr.usable(time.Now()) && gr.done && gr.err == nil && !gr.decided.Wait && gr.decided.Budgeted &&
+		gr.attempt == attempt && gr.kind == kind && gr.digest == digest && gr.est == est
 	var d Decision
 	var written types.UID
 	var generation int64
@@ -266,11 +280,32 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 		g.observeGrant(GrantChanged)
 		return Decision{}, false
 	}
+	if g.noRoomNow(b, kind, obj.GetUID(), est) {
+		g.observeGrant(GrantRefused)
+		return Decision{}, false
+	}
 	gs.mu.Lock()
 	gr.taken, gr.takenAt = true, time.Now()
 	gs.mu.Unlock()
 	g.observeGrant(GrantUsed)
 	return d, true
+}
+
+// noRoomNow reports whether the budget as it is now, without the render's own reservation, has
+// no room for it (or its ledger cannot be written). Renders that reserved the ordinary way after
+// the grant was decided may have used the room since: a render pays only while its budget has
+// room, as when it reserves at its gate, and the ordinary way then decides again.
+func (g *Guard) noRoomNow(b *videov1alpha1.VideoBudget, kind string, uid types.UID, est Estimate) bool {
+	if g.ledgers.failure(b.Namespace) != nil {
+		return true
+	}
+	now := b.DeepCopy()
+	now.Status.Reservations = slices.DeleteFunc(now.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
+		return r.UID == string(uid) && r.JobID == ""
+	})
+	recountReserved(now)
+	_, _, reached := exhausted(now, kind, est)
+	return reached
 }
 
 // granted reports whether this process holds a grant for the reservation of uid and attempt:

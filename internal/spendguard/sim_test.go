@@ -93,6 +93,7 @@ const (
 	opReplace
 	opFailWrites
 	opCrashAfterCharge
+	opGather
 	opCount
 )
 
@@ -112,6 +113,8 @@ func (o simOp) String() string {
 		return fmt.Sprintf("create a render bounded at %d s (really %d s)", o.a, o.b)
 	case opAdmit:
 		return fmt.Sprintf("render #%d asks to pay", o.a)
+	case opGather:
+		return fmt.Sprintf("render #%d queues its reservation ahead (the gather window) and comes back later", o.a)
 	case opEnd:
 		return fmt.Sprintf("running job #%d ends and its render is charged", o.a)
 	case opOrphanEnd:
@@ -168,6 +171,9 @@ func simGenerate(seed uint64, steps int) []simOp {
 			}
 		case p < 40:
 			o.kind, o.a = opAdmit, rng.Int64N(64)
+			if rng.IntN(3) == 0 {
+				o.kind = opGather
+			}
 		case p < 56:
 			o.kind, o.a = opEnd, rng.Int64N(64)
 		case p < 59:
@@ -222,6 +228,15 @@ type simRender struct {
 	job      *simJob
 	attempts int
 	deleted  bool
+	// gathered is the attempt whose reservation it queued ahead (opGather), which it pays with
+	// when it asks again; empty otherwise.
+	gathered string
+}
+
+// simSettle is a settlement not written yet.
+type simSettle struct {
+	uid            types.UID
+	attempt, jobID string
 }
 
 // simWorld is one run of the simulation.
@@ -237,7 +252,10 @@ type simWorld struct {
 	jobs    []*simJob
 	// failWrites is how many budget status writes fail next.
 	failWrites int
-	budgetUID  int
+	// unsettled are the settlements whose write failed: Settle queues them again and they ride
+	// with a later write, until the manager crashes (they lived in its memory).
+	unsettled []simSettle
+	budgetUID int
 	// seen is the highest usage seen for each period window (start/end).
 	seen map[string]videov1alpha1.BudgetUsage
 	// months is the highest usage seen in each calendar month's window: every charge is added
@@ -287,6 +305,12 @@ func newSimWorld(t testing.TB) *simWorld {
 
 // start makes this process's guard and controller, with nothing in memory.
 func (w *simWorld) start() {
+	// The grants and the queued settlements lived in the process (a crash): the renders come
+	// back with a new attempt.
+	for _, r := range w.renders {
+		r.gathered = ""
+	}
+	w.unsettled = nil
 	ledgers := NewLedgers("ops")
 	ledgers.Interval = 0 // every ledger write now: the simulation has no timers
 	w.g = New(w.c, w.c, w.clk, 10*time.Second, ledgers)
@@ -416,10 +440,20 @@ func violationKind(err error) string {
 }
 
 func (w *simWorld) admit(r *simRender) error {
-	r.attempts++
-	attempt := fmt.Sprintf("a%d", r.attempts)
-	d, err := w.g.reserve(w.ctx, "VideoRender", &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: r.name, UID: r.uid}},
-		attempt, "", r.est, nil)
+	obj := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: r.name, UID: r.uid}}
+	var d Decision
+	var err error
+	attempt := r.gathered
+	if attempt != "" {
+		// Back from the gather window: it pays on the reservation written ahead, or reserves the
+		// ordinary way (Reserve decides which), as the render reconciler does.
+		r.gathered = ""
+		d, err = w.g.Reserve(w.ctx, Submission{Kind: "VideoRender", Obj: obj, Attempt: attempt, Est: r.est})
+	} else {
+		r.attempts++
+		attempt = fmt.Sprintf("a%d", r.attempts)
+		d, err = w.g.reserve(w.ctx, "VideoRender", obj, attempt, "", r.est, nil)
+	}
 	if err != nil || d.Wait {
 		return nil
 	}
@@ -455,9 +489,24 @@ func (w *simWorld) admit(r *simRender) error {
 	if err := w.server.Status().Update(w.ctx, &vr); err != nil {
 		w.t.Fatal(err)
 	}
-	// A failed settle leaves the reservation for the controller to settle from the render's record.
-	_ = w.g.settle(w.ctx, simNS, r.uid, attempt, job.id)
+	// A failed settle is queued again (Settle), as in the manager; meanwhile, and after a crash,
+	// the controller settles the reservation from the render's record.
+	if err := w.g.settle(w.ctx, simNS, r.uid, attempt, job.id); err != nil {
+		w.unsettled = append(w.unsettled, simSettle{uid: r.uid, attempt: attempt, jobID: job.id})
+	}
 	return nil
+}
+
+// settleAgain writes the settlements whose write failed, as Settle's retry does with the
+// namespace's next budget write.
+func (w *simWorld) settleAgain() {
+	left := w.unsettled[:0]
+	for _, u := range w.unsettled {
+		if err := w.g.settle(w.ctx, simNS, u.uid, u.attempt, u.jobID); err != nil && !errors.Is(err, errNoBudget) {
+			left = append(left, u)
+		}
+	}
+	w.unsettled = left
 }
 
 // chargeEnded charges the ended jobs of live renders not charged yet (a failed charge is tried
@@ -484,6 +533,9 @@ func (w *simWorld) chargeEnded() {
 }
 
 func (w *simWorld) step(o simOp) error {
+	if o.kind != opCrash && o.kind != opCrashAfterCharge {
+		w.settleAgain()
+	}
 	switch o.kind {
 	case opCreate:
 		i := len(w.renders)
@@ -500,6 +552,15 @@ func (w *simWorld) step(o simOp) error {
 	case opAdmit:
 		if r := w.pick(o.a, func(r *simRender) bool { return !r.deleted && (r.job == nil) }); r != nil {
 			return w.admit(r)
+		}
+	case opGather:
+		if r := w.pick(o.a, func(r *simRender) bool { return !r.deleted && r.job == nil && r.gathered == "" }); r != nil {
+			r.attempts++
+			attempt := fmt.Sprintf("a%d", r.attempts)
+			obj := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: r.name, UID: r.uid}}
+			if d, _ := w.g.Reserve(w.ctx, Submission{Kind: "VideoRender", Obj: obj, Attempt: attempt, Est: r.est, CallIn: time.Second}); d.Budgeted {
+				r.gathered = attempt
+			}
 		}
 	case opEnd:
 		if r := w.pick(o.a, func(r *simRender) bool { return !r.deleted && r.job != nil && r.job.ended == nil }); r != nil {
@@ -605,6 +666,7 @@ func (w *simWorld) checkUsage() error {
 // end every job that ended in the current period is charged at least what it cost.
 func (w *simWorld) drain() error {
 	w.failWrites = 0
+	w.settleAgain()
 	now := w.clk.Now()
 	for _, j := range w.jobs {
 		if j.ended == nil {
