@@ -157,8 +157,8 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 		gs.byUID = map[types.UID]*grant{}
 	}
 	if cur := gs.byUID[obj.GetUID()]; cur != nil && !cur.taken && cur.attempt == attempt && cur.kind == kind && cur.digest == digest && cur.est == est {
-		// Back from the gather window to find no call slot free: it waits for that now, on the
-		// reservation already queued or written.
+		// Its call slot moved later (a 429 paused its key): it waits for that now, on the
+		// reservation already queued or written, within grantTTL.
 		if at := now.Add(wait); at.After(cur.payAt) {
 			cur.payAt, cur.due = at, at.Add(grantSlack)
 		}
@@ -204,27 +204,16 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 	return true
 }
 
-// grantedPayAt is when the render of uid comes back to pay on its grant; zero when there is none.
-func (g *Guard) grantedPayAt(uid types.UID) time.Time {
+// grantOf is the attempt of the reservation written or queued ahead for uid, to submit with, and
+// when its render comes back to pay on it; empty when there is none.
+func (g *Guard) grantOf(uid types.UID) (attempt string, payAt time.Time) {
 	gs := &g.grants
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	if gr := gs.byUID[uid]; gr != nil && gr.usable(time.Now()) {
-		return gr.payAt
+		return gr.attempt, gr.payAt
 	}
-	return time.Time{}
-}
-
-// grantedAttempt is the attempt of the reservation written or queued ahead for uid, to submit
-// with; empty when there is none.
-func (g *Guard) grantedAttempt(uid types.UID) string {
-	gs := &g.grants
-	gs.mu.Lock()
-	defer gs.mu.Unlock()
-	if gr := gs.byUID[uid]; gr != nil && gr.usable(time.Now()) {
-		return gr.attempt
-	}
-	return ""
+	return "", time.Time{}
 }
 
 // takeGrant reports whether the reservation written ahead for attempt of obj holds room for

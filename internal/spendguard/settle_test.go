@@ -34,3 +34,9 @@ func (g *Guard) settle(ctx context.Context, ns string, uid types.UID, attempt, j
 	})
 	return ignoreNoBudget(err)
 }
+
+// grantedAttempt is grantOf's attempt.
+func (g *Guard) grantedAttempt(uid types.UID) string {
+	attempt, _ := g.grantOf(uid)
+	return attempt
+}

@@ -100,7 +100,8 @@ func (g *Guard) Standing(ctx context.Context, obj client.Object) Standing {
 	if g == nil {
 		return Standing{}
 	}
-	s := Standing{Attempt: g.grantedAttempt(obj.GetUID()), AttemptAt: g.grantedPayAt(obj.GetUID())}
+	var s Standing
+	s.Attempt, s.AttemptAt = g.grantOf(obj.GetUID())
 	// One read of the budget from the cache answers the rest.
 	b, err := g.cachedBudget(ctx, obj.GetNamespace())
 	if err != nil {
