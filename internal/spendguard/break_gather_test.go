@@ -28,7 +28,8 @@ import (
 )
 
 // gatherWritten queues the reservation of attempt a1 for vr as gatherReservation does (Reserve with
-// CallIn = the manager's BudgetGather, 1 s) and waits until the budget holds it.
+// CallIn = the manager's BudgetGather, 1 s) and waits until the budget holds it and the guard has
+// learnt that its write is done (its render may pay on it from then on).
 func gatherWritten(t *testing.T, h *batchHarness, vr *videov1alpha1.VideoRender) {
 	t.Helper()
 	const attempt = "a1"
@@ -36,11 +37,17 @@ func gatherWritten(t *testing.T, h *batchHarness, vr *videov1alpha1.VideoRender)
 	if err != nil || !d.Budgeted {
 		t.Fatalf("gather: %+v %v", d, err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	// A busy machine may take long: the bound is the test's, not the write's.
+	deadline := time.Now().Add(time.Minute)
 	for {
-		for _, r := range h.budget(t).Status.Reservations {
-			if r.UID == string(vr.UID) && r.AttemptID == attempt {
-				return
+		h.g.grants.mu.Lock()
+		done := h.g.grants.byUID[vr.UID].done
+		h.g.grants.mu.Unlock()
+		if done {
+			for _, r := range h.budget(t).Status.Reservations {
+				if r.UID == string(vr.UID) && r.AttemptID == attempt {
+					return
+				}
 			}
 		}
 		if time.Now().After(deadline) {
@@ -152,16 +159,17 @@ func TestBreakGatherGrantTakenAtItsTTLIsReleasedBeforeThePaidCall(t *testing.T) 
 	}
 	// It comes back at the last moment its grant may be used.
 	h.g.grants.mu.Lock()
-	h.g.grants.byUID[vr.UID].asked = time.Now().Add(-grantTTL + 100*time.Millisecond)
-	h.g.grants.byUID[vr.UID].due = time.Now().Add(100 * time.Millisecond)
+	h.g.grants.byUID[vr.UID].asked = time.Now().Add(-grantTTL + time.Second)
+	h.g.grants.byUID[vr.UID].due = time.Now().Add(time.Second)
 	h.g.grants.mu.Unlock()
 
 	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
 	if err != nil || d.Wait {
 		t.Fatalf("the render comes back to pay: %+v %v", d, err)
 	}
-	// Admitted: the render goes on to its in-flight write. The budget controller looks now.
-	time.Sleep(150 * time.Millisecond)
+	// Admitted: the render goes on to its in-flight write. The budget controller looks once the
+	// grant would have expired.
+	time.Sleep(1500 * time.Millisecond)
 	reconcileBudget(t, h, 1)
 	held := false
 	for _, r := range h.budget(t).Status.Reservations {
