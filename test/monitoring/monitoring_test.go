@@ -38,6 +38,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -155,6 +156,8 @@ type running struct {
 const (
 	streamRenders = 6
 	submitLatency = 1500 * time.Millisecond
+	// serverErrorsFirst is how many of the first job reads get a 500 (VideoOperatorServiceErrors).
+	serverErrorsFirst = 5
 )
 
 // TestAlertsAndDashboardAgainstTheManager is the whole check; see the package comment.
@@ -459,10 +462,20 @@ func runManager(t *testing.T) *running {
 			// Faults on job reads only: a 5xx on a paid call would leave its outcome unknown.
 			Endpoints: []string{apiclient.EndpointGetJob}}})
 	// Each paid submission takes a while, as on the real service, so that the scrapes see healthy
-	// submissions in flight (the stuck-submission alert must not fire on them).
+	// submissions in flight (the stuck-submission alert must not fire on them). The first job
+	// reads get the service's documented 500 whatever the seed draws: the order of the calls
+	// follows the manager's timing (a guarded render pays after its gather window), and the seed
+	// alone once left 2 answers of 43 a 5xx, under the error alert's 5%.
+	var jobReads atomic.Int32
 	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Method == http.MethodPost {
 			time.Sleep(submitLatency)
+		}
+		if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/v1/jobs/") && jobReads.Add(1) <= serverErrorsFirst {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"error": {"code": "INTERNAL_ERROR", "message": "injected by the scenario"}}`))
+			return
 		}
 		sim.ServeHTTP(w, req)
 	}))
