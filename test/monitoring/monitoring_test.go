@@ -158,6 +158,8 @@ const (
 	submitLatency = 1500 * time.Millisecond
 	// serverErrorsFirst is how many of the first job reads get a 500 (VideoOperatorServiceErrors).
 	serverErrorsFirst = 5
+	// rateLimitedNext is how many job reads after those get a 429 (VideoOperatorServiceRateLimited).
+	rateLimitedNext = 5
 )
 
 // TestAlertsAndDashboardAgainstTheManager is the whole check; see the package comment.
@@ -463,19 +465,29 @@ func runManager(t *testing.T) *running {
 			Endpoints: []string{apiclient.EndpointGetJob}}})
 	// Each paid submission takes a while, as on the real service, so that the scrapes see healthy
 	// submissions in flight (the stuck-submission alert must not fire on them). The first job
-	// reads get the service's documented 500 whatever the seed draws: the order of the calls
-	// follows the manager's timing (a guarded render pays after its gather window), and the seed
-	// alone once left 2 answers of 43 a 5xx, under the error alert's 5%.
+	// reads get the service's documented 500, and the next ones a 429, whatever the seed draws:
+	// the order of the calls follows the manager's timing (a guarded render pays after its
+	// gather window), and the seed alone once left 2 answers of 43 a 5xx (under the error
+	// alert's 5%), and once 5 of 53 a 429 (under the rate-limit alert's 10%).
 	var jobReads atomic.Int32
 	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Method == http.MethodPost {
 			time.Sleep(submitLatency)
 		}
-		if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/v1/jobs/") && jobReads.Add(1) <= serverErrorsFirst {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusInternalServerError)
-			_, _ = w.Write([]byte(`{"error": {"code": "INTERNAL_ERROR", "message": "injected by the scenario"}}`))
-			return
+		if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/v1/jobs/") {
+			switch n := jobReads.Add(1); {
+			case n <= serverErrorsFirst:
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusInternalServerError)
+				_, _ = w.Write([]byte(`{"error": {"code": "INTERNAL_ERROR", "message": "injected by the scenario"}}`))
+				return
+			case n <= serverErrorsFirst+rateLimitedNext:
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusTooManyRequests)
+				_, _ = w.Write([]byte(`{"success": false, "message": "Too many requests"}`))
+				return
+			}
 		}
 		sim.ServeHTTP(w, req)
 	}))
