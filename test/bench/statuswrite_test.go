@@ -46,7 +46,7 @@ import (
 )
 
 // BenchmarkStatusWrite measures what one write costs the API server (issues 23, 30 and 39): wall
-// time and kube-apiserver CPU per write, for a VideoRender of 1, 30, 200 and 2,000 scenes as people
+// time and kube-apiserver CPU per write, for a VideoRender of 1, 30, 60, 200 and 2,000 scenes as people
 // write them (realisticRender: a voice-over, music, a logo, and per scene a story, a background and
 // three elements), each against the installed CRDs and admission policies ("rules"), the CRD as it
 // was before the scenes' rules moved to the policies ("before-policies") and a copy of the CRD
@@ -100,7 +100,7 @@ func BenchmarkStatusWrite(b *testing.B) {
 		u.SetGroupVersionKind(v.gvk)
 		return u
 	}
-	for _, n := range []int{1, 30, 200, 2000} {
+	for _, n := range []int{1, 30, 60, 200, 2000} {
 		for _, v := range variants {
 			if v.what == "no-schema" && n != 2000 {
 				continue
