@@ -89,6 +89,10 @@ type grant struct {
 	// its attempt is not offered again.
 	taken   bool
 	takenAt time.Time
+	// released is set when the VideoBudget controller decided to release the reservation (granted):
+	// spent, though its render never took it, so a render deleted meanwhile still had sent
+	// nothing with that attempt (forgetUnsent) even if the release's write failed.
+	released bool
 }
 
 // usable reports whether the render may still pay on the grant: within grantTTL, until it is
@@ -281,6 +285,14 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 		return Decision{}, false
 	}
 	gs.mu.Lock()
+	if gr.taken || gs.byUID[obj.GetUID()] != gr {
+		// The VideoBudget controller decided to release its reservation while the budget was
+		// read (granted spends it under this lock, before the release is written): the held
+		// copy above may already be on its way out.
+		gs.mu.Unlock()
+		g.observeGrant(GrantChanged)
+		return Decision{}, false
+	}
 	gr.taken, gr.takenAt = true, time.Now()
 	gs.mu.Unlock()
 	g.observeGrant(GrantUsed)
@@ -323,15 +335,18 @@ func (g *Guard) granted(uid, attempt string) bool {
 	}
 	// The controller releases the reservation: its render, back later, must not pay on it (it
 	// reserves the ordinary way, which decides again). Spent here, under the lock takeGrant
-	// takes, before the release is written.
-	gr.taken = true
+	// takes to look and again to take, before the release is written.
+	if !gr.taken {
+		gr.taken, gr.released = true, true
+	}
 	return false
 }
 
 // forgetUnsent reports whether this process holds the grant of uid for attempt and its render
 // never came back to take it: that attempt reached no service (its id lives in this process's
 // memory and in the reservation alone), so a reservation of a deleted object written ahead for
-// it is released, not charged. The grant is spent: nothing takes it afterwards.
+// it is released, not charged: also when the controller decided to release it before (granted)
+// and that write failed. The grant is spent: nothing takes it afterwards.
 func (g *Guard) forgetUnsent(uid, attempt string) bool {
 	if g == nil {
 		return false
@@ -340,10 +355,10 @@ func (g *Guard) forgetUnsent(uid, attempt string) bool {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	gr := gs.byUID[types.UID(uid)]
-	if gr == nil || gr.attempt != attempt || gr.taken {
+	if gr == nil || gr.attempt != attempt || (gr.taken && !gr.released) {
 		return false
 	}
-	gr.taken = true
+	gr.taken, gr.released = true, false
 	return true
 }
 
@@ -355,7 +370,7 @@ func (g *Guard) usedAttempt(uid types.UID, attempt string) {
 	defer gs.mu.Unlock()
 	if gr := gs.byUID[uid]; gr != nil && gr.attempt == attempt {
 		// Its own reservation replaces the grant's: the usual rules keep it, not the grant.
-		gr.taken = true
+		gr.taken, gr.released = true, false
 	}
 }
 

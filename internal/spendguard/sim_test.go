@@ -446,8 +446,12 @@ func (w *simWorld) admit(r *simRender) error {
 	attempt := r.gathered
 	if attempt != "" {
 		// Back from the gather window: it pays on the reservation written ahead, or reserves the
-		// ordinary way (Reserve decides which), as the render reconciler does.
+		// ordinary way (Reserve decides which), as the render reconciler does. It comes back when
+		// its call slot comes, after the budget write that carried its reservation was due (that
+		// write may fail, or another change of the budget may come first).
 		r.gathered = ""
+		w.queuedDue()
+		w.g.flushDue(w.ctx, simNS)
 		d, err = w.g.Reserve(w.ctx, Submission{Kind: "VideoRender", Obj: obj, Attempt: attempt, Est: r.est})
 	} else {
 		r.attempts++
@@ -600,6 +604,8 @@ func (w *simWorld) step(o simOp) error {
 		w.editSpec(func(s *videov1alpha1.VideoBudgetSpec) { s.Period = simPeriods[o.a] })
 	case opClock:
 		w.clk.Step(time.Duration(o.a))
+		w.ageGrants(time.Duration(o.a))
+		w.queuedDue()
 	case opReconcile:
 		w.reconcile()
 	case opCrash:
@@ -825,4 +831,35 @@ func TestSimulation(t *testing.T) {
 		t.Error(report)
 	}
 	t.Logf("%d seeds of %d steps in %s: %d failing, %d invariants broken", *simSeeds, *simSteps, time.Since(start).Round(time.Millisecond), failing, len(found))
+}
+
+// ageGrants moves the grants' times back by d: they follow the process's clock (grant.go), not
+// the simulation's, and time passes for them as well. A gathered render then comes back past its
+// window's slack (a workqueue backlog) or past grantTTL, and the VideoBudget controller may
+// decide to release its reservation first.
+func (w *simWorld) ageGrants(d time.Duration) {
+	gs := &w.g.grants
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	for _, gr := range gs.byUID {
+		gr.asked, gr.payAt, gr.due = gr.asked.Add(-d), gr.payAt.Add(-d), gr.due.Add(-d)
+		if !gr.takenAt.IsZero() {
+			gr.takenAt = gr.takenAt.Add(-d)
+		}
+	}
+}
+
+// queuedDue makes the changes queued for a later budget write (batch.go) due now: they wait on
+// the process's clock too, and once time passed the VideoBudget controller's next reconcile
+// writes them, with the reservations written ahead for gathered renders.
+func (w *simWorld) queuedDue() {
+	ws := &w.g.writers
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	now := time.Now()
+	for _, s := range ws.slots {
+		if s.flushing && s.flushAt.After(now) {
+			s.flushAt = now
+		}
+	}
 }
