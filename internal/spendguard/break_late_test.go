@@ -49,8 +49,10 @@ func reservedLongAgo(t *testing.T, h *batchHarness) {
 	}
 }
 
-// holdsUnsent reports whether the budget on the API server holds an unsent reservation of vr for attempt.
-func holdsUnsent(t *testing.T, h *batchHarness, vr *videov1alpha1.VideoRender, attempt string) bool {
+// holdsUnsent reports whether the budget on the API server holds an unsent reservation of vr for
+// the attempt gatherWritten queued ahead ("a1").
+func holdsUnsent(t *testing.T, h *batchHarness, vr *videov1alpha1.VideoRender) bool {
+	const attempt = "a1"
 	t.Helper()
 	for _, r := range h.budget(t).Status.Reservations {
 		if r.UID == string(vr.UID) && r.AttemptID == attempt && r.JobID == "" {
@@ -120,7 +122,7 @@ func TestBreakLateControllerReleasesBetweenTakeGrantsLookAndItsTake(t *testing.T
 		// Refused: nothing paid, nothing to check.
 		return
 	}
-	if !holdsUnsent(t, h, vr, "a1") {
+	if !holdsUnsent(t, h, vr) {
 		t.Errorf("the render is admitted to pay attempt a1 (%+v) while the budget on the API server holds no reservation for it: "+
 			"the VideoBudget controller released it between takeGrant's look at the grant and its take", d)
 	}
@@ -169,7 +171,7 @@ func TestBreakLateControllerReleasesAtDueBetweenTakeGrantsLookAndItsTake(t *test
 	if d.Wait {
 		return
 	}
-	if !holdsUnsent(t, h, vr, "a1") {
+	if !holdsUnsent(t, h, vr) {
 		t.Errorf("the render is admitted to pay attempt a1 (%+v) while the budget holds no reservation for it", d)
 	}
 	d2, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: other, Attempt: "b1", Est: Estimate{Seconds: 10}})
@@ -225,7 +227,7 @@ func TestBreakLateSpentByAFailedReleaseChargesADeletedRenderThatNeverPaid(t *tes
 	ageGrant(h, vr, 2*time.Minute) // its render never came back (stalled at an earlier gate)
 
 	reconcileConflicting(t, h)
-	if !holdsUnsent(t, h, vr, "a1") {
+	if !holdsUnsent(t, h, vr) {
 		t.Fatal("control: the release's write failed, the reservation should still be there")
 	}
 	// The render is deleted (no job, no finalizer yet): it never paid.

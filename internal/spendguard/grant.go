@@ -189,6 +189,13 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 	obj = obj.DeepCopyObject().(client.Object)
 	queue := func() {
 		g.mutateThen(obj.GetNamespace(), ChangeReserveAhead, func(b *videov1alpha1.VideoBudget) bool {
+			gs.mu.Lock()
+			current := gs.byUID[obj.GetUID()] == gr
+			gs.mu.Unlock()
+			if !current {
+				// Replaced by a grant for another request of its object: that one writes.
+				return false
+			}
 			d, write := g.reserveChange(b, kind, obj, attempt, digest, est, sent)
 			gs.mu.Lock()
 			gr.decided, gr.budget, gr.generation = d, b.UID, b.Generation
@@ -203,7 +210,7 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 	if wait > aheadLead {
 		time.AfterFunc(wait-aheadLead, func() {
 			gs.mu.Lock()
-			taken := gr.taken
+			taken := gr.taken || gs.byUID[obj.GetUID()] != gr
 			gs.mu.Unlock()
 			if !taken {
 				queue()
@@ -345,8 +352,8 @@ func (g *Guard) granted(uid, attempt string) bool {
 // forgetUnsent reports whether this process holds the grant of uid for attempt and its render
 // never came back to take it: that attempt reached no service (its id lives in this process's
 // memory and in the reservation alone), so a reservation of a deleted object written ahead for
-// it is released, not charged: also when the controller decided to release it before (granted)
-// and that write failed. The grant is spent: nothing takes it afterwards.
+// it is released, not charged: also when the controller decided to release it before (granted, or
+// an earlier forgetUnsent) and that write failed. The grant is spent: nothing takes it afterwards.
 func (g *Guard) forgetUnsent(uid, attempt string) bool {
 	if g == nil {
 		return false
@@ -358,7 +365,8 @@ func (g *Guard) forgetUnsent(uid, attempt string) bool {
 	if gr == nil || gr.attempt != attempt || (gr.taken && !gr.released) {
 		return false
 	}
-	gr.taken, gr.released = true, false
+	// Spent as released: the release's write may fail, and the next look decides the same.
+	gr.taken, gr.released = true, true
 	return true
 }
 
@@ -370,7 +378,20 @@ func (g *Guard) usedAttempt(uid types.UID, attempt string) {
 	defer gs.mu.Unlock()
 	if gr := gs.byUID[uid]; gr != nil && gr.attempt == attempt {
 		// Its own reservation replaces the grant's: the usual rules keep it, not the grant.
-		gr.taken, gr.released = true, false
+		// Nothing is sent on it until that reservation is written (sentAttempt).
+		gr.taken, gr.released = true, true
+	}
+}
+
+// sentAttempt marks the grant of uid for attempt as paid for by the render's own reservation, now
+// written: from now on the render may pay with that attempt, so a deleted render's reservation of it
+// is charged, not released as unsent (forgetUnsent).
+func (g *Guard) sentAttempt(uid types.UID, attempt string) {
+	gs := &g.grants
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if gr := gs.byUID[uid]; gr != nil && gr.attempt == attempt {
+		gr.released = false
 	}
 }
 

@@ -93,3 +93,31 @@ func TestARenderBackAfterTheControllerReleasedItsGrantReservesAgain(t *testing.T
 		t.Error("a grant the controller released is still offered to its render")
 	}
 }
+
+// A render deleted during its gather window has the reservation written ahead for it released,
+// not charged (forgetUnsent): its attempt reached no service. When that release's write fails
+// (409 on a busy budget) the controller tries again, and the second look must decide the same:
+// before, forgetUnsent spent the grant at the first look and the retry charged the reservation as
+// a render that "may have been submitted" (the controller suite's deleted-while-gathered spec
+// counted 1 render of 0 in a run where the release met a conflict).
+func TestAReleaseOfADeletedRendersUnsentReservationThatFailedIsDecidedAgainTheSameWay(t *testing.T) {
+	vr := batchRender(1)
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr)
+	close(h.hold)
+	h.pump(t)
+	gatherWritten(t, h, vr)
+	if err := h.server.Delete(t.Context(), vr); err != nil {
+		t.Fatal(err)
+	}
+	reconcileConflicting(t, h)
+	if !holdsUnsent(t, h, vr) {
+		t.Fatal("control: the release's write failed, the reservation should still be there")
+	}
+	reservedLongAgo(t, h) // the next look comes after a submission's time
+	reconcileBudget(t, h, 1)
+	b := h.budget(t)
+	if len(b.Status.Reservations) != 0 || b.Status.Used.Renders != 0 {
+		t.Errorf("after a failed release, the reservation of a render deleted before it paid is charged or kept: "+
+			"%d render(s) used, reservations %+v", b.Status.Used.Renders, b.Status.Reservations)
+	}
+}

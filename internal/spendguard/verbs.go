@@ -73,7 +73,11 @@ func (g *Guard) Reserve(ctx context.Context, s Submission) (Decision, error) {
 		return d, nil
 	}
 	g.usedAttempt(s.Obj.GetUID(), s.Attempt)
-	return g.reserve(ctx, s.Kind, s.Obj, s.Attempt, s.Digest, s.Est, s.Sent)
+	d, err := g.reserve(ctx, s.Kind, s.Obj, s.Attempt, s.Digest, s.Est, s.Sent)
+	if err == nil && !d.Wait {
+		g.sentAttempt(s.Obj.GetUID(), s.Attempt)
+	}
+	return d, err
 }
 
 // Standing is what the guard knows of an object, from the cache and this process's memory.
