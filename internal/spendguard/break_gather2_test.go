@@ -76,10 +76,7 @@ func holds(t *testing.T, h *batchHarness, vr *videov1alpha1.VideoRender, attempt
 func TestBreakGather2TakenGrantWhoseInFlightWriteFailedHoldsItsReservationTenMinutes(t *testing.T) {
 	vr := batchRender(1)
 	other := batchRender(2)
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr, other)
-	close(h.hold)
-	h.pump(t)
-	gatherWritten(t, h, vr)
+	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr, other)
 	// Back after its second, it pays on its grant: the last gate passed.
 	if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}}); err != nil || d.Wait {
 		t.Fatalf("the render comes back to pay: %+v %v", d, err)
@@ -129,10 +126,7 @@ func TestBreakGather2TakenGrantWhoseInFlightWriteFailedHoldsItsReservationTenMin
 func TestBreakGather2ReAskedGrantProtectsAStalledRendersReservationPastGrantTTL(t *testing.T) {
 	vr := batchRender(1)
 	other := batchRender(2)
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr, other)
-	close(h.hold)
-	h.pump(t)
-	gatherWritten(t, h, vr)
+	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr, other)
 	// Back after its second, its key is paused by a 429 with Retry-After of an hour: callBudgetSlot
 	// asks again, for that wait.
 	if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}, CallIn: time.Hour}); err != nil || !d.Budgeted {
@@ -176,10 +170,7 @@ func TestBreakGather2ReAskedGrantProtectsAStalledRendersReservationPastGrantTTL(
 func TestBreakGather2LedgerFailureInTheWindowIsNotDecidedAgain(t *testing.T) {
 	vr := batchRender(1)
 	ordinary := batchRender(2)
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)}, vr, ordinary)
-	close(h.hold)
-	h.pump(t)
-	gatherWritten(t, h, vr)
+	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)}, vr, ordinary)
 
 	// The namespace's ledger cannot be written from now on (the Role lost its ConfigMap rights).
 	forbidden := errors.New(`configmaps is forbidden: User "system:serviceaccount:ops:video-operator" cannot patch resource "configmaps"`)

@@ -27,6 +27,18 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
+// gatheredHarness is a harness whose guard writes freely, over a budget of spec and objs, where
+// the render vr (one of objs) gathered: its reservation of attempt a1 is written ahead
+// (gatherWritten).
+func gatheredHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, vr *videov1alpha1.VideoRender, others ...client.Object) *batchHarness {
+	t.Helper()
+	h := newBatchHarness(t, spec, append([]client.Object{vr}, others...)...)
+	close(h.hold)
+	h.pump(t)
+	gatherWritten(t, h, vr)
+	return h
+}
+
 // gatherWritten queues the reservation of attempt a1 for vr as gatherReservation does (Reserve with
 // CallIn = the manager's BudgetGather, 1 s) and waits until the budget holds it and the guard has
 // learnt that its write is done (its render may pay on it from then on).
@@ -67,10 +79,7 @@ func gatherWritten(t *testing.T, h *batchHarness, vr *videov1alpha1.VideoRender)
 // only those that waited for the call budget in a burst.
 func TestBreakGatherLimitLoweredDuringTheWindowIsNotDecidedAgain(t *testing.T) {
 	vr := batchRender(1)
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)}, vr)
-	close(h.hold)
-	h.pump(t)
-	gatherWritten(t, h, vr)
+	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)}, vr)
 
 	b := h.budget(t)
 	b.Spec.MaxRenders = ptr.To[int64](0)
@@ -99,10 +108,7 @@ func TestBreakGatherLimitLoweredDuringTheWindowIsNotDecidedAgain(t *testing.T) {
 func TestBreakGatherReservationOfARenderThatStoppedBeforePayingIsHeldForTenMinutes(t *testing.T) {
 	vr := batchRender(1)
 	other := batchRender(2)
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr, other)
-	close(h.hold)
-	h.pump(t)
-	gatherWritten(t, h, vr)
+	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr, other)
 
 	// Two minutes later (grace is one minute in reconcileOnce): the render shows no submission,
 	// no job; it stalled before its paid call and never came back to Reserve.
@@ -145,10 +151,7 @@ func TestBreakGatherReservationOfARenderThatStoppedBeforePayingIsHeldForTenMinut
 // render then writes its in-flight record and pays with no reservation in the budget.
 func TestBreakGatherGrantTakenAtItsTTLIsReleasedBeforeThePaidCall(t *testing.T) {
 	vr := batchRender(1)
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr)
-	close(h.hold)
-	h.pump(t)
-	gatherWritten(t, h, vr)
+	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr)
 	// The render gathered almost grantTTL ago (its reservation was written then: older than grace).
 	b := h.budget(t)
 	for i := range b.Status.Reservations {
@@ -186,10 +189,7 @@ func TestBreakGatherGrantTakenAtItsTTLIsReleasedBeforeThePaidCall(t *testing.T) 
 // window's slack, found their grant expired ("changed") and each wrote a reservation of its own.
 func TestAGatheredRenderThatWaitsForItsCallBudgetPaysOnItsGrant(t *testing.T) {
 	vr := batchRender(1)
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)}, vr)
-	close(h.hold)
-	h.pump(t)
-	gatherWritten(t, h, vr)
+	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)}, vr)
 	// Back after its second: its key's call budget makes it wait 30 s more.
 	if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}, CallIn: 30 * time.Second}); err != nil || !d.Budgeted {
 		t.Fatalf("asking again for the call budget's wait: %+v %v", d, err)

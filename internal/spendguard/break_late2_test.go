@@ -47,10 +47,7 @@ func lowerMaxRenders(t *testing.T, h *batchHarness, n int64) {
 // reached the service.
 func TestBreakLate2RenderRefusedAfterItsGrantWaitsAndIsDeletedIsChargedAsPaid(t *testing.T) {
 	vr := batchRender(1)
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr)
-	close(h.hold)
-	h.pump(t)
-	gatherWritten(t, h, vr)
+	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr)
 	lowerMaxRenders(t, h, 0)
 
 	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
@@ -86,10 +83,7 @@ func TestBreakLate2RenderRefusedAfterItsGrantWaitsAndIsDeletedIsChargedAsPaid(t 
 // it is deleted; the controller's retry no longer releases the reservation but charges it.
 func TestBreakLate2UsedAttemptClearsReleasedThoughItsReserveWroteNothing(t *testing.T) {
 	vr := batchRender(1)
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr)
-	close(h.hold)
-	h.pump(t)
-	gatherWritten(t, h, vr)
+	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr)
 	reservedLongAgo(t, h)
 	ageGrant(h, vr, 2*time.Minute) // back late
 

@@ -97,10 +97,7 @@ func duringTakeGrantsRead(h *batchHarness, step func()) *atomic.Bool {
 func TestBreakLateControllerReleasesBetweenTakeGrantsLookAndItsTake(t *testing.T) {
 	vr := batchRender(1)
 	other := batchRender(2)
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr, other)
-	close(h.hold)
-	h.pump(t)
-	gatherWritten(t, h, vr)
+	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr, other)
 	reservedLongAgo(t, h)
 	ageGrant(h, vr, 2*time.Minute) // back late: due was 1m44s ago
 
@@ -142,10 +139,7 @@ func TestBreakLateControllerReleasesBetweenTakeGrantsLookAndItsTake(t *testing.T
 func TestBreakLateControllerReleasesAtDueBetweenTakeGrantsLookAndItsTake(t *testing.T) {
 	vr := batchRender(1)
 	other := batchRender(2)
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr, other)
-	close(h.hold)
-	h.pump(t)
-	gatherWritten(t, h, vr)
+	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr, other)
 	reservedLongAgo(t, h)
 	// Just before its due: usable under either rule.
 	h.g.grants.mu.Lock()
@@ -219,10 +213,7 @@ func reconcileConflicting(t *testing.T, h *batchHarness) {
 // Before 9f28e8d granted() changed nothing; forgetUnsent found the grant untaken and released it.
 func TestBreakLateSpentByAFailedReleaseChargesADeletedRenderThatNeverPaid(t *testing.T) {
 	vr := batchRender(1)
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr)
-	close(h.hold)
-	h.pump(t)
-	gatherWritten(t, h, vr)
+	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr)
 	reservedLongAgo(t, h)
 	ageGrant(h, vr, 2*time.Minute) // its render never came back (stalled at an earlier gate)
 

@@ -42,10 +42,7 @@ func ageGrant(h *batchHarness, vr *videov1alpha1.VideoRender, d time.Duration) *
 // beside the one written ahead for it, until the VideoBudget controller released that one.
 func TestARenderBackLateFromItsGatherPaysOnTheReservationStillHeld(t *testing.T) {
 	vr := batchRender(1)
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)}, vr)
-	close(h.hold)
-	h.pump(t)
-	gatherWritten(t, h, vr)
+	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)}, vr)
 	gr := ageGrant(h, vr, 40*time.Second) // 1 s of window, 15 s of slack: 24 s late
 	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
 	if err != nil || d.Wait {
@@ -69,10 +66,7 @@ func TestARenderBackLateFromItsGatherPaysOnTheReservationStillHeld(t *testing.T)
 // ordinary way, which decides again, and never pays on a reservation on its way out.
 func TestARenderBackAfterTheControllerReleasedItsGrantReservesAgain(t *testing.T) {
 	vr := batchRender(1)
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)}, vr)
-	close(h.hold)
-	h.pump(t)
-	gatherWritten(t, h, vr)
+	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)}, vr)
 	gr := ageGrant(h, vr, 2*time.Minute)
 	// The controller looks at the reservation (older than grace, no submission of its attempt)
 	// and finds the grant no longer protecting it: it will release it.
@@ -102,10 +96,7 @@ func TestARenderBackAfterTheControllerReleasedItsGrantReservesAgain(t *testing.T
 // counted 1 render of 0 in a run where the release met a conflict).
 func TestAReleaseOfADeletedRendersUnsentReservationThatFailedIsDecidedAgainTheSameWay(t *testing.T) {
 	vr := batchRender(1)
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr)
-	close(h.hold)
-	h.pump(t)
-	gatherWritten(t, h, vr)
+	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr)
 	if err := h.server.Delete(t.Context(), vr); err != nil {
 		t.Fatal(err)
 	}
