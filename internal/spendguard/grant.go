@@ -89,9 +89,11 @@ type grant struct {
 	// its attempt is not offered again.
 	taken   bool
 	takenAt time.Time
-	// released is set when the VideoBudget controller decided to release the reservation (granted):
-	// spent, though its render never took it, so a render deleted meanwhile still had sent
-	// nothing with that attempt (forgetUnsent) even if the release's write failed.
+	// released is set on a spent grant whose attempt nothing can have paid with: the VideoBudget
+	// controller decided to release its reservation (granted, forgetUnsent), or its render
+	// reserves the attempt the ordinary way and that reservation is not written yet (usedAttempt,
+	// until sentAttempt). A render deleted meanwhile had sent nothing with it, so its reservation
+	// is released, not charged (forgetUnsent), even if an earlier release's write failed.
 	released bool
 }
 
