@@ -1,0 +1,344 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spendguard
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// Break-mid: limits and estimates changing mid-flight, and races between goroutines the seeded
+// simulation (one step at a time) cannot produce.
+
+// veoDeck is a request whose slides a veo model animates: AI credits that no job answer reports.
+func veoDeck() *videov1alpha1.StoryboardRequest {
+	veo := videov1alpha1.SlideAnimationModel("veo3.1")
+	return &videov1alpha1.StoryboardRequest{VideoName: "deck", Scenes: []videov1alpha1.Scene{{
+		PPTURL: ptr.To("https://x/deck.pptx"), PPTSlideAnimation: &videov1alpha1.PPTSlideAnimation{Enabled: ptr.To(true), Model: &veo},
+	}}}
+}
+
+// reconcileAt runs the VideoBudget controller once over the harness's budget, with r.
+func reconcileWith(t *testing.T, r *Reconciler) ctrl.Result {
+	t.Helper()
+	res, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// break-mid (credits reported and unreported): a render whose slides a veo model animates consumes
+// AI credits no job answer reports; docs/spend-guard.md promises that such renders are counted in
+// status.used.unreportedCreditRenders and that the budget's CreditsUnaccounted condition says
+// used.aiCredits leaves them out. Every charge path of the render itself passes the flag
+// (chargeCompletion, finishCharge, givenUp, the mark), but the budget's reservation does not keep
+// it (BudgetReservation and its running-job line keep only AICredits and Unbounded): when the
+// render is gone without its finalizer (deleted before its record, or stripped) the VideoBudget
+// controller reads the job's end and charges it as reported-only (heldForEnd: chargeJob(..., false)).
+// The budget then says every credit of the period is in used.aiCredits.
+func TestBreakMidAGoneRendersVeoJobIsCountedAsUnreportedCredits(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("100"))})
+	close(h.hold)
+	est := EstimateFor(veoDeck())
+	if !est.Unreported || !est.Credits {
+		t.Fatalf("control: a veo deck's estimate %+v should say unreported credits", est)
+	}
+	vr := batchRender(0)
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", est, nil); err != nil || d.Wait {
+		t.Fatalf("the render: %+v, %v", d, err)
+	}
+	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", "job-veo"); err != nil {
+		t.Fatal(err)
+	}
+	// The render is gone (finalizer stripped, deleted); its job ends: 40 s, no credits reported.
+	jobs := &fakeJobs{ends: map[string]*JobEnd{"job-veo": {Seconds: 40}}}
+	clk := clocktesting.NewFakeClock(time.Now().Add(2 * time.Minute))
+	_, reconcile := goneJobsController(t, h, clk, jobs, 24*time.Hour)
+	reconcile()
+	reconcile()
+	b := h.budget(t)
+	if len(b.Status.Reservations) != 0 || b.Status.Used.RenderSeconds != 40 {
+		t.Fatalf("control: the gone render's job should be charged its 40 s: reservations %+v, used %+v", b.Status.Reservations, b.Status.Used)
+	}
+	if b.Status.Used.UnreportedCreditRenders != 1 {
+		t.Errorf("a render that animated its slides with veo was charged with used.unreportedCreditRenders %d, want 1: "+
+			"the reservation does not keep the unreported flag", b.Status.Used.UnreportedCreditRenders)
+	}
+	if c := meta.FindStatusCondition(b.Status.Conditions, string(videov1alpha1.ConditionCreditsUnaccounted)); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("CreditsUnaccounted is %+v after a veo render was paid: the budget says used.aiCredits holds every credit", c)
+	}
+}
+
+// avatarVideo is a story read by an AI voice, with an AI avatar presenting it.
+func avatarVideo() *videov1alpha1.StoryboardRequest {
+	return &videov1alpha1.StoryboardRequest{VideoName: "presenter",
+		VoiceOver: &videov1alpha1.VoiceOver{Enabled: true, AIVoices: []videov1alpha1.AIVoice{{Speaker: "Matthew"}}},
+		Avatar:    &videov1alpha1.Avatar{AvatarID: "av-1"},
+		Scenes:    []videov1alpha1.Scene{{Story: ptr.To("Hello and welcome to our quarterly update.")}}}
+}
+
+// break-mid (estimates that are wrong): the service's interface says "AI credits are one currency
+// for AI image generation, AI video generation and AI avatars" (and its credit ledger names "AI
+// avatar" as a source), while a job answer reports aiCreditsUsed "only when the video includes
+// scenes with aiVisual". A render with an AI avatar therefore consumes credits no answer reports,
+// like veo slides. EstimateFor looks only for aiVisual, veo slides and payloadUrl
+// (estimate.go:114), so an avatar render is estimated to consume none: under maxAICredits twenty
+// of them run at once (the "one at a time" rule does not hold them) and, charged, none is counted
+// in used.unreportedCreditRenders.
+func TestBreakMidAvatarRendersConsumeCreditsButRunTogetherUnderMaxAICredits(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("10"))})
+	close(h.hold)
+	est := EstimateFor(avatarVideo())
+	admitted := 0
+	for i := range 5 {
+		d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", est, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.Wait {
+			admitted++
+		}
+	}
+	if admitted != 1 {
+		t.Errorf("%d renders with an AI avatar admitted at once under maxAICredits 10 (estimate %+v): "+
+			"renders that may consume credits must run one at a time", admitted, est)
+	}
+	if !est.Unreported {
+		t.Errorf("an avatar render's estimate %+v does not say it consumes credits no job answer reports: "+
+			"charged, it is not counted in used.unreportedCreditRenders and CreditsUnaccounted stays absent", est)
+	}
+}
+
+// break-mid (estimates that are wrong): templateId is "template (or existing project) id"
+// (interface, StoryboardRequest), so a render with templateId may render the content of an
+// existing project, which the operator does not see. A project render is estimated on the safe
+// side (Credits: "its content is not known to the operator"), and payloadUrl too, but a request
+// with templateId is only made Unbounded (estimate.go:110): under maxAICredits, renders of a
+// stored project passed as templateId run all at once, each consuming what its AI scenes cost.
+func TestBreakMidTemplateRendersOfAProjectRunTogetherUnderMaxAICredits(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("10"))})
+	close(h.hold)
+	est := EstimateFor(&videov1alpha1.StoryboardRequest{VideoName: "from-project", TemplateID: ptr.To("3f1c9a2e-project")})
+	if project := EstimateFor(nil); !project.Credits {
+		t.Fatalf("control: a project render is estimated %+v", project)
+	}
+	admitted := 0
+	for i := range 5 {
+		d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", est, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.Wait {
+			admitted++
+		}
+	}
+	if admitted != 1 {
+		t.Errorf("%d renders of an existing project (templateId) admitted at once under maxAICredits 10 (estimate %+v): "+
+			"a render whose content the operator does not see may consume credits and must run alone", admitted, est)
+	}
+}
+
+// break-mid (credits): docs/spend-guard.md counts the credits a preview reports toward
+// maxAICredits ("Credits of previews count toward maxAICredits"). Once maxAICredits is reached,
+// nothing that may consume credits is to be paid; but exhausted() checks only maxPreviews for a
+// preview (limits.go:220-224) and a preview's estimate is always zero, so previews, with aiVisual
+// scenes whose answers report credits, are paid without end past the limit.
+func TestBreakMidPreviewsArePaidPastAReachedMaxAICredits(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("10"))})
+	close(h.hold)
+	// A preview that reported 10 credits reached the limit.
+	if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "preview-0", Credits: ptr.To(resource.MustParse("10"))}); err != nil {
+		t.Fatal(err)
+	}
+	b := h.budget(t)
+	if b.Status.Used.AICredits == nil || b.Status.Used.AICredits.Cmp(resource.MustParse("10")) != 0 {
+		t.Fatalf("control: used %+v", b.Status.Used)
+	}
+	// A render waits: the limit is reached.
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10, Credits: true}, nil); err != nil || !d.Wait {
+		t.Fatalf("control: a render that may consume credits admitted past maxAICredits: %+v %v", d, err)
+	}
+	paid := 0
+	for i := range 3 {
+		sb := &videov1alpha1.VideoStoryboard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: fmt.Sprintf("p%d", i), UID: types.UID(fmt.Sprintf("sb-%d", i))}}
+		d, err := h.g.reserve(t.Context(), kindStoryboard, sb, "a", "", Estimate{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.Wait {
+			paid++
+		}
+	}
+	if paid != 0 {
+		t.Errorf("%d previews admitted with maxAICredits 10 reached by previews' credits: their credits pass the limit without bound", paid)
+	}
+}
+
+// break-mid (two managers by mistake over one API server): a render's reservation written ahead
+// (a grant) is kept only by the VideoBudget controller of the process that wrote it. The other
+// manager's controller sees a reservation older than grace with no submission and releases it.
+// takeGrant then counts the reservation held because its write landed on this budget
+// (grant.go:347, held := written == b.UID) although the cache shows it gone, and the render pays
+// with no reservation at all: under maxRenders 1 the other manager admits a second render in the
+// room, and the first render's settlement finds nothing to count (its job is never counted).
+func TestBreakMidASecondManagersReleaseIsPaidOnByTheGrantHolder(t *testing.T) {
+	vr := batchRender(1)
+	other := batchRender(2)
+	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr, other)
+	reservedLongAgo(t, h) // the render waits for its key's call budget, longer than the grace
+
+	// The second manager: its own guard and VideoBudget controller over the same API server.
+	g2 := New(h.server, h.server, clocktesting.NewFakeClock(time.Now()), 10*time.Second, NewLedgers("ops"))
+	r2 := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clocktesting.NewFakeClock(time.Now()),
+		Grace: time.Minute, Recheck: time.Hour, Retry: time.Second, Ledgers: g2.ledgers, Guard: g2})
+	reconcileWith(t, r2)
+	if holdsUnsent(t, h, vr) {
+		t.Fatal("control: the second manager's controller did not release the reservation it does not know")
+	}
+
+	paid := 0
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Wait {
+		paid++
+		if !holdsUnsent(t, h, vr) {
+			t.Errorf("render 1 is admitted to pay while the budget holds no reservation for it")
+		}
+	}
+	d2, err := g2.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: other, Attempt: "b1", Est: Estimate{Seconds: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d2.Wait {
+		paid++
+	}
+	if paid > 1 {
+		t.Errorf("%d renders paid under maxRenders 1 (budget %+v)", paid, h.budget(t).Status.Reservations)
+	}
+}
+
+// break-mid (a charge landing just after a roll-over): a render is counted "when its job id is
+// recorded" (docs/spend-guard.md, "Usage is a function of the charges and the period"; RollPeriod:
+// reservations "count in the period their job is recorded in"). The settlement that counts it
+// rides with a later budget write (rideDelay, 5 s; or the controller's, much later), and
+// settleReservation counts it in whatever period that write falls in. A render whose job was
+// recorded at 23:59:58 on the last day of a month is counted in the next month: that month reads
+// "1 of 1 renders used" with no render submitted in it, and its first render waits a whole month.
+func TestBreakMidARenderRecordedBeforeTheRollOverIsCountedInTheNextPeriod(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)})
+	close(h.hold)
+	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 31, 23, 59, 57, 0, time.UTC))
+	h.g.clock = clk
+	vr := batchRender(0)
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+		t.Fatalf("the December render: %+v %v", d, err)
+	}
+	// Its job is recorded in December (23:59:58); the settlement rides with the next write, after
+	// midnight.
+	clk.SetTime(time.Date(2027, 1, 1, 0, 0, 2, 0, time.UTC))
+	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", "job-dec"); err != nil {
+		t.Fatal(err)
+	}
+	b := h.budget(t)
+	if b.Status.PeriodStart == nil || b.Status.PeriodStart.Month() != time.January {
+		t.Fatalf("control: the budget's period %v", b.Status.PeriodStart)
+	}
+	if b.Status.Used.Renders != 0 {
+		t.Errorf("January used.renders = %d though no render was submitted in January (the one counted was recorded on 31 December)",
+			b.Status.Used.Renders)
+	}
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+		t.Errorf("January's first render waits under maxRenders 1: %+v %v", d, err)
+	}
+}
+
+// Held: concurrent reservations from many goroutines of one namespace while maxRenders is lowered
+// mid-burst never admit more than the limit in force when each was decided, and at most one
+// render without upper bound is admitted under maxRenderSeconds. Run with -race.
+func TestBreakMidConcurrentReservesWhileTheLimitIsLoweredStayWithinIt(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](8), MaxRenderSeconds: ptr.To[int64](100000)})
+	close(h.hold)
+	h.pump(t)
+	const n = 40
+	var mu sync.Mutex
+	var admittedUnbounded int
+	var admitted []int
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			est := Estimate{Seconds: 10, Unbounded: i%2 == 0}
+			for {
+				d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", est, nil)
+				if err == ErrBusy {
+					continue
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !d.Wait {
+					mu.Lock()
+					admitted = append(admitted, i)
+					if est.Unbounded {
+						admittedUnbounded++
+					}
+					mu.Unlock()
+				}
+				return
+			}
+		}()
+	}
+	close(start)
+	// The limit is lowered to 3 mid-burst ("stop paying").
+	b := h.budget(t)
+	b.Spec.MaxRenders = ptr.To[int64](3)
+	b.Generation++
+	if err := h.server.Update(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	b = h.budget(t)
+	if len(admitted) > 8 || int64(len(b.Status.Reservations)) != int64(len(admitted)) {
+		t.Errorf("%d admitted, %d reservations", len(admitted), len(b.Status.Reservations))
+	}
+	if admittedUnbounded > 1 {
+		t.Errorf("%d renders without upper bound admitted at once under maxRenderSeconds", admittedUnbounded)
+	}
+	// After the lowering, nothing more is admitted.
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(n+1), "a", "", Estimate{Seconds: 10}, nil); err != nil || (!d.Wait && len(admitted) >= 3) {
+		t.Errorf("a render admitted after maxRenders was lowered to 3 with %d admitted: %+v %v", len(admitted), d, err)
+	}
+}
