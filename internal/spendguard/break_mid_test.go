@@ -29,6 +29,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
@@ -340,5 +341,134 @@ func TestBreakMidConcurrentReservesWhileTheLimitIsLoweredStayWithinIt(t *testing
 	// After the lowering, nothing more is admitted.
 	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(n+1), "a", "", Estimate{Seconds: 10}, nil); err != nil || (!d.Wait && len(admitted) >= 3) {
 		t.Errorf("a render admitted after maxRenders was lowered to 3 with %d admitted: %+v %v", len(admitted), d, err)
+	}
+}
+
+// setSpec changes the harness's budget's spec (generation moves).
+func setSpec(t *testing.T, h *batchHarness, edit func(*videov1alpha1.VideoBudgetSpec)) {
+	t.Helper()
+	b := h.budget(t)
+	edit(&b.Spec)
+	b.Generation++
+	if err := h.server.Update(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Held: Monthly, then Weekly, the week rolls over (inside the month), a job that ran in the
+// previous week is charged just after the roll-over, then Monthly again: the month's usage never
+// goes down and holds every charge; the new week starts from what was charged in it.
+func TestBreakMidPeriodChangesAroundAWeeklyRollOverKeepTheMonthsUsage(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](100000)})
+	close(h.hold)
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 8, 23, 59, 50, 0, time.UTC)) // a Sunday
+	h.g.clock = clk
+	pay := func(i int, secs int64) {
+		t.Helper()
+		vr := batchRender(i)
+		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: secs}, nil); err != nil || d.Wait {
+			t.Fatalf("render %d: %+v %v", i, d, err)
+		}
+		if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	charge := func(i int, secs int64) {
+		t.Helper()
+		if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("job-%d", i), UID: batchRender(i).UID, Seconds: secs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	month := func() int64 {
+		b := h.budget(t)
+		return window(b, videov1alpha1.BudgetPeriodMonthly).Used.RenderSeconds
+	}
+	pay(0, 100)
+	charge(0, 100)
+	pay(1, 100) // runs over the week's end
+	last := month()
+	setSpec(t, h, func(s *videov1alpha1.VideoBudgetSpec) { s.Period = videov1alpha1.BudgetPeriodWeekly })
+	pay(2, 10)
+	if got := h.budget(t).Status.Used.RenderSeconds; got != 100 {
+		t.Errorf("weekly usage %d s after the change, want the week's 100 s", got)
+	}
+	clk.SetTime(time.Date(2026, 11, 9, 0, 0, 5, 0, time.UTC)) // Monday: a new week, the same month
+	charge(1, 70)                                            // ran last week, charged now
+	b := h.budget(t)
+	if b.Status.Used.RenderSeconds != 70 || b.Status.PeriodStart.Day() != 9 {
+		t.Errorf("the new week's usage %d s from %v, want 70 s from 9 November", b.Status.Used.RenderSeconds, b.Status.PeriodStart)
+	}
+	if m := month(); m < last || m != 170 {
+		t.Errorf("the month's usage went from %d s to %d s, want 170 s", last, m)
+	}
+	setSpec(t, h, func(s *videov1alpha1.VideoBudgetSpec) { s.Period = videov1alpha1.BudgetPeriodMonthly })
+	charge(2, 10)
+	if got := h.budget(t).Status.Used.RenderSeconds; got != 180 {
+		t.Errorf("monthly usage %d s after Weekly and back, want every charge of November: 180 s", got)
+	}
+}
+
+// Held: maxRenderSeconds removed while a render without upper bound runs, a second one admitted
+// meanwhile (nothing limits it), then the limit added again: both still hold their reservations
+// (with their flags), so a third one waits until they end, and the sum of what they cost is
+// charged.
+func TestBreakMidASecondsLimitRemovedAndAddedAgainStillHoldsUnboundedRendersOneAtATime(t *testing.T) {
+	// The renders exist; each records its job once paid (as the VideoBudget controller reads them).
+	var objs []client.Object
+	for i := range 4 {
+		objs = append(objs, batchRender(i))
+	}
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](600)}, objs...)
+	close(h.hold)
+	blog := Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}
+	pay := func(i int) Decision {
+		t.Helper()
+		vr := batchRender(i)
+		d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", blog, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.Wait {
+			if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), vr); err != nil {
+				t.Fatal(err)
+			}
+			vr.Status.JobID, vr.Status.SubmittedAt = fmt.Sprintf("job-%d", i), &metav1.Time{Time: time.Now()}
+			if err := h.server.Update(t.Context(), vr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d
+	}
+	if d := pay(0); d.Wait {
+		t.Fatalf("the first: %+v", d)
+	}
+	if d := pay(1); !d.Wait {
+		t.Fatalf("control: a second render without upper bound admitted beside the first: %+v", d)
+	}
+	setSpec(t, h, func(s *videov1alpha1.VideoBudgetSpec) { s.MaxRenderSeconds = nil })
+	if d := pay(1); d.Wait {
+		t.Fatalf("without a seconds limit the second render waits: %+v", d)
+	}
+	setSpec(t, h, func(s *videov1alpha1.VideoBudgetSpec) { s.MaxRenderSeconds = ptr.To[int64](600) })
+	reconcileBudget(t, h, 1)
+	if b := h.budget(t); b.Status.Reserved.UnboundedRenders != 2 {
+		t.Errorf("reserved.unboundedRenders %d with two such renders running, want 2", b.Status.Reserved.UnboundedRenders)
+	}
+	if d := pay(2); !d.Wait {
+		t.Errorf("a third render without upper bound admitted while two run under maxRenderSeconds: %+v", d)
+	}
+	for i, secs := range []int64{450, 300} {
+		if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("job-%d", i), UID: batchRender(i).UID, Seconds: secs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b := h.budget(t); b.Status.Used.RenderSeconds != 750 || b.Status.Reserved.UnboundedRenders != 0 {
+		t.Errorf("used %d s, reserved %+v after both ended, want 750 s and nothing reserved", b.Status.Used.RenderSeconds, b.Status.Reserved)
+	}
+	if d := pay(3); !d.Wait {
+		t.Errorf("a render admitted with 750 s used of 600: %+v", d)
 	}
 }
