@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,7 +46,7 @@ func veoDeck() *videov1alpha1.StoryboardRequest {
 	}}}
 }
 
-// reconcileAt runs the VideoBudget controller once over the harness's budget, with r.
+// reconcileWith runs the VideoBudget controller r once over the harness's budget.
 func reconcileWith(t *testing.T, r *Reconciler) ctrl.Result {
 	t.Helper()
 	res, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}})
@@ -110,7 +111,7 @@ func avatarVideo() *videov1alpha1.StoryboardRequest {
 // avatar" as a source), while a job answer reports aiCreditsUsed "only when the video includes
 // scenes with aiVisual". A render with an AI avatar therefore consumes credits no answer reports,
 // like veo slides. EstimateFor looks only for aiVisual, veo slides and payloadUrl
-// (estimate.go:114), so an avatar render is estimated to consume none: under maxAICredits twenty
+// (estimate.go:128), so an avatar render is estimated to consume none: under maxAICredits twenty
 // of them run at once (the "one at a time" rule does not hold them) and, charged, none is counted
 // in used.unreportedCreditRenders.
 func TestBreakMidAvatarRendersConsumeCreditsButRunTogetherUnderMaxAICredits(t *testing.T) {
@@ -141,7 +142,7 @@ func TestBreakMidAvatarRendersConsumeCreditsButRunTogetherUnderMaxAICredits(t *t
 // (interface, StoryboardRequest), so a render with templateId may render the content of an
 // existing project, which the operator does not see. A project render is estimated on the safe
 // side (Credits: "its content is not known to the operator"), and payloadUrl too, but a request
-// with templateId is only made Unbounded (estimate.go:110): under maxAICredits, renders of a
+// with templateId is only made Unbounded (estimate.go:123; Credits, estimate.go:128): under maxAICredits, renders of a
 // stored project passed as templateId run all at once, each consuming what its AI scenes cost.
 func TestBreakMidTemplateRendersOfAProjectRunTogetherUnderMaxAICredits(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("10"))})
@@ -169,7 +170,7 @@ func TestBreakMidTemplateRendersOfAProjectRunTogetherUnderMaxAICredits(t *testin
 // break-mid (credits): docs/spend-guard.md counts the credits a preview reports toward
 // maxAICredits ("Credits of previews count toward maxAICredits"). Once maxAICredits is reached,
 // nothing that may consume credits is to be paid; but exhausted() checks only maxPreviews for a
-// preview (limits.go:220-224) and a preview's estimate is always zero, so previews, with aiVisual
+// preview (limits.go:209-213) and a preview's estimate is always zero, so previews, with aiVisual
 // scenes whose answers report credits, are paid without end past the limit.
 func TestBreakMidPreviewsArePaidPastAReachedMaxAICredits(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("10"))})
@@ -206,7 +207,7 @@ func TestBreakMidPreviewsArePaidPastAReachedMaxAICredits(t *testing.T) {
 // (a grant) is kept only by the VideoBudget controller of the process that wrote it. The other
 // manager's controller sees a reservation older than grace with no submission and releases it.
 // takeGrant then counts the reservation held because its write landed on this budget
-// (grant.go:347, held := written == b.UID) although the cache shows it gone, and the render pays
+// (grant.go:279, held := written == b.UID) although the cache shows it gone, and the render pays
 // with no reservation at all: under maxRenders 1 the other manager admits a second render in the
 // room, and the first render's settlement finds nothing to count (its job is never counted).
 func TestBreakMidASecondManagersReleaseIsPaidOnByTheGrantHolder(t *testing.T) {
@@ -244,6 +245,20 @@ func TestBreakMidASecondManagersReleaseIsPaidOnByTheGrantHolder(t *testing.T) {
 	}
 	if paid > 1 {
 		t.Errorf("%d renders paid under maxRenders 1 (budget %+v)", paid, h.budget(t).Status.Reservations)
+	}
+	// Every paid render is counted once its job id is recorded.
+	if !d.Wait {
+		if err := h.g.settle(t.Context(), "team-a", vr.UID, "a1", "job-1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !d2.Wait {
+		if err := g2.settle(t.Context(), "team-a", other.UID, "b1", "job-2"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b := h.budget(t); b.Status.Used.Renders != int64(paid) {
+		t.Errorf("%d render(s) paid, used.renders %d: a render paid without a reservation is never counted", paid, b.Status.Used.Renders)
 	}
 }
 
@@ -324,14 +339,9 @@ func TestBreakMidConcurrentReservesWhileTheLimitIsLoweredStayWithinIt(t *testing
 	}
 	close(start)
 	// The limit is lowered to 3 mid-burst ("stop paying").
-	b := h.budget(t)
-	b.Spec.MaxRenders = ptr.To[int64](3)
-	b.Generation++
-	if err := h.server.Update(t.Context(), b); err != nil {
-		t.Fatal(err)
-	}
+	setSpec(t, h, func(s *videov1alpha1.VideoBudgetSpec) { s.MaxRenders = ptr.To[int64](3) })
 	wg.Wait()
-	b = h.budget(t)
+	b := h.budget(t)
 	if len(admitted) > 8 || int64(len(b.Status.Reservations)) != int64(len(admitted)) {
 		t.Errorf("%d admitted, %d reservations", len(admitted), len(b.Status.Reservations))
 	}
@@ -345,13 +355,22 @@ func TestBreakMidConcurrentReservesWhileTheLimitIsLoweredStayWithinIt(t *testing
 }
 
 // setSpec changes the harness's budget's spec (generation moves).
+// A write of its status that lands meanwhile makes it read the budget again (a person's kubectl
+// edit does the same).
 func setSpec(t *testing.T, h *batchHarness, edit func(*videov1alpha1.VideoBudgetSpec)) {
 	t.Helper()
-	b := h.budget(t)
-	edit(&b.Spec)
-	b.Generation++
-	if err := h.server.Update(t.Context(), b); err != nil {
-		t.Fatal(err)
+	for {
+		b := h.budget(t)
+		edit(&b.Spec)
+		b.Generation++
+		err := h.server.Update(t.Context(), b)
+		if apierrors.IsConflict(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return
 	}
 }
 
@@ -470,5 +489,71 @@ func TestBreakMidASecondsLimitRemovedAndAddedAgainStillHoldsUnboundedRendersOneA
 	}
 	if d := pay(3); !d.Wait {
 		t.Errorf("a render admitted with 750 s used of 600: %+v", d)
+	}
+}
+
+// Held: many goroutines of one namespace reserve, settle (queued, riding with later writes or the
+// controller's flush) and charge at once, with the limit raised mid-burst: every admitted render
+// is counted once, every charge is posted once, no reservation is left behind, and no more
+// renders are admitted than the limit in force. Run with -race.
+func TestBreakMidConcurrentReserveSettleAndChargeCountEachRenderOnce(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](6), MaxRenderSeconds: ptr.To[int64](1_000_000)})
+	close(h.hold)
+	h.pump(t)
+	const n = 24
+	var mu sync.Mutex
+	admitted := map[int]bool{}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			vr := batchRender(i)
+			for try := 0; ; try++ {
+				d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil)
+				if err == ErrBusy && try < 50 {
+					continue
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if d.Wait {
+					return
+				}
+				break
+			}
+			mu.Lock()
+			admitted[i] = true
+			mu.Unlock()
+			job := fmt.Sprintf("job-%d", i)
+			h.g.Settle("team-a", vr.UID, "a", job)
+			c := JobCharge{JobID: job, UID: vr.UID, Attempt: "a", Seconds: 7}
+			for {
+				out, err := h.g.Charge(t.Context(), "team-a", c, ChargeSoon)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if out.Done {
+					return
+				}
+				time.Sleep(out.RetryIn)
+			}
+		}()
+	}
+	close(start)
+	setSpec(t, h, func(s *videov1alpha1.VideoBudgetSpec) { s.MaxRenders = ptr.To[int64](9) })
+	wg.Wait()
+	b := h.budget(t)
+	got := int64(len(admitted))
+	if got > 9 {
+		t.Errorf("%d renders admitted under maxRenders 9", got)
+	}
+	if b.Status.Used.Renders != got || b.Status.Used.RenderSeconds != 7*got || len(b.Status.Reservations) != 0 || b.Status.ChargeCount != got {
+		t.Errorf("%d admitted: used %+v, charge count %d, reservations %+v; want each counted and charged once, none left",
+			got, b.Status.Used, b.Status.ChargeCount, b.Status.Reservations)
 	}
 }
