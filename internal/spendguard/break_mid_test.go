@@ -412,7 +412,7 @@ func TestBreakMidPeriodChangesAroundAWeeklyRollOverKeepTheMonthsUsage(t *testing
 		t.Errorf("weekly usage %d s after the change, want the week's 100 s", got)
 	}
 	clk.SetTime(time.Date(2026, 11, 9, 0, 0, 5, 0, time.UTC)) // Monday: a new week, the same month
-	charge(1, 70)                                            // ran last week, charged now
+	charge(1, 70)                                             // ran last week, charged now
 	b := h.budget(t)
 	if b.Status.Used.RenderSeconds != 70 || b.Status.PeriodStart.Day() != 9 {
 		t.Errorf("the new week's usage %d s from %v, want 70 s from 9 November", b.Status.Used.RenderSeconds, b.Status.PeriodStart)
