@@ -45,6 +45,9 @@ func RunningJobLine(r BudgetReservation) (string, bool) {
 	if r.Unbounded {
 		flags += "u"
 	}
+	if r.UnreportedCredits {
+		flags += "r"
+	}
 	if flags == "" {
 		flags = "-"
 	}
@@ -67,7 +70,7 @@ func ParseRunningJobLine(line string) (BudgetReservation, error) {
 	}
 	return BudgetReservation{Kind: "VideoRender", Name: f[0], UID: f[1], AttemptID: f[2],
 		ReservedAt: metav1.NewTime(time.Unix(at, 0).UTC()), EstimatedSeconds: secs,
-		AICredits: strings.Contains(f[5], "c"), Unbounded: strings.Contains(f[5], "u"), JobID: f[6]}, nil
+		AICredits: strings.Contains(f[5], "c"), Unbounded: strings.Contains(f[5], "u"), UnreportedCredits: strings.Contains(f[5], "r"), JobID: f[6]}, nil
 }
 
 // AllReservations are the budget's reservations with its running jobs' lines read as

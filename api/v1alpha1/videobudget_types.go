@@ -284,6 +284,12 @@ type BudgetReservation struct {
 	// +optional
 	Unbounded bool `json:"unbounded,omitempty"`
 
+	// unreportedCredits is set when the request consumes AI credits that the job answer does
+	// not report (an AI avatar, slides animated with a veo model): the job's charge counts it in
+	// used.unreportedCreditRenders, whoever charges it.
+	// +optional
+	UnreportedCredits bool `json:"unreportedCredits,omitempty"`
+
 	// jobId is set once the job is recorded: the reservation then stands for a running job whose
 	// seconds and credits are charged when it ends.
 	// +optional
@@ -358,7 +364,7 @@ type VideoBudgetStatus struct {
 
 	// runningJobs are the reservations of running renders whose job's end is not charged yet,
 	// each one line: "<name> <uid> <attemptId> <reservedAt, Unix seconds> <estimatedSeconds>
-	// <flags> <jobId>", flags "-" or letters c (aiCredits) and u (unbounded). They are
+	// <flags> <jobId>", flags "-" or letters c (aiCredits), u (unbounded) and r (unreportedCredits). They are
 	// reservations as the list above describes them, kept as text: the API server validates,
 	// merges and encodes a list of objects field by field on every write of the budget, and a
 	// namespace running a hundred renders made each write cost about seven times an empty

@@ -58,5 +58,5 @@ func (j budgetJobs) JobEnd(ctx context.Context, ns string, ref *videov1alpha1.Se
 		return spendguard.JobEnd{Running: true}, nil
 	}
 	secs, credits := jobCost(job)
-	return spendguard.JobEnd{Seconds: secs, Credits: credits}, nil
+	return spendguard.JobEnd{Completed: job.Status().IsCompleted(), Seconds: secs, Credits: credits}, nil
 }

@@ -95,7 +95,7 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, s *scope[T]) *stop {
 	}
 	obj, tx, attempt, t := s.obj, s.tx, s.attempt, s.target
 	sent := l.sentBy(tx)
-	var est spendguard.Estimate
+	est := spendguard.PreviewEstimate(t.preview)
 	if r := l.budgetEstimate(t); r != nil {
 		est = spendguard.EstimateOf(r)
 	}
@@ -250,7 +250,11 @@ func (l *lifecycle[T]) settleBudget(obj T, attempt, jobID string) {
 	if l.guard == nil {
 		return
 	}
-	l.guard.Settle(obj.GetNamespace(), obj.GetUID(), attempt, jobID)
+	var recordedAt time.Time
+	if st := obj.Job(); st.JobID == jobID && st.SubmittedAt != nil {
+		recordedAt = st.SubmittedAt.Time
+	}
+	l.guard.Settle(obj.GetNamespace(), obj.GetUID(), attempt, jobID, recordedAt)
 }
 
 // releaseBudget gives back the reservation of an attempt that certainly created no job.

@@ -356,7 +356,7 @@ func TestSettlementsRideWithTheNextBudgetWrite(t *testing.T) {
 	}
 	before := h.writes.Load()
 	for i := range 3 {
-		h.g.Settle("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i))
+		h.g.Settle("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i), time.Time{})
 	}
 	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(3), "a", "", Estimate{}, nil); err != nil || d.Wait {
 		t.Fatalf("render 3: %+v %v", d, err)
@@ -369,7 +369,7 @@ func TestSettlementsRideWithTheNextBudgetWrite(t *testing.T) {
 			b.Status.Used.Renders, len(b.Status.Reservations), b.Status.Reserved.Renders)
 	}
 	// Alone, a settlement is written within rideDelay.
-	h.g.Settle("team-a", batchRender(3).UID, "a", "job-3")
+	h.g.Settle("team-a", batchRender(3).UID, "a", "job-3", time.Time{})
 	deadline := time.Now().Add(2 * rideDelay)
 	for h.budget(t).Status.Used.Renders != 4 {
 		if time.Now().After(deadline) {
@@ -390,7 +390,7 @@ func TestTheRunningJobsReservationStandsUntilItsEndIsCharged(t *testing.T) {
 		if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 42}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
-		h.g.Settle("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i))
+		h.g.Settle("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i), time.Time{})
 	}
 	waitFor := func(what string, ok func(b *videov1alpha1.VideoBudget) bool) {
 		t.Helper()

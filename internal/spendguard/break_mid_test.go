@@ -80,7 +80,7 @@ func TestBreakMidAGoneRendersVeoJobIsCountedAsUnreportedCredits(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The render is gone (finalizer stripped, deleted); its job ends: 40 s, no credits reported.
-	jobs := &fakeJobs{ends: map[string]*JobEnd{"job-veo": {Seconds: 40}}}
+	jobs := &fakeJobs{ends: map[string]*JobEnd{"job-veo": {Completed: true, Seconds: 40}}}
 	clk := clocktesting.NewFakeClock(time.Now().Add(2 * time.Minute))
 	_, reconcile := goneJobsController(t, h, clk, jobs, 24*time.Hour)
 	reconcile()
@@ -187,10 +187,13 @@ func TestBreakMidPreviewsArePaidPastAReachedMaxAICredits(t *testing.T) {
 	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10, Credits: true}, nil); err != nil || !d.Wait {
 		t.Fatalf("control: a render that may consume credits admitted past maxAICredits: %+v %v", d, err)
 	}
+	// Previews with an AI background: their answers report the credits they consume.
+	est := PreviewEstimate(&videov1alpha1.StoryboardRequest{VideoName: "ai", Scenes: []videov1alpha1.Scene{
+		{Story: ptr.To("word"), Background: &videov1alpha1.Background{AIVisual: &videov1alpha1.AIVisual{Model: "flux-schnell"}}}}})
 	paid := 0
 	for i := range 3 {
 		sb := &videov1alpha1.VideoStoryboard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: fmt.Sprintf("p%d", i), UID: types.UID(fmt.Sprintf("sb-%d", i))}}
-		d, err := h.g.reserve(t.Context(), kindStoryboard, sb, "a", "", Estimate{}, nil)
+		d, err := h.g.reserve(t.Context(), kindStoryboard, sb, "a", "", est, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,6 +203,12 @@ func TestBreakMidPreviewsArePaidPastAReachedMaxAICredits(t *testing.T) {
 	}
 	if paid != 0 {
 		t.Errorf("%d previews admitted with maxAICredits 10 reached by previews' credits: their credits pass the limit without bound", paid)
+	}
+	// A preview that consumes no credits is not held back by maxAICredits.
+	plain := &videov1alpha1.VideoStoryboard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "plain", UID: "sb-plain"}}
+	if d, err := h.g.reserve(t.Context(), kindStoryboard, plain,
+		"a", "", PreviewEstimate(&videov1alpha1.StoryboardRequest{VideoName: "plain", Scenes: []videov1alpha1.Scene{{Story: ptr.To("word")}}}), nil); err != nil || d.Wait {
+		t.Errorf("a preview without AI visuals waits on a reached maxAICredits: %+v %v", d, err)
 	}
 }
 
@@ -281,7 +290,7 @@ func TestBreakMidARenderRecordedBeforeTheRollOverIsCountedInTheNextPeriod(t *tes
 	// Its job is recorded in December (23:59:58); the settlement rides with the next write, after
 	// midnight.
 	clk.SetTime(time.Date(2027, 1, 1, 0, 0, 2, 0, time.UTC))
-	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", "job-dec"); err != nil {
+	if err := h.g.settleAt(t.Context(), "team-a", vr.UID, "a", "job-dec", time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC)); err != nil {
 		t.Fatal(err)
 	}
 	b := h.budget(t)
@@ -529,7 +538,7 @@ func TestBreakMidConcurrentReserveSettleAndChargeCountEachRenderOnce(t *testing.
 			admitted[i] = true
 			mu.Unlock()
 			job := fmt.Sprintf("job-%d", i)
-			h.g.Settle("team-a", vr.UID, "a", job)
+			h.g.Settle("team-a", vr.UID, "a", job, time.Time{})
 			c := JobCharge{JobID: job, UID: vr.UID, Attempt: "a", Seconds: 7}
 			for {
 				out, err := h.g.Charge(t.Context(), "team-a", c, ChargeSoon)

@@ -173,7 +173,7 @@ func TestAChargeBetweenAFailedSettlementAndItsRetryIsMadeOnce(t *testing.T) {
 		return nil
 	}
 	// The settlement rides with another render's reservation, whose write fails.
-	h.g.Settle("team-a", vr.UID, "a", "job-0")
+	h.g.Settle("team-a", vr.UID, "a", "job-0", time.Time{})
 	fail.Store(true)
 	var wg sync.WaitGroup
 	wg.Go(func() {

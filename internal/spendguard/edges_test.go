@@ -77,7 +77,7 @@ func TestReservedSecondsBoundABurst(t *testing.T) {
 	}
 
 	// Settling keeps a running job's estimate counted, and its end replaces it with what it cost.
-	if !settleReservation(b, "a", "1", "job-a") {
+	if !settleReservation(b, "a", "1", "job-a", time.Time{}) {
 		t.Fatal("no reservation settled")
 	}
 	recountReserved(b)
@@ -100,7 +100,7 @@ func TestReservedSecondsBoundABurst(t *testing.T) {
 	// charged what its job was (issue 37, case 5).
 	c := &videov1alpha1.VideoBudget{Spec: videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](3)}}
 	c.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: "VideoRender", UID: "a", AttemptID: "1", EstimatedSeconds: 6}}
-	settleReservation(c, "a", "1", "job-a")
+	settleReservation(c, "a", "1", "job-a", time.Time{})
 	if len(c.Status.Reservations) != 1 || c.Status.Reservations[0].JobID != "job-a" || c.Status.Used.Renders != 1 {
 		t.Fatalf("settled without a length limit: %+v", c.Status)
 	}

@@ -78,11 +78,14 @@ type Estimate struct {
 	// (Unbounded true); at least 1.
 	Seconds int64
 	// Credits is set when the request may consume AI credits, whose amount only the job's end
-	// tells: an aiVisual anywhere, slides animated with a veo model, or a project render (its
-	// content is not known to the operator).
+	// tells: an aiVisual anywhere, an AI avatar, slides animated with a veo model, or content the
+	// operator does not see (a project render, a templateId, which may name an existing project,
+	// a payloadUrl).
 	Credits bool
 	// Unreported is set when the request consumes AI credits that the job answer does not report
-	// (aiCreditsUsed is promised only for aiVisual scenes): slides animated with a veo model.
+	// (aiCreditsUsed is promised only for aiVisual scenes): slides animated with a veo model, and
+	// an AI avatar (the interface names AI avatars among what credits pay for, and its credit
+	// ledger names them as a source).
 	Unreported bool
 	// Unbounded is set when no field of the request bounds the video's length, so Seconds is a
 	// guess (see above).
@@ -121,12 +124,23 @@ func EstimateFor(req *videov1alpha1.StoryboardRequest) Estimate {
 		total, e.Unbounded = DefaultSceneSeconds, true
 	}
 	if externalVoice(req.VoiceOver) || req.TemplateID != nil || req.PayloadURL != nil {
-		// A recording of any length; a template's own scenes; content the service fetches.
+		// A recording of any length; a template's (or an existing project's) own scenes; content
+		// the service fetches.
 		e.Unbounded = true
 	}
+	if req.Avatar != nil {
+		e.Unreported = true
+	}
 	e.Seconds = max(1, int64(math.Ceil(min(total, math.MaxInt32))))
-	e.Credits = e.Unreported || usesAIVisual(req) || req.PayloadURL != nil
+	e.Credits = e.Unreported || usesAIVisual(req) || req.PayloadURL != nil || req.TemplateID != nil
 	return e
+}
+
+// PreviewEstimate is what a preview reserves: no seconds (a preview is counted, not timed), and
+// whether it may consume AI credits (an aiVisual anywhere: its answer reports them, and they count
+// toward maxAICredits), so that it waits once that limit is reached.
+func PreviewEstimate(req *videov1alpha1.StoryboardRequest) Estimate {
+	return Estimate{Credits: req != nil && usesAIVisual(req)}
 }
 
 // sceneBound is the most one scene lasts, and whether the request bounds it at all (when it does

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -79,11 +80,13 @@ type grant struct {
 	generation int64
 	// decided is the decision of the last application of the op; done once its write ended.
 	decided Decision
-	// budget is the uid of the budget the op was last applied to: once its write is done, the
-	// reservation is on that budget's API server copy.
-	budget types.UID
-	done   bool
-	err    error
+	// budget is the uid of the budget the op was last applied to, and version its
+	// resourceVersion then: once its write is done, the reservation is on that budget's API
+	// server copy, and a copy of it newer than version that lacks it had it removed since.
+	budget  types.UID
+	version string
+	done    bool
+	err     error
 	// taken is set once the render went on with it (at takenAt: it is kept, protected, for
 	// takenHold), or reserved the ordinary way, or was released (takenAt zero: nothing to protect);
 	// its attempt is not offered again.
@@ -200,7 +203,7 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 			}
 			d, write := g.reserveChange(b, kind, obj, attempt, digest, est, sent)
 			gs.mu.Lock()
-			gr.decided, gr.budget, gr.generation = d, b.UID, b.Generation
+			gr.decided, gr.budget, gr.version, gr.generation = d, b.UID, b.ResourceVersion, b.Generation
 			gs.mu.Unlock()
 			return write
 		}, func(err error) {
@@ -246,11 +249,12 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 		gr.attempt == attempt && gr.kind == kind && gr.digest == digest && gr.est == est
 	var d Decision
 	var written types.UID
+	var version string
 	var generation int64
 	outcome := GrantUsed
 	switch {
 	case ok:
-		d, written, generation = gr.decided, gr.budget, gr.generation
+		d, written, version, generation = gr.decided, gr.budget, gr.version, gr.generation
 	case gr == nil:
 		outcome = GrantNone
 	case !gr.done:
@@ -274,9 +278,11 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 	}
 	// The write that held the reservation succeeded on this budget (an optimistic-locked patch
 	// lands on the budget it read, never on one created since): the reservation is on the API
-	// server though the cache may not show it yet. Nothing but this render's own submission or
-	// the grant's expiry removes it meanwhile (the VideoBudget controller keeps granted ones).
-	held := written != "" && b.UID == written
+	// server though the cache may not show it yet. This process's VideoBudget controller keeps
+	// it meanwhile (granted), but another manager's, run beside this one by mistake, does not:
+	// a copy newer than the one the write was decided on holds the write, so when it lacks the
+	// reservation, the reservation was removed since and the render reserves again.
+	held := written != "" && b.UID == written && !newerCopy(b.ResourceVersion, version)
 	for _, r := range b.Status.Reservations {
 		if r.UID == string(obj.GetUID()) && r.AttemptID == attempt && r.JobID == "" {
 			held = true
@@ -306,6 +312,13 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 	gs.mu.Unlock()
 	g.observeGrant(GrantUsed)
 	return d, true
+}
+
+// newerCopy reports whether resourceVersion rv is newer than than; false when they cannot be
+// compared.
+func newerCopy(rv, than string) bool {
+	cmp, err := resourceversion.CompareResourceVersion(rv, than)
+	return err == nil && cmp > 0
 }
 
 // noRoomNow reports whether the budget as it is now, without the render's own reservation, has

@@ -261,7 +261,7 @@ func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj cli
 			// Another object's, or a running job of this one, charged when it ends.
 			kept = append(kept, r)
 		case sent != nil && sent(r):
-			countUsed(b, r)
+			countUsed(b, r, time.Time{})
 			// An attempt that may have created a job whose end will never be read here:
 			// its estimate stands for it.
 			addUsage(b, videov1alpha1.BudgetUsage{RenderSeconds: r.EstimatedSeconds})
@@ -290,7 +290,7 @@ func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj cli
 		ReservedAt: metav1.NewTime(g.clock.Now()), Digest: digest,
 	}
 	if kind != kindStoryboard {
-		r.EstimatedSeconds, r.AICredits, r.Unbounded = est.Seconds, est.Credits, est.Unbounded
+		r.EstimatedSeconds, r.AICredits, r.Unbounded, r.UnreportedCredits = est.Seconds, est.Credits, est.Unbounded, est.Unreported
 		r.APIKeySecretRef = keyRefOf(obj)
 	}
 	b.Status.Reservations = append(b.Status.Reservations, r)
@@ -350,13 +350,14 @@ func (g *Guard) withoutBudget(ctx context.Context, ns string) (Decision, error) 
 //
 // A settlement whose write failed is queued again, so that it rides with the namespace's next
 // write, ahead of a charge of the same job that the caller makes next: a charge finds its job's
-// reservation by the job id the settlement writes into it.
-func (g *Guard) Settle(ns string, uid types.UID, attempt, jobID string) {
+// reservation by the job id the settlement writes into it. recordedAt is when the object
+// recorded the job: the render counts in the period that contains it, whenever the write lands.
+func (g *Guard) Settle(ns string, uid types.UID, attempt, jobID string, recordedAt time.Time) {
 	g.mutateThen(ns, ChangeSettle, func(b *videov1alpha1.VideoBudget) bool {
-		return settleReservation(b, string(uid), attempt, jobID)
+		return settleReservation(b, string(uid), attempt, jobID, recordedAt)
 	}, func(err error) {
 		if err != nil && !errors.Is(err, errNoBudget) {
-			g.Settle(ns, uid, attempt, jobID)
+			g.Settle(ns, uid, attempt, jobID, recordedAt)
 		}
 	}, rideDelay)
 }
@@ -379,13 +380,13 @@ func (g *Guard) cachedBudget(ctx context.Context, ns string) (*videov1alpha1.Vid
 // settleReservation counts the reservation of uid and attempt as used. A render's reservation
 // stays, with its job id, until the job's end is read and charged (whoever reads it: the render,
 // or the VideoBudget controller once the render is gone): its estimate counts meanwhile. It
-// reports whether there was one.
-func settleReservation(b *videov1alpha1.VideoBudget, uid, attempt, jobID string) bool {
+// reports whether there was one. recordedAt is when the job was recorded (countUsed).
+func settleReservation(b *videov1alpha1.VideoBudget, uid, attempt, jobID string, recordedAt time.Time) bool {
 	for i, r := range b.Status.Reservations {
 		if r.UID != uid || r.AttemptID != attempt || r.JobID != "" {
 			continue
 		}
-		countUsed(b, r)
+		countUsed(b, r, recordedAt)
 		if r.Kind != kindStoryboard && jobID != "" {
 			b.Status.Reservations[i].JobID = jobID
 		} else {
@@ -409,12 +410,15 @@ func (g *Guard) Release(ctx context.Context, ns string, uid types.UID, attempt s
 	return ignoreNoBudget(err)
 }
 
-// countUsed counts the submission a reservation stood for as used: a preview or a render.
-func countUsed(b *videov1alpha1.VideoBudget, r videov1alpha1.BudgetReservation) {
+// countUsed counts the submission a reservation stood for as used, a preview or a render, in the
+// period its job was recorded in (recordedAt; zero when unknown: now). A settlement that lands
+// after a roll-over (it rides with a later write, or the VideoBudget controller makes it) counts
+// in the period that ended, not in the new one.
+func countUsed(b *videov1alpha1.VideoBudget, r videov1alpha1.BudgetReservation, recordedAt time.Time) {
 	if r.Kind == kindStoryboard {
-		addUsage(b, videov1alpha1.BudgetUsage{Previews: 1})
+		addUsageAt(b, videov1alpha1.BudgetUsage{Previews: 1}, recordedAt)
 	} else {
-		addUsage(b, videov1alpha1.BudgetUsage{Renders: 1})
+		addUsageAt(b, videov1alpha1.BudgetUsage{Renders: 1}, recordedAt)
 	}
 }
 
@@ -427,7 +431,7 @@ func takeReservation(b *videov1alpha1.VideoBudget, uid, attempt string, charge b
 		}
 		b.Status.Reservations = append(b.Status.Reservations[:i:i], b.Status.Reservations[i+1:]...)
 		if charge {
-			countUsed(b, r)
+			countUsed(b, r, time.Time{})
 		}
 		return true
 	}
@@ -457,6 +461,9 @@ type JobCharge struct {
 	// Mark is status.chargeMark of an end written before its charge (afterend.go): without a
 	// pending reservation, the charge is made only when the mark proves it missing.
 	Mark *videov1alpha1.ChargeMark
+	// EndedAt is when the job's end was recorded (zero when unknown: now): its cost counts in the
+	// period that contains it, whenever the charge's write lands.
+	EndedAt time.Time
 }
 
 // ChargeOf is the charge of obj's current job, keyed by its render (a VideoRender) as well as
@@ -464,6 +471,9 @@ type JobCharge struct {
 func ChargeOf(obj client.Object) JobCharge {
 	st := videov1alpha1.JobStatusOf(obj)
 	c := JobCharge{JobID: st.JobID}
+	if st.CompletedAt != nil {
+		c.EndedAt = st.CompletedAt.Time
+	}
 	if _, ok := obj.(*videov1alpha1.VideoRender); ok {
 		c.UID = obj.GetUID()
 		if st.SubmittedAt != nil {
@@ -494,7 +504,7 @@ func (c JobCharge) change(b *videov1alpha1.VideoBudget) bool {
 		b.Status.Reservations = append(b.Status.Reservations[:i:i], b.Status.Reservations[i+1:]...)
 		if r.JobID == "" {
 			// Its settlement has not landed: it is made here, and finds nothing when it comes.
-			countUsed(b, r)
+			countUsed(b, r, c.Since)
 		}
 		if c.Estimate {
 			secs = r.EstimatedSeconds
@@ -505,7 +515,7 @@ func (c JobCharge) change(b *videov1alpha1.VideoBudget) bool {
 	if charged(b, c.JobID) || (secs <= 0 && (c.Credits == nil || c.Credits.IsZero()) && !c.Unreported) {
 		return i >= 0
 	}
-	chargeJob(b, c.JobID, secs, c.Credits, c.Unreported)
+	chargeJobAt(b, c.JobID, secs, c.Credits, c.Unreported, c.EndedAt)
 	return true
 }
 
@@ -554,6 +564,12 @@ func charged(b *videov1alpha1.VideoBudget, jobID string) bool {
 
 // chargeJob adds a job's seconds and credits to usage and remembers its id.
 func chargeJob(b *videov1alpha1.VideoBudget, jobID string, secs int64, credits *resource.Quantity, unreported bool) {
+	chargeJobAt(b, jobID, secs, credits, unreported, time.Time{})
+}
+
+// chargeJobAt is chargeJob for a job that ended at endedAt (zero: now): its cost counts in the
+// period that contains it (addUsageAt).
+func chargeJobAt(b *videov1alpha1.VideoBudget, jobID string, secs int64, credits *resource.Quantity, unreported bool, endedAt time.Time) {
 	d := videov1alpha1.BudgetUsage{RenderSeconds: max(secs, 0)}
 	if credits != nil && !credits.IsZero() {
 		d.AICredits = ptr.To(credits.DeepCopy())
@@ -561,7 +577,7 @@ func chargeJob(b *videov1alpha1.VideoBudget, jobID string, secs int64, credits *
 	if unreported {
 		d.UnreportedCreditRenders = 1
 	}
-	addUsage(b, d)
+	addUsageAt(b, d, endedAt)
 	b.Status.ChargedJobs = append(b.Status.ChargedJobs, jobID)
 	b.Status.ChargeCount++
 	if n := len(b.Status.ChargedJobs); n > maxChargedJobs {

@@ -848,7 +848,7 @@ func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.
 			if recorded != nil {
 				est = EstimateOf(recorded)
 			}
-			r.EstimatedSeconds, r.AICredits, r.Unbounded = est.Seconds, est.Credits, est.Unbounded
+			r.EstimatedSeconds, r.AICredits, r.Unbounded, r.UnreportedCredits = est.Seconds, est.Credits, est.Unbounded, est.Unreported
 			r.APIKeySecretRef = keyRefOf(vr)
 		}
 		b.Status.Reservations = append(b.Status.Reservations, r)

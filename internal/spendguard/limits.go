@@ -148,6 +148,25 @@ func addUsage(b *videov1alpha1.VideoBudget, d videov1alpha1.BudgetUsage) {
 	}
 }
 
+// addUsageAt is addUsage for usage that belongs to time at (a job recorded, or ended, then; zero:
+// now): it counts in the period and the windows that contain at, and in none that starts after
+// it. A change that lands after a roll-over adds nothing to the new period for what belongs to
+// the old one.
+func addUsageAt(b *videov1alpha1.VideoBudget, d videov1alpha1.BudgetUsage, at time.Time) {
+	if at.IsZero() {
+		addUsage(b, d)
+		return
+	}
+	if st := b.Status.PeriodStart; st == nil || !at.Before(st.Time) {
+		addTo(&b.Status.Used, d)
+	}
+	for i := range b.Status.Windows {
+		if w := &b.Status.Windows[i]; !at.Before(w.Start.Time) {
+			addTo(&w.Used, d)
+		}
+	}
+}
+
 func addTo(u *videov1alpha1.BudgetUsage, d videov1alpha1.BudgetUsage) {
 	u.Renders += d.Renders
 	u.RenderSeconds += d.RenderSeconds
@@ -207,8 +226,11 @@ func recountReserved(b *videov1alpha1.VideoBudget) {
 // running under maxRenderSeconds: only one render's guess can be short at a time, so a burst
 // goes at most one render beyond the limit, whatever the guess.
 func exhausted(b *videov1alpha1.VideoBudget, kind string, est Estimate) (videov1alpha1.BudgetLimit, string, bool) {
+	preview := kind == kindStoryboard
 	for _, l := range reachedLimits(b) {
-		if (l.limit == videov1alpha1.BudgetLimitPreviews) == (kind == kindStoryboard) {
+		// A preview that may consume credits (PreviewEstimate) waits on maxAICredits too: the
+		// credits its answer reports count toward it.
+		if (l.limit == videov1alpha1.BudgetLimitPreviews) == preview || (preview && est.Credits && l.limit == videov1alpha1.BudgetLimitAICredits) {
 			return l.limit, l.message, true
 		}
 	}

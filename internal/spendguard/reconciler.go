@@ -128,10 +128,11 @@ type JobEnds interface {
 	JobEnd(ctx context.Context, namespace string, ref *videov1alpha1.SecretKeyRef, jobID string) (JobEnd, error)
 }
 
-// JobEnd is what the service says of a job: running, unknown to it, or ended, with what it cost
-// (nothing for a failed job).
+// JobEnd is what the service says of a job: running, unknown to it, or ended (Completed, or
+// failed), with what it cost (nothing for a failed job).
 type JobEnd struct {
-	Running bool
+	Running   bool
+	Completed bool
 	// Unknown is set when the service no longer knows the job: its end will never be read.
 	Unknown bool
 	Seconds int64
@@ -342,7 +343,7 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			return false, fmt.Errorf("reading %s %s/%s of a budget reservation: %w", res.Kind, b.Namespace, res.Name, err)
 		}
 		charge := func() {
-			countUsed(b, res)
+			countUsed(b, res, time.Time{})
 			addUsage(b, videov1alpha1.BudgetUsage{RenderSeconds: res.EstimatedSeconds})
 		}
 		gone := apierrors.IsNotFound(err) || string(obj.GetUID()) != res.UID
@@ -377,7 +378,7 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 				if c, ok := MarkedChargeOf(obj); ok {
 					log.Info("Charging a job whose end was written before its charge", "kind", res.Kind, "name", res.Name, "jobID", res.JobID,
 						"renderSeconds", c.Seconds)
-					chargeJob(b, c.JobID, c.Seconds, c.Credits, c.Unreported)
+					chargeJobAt(b, c.JobID, c.Seconds, c.Credits, c.Unreported, c.EndedAt)
 				}
 			case r.heldForEnd(ctx, b, res, now):
 				kept = append(kept, res)
@@ -407,7 +408,7 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			kept = append(kept, res)
 		case recordedSince(st, res):
 			log.V(1).Info("Settling the reservation of a recorded job", "kind", res.Kind, "name", res.Name, "jobID", st.JobID)
-			countUsed(b, res)
+			countUsed(b, res, st.SubmittedAt.Time)
 			if res.Kind != kindStoryboard && st.CompletedAt == nil {
 				res.JobID = st.JobID
 				kept = append(kept, res)
@@ -444,7 +445,7 @@ func (r *Reconciler) heldForEnd(ctx context.Context, b *videov1alpha1.VideoBudge
 	estimate := func(why string) bool {
 		log.Info("Charging the estimate of a job whose end will not be read", "reason", why, "estimatedSeconds", res.EstimatedSeconds)
 		r.goneReads.Delete(res.JobID)
-		chargeJob(b, res.JobID, res.EstimatedSeconds, nil, false)
+		chargeJob(b, res.JobID, res.EstimatedSeconds, nil, res.UnreportedCredits)
 		return false
 	}
 	if r.jobs == nil {
@@ -471,7 +472,8 @@ func (r *Reconciler) heldForEnd(ctx context.Context, b *videov1alpha1.VideoBudge
 	}
 	log.Info("Charging the job of a gone render from its end", "renderSeconds", end.Seconds)
 	r.goneReads.Delete(res.JobID)
-	chargeJob(b, res.JobID, end.Seconds, end.Credits, false)
+	// A failed job is charged nothing, unreported credits included, as its render would.
+	chargeJob(b, res.JobID, end.Seconds, end.Credits, res.UnreportedCredits && end.Completed)
 	return false
 }
 
@@ -614,7 +616,7 @@ func setUnaccounted(b *videov1alpha1.VideoBudget) {
 	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{
 		Type: string(videov1alpha1.ConditionCreditsUnaccounted), Status: metav1.ConditionTrue,
 		Reason: string(videov1alpha1.ReasonUnreportedCredits), ObservedGeneration: b.Generation,
-		Message: fmt.Sprintf("%d render(s) of this period animated slides with a veo model (pptSlideAnimation), which consumes AI credits "+
+		Message: fmt.Sprintf("%d render(s) of this period showed an AI avatar or animated slides with a veo model (pptSlideAnimation), which consume AI credits "+
 			"that job answers do not report; used.aiCredits and maxAICredits do not include them: see the account's AI-credit ledger", n),
 	})
 }

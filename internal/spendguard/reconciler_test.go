@@ -344,7 +344,7 @@ func TestARenderDeletedWithItsFinalizerStrippedHoldsItsRoomUntilItsJobEnds(t *te
 	}
 	jobs.err = nil
 
-	jobs.ends["job-0"] = &JobEnd{Seconds: 450}
+	jobs.ends["job-0"] = &JobEnd{Completed: true, Seconds: 450}
 	reconcile()
 	b = h.budget(t)
 	if len(b.Status.Reservations) != 0 || b.Status.Used.RenderSeconds != 450 {

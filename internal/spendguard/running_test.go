@@ -41,7 +41,7 @@ func runningReservation(i int) videov1alpha1.BudgetReservation {
 // cannot be lines (a pending submission, a preview, another Secret's key) stay objects.
 func TestARunningJobsLineReadsBackAsItsReservation(t *testing.T) {
 	credits := runningReservation(1)
-	credits.AICredits, credits.Unbounded = true, true
+	credits.AICredits, credits.Unbounded, credits.UnreportedCredits = true, true, true
 	pending := runningReservation(2)
 	pending.JobID = ""
 	keyed := runningReservation(3)
@@ -143,7 +143,7 @@ func TestAnUnreadableRunningJobsLineIsChargedFromItsJobsEnd(t *testing.T) {
 	if err := h.server.Status().Update(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}
-	jobs := &fakeJobs{ends: map[string]*JobEnd{"job-9": {Seconds: 42}}}
+	jobs := &fakeJobs{ends: map[string]*JobEnd{"job-9": {Completed: true, Seconds: 42}}}
 	_, reconcile := goneJobsController(t, h, clocktesting.NewFakeClock(time.Now().Add(10*time.Minute)), jobs, time.Hour)
 	reconcile()
 	if b := h.budget(t); len(b.Status.Reservations) != 0 || b.Status.Used.RenderSeconds != 42 {

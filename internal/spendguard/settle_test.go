@@ -18,6 +18,7 @@ package spendguard
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -29,8 +30,13 @@ import (
 //
 //nolint:unparam // the tests' namespace is always the same
 func (g *Guard) settle(ctx context.Context, ns string, uid types.UID, attempt, jobID string) error {
+	return g.settleAt(ctx, ns, uid, attempt, jobID, time.Time{})
+}
+
+// settleAt is settle for a job recorded at recordedAt.
+func (g *Guard) settleAt(ctx context.Context, ns string, uid types.UID, attempt, jobID string, recordedAt time.Time) error {
 	err := g.mutateBudget(ctx, ns, ChangeSettle, func(b *videov1alpha1.VideoBudget) bool {
-		return settleReservation(b, string(uid), attempt, jobID)
+		return settleReservation(b, string(uid), attempt, jobID, recordedAt)
 	})
 	return ignoreNoBudget(err)
 }

@@ -329,7 +329,7 @@ func (s simService) JobEnd(_ context.Context, _ string, _ *videov1alpha1.SecretK
 		if j.ended == nil {
 			return JobEnd{Running: true}, nil
 		}
-		return JobEnd{Seconds: j.actual}, nil
+		return JobEnd{Completed: true, Seconds: j.actual}, nil
 	}
 	return JobEnd{Unknown: true}, nil
 }

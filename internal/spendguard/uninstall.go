@@ -19,6 +19,7 @@ package spendguard
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -76,7 +77,7 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 		for _, res := range b.Status.Reservations {
 			if res.JobID != "" {
 				if !charged(b, res.JobID) {
-					chargeJob(b, res.JobID, res.EstimatedSeconds, nil, false)
+					chargeJob(b, res.JobID, res.EstimatedSeconds, nil, res.UnreportedCredits)
 					s.Estimated++
 				}
 				continue
@@ -97,14 +98,14 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 			}
 			switch {
 			case gone || (st.Submission != nil && st.Submission.AttemptID == res.AttemptID):
-				countUsed(b, res)
+				countUsed(b, res, time.Time{})
 				addUsage(b, videov1alpha1.BudgetUsage{RenderSeconds: res.EstimatedSeconds})
 				s.Charged++
 			case recordedSince(st, res):
-				countUsed(b, res)
+				countUsed(b, res, st.SubmittedAt.Time)
 				s.Charged++
 				if res.Kind != kindStoryboard && st.CompletedAt == nil && !charged(b, st.JobID) {
-					chargeJob(b, st.JobID, res.EstimatedSeconds, nil, false)
+					chargeJob(b, st.JobID, res.EstimatedSeconds, nil, res.UnreportedCredits)
 					s.Estimated++
 				}
 			default:

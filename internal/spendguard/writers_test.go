@@ -108,7 +108,7 @@ func TestNothingInTheSpendGuardWritesTheAPIFromATimer(t *testing.T) {
 		if d, err := g.reserve(caller, "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
-		g.Settle("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i))
+		g.Settle("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i), time.Time{})
 	}
 	g.chargeLaterQueued("team-a", JobCharge{JobID: "job-0", Seconds: 7})
 	g.reserveAhead("VideoRender", batchRender(3), "a", "", Estimate{Seconds: 10}, nil, 0)
