@@ -566,3 +566,38 @@ func TestBreakMidConcurrentReserveSettleAndChargeCountEachRenderOnce(t *testing.
 			got, b.Status.Used, b.Status.ChargeCount, b.Status.Reservations)
 	}
 }
+
+// The seconds of a job that ended on 31 December count in December, though its charge lands after
+// midnight (a charge written after its render's end rides with a later write): January's usage
+// holds only what ended in January.
+func TestAChargeLandingAfterTheRollOverCountsInThePeriodItsJobEndedIn(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](1000)})
+	close(h.hold)
+	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 31, 23, 0, 0, 0, time.UTC))
+	h.g.clock = clk
+	for i, job := range []string{"job-dec", "job-jan"} {
+		vr := batchRender(i)
+		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
+			t.Fatalf("render %d: %+v %v", i, d, err)
+		}
+		if err := h.g.settleAt(t.Context(), "team-a", vr.UID, "a", job, clk.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.SetTime(time.Date(2027, 1, 1, 0, 0, 2, 0, time.UTC))
+	dec := JobCharge{JobID: "job-dec", UID: batchRender(0).UID, Seconds: 90, EndedAt: time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC)}
+	jan := JobCharge{JobID: "job-jan", UID: batchRender(1).UID, Seconds: 40, EndedAt: clk.Now()}
+	for _, c := range []JobCharge{dec, jan} {
+		if err := h.g.chargeNow(t.Context(), "team-a", c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := h.budget(t)
+	if b.Status.PeriodStart == nil || b.Status.PeriodStart.Month() != time.January {
+		t.Fatalf("control: the budget's period %v", b.Status.PeriodStart)
+	}
+	if b.Status.Used.RenderSeconds != 40 || len(b.Status.Reservations) != 0 {
+		t.Errorf("January used %d s with %d reservations left; want the 40 s of the job that ended in January, none left",
+			b.Status.Used.RenderSeconds, len(b.Status.Reservations))
+	}
+}
