@@ -492,3 +492,84 @@ func TestOpsUpgradeFromAnOlderManagersReservationKeepsUnboundedRendersOneAtATime
 			"its reservation %+v keeps no estimate and no flag (reserved %+v)", h.budget(t).Status.Reservations, b.Status.Reserved)
 	}
 }
+
+// Held: a Secret deleted and created again (kubectl delete secret, then create it again with the
+// same name) while a gone render's job runs: its reservation is held while the key cannot be
+// read, and the job's own seconds are charged once it can, not its guess.
+func TestOpsASecretDeletedAndCreatedAgainStillChargesAGoneRendersJobItsOwnSeconds(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](600)})
+	close(h.hold)
+	now := time.Now()
+	blog := Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}
+	vr := batchRender(1)
+	vr.Spec.APIKeySecretRef = &videov1alpha1.SecretKeyRef{Name: "team-key", Key: "api-key"}
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", blog, nil); err != nil || d.Wait {
+		t.Fatalf("reserve: %+v %v", d, err)
+	}
+	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a1", "job-1"); err != nil {
+		t.Fatal(err)
+	}
+	// The render is gone (finalizer stripped); the Secret is deleted.
+	jobs := &keyedJobs{secrets: map[string]bool{}, ends: map[string]*JobEnd{"job-1": {Seconds: 450}}}
+	clk := clocktesting.NewFakeClock(now.Add(2 * time.Minute))
+	r := opsController(h, h.g, clk, jobs)
+	opsReconcile(t, r, clk, 3)
+	if b := h.budget(t); len(b.Status.Reservations) != 1 || b.Status.Used.RenderSeconds != 0 {
+		t.Fatalf("while the key cannot be read the room must be held: reservations %+v, used %d s", b.Status.Reservations, b.Status.Used.RenderSeconds)
+	}
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(2), "a", "", blog, nil); err != nil || !d.Wait {
+		t.Fatalf("a second render without upper bound is admitted while the first one's end cannot be read: %+v, %v", d, err)
+	}
+	// The Secret is created again.
+	jobs.mu.Lock()
+	jobs.secrets["team-key/api-key"] = true
+	jobs.mu.Unlock()
+	opsReconcile(t, r, clk, 2)
+	if b := h.budget(t); len(b.Status.Reservations) != 0 || b.Status.Used.RenderSeconds != 450 {
+		t.Fatalf("once the Secret is back: reservations %+v, used %d s, want none and 450 s", b.Status.Reservations, b.Status.Used.RenderSeconds)
+	}
+}
+
+// Held: a budget restored WITHOUT its status (Velero's default; a GitOps prune and create;
+// kubectl replace --force) while one render's job runs and another render's submission is in
+// flight: the new budget takes the ledger's usage over and rebuilds both reservations from the
+// objects, with the estimates their submissions recorded, so a render waiting under
+// maxRenderSeconds stays waiting.
+func TestOpsBudgetRestoredWithoutStatusKeepsUsageAndTheRoomOfRendersInFlightAndRunning(t *testing.T) {
+	spec := videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](240), MaxRenders: ptr.To[int64](10)}
+	h := newBatchHarness(t, spec)
+	close(h.hold)
+	now := time.Now()
+	running, flying := batchRender(1), batchRender(2)
+	for _, vr := range []*videov1alpha1.VideoRender{running, flying} {
+		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
+			t.Fatalf("reserve %s: %+v %v", vr.Name, d, err)
+		}
+	}
+	recordJob(t, h, running, "job-1", now.Add(time.Second), 0)
+	if err := h.g.settle(t.Context(), "team-a", running.UID, "a1", "job-1"); err != nil {
+		t.Fatal(err)
+	}
+	flying.Status.Submission = &videov1alpha1.Submission{AttemptID: "a1", StartedAt: metav1.NewTime(now),
+		BudgetEstimate: &videov1alpha1.BudgetEstimate{Seconds: 100}}
+	if err := h.server.Create(t.Context(), flying); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "job-0", Seconds: 40}); err != nil {
+		t.Fatal(err)
+	}
+	clk := clocktesting.NewFakeClock(now.Add(time.Minute / 2))
+	r := opsController(h, h.g, clk, &fakeJobs{ends: map[string]*JobEnd{}})
+	deleteBudget(t, h)
+	opsReconcile(t, r, clk, 1)
+	createBudget(t, h, "b2", spec, nil)
+	opsReconcile(t, r, clk, 1)
+	b := h.budget(t)
+	if b.Status.Used.RenderSeconds != 40 || b.Status.Used.Renders != 1 || b.Status.Reserved.RenderSeconds != 200 {
+		t.Fatalf("restored without status: used %+v, reserved %+v (reservations %+v); want 40 s, 1 render, 200 s reserved",
+			b.Status.Used, b.Status.Reserved, b.Status.Reservations)
+	}
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(3), "a", "", Estimate{Seconds: 5}, nil); err != nil || !d.Wait {
+		t.Fatalf("maxRenderSeconds 240 with 40 s used and 200 s reserved: a render is admitted (%+v, %v)", d, err)
+	}
+}
