@@ -147,10 +147,10 @@ var _ = Describe("Ordinary operations, attacked (break-ops)", func() {
 		Expect(k8sClient.Delete(ctx, vr)).To(Succeed())
 		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key(vr), &videov1alpha1.VideoRender{})) }).Should(BeTrue())
 
+		// Whatever the job does at the service meanwhile, the key read now cannot tell its end.
 		Consistently(func(g Gomega) {
-			info, ok := h.sim.Job(jobID)
+			_, ok := h.sim.Job(jobID)
 			g.Expect(ok).To(BeTrue())
-			g.Expect(info.Status).To(Equal("in-progress"), "control: the job runs at the service (an hour)")
 			b := h.budget(g)
 			g.Expect(b.Status.Reservations).To(ContainElement(HaveField("JobID", jobID)),
 				"the reservation of a job that runs at the service was ended (used %d s)", b.Status.Used.RenderSeconds)

@@ -136,9 +136,14 @@ func (g *Guard) armLocked(s *budgetSlot, o *op, delay time.Duration) {
 			return
 		}
 		if !g.ledgers.wakeUp(s.ns) {
-			// The controller has many wake-ups queued (or none listens yet): try again shortly.
 			s.flushing = false
-			g.armLocked(s, o, settleDelay)
+			if g.ledgers.listening() {
+				// The controller has many wake-ups queued: try again shortly.
+				g.armLocked(s, o, settleDelay)
+			}
+			// Without a VideoBudget controller (a Guard of its own, as an uninstall's), the next
+			// write of the namespace takes the queue; a timer that woke nobody every second would
+			// keep the Guard alive for ever.
 		}
 	})
 }

@@ -162,6 +162,13 @@ func (s *Ledgers) wakeUp(tenant string) bool {
 	return wakeOn(ch, tenant)
 }
 
+// listening reports whether a VideoBudget controller hears the wake-ups (Wake was called).
+func (s *Ledgers) listening() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wake != nil
+}
+
 func wakeOn(ch chan event.GenericEvent, tenant string) bool {
 	if ch == nil {
 		return false
@@ -215,9 +222,11 @@ func (s *Ledgers) noteWrite(tenant string, err error) {
 const freeTTL = 30 * time.Second
 
 // DefaultLedgerInterval is the ledger's cadence: a budget written many times a second (a burst
-// of renders) has its ledger written once per interval. A manager that stops gracefully writes
-// what the interval holds back (Guard.Flush); only a crash leaves the ledger up to one interval
-// behind its budget. At 5 s the ledger was a sixth of a guarded render's budget-related writes.
+// of renders) has its ledger written once per interval. A manager that stops leaves the ledger up
+// to one interval behind its budget; the next manager's first look at the budget writes it again
+// (ensure), and so does a deletion of the budget seen meanwhile (keepAhead). An uninstall writes it
+// at once (SettleAll). At 5 s the ledger was a sixth of a guarded render's
+// budget-related writes.
 const DefaultLedgerInterval = 10 * time.Second
 
 // ledgerCadence is one namespace's ledger between two writes.
@@ -344,13 +353,8 @@ func (s *Ledgers) record(ctx context.Context, c client.Client, b *videov1alpha1.
 // tenant's ledger (flushDue); a wake-up not heard is tried again a second later.
 func (s *Ledgers) wakeAt(tenant string, d time.Duration) {
 	time.AfterFunc(d, func() {
-		if !s.wakeUp(tenant) {
-			s.mu.Lock()
-			listens := s.wake != nil
-			s.mu.Unlock()
-			if listens {
-				s.wakeAt(tenant, time.Second)
-			}
+		if !s.wakeUp(tenant) && s.listening() {
+			s.wakeAt(tenant, time.Second)
 		}
 	})
 }
@@ -379,6 +383,56 @@ func (s *Ledgers) flushPending(ctx context.Context, tenant string) error {
 	}
 	defer lc.unlock()
 	return s.flushLocked(ctx, lc)
+}
+
+// keepAhead runs when tenant's budget is deleted, the moment a budget created again would take
+// its ledger over: what the cadence holds back is written, and the copy this process wrote last
+// is written again when the ledger now holds less of the same budget's usage (the manager's
+// namespace restored from an older backup, a ledger edited by hand). A ledger that is gone stays
+// gone: deleting it is how the platform removes the limits.
+func (s *Ledgers) keepAhead(ctx context.Context, c client.Client, r client.Reader, tenant string) error {
+	lc := s.existingCadence(tenant)
+	if lc == nil {
+		return nil
+	}
+	if err := lc.lock(ctx); err != nil {
+		return err
+	}
+	defer lc.unlock()
+	if err := s.flushLocked(ctx, lc); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	last := lc.written
+	s.mu.Unlock()
+	if last == nil {
+		return nil
+	}
+	l, found, err := s.read(ctx, r, tenant)
+	if err != nil || !found || !behind(l, ledgerOf(last)) {
+		return err
+	}
+	logf.FromContext(ctx).Info("The budget's ledger holds less than this manager wrote to it; writing it again",
+		"namespace", tenant, "ledger", s.Namespace+"/"+s.Name(tenant), "renders", l.Used.Renders, "written", last.Status.Used.Renders)
+	return s.writeLocked(ctx, c, last, lc)
+}
+
+// behind reports whether ledger l is an older copy of the same budget's usage than want: no
+// count of it is larger, and the charge count or a count of the same period is smaller. A ledger
+// of another budget, or of another period, is not compared.
+func behind(l *ledger, want ledger) bool {
+	if l == nil || l.BudgetUID != want.BudgetUID || l.ChargeCount > want.ChargeCount {
+		return false
+	}
+	same := l.PeriodStart != nil && want.PeriodStart != nil && l.PeriodStart.Equal(want.PeriodStart)
+	if !same {
+		return l.ChargeCount < want.ChargeCount
+	}
+	u, w := l.Used, want.Used
+	if u.Renders > w.Renders || u.RenderSeconds > w.RenderSeconds || u.Previews > w.Previews {
+		return false
+	}
+	return l.ChargeCount < want.ChargeCount || u.Renders < w.Renders || u.RenderSeconds < w.RenderSeconds || u.Previews < w.Previews
 }
 
 // flushLocked writes what lc holds back; lc.io is held.
@@ -670,11 +724,20 @@ func (s *Ledgers) ensure(ctx context.Context, c client.Client, r client.Reader, 
 	if _, ok := s.known.Load(b.Namespace); ok || b.UID == "" || b.Status.LedgerBudgetUID != string(b.UID) {
 		return nil
 	}
-	if _, found, err := s.read(ctx, r, b.Namespace); err != nil || found {
-		if found {
-			s.known.Store(b.Namespace, true)
-		}
+	l, found, err := s.read(ctx, r, b.Namespace)
+	if err != nil {
 		return err
+	}
+	if found {
+		s.known.Store(b.Namespace, true)
+		if !behind(l, ledgerOf(b)) {
+			return nil
+		}
+		// Restored from an older backup, or edited by hand, while no manager ran: a budget
+		// created again would take less over than this one used.
+		logf.FromContext(ctx).Info("The budget's ledger holds less than the budget; writing it again",
+			"namespace", b.Namespace, "ledger", s.Namespace+"/"+s.Name(b.Namespace), "renders", l.Used.Renders, "budgetRenders", b.Status.Used.Renders)
+		return s.write(ctx, c, b)
 	}
 	logf.FromContext(ctx).Info("Writing the budget's ledger in the manager's namespace (migrated from the namespace's own)",
 		"namespace", b.Namespace, "ledger", s.Namespace+"/"+s.Name(b.Namespace))
@@ -759,6 +822,13 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 	l, unwritten, found, err := s.readCurrent(ctx, reader, b.Namespace, nil)
 	if err != nil {
 		return false, err
+	}
+	if found || unwritten != nil {
+		// A status this budget brought along (restored from a backup) is older than the
+		// ledger, which followed every write until the budget was deleted: its reservations
+		// may have been settled and charged since, and would be counted again. The ledger's,
+		// and those rebuilt from the objects below, are what is in flight and running now.
+		b.Status.Reservations = nil
 	}
 	// A copy this process could not write (the ledger unwritable) is taken over as well: the
 	// budget's own ledger write fails then, and nothing is admitted until it succeeds.

@@ -216,7 +216,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// A deleted budget's last usage goes to the ledger now, not at the end of its cadence,
 			// and the namespace's ledger is read again before its next paid submission.
 			r.ledgers.forgetFree(req.Namespace)
-			return ctrl.Result{}, r.ledgers.flushPending(ctx, req.Namespace)
+			return ctrl.Result{}, r.ledgers.keepAhead(ctx, r.client, r.reader, req.Namespace)
 		}
 		return ctrl.Result{}, fmt.Errorf("getting VideoBudget %s: %w", req.NamespacedName, err)
 	}
@@ -367,6 +367,12 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			// here (the object is gone without its finalizer, or moved on without charging it)
 			// is charged its estimate.
 			st := videov1alpha1.JobStatusOf(obj)
+			if !gone && st.JobID == res.JobID {
+				// The key its render reads the job with now: a rotation may delete the Secret the
+				// submission used, and the job's end is read with this one once the render is gone.
+				res.APIKeySecretRef = keyRefOf(obj)
+				fillEstimate(&res, obj)
+			}
 			switch {
 			case !gone && st.JobID == res.JobID && st.CompletedAt == nil, young:
 				kept = append(kept, res)
@@ -411,6 +417,7 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			countUsed(b, res, st.SubmittedAt.Time)
 			if res.Kind != kindStoryboard && st.CompletedAt == nil {
 				res.JobID = st.JobID
+				fillEstimate(&res, obj)
 				kept = append(kept, res)
 			}
 		case r.guard.granted(res.UID, res.AttemptID):
@@ -422,6 +429,18 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 	}
 	b.Status.Reservations = kept
 	return polling, nil
+}
+
+// fillEstimate gives a render's reservation made by an older manager (no estimate: every
+// estimate is at least one second) the estimate its render recorded, or one from its spec
+// (EstimateRender), so that its flags hold: an unbounded or credit-consuming render runs alone.
+func fillEstimate(res *videov1alpha1.BudgetReservation, obj client.Object) {
+	vr, ok := obj.(*videov1alpha1.VideoRender)
+	if !ok || res.EstimatedSeconds > 0 {
+		return
+	}
+	est := EstimateRender(vr)
+	res.EstimatedSeconds, res.AICredits, res.Unbounded, res.UnreportedCredits = est.Seconds, est.Credits, est.Unbounded, est.Unreported
 }
 
 // getHolder reads the object that holds res. A line of status.runningJobs that could not be read
@@ -463,8 +482,14 @@ func (r *Reconciler) heldForEnd(ctx context.Context, b *videov1alpha1.VideoBudge
 	case err != nil:
 		log.Info("Holding the reservation of a job whose render is gone: its end cannot be read yet", "error", err.Error())
 		return true
+	case end.Unknown && (pastDeadline || r.jobDeadline == 0):
+		return estimate("the service does not know it")
 	case end.Unknown:
-		return estimate("the service no longer knows it")
+		// Not an end: the key read now may be another account's (the namespace's Secret
+		// changed since the submission, docs/backup-restore.md), whose answer for a job that
+		// still runs is the same. Held until the job deadline, then charged its estimate.
+		log.Info("Holding the reservation of a job whose render is gone: the service does not know it to this key", "deadline", r.jobDeadline)
+		return true
 	case end.Running && pastDeadline:
 		return estimate("past the job deadline")
 	case end.Running:

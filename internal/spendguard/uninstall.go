@@ -120,5 +120,10 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 	if readErr != nil {
 		return s, readErr
 	}
+	if err == nil {
+		// No VideoBudget controller runs after an uninstall to write what the ledger's cadence
+		// holds back: a budget created after a reinstall takes over what this wrote.
+		err = g.ledgers.flushPending(ctx, ns)
+	}
 	return s, err
 }
