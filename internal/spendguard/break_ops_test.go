@@ -65,11 +65,11 @@ func deleteBudget(t *testing.T, h *batchHarness) {
 	}
 }
 
-// createBudget creates the namespace's budget again with uid, and, when status is set, writes
+// createBudget creates the namespace's budget again (uid b2), and, when status is set, writes
 // it as a restore with its status does (Velero: create, then the status).
-func createBudget(t *testing.T, h *batchHarness, uid types.UID, spec videov1alpha1.VideoBudgetSpec, status *videov1alpha1.VideoBudgetStatus) {
+func createBudget(t *testing.T, h *batchHarness, spec videov1alpha1.VideoBudgetSpec, status *videov1alpha1.VideoBudgetStatus) {
 	t.Helper()
-	b := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName, UID: uid}, Spec: spec}
+	b := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName, UID: "b2"}, Spec: spec}
 	if err := h.server.Create(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestOpsBudgetRestoredWithAnOlderStatusCountsARenderOnce(t *testing.T) {
 	r := opsController(h, h.g, clk, &fakeJobs{ends: map[string]*JobEnd{"job-1": {Seconds: 300}}})
 	deleteBudget(t, h)
 	opsReconcile(t, r, clk, 1)
-	createBudget(t, h, "b2", spec, backup)
+	createBudget(t, h, spec, backup)
 	opsReconcile(t, r, clk, 3)
 
 	b := h.budget(t)
@@ -213,7 +213,7 @@ func TestOpsBudgetRestoredWithAnOlderStatusChargesAJobOnce(t *testing.T) {
 	r := opsController(h, h.g, clk, jobs)
 	deleteBudget(t, h)
 	opsReconcile(t, r, clk, 1)
-	createBudget(t, h, "b2", spec, backup)
+	createBudget(t, h, spec, backup)
 	opsReconcile(t, r, clk, 3)
 
 	b := h.budget(t)
@@ -273,7 +273,7 @@ func TestOpsLedgerRestoredFromAnOlderBackupDoesNotLowerUsageAcrossAReplace(t *te
 	// A GitOps replace of the budget.
 	deleteBudget(t, h)
 	opsReconcile(t, r, clk, 1)
-	createBudget(t, h, "b2", spec, nil)
+	createBudget(t, h, spec, nil)
 	opsReconcile(t, r, clk, 1)
 	b := h.budget(t)
 	if b.Status.Used.Renders < 3 {
@@ -433,7 +433,7 @@ func TestOpsUninstallLeavesALedgerThatABudgetCreatedAgainCanTakeOver(t *testing.
 	opsReconcile(t, r, clk, 1)
 	deleteBudget(t, h)
 	opsReconcile(t, r, clk, 1)
-	createBudget(t, h, "b2", spec, nil)
+	createBudget(t, h, spec, nil)
 	opsReconcile(t, r, clk, 3)
 
 	b := h.budget(t)
@@ -562,7 +562,7 @@ func TestOpsBudgetRestoredWithoutStatusKeepsUsageAndTheRoomOfRendersInFlightAndR
 	r := opsController(h, h.g, clk, &fakeJobs{ends: map[string]*JobEnd{}})
 	deleteBudget(t, h)
 	opsReconcile(t, r, clk, 1)
-	createBudget(t, h, "b2", spec, nil)
+	createBudget(t, h, spec, nil)
 	opsReconcile(t, r, clk, 1)
 	b := h.budget(t)
 	if b.Status.Used.RenderSeconds != 40 || b.Status.Used.Renders != 1 || b.Status.Reserved.RenderSeconds != 200 {
