@@ -1,0 +1,239 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spendguard
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// break-fix: a review of the fixes of break-mid and break-ops (8c099a3, 6f33ac6).
+
+// Fix 7 (fillEstimate) gives an older manager's zero-estimate reservation its render's estimate,
+// but only in the VideoBudget controller's settleInterrupted. docs/spend-guard.md: running renders
+// of a budget written by an older manager are accounted "before anything else is admitted (by
+// the VideoBudget controller, or by the first admission if it comes first)". After an upgrade the
+// render controllers and the VideoBudget controller start together, and a render's admission
+// often comes first: it decides on 0.1.0's reservation as it stands (0 s, no flags), and since
+// the render holds a reservation countRunning does not rebuild it. A second render without upper
+// bound is admitted beside the project render (no upper bound either) under maxRenderSeconds.
+func TestBreakFixAnOlderManagersReservationHoldsUnboundedRendersBeforeTheControllersFirstLook(t *testing.T) {
+	spec := videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](600)}
+	now := time.Now()
+	start, end := PeriodBounds(videov1alpha1.BudgetPeriodMonthly, now)
+	project := batchRender(1)
+	project.Spec.ProjectID = ptr.To("proj-1")
+	project.Status.JobID = "job-1"
+	project.Status.SubmittedAt = &metav1.Time{Time: now.Add(-5 * time.Minute)}
+	h := newBatchHarness(t, spec, project)
+	close(h.hold)
+	b := h.budget(t)
+	b.Status = videov1alpha1.VideoBudgetStatus{Period: videov1alpha1.BudgetPeriodMonthly,
+		PeriodStart: &metav1.Time{Time: start}, PeriodEnd: &metav1.Time{Time: end},
+		Reservations: []videov1alpha1.BudgetReservation{{Kind: "VideoRender", Name: project.Name, UID: string(project.UID),
+			AttemptID: "old-attempt", ReservedAt: metav1.NewTime(now.Add(-6 * time.Minute).Truncate(time.Second))}}}
+	if err := h.server.Status().Update(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+
+	// The upgraded manager's first admission in the namespace comes before its VideoBudget
+	// controller's first look.
+	blog := Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}
+	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(2), "a", "", blog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Wait {
+		b := h.budget(t)
+		t.Errorf("a render without upper bound is admitted while a project render (no upper bound) submitted by 0.1.0 runs: "+
+			"the admission decided on 0.1.0's reservation %+v (reserved %+v)", b.Status.Reservations, b.Status.Reserved)
+	}
+}
+
+// Fix 3 (BudgetReservation.UnreportedCredits, line flag r) is set only on reservations written
+// from now on. A veo render whose job was recorded by the manager before the upgrade holds a
+// running reservation without the flag, although its own status.budgetEstimate (recorded by that
+// manager, which knew veo slides consume unreported credits) says unreportedCredits. The new
+// manager's VideoBudget controller looks at the budget while the render runs (it refreshes the
+// reservation's key from the render, and an estimate only when it has none: fillEstimate), then
+// the render is deleted with its finalizer stripped and its job ends: the controller charges it
+// without the flag, and the budget says every credit of the period is in used.aiCredits.
+func TestBreakFixAVeoJobReservedBeforeTheUpgradeCountsItsUnreportedCreditsOnceItsRenderIsGone(t *testing.T) {
+	now := time.Now()
+	vr := batchRender(0)
+	vr.Status.JobID = "job-veo"
+	vr.Status.SubmittedAt = &metav1.Time{Time: now.Add(-5 * time.Minute)}
+	vr.Status.BudgetEstimate = &videov1alpha1.BudgetEstimate{Seconds: 40, AICredits: true, UnreportedCredits: true}
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("100"))}, vr)
+	close(h.hold)
+	start, end := PeriodBounds(videov1alpha1.BudgetPeriodMonthly, now)
+	b := h.budget(t)
+	// The budget as the manager before 8c099a3 left it: the running job's reservation with its
+	// estimate and the flags it knew (c), no r.
+	b.Status = videov1alpha1.VideoBudgetStatus{LedgerBudgetUID: "b1", RunningReserved: true, Period: videov1alpha1.BudgetPeriodMonthly,
+		PeriodStart: &metav1.Time{Time: start}, PeriodEnd: &metav1.Time{Time: end}, Used: videov1alpha1.BudgetUsage{Renders: 1},
+		Reservations: []videov1alpha1.BudgetReservation{{Kind: "VideoRender", Name: vr.Name, UID: string(vr.UID), AttemptID: "a",
+			ReservedAt: metav1.NewTime(now.Add(-6 * time.Minute).Truncate(time.Second)), EstimatedSeconds: 40, AICredits: true, JobID: "job-veo"}}}
+	if err := h.server.Status().Update(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	jobs := &fakeJobs{ends: map[string]*JobEnd{}}
+	clk := clocktesting.NewFakeClock(now)
+	_, reconcile := goneJobsController(t, h, clk, jobs, 24*time.Hour)
+	reconcile() // the upgraded manager's first look, while the render runs
+
+	cur := &videov1alpha1.VideoRender{}
+	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), cur); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.server.Delete(t.Context(), cur); err != nil {
+		t.Fatal(err)
+	}
+	jobs.mu.Lock()
+	jobs.ends["job-veo"] = &JobEnd{Completed: true, Seconds: 40}
+	jobs.mu.Unlock()
+	reconcile()
+	reconcile()
+
+	b = h.budget(t)
+	if len(b.Status.Reservations) != 0 || b.Status.Used.RenderSeconds != 40 {
+		t.Fatalf("control: the gone render's job should be charged its 40 s: reservations %+v, used %+v", b.Status.Reservations, b.Status.Used)
+	}
+	if b.Status.Used.UnreportedCreditRenders != 1 {
+		t.Errorf("a veo render whose status records unreportedCredits was charged with used.unreportedCreditRenders %d, want 1: "+
+			"its reservation, written before the upgrade, never got the flag", b.Status.Used.UnreportedCreditRenders)
+	}
+	if c := meta.FindStatusCondition(b.Status.Conditions, string(videov1alpha1.ConditionCreditsUnaccounted)); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("CreditsUnaccounted is %+v after a veo render was paid", c)
+	}
+}
+
+// Fix 3 again: "a running job whose render is gone keeps its unreported-credits flag, so its
+// charge is counted in used.unreportedCreditRenders, whoever charges it". Every estimate charge
+// of a job whose end will not be read passes the flag (heldForEnd's estimate, SettleAll's running
+// jobs), except the one for a submission whose outcome is unknown: an avatar render deleted while
+// its paid call was in flight "may have been submitted" and is charged its count and estimate on
+// the safe side (settleInterrupted's charge), as if it ran, but not its unreported credits. The
+// budget counts a render that may have shown an AI avatar, and says used.aiCredits holds every
+// credit of the period.
+func TestBreakFixAnAvatarRenderGoneMidSubmissionIsCountedAsUnreportedCredits(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("100"))})
+	close(h.hold)
+	est := EstimateFor(avatarVideo())
+	if !est.Unreported {
+		t.Fatalf("control: an avatar render's estimate %+v should say unreported credits", est)
+	}
+	vr := batchRender(0)
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", est, nil); err != nil || d.Wait {
+		t.Fatalf("the render: %+v, %v", d, err)
+	}
+	// The render is deleted while its paid call is in flight (outcome unknown); the controller
+	// looks once the reservation is past the grace.
+	clk := clocktesting.NewFakeClock(time.Now().Add(2 * time.Minute))
+	_, reconcile := goneJobsController(t, h, clk, &fakeJobs{ends: map[string]*JobEnd{}}, 24*time.Hour)
+	reconcile()
+	b := h.budget(t)
+	if len(b.Status.Reservations) != 0 || b.Status.Used.Renders != 1 || b.Status.Used.RenderSeconds != est.Seconds {
+		t.Fatalf("control: the gone render's reservation should be charged (1 render, %d s): reservations %+v, used %+v",
+			est.Seconds, b.Status.Reservations, b.Status.Used)
+	}
+	if b.Status.Used.UnreportedCreditRenders != 1 {
+		t.Errorf("an avatar render charged as submitted (1 render, %d s) counts %d in used.unreportedCreditRenders, want 1",
+			est.Seconds, b.Status.Used.UnreportedCreditRenders)
+	}
+}
+
+// Fix 6's own promise (keepAhead, docs/spend-guard.md): "A ledger that is gone stays gone:
+// deleting it is how the limits are removed", "the platform deletes the VideoBudget and its
+// ledger". The platform does just that, in that order, right after a render was settled (its
+// copy is held back by the ledger's 10 s cadence). The VideoBudget controller sees the
+// deletion a moment later, after the ledger's deletion: keepAhead writes the copy held back
+// first, creating the ledger again with the deleted budget's usage, and the namespace stays
+// limited for the rest of the month: a render waits on a budget that no longer exists.
+func TestBreakFixALedgerThePlatformDeletedWithItsBudgetStaysDeleted(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)})
+	close(h.hold)
+	vr := batchRender(0)
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+		t.Fatalf("the render: %+v, %v", d, err)
+	}
+	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", "job-0"); err != nil {
+		t.Fatal(err)
+	}
+	storedLedger(t, h) // the first copy was written
+
+	// The platform removes the limits: kubectl delete videobudget default; kubectl delete configmap ...
+	deleteBudget(t, h)
+	if err := h.server.Delete(t.Context(), storedLedger(t, h)); err != nil {
+		t.Fatal(err)
+	}
+	clk := clocktesting.NewFakeClock(time.Now())
+	r := opsController(h, h.g, clk, nil)
+	opsReconcile(t, r, clk, 1) // the deletion, seen by the controller
+
+	err := h.server.Get(t.Context(), client.ObjectKey{Namespace: "ops", Name: NewLedgers("ops").Name("team-a")}, &corev1.ConfigMap{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("the ledger the platform deleted with its budget was written again (get: %v)", err)
+	}
+	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 10}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Wait {
+		t.Errorf("the platform removed the namespace's limits (budget and ledger deleted), yet a render waits: %+v", d)
+	}
+}
+
+// Held (the control of the test above): with nothing held back by the cadence when the platform
+// deletes the budget and its ledger, the ledger stays deleted and the namespace is free.
+func TestBreakFixHeldALedgerDeletedWithNothingHeldBackStaysDeleted(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)})
+	close(h.hold)
+	vr := batchRender(0)
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+		t.Fatalf("the render: %+v, %v", d, err)
+	}
+	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", "job-0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.g.ledgers.flushPending(t.Context(), "team-a"); err != nil { // the interval passes
+		t.Fatal(err)
+	}
+	deleteBudget(t, h)
+	if err := h.server.Delete(t.Context(), storedLedger(t, h)); err != nil {
+		t.Fatal(err)
+	}
+	clk := clocktesting.NewFakeClock(time.Now())
+	opsReconcile(t, opsController(h, h.g, clk, nil), clk, 1)
+	if err := h.server.Get(t.Context(), client.ObjectKey{Namespace: "ops", Name: NewLedgers("ops").Name("team-a")}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the ledger deleted by the platform is back (get: %v)", err)
+	}
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+		t.Fatalf("limits removed, yet: %+v, %v", d, err)
+	}
+}
