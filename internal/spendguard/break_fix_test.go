@@ -237,3 +237,131 @@ func TestBreakFixHeldALedgerDeletedWithNothingHeldBackStaysDeleted(t *testing.T)
 		t.Fatalf("limits removed, yet: %+v, %v", d, err)
 	}
 }
+
+// Fix 5 (adoptLedger drops a restored status's reservations for the ledger's) assumes the ledger
+// is never older than the status it replaces: "the ledger ... followed every write until the
+// budget was deleted". The ledger follows the budget on a 10 s cadence, and a whole-cluster
+// restore (a disaster recovery: Velero restores the manager's namespace with its ConfigMaps and
+// the tenant's namespace with the budget's status, from one backup) brings back both as they were
+// at the backup: the ledger up to one interval behind the status. A render's job was recorded
+// and settled within that interval: the status says 1 render used and holds the job's running
+// reservation; the ledger still holds the render's in-flight reservation and 0 renders. The new
+// manager drops the status's reservation for the ledger's, whose settlement then counts the
+// render a second time (before the fix, the status's own reservation was kept and the ledger's,
+// of the same attempt, was not added).
+func TestBreakFixAWholeClusterRestoreWithTheLedgerBehindTheStatusCountsARenderOnce(t *testing.T) {
+	spec := videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](2), MaxRenderSeconds: ptr.To[int64](100000)}
+	h := newBatchHarness(t, spec)
+	close(h.hold)
+	now := time.Now()
+	vr := batchRender(1)
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
+		t.Fatalf("reserve: %+v %v", d, err)
+	}
+	recordJob(t, h, vr, "job-1", now.Add(time.Second), 0)
+	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a1", "job-1"); err != nil {
+		t.Fatal(err)
+	}
+	// The backup: the budget's status (settled) and the ledger (its settlement still held back by
+	// the cadence).
+	status := h.budget(t).Status.DeepCopy()
+	if status.Used.Renders != 1 {
+		t.Fatalf("control: the budget used %+v", status.Used)
+	}
+
+	// The restore, into a cluster where a new manager runs: the budget is created again with the
+	// backup's status (uid b2); the ledger, the render and its job come back as they were.
+	deleteBudget(t, h)
+	createBudget(t, h, spec, status)
+	g2 := New(h.server, h.server, clocktesting.NewFakeClock(now.Add(time.Hour)), 10*time.Second, NewLedgers("ops"))
+	clk := clocktesting.NewFakeClock(now.Add(time.Hour))
+	r := opsController(h, g2, clk, &fakeJobs{ends: map[string]*JobEnd{}})
+	opsReconcile(t, r, clk, 3)
+
+	b := h.budget(t)
+	if b.Status.LedgerBudgetUID != "b2" {
+		t.Fatalf("control: the restored budget did not take the ledger over: %+v", b.Status)
+	}
+	if b.Status.Used.Renders != 1 {
+		t.Errorf("one render paid, yet the restored budget says %d renders used (reservations %+v): the ledger's in-flight "+
+			"reservation, older than the status, was settled again", b.Status.Used.Renders, b.Status.Reservations)
+	}
+	if d, err := g2.reserve(t.Context(), "VideoRender", batchRender(2), "b1", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+		t.Errorf("maxRenders 2 with one render paid: the next render waits (%+v, %v)", d, err)
+	}
+}
+
+// Held (fix 8): a job the service really forgot, for a gone render, holds its room until the job
+// deadline (a second render without upper bound waits meanwhile), is then charged its estimate
+// once, with its unreported-credits flag, and the room is free.
+func TestBreakFixHeldAJobTheServiceForgotIsChargedItsEstimateOnceAtTheDeadline(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](600), MaxAICredits: ptr.To(resource.MustParse("100"))})
+	close(h.hold)
+	est := EstimateFor(veoDeck())
+	vr := batchRender(0)
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", est, nil); err != nil || d.Wait {
+		t.Fatalf("the render: %+v, %v", d, err)
+	}
+	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", "job-gone"); err != nil {
+		t.Fatal(err)
+	}
+	jobs := &fakeJobs{ends: map[string]*JobEnd{"job-gone": {Unknown: true}}}
+	clk := clocktesting.NewFakeClock(time.Now().Add(2 * time.Minute))
+	_, reconcile := goneJobsController(t, h, clk, jobs, time.Hour)
+	for range 3 {
+		reconcile()
+	}
+	if b := h.budget(t); len(b.Status.Reservations) != 1 || b.Status.Used.RenderSeconds != 0 {
+		t.Fatalf("before the deadline: reservations %+v, used %+v; want the room held", b.Status.Reservations, b.Status.Used)
+	}
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 30, Unbounded: true, Credits: true}, nil); err != nil || !d.Wait {
+		t.Fatalf("a second credit-consuming render is admitted while the first one's job is held: %+v, %v", d, err)
+	}
+	clk.Step(time.Hour)
+	for range 3 {
+		reconcile()
+	}
+	b := h.budget(t)
+	if len(b.Status.Reservations) != 0 || b.Status.Used.RenderSeconds != est.Seconds || b.Status.Used.UnreportedCreditRenders != 1 || b.Status.ChargeCount != 1 {
+		t.Fatalf("past the deadline: reservations %+v, used %+v, chargeCount %d; want the estimate %d s charged once, unreported",
+			b.Status.Reservations, b.Status.Used, b.Status.ChargeCount, est.Seconds)
+	}
+}
+
+// The same promise ("A ledger that is gone stays gone: deleting it is how the limits are
+// removed"; "Waiting objects then submit at their next look") with a job still running when the
+// platform removes the limits, in the documented order and with the deletion seen at once (the
+// held control above): the job ends, its charge finds the budget gone and goes to the ledger
+// (keepInLedger: "a charge made after the budget was deleted is kept for every later copy"),
+// which writes the deleted budget's whole copy again. The namespace is limited again by a budget
+// the platform deleted, with its old usage, until the end of the month.
+func TestBreakFixALedgerThePlatformDeletedStaysDeletedWhenARunningJobEnds(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)})
+	close(h.hold)
+	vr := batchRender(0)
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+		t.Fatalf("the render: %+v, %v", d, err)
+	}
+	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", "job-0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.g.ledgers.flushPending(t.Context(), "team-a"); err != nil {
+		t.Fatal(err)
+	}
+	deleteBudget(t, h)
+	clk := clocktesting.NewFakeClock(time.Now())
+	opsReconcile(t, opsController(h, h.g, clk, nil), clk, 1) // the deletion, seen at once
+	if err := h.server.Delete(t.Context(), storedLedger(t, h)); err != nil {
+		t.Fatal(err)
+	}
+	// The render's job ends; its charge is made.
+	if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "job-0", UID: vr.UID, Seconds: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.server.Get(t.Context(), client.ObjectKey{Namespace: "ops", Name: NewLedgers("ops").Name("team-a")}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the ledger the platform deleted with its budget was written again by a job's charge (get: %v)", err)
+	}
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+		t.Errorf("the platform removed the namespace's limits, yet a render waits: %+v, %v", d, err)
+	}
+}
