@@ -423,6 +423,11 @@ func (g *Guard) keepInLedger(ctx context.Context, last *videov1alpha1.VideoBudge
 	if last == nil || len(batch) == 0 {
 		return last
 	}
+	if gone, err := g.ledgers.removed(ctx, g.reader, last.Namespace); gone && err == nil {
+		// Deleted with the budget on purpose: the namespace is no longer limited, and a
+		// change of the deleted budget does not create the ledger again.
+		return nil
+	}
 	changes := make([]func(*videov1alpha1.VideoBudget) bool, 0, len(batch))
 	for _, o := range batch {
 		changes = append(changes, o.change)

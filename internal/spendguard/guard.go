@@ -264,7 +264,7 @@ func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj cli
 			countUsed(b, r, time.Time{})
 			// An attempt that may have created a job whose end will never be read here:
 			// its estimate stands for it.
-			addUsage(b, videov1alpha1.BudgetUsage{RenderSeconds: r.EstimatedSeconds})
+			addUsage(b, estimateUsage(r))
 		}
 	}
 	b.Status.Reservations = kept

@@ -17,6 +17,7 @@ limitations under the License.
 package spendguard
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -399,6 +400,9 @@ func (s *Ledgers) keepAhead(ctx context.Context, c client.Client, r client.Reade
 		return err
 	}
 	defer lc.unlock()
+	if gone, err := s.removedLocked(ctx, r, lc, tenant); gone || err != nil {
+		return err
+	}
 	if err := s.flushLocked(ctx, lc); err != nil {
 		return err
 	}
@@ -415,6 +419,40 @@ func (s *Ledgers) keepAhead(ctx context.Context, c client.Client, r client.Reade
 	logf.FromContext(ctx).Info("The budget's ledger holds less than this manager wrote to it; writing it again",
 		"namespace", tenant, "ledger", s.Namespace+"/"+s.Name(tenant), "renders", l.Used.Renders, "written", last.Status.Used.Renders)
 	return s.writeLocked(ctx, c, last, lc)
+}
+
+// removedLocked reports whether tenant's ledger, which this process wrote, is gone: the platform
+// deleted it with the budget to remove the namespace's limits. What the cadence holds back for it
+// and the changes kept for the deleted budget are dropped then, so that no later copy creates it
+// again. lc.io is held.
+func (s *Ledgers) removedLocked(ctx context.Context, r client.Reader, lc *ledgerCadence, tenant string) (bool, error) {
+	s.mu.Lock()
+	wrote := lc.written != nil
+	s.mu.Unlock()
+	if !wrote {
+		return false, nil
+	}
+	if _, found, err := s.read(ctx, r, tenant); err != nil || found {
+		return false, err
+	}
+	s.mu.Lock()
+	lc.pending, lc.written, lc.gone, lc.goneUID = nil, nil, nil, ""
+	s.mu.Unlock()
+	logf.FromContext(ctx).Info("The budget's ledger was deleted with its budget: the namespace's limits are removed", "namespace", tenant)
+	return true, nil
+}
+
+// removed is removedLocked taking lc.io.
+func (s *Ledgers) removed(ctx context.Context, r client.Reader, tenant string) (bool, error) {
+	lc := s.existingCadence(tenant)
+	if lc == nil {
+		return false, nil
+	}
+	if err := lc.lock(ctx); err != nil {
+		return false, err
+	}
+	defer lc.unlock()
+	return s.removedLocked(ctx, r, lc, tenant)
 }
 
 // behind reports whether ledger l is an older copy of the same budget's usage than want: no
@@ -823,12 +861,22 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 	if err != nil {
 		return false, err
 	}
-	if found || unwritten != nil {
-		// A status this budget brought along (restored from a backup) is older than the
-		// ledger, which followed every write until the budget was deleted: its reservations
-		// may have been settled and charged since, and would be counted again. The ledger's,
-		// and those rebuilt from the objects below, are what is in flight and running now.
-		b.Status.Reservations = nil
+	// A status this budget brought along (restored from a backup) and the ledger are two copies
+	// of the namespace's usage, either of which may be the older: a reservation is absent from
+	// a copy, or holds a job id there, once it was settled, and then counts in that copy's usage.
+	// Only the later copy's reservations are kept (with those rebuilt from the objects below):
+	// the other's may have been settled or charged since, and would be counted again. When
+	// neither is certainly later, both are kept (the safe side: each is checked against its
+	// object).
+	for _, cp := range []*ledger{unwritten, l} {
+		switch laterCopy(&b.Status, cp) {
+		case 1:
+			b.Status.Reservations = nil
+		case -1:
+			own := *cp
+			own.Reservations = nil
+			*cp = own
+		}
 	}
 	// A copy this process could not write (the ledger unwritable) is taken over as well: the
 	// budget's own ledger write fails then, and nothing is admitted until it succeeds.
@@ -848,6 +896,23 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 	}
 	b.Status.LedgerBudgetUID = string(b.UID)
 	return true, nil
+}
+
+// laterCopy compares ledger l with a budget's status as two copies of one namespace's usage: 1
+// when l is certainly the later (more charges, or more submissions counted in the same period),
+// -1 when the status is, 0 when neither is certain (or l is nil). Counts only grow within a
+// period, and every charge adds to chargeCount.
+func laterCopy(st *videov1alpha1.VideoBudgetStatus, l *ledger) int {
+	if l == nil {
+		return 0
+	}
+	if l.ChargeCount != st.ChargeCount {
+		return cmp.Compare(l.ChargeCount, st.ChargeCount)
+	}
+	if l.PeriodStart == nil || st.PeriodStart == nil || !l.PeriodStart.Equal(st.PeriodStart) {
+		return 0
+	}
+	return cmp.Compare(l.Used.Renders+l.Used.Previews, st.Used.Renders+st.Used.Previews)
 }
 
 // countRunning makes every running render hold a reservation: a budget written by an older
@@ -925,6 +990,19 @@ func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.
 	}
 	for i := range renders.Items {
 		add("VideoRender", &renders.Items[i], &renders.Items[i])
+	}
+	// An older manager's reservation (no estimate) decides with its render's, from the first
+	// admission on, not only once the VideoBudget controller looked at it.
+	for i := range b.Status.Reservations {
+		r := &b.Status.Reservations[i]
+		if r.Kind == kindStoryboard || r.EstimatedSeconds > 0 {
+			continue
+		}
+		for j := range renders.Items {
+			if string(renders.Items[j].UID) == r.UID {
+				fillEstimate(r, &renders.Items[j])
+			}
+		}
 	}
 	for i := range previews.Items {
 		add(kindStoryboard, &previews.Items[i], nil)

@@ -344,7 +344,7 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 		}
 		charge := func() {
 			countUsed(b, res, time.Time{})
-			addUsage(b, videov1alpha1.BudgetUsage{RenderSeconds: res.EstimatedSeconds})
+			addUsage(b, estimateUsage(res))
 		}
 		gone := apierrors.IsNotFound(err) || string(obj.GetUID()) != res.UID
 		if res.JobID != "" && gone {
@@ -434,13 +434,34 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 // fillEstimate gives a render's reservation made by an older manager (no estimate: every
 // estimate is at least one second) the estimate its render recorded, or one from its spec
 // (EstimateRender), so that its flags hold: an unbounded or credit-consuming render runs alone.
+//
+// A reservation with an estimate takes the flags its render recorded with its job too: one
+// written before the reservation kept a flag (unreportedCredits) lacks it.
 func fillEstimate(res *videov1alpha1.BudgetReservation, obj client.Object) {
 	vr, ok := obj.(*videov1alpha1.VideoRender)
-	if !ok || res.EstimatedSeconds > 0 {
+	if !ok {
+		return
+	}
+	if res.EstimatedSeconds > 0 {
+		if r := vr.Status.BudgetEstimate; r != nil && res.JobID != "" && res.JobID == vr.Status.JobID {
+			res.AICredits = res.AICredits || r.AICredits
+			res.Unbounded = res.Unbounded || r.Unbounded
+			res.UnreportedCredits = res.UnreportedCredits || r.UnreportedCredits
+		}
 		return
 	}
 	est := EstimateRender(vr)
 	res.EstimatedSeconds, res.AICredits, res.Unbounded, res.UnreportedCredits = est.Seconds, est.Credits, est.Unbounded, est.Unreported
+}
+
+// estimateUsage is what a reservation's estimate charges when the job's end will not be read:
+// its seconds, and the render itself among those whose credits no answer reports.
+func estimateUsage(res videov1alpha1.BudgetReservation) videov1alpha1.BudgetUsage {
+	u := videov1alpha1.BudgetUsage{RenderSeconds: res.EstimatedSeconds}
+	if res.UnreportedCredits {
+		u.UnreportedCreditRenders = 1
+	}
+	return u
 }
 
 // getHolder reads the object that holds res. A line of status.runningJobs that could not be read

@@ -99,7 +99,7 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 			switch {
 			case gone || (st.Submission != nil && st.Submission.AttemptID == res.AttemptID):
 				countUsed(b, res, time.Time{})
-				addUsage(b, videov1alpha1.BudgetUsage{RenderSeconds: res.EstimatedSeconds})
+				addUsage(b, estimateUsage(res))
 				s.Charged++
 			case recordedSince(st, res):
 				countUsed(b, res, st.SubmittedAt.Time)
