@@ -412,6 +412,7 @@ func (s *Ledgers) keepAhead(ctx context.Context, c client.Client, r client.Reade
 	if last == nil {
 		return nil
 	}
+	// Read after the flush: the copy held back may have brought it up to date.
 	l, found, err := s.read(ctx, r, tenant)
 	if err != nil || !found || !behind(l, ledgerOf(last)) {
 		return err
