@@ -308,8 +308,8 @@ func olderCopy(b, than *videov1alpha1.VideoBudget) bool {
 	if b == nil || than == nil || b.UID != than.UID {
 		return false
 	}
-	cmp, err := resourceversion.CompareResourceVersion(b.ResourceVersion, than.ResourceVersion)
-	return err == nil && cmp < 0
+	order, err := resourceversion.CompareResourceVersion(b.ResourceVersion, than.ResourceVersion)
+	return err == nil && order < 0
 }
 
 // NewLedgers returns the ledgers kept in namespace ns (DefaultLedgerNamespace when empty).
