@@ -157,6 +157,13 @@ func TestBreakFixAnAvatarRenderGoneMidSubmissionIsCountedAsUnreportedCredits(t *
 	clk := clocktesting.NewFakeClock(time.Now().Add(2 * time.Minute))
 	_, reconcile := goneJobsController(t, h, clk, &fakeJobs{ends: map[string]*JobEnd{}}, 24*time.Hour)
 	reconcile()
+	// A render that runs alone under maxAICredits may still run: its room is held until the job
+	// deadline (TestAnUnboundedRenderGoneBeforeItsSettlementHoldsItsRoomUntilTheJobDeadline).
+	if n := len(h.budget(t).Status.Reservations); n != 1 {
+		t.Fatalf("the gone avatar render's room was let go before the job deadline (%d reservations)", n)
+	}
+	clk.Step(24 * time.Hour)
+	reconcile()
 	b := h.budget(t)
 	if len(b.Status.Reservations) != 0 || b.Status.Used.Renders != 1 || b.Status.Used.RenderSeconds != est.Seconds {
 		t.Fatalf("control: the gone render's reservation should be charged (1 render, %d s): reservations %+v, used %+v",

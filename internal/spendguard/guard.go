@@ -352,6 +352,8 @@ func (g *Guard) withoutBudget(ctx context.Context, ns string) (Decision, error) 
 // write, ahead of a charge of the same job that the caller makes next: a charge finds its job's
 // reservation by the job id the settlement writes into it. recordedAt is when the object
 // recorded the job: the render counts in the period that contains it, whenever the write lands.
+// An empty attempt settles the object's reservation made before recordedAt (a deleted render's
+// last state, which no longer shows its attempt: Reconciler.renderGone).
 func (g *Guard) Settle(ns string, uid types.UID, attempt, jobID string, recordedAt time.Time) {
 	g.mutateThen(ns, ChangeSettle, func(b *videov1alpha1.VideoBudget) bool {
 		return settleReservation(b, string(uid), attempt, jobID, recordedAt)
@@ -383,7 +385,10 @@ func (g *Guard) cachedBudget(ctx context.Context, ns string) (*videov1alpha1.Vid
 // reports whether there was one. recordedAt is when the job was recorded (countUsed).
 func settleReservation(b *videov1alpha1.VideoBudget, uid, attempt, jobID string, recordedAt time.Time) bool {
 	for i, r := range b.Status.Reservations {
-		if r.UID != uid || r.AttemptID != attempt || r.JobID != "" {
+		// Without an attempt (a deleted render's last state no longer shows it), the reservation
+		// made before the job was recorded.
+		if r.UID != uid || r.JobID != "" || (attempt != "" && r.AttemptID != attempt) ||
+			(attempt == "" && r.ReservedAt.Truncate(time.Second).After(recordedAt)) {
 			continue
 		}
 		countUsed(b, r, recordedAt)

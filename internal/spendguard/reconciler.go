@@ -31,12 +31,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -403,6 +406,16 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			kept = append(kept, res)
 			continue
 		}
+		if gone && (res.Unbounded || res.AICredits) && r.jobDeadline > 0 && now.Sub(res.ReservedAt.Time) < r.jobDeadline {
+			// Deleted, its finalizer stripped, while this manager was down, perhaps after it recorded
+			// a job whose settlement was lost: no job id tells whose end to read, and a render that
+			// runs alone may still run. Its room is held until the job deadline, as a running
+			// job's whose end cannot be read, then charged below.
+			log.V(1).Info("Holding the room of a deleted object that may have a running job", "kind", res.Kind, "name", res.Name, "attempt", res.AttemptID)
+			kept = append(kept, res)
+			polling = true
+			continue
+		}
 		if gone {
 			log.Info("Charging the reservation of a deleted object: it may have been submitted", "kind", res.Kind, "name", res.Name, "attempt", res.AttemptID)
 			charge()
@@ -678,7 +691,28 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// The spend guard's wake-ups: a ledger write that starts failing anywhere, and changes or
 		// ledger copies that are due (written by this reconcile, never by a timer).
 		WatchesRawSource(source.Channel(r.ledgers.Wake(), &handler.EnqueueRequestForObject{})).
+		// A render's last state, on its delete event: the job a lost settlement would have named.
+		Watches(&videov1alpha1.VideoRender{}, handler.Funcs{
+			DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				r.renderGone(e.Object)
+			},
+		}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
 		Named("videobudget").
 		Complete(r)
+}
+
+// renderGone looks at a render's delete event, whose object is the render's last state. A render
+// deleted after it recorded its job but before the settlement that writes the job id into its
+// reservation reached the budget (a crash lost it) leaves a reservation that names no job, and
+// only this last state tells which job it paid for: the settlement rides with the namespace's
+// next budget write, as the render's own would have, and the job's end is then read and charged
+// (heldForEnd). A render deleted while this manager was down is not seen here:
+// settleInterrupted holds its room instead.
+func (r *Reconciler) renderGone(obj client.Object) {
+	st := videov1alpha1.JobStatusOf(obj)
+	if st == nil || st.Submission != nil || st.JobID == "" || st.SubmittedAt == nil {
+		return
+	}
+	r.guard.Settle(obj.GetNamespace(), obj.GetUID(), "", st.JobID, st.SubmittedAt.Time)
 }

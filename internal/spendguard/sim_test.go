@@ -582,9 +582,16 @@ func (w *simWorld) step(o simOp) error {
 	case opDeleteStripped:
 		if r := w.pick(o.a, func(r *simRender) bool { return !r.deleted && r.job != nil && r.job.ended == nil }); r != nil {
 			r.deleted, r.job.live = true, false
-			if err := w.server.Delete(w.ctx, &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: r.name}}); err != nil {
+			last := &videov1alpha1.VideoRender{}
+			if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: r.name}, last); err != nil {
 				w.t.Fatal(err)
 			}
+			if err := w.server.Delete(w.ctx, last); err != nil {
+				w.t.Fatal(err)
+			}
+			// The manager's informer delivers the delete event with the render's last state; what
+			// it queues is lost in a crash, as a settlement is.
+			w.r.renderGone(last)
 		}
 	case opSetSeconds:
 		w.editSpec(func(s *videov1alpha1.VideoBudgetSpec) {
