@@ -274,9 +274,8 @@ type JobStatus struct {
 	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
 
 	// chargeMark is set when the job's end was written before its seconds and credits reached
-	// the namespace's VideoBudget, which happens under a budget without maxRenderSeconds and
-	// maxAICredits (nothing is decided on them, so the end does not wait for its charge): where
-	// the budget's charges stood at that moment. Should the charge be lost (the manager stopped
+	// the namespace's VideoBudget (the end does not wait for its charge; the job's reservation
+	// holds its room meanwhile): where the budget's charges stood at that moment. Should the charge be lost (the manager stopped
 	// before the budget write that carried it), the job is charged from this status, once, when
 	// the budget shows it certainly missing.
 	// +optional

@@ -58,9 +58,9 @@ limitations under the License.
 //     nothing, or stalls SubmissionUnknown; record.go restoredUnknown brings that stall back from
 //     the annotations after a restore.
 //  3. poll (poll.go): a running job is read (the key's call budget and the polls' share decide
-//     when), recorded (poll.go recordJob, then the adapter's recordJob) and its end charged:
-//     after the end is written, marked in it, where the budget limits neither seconds nor credits
-//     (spendguard.go chargeAfterEnd), before it otherwise (chargeSoon or chargeCompletion).
+//     when), recorded (poll.go recordJob, then the adapter's recordJob) and its end charged
+//     (spendguard.go chargeEnd): a render's after its end is written, marked in it, while its
+//     running job's reservation holds its room; a preview's credits before.
 //  4. resolve (lifecycle.go): what the spec asks for, from the adapter's resolve
 //     (videorender_controller.go resolve with approval.go approvedPreview for storyboardRef;
 //     videostoryboard_controller.go resolve): a target, or a reason to wait. A restored object

@@ -191,9 +191,6 @@ type lifecycle[T jobObject] struct {
 	supersededExpiry atomic.Int64 // unix nanoseconds of the last Expire of superseded
 	// guard reserves room in the namespace's VideoBudget before a paid submission.
 	guard *spendguard.Guard
-	// ended keeps the answers of ended jobs whose charge waits for its budget write
-	// (spendguard.go chargeSoon), so that the job is not read again.
-	ended endedJobs
 	// checked are the requests that passed the pre-submit check (presubmit.go).
 	checked *boundedset.Set[string]
 	// unrecorded are the objects whose record write failed (writeRecordIfDue), or was due but

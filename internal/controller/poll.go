@@ -49,17 +49,13 @@ func (l *lifecycle[T]) poll(ctx context.Context, s *scope[T]) *stop {
 		return end
 	}
 	keyID := s.keyID
-	job := l.ended.take(st.JobID)
-	var err error
-	if job == nil {
-		if wait, urgent := l.pollSlot(keyID, obj, st.JobID); wait > 0 {
-			tx.Undecided = true
-			return stopWith(l.turnedAway(wait, urgent))
-		}
-		callCtx, cancel := l.callContext(ctx)
-		job, err = s.api.GetJob(callCtx, st.JobID)
-		cancel()
+	if wait, urgent := l.pollSlot(keyID, obj, st.JobID); wait > 0 {
+		tx.Undecided = true
+		return stopWith(l.turnedAway(wait, urgent))
 	}
+	callCtx, cancel := l.callContext(ctx)
+	job, err := s.api.GetJob(callCtx, st.JobID)
+	cancel()
 	if err == nil || apiclient.IsJobNotFound(err) {
 		// The job is no longer polled once the status that records its end is written; if that
 		// write fails, the next reconcile reads it again at once, not as one seen for the first
@@ -95,19 +91,7 @@ func (l *lifecycle[T]) poll(ctx context.Context, s *scope[T]) *stop {
 	before := progressOf(st)
 	if ended := l.recordJob(ctx, tx, job); ended {
 		l.progress.ended(st.JobID)
-		if l.chargeAfterEnd(ctx, tx, job) {
-			return nil
-		}
-		// Under a seconds or credits limit, they reach the budget before the completion is
-		// written.
-		wait, queued, charged := l.chargeSoon(tx, job)
-		if queued {
-			return stopAfter(wait)
-		}
-		if charged {
-			return nil
-		}
-		if err := l.chargeCompletion(ctx, tx, job); err != nil {
+		if err := l.chargeEnd(ctx, tx, job); err != nil {
 			if errors.Is(err, spendguard.ErrBusy) {
 				// Contention on the namespace's budget, not a failure: like a reservation that
 				// loses, the job is read again shortly, first (its end is known).

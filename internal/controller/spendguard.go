@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -267,138 +266,51 @@ func (l *lifecycle[T]) releaseBudget(ctx context.Context, obj T, attempt string)
 	}
 }
 
-// chargeCompletion charges an ended job into the budget before its end is written: a completed
-// render's seconds and credits, the credits a preview reports, and, for a failed render, the end
-// of the reservation its running job held. When the charge cannot be written, the reconcile's
-// decisions are discarded (the end is not written either) and the job is read again later.
-func (l *lifecycle[T]) chargeCompletion(ctx context.Context, tx *statustxn.Txn[T], job *apiclient.Job) error {
+// chargeEnd charges a job the controller read to its end into the namespace's budget: the one
+// charge path of an ended job. A render's end is written first, marked with where the budget's
+// charges stood (status.chargeMark), and its charge rides with a later write of the budget
+// (spendguard afterend.go): the reservation of its running job holds its room until the charge
+// lands, so the next decision sees at least the job's bound meanwhile, and a charge lost in a
+// crash is made once from the reservation and the mark. On a budget that has not taken the
+// namespace's ledger over yet (no mark can be made on it), and for the credits a preview
+// reports, the charge is written before the end; when it cannot be, the reconcile's decisions
+// are discarded and the job is read again.
+func (l *lifecycle[T]) chargeEnd(ctx context.Context, tx *statustxn.Txn[T], job *apiclient.Job) error {
 	if l.guard == nil || (!job.Status().IsCompleted() && !job.Status().IsFailed()) {
 		return nil
 	}
-	render := l.adapter.termsOf(tx.Obj).perJob
-	if !render && !job.Status().IsCompleted() {
-		return nil
+	terms := l.adapter.termsOf(tx.Obj)
+	c := spendguard.ChargeOf(tx.Obj)
+	if job.Status().IsCompleted() {
+		// A failed job charges nothing: its change only ends its running job's reservation.
+		c.Seconds, c.Credits = jobCost(job)
+		c.Unreported = terms.perJob && terms.estimateOf().Unreported
 	}
-	secs, credits := jobCost(job)
-	unreported := false
-	if !render {
+	if !terms.perJob {
 		// A preview is counted when submitted; the credits it reports, if any, count too.
-		if credits == nil {
+		if c.Credits == nil {
 			return nil
 		}
-		secs = 0
-	} else if job.Status().IsCompleted() {
-		unreported = l.adapter.termsOf(tx.Obj).estimateOf().Unreported
+		c.Seconds = 0
+	} else if standing := l.guard.Standing(ctx, tx.Obj); standing.EndFirst {
+		if standing.EndMark == nil {
+			// The budget holds its charge already (an earlier reconcile charged it before its end
+			// write failed).
+			return nil
+		}
+		c.Mark = standing.EndMark
+		if job.Status().IsCompleted() {
+			tx.Obj.Job().ChargeMark = standing.EndMark
+		}
+		ns := tx.Obj.GetNamespace()
+		tx.After(func() { _ = l.guard.Charge(context.Background(), ns, c, spendguard.ChargeLater) })
+		return nil
 	}
-	c := spendguard.ChargeOf(tx.Obj)
-	c.Seconds, c.Credits, c.Unreported = secs, credits, unreported
-	if _, err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), c, spendguard.ChargeNow); err != nil {
+	if err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), c, spendguard.ChargeNow); err != nil {
 		tx.Abort()
 		return fmt.Errorf("charging job %s to the namespace's VideoBudget: %w", c.JobID, err)
 	}
 	return nil
-}
-
-// chargeAfterEnd writes a render's end before its charge where the namespace's budget limits
-// neither seconds nor credits, so that nothing is decided on the charge (spendguard
-// afterend.go): a completed job's end records the budget's charge count (status.chargeMark),
-// from which a lost charge is found and made once, and the charge is queued for a later budget
-// write once the end is written. It reports whether it took the charge.
-func (l *lifecycle[T]) chargeAfterEnd(ctx context.Context, tx *statustxn.Txn[T], job *apiclient.Job) bool {
-	if l.guard == nil || !l.adapter.termsOf(tx.Obj).perJob || (!job.Status().IsCompleted() && !job.Status().IsFailed()) {
-		return false
-	}
-	st := tx.Obj.Job()
-	standing := l.guard.Standing(ctx, tx.Obj)
-	if !standing.EndFirst {
-		return false
-	}
-	mark := standing.EndMark
-	if mark == nil {
-		// The budget holds its charge already (an earlier reconcile charged it before its end
-		// write failed): nothing to mark or charge.
-		return true
-	}
-	c := spendguard.ChargeOf(tx.Obj)
-	c.Mark = mark
-	if job.Status().IsCompleted() {
-		// A failed job charges nothing; its queued change only ends the reservation of its
-		// running job, if the budget still holds one.
-		c.Seconds, c.Credits = jobCost(job)
-		c.Unreported = l.adapter.termsOf(tx.Obj).estimateOf().Unreported
-		st.ChargeMark = mark
-	}
-	ns := tx.Obj.GetNamespace()
-	tx.After(func() { _, _ = l.guard.Charge(context.Background(), ns, c, spendguard.ChargeLater) })
-	return true
-}
-
-// chargeSoon queues the charge of a render's ended job for the namespace's next budget write,
-// shared with its other changes (group commit), instead of holding the worker for a write of its
-// own. queued is true while that write has not ended: the reconcile's decisions are discarded
-// (the end is not written before its charge) and the object comes back after wait, with the job's
-// answer kept, so the job is not read again. Once the write ended, charged says that the charge
-// is in the budget; when the write failed, neither is set and chargeCompletion charges it in a
-// write of its own.
-func (l *lifecycle[T]) chargeSoon(tx *statustxn.Txn[T], job *apiclient.Job) (wait time.Duration, queued, charged bool) {
-	if l.guard == nil || !l.adapter.termsOf(tx.Obj).perJob || (!job.Status().IsCompleted() && !job.Status().IsFailed()) ||
-		!l.guard.Standing(context.Background(), tx.Obj).Budgeted {
-		return 0, false, false
-	}
-	c := spendguard.ChargeOf(tx.Obj)
-	c.Seconds, c.Credits = jobCost(job)
-	c.Unreported = job.Status().IsCompleted() && l.adapter.termsOf(tx.Obj).estimateOf().Unreported
-	out, err := l.guard.Charge(context.Background(), tx.Obj.GetNamespace(), c, spendguard.ChargeSoon)
-	if out.Done {
-		return 0, false, err == nil
-	}
-	tx.Abort()
-	l.ended.keep(c.JobID, job)
-	return out.RetryIn, true, false
-}
-
-// endedJobs are job answers kept while their charge waits for its budget write.
-type endedJobs struct {
-	mu sync.Mutex
-	m  map[string]endedJob
-}
-
-type endedJob struct {
-	job *apiclient.Job
-	at  time.Time
-}
-
-// endedTTL bounds how long an answer is kept: its reconcile comes back within a second.
-const endedTTL = time.Minute
-
-func (e *endedJobs) keep(jobID string, job *apiclient.Job) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.m == nil {
-		e.m = map[string]endedJob{}
-	}
-	now := time.Now()
-	for id, j := range e.m {
-		if now.Sub(j.at) > endedTTL {
-			delete(e.m, id)
-		}
-	}
-	e.m[jobID] = endedJob{job: job, at: now}
-}
-
-// take returns and forgets the kept answer of jobID, or nil.
-func (e *endedJobs) take(jobID string) *apiclient.Job {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	j, ok := e.m[jobID]
-	if !ok || jobID == "" {
-		return nil
-	}
-	delete(e.m, jobID)
-	if time.Since(j.at) > endedTTL {
-		return nil
-	}
-	return j.job
 }
 
 // jobCost is what a job answer reports: the video's seconds (rounded up) and the AI credits.
@@ -415,13 +327,13 @@ func jobCost(job *apiclient.Job) (secs int64, credits *resource.Quantity) {
 
 // chargeGivenUp charges a render's job whose end will never be read (given up at the job
 // deadline, or no longer known to the service) its reservation's estimate, before that is
-// written. Like chargeCompletion, a charge that cannot be written discards the reconcile.
+// written. Like chargeEnd's, a charge that cannot be written discards the reconcile.
 func (l *lifecycle[T]) chargeGivenUp(ctx context.Context, tx *statustxn.Txn[T]) error {
 	if l.guard == nil || !l.adapter.termsOf(tx.Obj).perJob {
 		return nil
 	}
 	c := givenUp(spendguard.ChargeOf(tx.Obj), l.adapter.termsOf(tx.Obj).estimateOf())
-	if _, err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), c, spendguard.ChargeNow); err != nil {
+	if err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), c, spendguard.ChargeNow); err != nil {
 		tx.Abort()
 		return fmt.Errorf("charging the estimate of job %s to the namespace's VideoBudget: %w", c.JobID, err)
 	}
@@ -475,7 +387,7 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) *stop {
 	if c := l.guard.Standing(ctx, obj).Uncharged; c != nil && !running {
 		// Its end was written before its charge: the charge is made here unless the budget
 		// holds it (a charge still queued rides with this write).
-		if _, err := l.guard.Charge(ctx, obj.GetNamespace(), *c, spendguard.ChargeNow); err != nil {
+		if err := l.guard.Charge(ctx, obj.GetNamespace(), *c, spendguard.ChargeNow); err != nil {
 			return stopAfter(l.backoff.Short())
 		}
 	}
@@ -483,7 +395,7 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) *stop {
 		est := l.adapter.termsOf(obj).estimateOf()
 		giveUp := func(why string) *stop {
 			log.Info("Charging the estimate of a deleted render's job whose end will not be read", "jobID", jobID, "reason", why)
-			if _, err := l.guard.Charge(ctx, obj.GetNamespace(), givenUp(charge, est), spendguard.ChargeNow); err != nil {
+			if err := l.guard.Charge(ctx, obj.GetNamespace(), givenUp(charge, est), spendguard.ChargeNow); err != nil {
 				return stopAfter(l.backoff.Short())
 			}
 			return l.releaseCharge(ctx, obj)
@@ -511,7 +423,7 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) *stop {
 		}
 		charge.Seconds, charge.Credits = jobCost(job)
 		charge.Unreported = job.Status().IsCompleted() && est.Unreported
-		if _, err := l.guard.Charge(ctx, obj.GetNamespace(), charge, spendguard.ChargeNow); err != nil {
+		if err := l.guard.Charge(ctx, obj.GetNamespace(), charge, spendguard.ChargeNow); err != nil {
 			return stopAfter(l.backoff.Short())
 		}
 		log.Info("Charged the job of a deleted render", "jobID", jobID, "renderSeconds", charge.Seconds)

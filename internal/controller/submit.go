@@ -530,7 +530,7 @@ func (l *lifecycle[T]) replaceJob(tx *statustxn.Txn[T]) string {
 			// the unsettled reservation of this job (JobCharge.pending matches those by render).
 			c := *prior
 			c.UID, c.Attempt = "", ""
-			_, _ = l.guard.Charge(context.Background(), obj.GetNamespace(), c, spendguard.ChargeMarked)
+			_ = l.guard.Charge(context.Background(), obj.GetNamespace(), c, spendguard.ChargeMarked)
 		}
 	}
 	note := ""
@@ -676,7 +676,7 @@ func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, s *scope[T], jobID
 	tx.After(func() { l.settleBudget(obj, attempt, jobID) })
 	st.Callback = nil
 	if ended := l.recordJob(ctx, tx, job); ended {
-		if err := l.chargeCompletion(ctx, tx, job); err != nil {
+		if err := l.chargeEnd(ctx, tx, job); err != nil {
 			return stopOn(err)
 		}
 		return nil

@@ -89,7 +89,7 @@ func ReleaseFinalizers(ctx context.Context, c client.Client, namespaces []string
 		if !controllerutil.ContainsFinalizer(vr, videov1alpha1.FinalizerCharge) || st.JobID == "" || st.CompletedAt != nil {
 			continue
 		}
-		if _, err := guard.Charge(ctx, vr.Namespace, givenUp(spendguard.ChargeOf(vr), spendguard.EstimateRender(vr)), spendguard.ChargeNow); err != nil {
+		if err := guard.Charge(ctx, vr.Namespace, givenUp(spendguard.ChargeOf(vr), spendguard.EstimateRender(vr)), spendguard.ChargeNow); err != nil {
 			return rep, fmt.Errorf("charging the estimate of job %s of VideoRender %s/%s: %w", st.JobID, vr.Namespace, vr.Name, err)
 		}
 		log.Info("Charged the estimate of a running job whose end will not be read", "namespace", vr.Namespace, "name", vr.Name, "jobID", st.JobID)

@@ -29,14 +29,15 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// Charges written after the end. Under a budget that limits neither seconds nor AI credits,
-// nothing is decided on a render's charge: its job was counted when its reservation was settled,
-// and its seconds and credits only add to used. Such a render writes its end at once, with a
-// mark (status.chargeMark: where the budget's charges stood, as the cache shows the budget), and
-// its charge rides with a later write of the namespace's budget (Charge with ChargeLater), shared with
-// whatever else the namespace writes meanwhile. Under a seconds or credits limit the charge
-// still reaches the budget before the end is written (ChargeSoon): the next render's decision
-// needs it.
+// Charges written after the end. A render's job was counted when its reservation was settled,
+// and the reservation of its running job holds the room of its bound (a render without one runs
+// alone) until its charge lands: the next render's decision never sees less than the job may
+// have cost, so nothing waits for the charge. A render writes its end at once, with a mark
+// (status.chargeMark: where the budget's charges stood, as the cache shows the budget), and its
+// charge rides with a later write of the namespace's budget (Charge with ChargeLater), shared
+// with whatever else the namespace writes meanwhile. Only a budget that has not taken the
+// namespace's ledger over holds no count a mark can be made on (endMark): there the charge is
+// written before the end (ChargeNow).
 //
 // Why the mark makes a lost charge certain. chargedJobs lists the latest maxChargedJobs charged
 // ids in the order they were charged (a charge appends, the oldest go). The mark names the id
@@ -127,7 +128,7 @@ const maxSeconds = 1e9
 // reads as another history's); the charge is written first. Standing asks it of the cached
 // budget.
 func endMark(b *videov1alpha1.VideoBudget, jobID string) (mark *videov1alpha1.ChargeMark, ok bool) {
-	if limitsLength(b) || b.UID == "" || b.Status.LedgerBudgetUID != string(b.UID) {
+	if b.UID == "" || b.Status.LedgerBudgetUID != string(b.UID) {
 		return nil, false
 	}
 	if charged(b, jobID) {

@@ -125,13 +125,13 @@ func TestABudgetWhoseHistoryStartsAgainDoesNotChargeOldMarkedRendersAgain(t *tes
 }
 
 // The counting argument needs c > m (charged after the mark was read). A job charged
-// at or before its mark (the old path ChargeSoon / the previous release charged it, then the end
+// at or before its mark (a charge written before its end, as a budget not taken over yet or the previous release does, then the end
 // write was lost; the end is written again under the new path, whose mark reads the count that
 // already includes it) is charged twice when the count is exactly m + maxChargedJobs.
 func TestAJobChargedBeforeItsEndWasMarkedIsNotChargedAgain(t *testing.T) {
-	t.Run("limit removed between ChargeSoon and the end write", func(t *testing.T) {
+	t.Run("charged before the end write, which is written again", func(t *testing.T) {
 		b := &videov1alpha1.VideoBudget{}
-		chargeJob(b, "j", 10, nil, false)                                         // ChargeSoon under maxRenderSeconds: count 1
+		chargeJob(b, "j", 10, nil, false)                                         // charged before its end: count 1
 		mark := videov1alpha1.ChargeMark{Count: b.Status.ChargeCount, After: "j"} // end written again under the new path
 		for i := range maxChargedJobs {
 			chargeJob(b, fmt.Sprintf("k%d", i), 1, nil, false)

@@ -151,13 +151,23 @@ func TestAChargeAfterTheEndRidesWithTheNextWriteAndIsTriedAgain(t *testing.T) {
 		t.Fatalf("used %d seconds, count %d, ids %v", b.Status.Used.RenderSeconds, b.Status.ChargeCount, b.Status.ChargedJobs)
 	}
 
-	// A seconds limit: the end waits for its charge.
+	// A seconds limit: the end comes first too, the running job's reservation holding its room
+	// until the charge lands. A budget that has not taken the namespace's ledger over holds no
+	// count a mark can be made on: there the charge comes first.
 	b.Spec.MaxRenderSeconds = ptr.To(int64(100))
 	if err := h.server.Update(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}
+	if s := h.g.Standing(t.Context(), endedRender("j2")); !s.EndFirst || s.EndMark == nil {
+		t.Fatal("under maxRenderSeconds a render's end is not written first")
+	}
+	b = h.budget(t)
+	b.Status.LedgerBudgetUID = "an-earlier-budget"
+	if err := h.server.Status().Update(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
 	if h.g.Standing(t.Context(), endedRender("j2")).EndFirst {
-		t.Fatal("under maxRenderSeconds the charge must reach the budget before the end")
+		t.Fatal("a budget that has not taken its ledger over takes a mark")
 	}
 }
 

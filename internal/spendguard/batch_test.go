@@ -546,32 +546,24 @@ func TestALedgerThatHoldsNoLimitsIsNotReadForEverySubmission(t *testing.T) {
 	}
 }
 
-// Charges of renders that end close together share one budget write (within chargeLinger), and
-// each caller learns when its charge is in the budget: only then may it write its render's end.
+// Charges of renders that end close together share one budget write: each is queued after its
+// render's end (ChargeLater) and rides with the namespace's next write, due within
+// chargeLaterDelay.
 func TestChargesOfRendersEndingTogetherShareAWrite(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))})
 	close(h.hold)
 	h.pump(t)
 	for i := range 5 {
-		if done, wait, err := h.g.chargeSoon("team-a", JobCharge{JobID: fmt.Sprintf("job-%d", i), Seconds: 10}); done || err != nil || wait <= 0 {
-			t.Fatalf("charge %d: done %v, wait %v, %v; want queued", i, done, wait, err)
+		if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("job-%d", i), Seconds: 10}, ChargeLater); err != nil {
+			t.Fatalf("charge %d: %v", i, err)
 		}
 	}
-	deadline := time.Now().Add(10 * chargeLinger)
-	for i := range 5 {
-		for {
-			done, wait, err := h.g.chargeSoon("team-a", JobCharge{JobID: fmt.Sprintf("job-%d", i), Seconds: 10})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if done {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("charge %d never written", i)
-			}
-			time.Sleep(wait)
+	deadline := time.Now().Add(time.Minute)
+	for b := h.budget(t); len(b.Status.ChargedJobs) < 5; b = h.budget(t) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the queued charges were not written: %d charged", len(b.Status.ChargedJobs))
 		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	if w := h.writes.Load(); w != 1 {
 		t.Errorf("%d budget writes for 5 charges, want 1", w)

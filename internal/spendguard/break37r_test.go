@@ -256,10 +256,10 @@ func TestBreak37rARollForwardChargesTheJobsRunningAtARollback(t *testing.T) {
 	}
 	// Rolled forward: the newer manager's charge of job-1 finds its line.
 	g := New(h.server, h.server, clocktesting.NewFakeClock(time.Now()), 10*time.Second, NewLedgers("ops"))
-	if _, err := g.Charge(t.Context(), "team-a", JobCharge{JobID: "job-1", UID: vr.UID, Attempt: "a", Seconds: 400}, ChargeNow); err != nil {
+	if err := g.Charge(t.Context(), "team-a", JobCharge{JobID: "job-1", UID: vr.UID, Attempt: "a", Seconds: 400}, ChargeNow); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Charge(t.Context(), "team-a", JobCharge{JobID: "job-1", UID: vr.UID, Attempt: "a", Seconds: 400}, ChargeNow); err != nil {
+	if err := g.Charge(t.Context(), "team-a", JobCharge{JobID: "job-1", UID: vr.UID, Attempt: "a", Seconds: 400}, ChargeNow); err != nil {
 		t.Fatal(err)
 	}
 	b := h.budget(t)

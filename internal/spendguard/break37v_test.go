@@ -81,7 +81,7 @@ func TestBreak37vStandingAnswersAsTheCallsItReplaced(t *testing.T) {
 			t.Errorf("%s: Uncharged %+v, UnchargedMark answered %+v %v", what, s.Uncharged, c, ok)
 		}
 		if vr.Status.JobID == "" {
-			continue // chargeAfterEnd is asked only of a job's end (poll)
+			continue // chargeEnd is asked only of a job's end (poll)
 		}
 		var mark *videov1alpha1.ChargeMark
 		var first bool

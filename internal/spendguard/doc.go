@@ -23,8 +23,8 @@ limitations under the License.
 // Every write is a status patch with an optimistic lock; a process's writes of one budget take
 // turns and are shared (group commit, batch.go): the changes of a namespace queued while one
 // write is in flight, or within a short delay for those nobody waits for (settlements, charges
-// queued by Charge with ChargeSoon, reservations written ahead for renders waiting for their call budget,
-// grant.go), go in one write, each deciding on the budget as the ones before it left it. The
+// after their render's end, afterend.go, reservations written ahead for renders waiting for
+// their call budget, grant.go), go in one write, each deciding on the budget as the ones before it left it. The
 // ledger is written on its own cadence (ledger.go). Every write of the API is made by a caller
 // (a reconcile of a job kind) or by the VideoBudget controller's reconcile: a delay's timer only
 // wakes that controller (Ledgers.Wake), which writes what is due. The reconcilers of the job

@@ -90,8 +90,6 @@ type Guard struct {
 	// grants are the reservations written ahead for renders waiting for their key's call
 	// budget (grant.go).
 	grants grants
-	// charges are the charges queued by chargeSoon.
-	charges charges
 	// later are the charges queued after their render's end (chargeLaterQueued).
 	later laterCharges
 	// observer counts the budget writes; nil counts nothing.
@@ -400,11 +398,6 @@ func settleReservation(b *videov1alpha1.VideoBudget, uid, attempt, jobID string,
 		return true
 	}
 	return false
-}
-
-// limitsLength reports whether the budget limits what is known only at a render's end.
-func limitsLength(b *videov1alpha1.VideoBudget) bool {
-	return b.Spec.MaxRenderSeconds != nil || b.Spec.MaxAICredits != nil
 }
 
 // Release gives back the reservation of an attempt that certainly created no job.

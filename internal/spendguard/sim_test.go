@@ -215,8 +215,9 @@ type simJob struct {
 	ended     *time.Time
 	// live is false once its render was deleted: nobody reads its end through the render.
 	live bool
-	// charged is set once its render's Charge succeeded.
-	charged bool
+	// charged is set once its render's charge, written before its end, succeeded; endWritten
+	// once its render's end is written (its charge before it, or queued after it).
+	charged, endWritten bool
 }
 
 // simRender is a render object of the model.
@@ -513,25 +514,40 @@ func (w *simWorld) settleAgain() {
 	w.unsettled = left
 }
 
-// chargeEnded charges the ended jobs of live renders not charged yet (a failed charge is tried
-// again, as the controller does).
+// chargeEnded charges the ended jobs of live renders not charged yet, as the render
+// controller's chargeEnd does: where the budget can take a mark, the render's end is written
+// first, marked, and its charge queued for a later budget write (lost in a crash); elsewhere the
+// charge is written first (a failed one is tried again at the next step).
 func (w *simWorld) chargeEnded() {
 	for _, r := range w.renders {
 		j := r.job
-		if j == nil || j.ended == nil || j.charged || !j.live {
+		if j == nil || j.ended == nil || j.charged || j.endWritten || !j.live {
 			continue
 		}
-		if err := w.g.chargeNow(w.ctx, simNS, JobCharge{JobID: j.id, UID: r.uid, Since: j.submitted, Seconds: j.actual}); err != nil {
-			continue
-		}
-		j.charged = true
 		var vr videov1alpha1.VideoRender
-		if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: r.name}, &vr); err == nil {
-			vr.Status.CompletedAt = &metav1.Time{Time: *j.ended}
-			vr.Status.VideoDuration = &metav1.Duration{Duration: time.Duration(j.actual) * time.Second}
-			if err := w.server.Status().Update(w.ctx, &vr); err != nil {
-				w.t.Fatal(err)
+		if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: r.name}, &vr); err != nil {
+			w.t.Fatal(err)
+		}
+		c := JobCharge{JobID: j.id, UID: r.uid, Since: j.submitted, Seconds: j.actual}
+		standing := w.g.Standing(w.ctx, &vr)
+		switch {
+		case !standing.EndFirst:
+			if err := w.g.chargeNow(w.ctx, simNS, c); err != nil {
+				continue
 			}
+			j.charged = true
+		case standing.EndMark != nil:
+			c.Mark = standing.EndMark
+			vr.Status.ChargeMark = standing.EndMark
+		}
+		vr.Status.CompletedAt = &metav1.Time{Time: *j.ended}
+		vr.Status.VideoDuration = &metav1.Duration{Duration: time.Duration(j.actual) * time.Second}
+		if err := w.server.Status().Update(w.ctx, &vr); err != nil {
+			w.t.Fatal(err)
+		}
+		j.endWritten = true
+		if c.Mark != nil {
+			_ = w.g.Charge(w.ctx, simNS, c, ChargeLater)
 		}
 	}
 }
@@ -645,7 +661,7 @@ func (w *simWorld) step(o simOp) error {
 		if r := w.pick(o.a, func(r *simRender) bool { return !r.deleted && r.job != nil && r.job.ended == nil }); r != nil {
 			now := w.clk.Now()
 			r.job.ended = &now
-			_, _ = w.g.Charge(w.ctx, simNS, JobCharge{JobID: r.job.id, UID: r.uid, Since: r.job.submitted, Seconds: r.job.actual}, ChargeNow)
+			_ = w.g.Charge(w.ctx, simNS, JobCharge{JobID: r.job.id, UID: r.uid, Since: r.job.submitted, Seconds: r.job.actual}, ChargeNow)
 		}
 		w.start()
 	}
@@ -687,6 +703,7 @@ func (w *simWorld) drain() error {
 		}
 	}
 	w.chargeEnded()
+	w.queuedDue()
 	w.reconcile()
 	w.clk.Step(2 * time.Minute)
 	w.reconcile()

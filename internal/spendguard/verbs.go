@@ -127,10 +127,6 @@ type When int
 const (
 	// ChargeNow writes the charge and waits for the write.
 	ChargeNow When = iota
-	// ChargeSoon queues the charge for the namespace's budget write within chargeLinger, shared
-	// with its other changes, and reports whether that write ended (ChargeOutcome); the caller
-	// comes back after RetryIn until it did, and writes its render's end only then.
-	ChargeSoon
 	// ChargeLater queues the charge of an end written (or being written) before it, with its
 	// mark, for a later write of the namespace's budget; nobody waits for it.
 	ChargeLater
@@ -139,27 +135,16 @@ const (
 	ChargeMarked
 )
 
-// ChargeOutcome is what Charge reports.
-type ChargeOutcome struct {
-	// Done is set once the write that holds the charge ended (always with ChargeNow).
-	Done bool
-	// RetryIn is when to come back for a ChargeSoon charge not written yet.
-	RetryIn time.Duration
-}
-
 // Charge posts c, an ended job's cost, into the namespace's budget (JobCharge.change, the one
 // change every charge makes), as when says.
-func (g *Guard) Charge(ctx context.Context, ns string, c JobCharge, when When) (ChargeOutcome, error) {
+func (g *Guard) Charge(ctx context.Context, ns string, c JobCharge, when When) error {
 	switch when {
-	case ChargeSoon:
-		done, retryIn, err := g.chargeSoon(ns, c)
-		return ChargeOutcome{Done: done, RetryIn: retryIn}, err
 	case ChargeLater:
 		g.chargeLaterQueued(ns, c)
-		return ChargeOutcome{}, nil
+		return nil
 	case ChargeMarked:
 		g.chargeMarkedSoon(ns, c)
-		return ChargeOutcome{}, nil
+		return nil
 	}
-	return ChargeOutcome{Done: true}, g.chargeNow(ctx, ns, c)
+	return g.chargeNow(ctx, ns, c)
 }
