@@ -401,6 +401,13 @@ spec: {projectId: `+p.ID+`}
 
 	regressions := upgradeRegressions(before, after)
 	if budget {
+		// A render's charge rides with a budget write within seconds of its end, which is written
+		// first (docs/spend-guard.md "What it costs at scale"): the usage is read once it landed,
+		// or after 30 s, and then compared.
+		deadline := time.Now().Add(30 * time.Second)
+		for len(budgetRegressions(usedBefore, w.budgetUsed(budget), before, w.renderSeconds())) > 0 && time.Now().Before(deadline) {
+			time.Sleep(200 * time.Millisecond)
+		}
 		usedAfter := w.budgetUsed(budget)
 		t.Logf("VideoBudget used before the upgrade %+v, after %+v", usedBefore, usedAfter)
 		regressions = append(regressions, budgetRegressions(usedBefore, usedAfter, before, w.renderSeconds())...)
