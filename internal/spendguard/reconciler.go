@@ -82,6 +82,9 @@ type Reconciler struct {
 	// each of its writes, reads each at most once per jobPoll.
 	goneReads sync.Map
 	jobPoll   time.Duration
+	// unsent are the attempts of deleted renders whose last state (their delete event) shows
+	// them never sent (renderGone).
+	unsent unsentAttempts
 }
 
 // Observer receives each budget's state after a reconcile (the budget metrics), and the
@@ -345,9 +348,11 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 		if err != nil && !apierrors.IsNotFound(err) {
 			return false, fmt.Errorf("reading %s %s/%s of a budget reservation: %w", res.Kind, b.Namespace, res.Name, err)
 		}
+		// A submission that may have been sent counts in the period it was reserved in, however
+		// long its room was held.
 		charge := func() {
-			countUsed(b, res, time.Time{})
-			addUsage(b, estimateUsage(res))
+			countUsed(b, res, res.ReservedAt.Time)
+			addUsageAt(b, estimateUsage(res), res.ReservedAt.Time)
 		}
 		gone := apierrors.IsNotFound(err) || string(obj.GetUID()) != res.UID
 		if res.JobID != "" && gone {
@@ -404,6 +409,10 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			// Still within its submission's time: only a recorded job settles it early (the
 			// object's own settle, which failed or has not run yet, would have done the same).
 			kept = append(kept, res)
+			continue
+		}
+		if gone && r.unsent.neverSent(res) {
+			log.V(1).Info("Releasing the reservation of a deleted object whose last state shows it never sent", "kind", res.Kind, "name", res.Name, "attempt", res.AttemptID)
 			continue
 		}
 		if gone && (res.Unbounded || res.AICredits) && r.jobDeadline > 0 && now.Sub(res.ReservedAt.Time) < r.jobDeadline {
@@ -694,7 +703,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A render's last state, on its delete event: the job a lost settlement would have named.
 		Watches(&videov1alpha1.VideoRender{}, handler.Funcs{
 			DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-				r.renderGone(e.Object)
+				r.renderGone(e.Object, e.DeleteStateUnknown)
 			},
 		}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
@@ -702,17 +711,73 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// renderGone looks at a render's delete event, whose object is the render's last state. A render
-// deleted after it recorded its job but before the settlement that writes the job id into its
-// reservation reached the budget (a crash lost it) leaves a reservation that names no job, and
-// only this last state tells which job it paid for: the settlement rides with the namespace's
-// next budget write, as the render's own would have, and the job's end is then read and charged
-// (heldForEnd). A render deleted while this manager was down is not seen here:
-// settleInterrupted holds its room instead.
-func (r *Reconciler) renderGone(obj client.Object) {
+// renderGone looks at a render's delete event, whose object is the render's last state (unknown:
+// the informer missed the event and holds an older copy, which tells nothing for certain). A
+// render deleted after it recorded its job but before the settlement that writes the job id into
+// its reservation reached the budget (a crash lost it) leaves a reservation that names no job,
+// and only this last state tells which job it paid for: the settlement rides with the
+// namespace's next budget write, as the render's own would have, and the job's end is then read
+// and charged (heldForEnd). The last state also tells which of its reservations were never sent
+// (the in-flight record precedes the paid call): settleInterrupted releases those. A render
+// deleted while this manager was down is not seen here: settleInterrupted holds the room of one
+// that runs alone instead.
+func (r *Reconciler) renderGone(obj client.Object, unknown bool) {
 	st := videov1alpha1.JobStatusOf(obj)
-	if st == nil || st.Submission != nil || st.JobID == "" || st.SubmittedAt == nil {
+	if st == nil || unknown {
 		return
 	}
-	r.guard.Settle(obj.GetNamespace(), obj.GetUID(), "", st.JobID, st.SubmittedAt.Time)
+	if st.Submission == nil && st.JobID != "" && st.SubmittedAt != nil {
+		r.guard.Settle(obj.GetNamespace(), obj.GetUID(), "", st.JobID, st.SubmittedAt.Time)
+	}
+	last := goneState{at: r.clock.Now()}
+	if st.Submission != nil {
+		last.inFlight = st.Submission.AttemptID
+	}
+	if st.JobID != "" && st.SubmittedAt != nil {
+		last.recorded = st.SubmittedAt.Time
+	}
+	r.unsent.add(obj.GetUID(), last, max(r.jobDeadline, time.Hour))
+}
+
+// goneState is what a deleted render's last state showed of its submissions.
+type goneState struct {
+	// inFlight is the attempt its in-flight record held; recorded when its last job was recorded.
+	inFlight string
+	recorded time.Time
+	at       time.Time
+}
+
+// neverSent reports whether the render's last state shows res's attempt never sent: not in
+// flight, and no job recorded since res was reserved.
+func (s goneState) neverSent(res videov1alpha1.BudgetReservation) bool {
+	return s.inFlight != res.AttemptID && (s.recorded.IsZero() || s.recorded.Before(res.ReservedAt.Truncate(time.Second)))
+}
+
+// unsentAttempts keeps the last states of deleted renders for keep, until their reservations are
+// looked at past the grace.
+type unsentAttempts struct {
+	mu sync.Mutex
+	m  map[types.UID]goneState
+}
+
+func (u *unsentAttempts) add(uid types.UID, s goneState, keep time.Duration) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.m == nil {
+		u.m = map[types.UID]goneState{}
+	}
+	for id, old := range u.m {
+		if s.at.Sub(old.at) > keep {
+			delete(u.m, id)
+		}
+	}
+	u.m[uid] = s
+}
+
+// neverSent reports whether a deleted render's last state showed res never sent.
+func (u *unsentAttempts) neverSent(res videov1alpha1.BudgetReservation) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	s, ok := u.m[types.UID(res.UID)]
+	return ok && s.neverSent(res)
 }

@@ -607,7 +607,7 @@ func (w *simWorld) step(o simOp) error {
 			}
 			// The manager's informer delivers the delete event with the render's last state; what
 			// it queues is lost in a crash, as a settlement is.
-			w.r.renderGone(last)
+			w.r.renderGone(last, false)
 		}
 	case opSetSeconds:
 		w.editSpec(func(s *videov1alpha1.VideoBudgetSpec) {

@@ -19,7 +19,6 @@ package spendguard
 import (
 	"context"
 	"fmt"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -76,6 +75,11 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 		}
 		for _, res := range b.Status.Reservations {
 			if res.JobID != "" {
+				if failed(renders.Items, res) {
+					// Its failure was written before its change reached the budget: a failed job
+					// is charged nothing.
+					continue
+				}
 				if !charged(b, res.JobID) {
 					chargeJob(b, res.JobID, res.EstimatedSeconds, nil, res.UnreportedCredits)
 					s.Estimated++
@@ -98,8 +102,8 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 			}
 			switch {
 			case gone || (st.Submission != nil && st.Submission.AttemptID == res.AttemptID):
-				countUsed(b, res, time.Time{})
-				addUsage(b, estimateUsage(res))
+				countUsed(b, res, res.ReservedAt.Time)
+				addUsageAt(b, estimateUsage(res), res.ReservedAt.Time)
 				s.Charged++
 			case recordedSince(st, res):
 				countUsed(b, res, st.SubmittedAt.Time)
@@ -126,4 +130,15 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 		err = g.ledgers.flushPending(ctx, ns)
 	}
 	return s, err
+}
+
+// failed reports whether res's job failed, as its render recorded (a job given up is not: its
+// end was never read, and its estimate is charged).
+func failed(renders []videov1alpha1.VideoRender, res videov1alpha1.BudgetReservation) bool {
+	for i := range renders {
+		if st := &renders[i].Status; string(renders[i].UID) == res.UID && st.JobID == res.JobID {
+			return st.CompletedAt != nil && st.Failure != nil && !givenUp(st.Failure.Code)
+		}
+	}
+	return false
 }

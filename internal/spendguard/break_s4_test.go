@@ -1,0 +1,182 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spendguard
+
+// Adversarial review (s4) of 5fa93b4 (a render deleted before its settlement landed: the delete
+// event's settle, and the hold until the job deadline) and 5ba7ea4 (one charge path: end first,
+// charge queued, under every budget). Each test fails on the code of 5ba7ea4.
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// s4Clock puts the harness's guard and a VideoBudget controller on one fake clock set to at.
+func s4Clock(h *batchHarness, at time.Time) *clocktesting.FakeClock {
+	clk := clocktesting.NewFakeClock(at)
+	h.g.clock = clk
+	return clk
+}
+
+// Change 1 (b), the hold until the job deadline, moves a render's count into the NEXT period.
+//
+// Daily budget, maxRenders 1. At 20:00 an unbounded render reserves, records its job, and the
+// manager crashes before the settlement lands; the render is deleted with its finalizer stripped
+// while no manager runs (so no delete event is seen). The render, and so its job if any, certainly
+// belongs to that day: it was reserved and gone at 20:00.
+//
+// Before 5fa93b4 the VideoBudget controller charged the gone reservation (count + estimate) at its
+// first look past the grace (20:02, same day). Now it holds it until the job deadline (6 h: 02:00
+// the next day) and then charges it with countUsed(b, res, time.Time{}) and addUsage, i.e. "now":
+// the render is counted in the next day. The next day's first render then waits the whole day
+// under maxRenders 1 (the bug TestBreakMidARenderRecordedBeforeTheRollOverIsCountedInTheNextPeriod
+// fixed for settlements). Expected: the next day shows 0 renders used and admits a render.
+func TestS4AGoneRenderHeldUntilTheDeadlineIsCountedInTheNextPeriod(t *testing.T) {
+	day := time.Date(2026, 11, 20, 20, 0, 0, 0, time.UTC)
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriod("Daily"),
+		MaxRenders: ptr.To[int64](1), MaxRenderSeconds: ptr.To[int64](1200)})
+	close(h.hold)
+	clk := s4Clock(h, day)
+	goneBeforeSettled(t, h, clk.Now())
+	clk.Step(2 * time.Minute) // past the grace of a submission in flight
+	_, reconcile := goneJobsController(t, h, clk, &fakeJobs{ends: map[string]*JobEnd{}}, 6*time.Hour)
+	reconcile()
+	if b := h.budget(t); len(b.Status.Reservations) != 1 {
+		t.Fatalf("setup: the gone render's reservation is not held: %+v", b.Status.Reservations)
+	}
+	// The next day, past the job deadline.
+	clk.SetTime(time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC))
+	reconcile()
+	b := h.budget(t)
+	if len(b.Status.Reservations) != 0 {
+		t.Fatalf("past the job deadline the reservation is still held: %+v", b.Status.Reservations)
+	}
+	if !b.Status.PeriodStart.Time.Equal(time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("period starts %v, want Nov 21", b.Status.PeriodStart)
+	}
+	if b.Status.Used.Renders != 0 || b.Status.Used.RenderSeconds != 0 {
+		t.Errorf("Nov 21 shows %d render(s) and %d s used for a render reserved and deleted on Nov 20 at 20:00 "+
+			"(held until the job deadline, then counted 'now'); want 0 and 0", b.Status.Used.Renders, b.Status.Used.RenderSeconds)
+	}
+	bounded := Estimate{Seconds: 10}
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(5), "a", "", bounded, nil); err != nil || d.Wait {
+		t.Errorf("the first render of Nov 21 waits under maxRenders 1 (%q, %v): the day's only render went to yesterday's job", d.Message, err)
+	}
+}
+
+// Change 1 (b): the hold is not limited to renders the manager did not see deleted.
+//
+// maxRenderSeconds 1200. An unbounded render reserves its room and is deleted (kubectl delete; it
+// has no finalizer yet: the finalizer comes with the record) before its in-flight record was
+// written: the paid call follows the in-flight record, so it certainly paid nothing. The running
+// manager sees the delete event, whose last state shows no submission in flight and no job;
+// renderGone returns without telling anyone. The VideoBudget controller then holds the
+// reservation as "a render that may still run" until the job deadline (6 h): every other render
+// without an upper bound in the namespace waits 6 hours behind a render that never paid.
+// Before 5fa93b4 its room was freed at the first look past the grace (charged count + guess).
+// The commit and doc say the hold is for a render deleted "while this manager was down" /
+// "unseen". Expected: once past the grace, the next unbounded render is admitted.
+func TestS4ARenderSeenDeletedBeforeItPaidHoldsTheUnboundedRoomUntilTheJobDeadline(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](1200)})
+	close(h.hold)
+	clk := s4Clock(h, time.Now())
+	blog := Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}
+	vr := batchRender(0)
+	if err := h.server.Create(t.Context(), vr); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", blog, nil); err != nil || d.Wait {
+		t.Fatalf("the first render: %+v, %v", d, err)
+	}
+	last := &videov1alpha1.VideoRender{}
+	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), last); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.server.Delete(t.Context(), last); err != nil {
+		t.Fatal(err)
+	}
+	r, reconcile := goneJobsController(t, h, clk, &fakeJobs{ends: map[string]*JobEnd{}}, 6*time.Hour)
+	// The running manager's informer delivers the delete with the render's last state: no
+	// submission in flight, no job.
+	r.renderGone(last, false)
+	clk.Step(2 * time.Minute)
+	reconcile()
+	reconcile()
+	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", blog, nil)
+	if err != nil || d.Wait {
+		t.Errorf("5 min after a render that never paid was seen deleted, the next unbounded render still waits (%q); "+
+			"reservations %+v (held until the 6 h job deadline)", d.Message, h.budget(t).Status.Reservations)
+	}
+}
+
+// Change 2 + uninstall: a failed job's end written first is charged its estimate by SettleAll.
+//
+// Under maxRenderSeconds the old code (ChargeSoon) ended a failed job's reservation in the budget
+// BEFORE writing the failure; since 5ba7ea4 the failure is written first (no chargeMark: a failed
+// job charges nothing) and the reservation's end is queued for a later budget write (~5 s).
+// The platform then uninstalls: the manager is stopped first (the queued change is lost), and
+// `manager uninstall` runs SettleAll. SettleAll charges every reservation with a job id that is
+// not in chargedJobs its estimate ("nobody will read its end") without looking at the render,
+// whose status says the job failed: a failed job is charged 600 s. (The VideoBudget controller,
+// settleInterrupted, checks st.Failure; SettleAll does not.) Expected: 0 s used, as the render's
+// own charge would have made it.
+func TestS4AnUninstallChargesAFailedJobWhoseEndWasWrittenFirstItsEstimate(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](3600)})
+	close(h.hold)
+	h.pump(t)
+	vr := batchRender(0)
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 600}, nil); err != nil || d.Wait {
+		t.Fatalf("reserve: %+v, %v", d, err)
+	}
+	now := time.Now()
+	recordJob(t, h, vr, "job-f", now.Add(-5*time.Minute), 0)
+	if err := h.g.mutateBudget(t.Context(), "team-a", ChangeSettle, func(b *videov1alpha1.VideoBudget) bool {
+		return settleReservation(b, string(vr.UID), "a", "job-f", now.Add(-5*time.Minute))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The job fails. Under maxRenderSeconds, the end is written first now (chargeEnd: EndFirst).
+	if s := h.g.Standing(t.Context(), vr); !s.EndFirst || s.EndMark == nil {
+		t.Fatalf("setup: under maxRenderSeconds the end is not written first: %+v", s)
+	}
+	cur := &videov1alpha1.VideoRender{}
+	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), cur); err != nil {
+		t.Fatal(err)
+	}
+	cur.Status.CompletedAt = &metav1.Time{Time: now}
+	cur.Status.Failure = &videov1alpha1.JobFailure{Code: "TEXT_TO_VIDEO_FAILED", Message: "the service failed"}
+	if err := h.server.Update(t.Context(), cur); err != nil {
+		t.Fatal(err)
+	}
+	// The queued change (Charge with ChargeLater) is lost: the manager is stopped for the
+	// uninstall. The uninstall's own guard settles the namespace.
+	un := New(h.server, h.server, clocktesting.NewFakeClock(now), 10*time.Second, NewLedgers("ops"))
+	if _, err := un.SettleAll(t.Context(), "team-a"); err != nil {
+		t.Fatal(err)
+	}
+	b := h.budget(t)
+	if b.Status.Used.RenderSeconds != 0 {
+		t.Errorf("after the uninstall a FAILED job is charged %d s (its estimate); want 0 (used %+v)", b.Status.Used.RenderSeconds, b.Status.Used)
+	}
+}
