@@ -63,8 +63,10 @@ import (
 //     all months, no job is counted or charged twice (never more).
 //
 // The renders are modelled as the render reconciler drives the guard: Reserve, the job id in the
-// render's status, Settle, and at the job's end Charge with its real length. A crash drops every
-// in-memory state of the guard and the controller.
+// render's status, Settle, and at the job's end its end written first, marked, with its real
+// length, and its charge queued (chargeEnd). A render's deletion delivers its last state to the
+// VideoBudget controller, as the informer's delete event does. A crash drops every in-memory
+// state of the guard and the controller.
 
 var (
 	simSeeds   = flag.Int("sim.seeds", 300, "number of seeds the simulation runs, from -sim.from")
