@@ -723,7 +723,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // that runs alone instead.
 func (r *Reconciler) renderGone(obj client.Object, unknown bool) {
 	st := videov1alpha1.JobStatusOf(obj)
-	if st == nil || unknown {
+	if st == nil || unknown || !r.guard.budgeted(context.Background(), obj.GetNamespace()) {
 		return
 	}
 	if st.Submission == nil && st.JobID != "" && st.SubmittedAt != nil {
@@ -756,8 +756,9 @@ func (s goneState) neverSent(res videov1alpha1.BudgetReservation) bool {
 // unsentAttempts keeps the last states of deleted renders for keep, until their reservations are
 // looked at past the grace.
 type unsentAttempts struct {
-	mu sync.Mutex
-	m  map[types.UID]goneState
+	mu    sync.Mutex
+	m     map[types.UID]goneState
+	swept time.Time
 }
 
 func (u *unsentAttempts) add(uid types.UID, s goneState, keep time.Duration) {
@@ -766,9 +767,13 @@ func (u *unsentAttempts) add(uid types.UID, s goneState, keep time.Duration) {
 	if u.m == nil {
 		u.m = map[types.UID]goneState{}
 	}
-	for id, old := range u.m {
-		if s.at.Sub(old.at) > keep {
-			delete(u.m, id)
+	if s.at.Sub(u.swept) > time.Minute {
+		// Swept at most once a minute: a burst of deletions costs one pass, not one per deletion.
+		u.swept = s.at
+		for id, old := range u.m {
+			if s.at.Sub(old.at) > keep {
+				delete(u.m, id)
+			}
 		}
 	}
 	u.m[uid] = s
