@@ -386,7 +386,7 @@ func settleReservation(b *videov1alpha1.VideoBudget, uid, attempt, jobID string,
 		// Without an attempt (a deleted render's last state no longer shows it), the reservation
 		// made before the job was recorded.
 		if r.UID != uid || r.JobID != "" || (attempt != "" && r.AttemptID != attempt) ||
-			(attempt == "" && r.ReservedAt.Truncate(time.Second).After(recordedAt)) {
+			(attempt == "" && !recordedFor(r, recordedAt)) {
 			continue
 		}
 		countUsed(b, r, recordedAt)
@@ -527,7 +527,7 @@ func (c JobCharge) pending(b *videov1alpha1.VideoBudget) int {
 		case c.JobID != "" && r.JobID == c.JobID:
 			return i
 		case c.UID != "" && r.UID == string(c.UID) && r.JobID == "" && r.Kind != kindStoryboard && (r.AttemptID == c.Attempt ||
-			c.Attempt == "" && (c.Since.IsZero() || !c.Since.Before(r.ReservedAt.Truncate(time.Second)))):
+			c.Attempt == "" && (c.Since.IsZero() || recordedFor(r, c.Since))):
 			found = i
 		}
 	}

@@ -384,7 +384,7 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			switch {
 			case !gone && st.JobID == res.JobID && st.CompletedAt == nil, young:
 				kept = append(kept, res)
-			case charged(b, res.JobID) || (!gone && st.JobID == res.JobID && st.Failure != nil && !givenUp(st.Failure.Code)):
+			case charged(b, res.JobID) || (!gone && failedJob(st, res)):
 				log.V(1).Info("Ending the reservation of a job whose end was charged", "kind", res.Kind, "name", res.Name, "jobID", res.JobID)
 			case !gone && st.JobID == res.JobID && st.ChargeMark != nil:
 				// Its end was written before its charge (afterend.go): what the job cost is in
@@ -609,16 +609,29 @@ func justRecorded(st *videov1alpha1.JobStatus, now time.Time) bool {
 	return st.SubmittedAt != nil && now.Sub(st.SubmittedAt.Time) < rideDelay+2*settleDelay
 }
 
+// failedJob reports whether st recorded res's job as failed, its end read: a failed job is
+// charged nothing (a job given up is not failed so: its end was never read, and its estimate is
+// charged).
+func failedJob(st *videov1alpha1.JobStatus, res videov1alpha1.BudgetReservation) bool {
+	return st.JobID == res.JobID && st.CompletedAt != nil && st.Failure != nil && !givenUp(st.Failure.Code)
+}
+
 // givenUp reports the failure codes of jobs whose end was never read: the job deadline, or a job
 // the service no longer knows (the controller's codes).
 func givenUp(code string) bool {
 	return code == "JOB_DEADLINE_EXCEEDED" || code == "JOB_NOT_FOUND"
 }
 
+// recordedFor reports whether a job recorded at t may have been paid with res: it was recorded
+// no earlier than res was reserved (to the second: a status time has no finer precision).
+func recordedFor(res videov1alpha1.BudgetReservation, t time.Time) bool {
+	return !t.Before(res.ReservedAt.Truncate(time.Second))
+}
+
 // recordedSince reports whether the object recorded a job submitted since the reservation was
 // made, and has no submission in flight: the reservation was used.
 func recordedSince(st *videov1alpha1.JobStatus, res videov1alpha1.BudgetReservation) bool {
-	return st.Submission == nil && st.JobID != "" && st.SubmittedAt != nil && !st.SubmittedAt.Time.Before(res.ReservedAt.Truncate(time.Second))
+	return st.Submission == nil && st.JobID != "" && st.SubmittedAt != nil && recordedFor(res, st.SubmittedAt.Time)
 }
 
 // sayLedgerFails writes Ready False (LedgerUnavailable) over a status just written as Ready: the
@@ -750,7 +763,7 @@ type goneState struct {
 // neverSent reports whether the render's last state shows res's attempt never sent: not in
 // flight, and no job recorded since res was reserved.
 func (s goneState) neverSent(res videov1alpha1.BudgetReservation) bool {
-	return s.inFlight != res.AttemptID && (s.recorded.IsZero() || s.recorded.Before(res.ReservedAt.Truncate(time.Second)))
+	return s.inFlight != res.AttemptID && (s.recorded.IsZero() || !recordedFor(res, s.recorded))
 }
 
 // unsentAttempts keeps the last states of deleted renders for keep, until their reservations are

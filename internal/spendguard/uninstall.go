@@ -61,6 +61,10 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 	if err := g.reader.List(ctx, &renders, client.InNamespace(ns)); err != nil {
 		return s, fmt.Errorf("listing the VideoRenders of namespace %s: %w", ns, err)
 	}
+	statusOf := make(map[string]*videov1alpha1.JobStatus, len(renders.Items))
+	for i := range renders.Items {
+		statusOf[string(renders.Items[i].UID)] = &renders.Items[i].Status.JobStatus
+	}
 	err := g.mutateBudget(ctx, ns, ChangeUninstall, func(b *videov1alpha1.VideoBudget) bool {
 		s, readErr = Settlement{}, nil
 		marked := false
@@ -75,7 +79,7 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 		}
 		for _, res := range b.Status.Reservations {
 			if res.JobID != "" {
-				if failed(renders.Items, res) {
+				if st := statusOf[res.UID]; st != nil && failedJob(st, res) {
 					// Its failure was written before its change reached the budget: a failed job
 					// is charged nothing.
 					continue
@@ -130,15 +134,4 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 		err = g.ledgers.flushPending(ctx, ns)
 	}
 	return s, err
-}
-
-// failed reports whether res's job failed, as its render recorded (a job given up is not: its
-// end was never read, and its estimate is charged).
-func failed(renders []videov1alpha1.VideoRender, res videov1alpha1.BudgetReservation) bool {
-	for i := range renders {
-		if st := &renders[i].Status; string(renders[i].UID) == res.UID && st.JobID == res.JobID {
-			return st.CompletedAt != nil && st.Failure != nil && !givenUp(st.Failure.Code)
-		}
-	}
-	return false
 }
