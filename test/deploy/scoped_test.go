@@ -204,12 +204,20 @@ func TestChartNamespaceScopedManagerWorks(t *testing.T) {
 		if strings.Contains(logs.String(), "forbidden") {
 			t.Errorf("the manager was refused something:\n%s", logs.String())
 		}
-		// The budget's ledger is in the release's namespace, out of the tenant's reach.
+		// The budget's ledger is in the release's namespace, out of the tenant's reach. It is
+		// written after the budget's status, so it is waited for too.
 		ledger := &unstructured.Unstructured{}
 		ledger.SetAPIVersion("v1")
 		ledger.SetKind("ConfigMap")
-		if err := e.cfgClient.Get(t.Context(), client.ObjectKey{Namespace: namespace, Name: "video-operator-budget-ledger.team-a"}, ledger); err != nil {
-			t.Errorf("the ledger of team-a in the release's namespace: %v\n%s", err, logs.String())
+		for {
+			err := e.cfgClient.Get(t.Context(), client.ObjectKey{Namespace: namespace, Name: "video-operator-budget-ledger.team-a"}, ledger)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the ledger of team-a in the release's namespace: %v\n%s", err, logs.String())
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
 		b := &unstructured.Unstructured{}
 		b.SetAPIVersion("video.videoops.io/v1alpha1")
