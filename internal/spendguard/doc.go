@@ -25,7 +25,7 @@ limitations under the License.
 // write is in flight, or within a short delay for those nobody waits for (settlements, charges
 // after their render's end, afterend.go, reservations written ahead for renders waiting for
 // their call budget, grant.go), go in one write, each deciding on the budget as the ones before it left it. The
-// ledger is written on its own cadence (ledger.go). Every write of the API is made by a caller
+// ledger is written after each budget write that changes it (ledger.go). Every write of the API is made by a caller
 // (a reconcile of a job kind) or by the VideoBudget controller's reconcile: a delay's timer only
 // wakes that controller (Ledgers.Wake), which writes what is due. The reconcilers of the job
 // kinds (internal/controller/spendguard.go) call Guard at the steps of a submission; nothing here

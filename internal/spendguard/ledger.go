@@ -222,13 +222,14 @@ func (s *Ledgers) noteWrite(tenant string, err error) {
 // forget the answer; only a ledger written by hand, or by another process, waits for it.
 const freeTTL = 30 * time.Second
 
-// DefaultLedgerInterval is the ledger's cadence: a budget written many times a second (a burst
-// of renders) has its ledger written once per interval. A manager that stops leaves the ledger up
-// to one interval behind its budget; the next manager's first look at the budget writes it again
-// (ensure), and so does a deletion of the budget seen meanwhile (keepAhead). An uninstall writes it
-// at once (SettleAll). At 5 s the ledger was a sixth of a guarded render's
-// budget-related writes.
-const DefaultLedgerInterval = 10 * time.Second
+// DefaultLedgerInterval is the ledger's cadence: zero, every budget write that changes what the
+// ledger keeps is copied to it at once. A cadence held copies back in memory, and a manager killed
+// with copies held back, whose budget was then replaced before the next manager's first look,
+// lost up to one interval of usage: the simulation found it in 28 of 1,000 seeds at 10 s
+// (docs/spend-guard.md "The simulation"). Writing through costs 0.22 ConfigMap writes per
+// guarded render at the default make bench (0.07 at 10 s). A copy whose write fails is still held
+// back, and written by the next write or read of the ledger.
+const DefaultLedgerInterval time.Duration = 0
 
 // ledgerCadence is one namespace's ledger between two writes.
 type ledgerCadence struct {

@@ -25,6 +25,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,6 +68,13 @@ import (
 // length, and its charge queued (chargeEnd). A render's deletion delivers its last state to the
 // VideoBudget controller, as the informer's delete event does. A crash drops every in-memory
 // state of the guard and the controller.
+//
+// The manager runs with a job deadline (simJobDeadline), its documented give-up point: a job still
+// running past it is charged its reservation's estimate, by its render (chargeGivenUp) or, for a
+// render that is gone, by the VideoBudget controller, and the job may run on at the service. For
+// such a late job the checks ask only what the operator promises: it is charged once, at most
+// what it cost or its estimate; a render given up is charged its estimate in the period it gave
+// up in; and a late job no longer counts as running beside the renders admitted after it.
 
 var (
 	simSeeds   = flag.Int("sim.seeds", 300, "number of seeds the simulation runs, from -sim.from")
@@ -75,6 +83,9 @@ var (
 	simSteps   = flag.Int("sim.steps", 80, "operations per seed")
 	simWorkers = flag.Int("sim.workers", runtime.GOMAXPROCS(0), "seeds run at once")
 	simAll     = flag.Bool("sim.all", false, "go on after a failing seed and report one shrunk sequence per invariant broken")
+	// simLedgerInterval is the ledger's cadence in the simulation: the manager's by default; 10s
+	// replays the cadence the manager had before it wrote through (28 of 1,000 seeds fail).
+	simLedgerInterval = flag.Duration("sim.ledger-interval", DefaultLedgerInterval, "the ledger's cadence (Ledgers.Interval)")
 )
 
 // simOpKind is what one step of the simulation does.
@@ -220,6 +231,8 @@ type simJob struct {
 	// charged is set once its render's charge, written before its end, succeeded; endWritten
 	// once its render's end is written (its charge before it, or queued after it).
 	charged, endWritten bool
+	// givenUpAt is when its render gave it up at the job deadline and charged its estimate.
+	givenUpAt *time.Time
 }
 
 // simRender is a render object of the model.
@@ -314,11 +327,61 @@ func (w *simWorld) start() {
 		r.gathered = ""
 	}
 	w.unsettled = nil
+	// The ledger keeps the manager's cadence (DefaultLedgerInterval); a copy held back (a failed
+	// write, or within a cadence's interval) is lost in a crash. ledgerDue moves a cadence on.
 	ledgers := NewLedgers("ops")
-	ledgers.Interval = 0 // every ledger write now: the simulation has no timers
+	ledgers.Interval = *simLedgerInterval
 	w.g = New(w.c, w.c, w.clk, 10*time.Second, ledgers)
 	w.r = NewReconciler(ReconcilerOptions{Client: w.c, Reader: w.c, Clock: w.clk, Grace: time.Minute, Recheck: time.Hour,
-		Retry: time.Second, Ledgers: ledgers, Guard: w.g, Jobs: simService{w}})
+		Retry: time.Second, Ledgers: ledgers, Guard: w.g, Jobs: simService{w}, JobDeadline: simJobDeadline})
+}
+
+// simJobDeadline is the manager's --job-deadline in the simulation: the clock's steps (up to five
+// days) outlive it.
+const simJobDeadline = 6 * time.Hour
+
+// simGivenUp and simLateGone count, over a run's seeds, the jobs given up by their render and the
+// late jobs of gone renders at the end of a seed: the report says how often the deadline's paths ran.
+var simGivenUp, simLateGone atomic.Int64
+
+// late reports whether j was given up at the job deadline: by its render, or, for a render that
+// is gone, by the VideoBudget controller, which does at its next look once the job ran past it.
+func (w *simWorld) late(j *simJob) bool {
+	end := w.clk.Now()
+	if j.ended != nil {
+		end = *j.ended
+	}
+	return j.givenUpAt != nil || (!j.live && end.Sub(j.submitted) > simJobDeadline)
+}
+
+// giveUpLate gives up the jobs of live renders still running past the job deadline, as the
+// render controller does at its next look (chargeGivenUp): their reservation's estimate is
+// charged first, then the end is written as failed (JOB_DEADLINE_EXCEEDED). A charge that cannot
+// be written is tried at the next step; the job may still run at the service. A job that ended
+// is not given up: the render reads its end first.
+func (w *simWorld) giveUpLate() {
+	now := w.clk.Now()
+	for _, r := range w.renders {
+		j := r.job
+		if j == nil || !j.live || j.ended != nil || j.endWritten || j.charged || now.Sub(j.submitted) <= simJobDeadline {
+			continue
+		}
+		c := JobCharge{JobID: j.id, UID: r.uid, Since: j.submitted, Estimate: true, Seconds: r.est.Seconds}
+		if err := w.g.chargeNow(w.ctx, simNS, c); err != nil {
+			continue
+		}
+		var vr videov1alpha1.VideoRender
+		if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: r.name}, &vr); err != nil {
+			w.t.Fatal(err)
+		}
+		vr.Status.CompletedAt = &metav1.Time{Time: now}
+		vr.Status.Failure = &videov1alpha1.JobFailure{Code: "JOB_DEADLINE_EXCEEDED", Message: "past the job deadline"}
+		if err := w.server.Status().Update(w.ctx, &vr); err != nil {
+			w.t.Fatal(err)
+		}
+		j.charged, j.endWritten, j.givenUpAt = true, true, &now
+		simGivenUp.Add(1)
+	}
 }
 
 // simService is the service as the VideoBudget controller reads it: the jobs of the model.
@@ -392,6 +455,13 @@ func (w *simWorld) truth(start time.Time) (submitted, seconds int64, unboundedRu
 			submitted++
 		}
 		switch {
+		case w.late(j):
+			// Given up at the deadline (or about to be): the budget knows its estimate, charged
+			// in the period it gave up in, and it no longer runs beside the renders admitted
+			// after it as far as the operator can know.
+			if j.givenUpAt != nil && !j.givenUpAt.Before(start) {
+				seconds += min(j.actual, j.reserved)
+			}
 		case j.ended == nil && j.unbounded:
 			seconds += min(j.actual, j.reserved)
 			unboundedRunning = true
@@ -631,6 +701,8 @@ func (w *simWorld) step(o simOp) error {
 		w.clk.Step(time.Duration(o.a))
 		w.ageGrants(time.Duration(o.a))
 		w.queuedDue()
+		w.ledgerDue(time.Duration(o.a))
+		w.giveUpLate()
 	case opReconcile:
 		w.reconcile()
 	case opCrash:
@@ -708,6 +780,7 @@ func (w *simWorld) drain() error {
 	w.queuedDue()
 	w.reconcile()
 	w.clk.Step(2 * time.Minute)
+	w.ledgerDue(2 * time.Minute)
 	w.reconcile()
 	w.reconcile()
 	if err := w.checkUsage(); err != nil {
@@ -719,7 +792,16 @@ func (w *simWorld) drain() error {
 	}
 	var owed int64
 	for _, j := range w.jobs {
-		if !j.ended.Before(b.Status.PeriodStart.Time) {
+		switch {
+		case j.givenUpAt != nil:
+			if !j.givenUpAt.Before(b.Status.PeriodStart.Time) {
+				owed += min(j.actual, j.reserved)
+			}
+		case w.late(j):
+			simLateGone.Add(1)
+			// A gone render's late job: the controller charged its end or its estimate when it
+			// looked past the deadline, in a period the model does not follow.
+		case !j.ended.Before(b.Status.PeriodStart.Time):
 			owed += j.actual
 		}
 	}
@@ -838,6 +920,7 @@ func TestSimulation(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	givenUp, lateGone := simGivenUp.Load(), simLateGone.Load()
 	found := map[string]string{}
 	for kind, f := range first {
 		if kind == "" {
@@ -856,7 +939,8 @@ func TestSimulation(t *testing.T) {
 	for _, report := range found {
 		t.Error(report)
 	}
-	t.Logf("%d seeds of %d steps in %s: %d failing, %d invariants broken", *simSeeds, *simSteps, time.Since(start).Round(time.Millisecond), failing, len(found))
+	t.Logf("%d seeds of %d steps in %s: %d failing, %d invariants broken; %d jobs given up at the deadline by their render, %d late jobs of gone renders",
+		*simSeeds, *simSteps, time.Since(start).Round(time.Millisecond), failing, len(found), givenUp, lateGone)
 }
 
 // ageGrants moves the grants' times back by d: they follow the process's clock (grant.go), not
@@ -887,5 +971,17 @@ func (w *simWorld) queuedDue() {
 		if s.flushing && s.flushAt.After(now) {
 			s.flushAt = now
 		}
+	}
+}
+
+// ledgerDue moves the ledger cadence's last writes back by d: the cadence follows the process's
+// clock, and time passes for it as well, so that what it holds back is due at the controller's
+// next look.
+func (w *simWorld) ledgerDue(d time.Duration) {
+	s := w.g.ledgers
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, lc := range s.cadence {
+		lc.last = lc.last.Add(-d)
 	}
 }
