@@ -71,7 +71,8 @@ var _ = Describe("Ordinary operations, attacked (break-ops)", func() {
 	// want that period's spend remembered". docs/spend-guard.md: the ledger is what a budget
 	// created again takes over ("A budget survives its replacement"). The uninstall mode has no
 	// VideoBudget controller: its budget writes after the first one within the ledger's cadence
-	// (10 s) are held back for a controller that never comes, and the process exits. The ledger
+	// (10 s then; the ledger is written through now) were held back for a controller that never
+	// came, and the process exited. The ledger
 	// keeps the first render's charge and the second render's reservation: a budget created again
 	// (a reinstall, then a GitOps sync) takes over 100 s of the 200 s charged and a reservation of
 	// a job already charged, which it charges again once it reads the job's end.

@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -145,21 +144,18 @@ func endMark(b *videov1alpha1.VideoBudget, jobID string) (mark *videov1alpha1.Ch
 // written) with its mark, for a write of the namespace's budget within chargeLaterDelay. Nobody
 // waits for it; a write that fails is tried again, for as long as the process runs.
 func (g *Guard) chargeLaterQueued(ns string, c JobCharge) {
-	g.later.add(c.JobID)
 	g.chargeLater(ns, ChangeChargeAfterEnd, c, chargeLaterDelay)
 }
 
 // chargeMarkedSoon is chargeLaterQueued for a render whose marked end is about to leave its status:
 // written sooner.
 func (g *Guard) chargeMarkedSoon(ns string, c JobCharge) {
-	g.later.add(c.JobID)
 	g.chargeLater(ns, ChangeChargeMarked, c, settleDelay)
 }
 
 func (g *Guard) chargeLater(ns, kind string, c JobCharge, delay time.Duration) {
 	g.mutateThen(ns, kind, c.change, func(err error) {
 		if err == nil || errors.Is(err, errNoBudget) {
-			g.later.done(c.JobID)
 			return
 		}
 		// Its write failed: tried again, first within a second, with whatever else is queued.
@@ -170,10 +166,6 @@ func (g *Guard) chargeLater(ns, kind string, c JobCharge, delay time.Duration) {
 		g.chargeLater(ns, kind, c, next)
 	}, delay)
 }
-
-// chargePending reports whether this process queued the charge of jobID after its end and has
-// not written it yet.
-func (g *Guard) chargePending(jobID string) bool { return g != nil && g.later.has(jobID) }
 
 // unchargedMark is the charge obj's status marked (MarkedChargeOf) while the budget, as the cache
 // shows it, may still lack it (lostCharge): its render must not move on to another job before it
@@ -200,33 +192,4 @@ func lostCharge(b *videov1alpha1.VideoBudget, c JobCharge) bool {
 	}
 	count := b.Status.ChargeCount
 	return c.Mark.Count <= count && count-c.Mark.Count < maxChargedJobs
-}
-
-// laterCharges are the jobs whose charge this process queued after their end.
-type laterCharges struct {
-	mu    sync.Mutex
-	byJob map[string]int
-}
-
-func (l *laterCharges) add(jobID string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.byJob == nil {
-		l.byJob = map[string]int{}
-	}
-	l.byJob[jobID]++
-}
-
-func (l *laterCharges) done(jobID string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.byJob[jobID]--; l.byJob[jobID] <= 0 {
-		delete(l.byJob, jobID)
-	}
-}
-
-func (l *laterCharges) has(jobID string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.byJob[jobID] > 0
 }

@@ -131,10 +131,10 @@ func TestABudgetWhoseHistoryStartsAgainDoesNotChargeOldMarkedRendersAgain(t *tes
 func TestAJobChargedBeforeItsEndWasMarkedIsNotChargedAgain(t *testing.T) {
 	t.Run("charged before the end write, which is written again", func(t *testing.T) {
 		b := &videov1alpha1.VideoBudget{}
-		chargeJob(b, "j", 10, nil, false)                                         // charged before its end: count 1
+		chargeJobAt(b, "j", 10, nil, false, time.Time{})                          // charged before its end: count 1
 		mark := videov1alpha1.ChargeMark{Count: b.Status.ChargeCount, After: "j"} // end written again under the new path
 		for i := range maxChargedJobs {
-			chargeJob(b, fmt.Sprintf("k%d", i), 1, nil, false)
+			chargeJobAt(b, fmt.Sprintf("k%d", i), 1, nil, false, time.Time{})
 		}
 		if (JobCharge{JobID: "j", Mark: &mark, Seconds: 10}).change(b) {
 			t.Fatalf("j charged twice at count %d (mark %+v): used %d s", b.Status.ChargeCount, mark, b.Status.Used.RenderSeconds)
@@ -146,7 +146,7 @@ func TestAJobChargedBeforeItsEndWasMarkedIsNotChargedAgain(t *testing.T) {
 		b.Status.Used.RenderSeconds = 10
 		mark := videov1alpha1.ChargeMark{After: "j"} // count 0
 		for i := range maxChargedJobs {
-			chargeJob(b, fmt.Sprintf("k%d", i), 1, nil, false)
+			chargeJobAt(b, fmt.Sprintf("k%d", i), 1, nil, false, time.Time{})
 		}
 		if (JobCharge{JobID: "j", Mark: &mark, Seconds: 10}).change(b) {
 			t.Fatalf("j charged twice at count %d (mark %+v)", b.Status.ChargeCount, mark)
@@ -184,10 +184,10 @@ func TestAChargeWhoseFlushMeetsABusyTurnIsStillWritten(t *testing.T) {
 	h.g.writers.mu.Unlock()
 	reviewReconcile(t, h, clocktesting.NewFakeClock(time.Now()), 2)
 	b := h.budget(t)
-	t.Logf("queue %d, flush armed %v, pending %v, used %d s", queued, flushing, h.g.chargePending("j1"), b.Status.Used.RenderSeconds)
+	t.Logf("queue %d, flush armed %v, used %d s", queued, flushing, b.Status.Used.RenderSeconds)
 	if !charged(b, "j1") {
-		t.Fatalf("j1's charge stalled: queued %d with no flush armed (%v), ChargePending %v blocks its recovery; used %d s",
-			queued, flushing, h.g.chargePending("j1"), b.Status.Used.RenderSeconds)
+		t.Fatalf("j1's charge stalled: queued %d with no flush armed (%v); used %d s",
+			queued, flushing, b.Status.Used.RenderSeconds)
 	}
 }
 
@@ -208,7 +208,7 @@ func TestAChargeWhoseWritesKeepFailingIsNotGivenUp(t *testing.T) {
 	h.g.chargeLaterQueued("team-a", JobCharge{JobID: "j1", Seconds: 12})
 	// The namespace's other renders keep writing (each write carries j1's charge, queued again
 	// after each failure).
-	for i := 0; h.g.chargePending("j1"); i++ {
+	for i := 0; !charged(h.budget(t), "j1"); i++ {
 		_ = h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("busy-%d", i), Seconds: 1})
 		if i > 50 {
 			t.Fatal("j1 never left the queue")

@@ -340,8 +340,7 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 			b.SetManagedFields(nil)
 			slot.latest = b
 			if adopted || ledgerChanged(base, b) {
-				urgent := adopted || !base.Status.PeriodEnd.Equal(b.Status.PeriodEnd)
-				if lerr := g.ledgers.record(ctx, g.client, b, urgent); lerr != nil {
+				if lerr := g.ledgers.write(ctx, g.client, b); lerr != nil {
 					logf.FromContext(ctx).Info("Copying the budget's usage to the ledger failed; the next budget write copies it", "error", lerr.Error())
 				}
 			}
@@ -413,8 +412,8 @@ func (g *Guard) wrote(from string, b *videov1alpha1.VideoBudget) {
 }
 
 // keepInLedger is the batch's part for a budget deleted since this process last wrote it (last):
-// the ledger gets what the batch would have written to it (a settlement, a charge) and what was
-// still waiting for the ledger's cadence, so that a budget created again takes it over. The
+// the ledger gets what the batch would have written to it (a settlement, a charge) and a copy
+// held back after a failed write, so that a budget created again takes it over. The
 // changes are kept for every later copy of the deleted budget (Ledgers.keepGone): a copy of its
 // last write that reaches the ledger after them must not drop them. A batch of a namespace whose
 // budget this process never wrote changes nothing. It returns the copy the next batch starts
@@ -433,7 +432,7 @@ func (g *Guard) keepInLedger(ctx context.Context, last *videov1alpha1.VideoBudge
 		changes = append(changes, o.change)
 	}
 	b := g.ledgers.keepGone(last, changes, g.clock.Now())
-	if err := g.ledgers.record(ctx, g.client, b, true); err != nil {
+	if err := g.ledgers.write(ctx, g.client, b); err != nil {
 		logf.FromContext(ctx).Info("Copying a deleted budget's last usage to the ledger failed", "namespace", b.Namespace, "error", err.Error())
 	}
 	if g.ledgers.replacedBy(b.Namespace, b.UID) {

@@ -109,7 +109,6 @@ func (h *batchHarness) pump(t *testing.T) {
 				return
 			case ev := <-wake:
 				g.flushDue(ctx, ev.Object.GetNamespace())
-				_ = g.ledgers.flushDue(ctx, ev.Object.GetNamespace())
 			}
 		}
 	}()
@@ -538,7 +537,7 @@ func TestALedgerThatHoldsNoLimitsIsNotReadForEverySubmission(t *testing.T) {
 	start, end := PeriodBounds(videov1alpha1.BudgetPeriodMonthly, now)
 	b := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName, UID: "b1"},
 		Status: videov1alpha1.VideoBudgetStatus{PeriodStart: &metav1.Time{Time: start}, PeriodEnd: &metav1.Time{Time: end}}}
-	if err := g.ledgers.record(t.Context(), c, b, true); err != nil {
+	if err := g.ledgers.write(t.Context(), c, b); err != nil {
 		t.Fatal(err)
 	}
 	if d, err := g.reserve(t.Context(), "VideoRender", batchRender(99), "a", "", Estimate{}, nil); err != nil || !d.Wait {

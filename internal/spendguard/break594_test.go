@@ -106,17 +106,17 @@ func TestBreak594AFailedFlushDoesNotDropTheHeldBackCopyATakeOverMustRead(t *test
 	now := time.Now()
 	f := newFlakyLedgerServer(t)
 	ledgers := NewLedgers("ops")
-	ledgers.Interval = time.Hour
 	old := ledgerBudget("b1", "10", now)
-	if err := ledgers.record(t.Context(), f.c, old, false); err != nil {
+	if err := ledgers.write(t.Context(), f.c, old); err != nil {
 		t.Fatal(err)
 	}
-	// The render's count: held back by the cadence.
-	if err := ledgers.record(t.Context(), f.c, withCharge(old, "11", "job-1"), false); err != nil {
-		t.Fatal(err)
+	// The render's count: its copy's write fails, and it is held back (then: by the ledger's
+	// cadence).
+	f.failing.Store(true)
+	if err := ledgers.write(t.Context(), f.c, withCharge(old, "11", "job-1")); err == nil {
+		t.Fatal("the failing write succeeded")
 	}
 	// The budget is replaced; the first attempt to take over meets one failed ledger write.
-	f.failing.Store(true)
 	replaced := ledgerBudget("b2", "20", now)
 	replaced.Status.LedgerBudgetUID = ""
 	first := replaced.DeepCopy()
@@ -152,10 +152,9 @@ func TestBreak594AChargeMadeWhileTheBudgetIsGoneSurvivesALateCopyOfItsLastWrite(
 	now := time.Now()
 	f := newFlakyLedgerServer(t)
 	ledgers := NewLedgers("ops")
-	ledgers.Interval = time.Hour
 	g := New(f.c, f.c, clocktesting.NewFakeClock(now), 10*time.Second, ledgers)
 	x := ledgerBudget("b1", "10", now)
-	if err := ledgers.record(t.Context(), f.c, x, false); err != nil {
+	if err := ledgers.write(t.Context(), f.c, x); err != nil {
 		t.Fatal(err)
 	}
 	// The controller wrote the budget (a condition) at version 11 just before it was deleted; its
@@ -173,7 +172,7 @@ func TestBreak594AChargeMadeWhileTheBudgetIsGoneSurvivesALateCopyOfItsLastWrite(
 	// The guard's batch with job-1's charge finds the budget gone.
 	latest := g.keepInLedger(t.Context(), x, charge("job-1"))
 	// The controller's record of its last write lands now.
-	if err := ledgers.record(t.Context(), f.c, y, false); err != nil {
+	if err := ledgers.write(t.Context(), f.c, y); err != nil {
 		t.Fatal(err)
 	}
 	// The next charge while the budget is gone.
@@ -205,14 +204,13 @@ func TestBreak594AnOlderCopyWrittenAfterAFailedNewerOneDoesNotEndFailClosed(t *t
 	now := time.Now()
 	f := newFlakyLedgerServer(t)
 	ledgers := NewLedgers("ops")
-	ledgers.Interval = time.Hour
 	x := ledgerBudget("b1", "10", now)
 	if err := ledgers.write(t.Context(), f.c, x); err != nil {
 		t.Fatal(err)
 	}
 	f.failing.Store(true)
 	z := withCharge(x, "12", "job-1")
-	if err := ledgers.record(t.Context(), f.c, z, true); err == nil {
+	if err := ledgers.write(t.Context(), f.c, z); err == nil {
 		t.Fatal("the failing write succeeded")
 	}
 	f.failing.Store(false)
@@ -231,7 +229,7 @@ func TestBreak594AnOlderCopyWrittenAfterAFailedNewerOneDoesNotEndFailClosed(t *t
 }
 
 // Finding 4. holds (every paid submission of a namespace without a budget) now creates a
-// ledgerCadence (and its mutex) for the namespace through readCurrent/cadenceOf, and nothing
+// tenantLedger (and its mutex) for the namespace through readCurrent/tenantOf, and nothing
 // ever removes one: the map grows by one entry per namespace ever asked about (a cluster whose
 // CI creates a namespace per run), where 223f4a0's holds created none. maxFree bounds the free
 // answers at 10,000 for this reason; the cadences are unbounded.
@@ -248,7 +246,7 @@ func TestBreak594HoldsDoesNotGrowALedgerCadencePerNamespaceWithoutABudget(t *tes
 	}
 	t.Logf("%d holds in %v", n, time.Since(start))
 	ledgers.mu.Lock()
-	got := len(ledgers.cadence)
+	got := len(ledgers.tenants)
 	ledgers.mu.Unlock()
 	if got > maxFree {
 		t.Fatalf("%d namespaces without a budget were asked about once: the ledgers keep %d cadences for them, never dropped", n, got)

@@ -60,25 +60,26 @@ func TestBreak901FoldedGoneChangesAreNotUndoneByTheHeldBackCopyOfTheSameVersion(
 	now := time.Now()
 	f := newFlakyLedgerServer(t)
 	ledgers := NewLedgers("ops")
-	ledgers.Interval = time.Hour
 	g := New(f.c, f.c, clocktesting.NewFakeClock(now), 10*time.Second, ledgers)
 	a := ledgerBudget("b1", "10", now)
-	if err := ledgers.record(t.Context(), f.c, a, false); err != nil {
+	if err := ledgers.write(t.Context(), f.c, a); err != nil {
 		t.Fatal(err)
 	}
-	// The guard's last write of the budget (version 11): slot.latest, and held back by the
-	// cadence as a copy of its own.
+	// The guard's last write of the budget (version 11): slot.latest, and its ledger copy held
+	// back as a copy of its own after a failed write (then: by the ledger's cadence).
 	latest := withCharge(a, "11", "job-0")
-	if err := ledgers.record(t.Context(), f.c, latest, false); err != nil {
-		t.Fatal(err)
+	f.failing.Store(true)
+	if err := ledgers.write(t.Context(), f.c, latest); err == nil {
+		t.Fatal("the failing write succeeded")
 	}
+	f.failing.Store(false)
 	// The budget is deleted; a burst of ends (more than maxGone) is charged into its ledger.
 	g.keepInLedger(t.Context(), latest, chargeOps("job-gone", maxGone+1))
 	if l, _, _ := ledgers.read(t.Context(), f.c, "team-a"); l == nil || l.Used.Renders != int64(maxGone+2) {
 		t.Fatalf("the charges made while the budget is gone were not written: %+v", l)
 	}
 	// The next read that decides on the ledger (a budget created again, a render of the
-	// namespace meanwhile) first writes what the cadence holds back.
+	// namespace meanwhile) first writes the copy held back.
 	if _, _, err := ledgers.holds(t.Context(), f.c, "team-a", now); err != nil {
 		t.Fatal(err)
 	}
@@ -110,10 +111,9 @@ func TestBreak901AChangeMadeWhileTheBudgetIsGoneIsNotDroppedByATakeoverThatReadT
 	now := time.Now()
 	f := newFlakyLedgerServer(t)
 	ledgers := NewLedgers("ops")
-	ledgers.Interval = time.Hour
 	g := New(f.c, f.c, clocktesting.NewFakeClock(now), 10*time.Second, ledgers)
 	a := ledgerBudget("b1", "10", now)
-	if err := ledgers.record(t.Context(), f.c, a, false); err != nil {
+	if err := ledgers.write(t.Context(), f.c, a); err != nil {
 		t.Fatal(err)
 	}
 	// The budget is replaced. The new one's reconcile reads the ledger (its readCurrent got
@@ -128,7 +128,7 @@ func TestBreak901AChangeMadeWhileTheBudgetIsGoneIsNotDroppedByATakeoverThatReadT
 	g.keepInLedger(t.Context(), a, chargeOps("job-x", 1))
 	// ... then the new budget's status write lands and its first copy is written (urgent).
 	b.ResourceVersion = "21"
-	if err := ledgers.record(t.Context(), f.c, b, true); err != nil {
+	if err := ledgers.write(t.Context(), f.c, b); err != nil {
 		t.Fatal(err)
 	}
 	// The new budget as the API server holds it: the guard's next write of the namespace
@@ -153,7 +153,7 @@ func TestBreak901AChangeMadeWhileTheBudgetIsGoneIsNotDroppedByATakeoverThatReadT
 		t.Fatal(err)
 	}
 	ledgers.mu.Lock()
-	kept := len(ledgers.cadence["team-a"].gone)
+	kept := len(ledgers.tenants["team-a"].gone)
 	ledgers.mu.Unlock()
 	if !charged(b, "job-x-0") && !slicesContains(l.ChargedJobs, "job-x-0") {
 		t.Fatalf("job-x, charged while no budget existed, is in neither the new budget (renders %d) nor its ledger (renders %d, charged %v), "+

@@ -90,8 +90,6 @@ type Guard struct {
 	// grants are the reservations written ahead for renders waiting for their key's call
 	// budget (grant.go).
 	grants grants
-	// later are the charges queued after their render's end (chargeLaterQueued).
-	later laterCharges
 	// observer counts the budget writes; nil counts nothing.
 	observer WriteObserver
 }
@@ -560,13 +558,8 @@ func charged(b *videov1alpha1.VideoBudget, jobID string) bool {
 	return false
 }
 
-// chargeJob adds a job's seconds and credits to usage and remembers its id.
-func chargeJob(b *videov1alpha1.VideoBudget, jobID string, secs int64, credits *resource.Quantity, unreported bool) {
-	chargeJobAt(b, jobID, secs, credits, unreported, time.Time{})
-}
-
-// chargeJobAt is chargeJob for a job that ended at endedAt (zero: now): its cost counts in the
-// period that contains it (addUsageAt).
+// chargeJobAt adds the seconds and credits of a job that ended at endedAt (zero: now) to the
+// usage of the period that contains it (addUsageAt), and remembers its id.
 func chargeJobAt(b *videov1alpha1.VideoBudget, jobID string, secs int64, credits *resource.Quantity, unreported bool, endedAt time.Time) {
 	d := videov1alpha1.BudgetUsage{RenderSeconds: max(secs, 0)}
 	if credits != nil && !credits.IsZero() {

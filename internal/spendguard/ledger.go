@@ -30,7 +30,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -118,12 +117,9 @@ type Ledgers struct {
 	// known are the tenant namespaces whose ledger this process wrote or saw: the VideoBudget
 	// controller looks for the others' once, to write those a migration left to write.
 	known sync.Map
-	// Interval is the ledger's cadence: one namespace's ledger is written at most once per
-	// Interval, with the budget as its last write left it (record).
-	Interval time.Duration
 
 	mu      sync.Mutex
-	cadence map[string]*ledgerCadence
+	tenants map[string]*tenantLedger
 	// free are the tenant namespaces whose ledger was read and holds no limits, until when that
 	// answer is used without reading it again (holds).
 	free map[string]time.Time
@@ -139,8 +135,8 @@ type Ledgers struct {
 
 // Wake is a source of the namespaces whose VideoBudget the controller must look at, for its
 // watch: a ledger write that starts failing (whoever wrote, so that the budget's status says
-// why nothing is paid), changes queued for the budget that are due (Guard.flushDue), a ledger
-// copy the cadence held back (flushDue). Timers only wake the controller: every write of the API
+// why nothing is paid), and changes queued for the budget that are due (Guard.flushDue). Timers
+// only wake the controller: every write of the API
 // is a reconcile's or its caller's.
 func (s *Ledgers) Wake() <-chan event.GenericEvent {
 	s.mu.Lock()
@@ -222,20 +218,15 @@ func (s *Ledgers) noteWrite(tenant string, err error) {
 // forget the answer; only a ledger written by hand, or by another process, waits for it.
 const freeTTL = 30 * time.Second
 
-// DefaultLedgerInterval is the ledger's cadence: zero, every budget write that changes what the
-// ledger keeps is copied to it at once. A cadence held copies back in memory, and a manager killed
-// with copies held back, whose budget was then replaced before the next manager's first look,
-// lost up to one interval of usage: the simulation found it in 28 of 1,000 seeds at 10 s
-// (docs/spend-guard.md "The simulation"). Writing through costs 0.22 ConfigMap writes per
-// guarded render at the default make bench (0.07 at 10 s). A copy whose write fails is still held
-// back, and written by the next write or read of the ledger.
-const DefaultLedgerInterval time.Duration = 0
-
-// ledgerCadence is one namespace's ledger between two writes.
-type ledgerCadence struct {
-	last time.Time
-	// pending is the budget to copy at the end of the interval, or the copy whose write failed:
-	// nil when the ledger is current.
+// tenantLedger is one namespace's ledger as this process writes it. Every budget write that changes
+// what the ledger keeps is copied at once: a cadence that held copies back in memory lost up to
+// its interval of usage when the manager was killed and the budget replaced before the next
+// manager's first look (the simulation found it in 28 of 1,000 seeds at 10 s, docs/spend-guard.md
+// "The simulation"); writing through costs 0.22 ConfigMap writes per guarded render at the
+// default make bench (0.07 at 10 s).
+type tenantLedger struct {
+	// pending is the copy whose write failed, held back for the next write or read of the
+	// ledger: nil when the ledger is current.
 	pending *videov1alpha1.VideoBudget
 	client  client.Client
 	// written is the copy this process last wrote (before gone's changes): a copy of the same
@@ -260,7 +251,7 @@ type ledgerCadence struct {
 }
 
 // lock takes lc.io, or gives up when ctx ends.
-func (lc *ledgerCadence) lock(ctx context.Context) error {
+func (lc *tenantLedger) lock(ctx context.Context) error {
 	select {
 	case lc.io <- struct{}{}:
 		return nil
@@ -269,34 +260,34 @@ func (lc *ledgerCadence) lock(ctx context.Context) error {
 	}
 }
 
-func (lc *ledgerCadence) unlock() { <-lc.io }
+func (lc *tenantLedger) unlock() { <-lc.io }
 
-// cadenceOfLocked is tenant's cadence, created on first use; s.mu is held.
-func (s *Ledgers) cadenceOfLocked(tenant string) *ledgerCadence {
-	if s.cadence == nil {
-		s.cadence = map[string]*ledgerCadence{}
+// tenantOfLocked is tenant's ledger state, created on first use; s.mu is held.
+func (s *Ledgers) tenantOfLocked(tenant string) *tenantLedger {
+	if s.tenants == nil {
+		s.tenants = map[string]*tenantLedger{}
 	}
-	lc, ok := s.cadence[tenant]
+	lc, ok := s.tenants[tenant]
 	if !ok {
-		lc = &ledgerCadence{io: make(chan struct{}, 1)}
-		s.cadence[tenant] = lc
+		lc = &tenantLedger{io: make(chan struct{}, 1)}
+		s.tenants[tenant] = lc
 	}
 	return lc
 }
 
-// cadenceOf is tenant's cadence, created on first use (a write).
-func (s *Ledgers) cadenceOf(tenant string) *ledgerCadence {
+// tenantOf is tenant's ledger state, created on first use (a write).
+func (s *Ledgers) tenantOf(tenant string) *tenantLedger {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.cadenceOfLocked(tenant)
+	return s.tenantOfLocked(tenant)
 }
 
-// existingCadence is tenant's cadence, nil when this process never wrote its ledger: a namespace
+// existingTenant is tenant's ledger state, nil when this process never wrote its ledger: a namespace
 // without a budget, asked about at each paid submission, gets none.
-func (s *Ledgers) existingCadence(tenant string) *ledgerCadence {
+func (s *Ledgers) existingTenant(tenant string) *tenantLedger {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.cadence[tenant]
+	return s.tenants[tenant]
 }
 
 // olderCopy reports whether b is a copy of the same budget as than at an older resourceVersion:
@@ -306,11 +297,7 @@ func (s *Ledgers) existingCadence(tenant string) *ledgerCadence {
 // not older. Versions that go back (etcd restored without --bump-revision) hold copies back until
 // the manager restarts: docs/spend-guard.md, "Restoring etcd".
 func olderCopy(b, than *videov1alpha1.VideoBudget) bool {
-	if b == nil || than == nil || b.UID != than.UID {
-		return false
-	}
-	order, err := resourceversion.CompareResourceVersion(b.ResourceVersion, than.ResourceVersion)
-	return err == nil && order < 0
+	return b != nil && than != nil && b.UID == than.UID && newerCopy(than.ResourceVersion, b.ResourceVersion)
 }
 
 // NewLedgers returns the ledgers kept in namespace ns (DefaultLedgerNamespace when empty).
@@ -318,65 +305,12 @@ func NewLedgers(ns string) *Ledgers {
 	if ns == "" {
 		ns = DefaultLedgerNamespace
 	}
-	return &Ledgers{Namespace: ns, Interval: DefaultLedgerInterval}
+	return &Ledgers{Namespace: ns}
 }
 
-// record copies b's usage to its namespace's ledger: now when urgent (a budget that took the
-// ledger over, a new period), when the ledger was not written within the interval, or when
-// this process never wrote it; otherwise at the end of the interval, with the budget as its
-// last write by then left it. What the interval holds back is written before the ledger is read
-// again by this process (a budget taking over, a namespace without a budget: readCurrent);
-// a crash loses at most one interval of changes from the ledger, never from the budget.
-func (s *Ledgers) record(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, urgent bool) error {
-	now := time.Now()
-	s.mu.Lock()
-	ok := s.cadence[b.Namespace] != nil
-	lc := s.cadenceOfLocked(b.Namespace)
-	if olderCopy(b, lc.written) || (olderCopy(b, lc.pending) && !urgent) {
-		// A newer copy of this budget is written or held back: it holds this one's changes.
-		s.mu.Unlock()
-		return nil
-	}
-	if !urgent && ok && now.Sub(lc.last) < s.Interval {
-		schedule := lc.pending == nil
-		lc.pending, lc.client = b.DeepCopy(), c
-		s.mu.Unlock()
-		if schedule {
-			s.wakeAt(b.Namespace, s.Interval-now.Sub(lc.last))
-		}
-		return nil
-	}
-	lc.last = now
-	s.mu.Unlock()
-	return s.write(ctx, c, b)
-}
-
-// wakeAt wakes the VideoBudget controller after d, to write what the cadence holds back of
-// tenant's ledger (flushDue); a wake-up not heard is tried again a second later.
-func (s *Ledgers) wakeAt(tenant string, d time.Duration) {
-	time.AfterFunc(d, func() {
-		if !s.wakeUp(tenant) && s.listening() {
-			s.wakeAt(tenant, time.Second)
-		}
-	})
-}
-
-// flushDue writes what the cadence holds back of tenant's ledger once its interval has passed:
-// in the VideoBudget controller's reconcile.
-func (s *Ledgers) flushDue(ctx context.Context, tenant string) error {
-	s.mu.Lock()
-	lc := s.cadence[tenant]
-	due := lc != nil && lc.pending != nil && time.Since(lc.last) >= s.Interval
-	s.mu.Unlock()
-	if !due {
-		return nil
-	}
-	return s.flushPending(ctx, tenant)
-}
-
-// flushPending writes what the cadence holds back of tenant's ledger now.
+// flushPending writes the copy of tenant's ledger held back after a failed write.
 func (s *Ledgers) flushPending(ctx context.Context, tenant string) error {
-	lc := s.existingCadence(tenant)
+	lc := s.existingTenant(tenant)
 	if lc == nil {
 		return nil
 	}
@@ -388,12 +322,12 @@ func (s *Ledgers) flushPending(ctx context.Context, tenant string) error {
 }
 
 // keepAhead runs when tenant's budget is deleted, the moment a budget created again would take
-// its ledger over: what the cadence holds back is written, and the copy this process wrote last
+// its ledger over: a copy held back after a failed write is written, and the copy this process wrote last
 // is written again when the ledger now holds less of the same budget's usage (the manager's
 // namespace restored from an older backup, a ledger edited by hand). A ledger that is gone stays
 // gone: deleting it is how the platform removes the limits.
 func (s *Ledgers) keepAhead(ctx context.Context, c client.Client, r client.Reader, tenant string) error {
-	lc := s.existingCadence(tenant)
+	lc := s.existingTenant(tenant)
 	if lc == nil {
 		return nil
 	}
@@ -424,10 +358,10 @@ func (s *Ledgers) keepAhead(ctx context.Context, c client.Client, r client.Reade
 }
 
 // removedLocked reports whether tenant's ledger, which this process wrote, is gone: the platform
-// deleted it with the budget to remove the namespace's limits. What the cadence holds back for it
+// deleted it with the budget to remove the namespace's limits. What is held back for it
 // and the changes kept for the deleted budget are dropped then, so that no later copy creates it
 // again. lc.io is held.
-func (s *Ledgers) removedLocked(ctx context.Context, r client.Reader, lc *ledgerCadence, tenant string) (bool, error) {
+func (s *Ledgers) removedLocked(ctx context.Context, r client.Reader, lc *tenantLedger, tenant string) (bool, error) {
 	s.mu.Lock()
 	wrote := lc.written != nil
 	s.mu.Unlock()
@@ -446,7 +380,7 @@ func (s *Ledgers) removedLocked(ctx context.Context, r client.Reader, lc *ledger
 
 // removed is removedLocked taking lc.io.
 func (s *Ledgers) removed(ctx context.Context, r client.Reader, tenant string) (bool, error) {
-	lc := s.existingCadence(tenant)
+	lc := s.existingTenant(tenant)
 	if lc == nil {
 		return false, nil
 	}
@@ -476,13 +410,9 @@ func behind(l *ledger, want ledger) bool {
 }
 
 // flushLocked writes what lc holds back; lc.io is held.
-func (s *Ledgers) flushLocked(ctx context.Context, lc *ledgerCadence) error {
+func (s *Ledgers) flushLocked(ctx context.Context, lc *tenantLedger) error {
 	s.mu.Lock()
 	b, c := lc.pending, lc.client
-	if b != nil {
-		// The interval starts again: the next copy waits for its end.
-		lc.last = time.Now()
-	}
 	s.mu.Unlock()
 	if b == nil {
 		return nil
@@ -490,13 +420,13 @@ func (s *Ledgers) flushLocked(ctx context.Context, lc *ledgerCadence) error {
 	return s.writeLocked(ctx, c, b, lc)
 }
 
-// readCurrent reads tenant's ledger as this process last wrote or held it back: what the cadence
-// holds back is written first, and a write on its way is waited for (ledgerCadence.io). A copy
+// readCurrent reads tenant's ledger as this process last wrote or held it back: a copy held back
+// after a failed write is written first, and a write on its way is waited for (tenantLedger.io). A copy
 // held back that cannot be written (the ledger's namespace missing) is returned as unwritten, for
 // the caller to decide on too. skip, when set, is asked once those are written: true answers "no
 // ledger" without reading.
 func (s *Ledgers) readCurrent(ctx context.Context, r client.Reader, tenant string, skip func() bool) (l, unwritten *ledger, found bool, err error) {
-	if lc := s.existingCadence(tenant); lc != nil {
+	if lc := s.existingTenant(tenant); lc != nil {
 		if err := lc.lock(ctx); err != nil {
 			return nil, nil, false, err
 		}
@@ -519,7 +449,7 @@ func (s *Ledgers) readCurrent(ctx context.Context, r client.Reader, tenant strin
 
 // withGoneLocked is b with the changes made to its budget since it was deleted (gone); s.mu is
 // held.
-func (s *Ledgers) withGoneLocked(lc *ledgerCadence, b *videov1alpha1.VideoBudget) *videov1alpha1.VideoBudget {
+func (s *Ledgers) withGoneLocked(lc *tenantLedger, b *videov1alpha1.VideoBudget) *videov1alpha1.VideoBudget {
 	if lc.goneUID != b.UID || len(lc.gone) == 0 {
 		return b
 	}
@@ -536,7 +466,7 @@ func (s *Ledgers) Name(tenant string) string { return videov1alpha1.LedgerConfig
 
 // write writes the budget's usage to its namespace's ledger, after any write of it on its way.
 func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget) error {
-	lc := s.cadenceOf(b.Namespace)
+	lc := s.tenantOf(b.Namespace)
 	if err := lc.lock(ctx); err != nil {
 		return err
 	}
@@ -549,7 +479,7 @@ func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.V
 // replaced by it. The changes made to the budget since it was deleted (gone) are applied to the
 // copy written. A copy whose write fails is held back, to be written by the next write or read
 // of the ledger, unless a newer one is.
-func (s *Ledgers) writeLocked(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, lc *ledgerCadence) error {
+func (s *Ledgers) writeLocked(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, lc *tenantLedger) error {
 	s.mu.Lock()
 	if olderCopy(b, lc.pending) || b == lc.pending {
 		b, c = lc.pending, lc.client
@@ -616,7 +546,7 @@ func (s *Ledgers) writeLocked(ctx context.Context, c client.Client, b *videov1al
 // supersedes reports whether copy b holds what copy held does: held is nil, an older copy of the
 // same budget, or a copy of a budget whose ledger a later one took over in this process (b's, or
 // one after it); s.mu is held.
-func (lc *ledgerCadence) supersedes(b, held *videov1alpha1.VideoBudget) bool {
+func (lc *tenantLedger) supersedes(b, held *videov1alpha1.VideoBudget) bool {
 	return held == nil || olderCopy(held, b) || (held.UID != b.UID && slices.Contains(lc.replaced, held.UID) && !slices.Contains(lc.replaced, b.UID))
 }
 
@@ -624,7 +554,7 @@ func (lc *ledgerCadence) supersedes(b, held *videov1alpha1.VideoBudget) bool {
 func (s *Ledgers) tookOver(b *videov1alpha1.VideoBudget, from ...*ledger) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	lc := s.cadenceOfLocked(b.Namespace)
+	lc := s.tenantOfLocked(b.Namespace)
 	for _, l := range from {
 		if l != nil && l.BudgetUID != "" && l.BudgetUID != string(b.UID) && !slices.Contains(lc.replaced, types.UID(l.BudgetUID)) {
 			lc.replaced = append(lc.replaced, types.UID(l.BudgetUID))
@@ -639,12 +569,12 @@ func (s *Ledgers) tookOver(b *videov1alpha1.VideoBudget, from ...*ledger) {
 const maxReplaced = 8
 
 // keepGone records changes made to budget last (deleted: its write found it gone) for each
-// later copy of it (ledgerCadence.gone), and returns the newest copy of it this process knows,
+// later copy of it (tenantLedger.gone), and returns the newest copy of it this process knows,
 // to write them with.
 func (s *Ledgers) keepGone(last *videov1alpha1.VideoBudget, changes []func(*videov1alpha1.VideoBudget) bool, now time.Time) *videov1alpha1.VideoBudget {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	lc := s.cadenceOfLocked(last.Namespace)
+	lc := s.tenantOfLocked(last.Namespace)
 	if lc.goneUID != last.UID {
 		lc.gone, lc.goneUID = nil, last.UID
 	}
@@ -673,7 +603,7 @@ func (s *Ledgers) keepGone(last *videov1alpha1.VideoBudget, changes []func(*vide
 func (s *Ledgers) replacedBy(tenant string, uid types.UID) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	lc := s.cadence[tenant]
+	lc := s.tenants[tenant]
 	return lc != nil && slices.Contains(lc.replaced, uid)
 }
 
@@ -857,7 +787,7 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 	if b.UID == "" || b.Status.LedgerBudgetUID == string(b.UID) {
 		return false, nil
 	}
-	// What the cadence holds back of the budget this one replaces is read too, and so is a copy
+	// A copy held back of the budget this one replaces is read too, and so is a copy
 	// on its way.
 	l, unwritten, found, err := s.readCurrent(ctx, reader, b.Namespace, nil)
 	if err != nil {

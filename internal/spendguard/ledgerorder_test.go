@@ -137,32 +137,27 @@ func reserved(b *videov1alpha1.VideoBudget, uid string) bool {
 
 // A fault run (issue 37, case 6: the budget replaced once its ledger can be written) paid a
 // second render under maxRenders 1: the first render's reservation was in a ledger copy on its
-// way to the API server (the VideoBudget controller wrote what the cadence held back when it saw
-// the old budget deleted) while the new budget took the ledger over, found nothing held back,
-// read the ledger without it, and admitted the second. A read that decides on the ledger sees
-// every copy this process has started to write.
+// way to the API server (then: the VideoBudget controller wrote what the ledger's cadence held
+// back when it saw the old budget deleted; now: the copy of the reservation's own budget write)
+// while the new budget took the ledger over, read the ledger without it, and admitted the
+// second. A read that decides on the ledger sees every copy this process has started to write.
 func TestABudgetTakingOverReadsTheLedgerCopyInFlight(t *testing.T) {
 	now := time.Now()
 	lg := newLedgerGate(t)
 	ledgers := NewLedgers("ops")
-	ledgers.Interval = time.Hour
 	old := ledgerBudget("b1", "10", now)
-	if err := ledgers.record(t.Context(), lg.c, old, false); err != nil {
+	if err := ledgers.write(t.Context(), lg.c, old); err != nil {
 		t.Fatal(err)
 	}
-	// The first render's reservation: its copy waits for the cadence.
+	// The first render's reservation: its copy is on its way, held in flight, and the old budget
+	// is deleted.
 	withFirst := old.DeepCopy()
 	withFirst.ResourceVersion = "11"
 	withFirst.Status.Reservations = append(withFirst.Status.Reservations, videov1alpha1.BudgetReservation{
 		Kind: "VideoRender", Name: "r1", UID: "uid-1", AttemptID: "a1", ReservedAt: metav1.NewTime(now), EstimatedSeconds: 5})
-	if err := ledgers.record(t.Context(), lg.c, withFirst, false); err != nil {
-		t.Fatal(err)
-	}
-
-	// The old budget is deleted: its held-back copy is written, and held in flight.
 	lg.arm()
 	flushed := make(chan error, 1)
-	go func() { flushed <- ledgers.flushPending(context.Background(), "team-a") }()
+	go func() { flushed <- ledgers.write(context.Background(), lg.c, withFirst) }()
 	<-lg.entered
 
 	// The new budget takes the ledger over meanwhile.
@@ -214,8 +209,7 @@ func TestAnOlderCopyOfTheBudgetNeverReplacesANewerOneInTheLedger(t *testing.T) {
 	now := time.Now()
 	lg := newLedgerGate(t)
 	ledgers := NewLedgers("ops")
-	ledgers.Interval = time.Hour
-	if err := ledgers.record(t.Context(), lg.c, ledgerBudget("b1", "10", now), false); err != nil {
+	if err := ledgers.write(t.Context(), lg.c, ledgerBudget("b1", "10", now)); err != nil {
 		t.Fatal(err)
 	}
 	newer := ledgerBudget("b1", "12", now)
@@ -226,14 +220,14 @@ func TestAnOlderCopyOfTheBudgetNeverReplacesANewerOneInTheLedger(t *testing.T) {
 	older := ledgerBudget("b1", "11", now)
 	older.Status.Reservations = newer.Status.Reservations[:1]
 	for _, b := range []*videov1alpha1.VideoBudget{newer, older} {
-		if err := ledgers.record(t.Context(), lg.c, b, false); err != nil {
+		if err := ledgers.write(t.Context(), lg.c, b); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := ledgers.flushPending(t.Context(), "team-a"); err != nil {
 		t.Fatal(err)
 	}
-	// A write of an older copy, not through the cadence, changes nothing either.
+	// A write of an older copy, once more, changes nothing either.
 	if err := ledgers.write(t.Context(), lg.c, older); err != nil {
 		t.Fatal(err)
 	}
@@ -246,53 +240,6 @@ func TestAnOlderCopyOfTheBudgetNeverReplacesANewerOneInTheLedger(t *testing.T) {
 	}
 }
 
-// The cadence starts again at a flush of what it held back: the copy recorded next waits for
-// the interval's end rather than being written at once (one ledger write per interval and
-// namespace, whatever flushed it).
-func TestACopyRecordedAfterAFlushWaitsForTheInterval(t *testing.T) {
-	now := time.Now()
-	lg := newLedgerGate(t)
-	var writes int
-	counted := interceptor.NewClient(lg.c.(client.WithWatch), interceptor.Funcs{
-		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			err := c.Patch(ctx, obj, patch, opts...)
-			if err == nil {
-				writes++
-			}
-			return err
-		},
-		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			err := c.Create(ctx, obj, opts...)
-			if err == nil {
-				writes++
-			}
-			return err
-		},
-	})
-	ledgers := NewLedgers("ops")
-	ledgers.Interval = time.Hour
-	for i, rv := range []string{"10", "11"} {
-		if err := ledgers.record(t.Context(), counted, ledgerBudget("b1", rv, now), false); err != nil {
-			t.Fatal(err)
-		}
-		if i == 1 {
-			// The interval ends: what it held back is written.
-			ledgers.mu.Lock()
-			ledgers.cadence["team-a"].last = time.Now().Add(-2 * ledgers.Interval)
-			ledgers.mu.Unlock()
-			if err := ledgers.flushDue(t.Context(), "team-a"); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := ledgers.record(t.Context(), counted, ledgerBudget("b1", "12", now), false); err != nil {
-		t.Fatal(err)
-	}
-	if writes != 2 {
-		t.Fatalf("%d ledger writes: the first copy, the flush, and the copy after the flush held back, want 2", writes)
-	}
-}
-
 // A copy of a replaced budget whose write failed is held back; once the budget that took the
 // ledger over (merging that copy) has its own copy written, the held-back one is not written
 // over it later, and while the ledger fails, the new budget's copy is what is held back.
@@ -300,7 +247,6 @@ func TestAReplacedBudgetsHeldBackCopyIsNotWrittenOverItsSuccessor(t *testing.T) 
 	now := time.Now()
 	f := newFlakyLedgerServer(t)
 	ledgers := NewLedgers("ops")
-	ledgers.Interval = time.Hour
 	old := withCharge(ledgerBudget("b1", "10", now), "11", "job-1")
 	f.failing.Store(true)
 	if err := ledgers.write(t.Context(), f.c, old); err == nil {
@@ -320,7 +266,7 @@ func TestAReplacedBudgetsHeldBackCopyIsNotWrittenOverItsSuccessor(t *testing.T) 
 		t.Fatal("the failing write succeeded")
 	}
 	ledgers.mu.Lock()
-	held := ledgers.cadence["team-a"].pending
+	held := ledgers.tenants["team-a"].pending
 	ledgers.mu.Unlock()
 	if held == nil || held.UID != "b2" {
 		t.Fatalf("while the ledger fails, the held-back copy is %s, want the successor's", describeCopy(held))

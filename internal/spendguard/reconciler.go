@@ -204,14 +204,9 @@ func (noObserver) ForgetBudget(string)                      {}
 // Reconcile is the whole reconcile of one VideoBudget.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	// What the spend guard queued for this budget and is due now: the changes nobody waits for
-	// (settlements, charges after their render's end, reservations written ahead), and the
-	// ledger's copy the cadence held back.
+	// (settlements, charges after their render's end, reservations written ahead).
 	if r.guard != nil {
 		r.guard.flushDue(ctx, req.Namespace)
-	}
-	if err := r.ledgers.flushDue(ctx, req.Namespace); err != nil {
-		logf.FromContext(ctx).Info("Copying the budget's usage to the ledger failed; the next budget write copies it",
-			"namespace", req.Namespace, "error", err.Error())
 	}
 	b := &videov1alpha1.VideoBudget{}
 	if err := r.client.Get(ctx, req.NamespacedName, b); err == nil {
@@ -219,7 +214,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	} else {
 		if apierrors.IsNotFound(err) {
 			r.metrics.ForgetBudget(req.Namespace)
-			// A deleted budget's last usage goes to the ledger now, not at the end of its cadence,
+			// A deleted budget's last usage held back after a failed write goes to the ledger now,
 			// and the namespace's ledger is read again before its next paid submission.
 			r.ledgers.forgetFree(req.Namespace)
 			return ctrl.Result{}, r.ledgers.keepAhead(ctx, r.client, r.reader, req.Namespace)
@@ -282,8 +277,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		looked = false
 		if adopted || ledgerChanged(base, b) {
-			urgent := adopted || !base.Status.PeriodEnd.Equal(b.Status.PeriodEnd)
-			if err := r.ledgers.record(ctx, r.client, b, urgent); err != nil {
+			if err := r.ledgers.write(ctx, r.client, b); err != nil {
 				// Recorded by the ledgers: admissions stop from now on, and the status says so at
 				// once (a second write), not at the next look.
 				ledgerErr = err
@@ -507,7 +501,7 @@ func (r *Reconciler) heldForEnd(ctx context.Context, b *videov1alpha1.VideoBudge
 	estimate := func(why string) bool {
 		log.Info("Charging the estimate of a job whose end will not be read", "reason", why, "estimatedSeconds", res.EstimatedSeconds)
 		r.goneReads.Delete(res.JobID)
-		chargeJob(b, res.JobID, res.EstimatedSeconds, nil, res.UnreportedCredits)
+		chargeJobAt(b, res.JobID, res.EstimatedSeconds, nil, res.UnreportedCredits, time.Time{})
 		return false
 	}
 	if r.jobs == nil {
@@ -541,7 +535,7 @@ func (r *Reconciler) heldForEnd(ctx context.Context, b *videov1alpha1.VideoBudge
 	log.Info("Charging the job of a gone render from its end", "renderSeconds", end.Seconds)
 	r.goneReads.Delete(res.JobID)
 	// A failed job is charged nothing, unreported credits included, as its render would.
-	chargeJob(b, res.JobID, end.Seconds, end.Credits, res.UnreportedCredits && end.Completed)
+	chargeJobAt(b, res.JobID, end.Seconds, end.Credits, res.UnreportedCredits && end.Completed, time.Time{})
 	return false
 }
 
@@ -549,7 +543,8 @@ func (r *Reconciler) heldForEnd(ctx context.Context, b *videov1alpha1.VideoBudge
 // budget certainly lacks (afterend.go): the manager that queued it stopped before the write.
 // It looks at the renders whose mark is near the budget's count (the index), at the first look
 // at the budget in this process, and then at most every recoverEvery, at ends older than
-// recoverAge whose charge this process has not queued itself.
+// recoverAge. A charge this process still has queued may be made here first: its own write then
+// finds it charged (JobCharge.change), never twice.
 // It reports whether it looked: the look counts once what it found is written (markLooked).
 func (r *Reconciler) recoverCharges(ctx context.Context, b *videov1alpha1.VideoBudget, now time.Time) (bool, error) {
 	last, seen := r.looked.Load(b.UID)
@@ -564,7 +559,7 @@ func (r *Reconciler) recoverCharges(ctx context.Context, b *videov1alpha1.VideoB
 		for i := range list.Items {
 			vr := &list.Items[i]
 			c, ok := MarkedChargeOf(vr)
-			if !ok || r.guard.chargePending(c.JobID) || (seen && now.Sub(vr.Status.CompletedAt.Time) < recoverAge) {
+			if !ok || (seen && now.Sub(vr.Status.CompletedAt.Time) < recoverAge) {
 				continue
 			}
 			if c.change(b) {

@@ -24,7 +24,7 @@ import (
 // then): each is a manager killed while the ledger was behind its budget, and the budget replaced
 // before the next manager's first look. The copy held back in memory was lost with the process,
 // and the new budget took over less than the old one had used. Each failed with a 10 s cadence
-// and passes with the ledger written through (DefaultLedgerInterval).
+// (at 9d96668: -args -sim.ledger-interval=10s) and passes with the ledger written through.
 func TestSimulationCasesOfALedgerBehindItsBudgetAtAKill(t *testing.T) {
 	const (
 		admitAny  = 0

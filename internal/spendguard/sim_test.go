@@ -83,9 +83,6 @@ var (
 	simSteps   = flag.Int("sim.steps", 80, "operations per seed")
 	simWorkers = flag.Int("sim.workers", runtime.GOMAXPROCS(0), "seeds run at once")
 	simAll     = flag.Bool("sim.all", false, "go on after a failing seed and report one shrunk sequence per invariant broken")
-	// simLedgerInterval is the ledger's cadence in the simulation: the manager's by default; 10s
-	// replays the cadence the manager had before it wrote through (28 of 1,000 seeds fail).
-	simLedgerInterval = flag.Duration("sim.ledger-interval", DefaultLedgerInterval, "the ledger's cadence (Ledgers.Interval)")
 )
 
 // simOpKind is what one step of the simulation does.
@@ -327,10 +324,9 @@ func (w *simWorld) start() {
 		r.gathered = ""
 	}
 	w.unsettled = nil
-	// The ledger keeps the manager's cadence (DefaultLedgerInterval); a copy held back (a failed
-	// write, or within a cadence's interval) is lost in a crash. ledgerDue moves a cadence on.
+	// The ledger is written through, as the manager's; a copy held back after a failed write is
+	// lost in a crash.
 	ledgers := NewLedgers("ops")
-	ledgers.Interval = *simLedgerInterval
 	w.g = New(w.c, w.c, w.clk, 10*time.Second, ledgers)
 	w.r = NewReconciler(ReconcilerOptions{Client: w.c, Reader: w.c, Clock: w.clk, Grace: time.Minute, Recheck: time.Hour,
 		Retry: time.Second, Ledgers: ledgers, Guard: w.g, Jobs: simService{w}, JobDeadline: simJobDeadline})
@@ -701,7 +697,6 @@ func (w *simWorld) step(o simOp) error {
 		w.clk.Step(time.Duration(o.a))
 		w.ageGrants(time.Duration(o.a))
 		w.queuedDue()
-		w.ledgerDue(time.Duration(o.a))
 		w.giveUpLate()
 	case opReconcile:
 		w.reconcile()
@@ -780,7 +775,6 @@ func (w *simWorld) drain() error {
 	w.queuedDue()
 	w.reconcile()
 	w.clk.Step(2 * time.Minute)
-	w.ledgerDue(2 * time.Minute)
 	w.reconcile()
 	w.reconcile()
 	if err := w.checkUsage(); err != nil {
@@ -971,17 +965,5 @@ func (w *simWorld) queuedDue() {
 		if s.flushing && s.flushAt.After(now) {
 			s.flushAt = now
 		}
-	}
-}
-
-// ledgerDue moves the ledger cadence's last writes back by d: the cadence follows the process's
-// clock, and time passes for it as well, so that what it holds back is due at the controller's
-// next look.
-func (w *simWorld) ledgerDue(d time.Duration) {
-	s := w.g.ledgers
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, lc := range s.cadence {
-		lc.last = lc.last.Add(-d)
 	}
 }

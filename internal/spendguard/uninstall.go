@@ -19,6 +19,7 @@ package spendguard
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -85,7 +86,7 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 					continue
 				}
 				if !charged(b, res.JobID) {
-					chargeJob(b, res.JobID, res.EstimatedSeconds, nil, res.UnreportedCredits)
+					chargeJobAt(b, res.JobID, res.EstimatedSeconds, nil, res.UnreportedCredits, time.Time{})
 					s.Estimated++
 				}
 				continue
@@ -113,7 +114,7 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 				countUsed(b, res, st.SubmittedAt.Time)
 				s.Charged++
 				if res.Kind != kindStoryboard && st.CompletedAt == nil && !charged(b, st.JobID) {
-					chargeJob(b, st.JobID, res.EstimatedSeconds, nil, res.UnreportedCredits)
+					chargeJobAt(b, st.JobID, res.EstimatedSeconds, nil, res.UnreportedCredits, time.Time{})
 					s.Estimated++
 				}
 			default:
@@ -129,8 +130,8 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 		return s, readErr
 	}
 	if err == nil {
-		// No VideoBudget controller runs after an uninstall to write what the ledger's cadence
-		// holds back: a budget created after a reinstall takes over what this wrote.
+		// No VideoBudget controller runs after an uninstall to write a copy held back after a
+		// failed write: a budget created after a reinstall takes over what this wrote.
 		err = g.ledgers.flushPending(ctx, ns)
 	}
 	return s, err

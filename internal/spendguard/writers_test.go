@@ -78,7 +78,6 @@ func TestNothingInTheSpendGuardWritesTheAPIFromATimer(t *testing.T) {
 		},
 	})
 	ledgers := NewLedgers("ops")
-	ledgers.Interval = 100 * time.Millisecond
 	g := New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second, ledgers)
 	r := NewReconciler(ReconcilerOptions{Client: c, Reader: c, Clock: clocktesting.NewFakeClock(time.Now()), Grace: time.Hour, Recheck: time.Hour,
 		Retry: time.Second, Ledgers: ledgers, Guard: g})
