@@ -136,8 +136,7 @@ type Ledgers struct {
 // Wake is a source of the namespaces whose VideoBudget the controller must look at, for its
 // watch: a ledger write that starts failing (whoever wrote, so that the budget's status says
 // why nothing is paid), and changes queued for the budget that are due (Guard.flushDue). Timers
-// only wake the controller: every write of the API
-// is a reconcile's or its caller's.
+// only wake the controller: every write of the API is a reconcile's or its caller's.
 func (s *Ledgers) Wake() <-chan event.GenericEvent {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -731,7 +731,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // that runs alone instead.
 func (r *Reconciler) renderGone(obj client.Object, unknown bool) {
 	st := videov1alpha1.JobStatusOf(obj)
-	if st == nil || unknown || !r.guard.budgeted(context.Background(), obj.GetNamespace()) {
+	if st == nil || unknown || r.guard == nil || !r.guard.budgeted(context.Background(), obj.GetNamespace()) {
 		return
 	}
 	if st.Submission == nil && st.JobID != "" && st.SubmittedAt != nil {
