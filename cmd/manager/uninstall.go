@@ -73,7 +73,7 @@ func runReleaseFinalizers(opts options) error {
 		}
 		log.Info("Released the operator's finalizers; the operator can now be removed (docs/uninstall.md)",
 			"finalizersReleased", rep.Released, "runningJobsChargedTheirEstimate", rep.Estimated,
-			"endedJobsChargedFromTheirStatus", rep.Marked,
+			"recordedFactsFolded", rep.Folded,
 			"reservationsCharged", rep.Charged, "reservationsReleased", rep.ReleasedReservations)
 		return nil
 	}

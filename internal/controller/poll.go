@@ -80,9 +80,7 @@ func (l *lifecycle[T]) poll(ctx context.Context, s *scope[T]) *stop {
 			st.Failure = &videov1alpha1.JobFailure{Code: apiclient.CodeJobNotFound,
 				Message: fmt.Sprintf("The service no longer knows job %s, which had not ended", st.JobID)}
 			st.Phase = videov1alpha1.PhaseFailed
-			if err := l.chargeGivenUp(ctx, tx); err != nil {
-				return stopAfter(l.backoff.Short())
-			}
+			// Its reservation's estimate is charged when the budget folds this end.
 			return nil
 		}
 		return l.callFailed(ctx, tx, err)
@@ -112,9 +110,7 @@ func (l *lifecycle[T]) poll(ctx context.Context, s *scope[T]) *stop {
 			"Job %s had not ended %s after its submission (the manager's --job-deadline); the controller stopped waiting for it",
 			st.JobID, l.opts.JobDeadline)}
 		st.Phase = videov1alpha1.PhaseFailed
-		if err := l.chargeGivenUp(ctx, tx); err != nil {
-			return stopAfter(l.backoff.Short())
-		}
+		// Its reservation's estimate is charged when the budget folds this end.
 		return nil
 	}
 

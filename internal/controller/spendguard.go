@@ -239,23 +239,6 @@ func (l *lifecycle[T]) budgetEstimate(t *target) *videov1alpha1.BudgetEstimate {
 	return spendguard.EstimateFor(t.request()).Record()
 }
 
-// settleBudget turns the reservation of an attempt that created job jobID into usage. It does
-// not wait: the settlement rides with the namespace's next budget write (group commit), and the
-// VideoBudget controller settles one that is never written from the object's record. A render's
-// reservation stays, now its running job's, until the job's end is charged: by the render, or,
-// once the render is gone (deleted before its record, or with its charge finalizer stripped), by
-// the VideoBudget controller, which reads the job's end with the key the reservation recorded.
-func (l *lifecycle[T]) settleBudget(obj T, attempt, jobID string) {
-	if l.guard == nil {
-		return
-	}
-	var recordedAt time.Time
-	if st := obj.Job(); st.JobID == jobID && st.SubmittedAt != nil {
-		recordedAt = st.SubmittedAt.Time
-	}
-	l.guard.Settle(obj.GetNamespace(), obj.GetUID(), attempt, jobID, recordedAt)
-}
-
 // releaseBudget gives back the reservation of an attempt that certainly created no job.
 func (l *lifecycle[T]) releaseBudget(ctx context.Context, obj T, attempt string) {
 	if l.guard == nil {
@@ -266,47 +249,20 @@ func (l *lifecycle[T]) releaseBudget(ctx context.Context, obj T, attempt string)
 	}
 }
 
-// chargeEnd charges a job the controller read to its end into the namespace's budget: the one
-// charge path of an ended job. A render's end is written first, marked with where the budget's
-// charges stood (status.chargeMark), and its charge rides with a later write of the budget
-// (spendguard afterend.go): the reservation of its running job holds its room until the charge
-// lands, so the next decision sees at least the job's bound meanwhile, and a charge lost in a
-// crash is made once from the reservation and the mark. On a budget that has not taken the
-// namespace's ledger over yet (no mark can be made on it), and for the credits a preview
-// reports, the charge is written before the end; when it cannot be, the reconcile's decisions
-// are discarded and the job is read again.
+// chargeEnd charges the AI credits a preview's job reports into the namespace's budget, before
+// its end is written: a preview's status does not record them. A render's end is charged from its
+// status, which records what the job cost: the budget's next write folds it (spendguard fold.go),
+// and the reservation of its running job holds its room until then. When the charge cannot be
+// written, the reconcile's decisions are discarded and the job is read again.
 func (l *lifecycle[T]) chargeEnd(ctx context.Context, tx *statustxn.Txn[T], job *apiclient.Job) error {
-	if l.guard == nil || (!job.Status().IsCompleted() && !job.Status().IsFailed()) {
+	if l.guard == nil || l.adapter.termsOf(tx.Obj).perJob || !job.Status().IsCompleted() {
 		return nil
 	}
-	terms := l.adapter.termsOf(tx.Obj)
 	c := spendguard.ChargeOf(tx.Obj)
-	if job.Status().IsCompleted() {
-		// A failed job charges nothing: its change only ends its running job's reservation.
-		c.Seconds, c.Credits = jobCost(job)
-		c.Unreported = terms.perJob && terms.estimateOf().Unreported
-	}
-	if !terms.perJob {
-		// A preview is counted when submitted; the credits it reports, if any, count too.
-		if c.Credits == nil {
-			return nil
-		}
-		c.Seconds = 0
-	} else if standing := l.guard.Standing(ctx, tx.Obj); standing.EndFirst {
-		if standing.EndMark == nil {
-			// The budget holds its charge already (an earlier reconcile charged it before its end
-			// write failed).
-			return nil
-		}
-		c.Mark = standing.EndMark
-		if job.Status().IsCompleted() {
-			tx.Obj.Job().ChargeMark = standing.EndMark
-		}
-		ns := tx.Obj.GetNamespace()
-		tx.After(func() { _ = l.guard.Charge(context.Background(), ns, c, spendguard.ChargeLater) })
+	if _, c.Credits = jobCost(job); c.Credits == nil {
 		return nil
 	}
-	if err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), c, spendguard.ChargeNow); err != nil {
+	if err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), c); err != nil {
 		tx.Abort()
 		return fmt.Errorf("charging job %s to the namespace's VideoBudget: %w", c.JobID, err)
 	}
@@ -323,21 +279,6 @@ func jobCost(job *apiclient.Job) (secs int64, credits *resource.Quantity) {
 		f = 0
 	}
 	return spendguard.Cost(f, decimal(job.Data.AICreditsUsed))
-}
-
-// chargeGivenUp charges a render's job whose end will never be read (given up at the job
-// deadline, or no longer known to the service) its reservation's estimate, before that is
-// written. Like chargeEnd's, a charge that cannot be written discards the reconcile.
-func (l *lifecycle[T]) chargeGivenUp(ctx context.Context, tx *statustxn.Txn[T]) error {
-	if l.guard == nil || !l.adapter.termsOf(tx.Obj).perJob {
-		return nil
-	}
-	c := givenUp(spendguard.ChargeOf(tx.Obj), l.adapter.termsOf(tx.Obj).estimateOf())
-	if err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), c, spendguard.ChargeNow); err != nil {
-		tx.Abort()
-		return fmt.Errorf("charging the estimate of job %s to the namespace's VideoBudget: %w", c.JobID, err)
-	}
-	return nil
 }
 
 // givenUp is c for a job whose end will never be read: its reservation's estimate, or est when
@@ -384,18 +325,16 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) *stop {
 			charge.JobID, charge.Attempt = id, sub.AttemptID
 		}
 	}
-	if c := l.guard.Standing(ctx, obj).Uncharged; c != nil && !running {
-		// Its end was written before its charge: the charge is made here unless the budget
-		// holds it (a charge still queued rides with this write).
-		if err := l.guard.Charge(ctx, obj.GetNamespace(), *c, spendguard.ChargeNow); err != nil {
-			return stopAfter(l.backoff.Short())
-		}
+	if !running && l.guard.Standing(ctx, obj).Unfolded {
+		// Its end is in its status and not folded into the budget yet: it is read from there
+		// (its update wakes the VideoBudget controller), so the object waits.
+		return stopAfter(l.backoff.Short())
 	}
 	if running && l.guard != nil {
 		est := l.adapter.termsOf(obj).estimateOf()
 		giveUp := func(why string) *stop {
 			log.Info("Charging the estimate of a deleted render's job whose end will not be read", "jobID", jobID, "reason", why)
-			if err := l.guard.Charge(ctx, obj.GetNamespace(), givenUp(charge, est), spendguard.ChargeNow); err != nil {
+			if err := l.guard.Charge(ctx, obj.GetNamespace(), givenUp(charge, est)); err != nil {
 				return stopAfter(l.backoff.Short())
 			}
 			return l.releaseCharge(ctx, obj)
@@ -423,7 +362,7 @@ func (l *lifecycle[T]) finishCharge(ctx context.Context, obj T) *stop {
 		}
 		charge.Seconds, charge.Credits = jobCost(job)
 		charge.Unreported = job.Status().IsCompleted() && est.Unreported
-		if err := l.guard.Charge(ctx, obj.GetNamespace(), charge, spendguard.ChargeNow); err != nil {
+		if err := l.guard.Charge(ctx, obj.GetNamespace(), charge); err != nil {
 			return stopAfter(l.backoff.Short())
 		}
 		log.Info("Charged the job of a deleted render", "jobID", jobID, "renderSeconds", charge.Seconds)

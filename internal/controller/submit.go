@@ -36,7 +36,6 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/requestdigest"
-	"github.com/videoops/video-operator/internal/spendguard"
 	"github.com/videoops/video-operator/internal/statustxn"
 )
 
@@ -199,10 +198,6 @@ func (l *lifecycle[T]) accepted(ctx context.Context, s *scope[T], jobID string, 
 	// This process follows the job from its start: its first poll is not spread as after a
 	// restart.
 	l.budgets.PollSpacing(s.keyID, l.budgetKey(objectKey(obj)))
-	// The reservation learns its job before the object records it: an object deleted meanwhile
-	// (without a finalizer yet) leaves a reservation whose job's end the VideoBudget controller
-	// reads, not one it can only charge a guess.
-	l.settleBudget(obj, attempt, jobID)
 	if err := l.writeJobID(ctx, s, jobID, withCallback); err != nil {
 		// The job id is remembered in memory: the next reconcile adopts it.
 		logf.FromContext(ctx).Error(err, "Recording the job id failed; it is kept in memory and recorded by the next reconcile",
@@ -520,19 +515,6 @@ func approvedNote(sub *videov1alpha1.Submission, unreviewed bool) string {
 func (l *lifecycle[T]) replaceJob(tx *statustxn.Txn[T]) string {
 	obj := tx.Obj
 	st := obj.Job()
-	if _, marked := spendguard.MarkedChargeOf(obj); marked {
-		// An end written before its charge leaves the status (a submission charged it before
-		// reserving; an adopted job did not): its charge is queued before the mark, the job id
-		// and the outputs it is read from go. Standing reads the budget: only for a marked end.
-		if prior := l.guard.Standing(context.Background(), obj).Uncharged; prior != nil {
-			// Found by its job id only: the render's next reservation, which this queued charge
-			// may reach the budget after (a failed write tried again), must never be taken for
-			// the unsettled reservation of this job (JobCharge.pending matches those by render).
-			c := *prior
-			c.UID, c.Attempt = "", ""
-			_ = l.guard.Charge(context.Background(), obj.GetNamespace(), c, spendguard.ChargeMarked)
-		}
-	}
 	note := ""
 	keep := st.JobID != "" && st.CompletedAt != nil && st.Failure == nil
 	l.adapter.replaceOutputs(obj, keep)
@@ -582,8 +564,6 @@ func (l *lifecycle[T]) resolveInFlight(ctx context.Context, s *scope[T]) *stop {
 			// the cache yet.
 			log.Info("Adopting the job of an interrupted submission", "jobID", jobID, "attempt", sub.AttemptID)
 			l.recordSubmitted(s, jobID, l.memo.CallsBack(sub.AttemptID))
-			attempt := sub.AttemptID
-			tx.After(func() { l.settleBudget(obj, attempt, jobID) })
 			return nil
 		}
 	}
@@ -672,8 +652,6 @@ func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, s *scope[T], jobID
 	l.auditSubmission(obj, sub.Generation, sub.AttemptID, "adopted", jobID, nil)
 	// Its request carried the operator's callback URL: the callback came.
 	l.recordSubmitted(s, jobID, true)
-	attempt := sub.AttemptID
-	tx.After(func() { l.settleBudget(obj, attempt, jobID) })
 	st.Callback = nil
 	if ended := l.recordJob(ctx, tx, job); ended {
 		if err := l.chargeEnd(ctx, tx, job); err != nil {

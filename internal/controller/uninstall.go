@@ -37,9 +37,9 @@ type UninstallReport struct {
 	Released int
 	// Estimated are running jobs charged their estimate.
 	Estimated int
-	// Marked are ended jobs whose charge a stopped manager had not written, charged from their
+	// Folded are the jobs and ends objects recorded that no budget write had folded, charged from their
 	// render's status.
-	Marked int
+	Folded int
 	// Charged and ReleasedReservations are the budgets' reservations counted as used and given back.
 	Charged, ReleasedReservations int
 }
@@ -89,7 +89,7 @@ func ReleaseFinalizers(ctx context.Context, c client.Client, namespaces []string
 		if !controllerutil.ContainsFinalizer(vr, videov1alpha1.FinalizerCharge) || st.JobID == "" || st.CompletedAt != nil {
 			continue
 		}
-		if err := guard.Charge(ctx, vr.Namespace, givenUp(spendguard.ChargeOf(vr), spendguard.EstimateRender(vr)), spendguard.ChargeNow); err != nil {
+		if err := guard.Charge(ctx, vr.Namespace, givenUp(spendguard.ChargeOf(vr), spendguard.EstimateRender(vr))); err != nil {
 			return rep, fmt.Errorf("charging the estimate of job %s of VideoRender %s/%s: %w", st.JobID, vr.Namespace, vr.Name, err)
 		}
 		log.Info("Charged the estimate of a running job whose end will not be read", "namespace", vr.Namespace, "name", vr.Name, "jobID", st.JobID)
@@ -109,7 +109,7 @@ func ReleaseFinalizers(ctx context.Context, c client.Client, namespaces []string
 		rep.Charged += s.Charged
 		rep.ReleasedReservations += s.Released
 		rep.Estimated += s.Estimated
-		rep.Marked += s.Marked
+		rep.Folded += s.Folded
 	}
 
 	for i := range renders {

@@ -187,8 +187,8 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"writer", "cause", "result"}),
 		budgetChanges: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "video_operator_budget_write_changes_total",
-			Help: "Changes carried by written VideoBudget status writes, by kind (reserve, reserve_ahead, settle, held, " +
-				"charge, charge_after_end, charge_marked, give_up, release, uninstall, controller); divided by the writes, " +
+			Help: "Changes carried by written VideoBudget status writes, by kind (reserve, reserve_ahead, fold, " +
+				"charge, give_up, release, uninstall, controller); divided by the writes, " +
 				"how well writes are shared.",
 		}, []string{"change"}),
 		budgetGrants: prometheus.NewCounterVec(prometheus.CounterOpts{

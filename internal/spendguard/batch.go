@@ -41,11 +41,9 @@ import (
 // is durable before its paid call, a charge under a seconds or credits limit before the render's
 // end is written.
 //
-// Ops that nobody waits for (Settle: usage of a job already recorded in its object; a
-// charge after its render's end, afterend.go) ride with the next write, or a flush rideDelay
-// later when none comes. Losing one (a crash, a
-// busy budget) loses nothing: the VideoBudget controller settles a reservation whose object
-// recorded its job.
+// Ops that nobody waits for (reservations written ahead, grant.go) ride with the next write, or a
+// flush shortly after when none comes. Every write also folds what the namespace's objects
+// recorded since (fold.go): their jobs and their ends ride with it.
 
 // op is one change of a budget waiting for the write that holds it.
 type op struct {
@@ -67,12 +65,9 @@ type op struct {
 // its budget comes.
 const settleDelay = time.Second
 
-// rideDelay bounds how long a change nobody waits for and nothing decides on (a settlement: the
-// reservation counts as the usage meanwhile) stays queued when no other write of its budget
-// comes: long enough that in a burst it rides with a write that happens anyway (at 1 s, a tenth
-// of a guarded render's budget writes were settlements' own; at 3 s, with the charges written
-// after the end riding too, a fifth).
-const rideDelay = 5 * time.Second
+// flushQueued is how many changes a namespace's queue holds before it is written without
+// waiting for its delay.
+const flushQueued = 16
 
 // errWritten is join's answer when another writer's batch held the op.
 var errWritten = errors.New("written by another batch")
@@ -316,8 +311,14 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 				_ = g.ledgers.write(ctx, g.client, b)
 			}
 		}
+		// What the namespace's objects recorded since rides with this write, before the
+		// decisions: a render's ended job is posted before its next reservation decides.
+		folded, _, err := foldRecorded(ctx, g.client, b, g.clock.Now(), 0)
+		if err != nil {
+			return err
+		}
+		changed := folded > 0
 		recountReserved(b)
-		changed := false
 		for _, o := range batch {
 			o.changed = o.change(b)
 			if o.changed {
@@ -335,7 +336,7 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 		err = patchBudgetStatus(ctx, g.client, b, base)
 		switch {
 		case err == nil:
-			g.observeBatch(cause, batch)
+			g.observeBatch(cause, batch, folded)
 			// b is the API server's answer: the budget as this write left it.
 			b.SetManagedFields(nil)
 			slot.latest = b
@@ -447,10 +448,13 @@ func (g *Guard) keepInLedger(ctx context.Context, last *videov1alpha1.VideoBudge
 }
 
 // observeBatch counts a written batch: one write, and the changes it carried by kind.
-func (g *Guard) observeBatch(cause string, batch []*op) {
+func (g *Guard) observeBatch(cause string, batch []*op, folded int) {
 	o := g.observed()
 	o.ObserveBudgetWrite(WriterGuard, cause, WriteWritten)
 	n := map[string]int{}
+	if folded > 0 {
+		n[ChangeFold] = folded
+	}
 	for _, op := range batch {
 		if op.changed {
 			n[op.kind]++

@@ -290,8 +290,9 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 		}
 	}
 	// A budget whose spec changed since the decision (a limit lowered, "stop paying") is decided
-	// on again, the ordinary way.
-	if !held || b.Generation != generation {
+	// on again, the ordinary way; so is a render whose ended job is not folded yet: its new job's
+	// record would take the end from its status, and a write of its own folds it first.
+	if !held || b.Generation != generation || unfolded(b, obj) {
 		g.observeGrant(GrantChanged)
 		return Decision{}, false
 	}

@@ -45,27 +45,26 @@ import (
 //  1. reservation {uid, attempt} in the budget (it counts against the count limits at once);
 //  2. the object's in-flight record (submit.go, writeInFlight);
 //  3. the paid call and the object's job-id write;
-//  4. settle: the reservation becomes usage (used.renders or used.previews).
+//  4. the next budget write folds the recorded job: the reservation becomes usage
+//     (used.renders or used.previews; a render's stays, its running job's, fold.go).
 //
 // A crash between 1 and 2 leaves a reservation without a submission: it is held (the safe side)
 // and released by the VideoBudget controller once it is older than the submission budget and a
 // fresh read of the object shows no submission of that attempt and no job submitted since; a new
-// attempt of the same object replaces it. A crash between 3 and 4 leaves a reservation whose
-// object has a job: the VideoBudget controller turns it into usage. A reservation whose object
-// was deleted is charged: it may have been submitted.
+// attempt of the same object replaces it. A reservation whose object was deleted is charged: it
+// may have been submitted.
 //
-// Seconds and credits are known only when a render completes. They are charged into the budget,
-// keyed by job id, before the render's own completion is written: a crash between the two makes
-// the next reconcile read the job again and charge it again, which finds its job's pending
-// reservation gone and is a no-op (JobCharge). Usage is never given back: deleting a VideoRender
-// leaves the budget as it is.
+// Seconds and credits are known only when a render completes. The render writes its end in its
+// own status, and the next budget write folds it: the running job's reservation is posted for
+// what the job cost (fold.go). Usage is never given back: deleting a VideoRender leaves the
+// budget as it is.
 
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videobudgets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videobudgets/status,verbs=get;update;patch
 
 // maxReservations and maxChargedJobs are the bounds of the budget's status lists. The charged
 // job ids say whether a charge was made only where no pending reservation can (a preview's
-// credits, a budget of an older manager) and for marked ends (afterend.go): 64 keeps the budget,
+// credits, a budget of an older manager): 64 keeps the budget,
 // which every write of it sends whole to the API server and to every watcher, small (the API
 // allows 256, as older managers kept).
 const (
@@ -337,29 +336,6 @@ func (g *Guard) withoutBudget(ctx context.Context, ns string) (Decision, error) 
 		videov1alpha1.VideoBudgetName, g.ledgers.Namespace, g.ledgers.Name(ns))}, nil
 }
 
-// Settle turns the reservation of attempt into usage (its job id is recorded), without
-// waiting for the write: the settlement rides with the next write
-// of the namespace's budget (a reservation, a charge), or a flush a second later. The job id is
-// already recorded in the object, and the reservation counts against the limits as usage would
-// meanwhile; a settlement that is never written (a crash, a busy budget) is made by the
-// VideoBudget controller from the object's record.
-//
-// A settlement whose write failed is queued again, so that it rides with the namespace's next
-// write, ahead of a charge of the same job that the caller makes next: a charge finds its job's
-// reservation by the job id the settlement writes into it. recordedAt is when the object
-// recorded the job: the render counts in the period that contains it, whenever the write lands.
-// An empty attempt settles the object's reservation made before recordedAt (a deleted render's
-// last state, which no longer shows its attempt: Reconciler.renderGone).
-func (g *Guard) Settle(ns string, uid types.UID, attempt, jobID string, recordedAt time.Time) {
-	g.mutateThen(ns, ChangeSettle, func(b *videov1alpha1.VideoBudget) bool {
-		return settleReservation(b, string(uid), attempt, jobID, recordedAt)
-	}, func(err error) {
-		if err != nil && !errors.Is(err, errNoBudget) {
-			g.Settle(ns, uid, attempt, jobID, recordedAt)
-		}
-	}, rideDelay)
-}
-
 // budgeted reports whether the namespace has a VideoBudget, from the cache.
 func (g *Guard) budgeted(ctx context.Context, ns string) bool {
 	_, err := g.cachedBudget(ctx, ns)
@@ -373,29 +349,6 @@ func (g *Guard) cachedBudget(ctx context.Context, ns string) (*videov1alpha1.Vid
 		return nil, err
 	}
 	return &b, nil
-}
-
-// settleReservation counts the reservation of uid and attempt as used. A render's reservation
-// stays, with its job id, until the job's end is read and charged (whoever reads it: the render,
-// or the VideoBudget controller once the render is gone): its estimate counts meanwhile. It
-// reports whether there was one. recordedAt is when the job was recorded (countUsed).
-func settleReservation(b *videov1alpha1.VideoBudget, uid, attempt, jobID string, recordedAt time.Time) bool {
-	for i, r := range b.Status.Reservations {
-		// Without an attempt (a deleted render's last state no longer shows it), the reservation
-		// made before the job was recorded.
-		if r.UID != uid || r.JobID != "" || (attempt != "" && r.AttemptID != attempt) ||
-			(attempt == "" && !recordedFor(r, recordedAt)) {
-			continue
-		}
-		countUsed(b, r, recordedAt)
-		if r.Kind != kindStoryboard && jobID != "" {
-			b.Status.Reservations[i].JobID = jobID
-		} else {
-			b.Status.Reservations = append(b.Status.Reservations[:i:i], b.Status.Reservations[i+1:]...)
-		}
-		return true
-	}
-	return false
 }
 
 // Release gives back the reservation of an attempt that certainly created no job.
@@ -454,9 +407,6 @@ type JobCharge struct {
 	// Estimate charges the reservation's estimate, or Seconds when there is none: the job's end
 	// will never be read (the job deadline, unknown to the service, its object let go).
 	Estimate bool
-	// Mark is status.chargeMark of an end written before its charge (afterend.go): without a
-	// pending reservation, the charge is made only when the mark proves it missing.
-	Mark *videov1alpha1.ChargeMark
 	// EndedAt is when the job's end was recorded (zero when unknown: now): its cost counts in the
 	// period that contains it, whenever the charge's write lands.
 	EndedAt time.Time
@@ -483,11 +433,8 @@ func ChargeOf(obj client.Object) JobCharge {
 // nothing to charge, a failure, only ends its reservation).
 func (g *Guard) chargeNow(ctx context.Context, ns string, c JobCharge) error {
 	kind := ChangeCharge
-	switch {
-	case c.Estimate:
+	if c.Estimate {
 		kind = ChangeGiveUp
-	case c.Mark != nil:
-		kind = ChangeChargeMarked
 	}
 	return ignoreNoBudget(g.mutateBudget(ctx, ns, kind, c.change))
 }
@@ -533,18 +480,11 @@ func (c JobCharge) pending(b *videov1alpha1.VideoBudget) int {
 }
 
 // posted reports, for a charge without a pending reservation, whether the budget holds it. A
-// marked end's is missing only when the mark proves it (lostCharge); a render's was made once
-// every running job holds a reservation (runningReserved), by its charge or the VideoBudget
-// controller's. Elsewhere (a preview's credits, an older manager's budget before its rebuild)
-// only chargedJobs, the latest 64, can tell.
+// render's was made once every running job holds a reservation (runningReserved): the
+// reservation is posted with it. Elsewhere (a preview's credits, an older manager's budget
+// before its rebuild) only chargedJobs, the latest 64, can tell.
 func (c JobCharge) posted(b *videov1alpha1.VideoBudget) bool {
-	switch {
-	case c.Mark != nil:
-		return !lostCharge(b, c)
-	case c.UID != "" && b.Status.RunningReserved:
-		return true
-	}
-	return charged(b, c.JobID)
+	return (c.UID != "" && b.Status.RunningReserved) || charged(b, c.JobID)
 }
 
 // charged reports whether jobID was charged (among the latest maxChargedJobs, whatever their

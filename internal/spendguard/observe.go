@@ -28,16 +28,11 @@ const (
 	// ChangeReserveAhead is a reservation written ahead, while its render waited for its key's
 	// call budget.
 	ChangeReserveAhead = "reserve_ahead"
-	// ChangeSettle turns a reservation into usage once its job id is recorded.
-	ChangeSettle = "settle"
-	// ChangeCharge is an ended job's seconds and credits.
+	// ChangeFold is a fact an object recorded (its job, its end) folded into the budget by a
+	// guard write (fold.go); the VideoBudget controller's folds count as ChangeController.
+	ChangeFold = "fold"
+	// ChangeCharge is the cost of an ended job whose end no status records (Guard.Charge).
 	ChangeCharge = "charge"
-	// ChangeChargeAfterEnd is an ended job's seconds and credits, written after its render's end
-	// (afterend.go).
-	ChangeChargeAfterEnd = "charge_after_end"
-	// ChangeChargeMarked is the charge of a job whose render marked its end, found missing from
-	// the budget (afterend.go).
-	ChangeChargeMarked = "charge_marked"
 	// ChangeGiveUp charges the estimate of a job whose end will not be read.
 	ChangeGiveUp = "give_up"
 	// ChangeRelease gives back a reservation whose attempt created no job.
@@ -50,9 +45,7 @@ const (
 )
 
 // Changes lists the change kinds, for initialising counters.
-var Changes = []string{ChangeReserve, ChangeReserveAhead, ChangeSettle, ChangeCharge, ChangeChargeAfterEnd,
-	ChangeChargeMarked, ChangeGiveUp,
-	ChangeRelease, ChangeUninstall, ChangeController}
+var Changes = []string{ChangeReserve, ChangeReserveAhead, ChangeFold, ChangeCharge, ChangeGiveUp, ChangeRelease, ChangeUninstall, ChangeController}
 
 // The writers of a budget, and the outcomes of one write.
 const (

@@ -20,7 +20,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -71,9 +70,6 @@ type Reconciler struct {
 	guard *Guard
 	// writes counts the budget writes, the guard's and this reconciler's.
 	writes WriteObserver
-	// looked is when each budget (by uid) was last searched for charges lost after their
-	// render's end; a budget not in it was not searched by this process yet.
-	looked sync.Map
 	// jobs reads the ends of running jobs whose render is gone; jobDeadline bounds how long one
 	// whose end cannot be read is held.
 	jobs        JobEnds
@@ -203,8 +199,8 @@ func (noObserver) ForgetBudget(string)                      {}
 
 // Reconcile is the whole reconcile of one VideoBudget.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	// What the spend guard queued for this budget and is due now: the changes nobody waits for
-	// (settlements, charges after their render's end, reservations written ahead).
+	// What the spend guard queued for this budget and is due now: the reservations written
+	// ahead that no write carried yet.
 	if r.guard != nil {
 		r.guard.flushDue(ctx, req.Namespace)
 	}
@@ -242,11 +238,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := countRunning(ctx, r.client, b); err != nil {
 		return ctrl.Result{}, err
 	}
-	polling, err := r.settleInterrupted(ctx, b, now)
+	// What the objects recorded and no guard write carried within foldAge (fold.go).
+	_, due, err := foldRecorded(ctx, r.client, b, now, foldAge)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	looked, err := r.recoverCharges(ctx, b, now)
+	polling, err := r.settleInterrupted(ctx, b, now)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -272,10 +269,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("writing the status of VideoBudget %s: %w", req.NamespacedName, err)
 		}
-		if looked {
-			r.looked.Store(b.UID, now)
-		}
-		looked = false
 		if adopted || ledgerChanged(base, b) {
 			if err := r.ledgers.write(ctx, r.client, b); err != nil {
 				// Recorded by the ledgers: admissions stop from now on, and the status says so at
@@ -284,10 +277,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				r.sayLedgerFails(ctx, b, err)
 			}
 		}
-	}
-	if looked {
-		// Nothing to write: the look counts now.
-		r.looked.Store(b.UID, now)
 	}
 	// The metrics follow the written status, whatever happens to the ledger below: a ledger that
 	// cannot be written (the manager's namespace missing) is retried, and must not hide the
@@ -309,6 +298,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if polling {
 		after = min(after, r.jobPoll)
+	}
+	if !due.IsZero() {
+		after = min(after, max(due.Sub(now), time.Millisecond))
 	}
 	return ctrl.Result{RequeueAfter: after}, nil
 }
@@ -376,18 +368,11 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 				fillEstimate(&res, obj)
 			}
 			switch {
-			case !gone && st.JobID == res.JobID && st.CompletedAt == nil, young:
+			case !gone && st.JobID == res.JobID, young:
+				// Running, or ended and folded once its end is foldAge old (foldRecorded).
 				kept = append(kept, res)
-			case charged(b, res.JobID) || (!gone && failedJob(st, res)):
+			case charged(b, res.JobID):
 				log.V(1).Info("Ending the reservation of a job whose end was charged", "kind", res.Kind, "name", res.Name, "jobID", res.JobID)
-			case !gone && st.JobID == res.JobID && st.ChargeMark != nil:
-				// Its end was written before its charge (afterend.go): what the job cost is in
-				// its status, not only an estimate.
-				if c, ok := MarkedChargeOf(obj); ok {
-					log.Info("Charging a job whose end was written before its charge", "kind", res.Kind, "name", res.Name, "jobID", res.JobID,
-						"renderSeconds", c.Seconds)
-					chargeJobAt(b, c.JobID, c.Seconds, c.Credits, c.Unreported, c.EndedAt)
-				}
 			case r.heldForEnd(ctx, b, res, now):
 				kept = append(kept, res)
 				polling = true
@@ -399,9 +384,18 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			log.V(1).Info("Releasing the reservation written ahead for a deleted object that never paid", "kind", res.Kind, "name", res.Name, "attempt", res.AttemptID)
 			continue
 		}
-		if young && (gone || !recordedSince(videov1alpha1.JobStatusOf(obj), res) || justRecorded(videov1alpha1.JobStatusOf(obj), now)) {
-			// Still within its submission's time: only a recorded job settles it early (the
-			// object's own settle, which failed or has not run yet, would have done the same).
+		if gone {
+			if jobID, at := r.unsent.recordedJob(res); jobID != "" {
+				// Deleted after it recorded the job this reservation paid for, before a write
+				// folded it: only its last state names the job, whose end is read next.
+				countUsed(b, res, at)
+				res.JobID = jobID
+				kept = append(kept, res)
+				continue
+			}
+		}
+		if young {
+			// Still within its submission's time: a recorded job is folded (foldRecorded).
 			kept = append(kept, res)
 			continue
 		}
@@ -429,13 +423,8 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 		case st.Submission != nil && st.Submission.AttemptID == res.AttemptID:
 			kept = append(kept, res)
 		case recordedSince(st, res):
-			log.V(1).Info("Settling the reservation of a recorded job", "kind", res.Kind, "name", res.Name, "jobID", st.JobID)
-			countUsed(b, res, st.SubmittedAt.Time)
-			if res.Kind != kindStoryboard && st.CompletedAt == nil {
-				res.JobID = st.JobID
-				fillEstimate(&res, obj)
-				kept = append(kept, res)
-			}
+			// Folded once its record is foldAge old (foldRecorded).
+			kept = append(kept, res)
 		case r.guard.granted(res.UID, res.AttemptID):
 			// Written ahead for a render that waits for its key's call budget (grant.go).
 			kept = append(kept, res)
@@ -539,71 +528,6 @@ func (r *Reconciler) heldForEnd(ctx context.Context, b *videov1alpha1.VideoBudge
 	return false
 }
 
-// recoverCharges charges the jobs whose render wrote its end with a mark and whose charge the
-// budget certainly lacks (afterend.go): the manager that queued it stopped before the write.
-// It looks at the renders whose mark is near the budget's count (the index), at the first look
-// at the budget in this process, and then at most every recoverEvery, at ends older than
-// recoverAge. A charge this process still has queued may be made here first: its own write then
-// finds it charged (JobCharge.change), never twice.
-// It reports whether it looked: the look counts once what it found is written (markLooked).
-func (r *Reconciler) recoverCharges(ctx context.Context, b *videov1alpha1.VideoBudget, now time.Time) (bool, error) {
-	last, seen := r.looked.Load(b.UID)
-	if seen && now.Sub(last.(time.Time)) < recoverEvery {
-		return false, nil
-	}
-	for _, bucket := range markBuckets(b.Status.ChargeCount) {
-		var list videov1alpha1.VideoRenderList
-		if err := r.client.List(ctx, &list, client.InNamespace(b.Namespace), client.MatchingFields{ChargeMarkIndex: bucket}); err != nil {
-			return false, fmt.Errorf("listing the VideoRenders of namespace %s whose end was written before its charge: %w", b.Namespace, err)
-		}
-		for i := range list.Items {
-			vr := &list.Items[i]
-			c, ok := MarkedChargeOf(vr)
-			if !ok || (seen && now.Sub(vr.Status.CompletedAt.Time) < recoverAge) {
-				continue
-			}
-			if c.change(b) {
-				logf.FromContext(ctx).Info("Charging a job whose charge was lost after its render's end was written",
-					"name", vr.Name, "jobID", c.JobID, "renderSeconds", c.Seconds)
-			}
-		}
-	}
-	return true, nil
-}
-
-// ChargeMarkIndex indexes VideoRenders by the bucket of their status.chargeMark
-// (IndexChargeMark), so that the renders whose mark is near a budget's count are found without
-// reading every ended render of the namespace.
-const ChargeMarkIndex = "spendguard.chargeMarkBucket"
-
-// IndexChargeMark is ChargeMarkIndex's function: the bucket of maxChargedJobs marks that holds
-// the render's mark, for a render whose ended job carries one.
-func IndexChargeMark(obj client.Object) []string {
-	vr, ok := obj.(*videov1alpha1.VideoRender)
-	if !ok || vr.Status.ChargeMark == nil || vr.Status.CompletedAt == nil {
-		return nil
-	}
-	return []string{strconv.FormatInt(vr.Status.ChargeMark.Count/maxChargedJobs, 10)}
-}
-
-// markBuckets are the buckets of the marks a lost charge can carry under a budget whose count
-// is count: from count-maxChargedJobs to count.
-func markBuckets(count int64) []string {
-	hi := count / maxChargedJobs
-	out := []string{strconv.FormatInt(hi, 10)}
-	if lo := max(count-maxChargedJobs, 0) / maxChargedJobs; lo != hi {
-		out = append(out, strconv.FormatInt(lo, 10))
-	}
-	return out
-}
-
-// justRecorded reports whether the object recorded its job so recently that the guard's own
-// settlement (Guard.Settle, queued then) is still on its way: settling it here too would
-// be one more budget write for every batch the guard writes.
-func justRecorded(st *videov1alpha1.JobStatus, now time.Time) bool {
-	return st.SubmittedAt != nil && now.Sub(st.SubmittedAt.Time) < rideDelay+2*settleDelay
-}
-
 // failedJob reports whether st recorded res's job as failed, its end read: a failed job is
 // charged nothing (a job given up is not failed so: its end was never read, and its estimate is
 // charged).
@@ -700,59 +624,76 @@ func setUnaccounted(b *videov1alpha1.VideoBudget) {
 // SetupWithManager registers the VideoBudget controller. Every change of a budget is looked at:
 // the reconcile writes only what changed, so its own writes end there.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &videov1alpha1.VideoRender{}, ChargeMarkIndex, IndexChargeMark); err != nil {
-		return fmt.Errorf("indexing VideoRenders by their charge mark: %w", err)
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoBudget{}).
 		// The spend guard's wake-ups: a ledger write that starts failing anywhere, and changes or
 		// ledger copies that are due (written by this reconcile, never by a timer).
 		WatchesRawSource(source.Channel(r.ledgers.Wake(), &handler.EnqueueRequestForObject{})).
-		// A render's last state, on its delete event: the job a lost settlement would have named.
+		// A render's last state, on its delete event: the job a fold that did not come would have
+		// named. A fact an object records (its job, its end) is folded by the namespace's next
+		// budget write, or by this controller once it is foldAge old.
 		Watches(&videov1alpha1.VideoRender{}, handler.Funcs{
+			UpdateFunc: r.recorded,
 			DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 				r.renderGone(e.Object, e.DeleteStateUnknown)
 			},
 		}).
+		Watches(&videov1alpha1.VideoStoryboard{}, handler.Funcs{UpdateFunc: r.recorded}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
 		Named("videobudget").
 		Complete(r)
 }
 
+// recorded wakes the budget of an object that recorded a fact to fold (a job, its end, or its
+// deletion, which waits for its end's fold), once the fact is foldAge old: a budget write that
+// comes sooner carries it. Namespaces without a budget are not woken.
+func (r *Reconciler) recorded(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	was, now := videov1alpha1.JobStatusOf(e.ObjectOld), videov1alpha1.JobStatusOf(e.ObjectNew)
+	if was == nil || now == nil {
+		return
+	}
+	fact := (now.JobID != "" && now.JobID != was.JobID) || (now.CompletedAt != nil && was.CompletedAt == nil) ||
+		(e.ObjectNew.GetDeletionTimestamp() != nil && e.ObjectOld.GetDeletionTimestamp() == nil)
+	if !fact {
+		return
+	}
+	var b videov1alpha1.VideoBudget
+	if readBudget(ctx, r.client, e.ObjectNew.GetNamespace(), &b) != nil {
+		return
+	}
+	q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: b.Namespace, Name: b.Name}}, foldAge)
+}
+
 // renderGone looks at a render's delete event, whose object is the render's last state (unknown:
 // the informer missed the event and holds an older copy, which tells nothing for certain). A
-// render deleted after it recorded its job but before the settlement that writes the job id into
-// its reservation reached the budget (a crash lost it) leaves a reservation that names no job,
-// and only this last state tells which job it paid for: the settlement rides with the
-// namespace's next budget write, as the render's own would have, and the job's end is then read
-// and charged (heldForEnd). The last state also tells which of its reservations were never sent
-// (the in-flight record precedes the paid call): settleInterrupted releases those. A render
-// deleted while this manager was down is not seen here: settleInterrupted holds the room of one
-// that runs alone instead.
+// render deleted after it recorded its job but before a budget write folded it leaves a
+// reservation that names no job, and only this last state tells which job it paid for:
+// settleInterrupted settles the reservation to that job, whose end is then read and charged
+// (heldForEnd). The last state also tells which of its reservations were never sent (the
+// in-flight record precedes the paid call): settleInterrupted releases those. A render deleted
+// while this manager was down is not seen here: settleInterrupted holds the room of one that runs
+// alone instead.
 func (r *Reconciler) renderGone(obj client.Object, unknown bool) {
 	st := videov1alpha1.JobStatusOf(obj)
 	if st == nil || unknown || r.guard == nil || !r.guard.budgeted(context.Background(), obj.GetNamespace()) {
 		return
-	}
-	if st.Submission == nil && st.JobID != "" && st.SubmittedAt != nil {
-		r.guard.Settle(obj.GetNamespace(), obj.GetUID(), "", st.JobID, st.SubmittedAt.Time)
 	}
 	last := goneState{at: r.clock.Now()}
 	if st.Submission != nil {
 		last.inFlight = st.Submission.AttemptID
 	}
 	if st.JobID != "" && st.SubmittedAt != nil {
-		last.recorded = st.SubmittedAt.Time
+		last.jobID, last.recorded = st.JobID, st.SubmittedAt.Time
 	}
 	r.unsent.add(obj.GetUID(), last, max(r.jobDeadline, time.Hour))
 }
 
 // goneState is what a deleted render's last state showed of its submissions.
 type goneState struct {
-	// inFlight is the attempt its in-flight record held; recorded when its last job was recorded.
-	inFlight string
-	recorded time.Time
-	at       time.Time
+	// inFlight is the attempt its in-flight record held; jobID its last job, recorded at recorded.
+	inFlight, jobID string
+	recorded        time.Time
+	at              time.Time
 }
 
 // neverSent reports whether the render's last state shows res's attempt never sent: not in
@@ -793,4 +734,16 @@ func (u *unsentAttempts) neverSent(res videov1alpha1.BudgetReservation) bool {
 	defer u.mu.Unlock()
 	s, ok := u.m[types.UID(res.UID)]
 	return ok && s.neverSent(res)
+}
+
+// recordedJob is the job a deleted render's last state recorded since res was reserved, with
+// no submission in flight after it, and when it was recorded; empty when there is none.
+func (u *unsentAttempts) recordedJob(res videov1alpha1.BudgetReservation) (string, time.Time) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	s, ok := u.m[types.UID(res.UID)]
+	if !ok || s.jobID == "" || s.inFlight != "" || !recordedFor(res, s.recorded) {
+		return "", time.Time{}
+	}
+	return s.jobID, s.recorded
 }

@@ -37,8 +37,8 @@ type Settlement struct {
 	Released int
 	// Estimated are running jobs charged their estimate: their end will not be read.
 	Estimated int
-	// Marked are jobs whose render wrote its end before its charge, charged from its status.
-	Marked int
+	// Folded are the jobs and ends objects recorded that no budget write had folded yet.
+	Folded int
 }
 
 // SettleAll settles every reservation of the namespace's budget for an uninstall
@@ -53,8 +53,8 @@ type Settlement struct {
 //   - a reservation whose object recorded a job since is counted as used;
 //   - any other was never sent (the in-flight record precedes the paid call) and is released.
 //
-// A render whose end was written before its charge, and whose charge the budget lacks (the
-// manager stopped before writing it, afterend.go), is charged from its status.
+// First, what the objects recorded is folded (fold.go): a job's end its render's status records
+// is charged what it cost.
 func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 	var s Settlement
 	var readErr error
@@ -68,15 +68,14 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 	}
 	err := g.mutateBudget(ctx, ns, ChangeUninstall, func(b *videov1alpha1.VideoBudget) bool {
 		s, readErr = Settlement{}, nil
-		marked := false
-		for i := range renders.Items {
-			if c, ok := MarkedChargeOf(&renders.Items[i]); ok && c.change(b) {
-				s.Marked++
-				marked = true
-			}
+		n, _, err := foldRecorded(ctx, g.reader, b, g.clock.Now(), 0)
+		if err != nil {
+			readErr = err
+			return false
 		}
+		s.Folded = n
 		if len(b.Status.Reservations) == 0 {
-			return marked
+			return n > 0
 		}
 		for _, res := range b.Status.Reservations {
 			if res.JobID != "" {
@@ -122,7 +121,7 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 			}
 		}
 		logf.FromContext(ctx).Info("Settling the budget's reservations for an uninstall", "namespace", ns,
-			"charged", s.Charged, "released", s.Released, "estimated", s.Estimated, "marked", s.Marked)
+			"charged", s.Charged, "released", s.Released, "estimated", s.Estimated, "folded", s.Folded)
 		b.Status.Reservations = nil
 		return true
 	})

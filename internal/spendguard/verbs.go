@@ -18,7 +18,6 @@ package spendguard
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,9 +27,10 @@ import (
 
 // The spend guard's verbs, what the reconcilers of the job kinds call at the steps of a paid
 // submission (internal/controller/spendguard.go): Standing reads what the guard knows of an
-// object; Reserve holds room before the paid call; Settle turns it into usage once the job id is
-// recorded (guard.go); Release gives back the room of an attempt that certainly created no job; Charge
-// posts an ended job's cost; SettleAll settles a namespace before an uninstall.
+// object; Reserve holds room before the paid call; Release gives back the room of an attempt that
+// certainly created no job; Charge posts the cost of a job whose end no status records (a
+// preview's credits, a deleted render's job); SettleAll settles a namespace before an uninstall.
+// What objects record in their status (their jobs, their ends) the budget's writes fold (fold.go).
 
 // Submission is a paid submission the guard decides on.
 type Submission struct {
@@ -54,20 +54,12 @@ type Submission struct {
 }
 
 // Reserve holds room for s before its paid call (see reserve), or, with s.CallIn, queues it
-// ahead. Before a render moves on to a new job, the end its status marked is charged if the
-// budget may still lack it (afterend.go); a reservation written ahead for this attempt is taken
-// without a write of its own.
+// ahead. A reservation written ahead for this attempt is taken without a write of its own.
 func (g *Guard) Reserve(ctx context.Context, s Submission) (Decision, error) {
 	ns := s.Obj.GetNamespace()
 	if s.CallIn > 0 {
 		queued := g.budgeted(ctx, ns) && g.reserveAhead(s.Kind, s.Obj, s.Attempt, s.Digest, s.Est, s.Sent, s.CallIn)
 		return Decision{Budgeted: queued}, nil
-	}
-	if prior, ok := g.unchargedMark(ctx, s.Obj); ok {
-		// A charge still queued rides with this write.
-		if err := g.chargeNow(ctx, ns, prior); err != nil {
-			return Decision{}, errors.Join(ErrBusy, err)
-		}
 	}
 	if d, ok := g.takeGrant(ctx, s.Kind, s.Obj, s.Attempt, s.Digest, s.Est); ok {
 		return d, nil
@@ -89,14 +81,9 @@ type Standing struct {
 	// on it (the end of its wait for its call budget or of the gather window).
 	Attempt   string
 	AttemptAt time.Time
-	// Uncharged is the charge of the end the object's status marked, while the budget may still
-	// lack it (afterend.go); nil otherwise.
-	Uncharged *JobCharge
-	// EndFirst is set when the end of the object's current job may be written before its charge
-	// (a budget without a seconds or credits limit, afterend.go), with EndMark the mark that end
-	// records; EndMark is nil when the budget holds the charge already.
-	EndFirst bool
-	EndMark  *videov1alpha1.ChargeMark
+	// Unfolded is set while the budget, as the cache shows it, holds the reservation of the
+	// ended job the object's status records: its end is not folded yet (fold.go).
+	Unfolded bool
 }
 
 // Standing reads what the guard knows of obj.
@@ -112,39 +99,12 @@ func (g *Guard) Standing(ctx context.Context, obj client.Object) Standing {
 		return s
 	}
 	s.Budgeted = true
-	if c, ok := MarkedChargeOf(obj); ok && lostCharge(b, c) {
-		s.Uncharged = &c
-	}
-	if st := videov1alpha1.JobStatusOf(obj); st != nil && st.JobID != "" {
-		s.EndMark, s.EndFirst = endMark(b, st.JobID)
-	}
+	s.Unfolded = unfolded(b, obj)
 	return s
 }
 
-// When says how Charge writes a charge.
-type When int
-
-const (
-	// ChargeNow writes the charge and waits for the write.
-	ChargeNow When = iota
-	// ChargeLater queues the charge of an end written (or being written) before it, with its
-	// mark, for a later write of the namespace's budget; nobody waits for it.
-	ChargeLater
-	// ChargeMarked is ChargeLater for a marked end about to leave its render's status: written
-	// sooner.
-	ChargeMarked
-)
-
-// Charge posts c, an ended job's cost, into the namespace's budget (JobCharge.change, the one
-// change every charge makes), as when says.
-func (g *Guard) Charge(ctx context.Context, ns string, c JobCharge, when When) error {
-	switch when {
-	case ChargeLater:
-		g.chargeLaterQueued(ns, c)
-		return nil
-	case ChargeMarked:
-		g.chargeMarkedSoon(ns, c)
-		return nil
-	}
+// Charge posts c, the cost of an ended job whose end no status records (JobCharge.change, the one
+// charge), and waits for the write.
+func (g *Guard) Charge(ctx context.Context, ns string, c JobCharge) error {
 	return g.chargeNow(ctx, ns, c)
 }
