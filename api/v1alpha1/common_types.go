@@ -273,11 +273,10 @@ type JobStatus struct {
 	// +optional
 	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
 
-	// chargeMark is set when the job's end was written before its seconds and credits reached
-	// the namespace's VideoBudget (the end does not wait for its charge; the job's reservation
-	// holds its room meanwhile): where the budget's charges stood at that moment. Should the charge be lost (the manager stopped
-	// before the budget write that carried it), the job is charged from this status, once, when
-	// the budget shows it certainly missing.
+	// chargeMark was written by earlier managers with a job's end, where the namespace's
+	// VideoBudget's charges stood then. Deprecated: no longer written or read; the budget folds
+	// the end recorded here (completedAt, videoDuration, aiCreditsUsed) while it holds the job's
+	// reservation. Kept so that objects written by earlier managers stay valid.
 	// +optional
 	ChargeMark *ChargeMark `json:"chargeMark,omitempty"`
 
@@ -308,10 +307,8 @@ type JobStatus struct {
 	Callback *CallbackReceipt `json:"callback,omitempty"`
 }
 
-// ChargeMark is where a namespace's VideoBudget's charges stood when a render's end was written
-// before its own charge. A job charged since would be in the budget's status.chargedJobs after
-// the one charged last then (after), as long as that one is still there; missing while it is,
-// the job is certainly not charged.
+// ChargeMark is where a namespace's VideoBudget's charges stood when an earlier manager wrote a
+// render's end before its own charge. Deprecated: no longer written or read.
 type ChargeMark struct {
 	// count is the budget's status.chargeCount then.
 	// +required

@@ -46,8 +46,9 @@ limitations under the License.
 // # One reconcile, step by step
 //
 // lifecycle.go Reconcile reads the object (lifecycle.go read: the cache, or the API server for an
-// object marked stale); a deleted one is handed to spendguard.go finishCharge, which charges its
-// job's end and lets go of the finalizer. Otherwise the reconcile is one scope (step.go: the
+// object marked stale); a deleted one is handed to spendguard.go finishCharge, which charges a
+// running job's end (or waits until the budget folded the end its status records) and lets go of
+// the finalizer. Otherwise the reconcile is one scope (step.go: the
 // status transaction and what the steps learn, in order) and these steps, each a
 // func(ctx, *scope) *stop that returns nil to go on or the stop that ends the reconcile (step.go
 // stop: the one way to say "stop here"):
@@ -58,9 +59,9 @@ limitations under the License.
 //     nothing, or stalls SubmissionUnknown; record.go restoredUnknown brings that stall back from
 //     the annotations after a restore.
 //  3. poll (poll.go): a running job is read (the key's call budget and the polls' share decide
-//     when), recorded (poll.go recordJob, then the adapter's recordJob) and its end charged
-//     (spendguard.go chargeEnd): a render's after its end is written, marked in it, while its
-//     running job's reservation holds its room; a preview's credits before.
+//     when) and recorded (poll.go recordJob, then the adapter's recordJob): a render's end in its
+//     status is what the budget folds (internal/spendguard fold.go), while its running job's
+//     reservation holds its room; a preview's credits are charged before (spendguard.go chargeEnd).
 //  4. resolve (lifecycle.go): what the spec asks for, from the adapter's resolve
 //     (videorender_controller.go resolve with approval.go approvedPreview for storyboardRef;
 //     videostoryboard_controller.go resolve): a target, or a reason to wait. A restored object
@@ -80,7 +81,7 @@ limitations under the License.
 //     callgate.go admitSubmission (a free check of an idle key), spendguard.go reserveBudget
 //     (last, so that a waiting render writes nothing). Then pay, in a straight line under its
 //     own deadline: writeInFlight (status, optimistic lock) → callService (the paid call) →
-//     accepted (recordSubmitted, writeJobID, settleBudget), or refusedCall, or unknownOutcome.
+//     accepted (recordSubmitted, writeJobID), or refusedCall, or unknownOutcome.
 //
 // Then lifecycle.go commit writes the status once (statustxn.Txn.Commit), with
 // observedGeneration when a decision about the spec was reached, and writeRecordIfDue copies the
@@ -99,7 +100,6 @@ limitations under the License.
 //     record that was due but not written (its write failed, or the closing status write did
 //     after writeJobID had written the job id) is written by the next reconcile (the unrecorded
 //     set);
-//   - the settlement of a budget reservation whose job was adopted (tx.After settleBudget);
 //   - the versions the write replaced (tx.Superseded), so that a cache still showing them is read
 //     fresh (lifecycle.go supersede), and the stale set after a conflict (afterReconcile).
 //

@@ -652,16 +652,19 @@ func (r *Reconciler) recorded(ctx context.Context, e event.UpdateEvent, q workqu
 	if was == nil || now == nil {
 		return
 	}
-	fact := (now.JobID != "" && now.JobID != was.JobID) || (now.CompletedAt != nil && was.CompletedAt == nil) ||
-		(e.ObjectNew.GetDeletionTimestamp() != nil && e.ObjectOld.GetDeletionTimestamp() == nil)
-	if !fact {
+	after := foldAge
+	switch {
+	case e.ObjectNew.GetDeletionTimestamp() != nil && e.ObjectOld.GetDeletionTimestamp() == nil:
+		// Its finalizer waits for the fold of an end that may be old already.
+		after = 0
+	case (now.JobID == "" || now.JobID == was.JobID) && (now.CompletedAt == nil || was.CompletedAt != nil):
 		return
 	}
 	var b videov1alpha1.VideoBudget
 	if readBudget(ctx, r.client, e.ObjectNew.GetNamespace(), &b) != nil {
 		return
 	}
-	q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: b.Namespace, Name: b.Name}}, foldAge)
+	q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: b.Namespace, Name: b.Name}}, after)
 }
 
 // renderGone looks at a render's delete event, whose object is the render's last state (unknown:
@@ -686,6 +689,11 @@ func (r *Reconciler) renderGone(obj client.Object, unknown bool) {
 		last.jobID, last.recorded = st.JobID, st.SubmittedAt.Time
 	}
 	r.unsent.add(obj.GetUID(), last, max(r.jobDeadline, time.Hour))
+	if last.jobID != "" {
+		// The job is named only in this process's memory now: the budget's controller looks at
+		// once, and writes it into the reservation.
+		r.ledgers.wakeUp(obj.GetNamespace())
+	}
 }
 
 // goneState is what a deleted render's last state showed of its submissions.

@@ -63,14 +63,16 @@ func TestSimulationCasesOfALedgerBehindItsBudgetAtAKill(t *testing.T) {
 		},
 	}, {
 		// Seed 30: the month's renders went from 2 to 1.
-		name: "a charge written and the manager killed before the end, a render deleted with its finalizer stripped, the budget replaced",
+		// (Then: a charge written and the manager killed before the end; the render's end is now a
+		// fact in its status, and the kill comes after it is written.)
+		name: "an end written and the manager killed before a budget write folded it, a render deleted with its finalizer stripped, the budget replaced",
 		ops: []simOp{
 			{kind: opSetRenders, a: 3},
 			{kind: opCreate, a: 0, b: 163},
 			{kind: opAdmit, a: 0},
 			{kind: opCreate, a: 169, b: 88},
 			{kind: opAdmit, a: 0},
-			{kind: opCrashAfterCharge, a: 0},
+			{kind: opCrashAfterEnd, a: 0},
 			{kind: opDeleteStripped, a: 0},
 			{kind: opReplace},
 			{kind: opCreate, a: 0, b: 391},

@@ -63,15 +63,16 @@ import (
 //   - at the end, every job that ended is charged at least what it cost (never less), and, over
 //     all months, no job is counted or charged twice (never more).
 //
-// The renders are modelled as the render reconciler drives the guard: Reserve, the job id in the
-// render's status, Settle, and at the job's end its end written first, marked, with its real
-// length, and its charge queued (chargeEnd). A render's deletion delivers its last state to the
+// The renders are modelled as the render reconciler drives the guard: Reserve, then the job id in
+// the render's status, and at the job's end its end in the render's status, with its real length;
+// budget writes fold those facts (fold.go). A render's deletion delivers its last state to the
 // VideoBudget controller, as the informer's delete event does. A crash drops every in-memory
 // state of the guard and the controller.
 //
 // The manager runs with a job deadline (simJobDeadline), its documented give-up point: a job still
-// running past it is charged its reservation's estimate, by its render (chargeGivenUp) or, for a
-// render that is gone, by the VideoBudget controller, and the job may run on at the service. For
+// running past it is charged its reservation's estimate, folded from its render's end written as
+// given up or, for a render that is gone, by the VideoBudget controller, and the job may run on at
+// the service. For
 // such a late job the checks ask only what the operator promises: it is charged once, at most
 // what it cost or its estimate; a render given up is charged its estimate in the period it gave
 // up in; and a late job no longer counts as running beside the renders admitted after it.
@@ -102,7 +103,7 @@ const (
 	opCrash
 	opReplace
 	opFailWrites
-	opCrashAfterCharge
+	opCrashAfterEnd
 	opGather
 	opCount
 )
@@ -156,8 +157,8 @@ func (o simOp) String() string {
 		return "the VideoBudget is deleted and created again"
 	case opFailWrites:
 		return fmt.Sprintf("the next %d VideoBudget status writes fail", o.a)
-	case opCrashAfterCharge:
-		return fmt.Sprintf("running job #%d ends, its render charges it and the manager crashes before writing the end", o.a)
+	case opCrashAfterEnd:
+		return fmt.Sprintf("running job #%d ends, its render writes its end and the manager crashes before a budget write folds it", o.a)
 	}
 	return "?"
 }
@@ -204,7 +205,7 @@ func simGenerate(seed uint64, steps int) []simOp {
 		case p < 94:
 			o.kind = opCrash
 		case p < 95:
-			o.kind, o.a = opCrashAfterCharge, rng.Int64N(64)
+			o.kind, o.a = opCrashAfterEnd, rng.Int64N(64)
 		case p < 98:
 			o.kind, o.a = opReplace, rng.Int64N(2)
 		default:
@@ -225,9 +226,8 @@ type simJob struct {
 	ended     *time.Time
 	// live is false once its render was deleted: nobody reads its end through the render.
 	live bool
-	// charged is set once its render's charge, written before its end, succeeded; endWritten
-	// once its render's end is written (its charge before it, or queued after it).
-	charged, endWritten bool
+	// endWritten is set once its render's end is written in its status, for budget writes to fold.
+	endWritten bool
 	// givenUpAt is when its render gave it up at the job deadline and charged its estimate.
 	givenUpAt *time.Time
 }
@@ -246,12 +246,6 @@ type simRender struct {
 	gathered string
 }
 
-// simSettle is a settlement not written yet.
-type simSettle struct {
-	uid            types.UID
-	attempt, jobID string
-}
-
 // simWorld is one run of the simulation.
 type simWorld struct {
 	t       testing.TB
@@ -265,10 +259,7 @@ type simWorld struct {
 	jobs    []*simJob
 	// failWrites is how many budget status writes fail next.
 	failWrites int
-	// unsettled are the settlements whose write failed: Settle queues them again and they ride
-	// with a later write, until the manager crashes (they lived in its memory).
-	unsettled []simSettle
-	budgetUID int
+	budgetUID  int
 	// seen is the highest usage seen for each period window (start/end).
 	seen map[string]videov1alpha1.BudgetUsage
 	// months is the highest usage seen in each calendar month's window: every charge is added
@@ -292,8 +283,7 @@ func newSimWorld(t testing.TB) *simWorld {
 	budget := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: videov1alpha1.VideoBudgetName, UID: "budget-1", Generation: 1},
 		Spec: videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodMonthly, MaxRenders: ptr.To[int64](10), MaxRenderSeconds: ptr.To[int64](1200)}}
 	w.server = fake.NewClientBuilder().WithScheme(s).WithObjects(budget).
-		WithStatusSubresource(budget, &videov1alpha1.VideoRender{}).
-		WithIndex(&videov1alpha1.VideoRender{}, ChargeMarkIndex, IndexChargeMark).Build()
+		WithStatusSubresource(budget, &videov1alpha1.VideoRender{}).Build()
 	w.c = interceptor.NewClient(w.server, interceptor.Funcs{
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			if _, ok := obj.(*videov1alpha1.VideoBudget); ok && w.failWrites > 0 {
@@ -318,12 +308,10 @@ func newSimWorld(t testing.TB) *simWorld {
 
 // start makes this process's guard and controller, with nothing in memory.
 func (w *simWorld) start() {
-	// The grants and the queued settlements lived in the process (a crash): the renders come
-	// back with a new attempt.
+	// The grants lived in the process (a crash): the renders come back with a new attempt.
 	for _, r := range w.renders {
 		r.gathered = ""
 	}
-	w.unsettled = nil
 	// The ledger is written through, as the manager's; a copy held back after a failed write is
 	// lost in a crash.
 	ledgers := NewLedgers("ops")
@@ -351,19 +339,14 @@ func (w *simWorld) late(j *simJob) bool {
 }
 
 // giveUpLate gives up the jobs of live renders still running past the job deadline, as the
-// render controller does at its next look (chargeGivenUp): their reservation's estimate is
-// charged first, then the end is written as failed (JOB_DEADLINE_EXCEEDED). A charge that cannot
-// be written is tried at the next step; the job may still run at the service. A job that ended
-// is not given up: the render reads its end first.
+// render controller does at its next look: the end is written as failed (JOB_DEADLINE_EXCEEDED),
+// and a budget write folds it, charging the reservation's estimate; the job may still run at the
+// service. A job that ended is not given up: the render reads its end first.
 func (w *simWorld) giveUpLate() {
 	now := w.clk.Now()
 	for _, r := range w.renders {
 		j := r.job
-		if j == nil || !j.live || j.ended != nil || j.endWritten || j.charged || now.Sub(j.submitted) <= simJobDeadline {
-			continue
-		}
-		c := JobCharge{JobID: j.id, UID: r.uid, Since: j.submitted, Estimate: true, Seconds: r.est.Seconds}
-		if err := w.g.chargeNow(w.ctx, simNS, c); err != nil {
+		if j == nil || !j.live || j.ended != nil || j.endWritten || now.Sub(j.submitted) <= simJobDeadline {
 			continue
 		}
 		var vr videov1alpha1.VideoRender
@@ -375,7 +358,7 @@ func (w *simWorld) giveUpLate() {
 		if err := w.server.Status().Update(w.ctx, &vr); err != nil {
 			w.t.Fatal(err)
 		}
-		j.charged, j.endWritten, j.givenUpAt = true, true, &now
+		j.endWritten, j.givenUpAt = true, &now
 		simGivenUp.Add(1)
 	}
 }
@@ -464,9 +447,9 @@ func (w *simWorld) truth(start time.Time) (submitted, seconds int64, unboundedRu
 		case j.ended == nil:
 			seconds += j.actual
 		case j.ended.Before(start):
-		case j.unbounded && !j.charged && !charged[j.id]:
-			// Its end is not charged yet (not read, or its charge not written): the budget knows only
-			// its reservation until then, the one render a limit may be passed by.
+		case j.unbounded && !charged[j.id]:
+			// Its end is not folded yet (not read, or not written, or no write since): the budget
+			// knows only its reservation until then, the one render a limit may be passed by.
 			seconds += min(j.actual, j.reserved)
 		default:
 			seconds += j.actual
@@ -562,68 +545,35 @@ func (w *simWorld) admit(r *simRender) error {
 	if err := w.server.Status().Update(w.ctx, &vr); err != nil {
 		w.t.Fatal(err)
 	}
-	// A failed settle is queued again (Settle), as in the manager; meanwhile, and after a crash,
-	// the controller settles the reservation from the render's record.
-	if err := w.g.settle(w.ctx, simNS, r.uid, attempt, job.id); err != nil {
-		w.unsettled = append(w.unsettled, simSettle{uid: r.uid, attempt: attempt, jobID: job.id})
-	}
+	// Nothing tells the budget: its next write folds the record (fold.go).
 	return nil
 }
 
-// settleAgain writes the settlements whose write failed, as Settle's retry does with the
-// namespace's next budget write.
-func (w *simWorld) settleAgain() {
-	left := w.unsettled[:0]
-	for _, u := range w.unsettled {
-		if err := w.g.settle(w.ctx, simNS, u.uid, u.attempt, u.jobID); err != nil && !errors.Is(err, errNoBudget) {
-			left = append(left, u)
+// writeEnds writes the ends of the ended jobs of live renders into their status, as the render
+// controller does when it reads them; the budget's writes fold them.
+func (w *simWorld) writeEnds() {
+	for _, r := range w.renders {
+		if j := r.job; j != nil && j.ended != nil && !j.endWritten && j.live {
+			w.writeEnd(r)
 		}
 	}
-	w.unsettled = left
 }
 
-// chargeEnded charges the ended jobs of live renders not charged yet, as the render
-// controller's chargeEnd does: where the budget can take a mark, the render's end is written
-// first, marked, and its charge queued for a later budget write (lost in a crash); elsewhere the
-// charge is written first (a failed one is tried again at the next step).
-func (w *simWorld) chargeEnded() {
-	for _, r := range w.renders {
-		j := r.job
-		if j == nil || j.ended == nil || j.charged || j.endWritten || !j.live {
-			continue
-		}
-		var vr videov1alpha1.VideoRender
-		if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: r.name}, &vr); err != nil {
-			w.t.Fatal(err)
-		}
-		c := JobCharge{JobID: j.id, UID: r.uid, Since: j.submitted, Seconds: j.actual}
-		standing := w.g.Standing(w.ctx, &vr)
-		switch {
-		case !standing.EndFirst:
-			if err := w.g.chargeNow(w.ctx, simNS, c); err != nil {
-				continue
-			}
-			j.charged = true
-		case standing.EndMark != nil:
-			c.Mark = standing.EndMark
-			vr.Status.ChargeMark = standing.EndMark
-		}
-		vr.Status.CompletedAt = &metav1.Time{Time: *j.ended}
-		vr.Status.VideoDuration = &metav1.Duration{Duration: time.Duration(j.actual) * time.Second}
-		if err := w.server.Status().Update(w.ctx, &vr); err != nil {
-			w.t.Fatal(err)
-		}
-		j.endWritten = true
-		if c.Mark != nil {
-			_ = w.g.Charge(w.ctx, simNS, c, ChargeLater)
-		}
+func (w *simWorld) writeEnd(r *simRender) {
+	j := r.job
+	var vr videov1alpha1.VideoRender
+	if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: r.name}, &vr); err != nil {
+		w.t.Fatal(err)
 	}
+	vr.Status.CompletedAt = &metav1.Time{Time: *j.ended}
+	vr.Status.VideoDuration = &metav1.Duration{Duration: time.Duration(j.actual) * time.Second}
+	if err := w.server.Status().Update(w.ctx, &vr); err != nil {
+		w.t.Fatal(err)
+	}
+	j.endWritten = true
 }
 
 func (w *simWorld) step(o simOp) error {
-	if o.kind != opCrash && o.kind != opCrashAfterCharge {
-		w.settleAgain()
-	}
 	switch o.kind {
 	case opCreate:
 		i := len(w.renders)
@@ -655,7 +605,7 @@ func (w *simWorld) step(o simOp) error {
 			now := w.clk.Now()
 			r.job.ended = &now
 		}
-		w.chargeEnded()
+		w.writeEnds()
 	case opOrphanEnd:
 		now := w.clk.Now()
 		for _, j := range w.jobs {
@@ -673,9 +623,11 @@ func (w *simWorld) step(o simOp) error {
 			if err := w.server.Delete(w.ctx, last); err != nil {
 				w.t.Fatal(err)
 			}
-			// The manager's informer delivers the delete event with the render's last state; what
-			// it queues is lost in a crash, as a settlement is.
+			// The manager's informer delivers the delete event with the render's last state, and
+			// the VideoBudget controller, woken, looks at once (a crash between the two is not
+			// searched: the simulation crashes between steps).
 			w.r.renderGone(last, false)
+			w.reconcile()
 		}
 	case opSetSeconds:
 		w.editSpec(func(s *videov1alpha1.VideoBudgetSpec) {
@@ -724,13 +676,13 @@ func (w *simWorld) step(o simOp) error {
 		}
 	case opFailWrites:
 		w.failWrites = int(o.a)
-	case opCrashAfterCharge:
-		// The charge is in the budget, the render's end is not written: the next manager reads
-		// the job's end again and charges it again, which must find it charged.
+	case opCrashAfterEnd:
+		// The end is in the render's status, no budget write has folded it: the next manager's
+		// writes fold it, once.
 		if r := w.pick(o.a, func(r *simRender) bool { return !r.deleted && r.job != nil && r.job.ended == nil }); r != nil {
 			now := w.clk.Now()
 			r.job.ended = &now
-			_ = w.g.Charge(w.ctx, simNS, JobCharge{JobID: r.job.id, UID: r.uid, Since: r.job.submitted, Seconds: r.job.actual}, ChargeNow)
+			w.writeEnd(r)
 		}
 		w.start()
 	}
@@ -764,14 +716,13 @@ func (w *simWorld) checkUsage() error {
 // end every job that ended in the current period is charged at least what it cost.
 func (w *simWorld) drain() error {
 	w.failWrites = 0
-	w.settleAgain()
 	now := w.clk.Now()
 	for _, j := range w.jobs {
 		if j.ended == nil {
 			j.ended = &now
 		}
 	}
-	w.chargeEnded()
+	w.writeEnds()
 	w.queuedDue()
 	w.reconcile()
 	w.clk.Step(2 * time.Minute)

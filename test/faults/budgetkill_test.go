@@ -132,8 +132,8 @@ spec: `+spec+`
 	jobs := w.sim.Jobs()
 	used := b.Status.Used
 	w.note = fmt.Sprintf("budget: %d renders counted / %d jobs paid, %d s charged / %d s rendered, %d reservations left; "+
-		"kills landed with a job ended and its end unwritten: %d of %d (%d after its charge); with an end written before its "+
-		"charge and the charge not in the budget: %d", used.Renders, len(jobs),
+		"kills landed with a job ended and its end unwritten: %d of %d (%d after its charge); with an end written and "+
+		"not folded into the budget: %d", used.Renders, len(jobs),
 		used.RenderSeconds, rendered, len(b.Status.Reservations), landed, kills, landedCharged, landedPending)
 	r := w.measure(fmt.Sprintf("SIGKILL x%d while guarded renders end (%s)", kills, name))
 	r.expectNoDoubleCharge(w)
@@ -167,7 +167,7 @@ spec: `+spec+`
 		t.Errorf("no kill landed while a job had ended and its end or its charge was not written: the case proved nothing")
 	}
 	if *long && name == "renders-only" && landedPending == 0 {
-		t.Errorf("no kill landed between a render's end written with its mark and its charge's budget write: the lost charge was never found")
+		t.Errorf("no kill landed between a render's end written and the budget write that folds it: the fold after a restart was never tested")
 	}
 	w.expectNoKeyLeak()
 }
@@ -196,8 +196,8 @@ spec:
 
 // killMoment is what a kill interrupted, as last read before it: renders whose job had ended at
 // the service while their end was not written, and of those the ones already charged into the
-// budget (their job id in status.chargedJobs); and renders whose end was written before their
-// charge (status.chargeMark) while the budget does not hold that charge yet (pending).
+// budget (their job id in status.chargedJobs); and renders whose end is written while the
+// budget still holds their job's reservation: no budget write has folded it yet (pending).
 type killMoment struct{ ended, charged, pending int }
 
 // awaitKillMoment polls the renders and the budget for the moment to kill: a render whose job
@@ -216,7 +216,8 @@ func (w *world) awaitKillMoment(within time.Duration) killMoment {
 		var m killMoment
 		for i := range items {
 			id := items[i].Status.JobID
-			if id != "" && items[i].Status.ChargeMark != nil && !slices.Contains(b.Status.ChargedJobs, id) {
+			if id != "" && items[i].Status.CompletedAt != nil && slices.ContainsFunc(b.Status.Reservations,
+				func(r videov1alpha1.BudgetReservation) bool { return r.JobID == id }) {
 				m.pending++
 			}
 			if id == "" || terminal(&items[i]) {
