@@ -187,13 +187,14 @@ func listHolders(ctx context.Context, r client.Reader, ns string) (map[string]cl
 	return out, nil
 }
 
-// unfolded reports whether b still holds the reservation of the ended job obj's status records.
+// unfolded reports whether b still holds the reservation of the ended job obj's status records:
+// its running job's, or the submission's that created it when its record is not folded either.
 func unfolded(b *videov1alpha1.VideoBudget, obj client.Object) bool {
 	st := videov1alpha1.JobStatusOf(obj)
 	if st == nil || st.JobID == "" || st.CompletedAt == nil {
 		return false
 	}
 	return slices.ContainsFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
-		return r.UID == string(obj.GetUID()) && r.JobID == st.JobID
+		return r.UID == string(obj.GetUID()) && (r.JobID == st.JobID || r.JobID == "" && recordedSince(st, r))
 	})
 }
