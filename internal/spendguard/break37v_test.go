@@ -17,7 +17,6 @@ limitations under the License.
 package spendguard
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 	"sync/atomic"
@@ -32,64 +31,68 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// Standing (0822087) answers what Budgeted, GrantedAttempt, UnchargedMark and ChargeAfterEnd
-// answered, whatever the namespace (with or without a budget) and the render (no job, a running
-// job, a marked end the budget lacks or holds), and a nil guard answers nothing.
-func TestBreak37vStandingAnswersAsTheCallsItReplaced(t *testing.T) {
+// Standing answers, in one read of the cached budget, whether the namespace has a budget, the
+// attempt written ahead for the object, and whether the budget still holds the reservation of
+// the ended job the object's status records (Unfolded: that end is not folded yet), whatever the
+// namespace (with or without a budget) and the render (no job, a running job, an ended job folded
+// or not, an ended job the budget holds another job's reservation for); a nil guard answers
+// nothing.
+func TestBreak37vStandingAnswersForEveryNamespaceAndRender(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](100)})
 	close(h.hold)
 	h.pump(t)
-	if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "j-held", Seconds: 1}); err != nil {
-		t.Fatal(err)
-	}
 	now := metav1.Now()
-	render := func(ns string, i int, jobID string, ended bool, mark *videov1alpha1.ChargeMark) *videov1alpha1.VideoRender {
+	render := func(ns string, i int, jobID string, ended bool) *videov1alpha1.VideoRender {
 		vr := batchRender(i)
 		vr.Namespace, vr.UID = ns, types.UID(ns+"-"+string(vr.UID))
-		vr.Status.JobID, vr.Status.ChargeMark = jobID, mark
+		vr.Status.JobID = jobID
 		if ended {
 			vr.Status.CompletedAt = &now
 			vr.Status.VideoDuration = &metav1.Duration{Duration: 9 * time.Second}
 		}
 		return vr
 	}
+	held := func(i int, jobID string) videov1alpha1.BudgetReservation {
+		vr := render("team-a", i, jobID, false)
+		return videov1alpha1.BudgetReservation{Kind: "VideoRender", Name: vr.Name, UID: string(vr.UID), AttemptID: "a",
+			ReservedAt: now, EstimatedSeconds: 30, JobID: jobID}
+	}
+	// team-a's budget holds the reservations of render 1's running job, of render 2's ended job
+	// (not folded yet), and of an earlier job of render 4 (its current one was never reserved).
+	b := h.budget(t)
+	b.Status.Reservations = []videov1alpha1.BudgetReservation{held(1, "j-running"), held(2, "j-ended"), held(4, "j-earlier")}
+	if err := h.server.Status().Update(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		budgeted, unfolded bool
+	}
 	var renders []*videov1alpha1.VideoRender
+	var wants []want
 	for _, ns := range []string{"team-a", "team-b"} {
+		budgeted := ns == "team-a"
 		renders = append(renders,
-			render(ns, 0, "", false, nil),
-			render(ns, 1, "j-running", false, nil),
-			render(ns, 2, "j-lost", true, &videov1alpha1.ChargeMark{Count: 0}),
-			render(ns, 3, "j-held", true, &videov1alpha1.ChargeMark{Count: 0}),
-			render(ns, 4, "j-unmarked", true, nil))
+			render(ns, 0, "", false),
+			render(ns, 1, "j-running", false),
+			render(ns, 2, "j-ended", true),
+			render(ns, 3, "j-folded", true),
+			render(ns, 4, "j-current", true))
+		wants = append(wants, want{budgeted, false}, want{budgeted, false}, want{budgeted, budgeted}, want{budgeted, false}, want{budgeted, false})
 	}
 	h.g.reserveAhead("VideoRender", renders[1], "ahead-a", "", Estimate{}, nil, time.Second)
 	h.g.reserveAhead("VideoRender", renders[6], "ahead-b", "", Estimate{}, nil, time.Second)
-	if h.g.grantedAttempt(renders[1].UID) != "ahead-a" || h.g.grantedAttempt(renders[6].UID) != "ahead-b" {
-		t.Fatal("the grants asked for are not held")
-	}
-	for _, vr := range renders {
+	for i, vr := range renders {
 		what := fmt.Sprintf("%s/%s (job %q)", vr.Namespace, vr.Name, vr.Status.JobID)
 		s := h.g.Standing(t.Context(), vr)
-		if want := h.g.budgeted(t.Context(), vr.Namespace); s.Budgeted != want {
-			t.Errorf("%s: Budgeted %v, Budgeted answered %v", what, s.Budgeted, want)
+		if s.Budgeted != wants[i].budgeted {
+			t.Errorf("%s: Budgeted %v, want %v", what, s.Budgeted, wants[i].budgeted)
 		}
-		if want := h.g.grantedAttempt(vr.UID); s.Attempt != want {
-			t.Errorf("%s: Attempt %q, GrantedAttempt answered %q", what, s.Attempt, want)
+		wantAttempt := map[int]string{1: "ahead-a", 6: "ahead-b"}[i]
+		if s.Attempt != wantAttempt || s.Attempt != h.g.grantedAttempt(vr.UID) {
+			t.Errorf("%s: Attempt %q, want %q", what, s.Attempt, wantAttempt)
 		}
-		c, ok := h.g.unchargedMark(t.Context(), vr)
-		if (s.Uncharged != nil) != ok || ok && !reflect.DeepEqual(*s.Uncharged, c) {
-			t.Errorf("%s: Uncharged %+v, UnchargedMark answered %+v %v", what, s.Uncharged, c, ok)
-		}
-		if vr.Status.JobID == "" {
-			continue // chargeEnd is asked only of a job's end (poll)
-		}
-		var mark *videov1alpha1.ChargeMark
-		var first bool
-		if b, err := h.g.cachedBudget(t.Context(), vr.Namespace); err == nil {
-			mark, first = endMark(b, vr.Status.JobID)
-		}
-		if s.EndFirst != first || !reflect.DeepEqual(s.EndMark, mark) {
-			t.Errorf("%s: EndFirst %v EndMark %+v, ChargeAfterEnd answered %+v %v", what, s.EndFirst, s.EndMark, mark, first)
+		if s.Unfolded != wants[i].unfolded {
+			t.Errorf("%s: Unfolded %v, want %v", what, s.Unfolded, wants[i].unfolded)
 		}
 	}
 	if s := (*Guard)(nil).Standing(t.Context(), renders[2]); !reflect.DeepEqual(s, Standing{}) {
@@ -97,12 +100,22 @@ func TestBreak37vStandingAnswersAsTheCallsItReplaced(t *testing.T) {
 	}
 }
 
-// Reserve (0822087) does what reserveBudget did: a marked end the budget lacks is charged before
-// the reservation; when that charge cannot be written, Reserve answers ErrBusy (reserveBudget's
-// "later") and reserves nothing.
-func TestBreak37vReserveChargesAMarkedEndFirstOrReservesNothing(t *testing.T) {
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](100)})
+// Reserve for a render whose previous job ended (its status shows the end) folds that end in the
+// reservation's own write, before deciding. When that write fails, Reserve answers the error and
+// nothing is written: no reservation, and the end stays unfolded (its reservation held) for the
+// next write, which folds it once.
+func TestBreak37vReserveFoldsTheRendersEndedJobInItsWriteOrWritesNothing(t *testing.T) {
+	vr := withEndAt(foldRender(0, "j-prev", foldT0.Add(-time.Minute), 30), foldT0.Add(-time.Second), 9)
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](100)}, vr)
 	close(h.hold)
+	freshGuardAt(h, foldT0)
+	b := h.budget(t)
+	RollPeriod(b, foldT0)
+	addUsage(b, videov1alpha1.BudgetUsage{Renders: 1})
+	b.Status.Reservations = []videov1alpha1.BudgetReservation{heldFor(0, "a1", foldT0.Add(-time.Minute), 30, "j-prev")}
+	if err := h.server.Status().Update(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
 	var fail atomic.Bool
 	fail.Store(true)
 	h.onWrite = func(int32) error {
@@ -111,24 +124,29 @@ func TestBreak37vReserveChargesAMarkedEndFirstOrReservesNothing(t *testing.T) {
 		}
 		return nil
 	}
-	now := metav1.Now()
-	vr := batchRender(0)
-	vr.Status.JobID, vr.Status.CompletedAt, vr.Status.ChargeMark = "j-prev", &now, &videov1alpha1.ChargeMark{Count: 0}
-	vr.Status.VideoDuration = &metav1.Duration{Duration: 9 * time.Second}
-	sub := Submission{Kind: "VideoRender", Obj: vr, Attempt: "a2"}
-	_, err := h.g.Reserve(t.Context(), sub)
-	if !errors.Is(err, ErrBusy) {
-		t.Fatalf("a marked end whose charge was not written: %v, want ErrBusy", err)
+	sub := Submission{Kind: "VideoRender", Obj: vr, Attempt: "a2", Est: Estimate{Seconds: 30}}
+	if _, err := h.g.Reserve(t.Context(), sub); err == nil {
+		t.Fatal("a reservation whose write failed reported success")
 	}
-	if b := h.budget(t); len(b.Status.Reservations) != 0 {
-		t.Fatalf("reserved %+v before the marked end was charged", b.Status.Reservations)
+	b = h.budget(t)
+	if len(b.Status.Reservations) != 1 || b.Status.Reservations[0].JobID != "j-prev" || b.Status.Used.RenderSeconds != 0 {
+		t.Fatalf("after the failed write: reservations %+v, used %d s; want j-prev's reservation only, nothing charged",
+			b.Status.Reservations, b.Status.Used.RenderSeconds)
+	}
+	if !h.g.Standing(t.Context(), vr).Unfolded {
+		t.Fatal("j-prev's end is not folded, yet Standing says it is")
 	}
 	fail.Store(false)
 	if d, err := h.g.Reserve(t.Context(), sub); err != nil || d.Wait {
 		t.Fatalf("%+v %v", d, err)
 	}
-	b := h.budget(t)
-	if !charged(b, "j-prev") || b.Status.Used.RenderSeconds != 9 || len(b.Status.Reservations) != 1 || b.Status.Reservations[0].AttemptID != "a2" {
-		t.Errorf("charged %v, used %d s, reservations %+v: want j-prev's 9 s then a2 reserved", b.Status.ChargedJobs, b.Status.Used.RenderSeconds, b.Status.Reservations)
+	if err := h.g.foldNow(t.Context(), "team-a"); err != nil {
+		t.Fatal(err)
+	}
+	b = h.budget(t)
+	if !charged(b, "j-prev") || b.Status.Used.RenderSeconds != 9 || b.Status.Used.Renders != 1 || len(b.Status.Reservations) != 1 ||
+		b.Status.Reservations[0].AttemptID != "a2" || b.Status.Reservations[0].JobID != "" {
+		t.Errorf("charged %v, used %d s and %d renders, reservations %+v: want j-prev's 9 s once, then a2 reserved",
+			b.Status.ChargedJobs, b.Status.Used.RenderSeconds, b.Status.Used.Renders, b.Status.Reservations)
 	}
 }
