@@ -210,8 +210,8 @@ func crdCheckedHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, objs ..
 // wants a name and a uid), so every write that sends the lists sends it as an object of
 // status.reservations, which the CRD refuses (name, uid and reservedAt are required). Status and
 // stall: while that job runs (or, its end unreadable, until --job-deadline, forever with none),
-// no render of the namespace can reserve, no settlement and no charge that moves a reservation
-// is written: the namespace stalls, each of its renders failing at the budget write.
+// no render of the namespace could reserve, and no fold or charge that moves a reservation could
+// be written: the namespace would stall, each of its renders failing at the budget write.
 func TestBreak37rAnUnreadableLineMakesEveryReservationWriteInvalid(t *testing.T) {
 	h := crdCheckedHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](10)})
 	b := h.budget(t)
@@ -230,7 +230,8 @@ func TestBreak37rAnUnreadableLineMakesEveryReservationWriteInvalid(t *testing.T)
 // runningJobs, so it does not charge the jobs running at the rollback (it finds no pending
 // reservation for them; CHANGELOG.md says so and to let running jobs end first). What holds:
 // its writes, merge patches that never name runningJobs, leave the lines on the API server, and
-// this manager, rolled forward, charges each of those jobs once, what it cost.
+// this manager, rolled forward, folds the end each of those renders recorded once, what the job
+// cost.
 func TestBreak37rARollForwardChargesTheJobsRunningAtARollback(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](1000)})
 	close(h.hold)
@@ -238,9 +239,7 @@ func TestBreak37rARollForwardChargesTheJobsRunningAtARollback(t *testing.T) {
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 30}, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v, %v", d, err)
 	}
-	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", "job-1"); err != nil {
-		t.Fatal(err)
-	}
+	recordFolded(t, h, vr, "job-1")
 	// The older manager's write: a merge patch of the fields its type has (another render's
 	// reservation), which does not name runningJobs.
 	var old videov1alpha1.VideoBudget
@@ -254,14 +253,12 @@ func TestBreak37rARollForwardChargesTheJobsRunningAtARollback(t *testing.T) {
 	if len(old.Status.RunningJobs) != 1 {
 		t.Fatalf("the older manager's write dropped job-1's line: %+v", old.Status)
 	}
-	// Rolled forward: the newer manager's charge of job-1 finds its line.
+	// job-1 ends (400 s), recorded in its render's status. Rolled forward: the newer manager's
+	// writes fold it into job-1's line, once however many come.
+	recordEnd(t, h, vr, 400, h.g.clock.Now())
 	g := New(h.server, h.server, clocktesting.NewFakeClock(time.Now()), 10*time.Second, NewLedgers("ops"))
-	if err := g.Charge(t.Context(), "team-a", JobCharge{JobID: "job-1", UID: vr.UID, Attempt: "a", Seconds: 400}, ChargeNow); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Charge(t.Context(), "team-a", JobCharge{JobID: "job-1", UID: vr.UID, Attempt: "a", Seconds: 400}, ChargeNow); err != nil {
-		t.Fatal(err)
-	}
+	opsFold(t, g)
+	opsFold(t, g)
 	b := h.budget(t)
 	if b.Status.Used.RenderSeconds != 400 || len(b.Status.Reservations) != 1 || b.Status.Reservations[0].UID != "uid-2" {
 		t.Fatalf("want job-1 charged 400 s once and render 2's reservation kept: used %d s, reservations %+v", b.Status.Used.RenderSeconds, b.Status.Reservations)

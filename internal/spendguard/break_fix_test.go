@@ -177,11 +177,11 @@ func TestBreakFixAnAvatarRenderGoneMidSubmissionIsCountedAsUnreportedCredits(t *
 
 // Fix 6's own promise (keepAhead, docs/spend-guard.md): "A ledger that is gone stays gone:
 // deleting it is how the limits are removed", "the platform deletes the VideoBudget and its
-// ledger". The platform does just that, in that order, right after a render was settled (its
-// copy is held back by the ledger's 10 s cadence). The VideoBudget controller sees the
-// deletion a moment later, after the ledger's deletion: keepAhead writes the copy held back
-// first, creating the ledger again with the deleted budget's usage, and the namespace stays
-// limited for the rest of the month: a render waits on a budget that no longer exists.
+// ledger". The platform does just that, in that order, right after a write folded a render's
+// recorded job. The VideoBudget controller sees the deletion a moment later, after the ledger's
+// deletion: were keepAhead to write a copy of the deleted budget then, it would create the ledger
+// again with the deleted budget's usage, and the namespace would stay limited for the rest of the
+// month: a render waiting on a budget that no longer exists.
 func TestBreakFixALedgerThePlatformDeletedWithItsBudgetStaysDeleted(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)})
 	close(h.hold)
@@ -189,9 +189,7 @@ func TestBreakFixALedgerThePlatformDeletedWithItsBudgetStaysDeleted(t *testing.T
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Fatalf("the render: %+v, %v", d, err)
 	}
-	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", "job-0"); err != nil {
-		t.Fatal(err)
-	}
+	recordFolded(t, h, vr, "job-0")
 	storedLedger(t, h) // the first copy was written
 
 	// The platform removes the limits: kubectl delete videobudget default; kubectl delete configmap ...
@@ -216,8 +214,9 @@ func TestBreakFixALedgerThePlatformDeletedWithItsBudgetStaysDeleted(t *testing.T
 	}
 }
 
-// Held (the control of the test above): with nothing held back by the cadence when the platform
-// deletes the budget and its ledger, the ledger stays deleted and the namespace is free.
+// Held (the control of the test above): with every copy of the budget written to the ledger
+// (flushPending) when the platform deletes the budget and its ledger, the ledger stays deleted and
+// the namespace is free.
 func TestBreakFixHeldALedgerDeletedWithNothingHeldBackStaysDeleted(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)})
 	close(h.hold)
@@ -225,10 +224,8 @@ func TestBreakFixHeldALedgerDeletedWithNothingHeldBackStaysDeleted(t *testing.T)
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Fatalf("the render: %+v, %v", d, err)
 	}
-	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", "job-0"); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.g.ledgers.flushPending(t.Context(), "team-a"); err != nil { // the interval passes
+	recordFolded(t, h, vr, "job-0")
+	if err := h.g.ledgers.flushPending(t.Context(), "team-a"); err != nil {
 		t.Fatal(err)
 	}
 	deleteBudget(t, h)
@@ -247,15 +244,16 @@ func TestBreakFixHeldALedgerDeletedWithNothingHeldBackStaysDeleted(t *testing.T)
 
 // Fix 5 (adoptLedger drops a restored status's reservations for the ledger's) assumes the ledger
 // is never older than the status it replaces: "the ledger ... followed every write until the
-// budget was deleted". The ledger follows the budget on a 10 s cadence, and a whole-cluster
-// restore (a disaster recovery: Velero restores the manager's namespace with its ConfigMaps and
-// the tenant's namespace with the budget's status, from one backup) brings back both as they were
-// at the backup: the ledger up to one interval behind the status. A render's job was recorded
-// and settled within that interval: the status says 1 render used and holds the job's running
-// reservation; the ledger still holds the render's in-flight reservation and 0 renders. The new
-// manager drops the status's reservation for the ledger's, whose settlement then counts the
-// render a second time (before the fix, the status's own reservation was kept and the ledger's,
-// of the same attempt, was not added).
+// budget was deleted". The ledger follows the budget write by write, but a whole-cluster restore
+// (a disaster recovery: Velero restores the manager's namespace with its ConfigMaps and the
+// tenant's namespace with the budget's status, from one backup that read them one after the
+// other) brings back both as they were read: the ledger may be a write behind the status. A
+// render's job was recorded and folded in between: the status says 1 render used and holds the
+// job's running reservation; the ledger still holds the render's in-flight reservation and 0
+// renders. Were the new manager to drop the status's reservation for the ledger's, the render's
+// recorded job would be folded into that one again, and the render counted a second time (before
+// fix 5, the status's own reservation was kept and the ledger's, of the same attempt, was not
+// added).
 func TestBreakFixAWholeClusterRestoreWithTheLedgerBehindTheStatusCountsARenderOnce(t *testing.T) {
 	spec := videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](2), MaxRenderSeconds: ptr.To[int64](100000)}
 	h := newBatchHarness(t, spec)
@@ -265,20 +263,26 @@ func TestBreakFixAWholeClusterRestoreWithTheLedgerBehindTheStatusCountsARenderOn
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v %v", d, err)
 	}
-	recordJob(t, h, vr, "job-1", now.Add(time.Second), 0)
-	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a1", "job-1"); err != nil {
-		t.Fatal(err)
-	}
-	// The backup: the budget's status (settled) and the ledger (its settlement still held back by
-	// the cadence).
+	// The backup: the ledger one write behind (the copy of the budget as the reservation left
+	// it), and the budget's status after the next write, which folds the render's recorded job.
+	behind := ledgerOf(h.budget(t))
+	recordFolded(t, h, vr, "job-1")
 	status := h.budget(t).Status.DeepCopy()
-	if status.Used.Renders != 1 {
-		t.Fatalf("control: the budget used %+v", status.Used)
+	if status.Used.Renders != 1 || len(status.Reservations) != 1 || status.Reservations[0].JobID != "job-1" {
+		t.Fatalf("control: the budget used %+v, reservations %+v; want the job folded", status.Used, status.Reservations)
+	}
+	if behind.Used.Renders != 0 || len(behind.Reservations) != 1 || behind.Reservations[0].JobID != "" {
+		t.Fatalf("control: the ledger's copy should hold the in-flight reservation: used %+v, reservations %+v", behind.Used, behind.Reservations)
 	}
 
 	// The restore, into a cluster where a new manager runs: the budget is created again with the
 	// backup's status (uid b2); the ledger, the render and its job come back as they were.
 	deleteBudget(t, h)
+	cm := storedLedger(t, h)
+	cm.Data = ledgerConfigMap(t, cm.Namespace, cm.Name, behind).Data
+	if err := h.server.Update(t.Context(), cm); err != nil {
+		t.Fatal(err)
+	}
 	createBudget(t, h, spec, status)
 	g2 := New(h.server, h.server, clocktesting.NewFakeClock(now.Add(time.Hour)), 10*time.Second, NewLedgers("ops"))
 	clk := clocktesting.NewFakeClock(now.Add(time.Hour))
@@ -291,7 +295,7 @@ func TestBreakFixAWholeClusterRestoreWithTheLedgerBehindTheStatusCountsARenderOn
 	}
 	if b.Status.Used.Renders != 1 {
 		t.Errorf("one render paid, yet the restored budget says %d renders used (reservations %+v): the ledger's in-flight "+
-			"reservation, older than the status, was settled again", b.Status.Used.Renders, b.Status.Reservations)
+			"reservation, older than the status, was folded again", b.Status.Used.Renders, b.Status.Reservations)
 	}
 	if d, err := g2.reserve(t.Context(), "VideoRender", batchRender(2), "b1", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Errorf("maxRenders 2 with one render paid: the next render waits (%+v, %v)", d, err)
@@ -309,7 +313,9 @@ func TestBreakFixHeldAJobTheServiceForgotIsChargedItsEstimateOnceAtTheDeadline(t
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", est, nil); err != nil || d.Wait {
 		t.Fatalf("the render: %+v, %v", d, err)
 	}
-	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", "job-gone"); err != nil {
+	recordFolded(t, h, vr, "job-gone")
+	// The render is gone (finalizer stripped); the service forgot its job.
+	if err := h.server.Delete(t.Context(), vr); err != nil {
 		t.Fatal(err)
 	}
 	jobs := &fakeJobs{ends: map[string]*JobEnd{"job-gone": {Unknown: true}}}
@@ -338,10 +344,11 @@ func TestBreakFixHeldAJobTheServiceForgotIsChargedItsEstimateOnceAtTheDeadline(t
 // The same promise ("A ledger that is gone stays gone: deleting it is how the limits are
 // removed"; "Waiting objects then submit at their next look") with a job still running when the
 // platform removes the limits, in the documented order and with the deletion seen at once (the
-// held control above): the job ends, its charge finds the budget gone and goes to the ledger
-// (keepInLedger: "a charge made after the budget was deleted is kept for every later copy"),
-// which writes the deleted budget's whole copy again. The namespace is limited again by a budget
-// the platform deleted, with its old usage, until the end of the month.
+// held control above): the render is deleted, and its finalizer reads the job's end and charges
+// it (Guard.Charge: a cost no status records), which finds the budget gone and goes to the ledger
+// (keepInLedger: "a charge made after the budget was deleted is kept for every later copy"). Were
+// that to write the deleted budget's whole copy again, the namespace would be limited again by a
+// budget the platform deleted, with its old usage, until the end of the month.
 func TestBreakFixALedgerThePlatformDeletedStaysDeletedWhenARunningJobEnds(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)})
 	close(h.hold)
@@ -349,9 +356,7 @@ func TestBreakFixALedgerThePlatformDeletedStaysDeletedWhenARunningJobEnds(t *tes
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Fatalf("the render: %+v, %v", d, err)
 	}
-	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", "job-0"); err != nil {
-		t.Fatal(err)
-	}
+	recordFolded(t, h, vr, "job-0")
 	if err := h.g.ledgers.flushPending(t.Context(), "team-a"); err != nil {
 		t.Fatal(err)
 	}
@@ -361,8 +366,10 @@ func TestBreakFixALedgerThePlatformDeletedStaysDeletedWhenARunningJobEnds(t *tes
 	if err := h.server.Delete(t.Context(), storedLedger(t, h)); err != nil {
 		t.Fatal(err)
 	}
-	// The render's job ends; its charge is made.
-	if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "job-0", UID: vr.UID, Seconds: 10}); err != nil {
+	// The render is deleted; its finalizer reads its job's end and charges it.
+	c := ChargeOf(vr)
+	c.Seconds = 10
+	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.server.Get(t.Context(), client.ObjectKey{Namespace: "ops", Name: NewLedgers("ops").Name("team-a")}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {

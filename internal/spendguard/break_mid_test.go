@@ -61,8 +61,8 @@ func reconcileWith(t *testing.T, r *Reconciler) ctrl.Result {
 // AI credits no job answer reports; docs/spend-guard.md promises that such renders are counted in
 // status.used.unreportedCreditRenders and that the budget's CreditsUnaccounted condition says
 // used.aiCredits leaves them out. Every charge path of the render itself passes the flag
-// (chargeEnd, finishCharge, givenUp, the mark), but the budget's reservation does not keep
-// it (BudgetReservation and its running-job line keep only AICredits and Unbounded): when the
+// (its end folded from its status, finishCharge, givenUp), but the budget's reservation did not
+// keep it (BudgetReservation and its running-job line keep only AICredits and Unbounded): when the
 // render is gone without its finalizer (deleted before its record, or stripped) the VideoBudget
 // controller reads the job's end and charges it as reported-only (heldForEnd: chargeJob(..., false)).
 // The budget then says every credit of the period is in used.aiCredits.
@@ -77,10 +77,11 @@ func TestBreakMidAGoneRendersVeoJobIsCountedAsUnreportedCredits(t *testing.T) {
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", est, nil); err != nil || d.Wait {
 		t.Fatalf("the render: %+v, %v", d, err)
 	}
-	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", "job-veo"); err != nil {
+	recordFolded(t, h, vr, "job-veo")
+	// The render is gone (finalizer stripped, deleted); its job ends: 40 s, no credits reported.
+	if err := h.server.Delete(t.Context(), vr); err != nil {
 		t.Fatal(err)
 	}
-	// The render is gone (finalizer stripped, deleted); its job ends: 40 s, no credits reported.
 	jobs := &fakeJobs{ends: map[string]*JobEnd{"job-veo": {Completed: true, Seconds: 40}}}
 	clk := clocktesting.NewFakeClock(time.Now().Add(2 * time.Minute))
 	_, reconcile := goneJobsController(t, h, clk, jobs, 24*time.Hour)
@@ -219,7 +220,8 @@ func TestBreakMidPreviewsArePaidPastAReachedMaxAICredits(t *testing.T) {
 // takeGrant then counts the reservation held because its write landed on this budget
 // (grant.go:279, held := written == b.UID) although the cache shows it gone, and the render pays
 // with no reservation at all: under maxRenders 1 the other manager admits a second render in the
-// room, and the first render's settlement finds nothing to count (its job is never counted).
+// room, and the fold of the first render's recorded job finds no reservation to count (its job is
+// never counted).
 func TestBreakMidASecondManagersReleaseIsPaidOnByTheGrantHolder(t *testing.T) {
 	vr := batchRender(1)
 	other := batchRender(2)
@@ -256,29 +258,29 @@ func TestBreakMidASecondManagersReleaseIsPaidOnByTheGrantHolder(t *testing.T) {
 	if paid > 1 {
 		t.Errorf("%d renders paid under maxRenders 1 (budget %+v)", paid, h.budget(t).Status.Reservations)
 	}
-	// Every paid render is counted once its job id is recorded.
+	// Every paid render is counted once its job id is recorded: its manager's next budget write
+	// folds it.
 	if !d.Wait {
-		if err := h.g.settle(t.Context(), "team-a", vr.UID, "a1", "job-1"); err != nil {
-			t.Fatal(err)
-		}
+		recordJob(t, h, vr, "job-1", h.g.clock.Now(), 0)
+		opsFold(t, h.g)
 	}
 	if !d2.Wait {
-		if err := g2.settle(t.Context(), "team-a", other.UID, "b1", "job-2"); err != nil {
-			t.Fatal(err)
-		}
+		recordJob(t, h, other, "job-2", g2.clock.Now(), 0)
+		opsFold(t, g2)
 	}
 	if b := h.budget(t); b.Status.Used.Renders != int64(paid) {
 		t.Errorf("%d render(s) paid, used.renders %d: a render paid without a reservation is never counted", paid, b.Status.Used.Renders)
 	}
 }
 
-// break-mid (a charge landing just after a roll-over): a render is counted "when its job id is
+// break-mid (a count landing just after a roll-over): a render is counted "when its job id is
 // recorded" (docs/spend-guard.md, "Usage is a function of the charges and the period"; RollPeriod:
-// reservations "count in the period their job is recorded in"). The settlement that counts it
-// rides with a later budget write (rideDelay, 5 s; or the controller's, much later), and
-// settleReservation counts it in whatever period that write falls in. A render whose job was
-// recorded at 23:59:58 on the last day of a month is counted in the next month: that month reads
-// "1 of 1 renders used" with no render submitted in it, and its first render waits a whole month.
+// reservations "count in the period their job is recorded in"). The fold that counts it rides
+// with a later budget write (the next guard write, or the controller's once the record is foldAge
+// old). Were it counted in whatever period that write falls in, a render whose job was recorded
+// at 23:59:58 on the last day of a month would be counted in the next month: that month would
+// read "1 of 1 renders used" with no render submitted in it, and its first render wait a whole
+// month.
 func TestBreakMidARenderRecordedBeforeTheRollOverIsCountedInTheNextPeriod(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)})
 	close(h.hold)
@@ -288,13 +290,15 @@ func TestBreakMidARenderRecordedBeforeTheRollOverIsCountedInTheNextPeriod(t *tes
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Fatalf("the December render: %+v %v", d, err)
 	}
-	// Its job is recorded in December (23:59:58); the settlement rides with the next write, after
+	// Its job is recorded in December (23:59:58); the fold rides with the next write, after
 	// midnight.
+	recordJob(t, h, vr, "job-dec", time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC), 0)
 	clk.SetTime(time.Date(2027, 1, 1, 0, 0, 2, 0, time.UTC))
-	if err := h.g.settleAt(t.Context(), "team-a", vr.UID, "a", "job-dec", time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC)); err != nil {
-		t.Fatal(err)
-	}
+	opsFold(t, h.g)
 	b := h.budget(t)
+	if len(b.Status.Reservations) != 1 || b.Status.Reservations[0].JobID != "job-dec" {
+		t.Fatalf("control: the write after midnight should fold the December job: reservations %+v", b.Status.Reservations)
+	}
 	if b.Status.PeriodStart == nil || b.Status.PeriodStart.Month() != time.January {
 		t.Fatalf("control: the budget's period %v", b.Status.PeriodStart)
 	}
@@ -384,9 +388,9 @@ func setSpec(t *testing.T, h *batchHarness, edit func(*videov1alpha1.VideoBudget
 	}
 }
 
-// Held: Monthly, then Weekly, the week rolls over (inside the month), a job that ran in the
-// previous week is charged just after the roll-over, then Monthly again: the month's usage never
-// goes down and holds every charge; the new week starts from what was charged in it.
+// Held: Monthly, then Weekly, the week rolls over (inside the month), a job that started in the
+// previous week ends just after the roll-over, then Monthly again: the month's usage never goes
+// down and holds every charge; the new week starts from what was charged in it.
 func TestBreakMidPeriodChangesAroundAWeeklyRollOverKeepTheMonthsUsage(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](100000)})
 	close(h.hold)
@@ -398,15 +402,12 @@ func TestBreakMidPeriodChangesAroundAWeeklyRollOverKeepTheMonthsUsage(t *testing
 		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: secs}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
-		if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
-			t.Fatal(err)
-		}
+		recordFolded(t, h, vr, fmt.Sprintf("job-%d", i))
 	}
+	// The job's end, recorded now, folded by the next write.
 	charge := func(i int, secs int64) {
 		t.Helper()
-		if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("job-%d", i), UID: batchRender(i).UID, Seconds: secs}); err != nil {
-			t.Fatal(err)
-		}
+		endFolded(t, h, batchRender(i), secs)
 	}
 	month := func() int64 {
 		b := h.budget(t)
@@ -422,7 +423,7 @@ func TestBreakMidPeriodChangesAroundAWeeklyRollOverKeepTheMonthsUsage(t *testing
 		t.Errorf("weekly usage %d s after the change, want the week's 100 s", got)
 	}
 	clk.SetTime(time.Date(2026, 11, 9, 0, 0, 5, 0, time.UTC)) // Monday: a new week, the same month
-	charge(1, 70)                                             // ran last week, charged now
+	charge(1, 70)                                             // started last week, ends now
 	b := h.budget(t)
 	if b.Status.Used.RenderSeconds != 70 || b.Status.PeriodStart.Day() != 9 {
 		t.Errorf("the new week's usage %d s from %v, want 70 s from 9 November", b.Status.Used.RenderSeconds, b.Status.PeriodStart)
@@ -442,7 +443,7 @@ func TestBreakMidPeriodChangesAroundAWeeklyRollOverKeepTheMonthsUsage(t *testing
 // (with their flags), so a third one waits until they end, and the sum of what they cost is
 // charged.
 func TestBreakMidASecondsLimitRemovedAndAddedAgainStillHoldsUnboundedRendersOneAtATime(t *testing.T) {
-	// The renders exist; each records its job once paid (as the VideoBudget controller reads them).
+	// The renders exist; each records its job once paid, which a budget write folds.
 	var objs []client.Object
 	for i := range 4 {
 		objs = append(objs, batchRender(i))
@@ -458,16 +459,7 @@ func TestBreakMidASecondsLimitRemovedAndAddedAgainStillHoldsUnboundedRendersOneA
 			t.Fatal(err)
 		}
 		if !d.Wait {
-			if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
-				t.Fatal(err)
-			}
-			if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), vr); err != nil {
-				t.Fatal(err)
-			}
-			vr.Status.JobID, vr.Status.SubmittedAt = fmt.Sprintf("job-%d", i), &metav1.Time{Time: time.Now()}
-			if err := h.server.Update(t.Context(), vr); err != nil {
-				t.Fatal(err)
-			}
+			recordFolded(t, h, vr, fmt.Sprintf("job-%d", i))
 		}
 		return d
 	}
@@ -490,9 +482,7 @@ func TestBreakMidASecondsLimitRemovedAndAddedAgainStillHoldsUnboundedRendersOneA
 		t.Errorf("a third render without upper bound admitted while two run under maxRenderSeconds: %+v", d)
 	}
 	for i, secs := range []int64{450, 300} {
-		if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("job-%d", i), UID: batchRender(i).UID, Seconds: secs}); err != nil {
-			t.Fatal(err)
-		}
+		endFolded(t, h, batchRender(i), secs)
 	}
 	if b := h.budget(t); b.Status.Used.RenderSeconds != 750 || b.Status.Reserved.UnboundedRenders != 0 {
 		t.Errorf("used %d s, reserved %+v after both ended, want 750 s and nothing reserved", b.Status.Used.RenderSeconds, b.Status.Reserved)
@@ -502,15 +492,21 @@ func TestBreakMidASecondsLimitRemovedAndAddedAgainStillHoldsUnboundedRendersOneA
 	}
 }
 
-// Held: many goroutines of one namespace reserve, settle (queued, riding with later writes or the
-// controller's flush) and charge at once, with the limit raised mid-burst: every admitted render
-// is counted once, every charge is posted once, no reservation is left behind, and no more
-// renders are admitted than the limit in force. Run with -race.
-func TestBreakMidConcurrentReserveSettleAndChargeCountEachRenderOnce(t *testing.T) {
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](6), MaxRenderSeconds: ptr.To[int64](1_000_000)})
+// Held: many goroutines of one namespace reserve and, once admitted, record their job and then
+// its end in their render's status, at once, with the limit raised mid-burst; the namespace's
+// budget writes (the other renders' reservations) fold what was recorded before them, and the
+// VideoBudget controller what none carried: every admitted render is counted once, every end is
+// posted once, no reservation is left behind, and no more renders are admitted than the limit in
+// force. Run with -race.
+func TestBreakMidConcurrentReservesRecordsAndEndsCountEachRenderOnce(t *testing.T) {
+	const n = 24
+	var objs []client.Object
+	for i := range n {
+		objs = append(objs, batchRender(i))
+	}
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](6), MaxRenderSeconds: ptr.To[int64](1_000_000)}, objs...)
 	close(h.hold)
 	h.pump(t)
-	const n = 24
 	var mu sync.Mutex
 	admitted := map[int]bool{}
 	var wg sync.WaitGroup
@@ -523,7 +519,7 @@ func TestBreakMidConcurrentReserveSettleAndChargeCountEachRenderOnce(t *testing.
 			vr := batchRender(i)
 			for try := 0; ; try++ {
 				d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil)
-				if err == ErrBusy && try < 50 {
+				if errors.Is(err, ErrBusy) && try < 50 {
 					continue
 				}
 				if err != nil {
@@ -538,28 +534,40 @@ func TestBreakMidConcurrentReserveSettleAndChargeCountEachRenderOnce(t *testing.
 			mu.Lock()
 			admitted[i] = true
 			mu.Unlock()
-			job := fmt.Sprintf("job-%d", i)
-			h.g.Settle("team-a", vr.UID, "a", job, time.Time{})
-			c := JobCharge{JobID: job, UID: vr.UID, Attempt: "a", Seconds: 7}
-			for try := 0; ; try++ {
-				err := h.g.Charge(t.Context(), "team-a", c, ChargeNow)
-				if errors.Is(err, ErrBusy) && try < 50 {
-					continue
+			// Its job, then its end (7 s), each in a status write of its own; nothing tells the
+			// budget.
+			at := h.g.clock.Now()
+			record := func(edit func(st *videov1alpha1.VideoRenderStatus)) error {
+				cur := &videov1alpha1.VideoRender{}
+				if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), cur); err != nil {
+					return err
 				}
-				if err != nil {
-					t.Error(err)
-				}
+				edit(&cur.Status)
+				return h.server.Update(t.Context(), cur)
+			}
+			if err := record(func(st *videov1alpha1.VideoRenderStatus) {
+				st.JobID, st.SubmittedAt = fmt.Sprintf("job-%d", i), &metav1.Time{Time: at}
+			}); err != nil {
+				t.Error(err)
 				return
+			}
+			if err := record(func(st *videov1alpha1.VideoRenderStatus) {
+				st.CompletedAt, st.VideoDuration = &metav1.Time{Time: at}, &metav1.Duration{Duration: 7 * time.Second}
+			}); err != nil {
+				t.Error(err)
 			}
 		}()
 	}
 	close(start)
 	setSpec(t, h, func(s *videov1alpha1.VideoBudgetSpec) { s.MaxRenders = ptr.To[int64](9) })
 	wg.Wait()
+	// What no guard write carried, the VideoBudget controller folds once it is foldAge old.
+	clk := clocktesting.NewFakeClock(time.Now().Add(foldAge))
+	reconcileWith(t, opsController(h, h.g, clk, nil))
 	b := h.budget(t)
 	got := int64(len(admitted))
-	if got > 9 {
-		t.Errorf("%d renders admitted under maxRenders 9", got)
+	if got > 9 || got < 6 {
+		t.Errorf("%d renders admitted under maxRenders 6, then 9", got)
 	}
 	if b.Status.Used.Renders != got || b.Status.Used.RenderSeconds != 7*got || len(b.Status.Reservations) != 0 || b.Status.ChargeCount != got {
 		t.Errorf("%d admitted: used %+v, charge count %d, reservations %+v; want each counted and charged once, none left",
@@ -567,9 +575,9 @@ func TestBreakMidConcurrentReserveSettleAndChargeCountEachRenderOnce(t *testing.
 	}
 }
 
-// The seconds of a job that ended on 31 December count in December, though its charge lands after
-// midnight (a charge written after its render's end rides with a later write): January's usage
-// holds only what ended in January.
+// The seconds of a job that ended on 31 December count in December, though its fold lands after
+// midnight (the end its render's status records rides with a later write): January's usage holds
+// only what ended in January.
 func TestAChargeLandingAfterTheRollOverCountsInThePeriodItsJobEndedIn(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](1000)})
 	close(h.hold)
@@ -580,18 +588,14 @@ func TestAChargeLandingAfterTheRollOverCountsInThePeriodItsJobEndedIn(t *testing
 		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
-		if err := h.g.settleAt(t.Context(), "team-a", vr.UID, "a", job, clk.Now()); err != nil {
-			t.Fatal(err)
-		}
+		recordFolded(t, h, vr, job)
 	}
+	// job-dec ends at 23:59:58 and job-jan at 00:00:02; the write that folds both comes after
+	// midnight.
+	recordEnd(t, h, batchRender(0), 90, time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC))
 	clk.SetTime(time.Date(2027, 1, 1, 0, 0, 2, 0, time.UTC))
-	dec := JobCharge{JobID: "job-dec", UID: batchRender(0).UID, Seconds: 90, EndedAt: time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC)}
-	jan := JobCharge{JobID: "job-jan", UID: batchRender(1).UID, Seconds: 40, EndedAt: clk.Now()}
-	for _, c := range []JobCharge{dec, jan} {
-		if err := h.g.chargeNow(t.Context(), "team-a", c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	recordEnd(t, h, batchRender(1), 40, clk.Now())
+	opsFold(t, h.g)
 	b := h.budget(t)
 	if b.Status.PeriodStart == nil || b.Status.PeriodStart.Month() != time.January {
 		t.Fatalf("control: the budget's period %v", b.Status.PeriodStart)

@@ -116,18 +116,59 @@ func recordJob(t *testing.T, h *batchHarness, vr *videov1alpha1.VideoRender, job
 	}
 }
 
+// recordEnd writes into vr's status, on the API server, the end of the job it recorded: ended
+// at at, a video secs long. Nothing tells the budget: its next write folds it (fold.go).
+func recordEnd(t *testing.T, h *batchHarness, vr *videov1alpha1.VideoRender, secs int64, at time.Time) {
+	t.Helper()
+	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), vr); err != nil {
+		t.Fatal(err)
+	}
+	vr.Status.CompletedAt = &metav1.Time{Time: at}
+	vr.Status.VideoDuration = &metav1.Duration{Duration: time.Duration(secs) * time.Second}
+	if err := h.server.Update(t.Context(), vr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// opsFold makes a write of the namespace's budget by g that brings no change of its own: it
+// folds what the namespace's objects recorded (fold.go), as the write of the next reservation,
+// release or charge does. A namespace without a budget has nothing to fold into.
+func opsFold(t *testing.T, g *Guard) {
+	t.Helper()
+	if err := ignoreNoBudget(g.mutateBudget(t.Context(), "team-a", ChangeFold, func(*videov1alpha1.VideoBudget) bool { return false })); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recordFolded writes vr to the API server as a render that recorded job jobID at the guard's
+// now (no submission in flight), and folds it with a guard write: vr's reservation becomes usage
+// and its running job's reservation.
+func recordFolded(t *testing.T, h *batchHarness, vr *videov1alpha1.VideoRender, jobID string) {
+	t.Helper()
+	recordJob(t, h, vr, jobID, h.g.clock.Now(), 0)
+	opsFold(t, h.g)
+}
+
+// endFolded writes into vr's status the end of its job at the guard's now (a video secs long),
+// and folds it with a guard write: the job's reservation is posted for what it cost.
+func endFolded(t *testing.T, h *batchHarness, vr *videov1alpha1.VideoRender, secs int64) {
+	t.Helper()
+	recordEnd(t, h, vr, secs, h.g.clock.Now())
+	opsFold(t, h.g)
+}
+
 // docs/spend-guard.md "A budget survives its replacement": "a restore with or without its status
 // neither forgets the period's usage nor lets anything be paid in between", and "a status restored
 // from an older backup does not lower it". The converse must hold too: a status restored from an
 // older backup must not count again what the namespace already counted.
 //
 // A Velero backup is taken while a render's submission is in flight: the budget's status holds
-// its reservation. The render records its job, is settled (1 render used) and ends (its 300 s
-// charged). Later the budget is deleted and restored WITH its status (Velero's restoreStatus):
-// the new budget merges the ledger (1 render, 300 s) and keeps the backup's reservation, which
-// the VideoBudget controller then settles from the render's record as if it had never been
-// settled: 2 renders used for 1 job paid, and a render that waits under maxRenders 2 is
-// refused.
+// its reservation. The render records its job, which a budget write folds (1 render used), and
+// its end, folded too (its 300 s charged). Later the budget is deleted and restored WITH its
+// status (Velero's restoreStatus): the new budget merges the ledger (1 render, 300 s) and keeps
+// the backup's reservation, into which the VideoBudget controller would fold the render's
+// recorded job as if it had never been folded: 2 renders used for 1 job paid, and a render that
+// waits under maxRenders 2 is refused.
 func TestOpsBudgetRestoredWithAnOlderStatusCountsARenderOnce(t *testing.T) {
 	spec := videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](2), MaxRenderSeconds: ptr.To[int64](100000)}
 	h := newBatchHarness(t, spec)
@@ -139,15 +180,9 @@ func TestOpsBudgetRestoredWithAnOlderStatusCountsARenderOnce(t *testing.T) {
 	}
 	backup := h.budget(t).Status.DeepCopy() // the submission is in flight
 
-	recordJob(t, h, vr, "job-1", now.Add(time.Second), 0)
-	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a1", "job-1"); err != nil {
-		t.Fatal(err)
-	}
-	recordJob(t, h, vr, "job-1", now.Add(time.Second), 300)
-	if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "job-1", UID: vr.UID, Since: now.Add(time.Second), Seconds: 300}); err != nil {
-		t.Fatal(err)
-	}
-	if u := h.budget(t).Status.Used; u.Renders != 1 || u.RenderSeconds != 300 {
+	recordFolded(t, h, vr, "job-1")
+	endFolded(t, h, vr, 300)
+	if u := h.budget(t).Status.Used; u.Renders != 1 || u.RenderSeconds != 300 || len(h.budget(t).Status.Reservations) != 0 {
 		t.Fatalf("control: used %+v before the restore, want 1 render and 300 s", u)
 	}
 
@@ -165,7 +200,7 @@ func TestOpsBudgetRestoredWithAnOlderStatusCountsARenderOnce(t *testing.T) {
 	}
 	if b.Status.Used.Renders != 1 || b.Status.Used.RenderSeconds != 300 {
 		t.Errorf("one render paid (1 job, 300 s), yet the budget restored with an older status says %d renders and %d s "+
-			"(reservations %+v): the backup's reservation, settled long ago, was settled again",
+			"(reservations %+v): the backup's reservation, folded long ago, was folded again",
 			b.Status.Used.Renders, b.Status.Used.RenderSeconds, b.Status.Reservations)
 	}
 	other := batchRender(2)
@@ -175,10 +210,12 @@ func TestOpsBudgetRestoredWithAnOlderStatusCountsARenderOnce(t *testing.T) {
 }
 
 // The same restore, for the seconds: the backup is taken while the render's job runs (its
-// reservation holds the job id). The job ends and is charged its 300 s; the namespace goes on
-// and charges 64 more jobs (chargedJobs keeps the latest 64). The budget restored with that
-// status keeps the running job's reservation; the VideoBudget controller finds the render ended
-// without a mark and reads the job's end from the service: 300 s charged a second time.
+// reservation holds the job id). The job ends, and its recorded end is folded (300 s); the
+// namespace goes on and charges 64 more jobs (deleted renders' jobs, read by their finalizers;
+// chargedJobs keeps the latest 64). The budget restored with that status keeps the running job's
+// reservation; the VideoBudget controller would fold the render's recorded end into it again
+// (the reservation is the proof that it was not folded), or read the job's end from the
+// service: 300 s charged a second time.
 func TestOpsBudgetRestoredWithAnOlderStatusChargesAJobOnce(t *testing.T) {
 	spec := videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](100000)}
 	h := newBatchHarness(t, spec)
@@ -188,16 +225,13 @@ func TestOpsBudgetRestoredWithAnOlderStatusChargesAJobOnce(t *testing.T) {
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v %v", d, err)
 	}
-	recordJob(t, h, vr, "job-1", now.Add(time.Second), 0)
-	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a1", "job-1"); err != nil {
-		t.Fatal(err)
-	}
+	recordFolded(t, h, vr, "job-1")
 	backup := h.budget(t).Status.DeepCopy() // the job runs
-
-	recordJob(t, h, vr, "job-1", now.Add(time.Second), 300)
-	if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "job-1", UID: vr.UID, Since: now.Add(time.Second), Seconds: 300}); err != nil {
-		t.Fatal(err)
+	if len(backup.Reservations) != 1 || backup.Reservations[0].JobID != "job-1" {
+		t.Fatalf("control: the backup should hold job-1's running reservation: %+v", backup.Reservations)
 	}
+
+	endFolded(t, h, vr, 300)
 	for i := range maxChargedJobs {
 		if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("later-%d", i), Seconds: 1}); err != nil {
 			t.Fatal(err)
@@ -242,13 +276,9 @@ func TestOpsLedgerRestoredFromAnOlderBackupDoesNotLowerUsageAcrossAReplace(t *te
 		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
-		if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
-			t.Fatal(err)
-		}
-		if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("job-%d", i), UID: vr.UID, Seconds: 10}); err != nil {
-			t.Fatal(err)
-		}
-		if err := h.g.ledgers.flushPending(t.Context(), "team-a"); err != nil { // the cadence's interval passes
+		recordFolded(t, h, vr, fmt.Sprintf("job-%d", i))
+		endFolded(t, h, vr, 10)
+		if err := h.g.ledgers.flushPending(t.Context(), "team-a"); err != nil { // every copy reaches the ledger
 			t.Fatal(err)
 		}
 	}
@@ -333,10 +363,7 @@ func TestOpsAKeyRotatedWhileARenderRunsStillReadsItsEndOnceTheRenderIsGone(t *te
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", blog, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v %v", d, err)
 	}
-	recordJob(t, h, vr, "job-1", now.Add(time.Second), 0)
-	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a1", "job-1"); err != nil {
-		t.Fatal(err)
-	}
+	recordFolded(t, h, vr, "job-1")
 
 	// The rotation: key-v2 created, the render pointed at it, key-v1 deleted.
 	jobs := &keyedJobs{secrets: map[string]bool{"key-v1/api-key": true, "key-v2/api-key": true}, ends: map[string]*JobEnd{}}
@@ -379,13 +406,13 @@ func TestOpsAKeyRotatedWhileARenderRunsStillReadsItsEndOnceTheRenderIsGone(t *te
 // again takes over.
 //
 // The uninstall mode is a process of its own with a Guard and no VideoBudget controller
-// (controller.ReleaseFinalizers): its first budget write copies the budget to the ledger, the
-// next ones within the ledger's cadence (10 s) are held back for the controller to write when
-// due, and there is no controller: they are never written. Two running renders: the ledger keeps
-// the first one's charge and the second one's reservation, not its charge. When the operator is
-// installed again and the budget replaced (GitOps sync) in the same month, the new budget takes
-// the stale ledger over: the second job, already charged its estimate by the uninstall, holds a
-// reservation again and is charged again when its end is read.
+// (controller.ReleaseFinalizers). Were its budget writes after the first held back for a
+// controller to copy to the ledger when due, there being no controller, they would never be
+// written: with two running renders, the ledger would keep the first one's charge and the second
+// one's reservation, not its charge. When the operator is installed again and the budget replaced
+// (GitOps sync) in the same month, the new budget would take the stale ledger over: the second
+// job, already charged its estimate by the uninstall, would hold a reservation again and be
+// charged again when its end is read.
 func TestOpsUninstallLeavesALedgerThatABudgetCreatedAgainCanTakeOver(t *testing.T) {
 	spec := videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](100000)}
 	h := newBatchHarness(t, spec)
@@ -397,10 +424,7 @@ func TestOpsUninstallLeavesALedgerThatABudgetCreatedAgainCanTakeOver(t *testing.
 		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
-		recordJob(t, h, vr, fmt.Sprintf("job-%d", i), now.Add(time.Second), 0)
-		if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
-			t.Fatal(err)
-		}
+		recordFolded(t, h, vr, fmt.Sprintf("job-%d", i))
 		renders = append(renders, vr)
 	}
 	if err := h.g.ledgers.flushPending(t.Context(), "team-a"); err != nil {
@@ -449,11 +473,11 @@ func TestOpsUninstallLeavesALedgerThatABudgetCreatedAgainCanTakeOver(t *testing.
 // length the request does not bound run one at a time".
 //
 // 0.1.0's reservations hold no estimate and no flags. A 0.1.0 manager recorded a project render's
-// job (a project render: unbounded, may consume credits) and its settlement had not landed when
-// the manager was upgraded (a busy budget leaves it to the VideoBudget controller). The new
-// manager settles it into a running job's reservation that keeps 0.1.0's zero estimate and no
-// flag, and, since the render holds a reservation, does not rebuild it from the render: a second
-// render without upper bound is admitted beside the first under maxRenderSeconds.
+// job (a project render: unbounded, may consume credits) and no budget write had counted it when
+// the manager was upgraded. The new manager's VideoBudget controller folds the recorded job into
+// a running job's reservation; were it to keep 0.1.0's zero estimate and no flag (since the
+// render holds a reservation, it is not rebuilt from the render), a second render without upper
+// bound would be admitted beside the first under maxRenderSeconds.
 func TestOpsUpgradeFromAnOlderManagersReservationKeepsUnboundedRendersOneAtATime(t *testing.T) {
 	spec := videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](600)}
 	now := time.Now()
@@ -506,10 +530,11 @@ func TestOpsASecretDeletedAndCreatedAgainStillChargesAGoneRendersJobItsOwnSecond
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", blog, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v %v", d, err)
 	}
-	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a1", "job-1"); err != nil {
+	recordFolded(t, h, vr, "job-1")
+	// The render is gone (finalizer stripped); the Secret is deleted.
+	if err := h.server.Delete(t.Context(), vr); err != nil {
 		t.Fatal(err)
 	}
-	// The render is gone (finalizer stripped); the Secret is deleted.
 	jobs := &keyedJobs{secrets: map[string]bool{}, ends: map[string]*JobEnd{"job-1": {Seconds: 450}}}
 	clk := clocktesting.NewFakeClock(now.Add(2 * time.Minute))
 	r := opsController(h, h.g, clk, jobs)
@@ -546,10 +571,7 @@ func TestOpsBudgetRestoredWithoutStatusKeepsUsageAndTheRoomOfRendersInFlightAndR
 			t.Fatalf("reserve %s: %+v %v", vr.Name, d, err)
 		}
 	}
-	recordJob(t, h, running, "job-1", now.Add(time.Second), 0)
-	if err := h.g.settle(t.Context(), "team-a", running.UID, "a1", "job-1"); err != nil {
-		t.Fatal(err)
-	}
+	recordFolded(t, h, running, "job-1")
 	flying.Status.Submission = &videov1alpha1.Submission{AttemptID: "a1", StartedAt: metav1.NewTime(now),
 		BudgetEstimate: &videov1alpha1.BudgetEstimate{Seconds: 100}}
 	if err := h.server.Create(t.Context(), flying); err != nil {

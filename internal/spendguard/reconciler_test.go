@@ -104,27 +104,24 @@ func TestALengthLimitAddedToALiveBudgetCountsTheRendersAlreadyRunning(t *testing
 			t.Fatalf("render %d admitted with ten 300 s jobs running under maxRenderSeconds 600: %+v", i, d)
 		}
 	}
-	// Each running job's end still replaces its reservation with what it cost.
-	if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "job-running-0", Seconds: 280}); err != nil {
-		t.Fatal(err)
-	}
+	// Each running job's end, recorded in its render's status and folded by the next write, still
+	// replaces its reservation with what it cost.
+	endFolded(t, h, runningRender(0, 300), 280)
 	if b := h.budget(t); b.Status.Used.RenderSeconds != 280 || b.Status.Reserved.RenderSeconds != 2700 {
 		t.Fatalf("after one end: used %d s, reserved %d s", b.Status.Used.RenderSeconds, b.Status.Reserved.RenderSeconds)
 	}
 }
 
 // payIfRoom asks the guard to pay render i as the render controller does: a reservation of 10 s,
-// then, when admitted, the settlement with its job id. It reports whether it was paid; a failed
-// reservation is the caller's to judge.
+// then, when admitted, its job id recorded in its status, which a guard write folds. It reports
+// whether it was paid; a failed reservation is the caller's to judge.
 func (h *batchHarness) payIfRoom(t *testing.T, i int) (bool, error) {
 	t.Helper()
 	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil)
 	if err != nil || d.Wait {
 		return false, err
 	}
-	if err := h.g.settle(t.Context(), "team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
-		t.Fatal(err)
-	}
+	recordFolded(t, h, batchRender(i), fmt.Sprintf("job-%d", i))
 	return true, nil
 }
 
@@ -306,10 +303,11 @@ func TestARenderDeletedWithItsFinalizerStrippedHoldsItsRoomUntilItsJobEnds(t *te
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", blog, nil); err != nil || d.Wait {
 		t.Fatalf("the first render: %+v, %v", d, err)
 	}
-	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", "job-0"); err != nil {
+	recordFolded(t, h, vr, "job-0")
+	// The render is gone (its finalizer stripped, then deleted): the API server has no object.
+	if err := h.server.Delete(t.Context(), vr); err != nil {
 		t.Fatal(err)
 	}
-	// The render is gone (its finalizer stripped, then deleted): the API server has no object.
 	jobs := &fakeJobs{ends: map[string]*JobEnd{}}
 	clk := clocktesting.NewFakeClock(time.Now().Add(2 * time.Minute))
 	r, reconcile := goneJobsController(t, h, clk, jobs, 24*time.Hour)
@@ -370,10 +368,13 @@ func TestAGoneRendersJobThatCannotBeReadIsHeldUntilTheJobDeadline(t *testing.T) 
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](600)})
 	close(h.hold)
 	for i := range 2 {
-		if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
+		vr := batchRender(i)
+		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v, %v", i, d, err)
 		}
-		if err := h.g.settle(t.Context(), "team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
+		recordFolded(t, h, vr, fmt.Sprintf("job-%d", i))
+		// The render is gone (its finalizer stripped, then deleted).
+		if err := h.server.Delete(t.Context(), vr); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -401,11 +402,11 @@ func TestAGoneRendersJobThatCannotBeReadIsHeldUntilTheJobDeadline(t *testing.T) 
 }
 
 // Issue 37, case 4: "a charge marked on a budget created again, before it merged its ledger, is
-// lost in a crash". The mark read count 0 on the new budget; after its takeover (count 500) the
-// mark's bucket is never listed and the charge is not certain, so a 600 s job was never counted.
-// A budget that has not merged the namespace's ledger holds no count a mark can be made on: the
-// end is not written before its charge there, and the charge, written first, lands in the budget
-// once it has taken the ledger over.
+// lost in a crash". Ends are no longer marked: a render's end is recorded in its own status, and
+// the reservation of its running job is the proof that it is not folded yet. The budget created
+// again has not merged the namespace's ledger, which holds that reservation: the render records
+// its end (600 s) and the manager crashes before any budget write. A new manager's VideoBudget
+// controller takes the ledger over, reservation included, and folds the end once.
 func TestAChargeOnABudgetCreatedAgainBeforeItsTakeoverIsNotLost(t *testing.T) {
 	now := time.Now()
 	start, end := PeriodBounds(videov1alpha1.BudgetPeriodMonthly, now)
@@ -413,10 +414,19 @@ func TestAChargeOnABudgetCreatedAgainBeforeItsTakeoverIsNotLost(t *testing.T) {
 	for i := range charged {
 		charged[i] = fmt.Sprintf("old-%d", 436+i)
 	}
+	vr := batchRender(7)
+	running := videov1alpha1.BudgetReservation{Kind: "VideoRender", Name: vr.Name, UID: string(vr.UID), AttemptID: "a",
+		ReservedAt: metav1.NewTime(now.Add(-10 * time.Minute).Truncate(time.Second)), EstimatedSeconds: 100, JobID: "job-600"}
 	old := ledger{BudgetUID: "b0", Period: videov1alpha1.BudgetPeriodMonthly, PeriodStart: &metav1.Time{Time: start}, PeriodEnd: &metav1.Time{Time: end},
-		Used: videov1alpha1.BudgetUsage{Renders: 500, RenderSeconds: 9000}, ChargedJobs: charged, ChargeCount: 500}
+		Used: videov1alpha1.BudgetUsage{Renders: 500, RenderSeconds: 9000}, ChargedJobs: charged, ChargeCount: 500,
+		Reservations: []videov1alpha1.BudgetReservation{running}}
+	// The render's job ended: its end is in its status.
+	vr.Status.JobID = "job-600"
+	vr.Status.SubmittedAt = &metav1.Time{Time: now.Add(-9 * time.Minute)}
+	vr.Status.CompletedAt = &metav1.Time{Time: now}
+	vr.Status.VideoDuration = &metav1.Duration{Duration: 600 * time.Second}
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodMonthly, MaxRenders: ptr.To[int64](1000)},
-		ledgerConfigMap(t, "ops", NewLedgers("ops").Name("team-a"), old))
+		vr, ledgerConfigMap(t, "ops", NewLedgers("ops").Name("team-a"), old))
 	close(h.hold)
 	b := h.budget(t)
 	b.Status.LedgerBudgetUID = "" // created again: the ledger is not merged yet
@@ -424,27 +434,14 @@ func TestAChargeOnABudgetCreatedAgainBeforeItsTakeoverIsNotLost(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The render's job ended: the controller asks whether its end may be written before its charge.
-	vr := batchRender(7)
-	vr.Status.JobID = "job-600"
-	vr.Status.CompletedAt = &metav1.Time{Time: now}
-	vr.Status.VideoDuration = &metav1.Duration{Duration: 600 * time.Second}
-	if s := h.g.Standing(t.Context(), vr); s.EndFirst {
-		// Its end is written with the mark, and the manager crashes before the charge's write.
-		vr.Status.ChargeMark = s.EndMark
-	} else if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "job-600", Seconds: 600}); err != nil {
-		// Charged before its end, as under a length limit.
-		t.Fatal(err)
-	}
-	if err := h.server.Create(t.Context(), vr); err != nil { // the fake API server keeps its status
-		t.Fatal(err)
-	}
-	// A new manager: its controller takes the ledger over and looks for lost charges.
+	// The manager crashes; a new one: its controller takes the ledger over and folds the end.
 	h.g = New(h.server, h.server, clocktesting.NewFakeClock(now), 10*time.Second, NewLedgers("ops"))
 	clk := clocktesting.NewFakeClock(now.Add(time.Minute))
-	reviewReconcile(t, h, clk, 3)
-	if got := h.budget(t).Status.Used.RenderSeconds; got != 9600 {
-		t.Fatalf("used %d s after the takeover, want the ledger's 9,000 s and the job's 600 s", got)
+	opsReconcile(t, opsController(h, h.g, clk, nil), clk, 3)
+	b = h.budget(t)
+	if b.Status.Used.RenderSeconds != 9600 || len(b.Status.Reservations) != 0 {
+		t.Fatalf("used %d s after the takeover (reservations %+v), want the ledger's 9,000 s and the job's 600 s, none left",
+			b.Status.Used.RenderSeconds, b.Status.Reservations)
 	}
 }
 
@@ -479,12 +476,16 @@ func TestLongRunningJobsCostNoAPIReadsAtEachLook(t *testing.T) {
 		if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), vr); err != nil {
 			t.Fatal(err)
 		}
-		vr.Status.JobID, vr.Status.SubmittedAt = fmt.Sprintf("job-%d", i), &metav1.Time{Time: time.Now()}
+		vr.Status.JobID, vr.Status.SubmittedAt = fmt.Sprintf("job-%d", i), &metav1.Time{Time: h.g.clock.Now()}
 		if err := h.server.Update(t.Context(), vr); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.g.settle(t.Context(), "team-a", vr.UID, "a", vr.Status.JobID); err != nil {
-			t.Fatal(err)
+	}
+	// The next reservation's write folded each recorded job but the last: a write folds it too.
+	opsFold(t, h.g)
+	for _, r := range h.budget(t).Status.Reservations {
+		if r.JobID == "" {
+			t.Fatalf("control: every render's recorded job should be folded into its running reservation: %+v", r)
 		}
 	}
 	// Render 0 is deleted (its finalizer stripped): the one the API server is asked about.
