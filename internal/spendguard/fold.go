@@ -41,14 +41,15 @@ import (
 //
 // Every budget write folds what the cache shows (foldRecorded in writeBatch: a guard write
 // carries the namespace's facts at no cost); the VideoBudget controller folds what no write
-// carried within foldAge, so that in a burst the facts ride with the reservations' writes rather
+// carried within foldAge, all at once, so that in a burst the facts ride with the reservations' writes rather
 // than costing writes of their own. A render moves on to a new job only after a write that folds
 // its ended one (takeGrant refuses to pay without one), and a deleted render keeps its charge
 // finalizer until its end is folded (Standing.Unfolded).
 
-// foldAge is how old a fact must be before the VideoBudget controller folds it in a write of its
-// own: long enough that in a burst a guard write carries it first.
-const foldAge = 7 * time.Second
+// foldAge is how old a fact must be before the VideoBudget controller folds it, with every other
+// fact of the namespace, in a write of its own: long enough that in a burst a guard write carries
+// it first, and that a stream of ends costs at most one such write per foldAge.
+const foldAge = 5 * time.Second
 
 // EndOf is the charge of the ended job obj's status records (a VideoRender's): what it cost, as
 // the status records it; nothing for a failed job; its reservation's estimate for a job whose end
@@ -98,9 +99,10 @@ func Cost(seconds float64, credits string) (int64, *resource.Quantity) {
 // records.
 const maxSeconds = 1e9
 
-// foldRecorded folds into b the facts the namespace's objects recorded, as r shows them, that are
-// at least minAge old at now. It reports how many it folded, and when the youngest fact left
-// becomes due (zero when none is left).
+// foldRecorded folds into b the facts the namespace's objects recorded, as r shows them: all of
+// them, once the oldest is at least minAge old at now, so that the VideoBudget controller's own
+// writes carry at most one minAge of facts each. It reports how many it folded, and, when it
+// folded none for their age, when the oldest becomes due (zero otherwise).
 func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBudget, now time.Time, minAge time.Duration) (int, time.Time, error) {
 	if len(b.Status.Reservations) == 0 {
 		return 0, time.Time{}, nil
@@ -109,17 +111,13 @@ func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBu
 	if err != nil {
 		return 0, time.Time{}, err
 	}
-	var n int
-	var due time.Time
-	later := func(at time.Time) bool {
-		if at = at.Add(minAge); now.Before(at) {
-			if due.IsZero() || at.Before(due) {
-				due = at
-			}
-			return true
+	if oldest := oldestFact(b, holders); oldest.IsZero() || now.Before(oldest.Add(minAge)) {
+		if oldest.IsZero() {
+			return 0, time.Time{}, nil
 		}
-		return false
+		return 0, oldest.Add(minAge), nil
 	}
+	var n int
 	for _, res := range slices.Clone(b.Status.Reservations) {
 		obj := holders[res.UID]
 		if obj == nil {
@@ -127,7 +125,7 @@ func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBu
 		}
 		st := videov1alpha1.JobStatusOf(obj)
 		if res.JobID == "" {
-			if !recordedSince(st, res) || later(st.SubmittedAt.Time) {
+			if !recordedSince(st, res) {
 				continue
 			}
 			if settleRecorded(b, res, obj, st) {
@@ -138,14 +136,40 @@ func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBu
 			}
 			res.JobID = st.JobID
 		}
-		if st.JobID != res.JobID || st.CompletedAt == nil || later(st.CompletedAt.Time) {
+		if st.JobID != res.JobID || st.CompletedAt == nil {
 			continue
 		}
 		if c, ok := EndOf(obj); ok && c.change(b) {
 			n++
 		}
 	}
-	return n, due, nil
+	return n, time.Time{}, nil
+}
+
+// oldestFact is when the oldest fact not folded into b was recorded (a job, an end); zero when
+// there is none.
+func oldestFact(b *videov1alpha1.VideoBudget, holders map[string]client.Object) time.Time {
+	var oldest time.Time
+	for _, res := range b.Status.Reservations {
+		obj := holders[res.UID]
+		if obj == nil {
+			continue
+		}
+		st := videov1alpha1.JobStatusOf(obj)
+		var at time.Time
+		switch {
+		case res.JobID == "" && recordedSince(st, res):
+			at = st.SubmittedAt.Time
+		case res.JobID != "" && st.JobID == res.JobID && st.CompletedAt != nil:
+			at = st.CompletedAt.Time
+		default:
+			continue
+		}
+		if oldest.IsZero() || at.Before(oldest) {
+			oldest = at
+		}
+	}
+	return oldest
 }
 
 // settleRecorded counts res as used, in the period its job was recorded in: a preview's
