@@ -377,11 +377,11 @@ type VideoBudgetStatus struct {
 	// +kubebuilder:validation:items:MaxLength=600
 	RunningJobs []string `json:"runningJobs,omitempty"`
 
-	// chargedJobs are the ids of the most recent completed renders whose seconds and credits
-	// were added to used, whatever their period, so that a completion seen again (after a crash
-	// between the charge and the render's own status write) is not charged twice. Bounded: an
-	// older one seen again is charged again, the safe side; one whose render marked its end
-	// (status.chargeMark) is charged again only while chargeCount shows it certainly missing.
+	// chargedJobs are the ids of the most recent jobs whose seconds and credits were added to
+	// used, whatever their period. A render's job is charged once because its reservation is
+	// removed in the same write; the ids tell where no reservation can (a preview's credits, a
+	// budget written by an older manager). Bounded: an older one seen again there is charged
+	// again, the safe side.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=256
@@ -390,9 +390,7 @@ type VideoBudgetStatus struct {
 
 	// chargeCount counts the jobs ever charged into this budget (each id added to chargedJobs).
 	// It does not restart with a period, and a budget created again takes it from the
-	// namespace's ledger. A render whose end was written before its charge recorded it then
-	// (status.chargeMark): while fewer jobs than chargedJobs holds were charged since, a job
-	// missing from chargedJobs is certainly not charged yet.
+	// namespace's ledger, which orders its copies of the budget by it.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	ChargeCount int64 `json:"chargeCount,omitempty"`
