@@ -902,10 +902,8 @@ func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.
 			}
 			r.AttemptID, r.ReservedAt = st.Submission.AttemptID, st.Submission.StartedAt
 			recorded = st.Submission.BudgetEstimate
-		case kind != kindStoryboard && st.JobID != "" && st.SubmittedAt != nil && !charged(b, st.JobID) &&
-			(st.CompletedAt == nil || !st.CompletedAt.Before(&b.CreationTimestamp)):
-			// Running, or ended since the budget was created (before its first look): the fold
-			// posts its end.
+		case kind != kindStoryboard && st.JobID != "" && st.CompletedAt == nil && st.SubmittedAt != nil &&
+			!charged(b, st.JobID):
 			r.AttemptID, r.ReservedAt, r.JobID = "rebuilt", *st.SubmittedAt, st.JobID
 			recorded = st.BudgetEstimate
 		default:
