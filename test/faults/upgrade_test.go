@@ -61,6 +61,11 @@ const (
 	// running job kept no reservation under a budget without a seconds or credits limit, and its
 	// charge after its render's end was found again only by its mark.
 	roundStart = "5a301c3"
+	// beforeFold is the last manager whose renders charged their ends themselves (a charge
+	// written before the end, or after it with a mark, status.chargeMark) and settled their
+	// reservations with writes of their own, before the budget's writes folded what the renders
+	// record in their status.
+	beforeFold = "b82c5a5"
 )
 
 // paidEndpoints are the service's three submit endpoints: every call to one may create a job
@@ -79,12 +84,12 @@ var paidEndpoints = []string{simulator.EndpointCreateStoryboard, simulator.Endpo
 // submission again and charges only the renders that were running).
 //
 // The short variant upgrades from the previous release with one object per state in a namespace
-// with a budget; the long one from the three commits, three objects per state, with and without a
+// with a budget; the long one from the four commits, three objects per state, with and without a
 // budget.
 func TestUpgradePaysNothing(t *testing.T) {
 	commits := []string{previousRelease}
 	if *long {
-		commits = append(commits, beforeApprovals, roundStart)
+		commits = append(commits, beforeApprovals, roundStart, beforeFold)
 	}
 	for _, commit := range commits {
 		t.Run(commit, func(t *testing.T) {
