@@ -451,9 +451,16 @@ func (w *world) budgetUsed(budget bool) budgetUsage {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(videov1alpha1.GroupVersion.WithKind("VideoBudget"))
 	must(w.t, k8s.Get(w.t.Context(), client.ObjectKey{Namespace: w.ns, Name: "default"}, u))
+	// A submission counts once, as used or, while its job is not folded into usage yet, as
+	// reserved: an old manager stopped before the write that would have settled it leaves it
+	// reserved, and the new one moves it to used.
 	var b budgetUsage
-	b.Renders, _, _ = unstructured.NestedInt64(u.Object, "status", "used", "renders")
-	b.Previews, _, _ = unstructured.NestedInt64(u.Object, "status", "used", "previews")
+	count := func(field string) int64 {
+		used, _, _ := unstructured.NestedInt64(u.Object, "status", "used", field)
+		reserved, _, _ := unstructured.NestedInt64(u.Object, "status", "reserved", field)
+		return used + reserved
+	}
+	b.Renders, b.Previews = count("renders"), count("previews")
 	b.RenderSeconds, _, _ = unstructured.NestedInt64(u.Object, "status", "used", "renderSeconds")
 	return b
 }
@@ -482,7 +489,7 @@ func (w *world) renderSeconds() map[string]int64 {
 func budgetRegressions(was, now budgetUsage, before map[string]upgradeState, seconds map[string]int64) []string {
 	var out []string
 	if now.Renders != was.Renders || now.Previews != was.Previews {
-		out = append(out, fmt.Sprintf("VideoBudget default: used %d renders and %d previews before the upgrade, %d and %d after",
+		out = append(out, fmt.Sprintf("VideoBudget default: counted (used or in flight) %d renders and %d previews before the upgrade, %d and %d after",
 			was.Renders, was.Previews, now.Renders, now.Previews))
 	}
 	var running int64
