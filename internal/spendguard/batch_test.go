@@ -26,6 +26,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -63,8 +64,7 @@ func newBatchHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, objs ...c
 	}
 	budget := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName, UID: "b1"},
 		Spec: spec, Status: videov1alpha1.VideoBudgetStatus{LedgerBudgetUID: "b1"}}
-	server := fake.NewClientBuilder().WithScheme(s).WithObjects(append(objs, budget)...).WithStatusSubresource(budget).
-		WithIndex(&videov1alpha1.VideoRender{}, ChargeMarkIndex, IndexChargeMark).Build()
+	server := fake.NewClientBuilder().WithScheme(s).WithObjects(append(objs, budget)...).WithStatusSubresource(budget).Build()
 	h := &batchHarness{server: server, hold: make(chan struct{}), held: make(chan struct{})}
 	var once sync.Once
 	c := interceptor.NewClient(server, interceptor.Funcs{
@@ -126,6 +126,58 @@ func (h *batchHarness) budget(t *testing.T) *videov1alpha1.VideoBudget {
 
 func batchRender(i int) *videov1alpha1.VideoRender {
 	return &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: fmt.Sprintf("r%d", i), UID: types.UID(fmt.Sprintf("uid-%d", i))}}
+}
+
+// recordInStatus writes into vr's status, through c, what its render controller writes there
+// once the paid call answered: job jobID, submitted at at, no submission in flight (vr is
+// created when c has none). Nothing tells the budget: its next write folds it (fold.go).
+func recordInStatus(t *testing.T, c client.Client, vr *videov1alpha1.VideoRender, jobID string, at time.Time) {
+	t.Helper()
+	writeRenderStatus(t, c, vr, func(st *videov1alpha1.VideoRenderStatus) {
+		st.Submission = nil
+		st.JobID, st.SubmittedAt = jobID, &metav1.Time{Time: at}
+		st.CompletedAt, st.VideoDuration, st.Failure = nil, nil, nil
+	})
+}
+
+// endInStatus writes into vr's status, through c, the end of its job at at: a video secs long.
+// Nothing tells the budget: its next write folds it (fold.go).
+func endInStatus(t *testing.T, c client.Client, vr *videov1alpha1.VideoRender, secs int64, at time.Time) {
+	t.Helper()
+	writeRenderStatus(t, c, vr, func(st *videov1alpha1.VideoRenderStatus) {
+		st.CompletedAt = &metav1.Time{Time: at}
+		st.VideoDuration = &metav1.Duration{Duration: time.Duration(secs) * time.Second}
+	})
+}
+
+// writeRenderStatus edits vr's status as c has it (vr's own when c has none, then created) and
+// writes it; vr is left as written.
+func writeRenderStatus(t *testing.T, c client.Client, vr *videov1alpha1.VideoRender, edit func(*videov1alpha1.VideoRenderStatus)) {
+	t.Helper()
+	cur := &videov1alpha1.VideoRender{}
+	err := c.Get(t.Context(), client.ObjectKeyFromObject(vr), cur)
+	switch {
+	case apierrors.IsNotFound(err):
+		cur = vr.DeepCopy()
+		edit(&cur.Status)
+		err = c.Create(t.Context(), cur)
+	case err == nil:
+		edit(&cur.Status)
+		err = c.Update(t.Context(), cur)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.DeepCopyInto(vr)
+}
+
+// foldByGuardWrite makes a write of the guard that carries only what the namespace's objects
+// recorded (fold.go): it stands for the namespace's next guard write, whatever it is for.
+func foldByGuardWrite(t *testing.T, g *Guard) {
+	t.Helper()
+	if err := g.mutateBudget(t.Context(), "team-a", ChangeFold, func(*videov1alpha1.VideoBudget) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // reserveBehind reserves for render 0, holds its write, and reserves for renders 1..n while it
@@ -250,15 +302,16 @@ func TestALimitReachedInsideABatchAdmitsOnlyTheRendersThatFit(t *testing.T) {
 }
 
 // A batch that loses its lock is applied again to the budget as the API server has it: each
-// reservation's decision is taken again and nothing is counted twice, settlements and charges
+// reservation's decision is taken again and nothing is counted twice, folds and charges
 // included.
 func TestABatchThatLosesItsLockIsRetriedWithoutCountingTwice(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(6))})
 	// The second write (the batch) loses its lock twice: meanwhile another manager's write
 	// reserved one more render (a change made elsewhere).
-	var lost atomic.Int32
+	var lost, conflicts atomic.Int32
 	h.onWrite = func(n int32) error {
 		if n >= 2 && lost.Add(1) <= 2 {
+			conflicts.Add(1)
 			if lost.Load() == 1 {
 				b := h.budget(t)
 				b.Status.Reservations = append(b.Status.Reservations, videov1alpha1.BudgetReservation{
@@ -287,30 +340,40 @@ func TestABatchThatLosesItsLockIsRetriedWithoutCountingTwice(t *testing.T) {
 	if b.Status.Reserved.Renders != 6 || len(b.Status.Reservations) != 6 {
 		t.Fatalf("reserved %d (%d reservations), want 6: none counted twice after the conflicts", b.Status.Reserved.Renders, len(b.Status.Reservations))
 	}
-	// Settlements and charges of the admitted renders, all in one batch that loses its lock once.
-	lost.Store(1)
-	var wg sync.WaitGroup
+	// The admitted renders record their jobs and their ends (10 s each) in their own status; the
+	// guard writes that come next (previews' credits, charged by job id) fold them, the first of
+	// these writes losing its lock once.
+	now := h.g.clock.Now()
 	for i, d := range decisions {
 		if d.Wait {
 			continue
 		}
+		vr := batchRender(i)
+		recordInStatus(t, h.server, vr, fmt.Sprintf("job-%d", i), now)
+		endInStatus(t, h.server, vr, 10, now)
+	}
+	lost.Store(1)
+	var wg sync.WaitGroup
+	for i := range 3 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			uid := batchRender(i).UID
-			if err := h.g.settle(t.Context(), "team-a", uid, "a", fmt.Sprintf("job-%d", i)); err != nil {
-				t.Error(err)
-			}
-			if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("job-%d", i), Seconds: 10}); err != nil {
+			c := JobCharge{JobID: fmt.Sprintf("preview-%d", i), Credits: ptr.To(resource.MustParse("2"))}
+			if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
 				t.Error(err)
 			}
 		}()
 	}
 	wg.Wait()
+	if c := conflicts.Load(); c != 3 {
+		t.Fatalf("the writes carrying the folds lost their lock %d times, want once", c-2)
+	}
 	b = h.budget(t)
-	if b.Status.Used.Renders != 5 || b.Status.Used.RenderSeconds != 50 || len(b.Status.ChargedJobs) != 5 || len(b.Status.Reservations) != 1 {
-		t.Errorf("used %d renders and %d s, %d charged jobs, %d reservations; want 5, 50 s, 5 and the one made elsewhere",
-			b.Status.Used.Renders, b.Status.Used.RenderSeconds, len(b.Status.ChargedJobs), len(b.Status.Reservations))
+	credits := b.Status.Used.AICredits
+	if b.Status.Used.Renders != 5 || b.Status.Used.RenderSeconds != 50 || len(b.Status.ChargedJobs) != 8 || len(b.Status.Reservations) != 1 ||
+		credits == nil || credits.Cmp(resource.MustParse("6")) != 0 {
+		t.Errorf("used %d renders, %d s and %v credits, %d charged jobs, %d reservations; want 5, 50 s and 6 credits, 8 (5 ends, 3 previews) and the one made elsewhere",
+			b.Status.Used.Renders, b.Status.Used.RenderSeconds, credits, len(b.Status.ChargedJobs), len(b.Status.Reservations))
 	}
 }
 
@@ -342,84 +405,149 @@ func TestReservationsOfABatchWhosePaidCallsNeverCameAreReleasedByTheBudgetContro
 	}
 }
 
-// Settlements nobody waits for ride with the next write of the budget: a reservation and the
-// settlements queued before it cost one write.
-func TestSettlementsRideWithTheNextBudgetWrite(t *testing.T) {
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))})
+// writeTally counts the budget writes by writer and outcome, and the changes they carried by kind.
+type writeTally struct {
+	mu      sync.Mutex
+	writes  map[string]int
+	changes map[string]int
+}
+
+func (w *writeTally) ObserveBudgetWrite(writer, _, result string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.writes == nil {
+		w.writes = map[string]int{}
+	}
+	w.writes[writer+"/"+result]++
+}
+
+func (w *writeTally) ObserveBudgetChanges(change string, n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.changes == nil {
+		w.changes = map[string]int{}
+	}
+	w.changes[change] += n
+}
+
+// changed is how many changes of kind the written writes carried.
+func (w *writeTally) changed(kind string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.changes[kind]
+}
+
+// The jobs renders record in their own status cost no write of their own: they ride with the
+// next write of the budget, here a reservation, which carries the three jobs recorded before it.
+// Alone, a recorded job is folded by the VideoBudget controller once it is foldAge old: until
+// then a guard write may still carry it.
+func TestRecordedJobsRideWithTheNextBudgetWrite(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))}, batchRender(0), batchRender(1), batchRender(2), batchRender(3))
 	close(h.hold)
-	h.pump(t)
+	tally := &writeTally{}
+	h.g.observeWrites(tally)
 	for i := range 3 {
 		if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
 	}
 	before := h.writes.Load()
+	now := h.g.clock.Now()
 	for i := range 3 {
-		h.g.Settle("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i), time.Time{})
+		recordInStatus(t, h.server, batchRender(i), fmt.Sprintf("job-%d", i), now)
+	}
+	if w := h.writes.Load() - before; w != 0 {
+		t.Fatalf("%d budget writes for three recorded jobs alone, want none", w)
 	}
 	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(3), "a", "", Estimate{}, nil); err != nil || d.Wait {
 		t.Fatalf("render 3: %+v %v", d, err)
 	}
 	if w := h.writes.Load() - before; w != 1 {
-		t.Errorf("%d writes for a reservation and three queued settlements, want 1", w)
+		t.Errorf("%d writes for a reservation and three recorded jobs, want 1", w)
 	}
-	if b := h.budget(t); b.Status.Used.Renders != 3 || len(b.Status.Reservations) != 4 || b.Status.Reserved.Renders != 1 {
-		t.Errorf("used %d, %d reservations (%d in flight); want 3, the three running jobs' and render 3's in flight",
+	if f, r := tally.changed(ChangeFold), tally.changed(ChangeReserve); f != 3 || r != 4 {
+		t.Errorf("the writes carried %d folds and %d reservations, want 3 and 4", f, r)
+	}
+	b := h.budget(t)
+	if b.Status.Used.Renders != 3 || len(b.Status.Reservations) != 4 || b.Status.Reserved.Renders != 1 {
+		t.Fatalf("used %d, %d reservations (%d in flight); want 3, the three running jobs' and render 3's in flight",
 			b.Status.Used.Renders, len(b.Status.Reservations), b.Status.Reserved.Renders)
 	}
-	// Alone, a settlement is written within rideDelay.
-	h.g.Settle("team-a", batchRender(3).UID, "a", "job-3", time.Time{})
-	deadline := time.Now().Add(2 * rideDelay)
-	for h.budget(t).Status.Used.Renders != 4 {
-		if time.Now().After(deadline) {
-			t.Fatal("a queued settlement was never written")
+	for i := range 3 {
+		if (JobCharge{JobID: fmt.Sprintf("job-%d", i)}).pending(b) < 0 {
+			t.Errorf("no reservation holds job-%d, render %d's running job: %+v", i, i, b.Status.Reservations)
 		}
-		time.Sleep(10 * time.Millisecond)
+	}
+	// Alone: render 3 records its job, and no guard write comes.
+	recordInStatus(t, h.server, batchRender(3), "job-3", now)
+	clk := clocktesting.NewFakeClock(now.Add(foldAge - time.Second))
+	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clk, Grace: time.Hour, Recheck: time.Hour,
+		Retry: time.Second, Ledgers: h.g.ledgers, Guard: h.g})
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}}
+	res, err := r.Reconcile(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := h.budget(t); b.Status.Used.Renders != 3 || b.Status.Reserved.Renders != 1 {
+		t.Errorf("a job recorded %s ago was folded by the controller (used %d, %d in flight); want it left for a guard write until foldAge",
+			foldAge-time.Second, b.Status.Used.Renders, b.Status.Reserved.Renders)
+	}
+	if res.RequeueAfter <= 0 || res.RequeueAfter > time.Second {
+		t.Errorf("the controller looks again in %s, want when the recorded job is foldAge old (within a second)", res.RequeueAfter)
+	}
+	clk.Step(time.Second)
+	if _, err := r.Reconcile(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	if b := h.budget(t); b.Status.Used.Renders != 4 || b.Status.Reserved.Renders != 0 || (JobCharge{JobID: "job-3"}).pending(b) < 0 {
+		t.Errorf("a job recorded foldAge ago, no guard write since: used %d, %d in flight, reservations %+v; want it folded",
+			b.Status.Used.Renders, b.Status.Reserved.Renders, b.Status.Reservations)
 	}
 }
 
 // "Every paid job is charged, whatever happens to its object" (docs/spend-guard.md): the
-// reservation of a running job stands until its end is charged, whether its render holds the
-// charge finalizer or is gone without it.
+// reservation of a running job stands until its end is charged, whether its render records its
+// end or is gone without its finalizer.
 func TestTheRunningJobsReservationStandsUntilItsEndIsCharged(t *testing.T) {
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))}, batchRender(0))
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))}, batchRender(0), batchRender(1))
 	close(h.hold)
-	h.pump(t)
+	now := h.g.clock.Now()
 	for i := range 2 {
 		if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 42}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
-		h.g.Settle("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i), time.Time{})
+		recordInStatus(t, h.server, batchRender(i), fmt.Sprintf("job-%d", i), now)
 	}
-	waitFor := func(what string, ok func(b *videov1alpha1.VideoBudget) bool) {
-		t.Helper()
-		deadline := time.Now().Add(2 * rideDelay)
-		for {
-			b := h.budget(t)
-			if ok(b) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %+v", what, b.Status)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	waitFor("both counted, their reservations kept for their running jobs", func(b *videov1alpha1.VideoBudget) bool {
-		return b.Status.Used.Renders == 2 && len(b.Status.Reservations) == 2 && b.Status.Reservations[0].JobID == "job-0" && b.Status.Reservations[1].JobID == "job-1"
-	})
-	// Render 0's job ends and is charged: its reservation ends with the charge. Render 1 is gone
-	// without its finalizer: with nothing to read its job's end, the controller charges its
-	// estimate (with a reader, it reads the end: reconciler_test.go).
-	if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "job-0", Seconds: 40}); err != nil {
-		t.Fatal(err)
-	}
-	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clocktesting.NewFakeClock(time.Now()),
-		Grace: time.Hour, Recheck: time.Hour, Retry: time.Second, Ledgers: NewLedgers("ops")})
-	if _, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}}); err != nil {
-		t.Fatal(err)
-	}
+	foldByGuardWrite(t, h.g)
 	b := h.budget(t)
+	if b.Status.Used.Renders != 2 || len(b.Status.Reservations) != 2 || b.Status.Reservations[0].JobID != "job-0" || b.Status.Reservations[1].JobID != "job-1" {
+		t.Fatalf("both counted, their reservations kept for their running jobs: %+v", b.Status)
+	}
+	// Render 1 is deleted without its finalizer while its job runs; render 0's job ends, and the
+	// render writes its end (40 s) in its own status.
+	if err := h.server.Delete(t.Context(), batchRender(1)); err != nil {
+		t.Fatal(err)
+	}
+	endInStatus(t, h.server, batchRender(0), 40, now)
+	// The VideoBudget controller: with nothing to read render 1's job's end, it charges its
+	// estimate (with a reader, it reads the end: reconciler_test.go). Render 0's end is young: a
+	// guard write may carry it, and the controller keeps its reservation until foldAge.
+	clk := clocktesting.NewFakeClock(now.Add(time.Second))
+	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clk,
+		Grace: time.Hour, Recheck: time.Hour, Retry: time.Second, Ledgers: NewLedgers("ops")})
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}}
+	if _, err := r.Reconcile(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	b = h.budget(t)
+	if len(b.Status.Reservations) != 1 || b.Status.Reservations[0].JobID != "job-0" || b.Status.Used.RenderSeconds != 42 || !charged(b, "job-1") {
+		t.Fatalf("render 1 gone, render 0's end a second old: %+v; want render 0's reservation kept and render 1's 42 s charged", b.Status)
+	}
+	clk.SetTime(now.Add(foldAge))
+	if _, err := r.Reconcile(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	b = h.budget(t)
 	if len(b.Status.Reservations) != 0 || b.Status.Used.Renders != 2 || b.Status.Used.RenderSeconds != 82 || len(b.Status.ChargedJobs) != 2 {
 		t.Errorf("after render 0's end and render 1 gone without its finalizer: %+v; want no reservation, 2 renders, 40 + 42 seconds", b.Status)
 	}
@@ -464,7 +592,7 @@ func TestReservationsWrittenAheadAreSharedAndStillBoundTheLimit(t *testing.T) {
 	taken := 0
 	for i := range 6 {
 		vr := batchRender(i)
-		if got := h.g.grantedAttempt(vr.UID); got != fmt.Sprintf("a%d", i) {
+		if got, _ := h.g.grantOf(vr.UID); got != fmt.Sprintf("a%d", i) {
 			t.Errorf("render %d submits with attempt %q, want the one reserved ahead", i, got)
 		}
 		if _, ok := h.g.takeGrant(t.Context(), "VideoRender", vr, fmt.Sprintf("a%d", i), "", Estimate{Seconds: 3}); ok {
@@ -545,29 +673,46 @@ func TestALedgerThatHoldsNoLimitsIsNotReadForEverySubmission(t *testing.T) {
 	}
 }
 
-// Charges of renders that end close together share one budget write: each is queued after its
-// render's end (ChargeLater) and rides with the namespace's next write, due within
-// chargeLaterDelay.
-func TestChargesOfRendersEndingTogetherShareAWrite(t *testing.T) {
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))})
+// Renders that end close together write their ends in their own status, and nothing else: the
+// namespace's next budget write, here a reservation, carries them all, before its decision (the
+// ends make the room it takes under maxRenderSeconds).
+func TestEndsOfRendersEndingTogetherRideWithOneWrite(t *testing.T) {
+	var objs []client.Object
+	for i := range 6 {
+		objs = append(objs, batchRender(i))
+	}
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10)), MaxRenderSeconds: ptr.To(int64(150))}, objs...)
 	close(h.hold)
-	h.pump(t)
+	tally := &writeTally{}
+	h.g.observeWrites(tally)
+	now := h.g.clock.Now()
 	for i := range 5 {
-		if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("job-%d", i), Seconds: 10}, ChargeLater); err != nil {
-			t.Fatalf("charge %d: %v", i, err)
+		if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 30}, nil); err != nil || d.Wait {
+			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
+		recordInStatus(t, h.server, batchRender(i), fmt.Sprintf("job-%d", i), now)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for b := h.budget(t); len(b.Status.ChargedJobs) < 5; b = h.budget(t) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the queued charges were not written: %d charged", len(b.Status.ChargedJobs))
-		}
-		time.Sleep(50 * time.Millisecond)
+	foldByGuardWrite(t, h.g)
+	if b := h.budget(t); b.Status.Used.Renders != 5 || b.Status.Reserved.RenderSeconds != 150 {
+		t.Fatalf("five running jobs: used %d renders, reserved %d s; want 5 and 150 s", b.Status.Used.Renders, b.Status.Reserved.RenderSeconds)
 	}
-	if w := h.writes.Load(); w != 1 {
-		t.Errorf("%d budget writes for 5 charges, want 1", w)
+	before, folds := h.writes.Load(), tally.changed(ChangeFold)
+	for i := range 5 {
+		endInStatus(t, h.server, batchRender(i), 10, now)
 	}
-	if b := h.budget(t); b.Status.Used.RenderSeconds != 50 || len(b.Status.ChargedJobs) != 5 {
-		t.Errorf("used %d s, %d charged jobs; want 50 s and 5", b.Status.Used.RenderSeconds, len(b.Status.ChargedJobs))
+	if w := h.writes.Load() - before; w != 0 {
+		t.Fatalf("%d budget writes for five ends alone, want none", w)
+	}
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(5), "a", "", Estimate{Seconds: 30}, nil); err != nil || d.Wait {
+		t.Fatalf("render 5, the five ends written before it: %+v %v", d, err)
+	}
+	if w := h.writes.Load() - before; w != 1 {
+		t.Errorf("%d budget writes for 5 ends and a reservation, want 1", w)
+	}
+	if f := tally.changed(ChangeFold) - folds; f != 5 {
+		t.Errorf("the write carried %d folded ends, want 5", f)
+	}
+	if b := h.budget(t); b.Status.Used.RenderSeconds != 50 || len(b.Status.ChargedJobs) != 5 || len(b.Status.Reservations) != 1 {
+		t.Errorf("used %d s, %d charged jobs, %d reservations; want 50 s, 5 and render 5's", b.Status.Used.RenderSeconds, len(b.Status.ChargedJobs), len(b.Status.Reservations))
 	}
 }

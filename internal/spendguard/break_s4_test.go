@@ -16,9 +16,11 @@ limitations under the License.
 
 package spendguard
 
-// Adversarial review (s4) of 5fa93b4 (a render deleted before its settlement landed: the delete
-// event's settle, and the hold until the job deadline) and 5ba7ea4 (one charge path: end first,
-// charge queued, under every budget). Each test fails on the code of 5ba7ea4.
+// Adversarial review (s4) of 5fa93b4 (a render deleted before its recorded job reached the
+// budget: its delete event's last state, and the hold until the job deadline) and 5ba7ea4 (a
+// render's end written before its charge). Each test failed on the code of 5ba7ea4; the charge
+// written after the end is gone since (the end in the render's status is folded, fold.go), and
+// the scenarios are kept under that design.
 
 import (
 	"testing"
@@ -42,7 +44,7 @@ func s4Clock(h *batchHarness, at time.Time) *clocktesting.FakeClock {
 // Change 1 (b), the hold until the job deadline, moves a render's count into the NEXT period.
 //
 // Daily budget, maxRenders 1. At 20:00 an unbounded render reserves, records its job, and the
-// manager crashes before the settlement lands; the render is deleted with its finalizer stripped
+// manager crashes before a budget write folds it; the render is deleted with its finalizer stripped
 // while no manager runs (so no delete event is seen). The render, and so its job if any, certainly
 // belongs to that day: it was reserved and gone at 20:00.
 //
@@ -51,7 +53,7 @@ func s4Clock(h *batchHarness, at time.Time) *clocktesting.FakeClock {
 // the next day) and then charges it with countUsed(b, res, time.Time{}) and addUsage, i.e. "now":
 // the render is counted in the next day. The next day's first render then waits the whole day
 // under maxRenders 1 (the bug TestBreakMidARenderRecordedBeforeTheRollOverIsCountedInTheNextPeriod
-// fixed for settlements). Expected: the next day shows 0 renders used and admits a render.
+// fixed for recorded jobs). Expected: the next day shows 0 renders used and admits a render.
 func TestS4AGoneRenderHeldUntilTheDeadlineIsCountedInTheNextPeriod(t *testing.T) {
 	day := time.Date(2026, 11, 20, 20, 0, 0, 0, time.UTC)
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriod("Daily"),
@@ -130,53 +132,53 @@ func TestS4ARenderSeenDeletedBeforeItPaidHoldsTheUnboundedRoomUntilTheJobDeadlin
 	}
 }
 
-// Change 2 + uninstall: a failed job's end written first is charged its estimate by SettleAll.
+// A failed job's end, recorded in its render's status and not folded yet, is charged nothing by
+// an uninstall.
 //
-// Under maxRenderSeconds the old code (ChargeSoon) ended a failed job's reservation in the budget
-// BEFORE writing the failure; since 5ba7ea4 the failure is written first (no chargeMark: a failed
-// job charges nothing) and the reservation's end is queued for a later budget write (~5 s).
-// The platform then uninstalls: the manager is stopped first (the queued change is lost), and
-// `manager uninstall` runs SettleAll. SettleAll charges every reservation with a job id that is
-// not in chargedJobs its estimate ("nobody will read its end") without looking at the render,
-// whose status says the job failed: a failed job is charged 600 s. (The VideoBudget controller,
-// settleInterrupted, checks st.Failure; SettleAll does not.) Expected: 0 s used, as the render's
-// own charge would have made it.
+// Under maxRenderSeconds a render's job runs on its reservation (its 600 s estimate). The job
+// fails: the render writes the failure in its own status, and nothing tells the budget (the next
+// budget write folds it, fold.go). The platform then uninstalls: the manager is stopped first,
+// before any write came, and `manager uninstall` runs SettleAll, which charges every running
+// job's reservation its estimate ("nobody will read its end"). Before, it did so without looking
+// at the render, whose status says the job failed: a failed job was charged 600 s. SettleAll folds
+// what the objects recorded first: the failed job's reservation ends, charged nothing, as the
+// render's own fold would have made it.
 func TestS4AnUninstallChargesAFailedJobWhoseEndWasWrittenFirstItsEstimate(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](3600)})
 	close(h.hold)
-	h.pump(t)
+	now := time.Now()
+	clk := s4Clock(h, now.Add(-10*time.Minute))
 	vr := batchRender(0)
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 600}, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v, %v", d, err)
 	}
-	now := time.Now()
-	recordJob(t, h, vr, "job-f", now.Add(-5*time.Minute), 0)
-	if err := h.g.mutateBudget(t.Context(), "team-a", ChangeSettle, func(b *videov1alpha1.VideoBudget) bool {
-		return settleReservation(b, string(vr.UID), "a", "job-f", now.Add(-5*time.Minute))
-	}); err != nil {
-		t.Fatal(err)
+	recordInStatus(t, h.server, vr, "job-f", now.Add(-5*time.Minute))
+	clk.SetTime(now)
+	foldByGuardWrite(t, h.g)
+	if b := h.budget(t); b.Status.Used.Renders != 1 || (JobCharge{JobID: "job-f"}).pending(b) < 0 {
+		t.Fatalf("setup: the recorded job was not folded: %+v", b.Status)
 	}
-	// The job fails. Under maxRenderSeconds, the end is written first now (chargeEnd: EndFirst).
-	if s := h.g.Standing(t.Context(), vr); !s.EndFirst || s.EndMark == nil {
-		t.Fatalf("setup: under maxRenderSeconds the end is not written first: %+v", s)
+	// The job fails; its render writes the failure in its own status.
+	writeRenderStatus(t, h.server, vr, func(st *videov1alpha1.VideoRenderStatus) {
+		st.CompletedAt = &metav1.Time{Time: now}
+		st.Failure = &videov1alpha1.JobFailure{Code: "TEXT_TO_VIDEO_FAILED", Message: "the service failed"}
+	})
+	if s := h.g.Standing(t.Context(), vr); !s.Unfolded {
+		t.Fatalf("setup: the budget does not show the failed end unfolded: %+v", s)
 	}
-	cur := &videov1alpha1.VideoRender{}
-	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), cur); err != nil {
-		t.Fatal(err)
-	}
-	cur.Status.CompletedAt = &metav1.Time{Time: now}
-	cur.Status.Failure = &videov1alpha1.JobFailure{Code: "TEXT_TO_VIDEO_FAILED", Message: "the service failed"}
-	if err := h.server.Update(t.Context(), cur); err != nil {
-		t.Fatal(err)
-	}
-	// The queued change (Charge with ChargeLater) is lost: the manager is stopped for the
-	// uninstall. The uninstall's own guard settles the namespace.
+	// No budget write comes: the manager is stopped for the uninstall. The uninstall's own guard
+	// settles the namespace.
 	un := New(h.server, h.server, clocktesting.NewFakeClock(now), 10*time.Second, NewLedgers("ops"))
-	if _, err := un.SettleAll(t.Context(), "team-a"); err != nil {
+	s, err := un.SettleAll(t.Context(), "team-a")
+	if err != nil {
 		t.Fatal(err)
 	}
 	b := h.budget(t)
-	if b.Status.Used.RenderSeconds != 0 {
-		t.Errorf("after the uninstall a FAILED job is charged %d s (its estimate); want 0 (used %+v)", b.Status.Used.RenderSeconds, b.Status.Used)
+	if b.Status.Used.RenderSeconds != 0 || len(b.Status.Reservations) != 0 || b.Status.Used.Renders != 1 {
+		t.Errorf("after the uninstall a FAILED job: used %+v, reservations %+v; want 0 s, none left, its render counted once",
+			b.Status.Used, b.Status.Reservations)
+	}
+	if s.Estimated != 0 {
+		t.Errorf("the uninstall charged %d estimates, want none: %+v", s.Estimated, s)
 	}
 }

@@ -20,6 +20,7 @@ package spendguard
 // written against; its comment says what money goes wrong and what the fix would be.
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -295,13 +296,16 @@ func TestBreakALedgerFailureInTheBackgroundFlushShowsInTheBudget(t *testing.T) {
 	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Fatalf("first render: %+v %v", d, err)
 	}
-	// The manager's namespace goes away (or its Role loses ConfigMap writes).
+	// The manager's namespace goes away (or its Role loses ConfigMap writes). Render 0 records
+	// its job; the namespace's next guard write folds it, and its ledger copy fails.
 	writable.Store(false)
-	if err := h.g.settle(t.Context(), "team-a", batchRender(0).UID, "a", "job-0"); err != nil {
-		t.Fatal(err)
+	recordInStatus(t, h.server, batchRender(0), "job-0", h.g.clock.Now())
+	foldByGuardWrite(t, h.g)
+	if b := h.budget(t); b.Status.Used.Renders != 1 {
+		t.Fatalf("setup: the recorded job was not folded: used %+v", b.Status.Used)
 	}
 	if h.g.ledgers.failure("team-a") == nil {
-		t.Fatal("the settlement's ledger copy was not written, or its failure not noted")
+		t.Fatal("the fold's ledger copy was not written, or its failure not noted")
 	}
 	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 10}, nil)
 	if err != nil {
@@ -342,7 +346,7 @@ func TestBreakABudgetTakenOverByTheGuardDoesNotAdmitWhileItsLedgerIsUnwritable(t
 	paid := 0
 	reserve := func(i int) {
 		t.Helper()
-		ok, err := h.payIfRoom(t, i)
+		ok, err := payRecorded(t, h, i)
 		if err != nil {
 			t.Logf("render %d: %v", i, err)
 		}
@@ -399,7 +403,7 @@ func TestBreakALedgerCopyHeldBackByTheCadenceSurvivesAFailedFlush(t *testing.T) 
 	paid := 0
 	reserve := func(i int) {
 		t.Helper()
-		ok, err := h.payIfRoom(t, i)
+		ok, err := payRecorded(t, h, i)
 		if err != nil {
 			t.Logf("render %d: %v", i, err)
 		}
@@ -428,6 +432,20 @@ func TestBreakALedgerCopyHeldBackByTheCadenceSurvivesAFailedFlush(t *testing.T) 
 	if paid > 1 {
 		t.Fatalf("%d renders paid under maxRenders 1 across a replace while the ledger was unwritable (used %+v)", paid, h.budget(t).Status.Used)
 	}
+}
+
+// payRecorded pays render i as the render controller does when there is room: a reservation of
+// 10 s, then its job recorded in its status, which the namespace's next guard write folds into
+// the budget's usage (made here at once). It reports whether it was paid; a failed reservation,
+// or a failed fold, is the caller's to judge.
+func payRecorded(t *testing.T, h *batchHarness, i int) (bool, error) {
+	t.Helper()
+	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil)
+	if err != nil || d.Wait {
+		return false, err
+	}
+	recordInStatus(t, h.server, batchRender(i), fmt.Sprintf("job-%d", i), h.g.clock.Now())
+	return true, h.g.mutateBudget(t.Context(), "team-a", ChangeFold, func(*videov1alpha1.VideoBudget) bool { return false })
 }
 
 // payloadUrl: "a URL from which the service fetches a payload; use it for requests too large to

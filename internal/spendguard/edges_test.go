@@ -22,7 +22,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
@@ -76,34 +78,62 @@ func TestReservedSecondsBoundABurst(t *testing.T) {
 		t.Fatalf("12 of 10 seconds reserved: got %v %v", l, ok)
 	}
 
-	// Settling keeps a running job's estimate counted, and its end replaces it with what it cost.
-	if !settleReservation(b, "a", "1", "job-a", time.Time{}) {
-		t.Fatal("no reservation settled")
+	// The render records its job: the fold counts it as used and keeps its estimate counted for
+	// its running job; the render records its end: the fold replaces the estimate with what the
+	// job cost.
+	now := time.Now()
+	vr := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "a", UID: "a"}}
+	vr.Status.JobID, vr.Status.SubmittedAt = "job-a", &metav1.Time{Time: now}
+	objects := fake.NewClientBuilder().WithScheme(edgesScheme(t)).WithObjects(vr).Build()
+	b.Namespace = "team-a"
+	if n, _, err := foldRecorded(t.Context(), objects, b, now, 0); err != nil || n != 1 {
+		t.Fatalf("folded %d facts (%v), want the recorded job", n, err)
 	}
 	recountReserved(b)
 	if b.Status.Used.Renders != 1 || b.Status.Reserved.Renders != 1 || b.Status.Reserved.RenderSeconds != 12 {
-		t.Fatalf("after settle: used %+v reserved %+v", b.Status.Used, b.Status.Reserved)
+		t.Fatalf("after the fold: used %+v reserved %+v", b.Status.Used, b.Status.Reserved)
 	}
 	if i := (JobCharge{JobID: "job-a"}).pending(b); i < 0 || b.Status.Reservations[i].EstimatedSeconds != 6 {
 		t.Fatalf("the running job's reservation: %+v", b.Status.Reservations)
 	}
-	if !(JobCharge{JobID: "job-a", Seconds: 4}).change(b) {
-		t.Fatal("job-a's end was not charged")
-	}
-	recountReserved(b)
-	if b.Status.Used.RenderSeconds != 4 || b.Status.Reserved.RenderSeconds != 6 {
-		t.Fatalf("after the charge: used %+v reserved %+v", b.Status.Used, b.Status.Reserved)
-	}
-
 	// Without a seconds or credits limit too, the running job keeps its reservation until its end
 	// is charged: a limit added later counts it, and a render gone without its finalizer is
 	// charged what its job was (issue 37, case 5).
-	c := &videov1alpha1.VideoBudget{Spec: videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](3)}}
+	c := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a"}, Spec: videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](3)}}
 	c.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: "VideoRender", UID: "a", AttemptID: "1", EstimatedSeconds: 6}}
-	settleReservation(c, "a", "1", "job-a", time.Time{})
-	if len(c.Status.Reservations) != 1 || c.Status.Reservations[0].JobID != "job-a" || c.Status.Used.Renders != 1 {
-		t.Fatalf("settled without a length limit: %+v", c.Status)
+	if n, _, err := foldRecorded(t.Context(), objects, c, now, 0); err != nil || n != 1 {
+		t.Fatalf("folded %d facts (%v) without a length limit, want the recorded job", n, err)
 	}
+	if len(c.Status.Reservations) != 1 || c.Status.Reservations[0].JobID != "job-a" || c.Status.Used.Renders != 1 {
+		t.Fatalf("folded without a length limit: %+v", c.Status)
+	}
+
+	vr.Status.CompletedAt = &metav1.Time{Time: now}
+	vr.Status.VideoDuration = &metav1.Duration{Duration: 3500 * time.Millisecond}
+	if err := objects.Update(t.Context(), vr); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, err := foldRecorded(t.Context(), objects, b, now, 0); err != nil || n != 1 {
+		t.Fatalf("folded %d facts (%v), want job-a's end", n, err)
+	}
+	recountReserved(b)
+	if b.Status.Used.RenderSeconds != 4 || b.Status.Reserved.RenderSeconds != 6 || !charged(b, "job-a") {
+		t.Fatalf("after the end's fold: used %+v reserved %+v", b.Status.Used, b.Status.Reserved)
+	}
+	// Folded once: the reservation is the proof, and it is gone.
+	if n, _, err := foldRecorded(t.Context(), objects, b, now, 0); err != nil || n != 0 || b.Status.Used.RenderSeconds != 4 {
+		t.Fatalf("folded again: %d facts (%v), used %+v", n, err, b.Status.Used)
+	}
+}
+
+// edgesScheme is the scheme of the objects a fold reads.
+func edgesScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := videov1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func TestCreditRendersRunOneAtATime(t *testing.T) {

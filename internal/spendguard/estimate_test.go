@@ -103,9 +103,9 @@ func TestTheReservationIsTheMostTheRequestAllows(t *testing.T) {
 
 // Issue 37, case 1, against the real Guard: twenty Japanese renders the service renders 450 s
 // long under maxRenderSeconds 600. Before the bound counted characters, each was estimated at 1 s
-// and all twenty were admitted (9,000 s used). Admission, a running job's settlement and its
-// charge go through Guard as the controller calls them; every render that fits is admitted, each
-// round lets the running jobs end.
+// and all twenty were admitted (9,000 s used). Admission goes through Guard as the controller
+// calls it; each admitted render records its job in its own status, and each round its job ends,
+// recorded there too: the next round's budget writes fold them (fold.go) before they decide.
 func TestJapaneseRendersUnderASecondsLimitUseAtMostOneRenderBeyondIt(t *testing.T) {
 	const limit, rendered = 600, 450
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](limit)})
@@ -113,9 +113,10 @@ func TestJapaneseRendersUnderASecondsLimitUseAtMostOneRenderBeyondIt(t *testing.
 	req := &videov1alpha1.StoryboardRequest{Language: ptr.To(videov1alpha1.Language("ja")),
 		Scenes: []videov1alpha1.Scene{{Story: ptr.To(japanese(3000))}}}
 	est := EstimateFor(req)
+	now := h.g.clock.Now()
 	paid := map[int]bool{}
 	for round := 0; round < 25 && len(paid) < 20; round++ {
-		var running []string
+		var running []*videov1alpha1.VideoRender
 		for i := range 20 {
 			if paid[i] {
 				continue
@@ -129,27 +130,28 @@ func TestJapaneseRendersUnderASecondsLimitUseAtMostOneRenderBeyondIt(t *testing.
 				continue
 			}
 			paid[i] = true
-			job := fmt.Sprintf("job-%d", i)
-			if err := h.g.settle(t.Context(), "team-a", r.UID, "a", job); err != nil {
-				t.Fatal(err)
-			}
-			running = append(running, job)
+			recordInStatus(t, h.server, r, fmt.Sprintf("job-%d", i), now)
+			running = append(running, r)
 		}
 		if len(running) == 0 {
 			break
 		}
-		for _, job := range running {
-			if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: job, Seconds: rendered}); err != nil {
-				t.Fatal(err)
-			}
+		for _, r := range running {
+			endInStatus(t, h.server, r, rendered, now)
 		}
 	}
-	used := h.budget(t).Status.Used.RenderSeconds
+	// The last ends ride with the namespace's next write.
+	foldByGuardWrite(t, h.g)
+	b := h.budget(t)
+	used := b.Status.Used.RenderSeconds
 	t.Logf("reserved %d s a render; %d renders paid, %d s used under maxRenderSeconds %d", est.Seconds, len(paid), used, limit)
 	if used > limit+rendered {
 		t.Fatalf("%d renders paid, %d s used under maxRenderSeconds %d: more than one render beyond the limit", len(paid), used, limit)
 	}
 	if len(paid) == 0 {
 		t.Fatal("no render admitted under an empty budget")
+	}
+	if used != int64(len(paid))*rendered || len(b.Status.Reservations) != 0 {
+		t.Fatalf("%d renders paid, %d s used, reservations %+v: every end folded once", len(paid), used, b.Status.Reservations)
 	}
 }

@@ -36,13 +36,13 @@ import (
 )
 
 // callerKey marks the contexts of the spend guard's callers in this test: the render reconciler
-// that reserves, settles and charges, and the VideoBudget controller's reconcile.
+// that reserves, and the VideoBudget controller's reconcile.
 type callerKey struct{}
 
 // Issue 37: "nothing writes the API from a timer or a goroutine outside a reconcile". Every
 // write of the spend guard (the budget's status, the ledger ConfigMap) carries its caller's
-// context: the changes nobody waits for (settlements, a charge after its render's end, a
-// reservation written ahead, a marked charge about to leave its render) and the ledger's held-back copy are
+// context: the changes nobody waits for (a reservation written ahead, with the jobs and ends the
+// renders recorded in their own status riding with it) and the ledger's held-back copy are
 // written by the VideoBudget controller's reconcile once due, the timers only wake it. Before,
 // time.AfterFunc wrote them with a context of its own.
 func TestNothingInTheSpendGuardWritesTheAPIFromATimer(t *testing.T) {
@@ -107,13 +107,19 @@ func TestNothingInTheSpendGuardWritesTheAPIFromATimer(t *testing.T) {
 		if d, err := g.reserve(caller, "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
-		g.Settle("team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i), time.Time{})
 	}
-	g.chargeLaterQueued("team-a", JobCharge{JobID: "job-0", Seconds: 7})
+	// The renders record their jobs, and two of them their ends, in their own status (the render
+	// controller's writes, not the guard's): nothing is queued for them.
+	now := g.clock.Now()
+	for i := range 3 {
+		recordInStatus(t, h.server, batchRender(i), fmt.Sprintf("job-%d", i), now)
+	}
+	endInStatus(t, h.server, batchRender(0), 7, now)
+	endInStatus(t, h.server, batchRender(1), 8, now)
+	// A reservation written ahead is queued: its write, due within aheadWindow, carries them.
 	g.reserveAhead("VideoRender", batchRender(3), "a", "", Estimate{Seconds: 10}, nil, 0)
-	g.chargeMarkedSoon("team-a", JobCharge{JobID: "job-1", Seconds: 8})
 
-	deadline := time.Now().Add(3 * rideDelay)
+	deadline := time.Now().Add(3 * (aheadWindow + settleDelay))
 	for {
 		var b videov1alpha1.VideoBudget
 		if err := h.server.Get(t.Context(), client.ObjectKey{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}, &b); err != nil {
@@ -125,7 +131,7 @@ func TestNothingInTheSpendGuardWritesTheAPIFromATimer(t *testing.T) {
 		if err := h.server.Get(t.Context(), client.ObjectKey{Namespace: "ops", Name: ledgers.Name("team-a")}, &cm); err == nil {
 			_ = json.Unmarshal([]byte(cm.Data[ledgerKey]), &l)
 		}
-		settled := b.Status.Used.Renders == 3 && b.Status.Used.RenderSeconds == 15 && g.grantedAttempt(batchRender(3).UID) != "" &&
+		settled := b.Status.Used.Renders == 3 && b.Status.Used.RenderSeconds == 15 && granted(g, batchRender(3).UID) &&
 			(JobCharge{JobID: "job-2"}).pending(&b) >= 0 && len(b.Status.Reservations) == 2
 		if settled && l.Used.RenderSeconds == 15 && l.Used.Renders == 3 {
 			break
@@ -140,4 +146,10 @@ func TestNothingInTheSpendGuardWritesTheAPIFromATimer(t *testing.T) {
 	if len(outside) > 0 {
 		t.Fatalf("%d writes of the API outside a caller's context (a timer's or a goroutine's): %v", len(outside), outside)
 	}
+}
+
+// granted reports whether g holds a reservation written ahead for uid.
+func granted(g *Guard, uid types.UID) bool {
+	attempt, _ := g.grantOf(uid)
+	return attempt != ""
 }
