@@ -105,14 +105,14 @@ func TestBreak37vStandingAnswersForEveryNamespaceAndRender(t *testing.T) {
 // nothing is written: no reservation, and the end stays unfolded (its reservation held) for the
 // next write, which folds it once.
 func TestBreak37vReserveFoldsTheRendersEndedJobInItsWriteOrWritesNothing(t *testing.T) {
-	vr := withEndAt(foldRender(0, "j-prev", foldT0.Add(-time.Minute), 30), foldT0.Add(-time.Second), 9)
+	vr := withEndAt(foldRender("j-prev", foldT0.Add(-time.Minute), 30), foldT0.Add(-time.Second), 9)
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](100)}, vr)
 	close(h.hold)
 	freshGuardAt(h, foldT0)
 	b := h.budget(t)
 	RollPeriod(b, foldT0)
 	addUsage(b, videov1alpha1.BudgetUsage{Renders: 1})
-	b.Status.Reservations = []videov1alpha1.BudgetReservation{heldFor(0, "a1", foldT0.Add(-time.Minute), 30, "j-prev")}
+	b.Status.Reservations = []videov1alpha1.BudgetReservation{heldFor("a1", foldT0.Add(-time.Minute), 30, "j-prev")}
 	if err := h.server.Status().Update(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}

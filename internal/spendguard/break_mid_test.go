@@ -261,11 +261,11 @@ func TestBreakMidASecondManagersReleaseIsPaidOnByTheGrantHolder(t *testing.T) {
 	// Every paid render is counted once its job id is recorded: its manager's next budget write
 	// folds it.
 	if !d.Wait {
-		recordJob(t, h, vr, "job-1", h.g.clock.Now(), 0)
+		recordJob(t, h, vr, "job-1", h.g.clock.Now())
 		opsFold(t, h.g)
 	}
 	if !d2.Wait {
-		recordJob(t, h, other, "job-2", g2.clock.Now(), 0)
+		recordJob(t, h, other, "job-2", g2.clock.Now())
 		opsFold(t, g2)
 	}
 	if b := h.budget(t); b.Status.Used.Renders != int64(paid) {
@@ -292,7 +292,7 @@ func TestBreakMidARenderRecordedBeforeTheRollOverIsCountedInTheNextPeriod(t *tes
 	}
 	// Its job is recorded in December (23:59:58); the fold rides with the next write, after
 	// midnight.
-	recordJob(t, h, vr, "job-dec", time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC), 0)
+	recordJob(t, h, vr, "job-dec", time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC))
 	clk.SetTime(time.Date(2027, 1, 1, 0, 0, 2, 0, time.UTC))
 	opsFold(t, h.g)
 	b := h.budget(t)

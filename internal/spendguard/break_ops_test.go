@@ -92,17 +92,12 @@ func storedLedger(t *testing.T, h *batchHarness) *corev1.ConfigMap {
 	return cm
 }
 
-// recordJob writes vr to the API server as a render that recorded job jobID now (running, or
-// ended when secs > 0).
-func recordJob(t *testing.T, h *batchHarness, vr *videov1alpha1.VideoRender, jobID string, at time.Time, secs int64) {
+// recordJob writes vr to the API server as a render that recorded job jobID at at, running.
+func recordJob(t *testing.T, h *batchHarness, vr *videov1alpha1.VideoRender, jobID string, at time.Time) {
 	t.Helper()
 	vr.Status.JobID = jobID
 	vr.Status.SubmittedAt = &metav1.Time{Time: at}
 	vr.Status.BudgetEstimate = &videov1alpha1.BudgetEstimate{Seconds: 100}
-	if secs > 0 {
-		vr.Status.CompletedAt = &metav1.Time{Time: at.Add(time.Minute)}
-		vr.Status.VideoDuration = &metav1.Duration{Duration: time.Duration(secs) * time.Second}
-	}
 	cur := &videov1alpha1.VideoRender{}
 	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), cur); err == nil {
 		vr.ResourceVersion = cur.ResourceVersion
@@ -145,7 +140,7 @@ func opsFold(t *testing.T, g *Guard) {
 // and its running job's reservation.
 func recordFolded(t *testing.T, h *batchHarness, vr *videov1alpha1.VideoRender, jobID string) {
 	t.Helper()
-	recordJob(t, h, vr, jobID, h.g.clock.Now(), 0)
+	recordJob(t, h, vr, jobID, h.g.clock.Now())
 	opsFold(t, h.g)
 }
 

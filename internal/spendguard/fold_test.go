@@ -56,10 +56,10 @@ func foldReader(t *testing.T, objs ...client.Object) client.Client {
 	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build()
 }
 
-// foldRender is render i of team-a whose status recorded job jobID, submitted at, with the
+// foldRender is render 0 of team-a whose status recorded job jobID, submitted at, with the
 // estimate its submission recorded.
-func foldRender(i int, jobID string, at time.Time, estimate int64) *videov1alpha1.VideoRender {
-	vr := batchRender(i)
+func foldRender(jobID string, at time.Time, estimate int64) *videov1alpha1.VideoRender {
+	vr := batchRender(0)
 	vr.Status.JobID, vr.Status.SubmittedAt = jobID, &metav1.Time{Time: at}
 	vr.Status.BudgetEstimate = &videov1alpha1.BudgetEstimate{Seconds: estimate}
 	return vr
@@ -72,10 +72,10 @@ func withEndAt(vr *videov1alpha1.VideoRender, at time.Time, secs float64) *video
 	return vr
 }
 
-// heldFor is the reservation of attempt of render i, reserved at for an estimate of secs; jobID
+// heldFor is the reservation of attempt of render 0, reserved at for an estimate of secs; jobID
 // is set once its job's record was folded (its running job's).
-func heldFor(i int, attempt string, at time.Time, secs int64, jobID string) videov1alpha1.BudgetReservation {
-	vr := batchRender(i)
+func heldFor(attempt string, at time.Time, secs int64, jobID string) videov1alpha1.BudgetReservation {
+	vr := batchRender(0)
 	return videov1alpha1.BudgetReservation{Kind: "VideoRender", Name: vr.Name, UID: string(vr.UID), AttemptID: attempt,
 		ReservedAt: metav1.Time{Time: at}, EstimatedSeconds: secs, JobID: jobID}
 }
@@ -178,8 +178,8 @@ func reviewReconcile(t *testing.T, h *batchHarness, clk *clocktesting.FakeClock,
 // new one.
 func TestFoldSettlesARecordedJobInThePeriodOfItsRecord(t *testing.T) {
 	t.Run("in the same period", func(t *testing.T) {
-		r := foldReader(t, foldRender(0, "job-0", foldT0.Add(-5*time.Second), 60))
-		b := foldBudget(foldT0, 0, heldFor(0, "a", foldT0.Add(-10*time.Second), 60, ""))
+		r := foldReader(t, foldRender("job-0", foldT0.Add(-5*time.Second), 60))
+		b := foldBudget(foldT0, 0, heldFor("a", foldT0.Add(-10*time.Second), 60, ""))
 		if n := foldAsGuard(t, r, b, foldT0); n != 1 {
 			t.Fatalf("folded %d facts, want the job's record", n)
 		}
@@ -195,8 +195,8 @@ func TestFoldSettlesARecordedJobInThePeriodOfItsRecord(t *testing.T) {
 	t.Run("after a roll-over", func(t *testing.T) {
 		// Monday 30 November, just before midnight: the month and the day end, the week goes on.
 		reserved := time.Date(2026, 11, 30, 23, 59, 50, 0, time.UTC)
-		r := foldReader(t, foldRender(0, "job-0", reserved.Add(5*time.Second), 60))
-		b := foldBudget(reserved, 0, heldFor(0, "a", reserved, 60, ""))
+		r := foldReader(t, foldRender("job-0", reserved.Add(5*time.Second), 60))
+		b := foldBudget(reserved, 0, heldFor("a", reserved, 60, ""))
 		now := reserved.Add(20 * time.Second)
 		RollPeriod(b, now) // December
 		if n := foldAsGuard(t, r, b, now); n != 1 {
@@ -221,13 +221,13 @@ func TestFoldSettlesARecordedJobInThePeriodOfItsRecord(t *testing.T) {
 // a conflict, changes nothing more.
 func TestFoldPostsAnEndedJobOnce(t *testing.T) {
 	ended := func() *videov1alpha1.VideoRender {
-		vr := withEndAt(foldRender(0, "job-0", foldT0.Add(-time.Minute), 60), foldT0.Add(-3*time.Second), 12.3)
+		vr := withEndAt(foldRender("job-0", foldT0.Add(-time.Minute), 60), foldT0.Add(-3*time.Second), 12.3)
 		vr.Status.AICreditsUsed = "2.5"
 		return vr
 	}
 	t.Run("folded again", func(t *testing.T) {
 		r := foldReader(t, ended())
-		b := foldBudget(foldT0, 1, heldFor(0, "a", foldT0.Add(-time.Minute), 60, "job-0"))
+		b := foldBudget(foldT0, 1, heldFor("a", foldT0.Add(-time.Minute), 60, "job-0"))
 		if n := foldAsGuard(t, r, b, foldT0); n != 1 {
 			t.Fatalf("folded %d facts, want the job's end", n)
 		}
@@ -253,7 +253,7 @@ func TestFoldPostsAnEndedJobOnce(t *testing.T) {
 		b := h.budget(t)
 		RollPeriod(b, foldT0)
 		addUsage(b, videov1alpha1.BudgetUsage{Renders: 1})
-		b.Status.Reservations = []videov1alpha1.BudgetReservation{heldFor(0, "a", foldT0.Add(-time.Minute), 60, "job-0")}
+		b.Status.Reservations = []videov1alpha1.BudgetReservation{heldFor("a", foldT0.Add(-time.Minute), 60, "job-0")}
 		if err := h.server.Status().Update(t.Context(), b); err != nil {
 			t.Fatal(err)
 		}
@@ -292,11 +292,11 @@ func TestFoldChargesAFailedJobNothingAndAGivenUpJobItsEstimate(t *testing.T) {
 	} {
 		t.Run(tc.code, func(t *testing.T) {
 			// The render's recorded estimate differs from the reservation's: the reservation's counts.
-			vr := foldRender(0, "job-0", foldT0.Add(-time.Minute), 45)
+			vr := foldRender("job-0", foldT0.Add(-time.Minute), 45)
 			vr.Status.CompletedAt = &metav1.Time{Time: foldT0.Add(-time.Second)}
 			vr.Status.Failure = &videov1alpha1.JobFailure{Code: tc.code}
 			r := foldReader(t, vr)
-			b := foldBudget(foldT0, 1, heldFor(0, "a", foldT0.Add(-time.Minute), 60, "job-0"))
+			b := foldBudget(foldT0, 1, heldFor("a", foldT0.Add(-time.Minute), 60, "job-0"))
 			if n := foldAsGuard(t, r, b, foldT0); n != 1 {
 				t.Fatalf("folded %d facts, want the job's end", n)
 			}
@@ -314,8 +314,8 @@ func TestFoldChargesAFailedJobNothingAndAGivenUpJobItsEstimate(t *testing.T) {
 // A render whose job ended before any write folded its record (a short job, a burst without
 // writes): one fold settles its reservation and posts it, the render counted and its seconds.
 func TestFoldSettlesAndPostsARenderThatEndedBeforeItsRecordWasFolded(t *testing.T) {
-	r := foldReader(t, withEndAt(foldRender(0, "job-0", foldT0.Add(-15*time.Second), 60), foldT0.Add(-5*time.Second), 30))
-	b := foldBudget(foldT0, 0, heldFor(0, "a", foldT0.Add(-20*time.Second), 60, ""))
+	r := foldReader(t, withEndAt(foldRender("job-0", foldT0.Add(-15*time.Second), 60), foldT0.Add(-5*time.Second), 30))
+	b := foldBudget(foldT0, 0, heldFor("a", foldT0.Add(-20*time.Second), 60, ""))
 	if n := foldAsGuard(t, r, b, foldT0); n != 2 {
 		t.Fatalf("folded %d facts, want the job's record and its end", n)
 	}
@@ -333,9 +333,9 @@ func TestFoldSettlesAndPostsARenderThatEndedBeforeItsRecordWasFolded(t *testing.
 func TestTheControllersFoldWaitsUntilAFactIsFoldAgeOld(t *testing.T) {
 	t.Run("foldRecorded", func(t *testing.T) {
 		submitted := foldT0.Add(-2 * time.Second)
-		vr := foldRender(0, "job-0", submitted, 60)
+		vr := foldRender("job-0", submitted, 60)
 		r := foldReader(t, vr)
-		b := foldBudget(foldT0, 0, heldFor(0, "a", foldT0.Add(-10*time.Second), 60, ""))
+		b := foldBudget(foldT0, 0, heldFor("a", foldT0.Add(-10*time.Second), 60, ""))
 		base := b.DeepCopy()
 		for _, now := range []time.Time{foldT0, submitted.Add(foldAge - time.Second)} {
 			n, due, err := foldRecorded(t.Context(), r, b, now, foldAge)
@@ -367,10 +367,10 @@ func TestTheControllersFoldWaitsUntilAFactIsFoldAgeOld(t *testing.T) {
 	})
 	t.Run("the controller", func(t *testing.T) {
 		submitted := foldT0.Add(-2 * time.Second)
-		h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](10)}, foldRender(0, "job-0", submitted, 60))
+		h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](10)}, foldRender("job-0", submitted, 60))
 		close(h.hold)
 		b := h.budget(t)
-		b.Status.Reservations = []videov1alpha1.BudgetReservation{heldFor(0, "a", foldT0.Add(-10*time.Second), 60, "")}
+		b.Status.Reservations = []videov1alpha1.BudgetReservation{heldFor("a", foldT0.Add(-10*time.Second), 60, "")}
 		if err := h.server.Status().Update(t.Context(), b); err != nil {
 			t.Fatal(err)
 		}

@@ -45,7 +45,7 @@ func goneBeforeSettled(t *testing.T, h *batchHarness, at time.Time) *videov1alph
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", blog, nil); err != nil || d.Wait {
 		t.Fatalf("the first render: %+v, %v", d, err)
 	}
-	recordJob(t, h, vr, "job-0", at, 0)
+	recordJob(t, h, vr, "job-0", at)
 	last := &videov1alpha1.VideoRender{}
 	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), last); err != nil {
 		t.Fatal(err)
