@@ -714,7 +714,7 @@ func (s *Ledgers) ensure(ctx context.Context, c client.Client, r client.Reader, 
 }
 
 // MergeLedger merges l, the ledger of an earlier budget, into b's status: the charged job ids
-// and the charge count whatever l's period (they say which jobs are charged, afterend.go), the
+// and the charge count whatever l's period (they say which jobs are charged), the
 // usage when l's period has not ended at now, each count keeping the larger value. It reports
 // whether b changed.
 func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
@@ -765,7 +765,7 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 }
 
 // joinCharged adds the charged job ids of an earlier budget's ledger, whatever its period: they
-// say which jobs are charged (afterend.go).
+// say which jobs are charged.
 func joinCharged(b *videov1alpha1.VideoBudget, ids []string) {
 	for _, id := range ids {
 		if !charged(b, id) {

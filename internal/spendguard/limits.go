@@ -72,7 +72,7 @@ func RollPeriod(b *videov1alpha1.VideoBudget, now time.Time) {
 		return
 	}
 	start, end := PeriodBounds(p, now)
-	// chargedJobs stay: they say which jobs are charged, whatever the period (afterend.go).
+	// chargedJobs stay: they say which jobs are charged, whatever the period.
 	st.Used = *window(b, p).Used.DeepCopy()
 	st.Period = p
 	st.PeriodStart = &metav1.Time{Time: start}

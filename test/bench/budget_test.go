@@ -118,7 +118,7 @@ func (s *scaleRun) settleBudgets() {
 	}
 }
 
-// budgetSettle bounds settleBudgets: charges ride within a few seconds.
+// budgetSettle bounds settleBudgets: ends are folded within a few seconds.
 const budgetSettle = 20 * time.Second
 
 // measureBudgets compares each namespace's VideoBudget with the jobs paid for its renders, and
