@@ -89,8 +89,8 @@ func (s *scaleRun) renderedSeconds() map[string]int64 {
 }
 
 // settleBudgets waits, before anything is measured, until every budget holds the seconds of its
-// namespace's renders and no reservation (at most budgetSettle): the charges written after a
-// render's end ride with a later budget write, and their writes belong to the run.
+// namespace's renders and no reservation (at most budgetSettle): the renders' ends are folded
+// by a later budget write, and those writes belong to the run.
 func (s *scaleRun) settleBudgets() {
 	if !*flagBudget {
 		return
