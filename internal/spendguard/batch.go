@@ -31,7 +31,7 @@ import (
 )
 
 // Group commit (docs/architecture.md "Load on the cluster": the spend guard's writes are shared).
-// Every change of a namespace's budget (a reservation, a settlement, a charge) is an op queued on
+// Every change of a namespace's budget (a reservation, a release, a charge) is an op queued on
 // the namespace's slot. One writer at a time holds the slot's turn; it takes every op queued so
 // far, applies them in order to one copy of the budget, each deciding on the budget as the ops
 // before it left it (a limit reached inside a batch admits only the renders that fit), and
@@ -413,7 +413,7 @@ func (g *Guard) wrote(from string, b *videov1alpha1.VideoBudget) {
 }
 
 // keepInLedger is the batch's part for a budget deleted since this process last wrote it (last):
-// the ledger gets what the batch would have written to it (a settlement, a charge) and a copy
+// the ledger gets what the batch would have written to it (a charge) and a copy
 // held back after a failed write, so that a budget created again takes it over. The
 // changes are kept for every later copy of the deleted budget (Ledgers.keepGone): a copy of its
 // last write that reaches the ledger after them must not drop them. A batch of a namespace whose

@@ -360,7 +360,7 @@ func (g *Guard) Release(ctx context.Context, ns string, uid types.UID, attempt s
 }
 
 // countUsed counts the submission a reservation stood for as used, a preview or a render, in the
-// period its job was recorded in (recordedAt; zero when unknown: now). A settlement that lands
+// period its job was recorded in (recordedAt; zero when unknown: now). A fold that lands
 // after a roll-over (it rides with a later write, or the VideoBudget controller makes it) counts
 // in the period that ended, not in the new one.
 func countUsed(b *videov1alpha1.VideoBudget, r videov1alpha1.BudgetReservation, recordedAt time.Time) {
@@ -387,16 +387,16 @@ func takeReservation(b *videov1alpha1.VideoBudget, uid, attempt string, charge b
 	return false
 }
 
-// JobCharge is the charge of an ended job, the one change of every charge path. A render's job
-// holds a pending reservation from its submission until its charge, which posts it, settling it
-// first when the settlement has not landed (it rides with a later write, was queued again after
-// a failed write, or was lost in a crash); once it is gone, the charge was made and is not made
-// again, however many others came since (docs/spend-guard.md, "Durable").
+// JobCharge is the charge of an ended job, the one change of every charge, the fold's
+// (fold.go) and Charge's. A render's job holds a pending reservation from its submission until
+// its charge, which posts it, settling it first when its job's record is not folded yet; once it
+// is gone, the charge was made and is not made again, however many others came since
+// (docs/spend-guard.md, "Durable, and folded from facts").
 type JobCharge struct {
 	JobID string
-	// UID is the render's (empty for a preview's credits: no reservation outlives a preview's
-	// settlement). With Attempt, the submission that created the job when known, or else Since,
-	// when the render recorded the job, it finds the render's reservation before its settlement.
+	// UID is the render's (empty for a preview's credits: no reservation outlives the fold of a
+	// preview's job). With Attempt, the submission that created the job when known, or else Since,
+	// when the render recorded the job, it finds the render's reservation before its job's fold.
 	UID     types.UID
 	Attempt string
 	Since   time.Time

@@ -91,7 +91,7 @@ type ledger struct {
 	Windows []videov1alpha1.BudgetWindow `json:"windows,omitempty"`
 	// Reservations are the budget's pending submissions and running jobs, copied with the usage
 	// they are consistent with: a render paid whose count has not reached the budget yet (its
-	// settlement rides with a later write) is still a reservation, and a budget created again
+	// job is folded by a later write) is still a reservation, and a budget created again
 	// takes it over instead of admitting another render in its room.
 	Reservations []videov1alpha1.BudgetReservation `json:"reservations,omitempty"`
 	ChargedJobs  []string                          `json:"chargedJobs,omitempty"`
@@ -231,8 +231,8 @@ type tenantLedger struct {
 	// written is the copy this process last wrote (before gone's changes): a copy of the same
 	// budget at an older resourceVersion is not written over it (olderCopy).
 	written *videov1alpha1.VideoBudget
-	// gone are the changes made to budget goneUID after it was deleted (a settlement, a charge
-	// whose budget write found it gone, keepInLedger): no copy of the budget holds them, so each
+	// gone are the changes made to budget goneUID after it was deleted (a charge whose budget
+	// write found it gone, keepInLedger): no copy of the budget holds them, so each
 	// copy of it written from then on gets them, until a copy of another budget is written (the
 	// one that took the ledger over, and them with it).
 	gone    []func(*videov1alpha1.VideoBudget) bool
@@ -749,7 +749,7 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 	w := window(b, b.Status.Period)
 	maxInto(&b.Status.Used, w.Used)
 	// The earlier budget's reservations that this one does not hold, whatever the period (they
-	// count in the period their job is recorded in): the settlements and charges still to come
+	// count in the period their job is recorded in): the folds and charges still to come
 	// find them here, or the controller does (settleInterrupted).
 	held := map[string]bool{}
 	for _, r := range b.Status.Reservations {

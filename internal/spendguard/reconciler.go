@@ -405,7 +405,7 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 		}
 		if gone && (res.Unbounded || res.AICredits) && r.jobDeadline > 0 && now.Sub(res.ReservedAt.Time) < r.jobDeadline {
 			// Deleted, its finalizer stripped, while this manager was down, perhaps after it recorded
-			// a job whose settlement was lost: no job id tells whose end to read, and a render that
+			// a job no write folded: no job id tells whose end to read, and a render that
 			// runs alone may still run. Its room is held until the job deadline, as a running
 			// job's whose end cannot be read, then charged below.
 			log.V(1).Info("Holding the room of a deleted object that may have a running job", "kind", res.Kind, "name", res.Name, "attempt", res.AttemptID)
