@@ -19,6 +19,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -276,7 +277,9 @@ func seconds(n apiclient.Number) *metav1.Duration {
 	if !ok || f < 0 || f > maxSeconds {
 		return nil
 	}
-	return &metav1.Duration{Duration: time.Duration(f * float64(time.Second)).Round(time.Millisecond)}
+	// Up to the millisecond: the budget charges whole seconds rounded up from it, as from the
+	// job's answer (42.0004 s is 43 s either way).
+	return &metav1.Duration{Duration: time.Duration(math.Ceil(f*1000)) * time.Millisecond}
 }
 
 // maxSeconds is the longest duration recorded; a longer one would overflow time.Duration.

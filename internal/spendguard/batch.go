@@ -299,7 +299,7 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 			return err
 		}
 		if admits(batch) {
-			if err := countRunning(ctx, g.client, b); err != nil {
+			if err := countRunning(ctx, g.client, b, startedUnless(adopted, g.started)); err != nil {
 				return err
 			}
 			if !g.ledgers.confirmed(ns) {

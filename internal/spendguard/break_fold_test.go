@@ -121,12 +121,15 @@ func TestBreakFoldAnOlderManagersAvatarRenderIsCountedAmongUnreportedCredits(t *
 // first poll) and writes it to its status before the VideoBudget controller's first look at the
 // budget (which rebuilds the running jobs' reservations, countRunning): the rebuild skips a job
 // that ended, and with no reservation the fold has nothing to post. b82c5a5 charged such an end
-// before writing it (posted: no runningReserved, not in chargedJobs); the fold never charges it.
+// before writing it (posted: no runningReserved, not in chargedJobs). Fixed: the rebuild of a
+// budget that did not just take a ledger over adds the jobs that ended since this process
+// started (countRunning), and the fold posts them.
 func TestBreakFoldAnEndWrittenBeforeTheUpgradedBudgetsFirstLookIsCharged(t *testing.T) {
-	vr := withEndAt(foldRender("job-1", foldT0.Add(-10*time.Minute), 600), foldT0, 30)
+	// The new manager starts at foldT0 and writes job-1's end a second later.
+	vr := withEndAt(foldRender("job-1", foldT0.Add(-10*time.Minute), 600), foldT0.Add(time.Second), 30)
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](1000)}, batchRender(1))
 	close(h.hold)
-	clk := freshGuardAt(h, foldT0.Add(time.Second))
+	clk := freshGuardAt(h, foldT0)
 	// The budget as the older manager left it: job-1 counted, no running job reserved.
 	b := h.budget(t)
 	b.Status = *foldBudget(foldT0, 1).Status.DeepCopy()

@@ -125,7 +125,7 @@ func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBu
 		}
 		st := videov1alpha1.JobStatusOf(obj)
 		if res.JobID == "" {
-			if !recordedSince(st, res) {
+			if !paidWith(b, st, res) {
 				continue
 			}
 			if settleRecorded(b, res, obj, st) {
@@ -139,11 +139,29 @@ func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBu
 		if st.JobID != res.JobID || st.CompletedAt == nil {
 			continue
 		}
-		if c, ok := EndOf(obj); ok && c.change(b) {
+		c, ok := EndOf(obj)
+		if !ok {
+			continue
+		}
+		if c.Estimate || st.Failure == nil {
+			// A render submitted by an older manager recorded no estimate: its reservation's
+			// flags were filled from its spec (fillEstimate).
+			c.Unreported = c.Unreported || res.UnreportedCredits
+		}
+		if c.change(b) {
 			n++
 		}
 	}
 	return n, time.Time{}, nil
+}
+
+// paidWith reports whether the job st records was paid with res: recorded since res was reserved,
+// with no submission in flight, and neither posted nor held by another reservation already.
+// Status times are kept to the second, so a render's previous job, recorded in the second its next
+// reservation was made in, would pass for the next one's until its in-flight record shows.
+func paidWith(b *videov1alpha1.VideoBudget, st *videov1alpha1.JobStatus, res videov1alpha1.BudgetReservation) bool {
+	return recordedSince(st, res) && !charged(b, st.JobID) &&
+		!slices.ContainsFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool { return r.JobID == st.JobID })
 }
 
 // oldestFact is when the oldest fact not folded into b was recorded (a job, an end); zero when
@@ -158,7 +176,7 @@ func oldestFact(b *videov1alpha1.VideoBudget, holders map[string]client.Object) 
 		st := videov1alpha1.JobStatusOf(obj)
 		var at time.Time
 		switch {
-		case res.JobID == "" && recordedSince(st, res):
+		case res.JobID == "" && paidWith(b, st, res):
 			at = st.SubmittedAt.Time
 		case res.JobID != "" && st.JobID == res.JobID && st.CompletedAt != nil:
 			at = st.CompletedAt.Time
@@ -184,6 +202,7 @@ func settleRecorded(b *videov1alpha1.VideoBudget, res videov1alpha1.BudgetReserv
 	countUsed(b, res, st.SubmittedAt.Time)
 	if res.Kind == kindStoryboard {
 		b.Status.Reservations = slices.Delete(slices.Clone(b.Status.Reservations), i, i+1)
+		postJob(b, st.JobID)
 		return true
 	}
 	b.Status.Reservations[i].JobID = st.JobID
@@ -219,6 +238,6 @@ func unfolded(b *videov1alpha1.VideoBudget, obj client.Object) bool {
 		return false
 	}
 	return slices.ContainsFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
-		return r.UID == string(obj.GetUID()) && (r.JobID == st.JobID || r.JobID == "" && recordedSince(st, r))
+		return r.UID == string(obj.GetUID()) && (r.JobID == st.JobID || r.JobID == "" && paidWith(b, st, r))
 	})
 }

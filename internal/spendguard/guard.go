@@ -91,6 +91,8 @@ type Guard struct {
 	grants grants
 	// observer counts the budget writes; nil counts nothing.
 	observer WriteObserver
+	// started is when this process started (countRunning).
+	started time.Time
 }
 
 // New returns the spend guard. c writes the budgets and reads them from its cache; reader reads
@@ -101,7 +103,16 @@ func New(c client.Client, reader client.Reader, clk clock.Clock, writeTimeout ti
 	if ledgers == nil {
 		ledgers = NewLedgers("")
 	}
-	return &Guard{client: c, reader: reader, clock: clk, writers: budgetWriters{timeout: writeTimeout}, ledgers: ledgers}
+	return &Guard{client: c, reader: reader, clock: clk, writers: budgetWriters{timeout: writeTimeout}, ledgers: ledgers, started: clk.Now()}
+}
+
+// startedUnless is started, or zero for a budget that took the namespace's ledger over just now
+// (created again or restored: the ends since were folded into the budget it replaced).
+func startedUnless(adopted bool, started time.Time) time.Time {
+	if adopted {
+		return time.Time{}
+	}
+	return started
 }
 
 // errNoBudget is mutateBudget's answer for a namespace without a VideoBudget.
@@ -455,7 +466,15 @@ func (c JobCharge) change(b *videov1alpha1.VideoBudget) bool {
 	} else if c.posted(b) {
 		return false
 	}
-	if charged(b, c.JobID) || (secs <= 0 && (c.Credits == nil || c.Credits.IsZero()) && !c.Unreported) {
+	if charged(b, c.JobID) {
+		return i >= 0
+	}
+	if secs <= 0 && (c.Credits == nil || c.Credits.IsZero()) && !c.Unreported {
+		if i >= 0 {
+			// Posted for nothing (a failed job): remembered all the same, so that no later
+			// reservation of its render is taken for it (paidWith).
+			postJob(b, c.JobID)
+		}
 		return i >= 0
 	}
 	chargeJobAt(b, c.JobID, secs, c.Credits, c.Unreported, c.EndedAt)
@@ -509,6 +528,11 @@ func chargeJobAt(b *videov1alpha1.VideoBudget, jobID string, secs int64, credits
 		d.UnreportedCreditRenders = 1
 	}
 	addUsageAt(b, d, endedAt)
+	postJob(b, jobID)
+}
+
+// postJob remembers jobID among the latest maxChargedJobs jobs posted.
+func postJob(b *videov1alpha1.VideoBudget, jobID string) {
 	b.Status.ChargedJobs = append(b.Status.ChargedJobs, jobID)
 	b.Status.ChargeCount++
 	if n := len(b.Status.ChargedJobs); n > maxChargedJobs {

@@ -822,7 +822,7 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 		logf.FromContext(ctx).Info("A new VideoBudget took over the period's usage from the namespace's ledger",
 			"namespace", b.Namespace, "renders", b.Status.Used.Renders, "renderSeconds", b.Status.Used.RenderSeconds, "migrated", !found)
 	}
-	if _, err := rebuildReservations(ctx, c, b, true); err != nil {
+	if _, err := rebuildReservations(ctx, c, b, true, time.Time{}); err != nil {
 		return false, err
 	}
 	b.Status.LedgerBudgetUID = string(b.UID)
@@ -853,11 +853,15 @@ func laterCopy(st *videov1alpha1.VideoBudgetStatus, l *ledger) int {
 // and the guard's admissions call it, so a render asking to pay before the controller looked at
 // the budget decides on the running jobs too. While more jobs run than the budget holds
 // reservations for, runningReserved stays false and the others are added as room frees.
-func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget) error {
+//
+// A job that ended since endedSince (this process's start; zero for a budget that took the
+// namespace's ledger over just now) is added too: an older manager charged the ends it wrote, but
+// an end this process wrote before the budget's first look has no reservation to be folded into.
+func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, endedSince time.Time) error {
 	if b.Status.RunningReserved {
 		return nil
 	}
-	complete, err := rebuildReservations(ctx, c, b, false)
+	complete, err := rebuildReservations(ctx, c, b, false, endedSince)
 	if err != nil {
 		return err
 	}
@@ -869,7 +873,7 @@ func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBu
 // submission is in flight (inFlight), and, while the budget limits seconds or credits, one for
 // each render whose job runs and is not charged. With inFlight false it adds only the running
 // jobs': a length limit added to a live budget counts the renders already running (issue 37).
-func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, inFlight bool) (complete bool, err error) {
+func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, inFlight bool, endedSince time.Time) (complete bool, err error) {
 	complete = true
 	held := map[string]bool{}
 	for _, r := range b.Status.Reservations {
@@ -902,8 +906,8 @@ func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.
 			}
 			r.AttemptID, r.ReservedAt = st.Submission.AttemptID, st.Submission.StartedAt
 			recorded = st.Submission.BudgetEstimate
-		case kind != kindStoryboard && st.JobID != "" && st.CompletedAt == nil && st.SubmittedAt != nil &&
-			!charged(b, st.JobID):
+		case kind != kindStoryboard && st.JobID != "" && st.SubmittedAt != nil && !charged(b, st.JobID) &&
+			(st.CompletedAt == nil || !endedSince.IsZero() && !st.CompletedAt.Time.Before(endedSince)):
 			r.AttemptID, r.ReservedAt, r.JobID = "rebuilt", *st.SubmittedAt, st.JobID
 			recorded = st.BudgetEstimate
 		default:

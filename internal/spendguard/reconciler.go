@@ -20,6 +20,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -81,6 +82,8 @@ type Reconciler struct {
 	// unsent are the attempts of deleted renders whose last state (their delete event) shows
 	// them never sent (renderGone).
 	unsent unsentAttempts
+	// started is when this process started (countRunning).
+	started time.Time
 }
 
 // Observer receives each budget's state after a reconcile (the budget metrics), and the
@@ -162,7 +165,7 @@ func NewReconciler(o ReconcilerOptions) *Reconciler {
 	}
 	return &Reconciler{client: o.Client, reader: o.Reader, clock: o.Clock, metrics: m,
 		grace: o.Grace, recheck: o.Recheck, retry: o.Retry, ledgers: ledgers, guard: o.Guard, writes: w,
-		jobs: o.Jobs, jobDeadline: o.JobDeadline, jobPoll: cmp.Or(o.JobPoll, DefaultJobPoll)}
+		jobs: o.Jobs, jobDeadline: o.JobDeadline, jobPoll: cmp.Or(o.JobPoll, DefaultJobPoll), started: o.Clock.Now()}
 }
 
 // The causes of the VideoBudget controller's writes.
@@ -235,7 +238,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := countRunning(ctx, r.client, b); err != nil {
+	if err := countRunning(ctx, r.client, b, startedUnless(adopted, r.started)); err != nil {
 		return ctrl.Result{}, err
 	}
 	// What the objects recorded and no guard write carried within foldAge (fold.go).
@@ -385,7 +388,8 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			continue
 		}
 		if gone {
-			if jobID, at := r.unsent.recordedJob(res); jobID != "" {
+			if jobID, at := r.unsent.recordedJob(res); jobID != "" && !charged(b, jobID) &&
+				!slices.ContainsFunc(b.Status.Reservations, func(o videov1alpha1.BudgetReservation) bool { return o.JobID == jobID }) {
 				// Deleted after it recorded the job this reservation paid for, before a write
 				// folded it: only its last state names the job, whose end is read next.
 				countUsed(b, res, at)

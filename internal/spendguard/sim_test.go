@@ -624,10 +624,15 @@ func (w *simWorld) step(o simOp) error {
 				w.t.Fatal(err)
 			}
 			// The manager's informer delivers the delete event with the render's last state, and
-			// the VideoBudget controller, woken, looks at once (a crash between the two is not
-			// searched: the simulation crashes between steps).
+			// the VideoBudget controller, woken, looks at once, and again after a failed write (the
+			// workqueue's backoff starts at 5 ms). A crash between the event and the write that
+			// records the job is not searched: the simulation crashes between steps.
 			w.r.renderGone(last, false)
-			w.reconcile()
+			for range 4 {
+				if _, err := w.r.Reconcile(w.ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: simNS, Name: videov1alpha1.VideoBudgetName}}); err == nil {
+					break
+				}
+			}
 		}
 	case opSetSeconds:
 		w.editSpec(func(s *videov1alpha1.VideoBudgetSpec) {
