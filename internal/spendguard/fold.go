@@ -160,8 +160,12 @@ func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBu
 // Status times are kept to the second, so a render's previous job, recorded in the second its next
 // reservation was made in, would pass for the next one's until its in-flight record shows.
 func paidWith(b *videov1alpha1.VideoBudget, st *videov1alpha1.JobStatus, res videov1alpha1.BudgetReservation) bool {
-	return recordedSince(st, res) && !charged(b, st.JobID) &&
-		!slices.ContainsFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool { return r.JobID == st.JobID })
+	return recordedSince(st, res) && !known(b, st.JobID)
+}
+
+// known reports whether b posted jobID already or a reservation holds it.
+func known(b *videov1alpha1.VideoBudget, jobID string) bool {
+	return charged(b, jobID) || slices.ContainsFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool { return r.JobID == jobID })
 }
 
 // oldestFact is when the oldest fact not folded into b was recorded (a job, an end); zero when
@@ -173,17 +177,8 @@ func oldestFact(b *videov1alpha1.VideoBudget, holders map[string]client.Object) 
 		if obj == nil {
 			continue
 		}
-		st := videov1alpha1.JobStatusOf(obj)
-		var at time.Time
-		switch {
-		case res.JobID == "" && paidWith(b, st, res):
-			at = st.SubmittedAt.Time
-		case res.JobID != "" && st.JobID == res.JobID && st.CompletedAt != nil:
-			at = st.CompletedAt.Time
-		default:
-			continue
-		}
-		if oldest.IsZero() || at.Before(oldest) {
+		at, ok := unfoldedFact(b, res, videov1alpha1.JobStatusOf(obj))
+		if ok && (oldest.IsZero() || at.Before(oldest)) {
 			oldest = at
 		}
 	}
@@ -238,6 +233,19 @@ func unfolded(b *videov1alpha1.VideoBudget, obj client.Object) bool {
 		return false
 	}
 	return slices.ContainsFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
-		return r.UID == string(obj.GetUID()) && (r.JobID == st.JobID || r.JobID == "" && paidWith(b, st, r))
+		_, ok := unfoldedFact(b, r, st)
+		return r.UID == string(obj.GetUID()) && ok
 	})
+}
+
+// unfoldedFact is when st, the status of res's holder, recorded the fact b has not folded for res
+// yet: the job res paid for, or the end of res's job.
+func unfoldedFact(b *videov1alpha1.VideoBudget, res videov1alpha1.BudgetReservation, st *videov1alpha1.JobStatus) (time.Time, bool) {
+	switch {
+	case res.JobID == "" && paidWith(b, st, res):
+		return st.SubmittedAt.Time, true
+	case res.JobID != "" && st.JobID == res.JobID && st.CompletedAt != nil:
+		return st.CompletedAt.Time, true
+	}
+	return time.Time{}, false
 }

@@ -20,7 +20,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -388,8 +387,7 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			continue
 		}
 		if gone {
-			if jobID, at := r.unsent.recordedJob(res); jobID != "" && !charged(b, jobID) &&
-				!slices.ContainsFunc(b.Status.Reservations, func(o videov1alpha1.BudgetReservation) bool { return o.JobID == jobID }) {
+			if jobID, at := r.unsent.recordedJob(res); jobID != "" && !known(b, jobID) {
 				// Deleted after it recorded the job this reservation paid for, before a write
 				// folded it: only its last state names the job, whose end is read next.
 				countUsed(b, res, at)
