@@ -47,9 +47,9 @@ func TestBreakFoldANewReservationIsNotTakenForTheEndedJobRecordedInTheSameSecond
 		t.Fatalf("%+v %v", d, err)
 	}
 	clk.Step(100 * time.Millisecond)
-	vr := h.recordJob(t, 0, "job-1")
+	h.recordJob(t, 0, "job-1")
 	clk.Step(400 * time.Millisecond)
-	vr = h.readRender(t, 0)
+	vr := h.readRender(t, 0)
 	vr.Status.CompletedAt = &metav1.Time{Time: clk.Now()}
 	vr.Status.Failure = &videov1alpha1.JobFailure{Code: "RENDER_FAILED", Message: "refused"}
 	h.writeRenderStatus(t, vr)
