@@ -178,6 +178,9 @@ func TestS4AnUninstallChargesAFailedJobWhoseEndWasWrittenFirstItsEstimate(t *tes
 		t.Errorf("after the uninstall a FAILED job: used %+v, reservations %+v; want 0 s, none left, its render counted once",
 			b.Status.Used, b.Status.Reservations)
 	}
+	if s.Folded != 1 {
+		t.Errorf("the uninstall reports %d facts folded, want 1 (the failed end): %+v", s.Folded, s)
+	}
 	if s.Estimated != 0 {
 		t.Errorf("the uninstall charged %d estimates, want none: %+v", s.Estimated, s)
 	}

@@ -53,8 +53,8 @@ type Settlement struct {
 //   - a reservation whose object recorded a job since is counted as used;
 //   - any other was never sent (the in-flight record precedes the paid call) and is released.
 //
-// First, what the objects recorded is folded (fold.go): a job's end its render's status records
-// is charged what it cost.
+// First, what the objects recorded is folded, as by every budget write (fold.go): a job's end its
+// render's status records is charged what it cost.
 func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 	var s Settlement
 	var readErr error
@@ -66,16 +66,16 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 	for i := range renders.Items {
 		statusOf[string(renders.Items[i].UID)] = &renders.Items[i].Status.JobStatus
 	}
-	err := g.mutateBudget(ctx, ns, ChangeUninstall, func(b *videov1alpha1.VideoBudget) bool {
-		s, readErr = Settlement{}, nil
-		n, _, err := foldRecorded(ctx, g.reader, b, g.clock.Now(), 0)
-		if err != nil {
-			readErr = err
-			return false
-		}
-		s.Folded = n
+	// The write below folds them first, as every budget write does; counted here, on a copy, since
+	// no manager runs to fold them meanwhile.
+	folded, err := g.unfoldedFacts(ctx, ns)
+	if err != nil {
+		return s, err
+	}
+	err = g.mutateBudget(ctx, ns, ChangeUninstall, func(b *videov1alpha1.VideoBudget) bool {
+		s, readErr = Settlement{Folded: folded}, nil
 		if len(b.Status.Reservations) == 0 {
-			return n > 0
+			return false
 		}
 		for _, res := range b.Status.Reservations {
 			if res.JobID != "" {
@@ -134,4 +134,18 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 		err = g.ledgers.flushPending(ctx, ns)
 	}
 	return s, err
+}
+
+// unfoldedFacts counts the facts the namespace's objects recorded that its budget, as the API
+// server has it, has not folded yet.
+func (g *Guard) unfoldedFacts(ctx context.Context, ns string) (int, error) {
+	var b videov1alpha1.VideoBudget
+	if err := readBudget(ctx, g.reader, ns, &b); err != nil {
+		if apierrors.IsNotFound(err) {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("reading VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, err)
+	}
+	n, _, err := foldRecorded(ctx, g.reader, &b, g.clock.Now(), 0)
+	return n, err
 }
