@@ -14,22 +14,20 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package spendguard keeps each namespace's VideoBudget: Guard reserves room before a paid
-// submission and releases it when no job was created; every budget write folds what the
-// namespace's objects recorded in their own status (a submission's job: the reservation becomes
-// usage; its end: the running job's reservation is posted for what it cost, fold.go); the period
-// arithmetic (PeriodBounds, RollPeriod) and the limits live beside it; Reconciler keeps a budget's
-// status current (period roll-over, interrupted reservations, the facts no guard write carried,
-// conditions).
+// Package spendguard keeps each namespace's VideoBudget, a ledger of pending and posted costs
+// (docs/spend-guard.md):
+//   - verbs.go, guard.go: Guard reserves the worst case before a paid submission and releases
+//     it when no job was created;
+//   - fold.go: every budget write folds what the objects recorded in their own status (a job:
+//     the reservation becomes usage; its end: the reservation is posted for what it cost);
+//   - batch.go, grant.go: a namespace's changes share one optimistic-locked write (group
+//     commit), with reservations written ahead for renders waiting for their call budget;
+//   - ledger.go: a copy of the usage no tenant can delete, written after each budget write;
+//   - limits.go, estimate.go: the period arithmetic, the limits and the bound of a request;
+//   - reconciler.go: the VideoBudget controller (roll-over, interrupted reservations, the facts
+//     no guard write carried, conditions).
 //
-// Every write is a status patch with an optimistic lock; a process's writes of one budget take
-// turns and are shared (group commit, batch.go): the changes of a namespace queued while one
-// write is in flight, or within a short delay for those nobody waits for (reservations written
-// ahead for renders waiting for their call budget, grant.go), go in one write, each deciding on
-// the budget as the ones before it left it. The ledger is written after each budget write that
-// changes it (ledger.go). Every write of the API is made by a caller (a reconcile of a job kind)
-// or by the VideoBudget controller's reconcile: a delay's timer only wakes that controller
-// (Ledgers.Wake), which writes what is due. The reconcilers of the job kinds
-// (internal/controller/spendguard.go) call Guard at the steps of a submission; nothing here
-// imports them.
+// Every write of the API is a reconcile's or its caller's: a timer only wakes the VideoBudget
+// controller (Ledgers.Wake). The job kinds' reconcilers (internal/controller/spendguard.go) call
+// Guard; nothing here imports them.
 package spendguard

@@ -28,30 +28,13 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// The length of a video is known only when its render completes, so before paying a render
-// reserves the most its request allows: an upper bound from the request and the interface's
-// limits, never a typical length (docs/spend-guard.md, "The bound"). The interface document gives
-// no price and no speaking rate; the rates below are our own, chosen slower than any voice at
-// normal speed reads, and written down in docs/spend-guard.md:
-//   - narration is counted by character, not by space, so Chinese and Japanese (written without
-//     spaces) are counted: an ideograph 0.3 s, a Hangul syllable 0.2 s, a kana 0.15 s, any other
-//     letter 0.1 s, a digit or a symbol 0.4 s (it may be read as a word), a punctuation mark
-//     0.5 s (a pause); every word at least 0.4 s;
-//   - read by the slowest voice the request allows for the scene (speed 50-200, default 100):
-//     at speed 50 twice as long;
-//   - an SSML story adds the time of each <break time="...">; its tags count as text;
-//   - a brief (or storyCoPilot) with duration: that duration;
-//   - every scene at least its minimumDuration, plus its endPauseDuration, both counted once per
-//     sentence when the service may split the scene (createSceneOnNewLine,
-//     createSceneOnEndOfSentence, AI storyboard mode).
-// Every render is reserved at least one second.
-//
-// What the request cannot bound is Unbounded: an external voice (a recording of any length), an
-// audio or video scene (its media sets the length, not its transcript), a blog or a deck, a brief
-// without duration, an SSML story that changes the speaking rate or plays audio, a template (no
-// scenes) and a project. Its Seconds are a guess (DefaultSceneSeconds a scene, or a transcript's
-// end); under maxRenderSeconds no two such renders run at once (limits.go), so a burst goes at
-// most one render beyond the limit, whatever the guess.
+// A video's length is known only when its render completes, so a render reserves the most its
+// request allows: an upper bound from the request and the interface's limits, never a typical
+// length. The interface gives no speaking rate: the rates below are our own, slower than a voice
+// at normal speed, and the table of which request parts have a bound is docs/spend-guard.md,
+// "The bound". What the request cannot bound is Unbounded, its Seconds a guess: under
+// maxRenderSeconds no two such renders run at once (limits.go), so a burst goes at most one render
+// beyond the limit, whatever the guess.
 
 // DefaultSceneSeconds is the guess for a scene whose length the request does not tell.
 const DefaultSceneSeconds = 30
@@ -66,8 +49,7 @@ const (
 	secondsPerSymbol    = 1.0
 	secondsPerPause     = 0.5
 	minSecondsPerWord   = 0.4
-	// normalSpeed and slowestSpeed are the AI voice's speed default and minimum (interface
-	// document, VoiceOver and Limits).
+	// The AI voice's speed default and minimum (interface document, VoiceOver and Limits).
 	normalSpeed  = 100.0
 	slowestSpeed = 50.0
 )
@@ -77,18 +59,13 @@ type Estimate struct {
 	// Seconds is the most the request allows the video to last (Unbounded false), or a guess
 	// (Unbounded true); at least 1.
 	Seconds int64
-	// Credits is set when the request may consume AI credits, whose amount only the job's end
-	// tells: an aiVisual anywhere, an AI avatar, slides animated with a veo model, or content the
-	// operator does not see (a project render, a templateId, which may name an existing project,
-	// a payloadUrl).
+	// Credits: the request may consume AI credits (an aiVisual, an AI avatar, veo slide
+	// animation, or content the operator does not see: a project, a templateId, a payloadUrl).
 	Credits bool
-	// Unreported is set when the request consumes AI credits that the job answer does not report
-	// (aiCreditsUsed is promised only for aiVisual scenes): slides animated with a veo model, and
-	// an AI avatar (the interface names AI avatars among what credits pay for, and its credit
-	// ledger names them as a source).
+	// Unreported: it consumes credits the job answer does not report (aiCreditsUsed is promised
+	// for aiVisual scenes only): veo slide animation, an AI avatar.
 	Unreported bool
-	// Unbounded is set when no field of the request bounds the video's length, so Seconds is a
-	// guess (see above).
+	// Unbounded: no field of the request bounds the video's length, so Seconds is a guess.
 	Unbounded bool
 }
 
@@ -102,8 +79,7 @@ func EstimateOf(r *videov1alpha1.BudgetEstimate) Estimate {
 	return Estimate{Seconds: r.Seconds, Credits: r.AICredits, Unbounded: r.Unbounded, Unreported: r.UnreportedCredits}
 }
 
-// EstimateFor is what a storyboard render reserves: the bound of its seconds (or a guess, when
-// Unbounded) and whether it may consume credits. nil is a project render.
+// EstimateFor is what a storyboard render reserves; nil is a project render.
 func EstimateFor(req *videov1alpha1.StoryboardRequest) Estimate {
 	if req == nil {
 		return Estimate{Seconds: DefaultSceneSeconds, Credits: true, Unbounded: true}
@@ -136,15 +112,13 @@ func EstimateFor(req *videov1alpha1.StoryboardRequest) Estimate {
 	return e
 }
 
-// PreviewEstimate is what a preview reserves: no seconds (a preview is counted, not timed), and
-// whether it may consume AI credits (an aiVisual anywhere: its answer reports them, and they count
-// toward maxAICredits), so that it waits once that limit is reached.
+// PreviewEstimate is what a preview reserves: no seconds (it is counted, not timed), and whether
+// an aiVisual may consume credits, so that it waits once maxAICredits is reached.
 func PreviewEstimate(req *videov1alpha1.StoryboardRequest) Estimate {
 	return Estimate{Credits: req != nil && usesAIVisual(req)}
 }
 
-// sceneBound is the most one scene lasts, and whether the request bounds it at all (when it does
-// not, the seconds are a guess).
+// sceneBound is the most one scene lasts, and whether the request bounds it at all.
 func sceneBound(req *videov1alpha1.StoryboardRequest, sc *videov1alpha1.Scene) (float64, bool) {
 	s, bounded, pieces := 0.0, true, 1.0
 	switch {
@@ -193,8 +167,8 @@ func sceneBound(req *videov1alpha1.StoryboardRequest, sc *videov1alpha1.Scene) (
 	return s, bounded
 }
 
-// narrationSeconds is the bound of reading text at normal speed: each word at least
-// minSecondsPerWord, each character at its script's rate.
+// narrationSeconds bounds reading text at normal speed, by character, each word at least
+// minSecondsPerWord: Chinese and Japanese have no spaces between words.
 func narrationSeconds(text string) float64 {
 	total := 0.0
 	for _, word := range strings.Fields(text) {
@@ -238,7 +212,7 @@ func runeSeconds(r rune) float64 {
 }
 
 // slowestVoice is the slowest speed of the AI voices that may read a scene (its own and the
-// request's): a voice without speed reads at normalSpeed, and so does the service's default voice.
+// request's); the default voice and a voice without speed read at normalSpeed.
 func slowestVoice(vos ...*videov1alpha1.VoiceOver) float64 {
 	slowest := normalSpeed
 	for _, vo := range vos {
@@ -261,15 +235,13 @@ func externalVoice(vo *videov1alpha1.VoiceOver) bool {
 	return vo != nil && vo.ExternalVoice != nil
 }
 
-// ssmlBreak is an SSML break with a time; ssmlUnbounded is markup whose time the text does not
-// tell: a change of speaking rate, or audio played.
+// ssmlUnbounded is markup whose time the text does not tell: a speaking rate, audio played.
 var (
 	ssmlBreak     = regexp.MustCompile(`(?i)<break[^>]*\btime\s*=\s*["']\s*([0-9]*\.?[0-9]+)\s*(ms|s)\s*["']`)
 	ssmlUnbounded = regexp.MustCompile(`(?i)<(prosody[^>]*\brate\b|audio\b)`)
 )
 
-// ssmlPauses is the time of an SSML story's timed breaks, and false when its markup makes its
-// length unknown.
+// ssmlPauses is the time of an SSML story's timed breaks; false when its length is unknown.
 func ssmlPauses(story string) (float64, bool) {
 	if ssmlUnbounded.MatchString(story) {
 		return 0, false
@@ -296,9 +268,8 @@ func splits(req *videov1alpha1.StoryboardRequest, sc *videov1alpha1.Scene) bool 
 		(req.AIStoryboard != nil && req.AIStoryboard.Enabled)
 }
 
-// sentences counts the pieces a story may be split into: its lines and its sentences, ended by
-// any script's terminal punctuation (Unicode's Terminal_Punctuation, which also counts commas and
-// colons: more pieces, the safe side).
+// sentences counts the pieces a story may be split into: lines, and sentences ended by any
+// script's Terminal_Punctuation (which counts commas and colons too: the safe side).
 func sentences(story string) int {
 	n := 1
 	for _, r := range story {
@@ -309,14 +280,14 @@ func sentences(story string) int {
 	return n
 }
 
-// aiScenes reports a brief whose scenes the AI makes, each with the scene's minimumDuration and
-// endPauseDuration: how many is not known, so its duration alone does not bound the video.
+// aiScenes reports a brief whose AI-made scenes each get minimumDuration and endPauseDuration:
+// their number is unknown, so the duration alone does not bound the video.
 func aiScenes(req *videov1alpha1.StoryboardRequest, sc *videov1alpha1.Scene) bool {
 	return req.AIStoryboard != nil && req.AIStoryboard.Enabled && (sc.MinimumDuration != nil || sc.EndPauseDuration != nil)
 }
 
-// usesAIVisual reports an aiVisual anywhere in the request (backgrounds, B-rolls, elements,
-// template overrides): looked for in its JSON, so that no nesting is missed.
+// usesAIVisual reports an aiVisual anywhere in the request, looked for in its JSON so that no
+// nesting is missed.
 func usesAIVisual(req *videov1alpha1.StoryboardRequest) bool {
 	raw, err := json.Marshal(req)
 	if err != nil {

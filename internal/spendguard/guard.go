@@ -33,40 +33,26 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// The spend guard: before a paid submission, the controller reserves room in the namespace's
-// VideoBudget (named "default"; without one the namespace is not limited).
+// The spend guard reserves room in the namespace's VideoBudget (named "default"; without one the
+// namespace is not limited) before a paid submission. Its state is the budget's status, written
+// with an optimistic lock: a conflict re-reads the budget and decides again, so concurrent
+// submissions never overrun a count limit.
 //
-// Durable state lives only in the VideoBudget's status, written with an optimistic lock
-// (a merge patch with the resourceVersion as precondition). A conflict means the budget changed
-// since it was read: it is read again from the API server and the decision is taken again, so
-// concurrent submissions of one namespace never overrun maxRenders or maxPreviews.
+// One submission's writes, in order (docs/architecture.md "Never pay twice"):
+//  1. the reservation {uid, attempt} in the budget (it counts against the limits at once);
+//  2. the object's in-flight record; 3. the paid call and the job id;
+//  4. the next budget write folds the job: the reservation becomes usage (fold.go).
 //
-// Order of writes for one submission (docs/architecture.md "Never pay twice", with the budget):
-//  1. reservation {uid, attempt} in the budget (it counts against the count limits at once);
-//  2. the object's in-flight record (submit.go, writeInFlight);
-//  3. the paid call and the object's job-id write;
-//  4. the next budget write folds the recorded job: the reservation becomes usage
-//     (used.renders or used.previews; a render's stays, its running job's, fold.go).
-//
-// A crash between 1 and 2 leaves a reservation without a submission: it is held (the safe side)
-// and released by the VideoBudget controller once it is older than the submission budget and a
-// fresh read of the object shows no submission of that attempt and no job submitted since; a new
-// attempt of the same object replaces it. A reservation whose object was deleted is charged: it
-// may have been submitted.
-//
-// Seconds and credits are known only when a render completes. The render writes its end in its
-// own status, and the next budget write folds it: the running job's reservation is posted for
-// what the job cost (fold.go). Usage is never given back: deleting a VideoRender leaves the
-// budget as it is.
+// A crash between 1 and 2 leaves a reservation without a submission: the VideoBudget controller
+// releases it once it is older than the submission budget and the object shows no such attempt;
+// one whose object is gone is charged (it may have been sent). Usage is never given back.
 
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videobudgets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videobudgets/status,verbs=get;update;patch
 
-// maxReservations and maxChargedJobs are the bounds of the budget's status lists. The charged
-// job ids say whether a charge was made only where no pending reservation can (a preview's
-// credits, a budget of an older manager): 64 keeps the budget,
-// which every write of it sends whole to the API server and to every watcher, small (the API
-// allows 256, as older managers kept).
+// maxReservations and maxChargedJobs bound the budget's status lists. The charged job ids matter
+// only where no pending reservation tells (a preview's credits, an older manager's budget): 64
+// keeps small the budget every write sends whole (the API allows 256).
 const (
 	maxReservations = 1000
 	maxChargedJobs  = 64
@@ -78,17 +64,11 @@ const (
 type Guard struct {
 	client client.Client
 	// reader reads the budget from the API server after a conflict: the cache may be behind.
-	reader client.Reader
-	clock  clock.Clock
-	// writers takes this process's writes of one budget in turn, each from the budget as the
-	// previous one left it.
+	reader  client.Reader
+	clock   clock.Clock
 	writers budgetWriters
-	// ledgers keep each namespace's usage, and a deleted budget's limits, in the manager's
-	// namespace.
 	ledgers *Ledgers
-	// grants are the reservations written ahead for renders waiting for their key's call
-	// budget (grant.go).
-	grants grants
+	grants  grants
 	// observer counts the budget writes; nil counts nothing.
 	observer WriteObserver
 	// started is when this process started (countRunning).
@@ -96,9 +76,9 @@ type Guard struct {
 }
 
 // New returns the spend guard. c writes the budgets and reads them from its cache; reader reads
-// them from the API server after a conflict; ledgers (shared with the VideoBudget reconciler)
-// keep each namespace's ledger in the manager's namespace. writeTimeout is one status write's time: a write
-// that does not get its turn at a budget within it returns ErrBusy instead of holding a worker.
+// them from the API server after a conflict; ledgers are shared with the VideoBudget reconciler.
+// A write that does not get its turn at a budget within writeTimeout returns ErrBusy rather than
+// hold a worker.
 func New(c client.Client, reader client.Reader, clk clock.Clock, writeTimeout time.Duration, ledgers *Ledgers) *Guard {
 	if ledgers == nil {
 		ledgers = NewLedgers("")
@@ -106,8 +86,8 @@ func New(c client.Client, reader client.Reader, clk clock.Clock, writeTimeout ti
 	return &Guard{client: c, reader: reader, clock: clk, writers: budgetWriters{timeout: writeTimeout}, ledgers: ledgers, started: clk.Now()}
 }
 
-// startedUnless is started, or zero for a budget that took the namespace's ledger over just now
-// (created again or restored: the ends since were folded into the budget it replaced).
+// startedUnless is started, or zero for a budget that just took the ledger over (the ends since
+// were folded into the budget it replaced).
 func startedUnless(adopted bool, started time.Time) time.Time {
 	if adopted {
 		return time.Time{}
@@ -115,11 +95,9 @@ func startedUnless(adopted bool, started time.Time) time.Time {
 	return started
 }
 
-// errNoBudget is mutateBudget's answer for a namespace without a VideoBudget.
 var errNoBudget = errors.New("the namespace has no VideoBudget")
 
-// ignoreNoBudget is nil for errNoBudget: writes of usage in a namespace without a budget are
-// no-ops.
+// ignoreNoBudget is nil for errNoBudget: usage in a namespace without a budget is not kept.
 func ignoreNoBudget(err error) error {
 	if errors.Is(err, errNoBudget) {
 		return nil
@@ -130,12 +108,12 @@ func ignoreNoBudget(err error) error {
 // ErrBusy is returned when a budget write kept conflicting: the caller tries again later.
 var ErrBusy = errors.New("the VideoBudget kept changing during the write; trying again")
 
-// maxBudgetSlots bounds how many namespaces' budgets budgetWriters keeps a copy of; a namespace
-// whose copy was dropped reads its budget from the cache again.
+// maxBudgetSlots bounds the namespaces whose budget budgetWriters keeps a copy of.
 const maxBudgetSlots = 256
 
-// budgetWriters queues this process's writes of each namespace's budget, and keeps the budget as
-// the last of them left it.
+// budgetWriters takes this process's writes of each namespace's budget in turn, each from the
+// budget as the previous one left it: the cache sees a write late, and a decision on it would
+// lose its lock.
 type budgetWriters struct {
 	// timeout bounds the wait for a turn: a status write's time.
 	timeout time.Duration
@@ -149,14 +127,11 @@ type budgetSlot struct {
 	turn chan struct{}
 	// latest is the budget as this process's last write left it, or nil (then read it).
 	latest *videov1alpha1.VideoBudget
-	// users are the writes holding or waiting for the turn: a slot in use, or with changes
-	// queued, is never dropped.
+	// users hold or wait for the turn: a slot in use, or with changes queued, is never dropped.
 	users int
-	// queue are the changes waiting for the next write of the budget (guarded by
-	// budgetWriters.mu): the group commit (batch.go).
-	queue []*op
-	// flushing is set while the queued changes that nobody waits for are due at flushAt (the
-	// VideoBudget controller writes them then, flushDue).
+	// queue are the changes for the next write (batch.go), guarded by budgetWriters.mu;
+	// flushing is set while those nobody waits for are due at flushAt (flushDue).
+	queue    []*op
 	flushing bool
 	flushAt  time.Time
 }
@@ -166,8 +141,7 @@ func (w *budgetWriters) acquire(ctx context.Context, ns string) (*budgetSlot, er
 	s := w.slotLocked(ns)
 	s.users++
 	w.mu.Unlock()
-	// A turn that does not come within a status write's time is a busy budget, as a lock lost
-	// WriteTries times is: the caller tries again later instead of holding its worker.
+	// A turn that does not come within a status write's time is a busy budget (ErrBusy).
 	wait := time.NewTimer(w.timeout)
 	defer wait.Stop()
 	var err error
@@ -213,7 +187,6 @@ func (w *budgetWriters) dropIdleLocked() {
 			return
 		}
 		if s.users == 0 && len(s.queue) == 0 {
-			// A slot with changes queued waits for the controller's write (flushDue).
 			delete(w.slots, ns)
 		}
 	}
@@ -227,21 +200,14 @@ type Decision struct {
 	Limit   videov1alpha1.BudgetLimit
 	Message string
 	// ResetAt is the end of the period, when the limits reached make room again; zero when unknown.
-	ResetAt time.Time
-	// Budgeted is set when the namespace has a VideoBudget.
+	ResetAt  time.Time
 	Budgeted bool
 }
 
-// reserve holds room for attempt of obj (kind VideoRender or VideoStoryboard); digest is the
-// approved preview it pays for (storyboardRef renders), recorded on the reservation. A reservation the
-// object already holds is replaced when its attempt did not reach the service (its in-flight
-// write failed), so a retried attempt never takes room twice; one that sent reports (an attempt
-// the object records as in flight or unknown, or whose job it recorded since) is counted as used:
-// a resubmission confirmed after an unknown outcome may pay twice, and the budget says so.
-//
-// est is the render's estimate (zero for a preview): its seconds count against maxRenderSeconds
-// and, when it may consume AI credits, no other such render runs beside it while maxAICredits is
-// set, so a burst goes at most one render beyond either limit.
+// reserve holds room for attempt of obj; digest is the approved preview it pays for. A
+// reservation the object already holds is replaced when its attempt did not reach the service,
+// so a retried attempt never takes room twice; one that sent reports is counted as used (a
+// resubmission confirmed after an unknown outcome may pay twice, and the budget says so).
 func (g *Guard) reserve(ctx context.Context, kind string, obj client.Object, attempt, digest string, est Estimate,
 	sent func(videov1alpha1.BudgetReservation) bool) (Decision, error) {
 	var d Decision
@@ -264,12 +230,10 @@ func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj cli
 	for _, r := range b.Status.Reservations {
 		switch {
 		case r.UID != string(obj.GetUID()) || r.JobID != "":
-			// Another object's, or a running job of this one, charged when it ends.
 			kept = append(kept, r)
 		case sent != nil && sent(r):
+			// It may have created a job whose end is never read here: its estimate stands for it.
 			countUsed(b, r, time.Time{})
-			// An attempt that may have created a job whose end will never be read here:
-			// its estimate stands for it.
 			addUsage(b, estimateUsage(r))
 		}
 	}
@@ -283,8 +247,8 @@ func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj cli
 		if b.Status.PeriodEnd != nil {
 			d.ResetAt = b.Status.PeriodEnd.Time
 		}
-		// Nothing is written: the reservation this object may hold stays until it is
-		// released (the budget controller checks it against the object).
+		// Nothing is written: a reservation the object holds stays until the controller
+		// releases it.
 		return d, false
 	}
 	if len(b.Status.Reservations) >= maxReservations {
@@ -303,8 +267,8 @@ func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj cli
 	return d, true
 }
 
-// keyRefOf is the Secret key the object's calls use, nil for the default one: the reservation of
-// its running job keeps it, so that the job's end can be read once the object is gone.
+// keyRefOf is the Secret key the object's calls use, nil for the default one: its running job's
+// reservation keeps it, to read the job's end once the object is gone.
 func keyRefOf(obj client.Object) *videov1alpha1.SecretKeyRef {
 	o, ok := obj.(interface {
 		APIKeyRef() *videov1alpha1.SecretKeyRef
@@ -314,8 +278,7 @@ func keyRefOf(obj client.Object) *videov1alpha1.SecretKeyRef {
 	}
 	ref := *o.APIKeyRef()
 	if (ref.Name == "" || ref.Name == videov1alpha1.DefaultAPIKeySecretName) && (ref.Key == "" || ref.Key == videov1alpha1.DefaultAPIKeySecretKey) {
-		// The default (as the CRD fills it in): nothing to record, the budget stays small.
-		return nil
+		return nil // the default: the budget stays small
 	}
 	return &ref
 }
@@ -327,14 +290,11 @@ func ledgerMessage(err error) string {
 }
 
 // withoutBudget decides for a namespace without a VideoBudget: not limited, unless its ledger
-// keeps the limits of a budget deleted in the current period. A replace (delete, then create)
-// must release nothing in between, so those limits hold until a VideoBudget takes over or the
-// platform removes them on purpose by deleting the ledger. The ledger is read from the API
-// server: one read per paid submission in a namespace without a budget.
+// keeps the limits of a budget deleted in this period. A replace (delete, then create) must
+// release nothing in between; the platform removes the limits on purpose by deleting the ledger.
 func (g *Guard) withoutBudget(ctx context.Context, ns string) (Decision, error) {
 	if err := g.ledgers.failure(ns); err != nil {
-		// Fail closed: a budget this process could not record in the ledger may have just been
-		// deleted (a replace), and the ledger is what would have kept its limits meanwhile.
+		// Fail closed: the ledger would have kept the limits of a budget just deleted.
 		return Decision{Wait: true, Message: ledgerMessage(err)}, nil
 	}
 	held, end, err := g.ledgers.holds(ctx, g.reader, ns, g.clock.Now())
@@ -370,10 +330,8 @@ func (g *Guard) Release(ctx context.Context, ns string, uid types.UID, attempt s
 	return ignoreNoBudget(err)
 }
 
-// countUsed counts the submission a reservation stood for as used, a preview or a render, in the
-// period its job was recorded in (recordedAt; zero when unknown: now). A fold that lands
-// after a roll-over (it rides with a later write, or the VideoBudget controller makes it) counts
-// in the period that ended, not in the new one.
+// countUsed counts res's submission as used in the period its job was recorded in (recordedAt;
+// zero: now), even when the fold lands after a roll-over.
 func countUsed(b *videov1alpha1.VideoBudget, r videov1alpha1.BudgetReservation, recordedAt time.Time) {
 	if r.Kind == kindStoryboard {
 		addUsageAt(b, videov1alpha1.BudgetUsage{Previews: 1}, recordedAt)
@@ -398,16 +356,15 @@ func takeReservation(b *videov1alpha1.VideoBudget, uid, attempt string, charge b
 	return false
 }
 
-// JobCharge is the charge of an ended job, the one change of every charge, the fold's
-// (fold.go) and Charge's. A render's job holds a pending reservation from its submission until
-// its charge, which posts it, settling it first when its job's record is not folded yet; once it
-// is gone, the charge was made and is not made again, however many others came since
+// JobCharge is the charge of an ended job: the one change every charge makes (change), the
+// fold's and Charge's. A render's job holds a pending reservation until its charge posts it;
+// once the reservation is gone the charge was made, and is not made again
 // (docs/spend-guard.md, "Durable, and folded from facts").
 type JobCharge struct {
 	JobID string
-	// UID is the render's (empty for a preview's credits: no reservation outlives the fold of a
-	// preview's job). With Attempt, the submission that created the job when known, or else Since,
-	// when the render recorded the job, it finds the render's reservation before its job's fold.
+	// UID is the render's (empty for a preview's credits). With Attempt (the submission that
+	// created the job) or Since (when the render recorded it), it finds the render's reservation
+	// before its job's fold.
 	UID     types.UID
 	Attempt string
 	Since   time.Time
@@ -415,16 +372,14 @@ type JobCharge struct {
 	Seconds    int64
 	Credits    *resource.Quantity
 	Unreported bool
-	// Estimate charges the reservation's estimate, or Seconds when there is none: the job's end
-	// will never be read (the job deadline, unknown to the service, its object let go).
+	// Estimate charges the reservation's estimate (or Seconds without one): the job's end will
+	// never be read.
 	Estimate bool
-	// EndedAt is when the job's end was recorded (zero when unknown: now): its cost counts in the
-	// period that contains it, whenever the charge's write lands.
+	// EndedAt is when the end was recorded (zero: now): its cost counts in that period.
 	EndedAt time.Time
 }
 
-// ChargeOf is the charge of obj's current job, keyed by its render (a VideoRender) as well as
-// its job id; the caller adds what it cost.
+// ChargeOf is the charge of obj's current job; the caller adds what it cost.
 func ChargeOf(obj client.Object) JobCharge {
 	st := videov1alpha1.JobStatusOf(obj)
 	c := JobCharge{JobID: st.JobID}
@@ -440,8 +395,7 @@ func ChargeOf(obj client.Object) JobCharge {
 	return c
 }
 
-// chargeNow writes c into the namespace's budget and waits for the write (a job that ended with
-// nothing to charge, a failure, only ends its reservation).
+// chargeNow writes c into the namespace's budget and waits for the write.
 func (g *Guard) chargeNow(ctx context.Context, ns string, c JobCharge) error {
 	kind := ChangeCharge
 	if c.Estimate {
@@ -457,7 +411,7 @@ func (c JobCharge) change(b *videov1alpha1.VideoBudget) bool {
 		r := b.Status.Reservations[i]
 		b.Status.Reservations = append(b.Status.Reservations[:i:i], b.Status.Reservations[i+1:]...)
 		if r.JobID == "" {
-			// Its settlement has not landed: it is made here, and finds nothing when it comes.
+			// Its job's record is not folded yet: counted here.
 			countUsed(b, r, c.Since)
 		}
 		if c.Estimate {
@@ -471,8 +425,8 @@ func (c JobCharge) change(b *videov1alpha1.VideoBudget) bool {
 	}
 	if secs <= 0 && (c.Credits == nil || c.Credits.IsZero()) && !c.Unreported {
 		if i >= 0 {
-			// Posted for nothing (a failed job): remembered all the same, so that no later
-			// reservation of its render is taken for it (paidWith).
+			// A failed job, posted for nothing: remembered, so that no later reservation of
+			// its render is taken for it (paidWith).
 			postJob(b, c.JobID)
 		}
 		return i >= 0
@@ -481,9 +435,9 @@ func (c JobCharge) change(b *videov1alpha1.VideoBudget) bool {
 	return true
 }
 
-// pending is the index of the reservation c posts: its job's, or, before the settlement has
-// written the job id into it, its render's attempt's (a render has one unsettled at a time; one
-// reserved after the job was recorded is the render's next submission); -1 when there is none.
+// pending is the index of the reservation c posts: its job's, or before the job's fold its
+// render's attempt's (one reserved after the job was recorded is the next submission's); -1 when
+// there is none.
 func (c JobCharge) pending(b *videov1alpha1.VideoBudget) int {
 	found := -1
 	for i, r := range b.Status.Reservations {
@@ -498,16 +452,13 @@ func (c JobCharge) pending(b *videov1alpha1.VideoBudget) int {
 	return found
 }
 
-// posted reports, for a charge without a pending reservation, whether the budget holds it. A
-// render's was made once every running job holds a reservation (runningReserved): the
-// reservation is posted with it. Elsewhere (a preview's credits, an older manager's budget
-// before its rebuild) only chargedJobs, the latest 64, can tell.
+// posted reports, for a charge without a pending reservation, whether it was made: a render's
+// once every running job holds a reservation (runningReserved); elsewhere only chargedJobs tell.
 func (c JobCharge) posted(b *videov1alpha1.VideoBudget) bool {
 	return (c.UID != "" && b.Status.RunningReserved) || charged(b, c.JobID)
 }
 
-// charged reports whether jobID was charged (among the latest maxChargedJobs, whatever their
-// period).
+// charged reports whether jobID is among the latest maxChargedJobs charged.
 func charged(b *videov1alpha1.VideoBudget, jobID string) bool {
 	for _, id := range b.Status.ChargedJobs {
 		if id == jobID {
@@ -517,8 +468,7 @@ func charged(b *videov1alpha1.VideoBudget, jobID string) bool {
 	return false
 }
 
-// chargeJobAt adds the seconds and credits of a job that ended at endedAt (zero: now) to the
-// usage of the period that contains it (addUsageAt), and remembers its id.
+// chargeJobAt adds a job's cost to the usage of the period that contains endedAt (zero: now).
 func chargeJobAt(b *videov1alpha1.VideoBudget, jobID string, secs int64, credits *resource.Quantity, unreported bool, endedAt time.Time) {
 	d := videov1alpha1.BudgetUsage{RenderSeconds: max(secs, 0)}
 	if credits != nil && !credits.IsZero() {

@@ -57,13 +57,9 @@ func periodOf(b *videov1alpha1.VideoBudget) videov1alpha1.BudgetPeriod {
 // periods are the kinds of period, each with a usage window in the budget's status.
 var periods = []videov1alpha1.BudgetPeriod{videov1alpha1.BudgetPeriodDaily, videov1alpha1.BudgetPeriodWeekly, videov1alpha1.BudgetPeriodMonthly}
 
-// RollPeriod brings the budget's status to the period that contains now. Usage is a function of
-// the charges and the period: every charge is added to the usage windows of the current day, week
-// and month (addUsage), each window starts again from zero at its own boundary, and the period's
-// usage is its window's. At a boundary the new period starts from what was charged in it
-// (reservations stay: their submissions are still in flight, and count in the period their job
-// is recorded in); a change of spec.period takes effect at once with the new bounds and the
-// usage charged within them, so no change of period, however often, lowers a period's usage.
+// RollPeriod brings the budget's status to the period that contains now. Every charge is added
+// to the windows of the current day, week and month, and the period's usage is its window's: a
+// change of spec.period, however often, never lowers a period's usage below what was charged in it.
 func RollPeriod(b *videov1alpha1.VideoBudget, now time.Time) {
 	p := periodOf(b)
 	st := &b.Status
@@ -72,7 +68,6 @@ func RollPeriod(b *videov1alpha1.VideoBudget, now time.Time) {
 		return
 	}
 	start, end := PeriodBounds(p, now)
-	// chargedJobs stay: they say which jobs are charged, whatever the period.
 	st.Used = *window(b, p).Used.DeepCopy()
 	st.Period = p
 	st.PeriodStart = &metav1.Time{Time: start}
@@ -80,8 +75,7 @@ func RollPeriod(b *videov1alpha1.VideoBudget, now time.Time) {
 }
 
 // rollWindows brings each usage window to the one that contains now. A budget written before
-// the windows existed gets them from its period's usage, on the safe side: each window of the
-// period not ended counts all of it (a day may count what the month used).
+// the windows existed counts its period's usage in each window, on the safe side.
 func rollWindows(b *videov1alpha1.VideoBudget, now time.Time) {
 	st := &b.Status
 	carried := videov1alpha1.BudgetUsage{}
@@ -99,9 +93,8 @@ func rollWindows(b *videov1alpha1.VideoBudget, now time.Time) {
 			w.Start, w.Used = metav1.Time{Time: start}, videov1alpha1.BudgetUsage{}
 		}
 	}
-	// Charges an earlier release made (a rollback, then this release again) are in used and not
-	// in the windows: while the status's period is current, what its window lacks is added to
-	// every window, on the safe side.
+	// Charges an older release made after a rollback are in used, not in the windows: what the
+	// period's window lacks is added to every window, on the safe side.
 	if st.Period != "" && st.PeriodEnd != nil && now.Before(st.PeriodEnd.Time) {
 		if d, short := deficit(st.Used, window(b, st.Period).Used); short {
 			for i := range st.Windows {
@@ -148,10 +141,8 @@ func addUsage(b *videov1alpha1.VideoBudget, d videov1alpha1.BudgetUsage) {
 	}
 }
 
-// addUsageAt is addUsage for usage that belongs to time at (a job recorded, or ended, then; zero:
-// now): it counts in the period and the windows that contain at, and in none that starts after
-// it. A change that lands after a roll-over adds nothing to the new period for what belongs to
-// the old one.
+// addUsageAt is addUsage for usage that belongs to time at (zero: now): it counts in no period
+// or window that starts after at, so a change that lands after a roll-over counts in the old one.
 func addUsageAt(b *videov1alpha1.VideoBudget, d videov1alpha1.BudgetUsage, at time.Time) {
 	if at.IsZero() {
 		addUsage(b, d)
@@ -217,19 +208,13 @@ func recountReserved(b *videov1alpha1.VideoBudget) {
 }
 
 // exhausted reports the first limit that leaves no room for one more submission of kind, with a
-// message naming it and its usage. Count limits include the reservations in flight.
-//
-// A render that may consume AI credits also waits while another such render is in flight or
-// running under maxAICredits: its credits are known only at its end, so running them one at a
-// time keeps a burst within one render of the limit. Likewise a render whose length its request
-// does not bound (its reservation is a guess) waits while another such render is in flight or
-// running under maxRenderSeconds: only one render's guess can be short at a time, so a burst
-// goes at most one render beyond the limit, whatever the guess.
+// message naming it. Count limits include the reservations in flight. Renders that may consume
+// AI credits (under maxAICredits) and renders without upper bound (under maxRenderSeconds) run one
+// at a time: their cost is known only at their end, so a burst goes at most one render beyond.
 func exhausted(b *videov1alpha1.VideoBudget, kind string, est Estimate) (videov1alpha1.BudgetLimit, string, bool) {
 	preview := kind == kindStoryboard
 	for _, l := range reachedLimits(b) {
-		// A preview that may consume credits (PreviewEstimate) waits on maxAICredits too: the
-		// credits its answer reports count toward it.
+		// A preview that may consume credits waits on maxAICredits too.
 		if (l.limit == videov1alpha1.BudgetLimitPreviews) == preview || (preview && est.Credits && l.limit == videov1alpha1.BudgetLimitAICredits) {
 			return l.limit, l.message, true
 		}
@@ -258,10 +243,8 @@ type reachedLimit struct {
 	message string
 }
 
-// conditionMessage is the limit's sentence in the budget's Exhausted condition. Unlike the
-// message a waiting object gets, it holds no count that moves while the limit stays reached
-// (renders settling from in flight to used, estimates replaced by real seconds): the condition,
-// and so the budget, is not written again for every submission and charge (issue 30).
+// conditionMessage is the limit's sentence in the Exhausted condition: no count that moves while
+// the limit stays reached, so the budget is not written again at every submission (issue 30).
 func (l reachedLimit) conditionMessage(b *videov1alpha1.VideoBudget) string {
 	s := &b.Spec
 	switch l.limit {

@@ -16,10 +16,8 @@ limitations under the License.
 
 package spendguard
 
-// What a budget write costs and carries (issue 30: the spend guard's writes are shared, and
-// the share is what to measure). Each write of a budget's status is told by who wrote it and by
-// what made it happen (the op whose caller waited for it, or whose delay ran out); each change
-// it carried is told by its kind. Both label sets are the fixed lists below.
+// The budget write metrics (issue 30): each write is told by its writer and by the change that
+// made it happen, each change it carried by its kind; the label sets are the fixed lists below.
 
 // The kinds of changes of a budget: the ops of the guard and the VideoBudget controller's.
 const (
@@ -28,8 +26,8 @@ const (
 	// ChangeReserveAhead is a reservation written ahead, while its render waited for its key's
 	// call budget.
 	ChangeReserveAhead = "reserve_ahead"
-	// ChangeFold is a fact an object recorded (its job, its end) folded into the budget by a
-	// guard write (fold.go); the VideoBudget controller's folds count as ChangeController.
+	// ChangeFold is a fact an object recorded folded by a guard write (the controller's folds
+	// count as ChangeController).
 	ChangeFold = "fold"
 	// ChangeCharge is the cost of an ended job whose end no status records (Guard.Charge).
 	ChangeCharge = "charge"
@@ -39,8 +37,7 @@ const (
 	ChangeRelease = "release"
 	// ChangeUninstall settles every reservation for an uninstall.
 	ChangeUninstall = "uninstall"
-	// ChangeController is a write of the VideoBudget controller (period, interrupted
-	// reservations, conditions, the ledger's takeover).
+	// ChangeController is a write of the VideoBudget controller.
 	ChangeController = "controller"
 )
 
@@ -55,12 +52,9 @@ const (
 	WriteConflict    = "conflict"
 )
 
-// WriteObserver counts the budget writes (the budget write metrics).
+// WriteObserver counts the budget writes and the changes each written one carried.
 type WriteObserver interface {
-	// ObserveBudgetWrite counts one status write of a budget: writer, the change kind that made
-	// it happen, and its outcome.
 	ObserveBudgetWrite(writer, cause, result string)
-	// ObserveBudgetChanges counts n changes of kind change carried by one write that was written.
 	ObserveBudgetChanges(change string, n int)
 }
 
@@ -81,8 +75,7 @@ const (
 // Grants lists the grant outcomes, for initialising counters.
 var Grants = []string{GrantUsed, GrantNone, GrantUnwritten, GrantRefused, GrantChanged}
 
-// GrantObserver counts the grant outcomes (the budget grant metric); an observer of the writes
-// that is one too receives them.
+// GrantObserver counts the grant outcomes; a WriteObserver that is one receives them.
 type GrantObserver interface {
 	ObserveGrant(result string)
 }

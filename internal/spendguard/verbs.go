@@ -25,12 +25,10 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// The spend guard's verbs, what the reconcilers of the job kinds call at the steps of a paid
-// submission (internal/controller/spendguard.go): Standing reads what the guard knows of an
-// object; Reserve holds room before the paid call; Release gives back the room of an attempt that
-// certainly created no job; Charge posts the cost of a job whose end no status records (a
-// preview's credits, a deleted render's job); SettleAll settles a namespace before an uninstall.
-// What objects record in their status (their jobs, their ends) the budget's writes fold (fold.go).
+// The spend guard's verbs, called by the job kinds' reconcilers (internal/controller/spendguard.go):
+// Standing, Reserve, Release, Charge (a cost no status records: a preview's credits, a deleted
+// render's job) and SettleAll (before an uninstall). What objects record in their status the
+// budget's writes fold (fold.go).
 
 // Submission is a paid submission the guard decides on.
 type Submission struct {
@@ -42,19 +40,17 @@ type Submission struct {
 	Attempt, Digest string
 	// Est is the render's estimate (zero for a preview).
 	Est Estimate
-	// Sent reports whether a reservation the object holds stands for an attempt that may have
-	// reached the service: it is then counted as used rather than replaced.
+	// Sent reports whether a reservation the object holds may have reached the service: it is
+	// then counted as used rather than replaced.
 	Sent func(videov1alpha1.BudgetReservation) bool
-	// CallIn, when set, is how long the object waits before it pays (for its key's call budget,
-	// or for other renders of its namespace to share the write): its reservation is queued with
-	// the namespace's budget write that comes shortly before (grant.go), Reserve does not wait
-	// for it and decides nothing (Decision.Budgeted only says that it was queued); when the
-	// object comes back to pay, Reserve finds it written.
+	// CallIn, when set, is how long the object waits before it pays: its reservation is written
+	// ahead, shortly before (grant.go); Reserve decides nothing then (Decision.Budgeted says it
+	// was queued), and finds it written when the object comes back to pay.
 	CallIn time.Duration
 }
 
-// Reserve holds room for s before its paid call (see reserve), or, with s.CallIn, queues it
-// ahead. A reservation written ahead for this attempt is taken without a write of its own.
+// Reserve holds room for s before its paid call, or, with s.CallIn, queues it ahead. A
+// reservation written ahead for this attempt is taken without a write of its own.
 func (g *Guard) Reserve(ctx context.Context, s Submission) (Decision, error) {
 	ns := s.Obj.GetNamespace()
 	if s.CallIn > 0 {
@@ -76,13 +72,11 @@ func (g *Guard) Reserve(ctx context.Context, s Submission) (Decision, error) {
 type Standing struct {
 	// Budgeted is set when the object's namespace has a VideoBudget.
 	Budgeted bool
-	// Attempt is the attempt a reservation was written or queued ahead for (Submission.CallIn),
-	// to submit with; empty when there is none. AttemptAt is when the object comes back to pay
-	// on it (the end of its wait for its call budget or of the gather window).
+	// Attempt is the attempt a reservation was written or queued ahead for, to submit with, and
+	// AttemptAt when the object comes back to pay on it; empty when there is none.
 	Attempt   string
 	AttemptAt time.Time
-	// Unfolded is set while the budget, as the cache shows it, holds the reservation of the
-	// ended job the object's status records: its end is not folded yet (fold.go).
+	// Unfolded: the budget, as the cache shows it, has not folded the end the status records.
 	Unfolded bool
 }
 
@@ -93,7 +87,6 @@ func (g *Guard) Standing(ctx context.Context, obj client.Object) Standing {
 	}
 	var s Standing
 	s.Attempt, s.AttemptAt = g.grantOf(obj.GetUID())
-	// One read of the budget from the cache answers the rest.
 	b, err := g.cachedBudget(ctx, obj.GetNamespace())
 	if err != nil {
 		return s
@@ -103,8 +96,7 @@ func (g *Guard) Standing(ctx context.Context, obj client.Object) Standing {
 	return s
 }
 
-// Charge posts c, the cost of an ended job whose end no status records (JobCharge.change, the one
-// charge), and waits for the write.
+// Charge posts c, the cost of an ended job whose end no status records, and waits for the write.
 func (g *Guard) Charge(ctx context.Context, ns string, c JobCharge) error {
 	return g.chargeNow(ctx, ns, c)
 }
