@@ -380,8 +380,9 @@ type VideoBudgetStatus struct {
 	// chargedJobs are the ids of the most recent jobs whose seconds and credits were added to
 	// used, whatever their period. A render's job is charged once because its reservation is
 	// removed in the same write; the ids tell where no reservation can (a preview's credits, a
-	// budget written by an older manager). Bounded: an older one seen again there is charged
-	// again, the safe side.
+	// budget written by an older manager). A preview's job whose submission was counted is
+	// listed as "counted:" and its id. Bounded: an older one seen again there is charged again,
+	// the safe side.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=256

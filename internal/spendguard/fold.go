@@ -160,8 +160,17 @@ func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBu
 // Status times are kept to the second, so a render's previous job, recorded in the second its next
 // reservation was made in, would pass for the next one's until its in-flight record shows.
 func paidWith(b *videov1alpha1.VideoBudget, st *videov1alpha1.JobStatus, res videov1alpha1.BudgetReservation) bool {
+	if res.Kind == kindStoryboard {
+		return recordedSince(st, res) && !charged(b, previewCounted(st.JobID))
+	}
 	return recordedSince(st, res) && !known(b, st.JobID)
 }
+
+// previewCounted is the chargedJobs entry of a preview's job whose submission was counted. Its job
+// id itself is posted by the charge of its credits (Charge, before its end is written): one entry
+// for both made the credits reported after the count's fold pass for charged, and never reach the
+// budget (TestAPreviewsCreditsReportedAfterItsJobWasFoldedAreCharged).
+func previewCounted(jobID string) string { return "counted:" + jobID }
 
 // known reports whether b posted jobID already or a reservation holds it.
 func known(b *videov1alpha1.VideoBudget, jobID string) bool {
@@ -197,7 +206,7 @@ func settleRecorded(b *videov1alpha1.VideoBudget, res videov1alpha1.BudgetReserv
 	countUsed(b, res, st.SubmittedAt.Time)
 	if res.Kind == kindStoryboard {
 		b.Status.Reservations = slices.Delete(slices.Clone(b.Status.Reservations), i, i+1)
-		postJob(b, st.JobID)
+		postJob(b, previewCounted(st.JobID))
 		return true
 	}
 	b.Status.Reservations[i].JobID = st.JobID

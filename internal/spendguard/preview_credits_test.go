@@ -1,0 +1,95 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spendguard
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// A preview's AI credits ("Job status response": aiCreditsUsed, "only when the video includes
+// scenes with aiVisual") are charged from its job's answer before its end is written; its
+// submission is counted when a budget write folds the job its status records. Both reach the
+// budget once, in either order: the record's fold posted the job id, so the credits charged after
+// it were taken for charged already, and credits charged first kept the record from being folded.
+
+// previewHarness is a budget under maxAICredits 100 with one preview that reserved attempt "a"
+// and recorded job "preview-job".
+func previewHarness(t *testing.T) (*batchHarness, *videov1alpha1.VideoStoryboard) {
+	t.Helper()
+	sb := &videov1alpha1.VideoStoryboard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "p", UID: "sb-1"}}
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("100"))}, sb)
+	close(h.hold)
+	if d, err := h.g.reserve(t.Context(), kindStoryboard, sb, "a", "", Estimate{Credits: true}, nil); err != nil || d.Wait {
+		t.Fatalf("reserving the preview: %+v %v", d, err)
+	}
+	at := metav1.NewTime(h.g.clock.Now())
+	sb.Status.JobID, sb.Status.SubmittedAt = "preview-job", &at
+	if err := h.server.Update(t.Context(), sb); err != nil {
+		t.Fatal(err)
+	}
+	return h, sb
+}
+
+func chargePreviewCredits(t *testing.T, h *batchHarness, sb *videov1alpha1.VideoStoryboard, credits string) {
+	t.Helper()
+	c := ChargeOf(sb)
+	c.Credits = ptr.To(resource.MustParse(credits))
+	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func assertPreviewPaidOnce(t *testing.T, h *batchHarness) {
+	t.Helper()
+	b := h.budget(t)
+	if b.Status.Used.AICredits == nil || b.Status.Used.AICredits.Cmp(resource.MustParse("7")) != 0 {
+		t.Errorf("the preview's 7 credits: used.aiCredits %v, want 7", b.Status.Used.AICredits)
+	}
+	if b.Status.Used.Previews != 1 || b.Status.Reserved.Previews != 0 {
+		t.Errorf("the preview: used %d, reserved %d; want counted once and no longer reserved", b.Status.Used.Previews, b.Status.Reserved.Previews)
+	}
+}
+
+func TestAPreviewsCreditsReportedAfterItsJobWasFoldedAreCharged(t *testing.T) {
+	h, sb := previewHarness(t)
+	h.foldNow(t)
+	if b := h.budget(t); b.Status.Used.Previews != 1 {
+		t.Fatalf("control: the job's record was not folded: used %+v", b.Status.Used)
+	}
+	chargePreviewCredits(t, h, sb, "7")
+	assertPreviewPaidOnce(t, h)
+	// The end's write failed and the reconcile charges again: nothing more.
+	chargePreviewCredits(t, h, sb, "7")
+	h.foldNow(t)
+	assertPreviewPaidOnce(t, h)
+}
+
+func TestAPreviewsCreditsChargedBeforeItsJobWasFoldedLeaveItsRecordToBeFolded(t *testing.T) {
+	h, sb := previewHarness(t)
+	chargePreviewCredits(t, h, sb, "7")
+	h.foldNow(t)
+	assertPreviewPaidOnce(t, h)
+	chargePreviewCredits(t, h, sb, "7")
+	h.foldNow(t)
+	assertPreviewPaidOnce(t, h)
+}
