@@ -32,6 +32,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -105,6 +106,8 @@ const (
 	opFailWrites
 	opCrashAfterEnd
 	opGather
+	opPreview
+	opPreviewEnd
 	opCount
 )
 
@@ -159,6 +162,13 @@ func (o simOp) String() string {
 		return fmt.Sprintf("the next %d VideoBudget status writes fail", o.a)
 	case opCrashAfterEnd:
 		return fmt.Sprintf("running job #%d ends, its render writes its end and the manager crashes before a budget write folds it", o.a)
+	case opPreview:
+		return fmt.Sprintf("a preview whose answer will report %d AI credits asks to pay", o.a)
+	case opPreviewEnd:
+		if o.b == 1 {
+			return fmt.Sprintf("preview job #%d ends: its credits are charged, and the write of its end fails", o.a)
+		}
+		return fmt.Sprintf("preview job #%d ends: its credits are charged and its end written", o.a)
 	}
 	return "?"
 }
@@ -211,6 +221,14 @@ func simGenerate(seed uint64, steps int) []simOp {
 		default:
 			o.kind, o.a = opFailWrites, 1+rng.Int64N(3)
 		}
+		if rng.IntN(8) == 0 {
+			// One step in eight is a preview's: one whose answer will report AI credits asks to
+			// pay, or a preview job ends (its credits charged before its end is written).
+			o = simOp{kind: opPreview, a: rng.Int64N(4) * 5}
+			if rng.IntN(2) == 0 {
+				o = simOp{kind: opPreviewEnd, a: rng.Int64N(64), b: rng.Int64N(2)}
+			}
+		}
 		ops = append(ops, o)
 	}
 	return ops
@@ -246,6 +264,18 @@ type simRender struct {
 	gathered string
 }
 
+// simPreview is a preview object of the model, and its job once it paid.
+type simPreview struct {
+	name    string
+	uid     types.UID
+	credits int64
+	jobID   string
+	// submitted is when its job was created; endWritten is set once its end is in its status
+	// (after the charge of its credits).
+	submitted  time.Time
+	endWritten bool
+}
+
 // simWorld is one run of the simulation.
 type simWorld struct {
 	t       testing.TB
@@ -255,8 +285,9 @@ type simWorld struct {
 	clk     *clocktesting.FakeClock
 	g       *Guard
 	r       *Reconciler
-	renders []*simRender
-	jobs    []*simJob
+	renders  []*simRender
+	jobs     []*simJob
+	previews []*simPreview
 	// failWrites is how many budget status writes fail next.
 	failWrites int
 	budgetUID  int
@@ -283,7 +314,7 @@ func newSimWorld(t testing.TB) *simWorld {
 	budget := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: videov1alpha1.VideoBudgetName, UID: "budget-1", Generation: 1},
 		Spec: videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodMonthly, MaxRenders: ptr.To[int64](10), MaxRenderSeconds: ptr.To[int64](1200)}}
 	w.server = fake.NewClientBuilder().WithScheme(s).WithObjects(budget).
-		WithStatusSubresource(budget, &videov1alpha1.VideoRender{}).Build()
+		WithStatusSubresource(budget, &videov1alpha1.VideoRender{}, &videov1alpha1.VideoStoryboard{}).Build()
 	w.c = interceptor.NewClient(w.server, interceptor.Funcs{
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			if _, ok := obj.(*videov1alpha1.VideoBudget); ok && w.failWrites > 0 {
@@ -476,6 +507,7 @@ const (
 	violDecrease  = "a period's usage went down"
 	violLost      = "a job's cost not charged"
 	violTwice     = "a job charged twice"
+	violCredits   = "a preview's credits not charged exactly once"
 )
 
 func (w *simWorld) violation(kind, format string, args ...any) error {
@@ -573,8 +605,65 @@ func (w *simWorld) writeEnd(r *simRender) {
 	j.endWritten = true
 }
 
+// preview creates a preview whose job's answer will report credits, and lets it ask to pay once:
+// admitted, its job is created and recorded in its status, for a budget write to fold.
+func (w *simWorld) preview(credits int64) {
+	i := len(w.previews)
+	p := &simPreview{name: fmt.Sprintf("p%d", i), uid: types.UID(fmt.Sprintf("uid-p%d", i)), credits: credits}
+	w.previews = append(w.previews, p)
+	sb := &videov1alpha1.VideoStoryboard{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: p.name, UID: p.uid}}
+	if err := w.server.Create(w.ctx, sb); err != nil {
+		w.t.Fatal(err)
+	}
+	if d, err := w.g.reserve(w.ctx, kindStoryboard, sb, "a1", "", Estimate{Credits: credits > 0}, nil); err != nil || d.Wait {
+		return
+	}
+	p.jobID, p.submitted = "pjob-"+p.name, w.clk.Now()
+	sb.Status.JobID, sb.Status.SubmittedAt = p.jobID, &metav1.Time{Time: p.submitted}
+	if err := w.server.Status().Update(w.ctx, sb); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// previewEnd is what the preview controller does once p's job ended: the credits its answer
+// reports are charged (chargeEnd), then its end is written, unless writeFails; a failed charge
+// writes nothing, and the job is read again at the next look.
+func (w *simWorld) previewEnd(p *simPreview, writeFails bool) {
+	var sb videov1alpha1.VideoStoryboard
+	if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: p.name}, &sb); err != nil {
+		w.t.Fatal(err)
+	}
+	if p.credits > 0 {
+		c := ChargeOf(&sb)
+		c.Credits = resource.NewQuantity(p.credits, resource.DecimalSI)
+		if w.g.Charge(w.ctx, simNS, c) != nil {
+			return
+		}
+	}
+	if writeFails {
+		return
+	}
+	sb.Status.CompletedAt = &metav1.Time{Time: w.clk.Now()}
+	if err := w.server.Status().Update(w.ctx, &sb); err != nil {
+		w.t.Fatal(err)
+	}
+	p.endWritten = true
+}
+
 func (w *simWorld) step(o simOp) error {
 	switch o.kind {
+	case opPreview:
+		w.preview(o.a)
+	case opPreviewEnd:
+		var open []*simPreview
+		for _, p := range w.previews {
+			if p.jobID != "" && !p.endWritten {
+				open = append(open, p)
+			}
+		}
+		if len(open) > 0 {
+			w.previewEnd(open[int(o.a)%len(open)], o.b == 1)
+		}
 	case opCreate:
 		i := len(w.renders)
 		r := &simRender{name: fmt.Sprintf("r%d", i), uid: types.UID(fmt.Sprintf("uid-r%d", i)), actual: o.b}
@@ -728,6 +817,11 @@ func (w *simWorld) drain() error {
 		}
 	}
 	w.writeEnds()
+	for _, p := range w.previews {
+		if p.jobID != "" && !p.endWritten {
+			w.previewEnd(p, false)
+		}
+	}
 	w.queuedDue()
 	w.reconcile()
 	w.clk.Step(2 * time.Minute)
@@ -758,6 +852,18 @@ func (w *simWorld) drain() error {
 	if b.Status.Used.RenderSeconds < owed {
 		return w.violation(violLost, "the period's jobs cost %d s and the budget charged %d s: %d s lost", owed, b.Status.Used.RenderSeconds, owed-b.Status.Used.RenderSeconds)
 	}
+	var previews int64
+	for _, p := range w.previews {
+		if p.jobID != "" && !p.submitted.Before(b.Status.PeriodStart.Time) {
+			previews++
+		}
+	}
+	if b.Status.Used.Previews < previews {
+		return w.violation(violLost, "%d previews paid in the period, the budget counted %d", previews, b.Status.Used.Previews)
+	}
+	if err := w.checkCredits(); err != nil {
+		return err
+	}
 	return w.checkOnce()
 }
 
@@ -778,6 +884,31 @@ func (w *simWorld) checkOnce() error {
 	}
 	if charged > most {
 		return w.violation(violTwice, "the budget charged %d s in all, the jobs cost at most %d s", charged, most)
+	}
+	return nil
+}
+
+// checkCredits: over all months, the budget charged the credits every preview's answer reported,
+// once (in the month of the charge, which the model does not follow), and counted no preview twice.
+func (w *simWorld) checkCredits() error {
+	var want, got, counted, paid int64
+	for _, p := range w.previews {
+		if p.jobID != "" {
+			want += p.credits
+			paid++
+		}
+	}
+	for _, m := range w.months {
+		if m.AICredits != nil {
+			got += m.AICredits.Value()
+		}
+		counted += m.Previews
+	}
+	if got != want {
+		return w.violation(violCredits, "the previews' answers reported %d AI credits in all, the budget charged %d", want, got)
+	}
+	if counted > paid {
+		return w.violation(violTwice, "the budget counted %d previews in all, %d were paid", counted, paid)
 	}
 	return nil
 }
