@@ -278,13 +278,13 @@ type simPreview struct {
 
 // simWorld is one run of the simulation.
 type simWorld struct {
-	t       testing.TB
-	ctx     context.Context
-	server  client.WithWatch
-	c       client.Client
-	clk     *clocktesting.FakeClock
-	g       *Guard
-	r       *Reconciler
+	t        testing.TB
+	ctx      context.Context
+	server   client.WithWatch
+	c        client.Client
+	clk      *clocktesting.FakeClock
+	g        *Guard
+	r        *Reconciler
 	renders  []*simRender
 	jobs     []*simJob
 	previews []*simPreview
