@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -121,10 +122,14 @@ type simOp struct {
 func (o simOp) String() string {
 	switch o.kind {
 	case opCreate:
-		if o.a == 0 {
-			return fmt.Sprintf("create a render without upper bound (guess 30 s, really %d s)", o.b)
+		credits := ""
+		if c := simCredits(o.b); c > 0 {
+			credits = fmt.Sprintf(", with an aiVisual of %d AI credits", c)
 		}
-		return fmt.Sprintf("create a render bounded at %d s (really %d s)", o.a, o.b)
+		if o.a == 0 {
+			return fmt.Sprintf("create a render without upper bound (guess 30 s, really %d s%s)", o.b, credits)
+		}
+		return fmt.Sprintf("create a render bounded at %d s (really %d s%s)", o.a, o.b, credits)
 	case opAdmit:
 		return fmt.Sprintf("render #%d asks to pay", o.a)
 	case opGather:
@@ -171,6 +176,15 @@ func (o simOp) String() string {
 		return fmt.Sprintf("preview job #%d ends: its credits are charged and its end written", o.a)
 	}
 	return "?"
+}
+
+// simCredits is what the job of a render created really b seconds long reports in AI credits: one
+// render in three has an aiVisual (drawn from its length, so that the seeds' sequences stay).
+func simCredits(b int64) int64 {
+	if b%3 != 0 {
+		return 0
+	}
+	return 1 + b%11
 }
 
 var simPeriods = []videov1alpha1.BudgetPeriod{videov1alpha1.BudgetPeriodDaily, videov1alpha1.BudgetPeriodWeekly, videov1alpha1.BudgetPeriodMonthly}
@@ -238,6 +252,7 @@ func simGenerate(seed uint64, steps int) []simOp {
 type simJob struct {
 	id        string
 	actual    int64
+	credits   int64
 	reserved  int64 // what its render reserved
 	unbounded bool
 	submitted time.Time
@@ -405,7 +420,11 @@ func (s simService) JobEnd(_ context.Context, _ string, _ *videov1alpha1.SecretK
 		if j.ended == nil {
 			return JobEnd{Running: true}, nil
 		}
-		return JobEnd{Completed: true, Seconds: j.actual}, nil
+		end := JobEnd{Completed: true, Seconds: j.actual}
+		if j.credits > 0 {
+			end.Credits = resource.NewQuantity(j.credits, resource.DecimalSI)
+		}
+		return end, nil
 	}
 	return JobEnd{Unknown: true}, nil
 }
@@ -507,7 +526,7 @@ const (
 	violDecrease  = "a period's usage went down"
 	violLost      = "a job's cost not charged"
 	violTwice     = "a job charged twice"
-	violCredits   = "a preview's credits not charged exactly once"
+	violCredits   = "AI credits not charged exactly once"
 )
 
 func (w *simWorld) violation(kind, format string, args ...any) error {
@@ -563,7 +582,7 @@ func (w *simWorld) admit(r *simRender) error {
 			}
 		}
 	}
-	job := &simJob{id: fmt.Sprintf("job-%s-%s", r.name, attempt), actual: r.actual, reserved: r.est.Seconds, unbounded: r.est.Unbounded,
+	job := &simJob{id: fmt.Sprintf("job-%s-%s", r.name, attempt), actual: r.actual, credits: simCredits(r.actual), reserved: r.est.Seconds, unbounded: r.est.Unbounded,
 		submitted: w.clk.Now(), live: true}
 	w.jobs = append(w.jobs, job)
 	r.job = job
@@ -599,6 +618,9 @@ func (w *simWorld) writeEnd(r *simRender) {
 	}
 	vr.Status.CompletedAt = &metav1.Time{Time: *j.ended}
 	vr.Status.VideoDuration = &metav1.Duration{Duration: time.Duration(j.actual) * time.Second}
+	if j.credits > 0 {
+		vr.Status.AICreditsUsed = strconv.FormatInt(j.credits, 10)
+	}
 	if err := w.server.Status().Update(w.ctx, &vr); err != nil {
 		w.t.Fatal(err)
 	}
@@ -672,6 +694,7 @@ func (w *simWorld) step(o simOp) error {
 		} else {
 			r.est = Estimate{Seconds: o.a}
 		}
+		r.est.Credits = simCredits(o.b) > 0
 		w.renders = append(w.renders, r)
 		if err := w.server.Create(w.ctx, &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: r.name, UID: r.uid}}); err != nil {
 			w.t.Fatal(err)
@@ -861,7 +884,8 @@ func (w *simWorld) drain() error {
 	if b.Status.Used.Previews < previews {
 		return w.violation(violLost, "%d previews paid in the period, the budget counted %d", previews, b.Status.Used.Previews)
 	}
-	if err := w.checkCredits(); err != nil {
+	month, _ := PeriodBounds(videov1alpha1.BudgetPeriodMonthly, w.clk.Now())
+	if err := w.checkCredits(month); err != nil {
 		return err
 	}
 	return w.checkOnce()
@@ -888,14 +912,23 @@ func (w *simWorld) checkOnce() error {
 	return nil
 }
 
-// checkCredits: over all months, the budget charged the credits every preview's answer reported,
-// once (in the month of the charge, which the model does not follow), and counted no preview twice.
-func (w *simWorld) checkCredits() error {
-	var want, got, counted, paid int64
+// checkCredits: summed over the months, the budget charged the AI credits every preview's answer
+// reported (charged when the answer is read: in a month the model sees) and those of the render
+// jobs that ended in the current month, and at most the credits of every job, once; it counted no
+// preview twice. A job given up at the deadline is charged its estimate, no credits.
+func (w *simWorld) checkCredits(monthStart time.Time) error {
+	var least, most, got, counted, paid int64
 	for _, p := range w.previews {
 		if p.jobID != "" {
-			want += p.credits
+			least += p.credits
+			most += p.credits
 			paid++
+		}
+	}
+	for _, j := range w.jobs {
+		most += j.credits
+		if !w.late(j) && j.ended != nil && !j.ended.Before(monthStart) {
+			least += j.credits
 		}
 	}
 	for _, m := range w.months {
@@ -904,8 +937,8 @@ func (w *simWorld) checkCredits() error {
 		}
 		counted += m.Previews
 	}
-	if got != want {
-		return w.violation(violCredits, "the previews' answers reported %d AI credits in all, the budget charged %d", want, got)
+	if got < least || got > most {
+		return w.violation(violCredits, "the budget charged %d AI credits in all; the previews and this month's render jobs reported %d, all jobs %d", got, least, most)
 	}
 	if counted > paid {
 		return w.violation(violTwice, "the budget counted %d previews in all, %d were paid", counted, paid)
