@@ -30,34 +30,25 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// Group commit (docs/architecture.md "Load on the cluster": the spend guard's writes are shared).
-// Every change of a namespace's budget (a reservation, a release, a charge) is an op queued on
-// the namespace's slot. One writer at a time holds the slot's turn; it takes every op queued so
-// far, applies them in order to one copy of the budget, each deciding on the budget as the ops
-// before it left it (a limit reached inside a batch admits only the renders that fit), and
-// writes them with one optimistic-locked status patch. A conflict applies the whole batch again
-// to the budget read afresh: each op's decision is taken again, so nothing is counted twice.
-// Each op's caller learns its own outcome once the write that holds it is done: a reservation
-// is durable before its paid call, a charge under a seconds or credits limit before the render's
-// end is written.
-//
-// Ops that nobody waits for (reservations written ahead, grant.go) ride with the next write, or a
-// flush shortly after when none comes. Every write also folds what the namespace's objects
-// recorded since (fold.go): their jobs and their ends ride with it.
+// Group commit (docs/architecture.md "Load on the cluster"). Every change of a namespace's budget
+// is an op queued on its slot. The writer holding the slot's turn takes the whole queue, applies
+// it in order to one copy of the budget (each op decides on the budget as the ops before it left
+// it) and writes it with one optimistic-locked status patch; a conflict applies the batch again
+// to the budget read afresh, so nothing is counted twice. Each caller learns its op's outcome
+// once that write is done: a reservation is durable before its paid call. Ops nobody waits for
+// (grant.go) ride with the next write, or a flush shortly after.
 
 // op is one change of a budget waiting for the write that holds it.
 type op struct {
 	// kind is what the op changes (ChangeReserve, ...), for the write metrics.
 	kind string
-	// changed says whether the last application of change had something to write.
-	changed bool
-	// change applies the op to the budget; false when it has nothing to write. It may be
-	// applied again (after a conflict) and must take its decision again each time.
+	// change applies the op; false when it has nothing to write. It may be applied again after
+	// a conflict and must decide again each time.
 	change func(b *videov1alpha1.VideoBudget) bool
 	// done is closed once the write that holds the op ended; err is its outcome.
 	done chan struct{}
 	err  error
-	// after, when set, learns the outcome of the write that held the op (an op nobody waits for).
+	// after, when set, learns the outcome (an op nobody waits for).
 	after func(err error)
 }
 
@@ -65,40 +56,31 @@ type op struct {
 // its budget comes.
 const settleDelay = time.Second
 
-// flushQueued is how many changes a namespace's queue holds before it is written without
-// waiting for its delay.
+// flushQueued is how many changes a queue holds before it is written without waiting.
 const flushQueued = 16
 
-// errWritten is join's answer when another writer's batch held the op.
-var errWritten = errors.New("written by another batch")
-
-// mutateBudget applies change to the namespace's budget and writes its status with an
-// optimistic lock, in one write with the other changes of the namespace queued meanwhile, reading
-// it again and re-deciding after each conflict. change returns false when there is nothing to
-// write; it is not called when the namespace has no VideoBudget, and errNoBudget is returned then
-// (also when the budget is deleted before the write).
+// mutateBudget applies change to the namespace's budget in one optimistic-locked write with the
+// changes queued meanwhile, re-deciding after each conflict. change returns false when there is
+// nothing to write; errNoBudget is returned when the namespace has no VideoBudget.
 //
 // This process's writes of one budget take turns, each starting from the budget as the previous
 // one left it: the cache sees a write only later, and a decision taken on it would lose its lock
-// (a quarter of the budget writes did, at 10,000 renders). The lock still guards every write
-// against changes made elsewhere, and a decision to write nothing is not taken on this
-// process's own copy alone: it may be behind a raised limit.
+// (a quarter of the budget writes did, at 10,000 renders). A decision to write nothing is not
+// taken on this process's own copy alone: it may be behind a raised limit.
 func (g *Guard) mutateBudget(ctx context.Context, ns, kind string, change func(b *videov1alpha1.VideoBudget) bool) error {
 	o := &op{kind: kind, change: change, done: make(chan struct{})}
 	slot, err := g.writers.join(ctx, ns, o)
-	switch {
-	case errors.Is(err, errWritten):
-		return o.err
-	case err != nil:
+	if err != nil {
 		return err
 	}
-	g.flushTurn(ctx, slot, kind)
+	if slot != nil {
+		g.flushTurn(ctx, slot, kind)
+	}
 	return o.err
 }
 
-// mutateThen queues change for the next write of the namespace's budget, which comes within
-// delay at the latest, or at once when the queue holds flushQueued changes, and tells after its
-// outcome.
+// mutateThen queues change for the namespace's next budget write, which comes within delay (at
+// once when the queue holds flushQueued changes), and tells after its outcome.
 func (g *Guard) mutateThen(ns, kind string, change func(b *videov1alpha1.VideoBudget) bool, after func(error), delay time.Duration) {
 	o := &op{kind: kind, change: change, done: make(chan struct{}), after: after}
 	w := &g.writers
@@ -112,10 +94,9 @@ func (g *Guard) mutateThen(ns, kind string, change func(b *videov1alpha1.VideoBu
 	w.mu.Unlock()
 }
 
-// armLocked makes s's queue due delay from now, for o, unless it is due sooner. The caller holds
-// the writers' lock. Nothing here writes the budget: when the queue is due, the timer wakes the
-// VideoBudget controller, whose reconcile writes it (flushDue), so every write of the API is a
-// reconcile's or its caller's, never a timer's.
+// armLocked makes s's queue due delay from now, for o, unless it is due sooner; the caller holds
+// the writers' lock. The timer only wakes the VideoBudget controller, whose reconcile writes the
+// queue (flushDue): every write of the API is a reconcile's or its caller's, never a timer's.
 func (g *Guard) armLocked(s *budgetSlot, o *op, delay time.Duration) {
 	w := &g.writers
 	due := time.Now().Add(delay)
@@ -132,13 +113,12 @@ func (g *Guard) armLocked(s *budgetSlot, o *op, delay time.Duration) {
 		}
 		if !g.ledgers.wakeUp(s.ns) {
 			s.flushing = false
+			// The controller has many wake-ups queued: try again shortly. Without a controller
+			// (an uninstall's Guard) the next write takes the queue: a timer waking nobody every
+			// second would keep the Guard alive for ever.
 			if g.ledgers.listening() {
-				// The controller has many wake-ups queued: try again shortly.
 				g.armLocked(s, o, settleDelay)
 			}
-			// Without a VideoBudget controller (a Guard of its own, as an uninstall's), the next
-			// write of the namespace takes the queue; a timer that woke nobody every second would
-			// keep the Guard alive for ever.
 		}
 	})
 }
@@ -149,15 +129,12 @@ func (g *Guard) flushDue(ctx context.Context, ns string) {
 	w := &g.writers
 	w.mu.Lock()
 	s, ok := w.slots[ns]
-	due := ok && len(s.queue) > 0 && !time.Now().Before(s.flushAt)
-	var cause string
-	if due {
-		cause = s.queue[0].kind
-	}
-	w.mu.Unlock()
-	if !due {
+	if !ok || len(s.queue) == 0 || time.Now().Before(s.flushAt) {
+		w.mu.Unlock()
 		return
 	}
+	cause := s.queue[0].kind
+	w.mu.Unlock()
 	slot, err := w.acquire(ctx, ns)
 	if err != nil {
 		w.mu.Lock()
@@ -174,8 +151,13 @@ func (g *Guard) flushDue(ctx context.Context, ns string) {
 // flushTurn writes what is queued on slot, whose turn the caller holds, and gives the turn back.
 // cause is the kind of the op whose caller, or whose delay, made the write happen.
 func (g *Guard) flushTurn(ctx context.Context, slot *budgetSlot, cause string) {
-	defer g.writers.release(slot)
-	batch := g.writers.take(slot)
+	w := &g.writers
+	defer w.release(slot)
+	w.mu.Lock()
+	batch := slot.queue
+	// The next change arms a flush of its own; one armed for a change taken here finds it gone.
+	slot.queue, slot.flushing = nil, false
+	w.mu.Unlock()
 	if len(batch) == 0 {
 		return
 	}
@@ -192,10 +174,10 @@ func (g *Guard) flushTurn(ctx context.Context, slot *budgetSlot, cause string) {
 	}
 }
 
-// join queues o on ns's slot and waits until either the caller holds the turn (it then writes
-// the queue, o included) or another writer's batch held o (errWritten). A turn that does not
-// come within a status write's time is a busy budget, as a lock lost WriteTries times is: the
-// caller tries again later instead of holding its worker, unless o is being written already.
+// join queues o on ns's slot and waits until the caller holds the turn (it then writes the
+// queue, o included), or another writer's batch held o (nil, nil: o.err is its outcome). A turn
+// that does not come within a status write's time is a busy budget, as a lock lost WriteTries
+// times is: the caller tries again later instead of holding its worker.
 func (w *budgetWriters) join(ctx context.Context, ns string, o *op) (*budgetSlot, error) {
 	w.mu.Lock()
 	s := w.slotLocked(ns)
@@ -210,51 +192,33 @@ func (w *budgetWriters) join(ctx context.Context, ns string, o *op) (*budgetSlot
 		select {
 		case <-o.done:
 			w.release(s)
-			return nil, errWritten
+			return nil, nil
 		default:
 			return s, nil
 		}
 	case <-o.done:
-		w.leave(s)
-		return nil, errWritten
 	case <-wait.C:
 		err = ErrBusy
 	case <-ctx.Done():
 		err = fmt.Errorf("waiting to write VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, ctx.Err())
 	}
-	if !w.withdraw(s, o) {
-		// A writer took o already: its outcome is that write's.
-		<-o.done
-		w.leave(s)
-		return nil, errWritten
+	if err != nil && !w.withdraw(s, o) {
+		<-o.done // a writer took o already: its outcome is that write's
+		err = nil
 	}
 	w.leave(s)
 	return nil, err
-}
-
-// take empties slot's queue.
-func (w *budgetWriters) take(s *budgetSlot) []*op {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	q := s.queue
-	s.queue = nil
-	// The queue is written: the next change arms a flush of its own. One armed for a change
-	// this write takes finds it written and writes nothing (mutateThen).
-	s.flushing = false
-	return q
 }
 
 // withdraw removes o from the queue; false when a writer took it.
 func (w *budgetWriters) withdraw(s *budgetSlot, o *op) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for i, q := range s.queue {
-		if q == o {
-			s.queue = append(s.queue[:i:i], s.queue[i+1:]...)
-			return true
-		}
+	i := slices.Index(s.queue, o)
+	if i >= 0 {
+		s.queue = slices.Delete(s.queue, i, i+1)
 	}
-	return false
+	return i >= 0
 }
 
 // leave ends a use of the slot that does not hold its turn.
@@ -264,6 +228,9 @@ func (w *budgetWriters) leave(s *budgetSlot) {
 	w.mu.Unlock()
 }
 
+// reserves reports whether o is a reservation.
+func reserves(o *op) bool { return o.kind == ChangeReserve || o.kind == ChangeReserveAhead }
+
 // writeBatch applies the batch's changes in order to the namespace's budget and writes them in
 // one optimistic-locked status patch, applying them again to the budget read afresh after a
 // conflict.
@@ -272,18 +239,17 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 	var reader client.Reader = g.client
 	last := slot.latest
 	gone := func() error {
-		// The next batch of a namespace whose budget is gone applies its changes on top of this
-		// one's: every charge made meanwhile reaches the ledger. Reservations are not kept (a
-		// namespace without a budget decides on its ledger, withoutBudget), so a batch of them
-		// writes nothing: a ledger the platform deleted to remove the limits stays deleted.
-		slot.latest = g.keepInLedger(ctx, last, usageOps(batch))
+		// The next batch applies its changes on top of this one's, so every charge made meanwhile
+		// reaches the ledger. Reservations are not kept (a namespace without a budget decides on
+		// its ledger, withoutBudget): a ledger deleted to remove the limits stays deleted.
+		slot.latest = g.keepInLedger(ctx, last, slices.DeleteFunc(slices.Clone(batch), reserves))
 		return errNoBudget
 	}
 	for range WriteTries {
-		b, own := slot.latest, true
+		b := slot.latest
+		own := b != nil
 		slot.latest = nil
-		if b == nil {
-			own = false
+		if !own {
 			b = &videov1alpha1.VideoBudget{}
 			if err := readBudget(ctx, reader, ns, b); err != nil {
 				if apierrors.IsNotFound(err) {
@@ -298,36 +264,36 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 		if err != nil {
 			return err
 		}
-		if admits(batch) {
+		if slices.ContainsFunc(batch, reserves) {
 			if err := countRunning(ctx, g.client, b, startedUnless(adopted, g.started)); err != nil {
 				return err
 			}
 			if !g.ledgers.confirmed(ns) {
 				// Fail closed: before this process admits anything in the namespace, its ledger
-				// must be writable (a budget replaced meanwhile takes its usage over from there).
-				// The outcome is recorded; reserveChange refuses while the last write failed. A
-				// budget that adopted the ledger just now writes what it merged: never less than
-				// the ledger.
+				// must be writable; reserveChange refuses while the last write failed. A budget
+				// that adopted the ledger just now writes what it merged: never less than it.
 				_ = g.ledgers.write(ctx, g.client, b)
 			}
 		}
-		// What the namespace's objects recorded since rides with this write, before the
-		// decisions: a render's ended job is posted before its next reservation decides.
+		// What the objects recorded since rides with this write, before the decisions: a
+		// render's ended job is posted before its next reservation decides.
 		folded, _, err := foldRecorded(ctx, g.client, b, g.clock.Now(), 0)
 		if err != nil {
 			return err
 		}
-		changed := folded > 0
+		// changed counts the changes to write by kind, for the metrics.
+		changed := map[string]int{}
+		if folded > 0 {
+			changed[ChangeFold] = folded
+		}
 		recountReserved(b)
 		for _, o := range batch {
-			o.changed = o.change(b)
-			if o.changed {
-				changed = true
+			if o.change(b) {
+				changed[o.kind]++
 			}
-			// The next op decides on the budget as this one left it.
-			recountReserved(b)
+			recountReserved(b) // the next op decides on the budget as this one left it
 		}
-		if !changed && !adopted {
+		if len(changed) == 0 && !adopted {
 			if own {
 				continue // decided again on the cache's copy
 			}
@@ -336,7 +302,11 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 		err = patchBudgetStatus(ctx, g.client, b, base)
 		switch {
 		case err == nil:
-			g.observeBatch(cause, batch, folded)
+			obs := g.observed()
+			obs.ObserveBudgetWrite(WriterGuard, cause, WriteWritten)
+			for kind, n := range changed {
+				obs.ObserveBudgetChanges(kind, n)
+			}
 			// b is the API server's answer: the budget as this write left it.
 			b.SetManagedFields(nil)
 			slot.latest = b
@@ -349,7 +319,6 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 		case apierrors.IsConflict(err):
 			g.observed().ObserveBudgetWrite(WriterGuard, cause, WriteConflict)
 			reader = g.reader
-			continue
 		case apierrors.IsNotFound(err):
 			return gone()
 		default:
@@ -359,52 +328,29 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 	return ErrBusy
 }
 
-// usageOps are the batch's changes other than reservations.
-func usageOps(batch []*op) []*op {
-	var out []*op
-	for _, o := range batch {
-		if o.kind != ChangeReserve && o.kind != ChangeReserveAhead {
-			out = append(out, o)
-		}
-	}
-	return out
-}
-
-// admits reports whether a batch holds a reservation.
-func admits(batch []*op) bool {
-	for _, o := range batch {
-		if o.kind == ChangeReserve || o.kind == ChangeReserveAhead {
-			return true
-		}
-	}
-	return false
-}
-
-// wrote tells the guard that the VideoBudget controller of this process wrote b (the API
-// server's answer) over the version from: when that version is the one the guard's last write
-// left, the guard's next write starts from b, not from a copy the controller's write made stale
-// (each of the controller's writes cost the guard's next one its lock: most of the conflicts of
-// a guarded burst). A guard write in flight meanwhile meets the lock and reads the budget again.
+// wrote tells the guard that this process's VideoBudget controller wrote b (the API server's
+// answer) over version from: when that is the version the guard's last write left, the guard's
+// next write starts from b (each controller write cost the guard's next one its lock: most of
+// the conflicts of a guarded burst).
 func (g *Guard) wrote(from string, b *videov1alpha1.VideoBudget) {
 	if g == nil {
 		return
 	}
 	w := &g.writers
 	w.mu.Lock()
-	s, ok := w.slots[b.Namespace]
-	if ok {
+	s := w.slots[b.Namespace]
+	if s != nil {
 		s.users++
 	}
 	w.mu.Unlock()
-	if !ok {
+	if s == nil {
 		return
 	}
 	select {
 	case s.turn <- struct{}{}:
 		if s.latest != nil && s.latest.ResourceVersion == from {
-			latest := b.DeepCopy()
-			latest.SetManagedFields(nil)
-			s.latest = latest
+			s.latest = b.DeepCopy()
+			s.latest.SetManagedFields(nil)
 		}
 		w.release(s)
 	default:
@@ -413,24 +359,20 @@ func (g *Guard) wrote(from string, b *videov1alpha1.VideoBudget) {
 }
 
 // keepInLedger is the batch's part for a budget deleted since this process last wrote it (last):
-// the ledger gets what the batch would have written to it (a charge) and a copy
-// held back after a failed write, so that a budget created again takes it over. The
-// changes are kept for every later copy of the deleted budget (Ledgers.keepGone): a copy of its
-// last write that reaches the ledger after them must not drop them. A batch of a namespace whose
-// budget this process never wrote changes nothing. It returns the copy the next batch starts
-// from.
+// the ledger gets the batch's changes (charges), kept for every later copy of the deleted budget
+// (Ledgers.keepGone), so that a budget created again takes them over. It changes nothing when
+// this process never wrote the budget, and returns the copy the next batch starts from.
 func (g *Guard) keepInLedger(ctx context.Context, last *videov1alpha1.VideoBudget, batch []*op) *videov1alpha1.VideoBudget {
 	if last == nil || len(batch) == 0 {
 		return last
 	}
 	if gone, err := g.ledgers.removed(ctx, g.reader, last.Namespace); gone && err == nil {
-		// Deleted with the budget on purpose: the namespace is no longer limited, and a
-		// change of the deleted budget does not create the ledger again.
+		// Deleted with the budget on purpose: the namespace is no longer limited.
 		return nil
 	}
-	changes := make([]func(*videov1alpha1.VideoBudget) bool, 0, len(batch))
-	for _, o := range batch {
-		changes = append(changes, o.change)
+	changes := make([]func(*videov1alpha1.VideoBudget) bool, len(batch))
+	for i, o := range batch {
+		changes[i] = o.change
 	}
 	b := g.ledgers.keepGone(last, changes, g.clock.Now())
 	if err := g.ledgers.write(ctx, g.client, b); err != nil {
@@ -438,29 +380,10 @@ func (g *Guard) keepInLedger(ctx context.Context, last *videov1alpha1.VideoBudge
 	}
 	if g.ledgers.replacedBy(b.Namespace, b.UID) {
 		// A budget created again took the ledger over, perhaps before these changes reached it:
-		// they go to that budget too (a charge finds its reservation, or its job among the
-		// charged, and is not made twice).
+		// they go to it too (a charge finds its reservation or its job and is not made twice).
 		for _, o := range batch {
 			g.mutateThen(b.Namespace, o.kind, o.change, nil, 0)
 		}
 	}
 	return b
-}
-
-// observeBatch counts a written batch: one write, and the changes it carried by kind.
-func (g *Guard) observeBatch(cause string, batch []*op, folded int) {
-	o := g.observed()
-	o.ObserveBudgetWrite(WriterGuard, cause, WriteWritten)
-	n := map[string]int{}
-	if folded > 0 {
-		n[ChangeFold] = folded
-	}
-	for _, op := range batch {
-		if op.changed {
-			n[op.kind]++
-		}
-	}
-	for kind, c := range n {
-		o.ObserveBudgetChanges(kind, c)
-	}
 }
