@@ -30,26 +30,19 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// Group commit (docs/architecture.md "Load on the cluster"). Every change of a namespace's budget
-// is an op queued on its slot. The writer holding the slot's turn takes the whole queue, applies
-// it in order to one copy of the budget (each op decides on the budget as the ops before it left
-// it) and writes it with one optimistic-locked status patch; a conflict applies the batch again
-// to the budget read afresh, so nothing is counted twice. Each caller learns its op's outcome
-// once that write is done: a reservation is durable before its paid call. Ops nobody waits for
-// (grant.go) ride with the next write, or a flush shortly after.
+// Group commit (docs/architecture.md "Load on the cluster"): every change of a namespace's budget
+// is an op queued on its slot; the writer holding the slot's turn applies the whole queue in order
+// to one copy of the budget and writes it with one optimistic-locked status patch.
 
 // op is one change of a budget waiting for the write that holds it.
 type op struct {
-	// kind is what the op changes (ChangeReserve, ...), for the write metrics.
-	kind string
-	// change applies the op; false when it has nothing to write. It may be applied again after
-	// a conflict and must decide again each time.
+	kind string // ChangeReserve, ..., for the write metrics
+	// change applies the op; false when it has nothing to write. It is applied again after a
+	// conflict and must decide again each time.
 	change func(b *videov1alpha1.VideoBudget) bool
-	// done is closed once the write that holds the op ended; err is its outcome.
-	done chan struct{}
-	err  error
-	// after, when set, learns the outcome (an op nobody waits for).
-	after func(err error)
+	done   chan struct{} // closed once the write holding the op ended, with err
+	err    error
+	after  func(err error) // when set, learns the outcome (an op nobody waits for)
 }
 
 // settleDelay bounds how long a reservation written ahead stays queued when no other write of
@@ -59,14 +52,10 @@ const settleDelay = time.Second
 // flushQueued is how many changes a queue holds before it is written without waiting.
 const flushQueued = 16
 
-// mutateBudget applies change to the namespace's budget in one optimistic-locked write with the
-// changes queued meanwhile, re-deciding after each conflict. change returns false when there is
-// nothing to write; errNoBudget is returned when the namespace has no VideoBudget.
-//
-// This process's writes of one budget take turns, each starting from the budget as the previous
-// one left it: the cache sees a write only later, and a decision taken on it would lose its lock
-// (a quarter of the budget writes did, at 10,000 renders). A decision to write nothing is not
-// taken on this process's own copy alone: it may be behind a raised limit.
+// mutateBudget applies change to the namespace's budget in one write with the changes queued
+// meanwhile; errNoBudget when the namespace has no VideoBudget. Writes start from the budget as
+// this process's last write left it: deciding on the cache, which sees a write only later, lost
+// the lock in a quarter of the budget writes at 10,000 renders.
 func (g *Guard) mutateBudget(ctx context.Context, ns, kind string, change func(b *videov1alpha1.VideoBudget) bool) error {
 	o := &op{kind: kind, change: change, done: make(chan struct{})}
 	slot, err := g.writers.join(ctx, ns, o)
@@ -94,9 +83,8 @@ func (g *Guard) mutateThen(ns, kind string, change func(b *videov1alpha1.VideoBu
 	w.mu.Unlock()
 }
 
-// armLocked makes s's queue due delay from now, for o, unless it is due sooner; the caller holds
-// the writers' lock. The timer only wakes the VideoBudget controller, whose reconcile writes the
-// queue (flushDue): every write of the API is a reconcile's or its caller's, never a timer's.
+// armLocked makes s's queue due delay from now, for o, unless it is due sooner. The timer only
+// wakes the VideoBudget controller, whose reconcile writes the queue (flushDue): never a timer.
 func (g *Guard) armLocked(s *budgetSlot, o *op, delay time.Duration) {
 	w := &g.writers
 	due := time.Now().Add(delay)
@@ -108,14 +96,12 @@ func (g *Guard) armLocked(s *budgetSlot, o *op, delay time.Duration) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if s.flushAt.After(due) || !slices.Contains(s.queue, o) {
-			// A sooner wake-up is armed, or another write took o and everything queued before it.
-			return
+			return // a sooner wake-up is armed, or another write took o
 		}
 		if !g.ledgers.wakeUp(s.ns) {
 			s.flushing = false
-			// The controller has many wake-ups queued: try again shortly. Without a controller
-			// (an uninstall's Guard) the next write takes the queue: a timer waking nobody every
-			// second would keep the Guard alive for ever.
+			// Without a controller (an uninstall's Guard) the next write takes the queue: a timer
+			// waking nobody every second would keep the Guard alive for ever.
 			if g.ledgers.listening() {
 				g.armLocked(s, o, settleDelay)
 			}
@@ -123,8 +109,8 @@ func (g *Guard) armLocked(s *budgetSlot, o *op, delay time.Duration) {
 	})
 }
 
-// flushDue writes ns's queued changes when they are due (armLocked), in the VideoBudget
-// controller's reconcile: a write that cannot get its turn now is woken again later.
+// flushDue writes ns's queued changes when they are due, in the VideoBudget controller's
+// reconcile; one that cannot get its turn now is woken again later.
 func (g *Guard) flushDue(ctx context.Context, ns string) {
 	w := &g.writers
 	w.mu.Lock()
@@ -148,8 +134,8 @@ func (g *Guard) flushDue(ctx context.Context, ns string) {
 	g.flushTurn(ctx, slot, cause)
 }
 
-// flushTurn writes what is queued on slot, whose turn the caller holds, and gives the turn back.
-// cause is the kind of the op whose caller, or whose delay, made the write happen.
+// flushTurn writes slot's queue, whose turn the caller holds, and gives the turn back; cause is
+// the kind of the op that made the write happen.
 func (g *Guard) flushTurn(ctx context.Context, slot *budgetSlot, cause string) {
 	w := &g.writers
 	defer w.release(slot)
@@ -174,10 +160,9 @@ func (g *Guard) flushTurn(ctx context.Context, slot *budgetSlot, cause string) {
 	}
 }
 
-// join queues o on ns's slot and waits until the caller holds the turn (it then writes the
-// queue, o included), or another writer's batch held o (nil, nil: o.err is its outcome). A turn
-// that does not come within a status write's time is a busy budget, as a lock lost WriteTries
-// times is: the caller tries again later instead of holding its worker.
+// join queues o on ns's slot and waits for the turn (the caller then writes the queue), or for
+// another writer's batch to hold o (nil, nil: o.err is its outcome). A turn that does not come
+// within a status write's time is a busy budget (ErrBusy): the caller tries again later.
 func (w *budgetWriters) join(ctx context.Context, ns string, o *op) (*budgetSlot, error) {
 	w.mu.Lock()
 	s := w.slotLocked(ns)
@@ -231,17 +216,15 @@ func (w *budgetWriters) leave(s *budgetSlot) {
 // reserves reports whether o is a reservation.
 func reserves(o *op) bool { return o.kind == ChangeReserve || o.kind == ChangeReserveAhead }
 
-// writeBatch applies the batch's changes in order to the namespace's budget and writes them in
-// one optimistic-locked status patch, applying them again to the budget read afresh after a
-// conflict.
+// writeBatch applies the batch in order to the namespace's budget and writes it, applying it
+// again to the budget read afresh after a conflict, so nothing is counted twice.
 func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, cause string) error {
 	ns := slot.ns
 	var reader client.Reader = g.client
 	last := slot.latest
 	gone := func() error {
-		// The next batch applies its changes on top of this one's, so every charge made meanwhile
-		// reaches the ledger. Reservations are not kept (a namespace without a budget decides on
-		// its ledger, withoutBudget): a ledger deleted to remove the limits stays deleted.
+		// Charges reach the ledger; reservations do not (withoutBudget decides on the ledger):
+		// a ledger deleted to remove the limits stays deleted.
 		slot.latest = g.keepInLedger(ctx, last, slices.DeleteFunc(slices.Clone(batch), reserves))
 		return errNoBudget
 	}
@@ -269,20 +252,17 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 				return err
 			}
 			if !g.ledgers.confirmed(ns) {
-				// Fail closed: before this process admits anything in the namespace, its ledger
-				// must be writable; reserveChange refuses while the last write failed. A budget
-				// that adopted the ledger just now writes what it merged: never less than it.
+				// Fail closed: nothing is admitted before the ledger was written once
+				// (reserveChange refuses while the last write failed).
 				_ = g.ledgers.write(ctx, g.client, b)
 			}
 		}
-		// What the objects recorded since rides with this write, before the decisions: a
-		// render's ended job is posted before its next reservation decides.
+		// Folded before the decisions: a render's ended job is posted before it reserves again.
 		folded, _, err := foldRecorded(ctx, g.client, b, g.clock.Now(), 0)
 		if err != nil {
 			return err
 		}
-		// changed counts the changes to write by kind, for the metrics.
-		changed := map[string]int{}
+		changed := map[string]int{} // by kind, for the metrics
 		if folded > 0 {
 			changed[ChangeFold] = folded
 		}
@@ -328,9 +308,8 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 	return ErrBusy
 }
 
-// wrote tells the guard that this process's VideoBudget controller wrote b (the API server's
-// answer) over version from: when that is the version the guard's last write left, the guard's
-// next write starts from b (each controller write cost the guard's next one its lock: most of
+// wrote tells the guard that this process's VideoBudget controller wrote b over version from: the
+// guard's next write starts from b if from is its own last copy (else it lost its lock: most of
 // the conflicts of a guarded burst).
 func (g *Guard) wrote(from string, b *videov1alpha1.VideoBudget) {
 	if g == nil {
@@ -358,17 +337,15 @@ func (g *Guard) wrote(from string, b *videov1alpha1.VideoBudget) {
 	}
 }
 
-// keepInLedger is the batch's part for a budget deleted since this process last wrote it (last):
-// the ledger gets the batch's changes (charges), kept for every later copy of the deleted budget
-// (Ledgers.keepGone), so that a budget created again takes them over. It changes nothing when
-// this process never wrote the budget, and returns the copy the next batch starts from.
+// keepInLedger writes the batch's charges to the ledger of a budget deleted since this process
+// last wrote it (last), for a budget created again to take over (Ledgers.keepGone). It returns
+// the copy the next batch starts from.
 func (g *Guard) keepInLedger(ctx context.Context, last *videov1alpha1.VideoBudget, batch []*op) *videov1alpha1.VideoBudget {
 	if last == nil || len(batch) == 0 {
 		return last
 	}
 	if gone, err := g.ledgers.removed(ctx, g.reader, last.Namespace); gone && err == nil {
-		// Deleted with the budget on purpose: the namespace is no longer limited.
-		return nil
+		return nil // deleted with the budget on purpose: the namespace is no longer limited
 	}
 	changes := make([]func(*videov1alpha1.VideoBudget) bool, len(batch))
 	for i, o := range batch {
@@ -379,8 +356,8 @@ func (g *Guard) keepInLedger(ctx context.Context, last *videov1alpha1.VideoBudge
 		logf.FromContext(ctx).Info("Copying a deleted budget's last usage to the ledger failed", "namespace", b.Namespace, "error", err.Error())
 	}
 	if g.ledgers.replacedBy(b.Namespace, b.UID) {
-		// A budget created again took the ledger over, perhaps before these changes reached it:
-		// they go to it too (a charge finds its reservation or its job and is not made twice).
+		// A budget created again took the ledger over, perhaps before these charges reached it
+		// (a charge finds its reservation or its job and is not made twice).
 		for _, o := range batch {
 			g.mutateThen(b.Namespace, o.kind, o.change, nil, 0)
 		}

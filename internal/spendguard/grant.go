@@ -30,35 +30,27 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// Reservations written ahead. In a burst a render ready to pay usually waits seconds for its API
-// key's call budget first. Reserve with Submission.CallIn then queues its reservation, for the
-// attempt it will submit with, to ride with the namespace's next budget write; when the render
-// comes back, takeGrant finds it written and the render pays without a budget write of its own,
-// still reserved before its paid call.
-//
-// A grant is used only when the cached budget holds the reservation (so a budget replaced
-// meanwhile does not), its spec is the one decided on, it still has room (noRoomNow), and the
-// render came back within grantTTL before the VideoBudget controller decided to release the
-// reservation; anything else reserves the ordinary way, which decides again. Until its wait and
-// grantSlack are over, and for takenHold once taken, this process's controller does not release
-// the reservation as one whose submission never came (granted). A process that stops forgets its
-// grants; their reservations are then released as any a crash left.
+// Reservations written ahead. A render that waits for its API key's call budget (Submission.CallIn)
+// has its reservation queued with the namespace's next budget write; back to pay, it takes it
+// (takeGrant) without a budget write of its own. Anything doubtful reserves the ordinary way,
+// which decides again. A process that stops forgets its grants: their reservations are released
+// as any a crash left.
 
-// grantSlack is how much later than its wait a render may come back and still have its grant
-// protect its reservation: a busy workqueue delays a requeue by seconds.
+// grantSlack is how long after its wait a grant still protects its reservation: a busy workqueue
+// delays a requeue by seconds.
 const grantSlack = 15 * time.Second
 
 // grantTTL bounds how long a grant is kept and may be used, however long its render waits.
 const grantTTL = 10 * time.Minute
 
 // takenHold is how long a grant taken protects its reservation: its render's in-flight write,
-// bounded by a write's timeout, lands well within it and keeps the reservation from then on.
+// which keeps it from then on, lands well within it.
 const takenHold = time.Minute
 
 // maxGrants bounds the grants kept; beyond it renders reserve the ordinary way.
 const maxGrants = 100_000
 
-// request is what a grant was asked for; a render paying on it must ask for the same.
+// request is what a grant was asked for; paying on it asks for the same.
 type request struct {
 	kind, attempt, digest string
 	est                   Estimate
@@ -66,32 +58,25 @@ type request struct {
 
 type grant struct {
 	request
-	// payAt is when the render comes back to pay; due is payAt and grantSlack, when the grant stops
-	// protecting its reservation.
-	asked, payAt, due time.Time
-	// decided is the decision of the op's last application, on the budget of uid budget at
-	// version and generation: once the write is done, the reservation is on that budget, and a
-	// copy of it newer than version that lacks it had it removed since.
+	asked, payAt, due time.Time // due: payAt and grantSlack
+	// decided is the op's last decision, on the budget of uid budget at version and generation.
 	decided    Decision
 	budget     types.UID
 	version    string
 	generation int64
 	done       bool // the write ended, with err
 	err        error
-	// taken is set once the render paid on it (takenAt: protected for takenHold), reserved the
-	// ordinary way, or was released (takenAt zero); its attempt is not offered again.
+	// taken is set once the render paid on it (at takenAt), reserved the ordinary way, or was
+	// released (takenAt zero); its attempt is not offered again.
 	taken   bool
 	takenAt time.Time
-	// released is set on a spent grant whose attempt nothing can have paid with: its release
-	// was decided (granted, forgetUnsent), or its render's own reservation of the attempt is not
-	// written yet (usedAttempt, until sentAttempt). A deleted render's reservation is then
-	// released, not charged (forgetUnsent), even if an earlier release's write failed.
+	// released is set on a spent grant whose attempt nothing can have paid with (granted,
+	// forgetUnsent, usedAttempt until sentAttempt).
 	released bool
 }
 
-// usable reports whether the render may still pay on the grant. A render back later than due
-// still may: in a workqueue backlog most do (8,711 of 10,000 renders of make bench at N=10,000),
-// and each then wrote a reservation of its own beside the one written ahead.
+// usable reports whether the render may still pay on the grant, also back later than due: in a
+// workqueue backlog most are (8,711 of 10,000 renders of make bench at N=10,000).
 func (gr *grant) usable(now time.Time) bool {
 	return !gr.taken && now.Sub(gr.asked) < grantTTL
 }
@@ -111,32 +96,27 @@ type grants struct {
 }
 
 // aheadLead is how long before its call a render's reservation is queued: enough for the next
-// budget write (within aheadWindow), short enough that the budget, sent whole by every write,
-// does not carry the reservations of every render of a burst queued behind its call budget.
+// budget write, short enough that the budget, sent whole by every write, does not carry a burst.
 const aheadLead = 3 * time.Second
 
 // aheadWindow bounds how long a reservation written ahead waits for others in its queue.
 const aheadWindow = 2 * time.Second
 
-// grantMargin is how long before its render's call a reservation written ahead must be written
-// (one budget write), though at least minGrantDelay after it was queued, so that renders turned
-// away together share the write: one written after its render came back is not used (a third
-// of the guarded renders of the N=2,000 bench wrote one of their own).
+// A reservation written ahead is written grantMargin before its render's call, but at least
+// minGrantDelay after it was queued, so renders turned away together share the write: one
+// written late is not used (a third of the guarded renders of the N=2,000 bench were).
 const (
 	grantMargin   = 250 * time.Millisecond
 	minGrantDelay = 100 * time.Millisecond
 )
 
-// grantDelay is how long a reservation queued for a render that calls in wait may wait for
-// other changes of its namespace.
+// grantDelay is how long a reservation queued for a call in wait may wait for other changes.
 func grantDelay(wait time.Duration) time.Duration {
 	return min(max(wait-grantMargin, minGrantDelay), aheadWindow)
 }
 
-// reserveAhead queues a reservation for attempt of obj, which waits wait for its key's call
-// budget, with the budget write that comes aheadLead before its call, without waiting for it.
-// Asking again for the same request only moves its time to pay later. It reports whether a
-// reservation is queued or written ahead for that attempt (false when too many grants are kept).
+// reserveAhead queues a reservation for attempt of obj, whose call comes in wait, aheadLead
+// before it; asking again only moves its time to pay later. False when too many grants are kept.
 func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest string, est Estimate,
 	sent func(videov1alpha1.BudgetReservation) bool, wait time.Duration) bool {
 	now := time.Now()
@@ -148,7 +128,6 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 		gs.byUID = map[types.UID]*grant{}
 	}
 	if cur := gs.byUID[uid]; cur != nil && !cur.taken && cur.request == req {
-		// Its call slot moved (a 429 paused its key): it pays on the reservation already queued.
 		if at := now.Add(wait); at.After(cur.payAt) {
 			cur.payAt, cur.due = at, at.Add(grantSlack)
 		}
@@ -202,8 +181,8 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 	return true
 }
 
-// grantOf is the attempt of the reservation written or queued ahead for uid, to submit with, and
-// when its render comes back to pay on it; empty when there is none.
+// grantOf is the attempt of the reservation written or queued ahead for uid, and when its render
+// pays on it; empty when there is none.
 func (g *Guard) grantOf(uid types.UID) (attempt string, payAt time.Time) {
 	gs := &g.grants
 	gs.mu.Lock()
@@ -215,7 +194,7 @@ func (g *Guard) grantOf(uid types.UID) (attempt string, payAt time.Time) {
 }
 
 // takeGrant reports whether the reservation written ahead for attempt of obj holds room for
-// this request on the API server: the render then goes on to pay without a budget write.
+// this request on the API server: the render then pays without a budget write.
 func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, attempt, digest string, est Estimate) (Decision, bool) {
 	refuse := func(outcome string) (Decision, bool) {
 		g.observeGrant(outcome)
@@ -250,17 +229,14 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 	if err != nil {
 		return Decision{}, false
 	}
-	// The write that held the reservation landed on the budget it read (an optimistic-locked
-	// patch never lands on one created since), so the reservation is on the API server though the
-	// cache may not show it yet; but a newer copy lacking it had it removed since (by another
-	// manager run beside this one by mistake, whose controller does not keep it), and the render
-	// reserves again.
+	// The write landed on the budget it read, so the reservation is there though the cache may
+	// not show it yet; a newer copy lacking it had it removed since (by another manager).
 	held := snap.budget != "" && b.UID == snap.budget && !newerCopy(b.ResourceVersion, snap.version) ||
 		slices.ContainsFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
 			return r.UID == string(obj.GetUID()) && r.AttemptID == attempt && r.JobID == ""
 		})
-	// A budget whose spec changed (a limit lowered, "stop paying") is decided on again; so is a
-	// render whose ended job is not folded yet: a write of its own folds it first.
+	// A changed spec (a limit lowered) is decided on again; so is a render whose ended job is not
+	// folded yet: a write of its own folds it first.
 	if !held || b.Generation != snap.generation || unfolded(b, obj) {
 		return refuse(GrantChanged)
 	}
@@ -268,8 +244,7 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 		return refuse(GrantRefused)
 	}
 	gs.mu.Lock()
-	// The controller may have decided to release the reservation while the budget was read
-	// (granted spends the grant under this lock, before the release is written).
+	// granted may have spent the grant (its release decided) while the budget was read.
 	taken := gr.taken || gs.byUID[obj.GetUID()] != gr
 	if !taken {
 		gr.taken, gr.takenAt = true, time.Now()
@@ -289,9 +264,8 @@ func newerCopy(rv, than string) bool {
 	return err == nil && cmp > 0
 }
 
-// noRoomNow reports whether the budget as it is now, without the render's own reservation, has
-// no room for it (or its ledger cannot be written): renders that reserved since the grant was
-// decided may have used the room.
+// noRoomNow reports whether the budget, without the render's own reservation, has no room for
+// it now (or its ledger cannot be written): others may have used the room since.
 func (g *Guard) noRoomNow(b *videov1alpha1.VideoBudget, kind string, uid types.UID, est Estimate) bool {
 	if g.ledgers.failure(b.Namespace) != nil {
 		return true
@@ -318,15 +292,13 @@ func (g *Guard) withGrant(uid types.UID, attempt string, f func(gr *grant) bool)
 }
 
 // granted reports whether this process holds a grant protecting the reservation of uid and
-// attempt: its render may still be waiting for the call budget, so it is not released as one
-// whose submission never came.
+// attempt from release as one whose submission never came.
 func (g *Guard) granted(uid, attempt string) bool {
 	return g.withGrant(types.UID(uid), attempt, func(gr *grant) bool {
 		if gr.protects(time.Now()) {
 			return true
 		}
-		// The controller releases the reservation: spent here, before the release is written, so
-		// its render, back later, does not pay on it (takeGrant looks again under this lock).
+		// Released: spent before the release is written, so its render does not pay on it.
 		if !gr.taken {
 			gr.taken, gr.released = true, true
 		}
@@ -334,10 +306,9 @@ func (g *Guard) granted(uid, attempt string) bool {
 	})
 }
 
-// forgetUnsent reports whether the grant of uid for attempt was never paid on: that attempt
-// reached no service (its id lives in this process's memory and the reservation alone), so a
-// deleted object's reservation of it is released, not charged. The grant is spent as released,
-// so the next look, after a failed release write, decides the same.
+// forgetUnsent reports whether the grant of uid for attempt was never paid on, so a deleted
+// object's reservation of it is released, not charged; spent as released, a later look (after a
+// failed release) decides the same.
 func (g *Guard) forgetUnsent(uid, attempt string) bool {
 	return g.withGrant(types.UID(uid), attempt, func(gr *grant) bool {
 		if gr.taken && !gr.released {
@@ -348,8 +319,8 @@ func (g *Guard) forgetUnsent(uid, attempt string) bool {
 	})
 }
 
-// usedAttempt marks the grant of uid for attempt as used: the render reserves it the ordinary way
-// now, and nothing is sent on it until that reservation is written (sentAttempt).
+// usedAttempt marks the grant of uid for attempt as used: the render reserves it the ordinary way,
+// and sends nothing on it until that is written (sentAttempt).
 func (g *Guard) usedAttempt(uid types.UID, attempt string) {
 	g.withGrant(uid, attempt, func(gr *grant) bool {
 		gr.taken, gr.released = true, true
@@ -357,8 +328,8 @@ func (g *Guard) usedAttempt(uid types.UID, attempt string) {
 	})
 }
 
-// sentAttempt marks the grant of uid for attempt as paid for by the render's own reservation, now
-// written: a deleted render's reservation of it is charged, not released as unsent.
+// sentAttempt marks the grant of uid for attempt as paid for by the render's own reservation:
+// a deleted render's reservation of it is charged, not released as unsent.
 func (g *Guard) sentAttempt(uid types.UID, attempt string) {
 	g.withGrant(uid, attempt, func(gr *grant) bool {
 		gr.released = false
