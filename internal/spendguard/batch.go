@@ -45,12 +45,10 @@ type op struct {
 	after  func(err error) // when set, learns the outcome (an op nobody waits for)
 }
 
-// settleDelay bounds how long a reservation written ahead stays queued when no other write of
-// its budget comes.
-const settleDelay = time.Second
-
-// flushQueued is how many changes a queue holds before it is written without waiting.
-const flushQueued = 16
+const (
+	settleDelay = time.Second // the flush's retry when the controller is busy or the turn taken
+	flushQueued = 16          // a queue this long is written without waiting
+)
 
 // mutateBudget applies change to the namespace's budget in one write with the changes queued
 // meanwhile; errNoBudget when the namespace has no VideoBudget. Writes start from the budget as
@@ -187,23 +185,20 @@ func (w *budgetWriters) join(ctx context.Context, ns string, o *op) (*budgetSlot
 	case <-ctx.Done():
 		err = fmt.Errorf("waiting to write VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, ctx.Err())
 	}
-	if err != nil && !w.withdraw(s, o) {
-		<-o.done // a writer took o already: its outcome is that write's
-		err = nil
+	if err != nil {
+		w.mu.Lock()
+		i := slices.Index(s.queue, o)
+		if i >= 0 {
+			s.queue = slices.Delete(s.queue, i, i+1)
+		}
+		w.mu.Unlock()
+		if i < 0 {
+			<-o.done // a writer took o already: its outcome is that write's
+			err = nil
+		}
 	}
 	w.leave(s)
 	return nil, err
-}
-
-// withdraw removes o from the queue; false when a writer took it.
-func (w *budgetWriters) withdraw(s *budgetSlot, o *op) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	i := slices.Index(s.queue, o)
-	if i >= 0 {
-		s.queue = slices.Delete(s.queue, i, i+1)
-	}
-	return i >= 0
 }
 
 // leave ends a use of the slot that does not hold its turn.

@@ -36,19 +36,26 @@ import (
 // which decides again. A process that stops forgets its grants: their reservations are released
 // as any a crash left.
 
-// grantSlack is how long after its wait a grant still protects its reservation: a busy workqueue
-// delays a requeue by seconds.
-const grantSlack = 15 * time.Second
-
-// grantTTL bounds how long a grant is kept and may be used, however long its render waits.
-const grantTTL = 10 * time.Minute
-
-// takenHold is how long a grant taken protects its reservation: its render's in-flight write,
-// which keeps it from then on, lands well within it.
-const takenHold = time.Minute
-
-// maxGrants bounds the grants kept; beyond it renders reserve the ordinary way.
-const maxGrants = 100_000
+const (
+	// grantSlack is how long after its wait a grant still protects its reservation: a busy
+	// workqueue delays a requeue by seconds.
+	grantSlack = 15 * time.Second
+	// grantTTL bounds how long a grant is kept and may be used, however long its render waits.
+	grantTTL = 10 * time.Minute
+	// takenHold is how long a grant taken protects its reservation: its render's in-flight
+	// write, which keeps it from then on, lands well within it.
+	takenHold = time.Minute
+	maxGrants = 100_000 // beyond it renders reserve the ordinary way
+	// aheadLead is how long before its call a reservation is queued: enough for the next budget
+	// write, short enough that the budget, sent whole by every write, does not carry a burst.
+	aheadLead   = 3 * time.Second
+	aheadWindow = 2 * time.Second // bounds how long a reservation queued ahead waits for others
+	// A reservation queued ahead is written grantMargin before its render's call, but at least
+	// minGrantDelay after it was queued, so renders turned away together share the write: one
+	// written late is not used (a third of the guarded renders of the N=2,000 bench were).
+	grantMargin   = 250 * time.Millisecond
+	minGrantDelay = 100 * time.Millisecond
+)
 
 // request is what a grant was asked for; paying on it asks for the same.
 type request struct {
@@ -93,26 +100,6 @@ func (gr *grant) protects(now time.Time) bool {
 type grants struct {
 	mu    sync.Mutex
 	byUID map[types.UID]*grant
-}
-
-// aheadLead is how long before its call a render's reservation is queued: enough for the next
-// budget write, short enough that the budget, sent whole by every write, does not carry a burst.
-const aheadLead = 3 * time.Second
-
-// aheadWindow bounds how long a reservation written ahead waits for others in its queue.
-const aheadWindow = 2 * time.Second
-
-// A reservation written ahead is written grantMargin before its render's call, but at least
-// minGrantDelay after it was queued, so renders turned away together share the write: one
-// written late is not used (a third of the guarded renders of the N=2,000 bench were).
-const (
-	grantMargin   = 250 * time.Millisecond
-	minGrantDelay = 100 * time.Millisecond
-)
-
-// grantDelay is how long a reservation queued for a call in wait may wait for other changes.
-func grantDelay(wait time.Duration) time.Duration {
-	return min(max(wait-grantMargin, minGrantDelay), aheadWindow)
 }
 
 // reserveAhead queues a reservation for attempt of obj, whose call comes in wait, aheadLead
@@ -164,7 +151,7 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 			gs.mu.Lock()
 			gr.done, gr.err = true, err
 			gs.mu.Unlock()
-		}, grantDelay(min(wait, aheadLead)))
+		}, min(max(min(wait, aheadLead)-grantMargin, minGrantDelay), aheadWindow))
 	}
 	if wait <= aheadLead {
 		queue()
@@ -218,12 +205,11 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 		snap = *gr
 	}
 	gs.mu.Unlock()
+	if outcome == GrantNone && !g.budgeted(ctx, obj.GetNamespace()) {
+		return Decision{}, false // counted for guarded namespaces only: elsewhere nothing is reserved
+	}
 	if outcome != "" {
-		if outcome != GrantNone || g.budgeted(ctx, obj.GetNamespace()) {
-			// Counted for guarded namespaces only: elsewhere nothing is reserved.
-			g.observeGrant(outcome)
-		}
-		return Decision{}, false
+		return refuse(outcome)
 	}
 	b, err := g.cachedBudget(ctx, obj.GetNamespace())
 	if err != nil {
@@ -257,8 +243,7 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 	return snap.decided, true
 }
 
-// newerCopy reports whether resourceVersion rv is newer than than; false when they cannot be
-// compared.
+// newerCopy reports whether resourceVersion rv is newer than than (false when not comparable).
 func newerCopy(rv, than string) bool {
 	cmp, err := resourceversion.CompareResourceVersion(rv, than)
 	return err == nil && cmp > 0
