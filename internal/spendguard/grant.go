@@ -30,10 +30,9 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// Reservations written ahead. A render that waits for its API key's call budget (Submission.CallIn)
-// has its reservation queued with the namespace's next budget write; back to pay, it takes it
-// (takeGrant) without a budget write of its own. Anything doubtful reserves the ordinary way,
-// which decides again. A process that stops forgets its grants: their reservations are released
+// Reservations written ahead: a render waiting for its API key's call budget (Submission.CallIn)
+// has its reservation queued with the next budget write and, back to pay, takes it (takeGrant)
+// without a write of its own. A stopped process's grants are gone; their reservations are released
 // as any a crash left.
 
 const (
@@ -88,8 +87,7 @@ func (gr *grant) usable(now time.Time) bool {
 	return !gr.taken && now.Sub(gr.asked) < grantTTL
 }
 
-// protects reports whether the grant keeps its reservation from being released as one whose
-// submission never came.
+// protects reports whether the grant keeps its reservation from release as never submitted.
 func (gr *grant) protects(now time.Time) bool {
 	if gr.taken {
 		return now.Sub(gr.takenAt) < takenHold
