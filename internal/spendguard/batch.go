@@ -37,8 +37,7 @@ import (
 // op is one change of a budget waiting for the write that holds it.
 type op struct {
 	kind string // ChangeReserve, ..., for the write metrics
-	// change applies the op; false when it has nothing to write. It is applied again after a
-	// conflict and must decide again each time.
+	// change applies the op (false: nothing to write), again after a conflict, deciding again.
 	change func(b *videov1alpha1.VideoBudget) bool
 	done   chan struct{} // closed once the write holding the op ended, with err
 	err    error
@@ -106,8 +105,7 @@ func (g *Guard) armLocked(s *budgetSlot, o *op, delay time.Duration) {
 	})
 }
 
-// flushDue writes ns's queued changes when they are due, in the VideoBudget controller's
-// reconcile; one that cannot get its turn now is woken again later.
+// flushDue writes ns's due queue, in the VideoBudget controller's reconcile (else wakes it later).
 func (g *Guard) flushDue(ctx context.Context, ns string) {
 	w := &g.writers
 	w.mu.Lock()
@@ -130,8 +128,7 @@ func (g *Guard) flushDue(ctx context.Context, ns string) {
 	w.mu.Unlock()
 }
 
-// flushTurn writes slot's queue, whose turn the caller holds, and gives the turn back; cause is
-// the kind of the op that made the write happen.
+// flushTurn writes slot's queue in the caller's turn, and gives it back; cause is for the metrics.
 func (g *Guard) flushTurn(ctx context.Context, slot *budgetSlot, cause string) {
 	w := &g.writers
 	defer w.release(slot)
@@ -209,15 +206,13 @@ func (w *budgetWriters) leave(s *budgetSlot) {
 // reserves reports whether o is a reservation.
 func reserves(o *op) bool { return o.kind == ChangeReserve || o.kind == ChangeReserveAhead }
 
-// writeBatch applies the batch in order to the namespace's budget and writes it, applying it
-// again to the budget read afresh after a conflict, so nothing is counted twice.
+// writeBatch applies the batch in order and writes it, again on a fresh read after a conflict.
 func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, cause string) error {
 	ns := slot.ns
 	var reader client.Reader = g.client
 	last := slot.latest
 	gone := func() error {
-		// Charges reach the ledger; reservations do not (withoutBudget decides on the ledger):
-		// a ledger deleted to remove the limits stays deleted.
+		// Charges reach the ledger, reservations not: a ledger deleted to remove limits stays so.
 		slot.latest = g.keepInLedger(ctx, last, slices.DeleteFunc(slices.Clone(batch), reserves))
 		return errNoBudget
 	}
@@ -245,8 +240,7 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 				return err
 			}
 			if !g.ledgers.confirmed(ns) {
-				// Fail closed: nothing is admitted before the ledger was written once
-				// (reserveChange refuses while the last write failed).
+				// Fail closed: reserveChange refuses while the ledger's last write failed.
 				_ = g.ledgers.write(ctx, g.client, b)
 			}
 		}
@@ -348,8 +342,7 @@ func (g *Guard) keepInLedger(ctx context.Context, last *videov1alpha1.VideoBudge
 		logf.FromContext(ctx).Info("Copying a deleted budget's last usage to the ledger failed", "namespace", b.Namespace, "error", err.Error())
 	}
 	if g.ledgers.replacedBy(b.Namespace, b.UID) {
-		// A budget created again took the ledger over, perhaps before these charges reached it
-		// (a charge finds its reservation or its job and is not made twice).
+		// A budget created again took the ledger over, maybe without these (none is made twice).
 		for _, o := range batch {
 			g.mutateThen(b.Namespace, o.kind, o.change, nil, 0)
 		}

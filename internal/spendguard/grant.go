@@ -72,12 +72,10 @@ type grant struct {
 	generation int64
 	done       bool // the write ended, with err
 	err        error
-	// taken is set once the render paid on it (at takenAt), reserved the ordinary way, or was
-	// released (takenAt zero); its attempt is not offered again.
+	// taken: paid on (at takenAt), reserved the ordinary way, or released (takenAt zero).
 	taken   bool
 	takenAt time.Time
-	// released is set on a spent grant whose attempt nothing can have paid with (granted,
-	// forgetUnsent, usedAttempt until sentAttempt).
+	// released: spent, and nothing can have paid with its attempt (usedAttempt until sentAttempt).
 	released bool
 }
 
@@ -219,8 +217,7 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 		slices.ContainsFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
 			return r.UID == string(obj.GetUID()) && r.AttemptID == attempt && r.JobID == ""
 		})
-	// A changed spec (a limit lowered) is decided on again; so is a render whose ended job is not
-	// folded yet: a write of its own folds it first.
+	// A changed spec (a limit lowered) decides again; an unfolded ended job is folded first.
 	if !held || b.Generation != snap.generation || unfolded(b, obj) {
 		return refuse(GrantChanged)
 	}
@@ -262,8 +259,7 @@ func (g *Guard) noRoomNow(b *videov1alpha1.VideoBudget, kind string, uid types.U
 	return reached
 }
 
-// withGrant calls f, under the grants' lock, on this process's grant of uid for attempt; false
-// when there is none.
+// withGrant calls f, under the grants' lock, on the grant of uid for attempt; false without one.
 func (g *Guard) withGrant(uid types.UID, attempt string, f func(gr *grant) bool) bool {
 	if g == nil {
 		return false
@@ -274,8 +270,7 @@ func (g *Guard) withGrant(uid types.UID, attempt string, f func(gr *grant) bool)
 	return gr != nil && gr.attempt == attempt && f(gr)
 }
 
-// granted reports whether this process holds a grant protecting the reservation of uid and
-// attempt from release as one whose submission never came.
+// granted reports whether a grant protects the reservation of uid and attempt from release.
 func (g *Guard) granted(uid, attempt string) bool {
 	return g.withGrant(types.UID(uid), attempt, func(gr *grant) bool {
 		if gr.protects(time.Now()) {
