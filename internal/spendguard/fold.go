@@ -29,31 +29,23 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// Folding the facts that objects record. A render records its submission's job (status.jobId,
-// submittedAt) and its job's end (completedAt, videoDuration, aiCreditsUsed, failure) in status
-// writes it makes anyway; nothing else tells the budget. A fold reads them and applies them: the
-// reservation of the submission becomes usage (a render's stays, its running job's), and the
-// running job's reservation is posted for what the job cost (JobCharge.change, the one charge).
-// The reservation is the proof that a fact is not folded yet: the write that folds it removes the
-// reservation, or gives it its job id, with the usage it adds, under the budget's optimistic
-// lock, so a fact is folded once, whoever folds it and however often it is read, and a crash
-// loses nothing (the fact stays in the object, the reservation in the budget and its ledger).
+// Folding the facts objects record in status writes they make anyway: a render's job
+// (status.jobId, submittedAt) and its end (completedAt, videoDuration, aiCreditsUsed, failure).
+// The job's fold makes the reservation usage (a render's stays, its running job's); the end's
+// posts it for what the job cost (JobCharge.change, the one charge). The reservation is the proof
+// that a fact is not folded yet: the optimistic-locked write that folds it removes the reservation
+// or gives it its job id, so a fact is folded once, whoever folds it, and a crash loses nothing.
 //
-// Every budget write folds what the cache shows (foldRecorded in writeBatch: a guard write
-// carries the namespace's facts at no cost); the VideoBudget controller folds what no write
-// carried within foldAge, all at once, so that in a burst the facts ride with the reservations' writes rather
-// than costing writes of their own. A render moves on to a new job only after a write that folds
-// its ended one (takeGrant refuses to pay without one), and a deleted render keeps its charge
-// finalizer until its end is folded (Standing.Unfolded).
+// Every budget write folds what the cache shows; the VideoBudget controller folds what no write
+// carried within foldAge, all at once. A render moves on to a new job only after a write folds its
+// ended one (takeGrant), and a deleted render keeps its charge finalizer until then.
 
-// foldAge is how old a fact must be before the VideoBudget controller folds it, with every other
-// fact of the namespace, in a write of its own: long enough that in a burst a guard write carries
-// it first, and that a stream of ends costs at most one such write per foldAge.
+// foldAge is how old a fact must be before the VideoBudget controller folds it in a write of its
+// own: in a burst a guard write carries it first, and a stream of ends costs one write per foldAge.
 const foldAge = 5 * time.Second
 
-// EndOf is the charge of the ended job obj's status records (a VideoRender's): what it cost, as
-// the status records it; nothing for a failed job; its reservation's estimate for a job whose end
-// was never read (given up at the job deadline, or forgotten by the service).
+// EndOf is the charge of the ended job a VideoRender's status records: what it cost; nothing when
+// it failed; the estimate when its end was never read (the job deadline, unknown to the service).
 func EndOf(obj client.Object) (JobCharge, bool) {
 	vr, ok := obj.(*videov1alpha1.VideoRender)
 	if !ok || vr.Status.JobID == "" || vr.Status.CompletedAt == nil {
@@ -81,9 +73,8 @@ func EndOf(obj client.Object) (JobCharge, bool) {
 	return c, true
 }
 
-// Cost is what a job's end charges: its video's seconds, rounded up (a length past maxSeconds is
-// not one), and its AI credits (nil when none or unreadable), whether read from the job's answer
-// or from the status that recorded it.
+// Cost is what a job's end charges, from its answer or its status: the video's seconds rounded
+// up, and its AI credits (nil when none or unreadable).
 func Cost(seconds float64, credits string) (int64, *resource.Quantity) {
 	var secs int64
 	if seconds > 0 && seconds < maxSeconds {
@@ -99,10 +90,8 @@ func Cost(seconds float64, credits string) (int64, *resource.Quantity) {
 // records.
 const maxSeconds = 1e9
 
-// foldRecorded folds into b the facts the namespace's objects recorded, as r shows them: all of
-// them, once the oldest is at least minAge old at now, so that the VideoBudget controller's own
-// writes carry at most one minAge of facts each. It reports how many it folded, and, when it
-// folded none for their age, when the oldest becomes due (zero otherwise).
+// foldRecorded folds into b every fact the namespace's objects recorded, once the oldest is minAge
+// old. It reports how many it folded, and, when none were old enough, when the oldest is due.
 func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBudget, now time.Time, minAge time.Duration) (int, time.Time, error) {
 	if len(b.Status.Reservations) == 0 {
 		return 0, time.Time{}, nil
@@ -144,8 +133,7 @@ func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBu
 			continue
 		}
 		if c.Estimate || st.Failure == nil {
-			// A render submitted by an older manager recorded no estimate: its reservation's
-			// flags were filled from its spec (fillEstimate).
+			// An older manager's render recorded no estimate: the reservation's flags stand.
 			c.Unreported = c.Unreported || res.UnreportedCredits
 		}
 		if c.change(b) {
@@ -156,9 +144,8 @@ func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBu
 }
 
 // paidWith reports whether the job st records was paid with res: recorded since res was reserved,
-// with no submission in flight, and neither posted nor held by another reservation already.
-// Status times are kept to the second, so a render's previous job, recorded in the second its next
-// reservation was made in, would pass for the next one's until its in-flight record shows.
+// nothing in flight, and not known already (times are kept to the second: a previous job recorded
+// in the second of the next reservation would pass for its job).
 func paidWith(b *videov1alpha1.VideoBudget, st *videov1alpha1.JobStatus, res videov1alpha1.BudgetReservation) bool {
 	if res.Kind == kindStoryboard {
 		return recordedSince(st, res) && !charged(b, previewCounted(st.JobID))
@@ -214,8 +201,7 @@ func settleRecorded(b *videov1alpha1.VideoBudget, res videov1alpha1.BudgetReserv
 	return true
 }
 
-// listHolders lists the namespace's objects that may hold a reservation, by uid, as r shows them:
-// from the cache, uncopied (they are only read).
+// listHolders lists the namespace's renders and previews by uid, uncopied (only read).
 func listHolders(ctx context.Context, r client.Reader, ns string) (map[string]client.Object, error) {
 	var renders videov1alpha1.VideoRenderList
 	var previews videov1alpha1.VideoStoryboardList
@@ -234,8 +220,7 @@ func listHolders(ctx context.Context, r client.Reader, ns string) (map[string]cl
 	return out, nil
 }
 
-// unfolded reports whether b still holds the reservation of the ended job obj's status records:
-// its running job's, or the submission's that created it when its record is not folded either.
+// unfolded reports whether b has not folded the end obj's status records.
 func unfolded(b *videov1alpha1.VideoBudget, obj client.Object) bool {
 	st := videov1alpha1.JobStatusOf(obj)
 	if st == nil || st.JobID == "" || st.CompletedAt == nil {
@@ -247,8 +232,7 @@ func unfolded(b *videov1alpha1.VideoBudget, obj client.Object) bool {
 	})
 }
 
-// unfoldedFact is when st, the status of res's holder, recorded the fact b has not folded for res
-// yet: the job res paid for, or the end of res's job.
+// unfoldedFact is when res's holder recorded the fact b has not folded for res (its job, its end).
 func unfoldedFact(b *videov1alpha1.VideoBudget, res videov1alpha1.BudgetReservation, st *videov1alpha1.JobStatus) (time.Time, bool) {
 	switch {
 	case res.JobID == "" && paidWith(b, st, res):

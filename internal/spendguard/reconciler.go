@@ -44,42 +44,17 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// Reconciler keeps a VideoBudget's status current: it rolls the period over at its UTC
-// boundary, settles or releases the reservations whose submission was interrupted (see
-// guard.go), sets the Ready and Exhausted conditions and the budget metrics. The reserving
-// and charging themselves happen in the VideoRender and VideoStoryboard reconcilers, under the
-// same optimistic lock.
+// Reconciler is the VideoBudget controller: it rolls the period over, folds the facts no guard
+// write carried, settles or releases the reservations whose submission was interrupted (see
+// guard.go), and sets the conditions and the budget metrics.
 type Reconciler struct {
-	client client.Client
-	// reader reads the objects of interrupted reservations from the API server, uncached.
-	reader  client.Reader
-	clock   clock.PassiveClock
+	ReconcilerOptions
 	metrics Observer
-	// retry is how soon a budget whose write conflicted is looked at again.
-	retry time.Duration
-	// grace is how old a reservation must be before it is checked against its object: by then
-	// its in-flight write and paid call have certainly ended (the submission budget).
-	grace time.Duration
-	// recheck bounds the time between two looks at a budget, so a period boundary is seen even
-	// when the clock is moved (tests inject one).
-	recheck time.Duration
-	// ledgers are the namespaces' ledgers in the manager's namespace.
-	ledgers *Ledgers
-	// guard is this process's spend guard: the reservations it wrote ahead for renders still
-	// waiting for their call budget are not released (nil: none).
-	guard *Guard
-	// writes counts the budget writes, the guard's and this reconciler's.
-	writes WriteObserver
-	// jobs reads the ends of running jobs whose render is gone; jobDeadline bounds how long one
-	// whose end cannot be read is held.
-	jobs        JobEnds
-	jobDeadline time.Duration
-	// goneReads is when each such job (by id) was last read, so that a busy budget, looked at on
-	// each of its writes, reads each at most once per jobPoll.
+	writes  WriteObserver
+	// goneReads is when each running job of a gone render was last read, so that a busy budget
+	// reads each at most once per JobPoll.
 	goneReads sync.Map
-	jobPoll   time.Duration
-	// unsent are the attempts of deleted renders whose last state (their delete event) shows
-	// them never sent (renderGone).
+	// unsent are the last states of deleted renders (renderGone).
 	unsent unsentAttempts
 	// started is when this process started (countRunning).
 	started time.Time
@@ -145,26 +120,22 @@ type JobEnd struct {
 
 // NewReconciler returns the VideoBudget reconciler.
 func NewReconciler(o ReconcilerOptions) *Reconciler {
-	var m Observer = noObserver{}
+	r := &Reconciler{ReconcilerOptions: o, metrics: noObserver{}, writes: noWrites{}, started: o.Clock.Now()}
 	if o.Metrics != nil {
-		m = o.Metrics
+		r.metrics = o.Metrics
 	}
-	ledgers := o.Ledgers
-	if ledgers == nil {
-		ledgers = NewLedgers("")
+	if r.Ledgers == nil {
+		r.Ledgers = NewLedgers("")
 	}
-	var w WriteObserver = noWrites{}
-	if wo, ok := m.(WriteObserver); ok {
-		// One observer counts every budget write, the guard's too, so that the writes of a
-		// render are seen side by side.
-		w = wo
+	r.JobPoll = cmp.Or(o.JobPoll, DefaultJobPoll)
+	if wo, ok := r.metrics.(WriteObserver); ok {
+		// One observer counts every budget write, the guard's too.
+		r.writes = wo
 		if o.Guard != nil {
 			o.Guard.observeWrites(wo)
 		}
 	}
-	return &Reconciler{client: o.Client, reader: o.Reader, clock: o.Clock, metrics: m,
-		grace: o.Grace, recheck: o.Recheck, retry: o.Retry, ledgers: ledgers, guard: o.Guard, writes: w,
-		jobs: o.Jobs, jobDeadline: o.JobDeadline, jobPoll: cmp.Or(o.JobPoll, DefaultJobPoll), started: o.Clock.Now()}
+	return r
 }
 
 // The causes of the VideoBudget controller's writes.
@@ -201,21 +172,19 @@ func (noObserver) ForgetBudget(string)                      {}
 
 // Reconcile is the whole reconcile of one VideoBudget.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	// What the spend guard queued for this budget and is due now: the reservations written
-	// ahead that no write carried yet.
-	if r.guard != nil {
-		r.guard.flushDue(ctx, req.Namespace)
+	// The reservations written ahead that are due and no write carried yet.
+	if r.Guard != nil {
+		r.Guard.flushDue(ctx, req.Namespace)
 	}
 	b := &videov1alpha1.VideoBudget{}
-	if err := r.client.Get(ctx, req.NamespacedName, b); err == nil {
+	if err := r.Client.Get(ctx, req.NamespacedName, b); err == nil {
 		expandRunning(b)
 	} else {
 		if apierrors.IsNotFound(err) {
 			r.metrics.ForgetBudget(req.Namespace)
-			// A deleted budget's last usage held back after a failed write goes to the ledger now,
-			// and the namespace's ledger is read again before its next paid submission.
-			r.ledgers.forgetFree(req.Namespace)
-			return ctrl.Result{}, r.ledgers.keepAhead(ctx, r.client, r.reader, req.Namespace)
+			// A copy held back after a failed write goes to the ledger now.
+			r.Ledgers.forgetFree(req.Namespace)
+			return ctrl.Result{}, r.Ledgers.keepAhead(ctx, r.Client, r.Reader, req.Namespace)
 		}
 		return ctrl.Result{}, fmt.Errorf("getting VideoBudget %s: %w", req.NamespacedName, err)
 	}
@@ -224,24 +193,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	base := b.DeepCopy()
-	now := r.clock.Now()
-	// A namespace whose ledger cannot be written admits nothing (fail closed): the ledger is
-	// tried again at each look, the budget as read, once the budget has taken it over (before
-	// that, the ledger holds what the budget must merge).
-	ledgerErr := r.ledgers.failure(b.Namespace)
+	now := r.Clock.Now()
+	// Fail closed: a ledger that cannot be written is tried again at each look, once the budget
+	// has taken it over (before, the ledger holds what the budget must merge).
+	ledgerErr := r.Ledgers.failure(b.Namespace)
 	if ledgerErr != nil && b.UID != "" && b.Status.LedgerBudgetUID == string(b.UID) {
-		ledgerErr = r.ledgers.write(ctx, r.client, base)
+		ledgerErr = r.Ledgers.write(ctx, r.Client, base)
 	}
 	RollPeriod(b, now)
-	adopted, err := adoptLedger(ctx, r.client, r.reader, r.ledgers, b, now)
+	adopted, err := adoptLedger(ctx, r.Client, r.Reader, r.Ledgers, b, now)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := countRunning(ctx, r.client, b, startedUnless(adopted, r.started)); err != nil {
+	if err := countRunning(ctx, r.Client, b, startedUnless(adopted, r.started)); err != nil {
 		return ctrl.Result{}, err
 	}
 	// What the objects recorded and no guard write carried within foldAge (fold.go).
-	_, due, err := foldRecorded(ctx, r.client, b, now, foldAge)
+	_, due, err := foldRecorded(ctx, r.Client, b, now, foldAge)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -255,41 +223,38 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	if !equality.Semantic.DeepEqual(base.Status, b.Status) {
 		cause := controllerCause(base, b, adopted)
-		err := patchBudgetStatus(ctx, r.client, b, base)
+		err := patchBudgetStatus(ctx, r.Client, b, base)
 		switch {
 		case err == nil:
 			r.writes.ObserveBudgetWrite(WriterController, cause, WriteWritten)
 			r.writes.ObserveBudgetChanges(ChangeController, 1)
-			r.guard.wrote(base.ResourceVersion, b)
+			r.Guard.wrote(base.ResourceVersion, b)
 		case apierrors.IsConflict(err):
 			r.writes.ObserveBudgetWrite(WriterController, cause, WriteConflict)
 		}
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			// A reconciler reserved or charged meanwhile: decide again on the new status.
-			return ctrl.Result{RequeueAfter: r.retry}, nil
+			return ctrl.Result{RequeueAfter: r.Retry}, nil
 		}
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("writing the status of VideoBudget %s: %w", req.NamespacedName, err)
 		}
 		if adopted || ledgerChanged(base, b) {
-			if err := r.ledgers.write(ctx, r.client, b); err != nil {
-				// Recorded by the ledgers: admissions stop from now on, and the status says so at
-				// once (a second write), not at the next look.
+			if err := r.Ledgers.write(ctx, r.Client, b); err != nil {
+				// Admissions stop from now on, and the status says so at once.
 				ledgerErr = err
 				r.sayLedgerFails(ctx, b, err)
 			}
 		}
 	}
-	// The metrics follow the written status, whatever happens to the ledger below: a ledger that
-	// cannot be written (the manager's namespace missing) is retried, and must not hide the
-	// budget from monitoring meanwhile.
+	// Observed whatever happens to the ledger below: a failing ledger must not hide the budget
+	// from monitoring.
 	r.metrics.ObserveBudget(b)
-	// A budget that took over under an older manager has its ledger in the namespace itself:
-	// written in the manager's namespace at this first look (the migration).
-	if err := r.ledgers.ensure(ctx, r.client, r.reader, b); err != nil {
+	// The migration: a ledger an older manager kept in the namespace itself is written here.
+	if err := r.Ledgers.ensure(ctx, r.Client, r.Reader, b); err != nil {
 		ledgerErr = err
 	}
-	after := r.recheck
+	after := r.Recheck
 	if ledgerErr != nil {
 		logf.FromContext(ctx).Info("The budget's ledger cannot be written: nothing is paid in the namespace until it can",
 			"namespace", b.Namespace, "error", ledgerErr.Error())
@@ -299,7 +264,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		after = min(after, max(end.Sub(now), time.Millisecond))
 	}
 	if polling {
-		after = min(after, r.jobPoll)
+		after = min(after, r.JobPoll)
 	}
 	if !due.IsZero() {
 		after = min(after, max(due.Sub(now), time.Millisecond))
@@ -307,30 +272,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: after}, nil
 }
 
-// settleInterrupted looks at the reservations: one whose object recorded a job since it was
-// reserved becomes usage at once (the object's own settle may have lost to a busy budget); of
-// the others, only those older than the grace period are looked at further: one whose object is gone is charged (it
-// may have been submitted: the safe side); one whose object shows no submission of that attempt
-// and no job since is released. A reservation whose attempt is still in flight (or stalled as
-// SubmissionUnknown) is kept.
+// settleInterrupted looks at the reservations older than the grace period, and at running jobs'
+// of gone renders: one whose object is gone is charged (it may have been submitted), one whose
+// object shows no submission of that attempt and no job since is released, one still in flight
+// (or SubmissionUnknown) is kept.
 func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.VideoBudget, now time.Time) (polling bool, err error) {
 	log := logf.FromContext(ctx)
 	var kept []videov1alpha1.BudgetReservation
 	for _, res := range b.Status.Reservations {
-		young := now.Sub(res.ReservedAt.Time) < r.grace
+		young := now.Sub(res.ReservedAt.Time) < r.Grace
 		var obj client.Object = &videov1alpha1.VideoRender{}
 		if res.Kind == kindStoryboard {
 			obj = &videov1alpha1.VideoStoryboard{}
 		}
-		// A young reservation is only settled early on a job the object recorded, which the cache
-		// may show late but never wrongly: it is read from the cache, so that a busy budget, whose
-		// every write brings a reconcile, costs no API read per reservation in flight. So is a
-		// running job's, whatever its age: a render runs for minutes, and what the cache shows of
-		// it (still running, ended, moved on to another job) is true, if late; only a render the
-		// cache shows gone is read again from the API server below.
-		reader := r.reader
+		// Young reservations and running jobs' are read from the cache, which may be late but
+		// never wrong about them: a busy budget costs no API read per reservation. Only a render
+		// the cache shows gone is read again from the API server.
+		reader := r.Reader
 		if young || res.JobID != "" {
-			reader = r.client
+			reader = r.Client
 		}
 		err := getHolder(ctx, reader, b.Namespace, res, obj)
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -344,11 +304,10 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 		}
 		gone := apierrors.IsNotFound(err) || string(obj.GetUID()) != res.UID
 		if res.JobID != "" && gone {
-			// A render deleted before its charge finalizer was written with its record, or with the
-			// finalizer stripped (the reservation stands for it): its job's end is read here, once
-			// the API server confirms that the object is gone (the cache may lag).
+			// Gone without its charge finalizer (deleted before its record, or stripped): its
+			// job's end is read here, once the API server confirms it is gone.
 			fresh := obj.DeepCopyObject().(client.Object)
-			err := getHolder(ctx, r.reader, b.Namespace, res, fresh)
+			err := getHolder(ctx, r.Reader, b.Namespace, res, fresh)
 			if err != nil && !apierrors.IsNotFound(err) {
 				return false, fmt.Errorf("reading %s %s/%s of a budget reservation: %w", res.Kind, b.Namespace, res.Name, err)
 			}
@@ -359,13 +318,10 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			}
 		}
 		if res.JobID != "" {
-			// A running job's reservation: its end charges it. One whose end will never be read
-			// here (the object is gone without its finalizer, or moved on without charging it)
-			// is charged its estimate.
+			// A running job's: its end charges it; one gone or moved on is read at the service.
 			st := videov1alpha1.JobStatusOf(obj)
 			if !gone && st.JobID == res.JobID {
-				// The key its render reads the job with now: a rotation may delete the Secret the
-				// submission used, and the job's end is read with this one once the render is gone.
+				// The key the render uses now: a rotation may delete the submission's Secret.
 				res.APIKeySecretRef = keyRefOf(obj)
 				fillEstimate(&res, obj)
 			}
@@ -381,7 +337,7 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			}
 			continue
 		}
-		if gone && r.guard.forgetUnsent(res.UID, res.AttemptID) {
+		if gone && r.Guard.forgetUnsent(res.UID, res.AttemptID) {
 			// Written ahead for a render deleted before it came back to pay (grant.go).
 			log.V(1).Info("Releasing the reservation written ahead for a deleted object that never paid", "kind", res.Kind, "name", res.Name, "attempt", res.AttemptID)
 			continue
@@ -405,11 +361,10 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 			log.V(1).Info("Releasing the reservation of a deleted object whose last state shows it never sent", "kind", res.Kind, "name", res.Name, "attempt", res.AttemptID)
 			continue
 		}
-		if gone && (res.Unbounded || res.AICredits) && r.jobDeadline > 0 && now.Sub(res.ReservedAt.Time) < r.jobDeadline {
-			// Deleted, its finalizer stripped, while this manager was down, perhaps after it recorded
-			// a job no write folded: no job id tells whose end to read, and a render that
-			// runs alone may still run. Its room is held until the job deadline, as a running
-			// job's whose end cannot be read, then charged below.
+		if gone && (res.Unbounded || res.AICredits) && r.JobDeadline > 0 && now.Sub(res.ReservedAt.Time) < r.JobDeadline {
+			// Deleted, its finalizer stripped, while this manager was down, perhaps with a job no
+			// write folded: a render that runs alone may still run, so its room is held until
+			// the job deadline, then charged below.
 			log.V(1).Info("Holding the room of a deleted object that may have a running job", "kind", res.Kind, "name", res.Name, "attempt", res.AttemptID)
 			kept = append(kept, res)
 			polling = true
@@ -427,7 +382,7 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 		case recordedSince(st, res):
 			// Folded once its record is foldAge old (foldRecorded).
 			kept = append(kept, res)
-		case r.guard.granted(res.UID, res.AttemptID):
+		case r.Guard.granted(res.UID, res.AttemptID):
 			// Written ahead for a render that waits for its key's call budget (grant.go).
 			kept = append(kept, res)
 		default:
@@ -438,12 +393,9 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 	return polling, nil
 }
 
-// fillEstimate gives a render's reservation made by an older manager (no estimate: every
-// estimate is at least one second) the estimate its render recorded, or one from its spec
-// (EstimateRender), so that its flags hold: an unbounded or credit-consuming render runs alone.
-//
-// A reservation with an estimate takes the flags its render recorded with its job too: one
-// written before the reservation kept a flag (unreportedCredits) lacks it.
+// fillEstimate gives a reservation made by an older manager (no estimate: every estimate is at
+// least one second) its render's estimate, so that its flags hold, and one with an estimate the
+// flags its render recorded with its job (an older reservation lacks unreportedCredits).
 func fillEstimate(res *videov1alpha1.BudgetReservation, obj client.Object) {
 	vr, ok := obj.(*videov1alpha1.VideoRender)
 	if !ok {
@@ -471,9 +423,8 @@ func estimateUsage(res videov1alpha1.BudgetReservation) videov1alpha1.BudgetUsag
 	return u
 }
 
-// getHolder reads the object that holds res. A line of status.runningJobs that could not be read
-// names none (v1alpha1.UnreadableRunningJob): it is read as gone, and its job's end is read from
-// the service.
+// getHolder reads the object that holds res; an unreadable runningJobs line names none and is
+// read as gone.
 func getHolder(ctx context.Context, r client.Reader, ns string, res videov1alpha1.BudgetReservation, obj client.Object) error {
 	if res.Name == "" || res.Name == videov1alpha1.UnreadableRunningJob {
 		return apierrors.NewNotFound(videov1alpha1.GroupVersion.WithResource("videorenders").GroupResource(), "")
@@ -481,12 +432,10 @@ func getHolder(ctx context.Context, r client.Reader, ns string, res videov1alpha
 	return r.Get(ctx, types.NamespacedName{Namespace: ns, Name: res.Name}, obj)
 }
 
-// heldForEnd reads the end of a running job whose render will not charge it (the render is gone,
-// even with its finalizer stripped, or moved on to another job) with the key its reservation
-// recorded, and charges what the job cost. It reports whether the reservation must be held: the
-// job still runs, or its end cannot be read yet. Past the job deadline, or for a job the service
-// no longer knows, the end will never be read and the estimate is charged, as the render
-// controller does for a job it gives up on.
+// heldForEnd reads, with the key its reservation recorded, the end of a running job whose render
+// will not charge it (gone, or moved on), and charges it. It reports whether the reservation is
+// held: the job runs, or its end cannot be read yet. Past the job deadline, or for a job the
+// service no longer knows, the estimate is charged, as the render controller does.
 func (r *Reconciler) heldForEnd(ctx context.Context, b *videov1alpha1.VideoBudget, res videov1alpha1.BudgetReservation, now time.Time) bool {
 	log := logf.FromContext(ctx).WithValues("kind", res.Kind, "name", res.Name, "jobID", res.JobID)
 	estimate := func(why string) bool {
@@ -495,28 +444,26 @@ func (r *Reconciler) heldForEnd(ctx context.Context, b *videov1alpha1.VideoBudge
 		chargeJobAt(b, res.JobID, res.EstimatedSeconds, nil, res.UnreportedCredits, time.Time{})
 		return false
 	}
-	if r.jobs == nil {
+	if r.Jobs == nil {
 		return estimate("nothing reads the service here")
 	}
-	pastDeadline := r.jobDeadline > 0 && now.Sub(res.ReservedAt.Time) > r.jobDeadline
-	if last, ok := r.goneReads.Load(res.JobID); ok && now.Sub(last.(time.Time)) < r.jobPoll && !pastDeadline {
+	pastDeadline := r.JobDeadline > 0 && now.Sub(res.ReservedAt.Time) > r.JobDeadline
+	if last, ok := r.goneReads.Load(res.JobID); ok && now.Sub(last.(time.Time)) < r.JobPoll && !pastDeadline {
 		return true
 	}
 	r.goneReads.Store(res.JobID, now)
-	end, err := r.jobs.JobEnd(ctx, b.Namespace, res.APIKeySecretRef, res.JobID)
+	end, err := r.Jobs.JobEnd(ctx, b.Namespace, res.APIKeySecretRef, res.JobID)
 	switch {
 	case err != nil && pastDeadline:
 		return estimate("past the job deadline, its end cannot be read: " + err.Error())
 	case err != nil:
 		log.Info("Holding the reservation of a job whose render is gone: its end cannot be read yet", "error", err.Error())
 		return true
-	case end.Unknown && (pastDeadline || r.jobDeadline == 0):
+	case end.Unknown && (pastDeadline || r.JobDeadline == 0):
 		return estimate("the service does not know it")
 	case end.Unknown:
-		// Not an end: the key read now may be another account's (the namespace's Secret
-		// changed since the submission, docs/backup-restore.md), whose answer for a job that
-		// still runs is the same. Held until the job deadline, then charged its estimate.
-		log.Info("Holding the reservation of a job whose render is gone: the service does not know it to this key", "deadline", r.jobDeadline)
+		// Not an end: the key may now be another account's (docs/backup-restore.md).
+		log.Info("Holding the reservation of a job whose render is gone: the service does not know it to this key", "deadline", r.JobDeadline)
 		return true
 	case end.Running && pastDeadline:
 		return estimate("past the job deadline")
@@ -530,9 +477,7 @@ func (r *Reconciler) heldForEnd(ctx context.Context, b *videov1alpha1.VideoBudge
 	return false
 }
 
-// failedJob reports whether st recorded res's job as failed, its end read: a failed job is
-// charged nothing (a job given up is not failed so: its end was never read, and its estimate is
-// charged).
+// failedJob reports whether st recorded res's job as failed with its end read (not given up).
 func failedJob(st *videov1alpha1.JobStatus, res videov1alpha1.BudgetReservation) bool {
 	return st.JobID == res.JobID && st.CompletedAt != nil && st.Failure != nil && !givenUp(st.Failure.Code)
 }
@@ -563,9 +508,9 @@ func (r *Reconciler) sayLedgerFails(ctx context.Context, b *videov1alpha1.VideoB
 	if equality.Semantic.DeepEqual(base.Status, b.Status) {
 		return
 	}
-	if perr := patchBudgetStatus(ctx, r.client, b, base); perr == nil {
+	if perr := patchBudgetStatus(ctx, r.Client, b, base); perr == nil {
 		r.writes.ObserveBudgetWrite(WriterController, CauseConditions, WriteWritten)
-		r.guard.wrote(base.ResourceVersion, b)
+		r.Guard.wrote(base.ResourceVersion, b)
 	}
 }
 
@@ -607,8 +552,8 @@ func (r *Reconciler) setConditions(b *videov1alpha1.VideoBudget, ledgerErr error
 	setUnaccounted(b)
 }
 
-// setUnaccounted says what maxAICredits cannot see: credits that renders of the period consumed
-// but whose job answers do not report them. The condition is present only when there are some.
+// setUnaccounted says what maxAICredits cannot see: credits the period's renders consumed that
+// their job answers do not report.
 func setUnaccounted(b *videov1alpha1.VideoBudget) {
 	n := b.Status.Used.UnreportedCreditRenders
 	if n == 0 {
@@ -628,12 +573,9 @@ func setUnaccounted(b *videov1alpha1.VideoBudget) {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoBudget{}).
-		// The spend guard's wake-ups: a ledger write that starts failing anywhere, and changes or
-		// ledger copies that are due (written by this reconcile, never by a timer).
-		WatchesRawSource(source.Channel(r.ledgers.Wake(), &handler.EnqueueRequestForObject{})).
-		// A render's last state, on its delete event: the job a fold that did not come would have
-		// named. A fact an object records (its job, its end) is folded by the namespace's next
-		// budget write, or by this controller once it is foldAge old.
+		// The spend guard's wake-ups: a failing ledger, changes due (never written by a timer).
+		WatchesRawSource(source.Channel(r.Ledgers.Wake(), &handler.EnqueueRequestForObject{})).
+		// The facts objects record, and a render's last state on its delete event.
 		Watches(&videov1alpha1.VideoRender{}, handler.Funcs{
 			UpdateFunc: r.recorded,
 			DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
@@ -663,38 +605,32 @@ func (r *Reconciler) recorded(ctx context.Context, e event.UpdateEvent, q workqu
 		return
 	}
 	var b videov1alpha1.VideoBudget
-	if readBudget(ctx, r.client, e.ObjectNew.GetNamespace(), &b) != nil {
+	if readBudget(ctx, r.Client, e.ObjectNew.GetNamespace(), &b) != nil {
 		return
 	}
 	q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: b.Namespace, Name: b.Name}}, after)
 }
 
-// renderGone looks at a render's delete event, whose object is the render's last state (unknown:
-// the informer missed the event and holds an older copy, which tells nothing for certain). A
-// render deleted after it recorded its job but before a budget write folded it leaves a
-// reservation that names no job, and only this last state tells which job it paid for:
-// settleInterrupted settles the reservation to that job, whose end is then read and charged
-// (heldForEnd). The last state also tells which of its reservations were never sent (the
-// in-flight record precedes the paid call): settleInterrupted releases those. A render deleted
-// while this manager was down is not seen here: settleInterrupted holds the room of one that runs
-// alone instead.
+// renderGone keeps a deleted render's last state (not when unknown: an older copy tells nothing
+// for certain). A render deleted after it recorded its job but before a fold leaves a
+// reservation naming no job: only this state tells the job, whose end settleInterrupted then
+// reads; it also tells which reservations were never sent, to release.
 func (r *Reconciler) renderGone(obj client.Object, unknown bool) {
 	st := videov1alpha1.JobStatusOf(obj)
-	if st == nil || unknown || r.guard == nil || !r.guard.budgeted(context.Background(), obj.GetNamespace()) {
+	if st == nil || unknown || r.Guard == nil || !r.Guard.budgeted(context.Background(), obj.GetNamespace()) {
 		return
 	}
-	last := goneState{at: r.clock.Now()}
+	last := goneState{at: r.Clock.Now()}
 	if st.Submission != nil {
 		last.inFlight = st.Submission.AttemptID
 	}
 	if st.JobID != "" && st.SubmittedAt != nil {
 		last.jobID, last.recorded = st.JobID, st.SubmittedAt.Time
 	}
-	r.unsent.add(obj.GetUID(), last, max(r.jobDeadline, time.Hour))
+	r.unsent.add(obj.GetUID(), last, max(r.JobDeadline, time.Hour))
 	if last.jobID != "" {
-		// The job is named only in this process's memory now: the budget's controller looks at
-		// once, and writes it into the reservation.
-		r.ledgers.wakeUp(obj.GetNamespace())
+		// The job is named only in memory: look at once, to write it into the reservation.
+		r.Ledgers.wakeUp(obj.GetNamespace())
 	}
 }
 

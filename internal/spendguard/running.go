@@ -28,15 +28,10 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// Running jobs' reservations as text. Every running render holds a reservation until its end is
-// charged, and every write of the budget sends and stores all of them: as objects, the API server
-// decodes, validates, merges and encodes each field of each one on every write
-// (BenchmarkStatusWrite, budget-status-patch/running=N: with 100 running jobs a write costs it
-// 17.7 ms of CPU as objects and 5.4 ms as lines, an empty budget's 2.6 ms; with 999, 128.6 against
-// 25.8 ms). So each is kept as one line of status.runningJobs (v1alpha1.RunningJobLine). The guard
-// works on reservations as objects only: a budget is expanded where it is read (readBudget) and
-// compacted where it is written (patchBudgetStatus). A budget written by an older manager, whose
-// running jobs are objects, is read as it is and compacted at its next write.
+// Running jobs' reservations are kept as lines of status.runningJobs: every write sends all of
+// them, and as objects the API server decodes and validates each field (BenchmarkStatusWrite:
+// 100 running jobs cost a write 17.7 ms of CPU as objects, 5.4 ms as lines). The guard works on
+// objects: a budget is expanded where it is read and compacted where it is written.
 
 // expandRunning moves b's running jobs kept as lines into its reservations
 // (VideoBudgetStatus.AllReservations).
@@ -73,10 +68,8 @@ func readBudget(ctx context.Context, r client.Reader, ns string, b *videov1alpha
 	return nil
 }
 
-// patchBudgetStatus writes b's status over base's (both expanded, base as read) with an optimistic
-// lock, and leaves in b the budget as the API server answered, expanded. The reservations and
-// the running jobs' lines are sent together whenever either changed: a merge patch replaces a
-// list whole, and the two lists are one.
+// patchBudgetStatus writes b's status over base's with an optimistic lock, and leaves in b the
+// API server's answer. Reservations and running lines are sent together: they are one list.
 func patchBudgetStatus(ctx context.Context, c client.Client, b, base *videov1alpha1.VideoBudget) error {
 	wb, wbase := b.DeepCopy(), base.DeepCopy()
 	compactRunning(wb)
@@ -101,15 +94,10 @@ func patchBudgetStatus(ctx context.Context, c client.Client, b, base *videov1alp
 			return fmt.Errorf("writing the patch of VideoBudget %s/%s: %w", b.Namespace, b.Name, err)
 		}
 	}
-	// The answer is decoded into an object of its own: a client decodes it into the object it is
-	// given without zeroing it, field by field and list element by list element, and wb's lists
-	// are not the API server's when they were not sent (a budget of an older manager keeps its
-	// running jobs as objects): wb's lines would stay beside the answer's objects, each running
-	// job twice, and an element would keep fields of another reservation the answer omits.
+	// Decoded into a fresh object: a client does not zero the one it is given, and wb's lines
+	// would stay beside an older manager's objects. The UID names the budget for the simulation's
+	// API server, whose versions are per object.
 	out := &videov1alpha1.VideoBudget{}
-	// The UID names the budget the patch is meant for, to a reader of the request (the
-	// simulation's API server, whose versions are per object, refuses a deleted budget's copy by
-	// it); the patch itself carries the optimistic lock.
 	out.Namespace, out.Name, out.UID = b.Namespace, b.Name, b.UID
 	if err := c.Status().Patch(ctx, out, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return err

@@ -41,11 +41,9 @@ type Settlement struct {
 	Folded int
 }
 
-// SettleAll settles every reservation of the namespace's budget for an uninstall
-// (docs/architecture.md "Several managers, install and uninstall": the finalizers are let go with
-// what they guard settled). It must run with no manager of the namespace running: what a running
-// manager would settle later (an attempt in flight, a running job's end) is decided now, on the
-// safe side.
+// SettleAll settles every reservation of the namespace's budget for an uninstall, with no
+// manager running (docs/architecture.md "Several managers, install and uninstall"), on the safe
+// side:
 //   - a running job's reservation, or a job recorded since its reservation that has not ended,
 //     is charged its estimate: nobody will read its end;
 //   - a reservation whose object is gone, or whose object still holds that attempt in flight
@@ -53,8 +51,7 @@ type Settlement struct {
 //   - a reservation whose object recorded a job since is counted as used;
 //   - any other was never sent (the in-flight record precedes the paid call) and is released.
 //
-// First, what the objects recorded is folded, as by every budget write (fold.go): a job's end its
-// render's status records is charged what it cost.
+// What the objects recorded is folded first, as by every budget write.
 func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 	var s Settlement
 	var readErr error
@@ -66,8 +63,7 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 	for i := range renders.Items {
 		statusOf[string(renders.Items[i].UID)] = &renders.Items[i].Status.JobStatus
 	}
-	// The write below folds them first, as every budget write does; counted here, on a copy, since
-	// no manager runs to fold them meanwhile.
+	// The write below folds them; counted here first, on a copy.
 	folded, err := g.unfoldedFacts(ctx, ns)
 	if err != nil {
 		return s, err
@@ -80,8 +76,7 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 		for _, res := range b.Status.Reservations {
 			if res.JobID != "" {
 				if st := statusOf[res.UID]; st != nil && failedJob(st, res) {
-					// Its failure was written before its change reached the budget: a failed job
-					// is charged nothing.
+					// A failed job is charged nothing.
 					continue
 				}
 				if !charged(b, res.JobID) {
@@ -129,8 +124,7 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 		return s, readErr
 	}
 	if err == nil {
-		// No VideoBudget controller runs after an uninstall to write a copy held back after a
-		// failed write: a budget created after a reinstall takes over what this wrote.
+		// No controller runs after an uninstall to write a copy held back.
 		err = g.ledgers.flushPending(ctx, ns)
 	}
 	return s, err
