@@ -37,37 +37,22 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// The ledger: a VideoBudget's status is deleted with the budget (a GitOps replace or prune,
-// kubectl replace --force, a restore without status), so the period's usage is also kept in a
-// ConfigMap that no object owns: nothing garbage-collects it with the budget. It lives in the
-// manager's own namespace (Ledgers.Namespace), named LedgerConfigMapPrefix plus the tenant's
-// namespace, where tenants cannot write: a record a tenant could delete or rewrite would let it
-// start its month again from zero (docs/architecture.md "Records that outlive a version"). It is a
-// copy of status.used and status.chargedJobs with the period they belong to, written after every
-// budget write that changes them (a render's count when its job id is recorded, its seconds and
-// credits when it ends: two writes per render, in namespaces with a budget only), and once when a
-// budget takes it over. A budget that has not merged it yet (its status names another budget's uid,
-// or none) merges it before its first decision: the same period keeps the larger of each count and
-// the union of the charged job ids; the reservations of submissions in flight and of running
-// jobs are rebuilt from the objects of the namespace (read from the cache), with the estimates
-// their status recorded.
+// The ledger: a VideoBudget's status is deleted with the budget (a GitOps replace or prune, a
+// restore without status), so the period's usage, reservations and charged job ids are also kept
+// in a ConfigMap no object owns, in the manager's own namespace where tenants cannot write (a
+// record a tenant could delete would reset its month: docs/architecture.md "Records that outlive
+// a version"). It is written after every budget write that changes it, so it is never ahead of
+// what was decided, and a failed write is made good by the next (each is the whole snapshot). A
+// budget that has not merged it (its status names another budget's uid, or none) merges it before
+// its first decision (each count the larger, the charged ids joined) and rebuilds the reservations
+// of submissions in flight and running jobs from the objects. While no budget exists, a ledger
+// naming a budget of the current period keeps its limits: a replace releases nothing; deleting the
+// ledger is how the platform removes them.
 //
-// The ledger is also what keeps a budget's limits while the budget is gone: a namespace whose
-// ledger names a budget of the current period and that has no VideoBudget submits nothing
-// (Guard.Reserve) until a VideoBudget takes over or the platform deletes the ledger, the explicit
-// removal of the limits. A deletion is not a removal: a replace must never release a render.
-//
-// Migration, once per namespace: managers before this one kept the ledger in the tenant's own
-// namespace (LedgerConfigMapName). Where the manager's namespace holds no ledger of a namespace
-// yet, a budget that takes over merges that old ConfigMap (same period only, each count the larger)
-// and the ledger is written in the manager's namespace at once; a budget that took over long ago
-// has the old ledger's counts already (the ledger was never ahead of its budget), and the
-// VideoBudget controller writes its ledger at its first look. From then on the old ConfigMap is
-// never read: what a tenant does to it changes nothing.
-//
-// The ledger is the safe side of the budget, never ahead of what was decided: it is written after
-// the budget, so a budget deleted between the two writes loses at most that one change. A ledger
-// write that fails is logged and made good by the next one (each write is the whole snapshot).
+// Migration: older managers kept the ledger in the tenant's namespace (LedgerConfigMapName). A
+// budget taking over where the manager's namespace holds none merges that one; a budget that took
+// over long ago has its ledger written at the controller's first look; the old one is never read
+// again.
 
 // The ledgers, in the manager's namespace only: the Role is config/rbac/ledger_role.yaml (a
 // namespace-scoped Role, bound in the manager's namespace; the chart's templates/rbac.yaml). The
@@ -89,10 +74,8 @@ type ledger struct {
 	Used        videov1alpha1.BudgetUsage  `json:"used"`
 	// Windows are the budget's usage windows (day, week, month).
 	Windows []videov1alpha1.BudgetWindow `json:"windows,omitempty"`
-	// Reservations are the budget's pending submissions and running jobs, copied with the usage
-	// they are consistent with: a render paid whose count has not reached the budget yet (its
-	// job is folded by a later write) is still a reservation, and a budget created again
-	// takes it over instead of admitting another render in its room.
+	// Reservations are copied with the usage they are consistent with: a budget created again
+	// takes over an unfolded job's instead of admitting another render in its room.
 	Reservations []videov1alpha1.BudgetReservation `json:"reservations,omitempty"`
 	ChargedJobs  []string                          `json:"chargedJobs,omitempty"`
 	ChargeCount  int64                             `json:"chargeCount,omitempty"`
@@ -114,29 +97,23 @@ func ledgerChanged(before, after *videov1alpha1.VideoBudget) bool {
 type Ledgers struct {
 	// Namespace is the manager's own namespace.
 	Namespace string
-	// known are the tenant namespaces whose ledger this process wrote or saw: the VideoBudget
-	// controller looks for the others' once, to write those a migration left to write.
+	// known are the namespaces whose ledger this process wrote or saw (ensure).
 	known sync.Map
 
 	mu      sync.Mutex
 	tenants map[string]*tenantLedger
-	// free are the tenant namespaces whose ledger was read and holds no limits, until when that
-	// answer is used without reading it again (holds).
+	// free are the namespaces whose ledger holds no limits, until when that answer stands (holds).
 	free map[string]time.Time
-	// wrote are the tenant namespaces whose ledger this process wrote; failed, those whose last
-	// write failed, with its error. A namespace whose ledger cannot be written admits nothing
-	// (Guard.reserveChange): fail closed.
+	// wrote are the namespaces whose ledger this process wrote; failed, those whose last write
+	// failed: they admit nothing (fail closed).
 	wrote  map[string]bool
 	failed map[string]error
-	// wake, when set, hears of each namespace whose budget the VideoBudget controller must look
-	// at (Wake).
+	// wake, when set, is the VideoBudget controller's (Wake).
 	wake chan event.GenericEvent
 }
 
-// Wake is a source of the namespaces whose VideoBudget the controller must look at, for its
-// watch: a ledger write that starts failing (whoever wrote, so that the budget's status says
-// why nothing is paid), and changes queued for the budget that are due (Guard.flushDue). Timers
-// only wake the controller: every write of the API is a reconcile's or its caller's.
+// Wake is the source of the namespaces whose VideoBudget the controller must look at: a ledger
+// write that starts failing, changes queued that are due. Timers only wake the controller.
 func (s *Ledgers) Wake() <-chan event.GenericEvent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -149,8 +126,8 @@ func (s *Ledgers) Wake() <-chan event.GenericEvent {
 // wakeQueue bounds the wake-ups waiting for the controller; one per namespace is enough.
 const wakeQueue = 1024
 
-// wakeUp asks the VideoBudget controller to look at tenant's budget. It reports false when
-// nobody listens or too many wake-ups wait: the caller tries again later.
+// wakeUp asks the VideoBudget controller to look at tenant's budget; false when nobody listens
+// or too many wake-ups wait.
 func (s *Ledgers) wakeUp(tenant string) bool {
 	s.mu.Lock()
 	ch := s.wake
@@ -191,9 +168,8 @@ func (s *Ledgers) confirmed(tenant string) bool {
 	return s.wrote[tenant] && s.failed[tenant] == nil
 }
 
-// noteWrite records the outcome of a write of tenant's ledger. A write that fails where the last
-// one did not wakes the namespace's VideoBudget controller (Failed), so that its status says
-// why nothing is paid, whoever wrote.
+// noteWrite records the outcome of a write of tenant's ledger; a first failure wakes the
+// VideoBudget controller, so that its status says why nothing is paid.
 func (s *Ledgers) noteWrite(tenant string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -212,40 +188,30 @@ func (s *Ledgers) noteWrite(tenant string, err error) {
 	s.wrote[tenant] = true
 }
 
-// freeTTL is how long a ledger read that holds no limits is used again. Within it, every write
-// of the namespace's ledger by this process (a budget's usage) and every budget deletion it sees
-// forget the answer; only a ledger written by hand, or by another process, waits for it.
+// freeTTL is how long a ledger read that holds no limits is used again; this process's writes of
+// it and budget deletions forget the answer sooner.
 const freeTTL = 30 * time.Second
 
-// tenantLedger is one namespace's ledger as this process writes it. Every budget write that changes
-// what the ledger keeps is copied at once: a cadence that held copies back in memory lost up to
-// its interval of usage when the manager was killed and the budget replaced before the next
-// manager's first look (the simulation found it in 28 of 1,000 seeds at 10 s, docs/spend-guard.md
-// "The simulation"); writing through costs 0.22 ConfigMap writes per guarded render at the
-// default make bench (0.07 at 10 s).
+// tenantLedger is one namespace's ledger as this process writes it: written through (a 10 s
+// cadence lost its interval of usage in a kill and a replace: 28 of 1,000 simulation seeds).
 type tenantLedger struct {
 	// pending is the copy whose write failed, held back for the next write or read of the
 	// ledger: nil when the ledger is current.
 	pending *videov1alpha1.VideoBudget
 	client  client.Client
-	// written is the copy this process last wrote (before gone's changes): a copy of the same
-	// budget at an older resourceVersion is not written over it (olderCopy).
+	// written is the copy this process last wrote (before gone's changes); an older copy of the
+	// same budget is not written over it.
 	written *videov1alpha1.VideoBudget
-	// gone are the changes made to budget goneUID after it was deleted (a charge whose budget
-	// write found it gone, keepInLedger): no copy of the budget holds them, so each
-	// copy of it written from then on gets them, until a copy of another budget is written (the
-	// one that took the ledger over, and them with it).
+	// gone are the changes made to budget goneUID after it was deleted (keepInLedger): each later
+	// copy of it gets them, until another budget's copy (which took them over) is written.
 	gone    []func(*videov1alpha1.VideoBudget) bool
 	goneUID types.UID
 	// replaced are the budgets whose ledger a later budget took over in this process (tookOver).
 	replaced []types.UID
-	// io orders the namespace's ledger writes of this process, and the reads that decide on the
-	// ledger (a budget taking it over, a namespace without a budget) after them: a copy on its
-	// way to the API server when such a read starts is written before the read is made. Without
-	// it, a new budget read the ledger while the deleted one's last copy was in flight and
-	// admitted a second render under maxRenders 1 (TestABudgetTakingOverReadsTheLedgerCopyInFlight).
-	// A channel of one, so that a wait heeds its context. The other fields are guarded by
-	// Ledgers.mu; io is taken first.
+	// io orders this process's writes of the ledger before the reads that decide on it: without
+	// it a new budget read the ledger while the deleted one's last copy was in flight
+	// (TestABudgetTakingOverReadsTheLedgerCopyInFlight). A channel, so a wait heeds its context;
+	// taken before Ledgers.mu, which guards the other fields.
 	io chan struct{}
 }
 
@@ -281,8 +247,7 @@ func (s *Ledgers) tenantOf(tenant string) *tenantLedger {
 	return s.tenantOfLocked(tenant)
 }
 
-// existingTenant is tenant's ledger state, nil when this process never wrote its ledger: a namespace
-// without a budget, asked about at each paid submission, gets none.
+// existingTenant is tenant's ledger state, nil when this process never wrote its ledger.
 func (s *Ledgers) existingTenant(tenant string) *tenantLedger {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -290,11 +255,8 @@ func (s *Ledgers) existingTenant(tenant string) *tenantLedger {
 }
 
 // olderCopy reports whether b is a copy of the same budget as than at an older resourceVersion:
-// a status write is optimistic-locked, so the newer copy holds every change of the older one, and
-// two writers (a render's reservation, the VideoBudget controller) may reach the ledger in the
-// other order. Copies of different budgets (a replace), or whose versions cannot be compared, are
-// not older. Versions that go back (etcd restored without --bump-revision) hold copies back until
-// the manager restarts: docs/spend-guard.md, "Restoring etcd".
+// the newer holds every change of the older (optimistic locks), and two writers may reach the
+// ledger in the other order (versions that go back: docs/spend-guard.md, "Restoring etcd").
 func olderCopy(b, than *videov1alpha1.VideoBudget) bool {
 	return b != nil && than != nil && b.UID == than.UID && newerCopy(than.ResourceVersion, b.ResourceVersion)
 }
@@ -320,11 +282,9 @@ func (s *Ledgers) flushPending(ctx context.Context, tenant string) error {
 	return s.flushLocked(ctx, lc)
 }
 
-// keepAhead runs when tenant's budget is deleted, the moment a budget created again would take
-// its ledger over: a copy held back after a failed write is written, and the copy this process wrote last
-// is written again when the ledger now holds less of the same budget's usage (the manager's
-// namespace restored from an older backup, a ledger edited by hand). A ledger that is gone stays
-// gone: deleting it is how the platform removes the limits.
+// keepAhead runs when tenant's budget is deleted: a copy held back is written, and the last copy
+// written again when the ledger holds less of it (restored from an older backup, edited by hand).
+// A ledger that is gone stays gone: that is how the platform removes the limits.
 func (s *Ledgers) keepAhead(ctx context.Context, c client.Client, r client.Reader, tenant string) error {
 	lc := s.existingTenant(tenant)
 	if lc == nil {
@@ -356,10 +316,8 @@ func (s *Ledgers) keepAhead(ctx context.Context, c client.Client, r client.Reade
 	return s.writeLocked(ctx, c, last, lc)
 }
 
-// removedLocked reports whether tenant's ledger, which this process wrote, is gone: the platform
-// deleted it with the budget to remove the namespace's limits. What is held back for it
-// and the changes kept for the deleted budget are dropped then, so that no later copy creates it
-// again. lc.io is held.
+// removedLocked reports whether tenant's ledger, which this process wrote, is gone (the limits
+// removed): what is held back for it is dropped, so that no later copy creates it again.
 func (s *Ledgers) removedLocked(ctx context.Context, r client.Reader, lc *tenantLedger, tenant string) (bool, error) {
 	s.mu.Lock()
 	wrote := lc.written != nil
@@ -391,8 +349,7 @@ func (s *Ledgers) removed(ctx context.Context, r client.Reader, tenant string) (
 }
 
 // behind reports whether ledger l is an older copy of the same budget's usage than want: no
-// count of it is larger, and the charge count or a count of the same period is smaller. A ledger
-// of another budget, or of another period, is not compared.
+// count larger, and the charge count or a count of the same period smaller.
 func behind(l *ledger, want ledger) bool {
 	if l == nil || l.BudgetUID != want.BudgetUID || l.ChargeCount > want.ChargeCount {
 		return false
@@ -419,11 +376,9 @@ func (s *Ledgers) flushLocked(ctx context.Context, lc *tenantLedger) error {
 	return s.writeLocked(ctx, c, b, lc)
 }
 
-// readCurrent reads tenant's ledger as this process last wrote or held it back: a copy held back
-// after a failed write is written first, and a write on its way is waited for (tenantLedger.io). A copy
-// held back that cannot be written (the ledger's namespace missing) is returned as unwritten, for
-// the caller to decide on too. skip, when set, is asked once those are written: true answers "no
-// ledger" without reading.
+// readCurrent reads tenant's ledger after this process's writes on their way and the copy held
+// back; one that cannot be written is returned as unwritten, for the caller to decide on too.
+// skip, when set, may answer "no ledger" without reading.
 func (s *Ledgers) readCurrent(ctx context.Context, r client.Reader, tenant string, skip func() bool) (l, unwritten *ledger, found bool, err error) {
 	if lc := s.existingTenant(tenant); lc != nil {
 		if err := lc.lock(ctx); err != nil {
@@ -474,10 +429,8 @@ func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.V
 }
 
 // writeLocked is write with lc.io held. A copy older than the one written last is not written
-// (olderCopy), and the last write's outcome is returned; one older than the copy held back is
-// replaced by it. The changes made to the budget since it was deleted (gone) are applied to the
-// copy written. A copy whose write fails is held back, to be written by the next write or read
-// of the ledger, unless a newer one is.
+// (the last outcome stands); one older than the copy held back is replaced by it; gone's changes
+// are applied; a copy whose write fails is held back, unless a newer one is.
 func (s *Ledgers) writeLocked(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, lc *tenantLedger) error {
 	s.mu.Lock()
 	if olderCopy(b, lc.pending) || b == lc.pending {
@@ -513,14 +466,10 @@ func (s *Ledgers) writeLocked(ctx context.Context, c client.Client, b *videov1al
 	s.mu.Lock()
 	switch {
 	case err != nil:
-		// Held back for the next write or read of the ledger (readCurrent hands it to a budget
-		// taking over), unless a newer copy is held back already.
 		if lc.pending != b && lc.supersedes(b, lc.pending) {
 			lc.pending, lc.client = b.DeepCopy(), c
 		}
 	default:
-		// What was held back is written now, unless it is a newer copy (recorded meanwhile) or
-		// another budget's that this one did not take over.
 		if lc.pending == b || (lc.pending == heldBack && lc.supersedes(b, heldBack)) {
 			lc.pending = nil
 		}
@@ -567,9 +516,8 @@ func (s *Ledgers) tookOver(b *videov1alpha1.VideoBudget, from ...*ledger) {
 // maxReplaced bounds the replaced budgets remembered per namespace.
 const maxReplaced = 8
 
-// keepGone records changes made to budget last (deleted: its write found it gone) for each
-// later copy of it (tenantLedger.gone), and returns the newest copy of it this process knows,
-// to write them with.
+// keepGone records changes made to the deleted budget last for each later copy of it, and
+// returns the newest copy of it this process knows.
 func (s *Ledgers) keepGone(last *videov1alpha1.VideoBudget, changes []func(*videov1alpha1.VideoBudget) bool, now time.Time) *videov1alpha1.VideoBudget {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -585,10 +533,7 @@ func (s *Ledgers) keepGone(last *videov1alpha1.VideoBudget, changes []func(*vide
 		}
 	}
 	if len(lc.gone) > maxGone {
-		// A namespace left without a budget charges on (its jobs end): the changes are folded
-		// into one, the merge of the copy they make (each count the larger, the charged jobs
-		// joined), so that each write does not apply all of them again, and a copy of any
-		// version written later (the one held back, a late one) still gets them.
+		// Folded into one merge, so that each write does not apply them all again.
 		folded := ledgerOf(s.withGoneLocked(lc, newest))
 		lc.gone = []func(*videov1alpha1.VideoBudget) bool{func(b *videov1alpha1.VideoBudget) bool {
 			// now is the fold's: every copy of the deleted budget is of a period no later.
@@ -645,11 +590,8 @@ func readLedgerAt(ctx context.Context, r client.Reader, at types.NamespacedName)
 }
 
 // holds reports whether tenant's ledger keeps the limits of a budget deleted in the current
-// period: it names a budget and its period has not ended at now. It returns the period's end.
-//
-// A paid submission in a namespace without a budget asks this every time: a ledger that holds
-// no limits is not read again for freeTTL (nor after this process writes it or sees a budget
-// deleted), so that unguarded renders do not each cost an API read (issue 30).
+// period, and the period's end. Every paid submission without a budget asks: a free answer is
+// kept for freeTTL, so that unguarded renders do not each cost an API read (issue 30).
 func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now time.Time) (bool, time.Time, error) {
 	cached := false
 	l, unwritten, _, err := s.readCurrent(ctx, r, tenant, func() bool {
@@ -713,9 +655,8 @@ func (s *Ledgers) ensure(ctx context.Context, c client.Client, r client.Reader, 
 	return s.write(ctx, c, b)
 }
 
-// MergeLedger merges l, the ledger of an earlier budget, into b's status: the charged job ids
-// and the charge count whatever l's period (they say which jobs are charged), the
-// usage when l's period has not ended at now, each count keeping the larger value. It reports
+// MergeLedger merges l, an earlier budget's ledger, into b's status: the charged job ids and
+// count whatever the period, the current windows' usage each count the larger. It reports
 // whether b changed.
 func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 	if l == nil {
@@ -724,16 +665,12 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 	before := b.Status.DeepCopy()
 	b.Status.ChargeCount = max(b.Status.ChargeCount, l.ChargeCount)
 	joinCharged(b, l.ChargedJobs)
-	// Each usage window of the ledger that is still current keeps the larger of each count,
-	// whether the ledger's own period ended or not (a Daily budget's month goes on); the period's
-	// usage is its window's, and at least the ledger's for the same period.
 	RollPeriod(b, now)
 	current := l.PeriodEnd != nil && now.Before(l.PeriodEnd.Time)
 	samePeriod := current && l.Period == b.Status.Period && l.PeriodStart != nil && b.Status.PeriodStart != nil &&
 		l.PeriodStart.Time.Equal(b.Status.PeriodStart.Time)
 	if len(l.Windows) == 0 && current {
-		// A ledger of an older manager (no windows): its period's usage counts in every window,
-		// on the safe side, as rollWindows does for a status without windows.
+		// An older manager's ledger (no windows): its usage counts in every window.
 		maxInto(&b.Status.Used, l.Used)
 		for i := range b.Status.Windows {
 			maxInto(&b.Status.Windows[i].Used, l.Used)
@@ -748,9 +685,7 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 	}
 	w := window(b, b.Status.Period)
 	maxInto(&b.Status.Used, w.Used)
-	// The earlier budget's reservations that this one does not hold, whatever the period (they
-	// count in the period their job is recorded in): the folds and charges still to come
-	// find them here, or the controller does (settleInterrupted).
+	// The earlier budget's reservations this one does not hold, whatever the period.
 	held := map[string]bool{}
 	for _, r := range b.Status.Reservations {
 		held[r.UID+"/"+r.AttemptID] = true
@@ -764,8 +699,7 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 	return !equality.Semantic.DeepEqual(*before, b.Status)
 }
 
-// joinCharged adds the charged job ids of an earlier budget's ledger, whatever its period: they
-// say which jobs are charged.
+// joinCharged adds an earlier budget's charged job ids.
 func joinCharged(b *videov1alpha1.VideoBudget, ids []string) {
 	for _, id := range ids {
 		if !charged(b, id) {
@@ -777,28 +711,20 @@ func joinCharged(b *videov1alpha1.VideoBudget, ids []string) {
 	}
 }
 
-// adoptLedger brings a budget that has not merged the namespace's ledger up to it, and rebuilds
-// the reservations of the submissions in flight and the running jobs from the objects (c lists
-// them from the cache). Where the manager's namespace holds no ledger of the namespace, the old
-// one in the namespace itself is merged instead (the migration). It reports whether b changed
-// (the ledger is then to be written); it is a no-op for a budget that merged it.
+// adoptLedger brings a budget that has not merged the namespace's ledger (or, migrating, the old
+// one in the namespace) up to it, and rebuilds the reservations in flight and of running jobs
+// from the objects. It reports whether b changed.
 func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *Ledgers, b *videov1alpha1.VideoBudget, now time.Time) (bool, error) {
 	if b.UID == "" || b.Status.LedgerBudgetUID == string(b.UID) {
 		return false, nil
 	}
-	// A copy held back of the budget this one replaces is read too, and so is a copy
-	// on its way.
 	l, unwritten, found, err := s.readCurrent(ctx, reader, b.Namespace, nil)
 	if err != nil {
 		return false, err
 	}
-	// A status this budget brought along (restored from a backup) and the ledger are two copies
-	// of the namespace's usage, either of which may be the older: a reservation is absent from
-	// a copy, or holds a job id there, once it was settled, and then counts in that copy's usage.
-	// Only the later copy's reservations are kept (with those rebuilt from the objects below):
-	// the other's may have been settled or charged since, and would be counted again. When
-	// neither is certainly later, both are kept (the safe side: each is checked against its
-	// object).
+	// A restored status and the ledger are two copies, either may be the older: only the later
+	// one's reservations are kept (the other's may have been folded since, and would count
+	// twice); both when neither is certainly later (each is checked against its object).
 	for _, cp := range []*ledger{unwritten, l} {
 		switch laterCopy(&b.Status, cp) {
 		case 1:
@@ -809,8 +735,7 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 			*cp = own
 		}
 	}
-	// A copy this process could not write (the ledger unwritable) is taken over as well: the
-	// budget's own ledger write fails then, and nothing is admitted until it succeeds.
+	// A copy this process could not write is taken over too (nothing is admitted meanwhile).
 	MergeLedger(b, unwritten, now)
 	s.tookOver(b, l, unwritten)
 	if !found {
@@ -829,10 +754,8 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 	return true, nil
 }
 
-// laterCopy compares ledger l with a budget's status as two copies of one namespace's usage: 1
-// when l is certainly the later (more charges, or more submissions counted in the same period),
-// -1 when the status is, 0 when neither is certain (or l is nil). Counts only grow within a
-// period, and every charge adds to chargeCount.
+// laterCopy is 1 when ledger l is certainly later than the status (more charges, or more
+// submissions counted in the same period), -1 when the status is, 0 when neither is certain.
 func laterCopy(st *videov1alpha1.VideoBudgetStatus, l *ledger) int {
 	if l == nil {
 		return 0
@@ -846,17 +769,11 @@ func laterCopy(st *videov1alpha1.VideoBudgetStatus, l *ledger) int {
 	return cmp.Compare(l.Used.Renders+l.Used.Previews, st.Used.Renders+st.Used.Previews)
 }
 
-// countRunning makes every running render hold a reservation: a budget written by an older
-// manager kept none for running jobs (or only under a seconds or credits limit), so while the
-// status does not say that every running job holds one (runningReserved), their reservations are
-// rebuilt from the objects (idempotent: an object that holds one is skipped). Both the controller
-// and the guard's admissions call it, so a render asking to pay before the controller looked at
-// the budget decides on the running jobs too. While more jobs run than the budget holds
-// reservations for, runningReserved stays false and the others are added as room frees.
-//
-// A job that ended since endedSince (this process's start; zero for a budget that took the
-// namespace's ledger over just now) is added too: an older manager charged the ends it wrote, but
-// an end this process wrote before the budget's first look has no reservation to be folded into.
+// countRunning makes every running render hold a reservation until the status says so
+// (runningReserved): an older manager kept none for running jobs, so they are rebuilt from the
+// objects, by the controller or the first admission. A job that ended since endedSince (this
+// process's start, zero for a budget just taken over) is added too: an end this process wrote
+// before the budget's first look has no reservation to be folded into.
 func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, endedSince time.Time) error {
 	if b.Status.RunningReserved {
 		return nil
@@ -869,10 +786,8 @@ func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBu
 	return nil
 }
 
-// rebuildReservations adds the reservations a replaced budget held: one for each object whose
-// submission is in flight (inFlight), and, while the budget limits seconds or credits, one for
-// each render whose job runs and is not charged. With inFlight false it adds only the running
-// jobs': a length limit added to a live budget counts the renders already running (issue 37).
+// rebuildReservations adds a reservation for each render whose job runs and is not charged, and,
+// with inFlight, for each object whose submission is in flight.
 func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, inFlight bool, endedSince time.Time) (complete bool, err error) {
 	complete = true
 	held := map[string]bool{}
@@ -896,8 +811,7 @@ func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.
 			return
 		}
 		r := videov1alpha1.BudgetReservation{Kind: kind, Name: obj.GetName(), UID: string(obj.GetUID())}
-		// The estimate and flags the submission recorded: the request of a storyboardRef render
-		// lives in another object, which may have moved on since.
+		// What the submission recorded: a storyboardRef's request may have moved on since.
 		var recorded *videov1alpha1.BudgetEstimate
 		switch {
 		case st.Submission != nil:
@@ -926,8 +840,7 @@ func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.
 	for i := range renders.Items {
 		add("VideoRender", &renders.Items[i], &renders.Items[i])
 	}
-	// An older manager's reservation (no estimate) decides with its render's, from the first
-	// admission on, not only once the VideoBudget controller looked at it.
+	// An older manager's reservation (no estimate) gets its render's.
 	for i := range b.Status.Reservations {
 		r := &b.Status.Reservations[i]
 		if r.Kind == kindStoryboard || r.EstimatedSeconds > 0 {
@@ -945,10 +858,8 @@ func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.
 	return complete, nil
 }
 
-// EstimateRender is the estimate of the render's job in status.jobId as its submission recorded
-// it, or, for a job an older manager submitted, an estimate from the spec: its inline request, or,
-// for a storyboardRef render (whose request lives in another object, which may have moved on) and
-// a project render, the default on the safe side (it may consume credits, its length is unbounded).
+// EstimateRender is the estimate the render's submission recorded, or, for an older manager's
+// job, one from its inline request, or the safe default (storyboardRef and project renders).
 func EstimateRender(vr *videov1alpha1.VideoRender) Estimate {
 	if r := vr.Status.BudgetEstimate; r != nil {
 		return EstimateOf(r)
