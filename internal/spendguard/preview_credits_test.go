@@ -50,10 +50,11 @@ func previewHarness(t *testing.T) (*batchHarness, *videov1alpha1.VideoStoryboard
 	return h, sb
 }
 
-func chargePreviewCredits(t *testing.T, h *batchHarness, sb *videov1alpha1.VideoStoryboard, credits string) {
+// chargePreviewCredits charges the 7 credits the preview's answer reports, as chargeEnd does.
+func chargePreviewCredits(t *testing.T, h *batchHarness, sb *videov1alpha1.VideoStoryboard) {
 	t.Helper()
 	c := ChargeOf(sb)
-	c.Credits = ptr.To(resource.MustParse(credits))
+	c.Credits = ptr.To(resource.MustParse("7"))
 	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
 		t.Fatal(err)
 	}
@@ -76,20 +77,20 @@ func TestAPreviewsCreditsReportedAfterItsJobWasFoldedAreCharged(t *testing.T) {
 	if b := h.budget(t); b.Status.Used.Previews != 1 {
 		t.Fatalf("control: the job's record was not folded: used %+v", b.Status.Used)
 	}
-	chargePreviewCredits(t, h, sb, "7")
+	chargePreviewCredits(t, h, sb)
 	assertPreviewPaidOnce(t, h)
 	// The end's write failed and the reconcile charges again: nothing more.
-	chargePreviewCredits(t, h, sb, "7")
+	chargePreviewCredits(t, h, sb)
 	h.foldNow(t)
 	assertPreviewPaidOnce(t, h)
 }
 
 func TestAPreviewsCreditsChargedBeforeItsJobWasFoldedLeaveItsRecordToBeFolded(t *testing.T) {
 	h, sb := previewHarness(t)
-	chargePreviewCredits(t, h, sb, "7")
+	chargePreviewCredits(t, h, sb)
 	h.foldNow(t)
 	assertPreviewPaidOnce(t, h)
-	chargePreviewCredits(t, h, sb, "7")
+	chargePreviewCredits(t, h, sb)
 	h.foldNow(t)
 	assertPreviewPaidOnce(t, h)
 }
