@@ -381,12 +381,12 @@ type VideoBudgetStatus struct {
 	// used, whatever their period. A render's job is charged once because its reservation is
 	// removed in the same write; the ids tell where no reservation can (a preview's credits, a
 	// budget written by an older manager). A preview's job whose submission was counted is
-	// listed as "counted:" and its id. Bounded: an older one seen again there is charged again,
-	// the safe side.
+	// listed as "counted:" and its id until its credits are charged. Bounded: an older one seen
+	// again there is charged again, the safe side.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=256
-	// +kubebuilder:validation:items:MaxLength=100
+	// +kubebuilder:validation:items:MaxLength=108
 	ChargedJobs []string `json:"chargedJobs,omitempty"`
 
 	// chargeCount counts the jobs ever charged into this budget (each id added to chargedJobs).

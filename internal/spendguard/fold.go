@@ -148,15 +148,15 @@ func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBu
 // in the second of the next reservation would pass for its job).
 func paidWith(b *videov1alpha1.VideoBudget, st *videov1alpha1.JobStatus, res videov1alpha1.BudgetReservation) bool {
 	if res.Kind == kindStoryboard {
-		return recordedSince(st, res) && !charged(b, previewCounted(st.JobID))
+		return recordedSince(st, res) && !charged(b, previewCounted(st.JobID)) && !charged(b, st.JobID)
 	}
 	return recordedSince(st, res) && !known(b, st.JobID)
 }
 
-// previewCounted is the chargedJobs entry of a preview's job whose submission was counted. Its job
-// id itself is posted by the charge of its credits (Charge, before its end is written): one entry
-// for both made the credits reported after the count's fold pass for charged, and never reach the
-// budget (TestAPreviewsCreditsReportedAfterItsJobWasFoldedAreCharged).
+// previewCounted is the chargedJobs entry of a preview's job whose submission was counted, until
+// the charge of its credits (Charge, before its end is written) posts the job id itself, counting
+// the submission first when its reservation is still pending: one entry for both made the credits
+// reported after the count's fold pass for charged (TestAPreviewsCreditsReportedAfterItsJobWasFoldedAreCharged).
 func previewCounted(jobID string) string { return "counted:" + jobID }
 
 // known reports whether b posted jobID already or a reservation holds it.

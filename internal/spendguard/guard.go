@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -362,10 +363,12 @@ func takeReservation(b *videov1alpha1.VideoBudget, uid, attempt string, charge b
 // (docs/spend-guard.md, "Durable, and folded from facts").
 type JobCharge struct {
 	JobID string
-	// UID is the render's (empty for a preview's credits). With Attempt (the submission that
-	// created the job) or Since (when the render recorded it), it finds the render's reservation
-	// before its job's fold.
-	UID     types.UID
+	// UID is the object's. With Attempt (the submission that created the job) or Since (when the
+	// object recorded it), it finds the object's reservation before its job's fold.
+	UID types.UID
+	// Preview: the charge of a preview's credits, which holds no reservation once its job's
+	// record is folded (chargedJobs tells).
+	Preview bool
 	Attempt string
 	Since   time.Time
 	// Unreported: the request consumed AI credits the job answer does not report.
@@ -386,11 +389,10 @@ func ChargeOf(obj client.Object) JobCharge {
 	if st.CompletedAt != nil {
 		c.EndedAt = st.CompletedAt.Time
 	}
-	if _, ok := obj.(*videov1alpha1.VideoRender); ok {
-		c.UID = obj.GetUID()
-		if st.SubmittedAt != nil {
-			c.Since = st.SubmittedAt.Time
-		}
+	_, c.Preview = obj.(*videov1alpha1.VideoStoryboard)
+	c.UID = obj.GetUID()
+	if st.SubmittedAt != nil {
+		c.Since = st.SubmittedAt.Time
 	}
 	return c
 }
@@ -444,7 +446,7 @@ func (c JobCharge) pending(b *videov1alpha1.VideoBudget) int {
 		switch {
 		case c.JobID != "" && r.JobID == c.JobID:
 			return i
-		case c.UID != "" && r.UID == string(c.UID) && r.JobID == "" && r.Kind != kindStoryboard && (r.AttemptID == c.Attempt ||
+		case c.UID != "" && r.UID == string(c.UID) && r.JobID == "" && (r.Kind == kindStoryboard) == c.Preview && (r.AttemptID == c.Attempt ||
 			c.Attempt == "" && (c.Since.IsZero() || recordedFor(r, c.Since))):
 			found = i
 		}
@@ -455,7 +457,7 @@ func (c JobCharge) pending(b *videov1alpha1.VideoBudget) int {
 // posted reports, for a charge without a pending reservation, whether it was made: a render's
 // once every running job holds a reservation (runningReserved); elsewhere only chargedJobs tell.
 func (c JobCharge) posted(b *videov1alpha1.VideoBudget) bool {
-	return (c.UID != "" && b.Status.RunningReserved) || charged(b, c.JobID)
+	return (c.UID != "" && !c.Preview && b.Status.RunningReserved) || charged(b, c.JobID)
 }
 
 // charged reports whether jobID is among the latest maxChargedJobs charged.
@@ -481,8 +483,11 @@ func chargeJobAt(b *videov1alpha1.VideoBudget, jobID string, secs int64, credits
 	postJob(b, jobID)
 }
 
-// postJob remembers jobID among the latest maxChargedJobs jobs posted.
+// postJob remembers jobID among the latest maxChargedJobs jobs posted. A preview's job posted
+// replaces its count's entry (previewCounted): it says the count was folded too, and one entry
+// a preview keeps the window as long as before (TestBreakTodayPreviewCreditsRetryAfterOtherPreviewsIsNotChargedTwice).
 func postJob(b *videov1alpha1.VideoBudget, jobID string) {
+	b.Status.ChargedJobs = slices.DeleteFunc(slices.Clone(b.Status.ChargedJobs), func(id string) bool { return id == previewCounted(jobID) })
 	b.Status.ChargedJobs = append(b.Status.ChargedJobs, jobID)
 	b.Status.ChargeCount++
 	if n := len(b.Status.ChargedJobs); n > maxChargedJobs {
