@@ -94,3 +94,34 @@ func TestAPreviewsCreditsChargedBeforeItsJobWasFoldedLeaveItsRecordToBeFolded(t 
 	h.foldNow(t)
 	assertPreviewPaidOnce(t, h)
 }
+
+// A charge of a preview's credits that finds its reservation pending (the cache did not show the
+// job's record to the write's fold yet) counts the preview too, and the record's fold, when it
+// comes, finds it known: counted once, credits once, one chargedJobs entry.
+func TestAPreviewsCreditsChargeCountsItsPendingSubmission(t *testing.T) {
+	reservedAt := metav1.Now()
+	b := &videov1alpha1.VideoBudget{Status: videov1alpha1.VideoBudgetStatus{Reservations: []videov1alpha1.BudgetReservation{
+		{Kind: kindStoryboard, Name: "p", UID: "sb-1", AttemptID: "a", ReservedAt: reservedAt, AICredits: true},
+	}}}
+	sb := &videov1alpha1.VideoStoryboard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "p", UID: "sb-1"}}
+	sb.Status.JobID, sb.Status.SubmittedAt = "preview-job", &reservedAt
+	c := ChargeOf(sb)
+	c.Credits = ptr.To(resource.MustParse("7"))
+	if !c.change(b) {
+		t.Fatal("the charge changed nothing")
+	}
+	recountReserved(b)
+	if b.Status.Used.Previews != 1 || b.Status.Reserved.Previews != 0 || len(b.Status.Reservations) != 0 {
+		t.Errorf("the pending preview: used %d, reserved %d, %d reservations; want counted once", b.Status.Used.Previews, b.Status.Reserved.Previews, len(b.Status.Reservations))
+	}
+	if b.Status.Used.AICredits == nil || b.Status.Used.AICredits.Cmp(resource.MustParse("7")) != 0 {
+		t.Errorf("used.aiCredits %v, want 7", b.Status.Used.AICredits)
+	}
+	if len(b.Status.ChargedJobs) != 1 || b.Status.ChargedJobs[0] != "preview-job" {
+		t.Errorf("chargedJobs %v, want the job id once", b.Status.ChargedJobs)
+	}
+	res := videov1alpha1.BudgetReservation{Kind: kindStoryboard, UID: "sb-1", AttemptID: "b", ReservedAt: reservedAt}
+	if paidWith(b, &sb.Status.JobStatus, res) {
+		t.Error("a later reservation of the preview in the same second would be folded with its charged job")
+	}
+}
