@@ -29,23 +29,19 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// Folding the facts objects record in status writes they make anyway: a render's job
-// (status.jobId, submittedAt) and its end (completedAt, videoDuration, aiCreditsUsed, failure).
-// The job's fold makes the reservation usage (a render's stays, its running job's); the end's
-// posts it for what the job cost (JobCharge.change, the one charge). The reservation is the proof
-// that a fact is not folded yet: the optimistic-locked write that folds it removes the reservation
-// or gives it its job id, so a fact is folded once, whoever folds it, and a crash loses nothing.
-//
-// Every budget write folds what the cache shows; the VideoBudget controller folds what no write
-// carried within foldAge, all at once. A render moves on to a new job only after a write folds its
-// ended one (takeGrant), and a deleted render keeps its charge finalizer until then.
+// Folding the facts objects record in their status (a job, its end): the submission's reservation
+// becomes usage (a render's becomes its running job's), and the running job's is posted for what
+// it cost (JobCharge.change). The reservation proves a fact unfolded: the write that folds it
+// removes the reservation or gives it its job id, under the budget's optimistic lock, so a fact is
+// folded once and a crash loses nothing. Every budget write folds what the cache shows
+// (writeBatch); the VideoBudget controller folds what no write carried within foldAge.
 
 // foldAge is how old a fact must be before the VideoBudget controller folds it in a write of its
 // own: in a burst a guard write carries it first, and a stream of ends costs one write per foldAge.
 const foldAge = 5 * time.Second
 
-// EndOf is the charge of the ended job a VideoRender's status records: what it cost; nothing when
-// it failed; the estimate when its end was never read (the job deadline, unknown to the service).
+// EndOf is the charge of the ended job a VideoRender's status records: what it cost; nothing for
+// a failed job; its estimate for a job whose end was never read (given up).
 func EndOf(obj client.Object) (JobCharge, bool) {
 	vr, ok := obj.(*videov1alpha1.VideoRender)
 	if !ok || vr.Status.JobID == "" || vr.Status.CompletedAt == nil {
@@ -53,28 +49,27 @@ func EndOf(obj client.Object) (JobCharge, bool) {
 	}
 	st := &vr.Status
 	c := ChargeOf(vr)
-	unreported := st.BudgetEstimate != nil && st.BudgetEstimate.UnreportedCredits
-	switch {
-	case st.Failure != nil && givenUp(st.Failure.Code):
-		c.Estimate, c.Unreported = true, unreported
+	if st.Failure != nil && !givenUp(st.Failure.Code) {
+		return c, true // a failed job is charged nothing: the charge only posts its reservation
+	}
+	c.Unreported = st.BudgetEstimate != nil && st.BudgetEstimate.UnreportedCredits
+	if st.Failure != nil {
+		c.Estimate = true
 		if st.BudgetEstimate != nil {
 			c.Seconds = st.BudgetEstimate.Seconds
 		}
-	case st.Failure != nil:
-		// A failed job is charged nothing: the charge only posts its reservation.
-	default:
-		var secs float64
-		if st.VideoDuration != nil {
-			secs = st.VideoDuration.Seconds()
-		}
-		c.Seconds, c.Credits = Cost(secs, st.AICreditsUsed)
-		c.Unreported = unreported
+		return c, true
 	}
+	var secs float64
+	if st.VideoDuration != nil {
+		secs = st.VideoDuration.Seconds()
+	}
+	c.Seconds, c.Credits = Cost(secs, st.AICreditsUsed)
 	return c, true
 }
 
-// Cost is what a job's end charges, from its answer or its status: the video's seconds rounded
-// up, and its AI credits (nil when none or unreadable).
+// Cost is what a job's end charges, from its answer or its status: its video's seconds, rounded
+// up (a length past maxSeconds is not one), and its AI credits (nil when none or unreadable).
 func Cost(seconds float64, credits string) (int64, *resource.Quantity) {
 	var secs int64
 	if seconds > 0 && seconds < maxSeconds {
@@ -86,12 +81,12 @@ func Cost(seconds float64, credits string) (int64, *resource.Quantity) {
 	return secs, nil
 }
 
-// maxSeconds bounds a video's length as a charge reads it, as the controller bounds the one it
-// records.
+// maxSeconds bounds a video's length as a charge reads it, as the controller bounds the one it records.
 const maxSeconds = 1e9
 
-// foldRecorded folds into b every fact the namespace's objects recorded, once the oldest is minAge
-// old. It reports how many it folded, and, when none were old enough, when the oldest is due.
+// foldRecorded folds into b the facts the namespace's objects recorded, as r shows them: all of
+// them, once the oldest is minAge old at now. It reports how many it folded, and, when it folded
+// none for their age, when the oldest becomes due.
 func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBudget, now time.Time, minAge time.Duration) (int, time.Time, error) {
 	if len(b.Status.Reservations) == 0 {
 		return 0, time.Time{}, nil
@@ -100,11 +95,19 @@ func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBu
 	if err != nil {
 		return 0, time.Time{}, err
 	}
-	if oldest := oldestFact(b, holders); oldest.IsZero() || now.Before(oldest.Add(minAge)) {
-		if oldest.IsZero() {
-			return 0, time.Time{}, nil
+	var oldest time.Time
+	for _, res := range b.Status.Reservations {
+		if obj := holders[res.UID]; obj != nil {
+			if at, ok := unfoldedFact(b, res, videov1alpha1.JobStatusOf(obj)); ok && (oldest.IsZero() || at.Before(oldest)) {
+				oldest = at
+			}
 		}
-		return 0, oldest.Add(minAge), nil
+	}
+	if oldest.IsZero() {
+		return 0, time.Time{}, nil
+	}
+	if due := oldest.Add(minAge); now.Before(due) {
+		return 0, due, nil
 	}
 	var n int
 	for _, res := range slices.Clone(b.Status.Reservations) {
@@ -125,15 +128,12 @@ func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBu
 			}
 			res.JobID = st.JobID
 		}
-		if st.JobID != res.JobID || st.CompletedAt == nil {
-			continue
-		}
 		c, ok := EndOf(obj)
-		if !ok {
+		if !ok || st.JobID != res.JobID {
 			continue
 		}
 		if c.Estimate || st.Failure == nil {
-			// An older manager's render recorded no estimate: the reservation's flags stand.
+			// An older manager's render recorded no estimate: its reservation's flags (fillEstimate).
 			c.Unreported = c.Unreported || res.UnreportedCredits
 		}
 		if c.change(b) {
@@ -143,9 +143,8 @@ func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBu
 	return n, time.Time{}, nil
 }
 
-// paidWith reports whether the job st records was paid with res: recorded since res was reserved,
-// nothing in flight, and not known already (times are kept to the second: a previous job recorded
-// in the second of the next reservation would pass for its job).
+// paidWith reports whether the job st records was paid with res: recorded since res was reserved
+// (recordedSince), and neither posted nor held by another reservation already.
 func paidWith(b *videov1alpha1.VideoBudget, st *videov1alpha1.JobStatus, res videov1alpha1.BudgetReservation) bool {
 	if res.Kind == kindStoryboard {
 		return recordedSince(st, res) && !charged(b, previewCounted(st.JobID)) && !charged(b, st.JobID)
@@ -161,28 +160,12 @@ func previewCounted(jobID string) string { return "counted:" + jobID }
 
 // known reports whether b posted jobID already or a reservation holds it.
 func known(b *videov1alpha1.VideoBudget, jobID string) bool {
-	return charged(b, jobID) || slices.ContainsFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool { return r.JobID == jobID })
+	return charged(b, jobID) ||
+		slices.ContainsFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool { return r.JobID == jobID })
 }
 
-// oldestFact is when the oldest fact not folded into b was recorded (a job, an end); zero when
-// there is none.
-func oldestFact(b *videov1alpha1.VideoBudget, holders map[string]client.Object) time.Time {
-	var oldest time.Time
-	for _, res := range b.Status.Reservations {
-		obj := holders[res.UID]
-		if obj == nil {
-			continue
-		}
-		at, ok := unfoldedFact(b, res, videov1alpha1.JobStatusOf(obj))
-		if ok && (oldest.IsZero() || at.Before(oldest)) {
-			oldest = at
-		}
-	}
-	return oldest
-}
-
-// settleRecorded counts res as used, in the period its job was recorded in: a preview's
-// reservation ends there, a render's becomes its running job's.
+// settleRecorded counts res as used in the period its job was recorded in: a preview's reservation
+// ends, a render's becomes its running job's.
 func settleRecorded(b *videov1alpha1.VideoBudget, res videov1alpha1.BudgetReservation, obj client.Object, st *videov1alpha1.JobStatus) bool {
 	i := slices.IndexFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
 		return r.UID == res.UID && r.AttemptID == res.AttemptID && r.JobID == ""
@@ -201,7 +184,8 @@ func settleRecorded(b *videov1alpha1.VideoBudget, res videov1alpha1.BudgetReserv
 	return true
 }
 
-// listHolders lists the namespace's renders and previews by uid, uncopied (only read).
+// listHolders lists the namespace's objects that may hold a reservation, by uid, as r shows them
+// (uncopied: they are only read).
 func listHolders(ctx context.Context, r client.Reader, ns string) (map[string]client.Object, error) {
 	var renders videov1alpha1.VideoRenderList
 	var previews videov1alpha1.VideoStoryboardList
@@ -220,7 +204,8 @@ func listHolders(ctx context.Context, r client.Reader, ns string) (map[string]cl
 	return out, nil
 }
 
-// unfolded reports whether b has not folded the end obj's status records.
+// unfolded reports whether b still holds the reservation of the ended job obj's status records
+// (its running job's, or its submission's).
 func unfolded(b *videov1alpha1.VideoBudget, obj client.Object) bool {
 	st := videov1alpha1.JobStatusOf(obj)
 	if st == nil || st.JobID == "" || st.CompletedAt == nil {
@@ -232,7 +217,8 @@ func unfolded(b *videov1alpha1.VideoBudget, obj client.Object) bool {
 	})
 }
 
-// unfoldedFact is when res's holder recorded the fact b has not folded for res (its job, its end).
+// unfoldedFact is when st, res's holder's status, recorded the fact b has not folded for res yet:
+// the job res paid for, or its job's end.
 func unfoldedFact(b *videov1alpha1.VideoBudget, res videov1alpha1.BudgetReservation, st *videov1alpha1.JobStatus) (time.Time, bool) {
 	switch {
 	case res.JobID == "" && paidWith(b, st, res):

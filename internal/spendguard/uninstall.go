@@ -22,8 +22,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -41,32 +39,31 @@ type Settlement struct {
 	Folded int
 }
 
-// SettleAll settles every reservation of the namespace's budget for an uninstall, with no
-// manager running (docs/architecture.md "Several managers, install and uninstall"), on the safe
-// side:
-//   - a running job's reservation, or a job recorded since its reservation that has not ended,
-//     is charged its estimate: nobody will read its end;
-//   - a reservation whose object is gone, or whose object still holds that attempt in flight
-//     (its outcome unknown), is charged: it may have been sent;
-//   - a reservation whose object recorded a job since is counted as used;
-//   - any other was never sent (the in-flight record precedes the paid call) and is released.
+// SettleAll settles every reservation of the namespace's budget for an uninstall
+// (docs/architecture.md "Several managers, install and uninstall"), with no manager of the
+// namespace running: what one would settle later is decided now, on the safe side.
+//   - a running job, or a job recorded since its reservation that has not ended, is charged its
+//     estimate: nobody will read its end;
+//   - a reservation whose object is gone, or still holds that attempt in flight, is charged;
+//   - one whose object recorded a job since is counted as used; any other is released.
 //
-// What the objects recorded is folded first, as by every budget write.
+// What the objects recorded is folded first, as by every budget write (fold.go).
 func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 	var s Settlement
 	var readErr error
-	var renders videov1alpha1.VideoRenderList
-	if err := g.reader.List(ctx, &renders, client.InNamespace(ns)); err != nil {
-		return s, fmt.Errorf("listing the VideoRenders of namespace %s: %w", ns, err)
-	}
-	statusOf := make(map[string]*videov1alpha1.JobStatus, len(renders.Items))
-	for i := range renders.Items {
-		statusOf[string(renders.Items[i].UID)] = &renders.Items[i].Status.JobStatus
-	}
-	// The write below folds them; counted here first, on a copy.
-	folded, err := g.unfoldedFacts(ctx, ns)
+	holders, err := listHolders(ctx, g.reader, ns)
 	if err != nil {
 		return s, err
+	}
+	// The facts the write below folds, counted here on a copy: no manager folds them meanwhile.
+	var folded int
+	var cur videov1alpha1.VideoBudget
+	if err := readBudget(ctx, g.reader, ns, &cur); err == nil {
+		if folded, _, err = foldRecorded(ctx, g.reader, &cur, g.clock.Now(), 0); err != nil {
+			return s, err
+		}
+	} else if !apierrors.IsNotFound(err) {
+		return s, fmt.Errorf("reading VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, err)
 	}
 	err = g.mutateBudget(ctx, ns, ChangeUninstall, func(b *videov1alpha1.VideoBudget) bool {
 		s, readErr = Settlement{Folded: folded}, nil
@@ -75,34 +72,24 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 		}
 		for _, res := range b.Status.Reservations {
 			if res.JobID != "" {
-				if st := statusOf[res.UID]; st != nil && failedJob(st, res) {
-					// A failed job is charged nothing.
-					continue
-				}
-				if !charged(b, res.JobID) {
+				// A failed job (its failure written before its change reached the budget) is charged
+				// nothing.
+				if h := holders[res.UID]; (h == nil || !failedJob(videov1alpha1.JobStatusOf(h), res)) && !charged(b, res.JobID) {
 					chargeJobAt(b, res.JobID, res.EstimatedSeconds, nil, res.UnreportedCredits, time.Time{})
 					s.Estimated++
 				}
 				continue
 			}
-			var obj client.Object = &videov1alpha1.VideoRender{}
-			if res.Kind == kindStoryboard {
-				obj = &videov1alpha1.VideoStoryboard{}
-			}
-			err := g.reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: res.Name}, obj)
-			if err != nil && !apierrors.IsNotFound(err) {
-				readErr = fmt.Errorf("reading %s %s/%s of a budget reservation: %w", res.Kind, ns, res.Name, err)
+			obj := newHolder(res.Kind)
+			gone, err := readHolder(ctx, g.reader, ns, res, obj)
+			if err != nil {
+				readErr = err
 				return false
 			}
-			gone := apierrors.IsNotFound(err) || string(obj.GetUID()) != res.UID
-			var st *videov1alpha1.JobStatus
-			if !gone {
-				st = videov1alpha1.JobStatusOf(obj)
-			}
+			st := videov1alpha1.JobStatusOf(obj)
 			switch {
 			case gone || (st.Submission != nil && st.Submission.AttemptID == res.AttemptID):
-				countUsed(b, res, res.ReservedAt.Time)
-				addUsageAt(b, estimateUsage(res), res.ReservedAt.Time)
+				chargeReserved(b, res)
 				s.Charged++
 			case recordedSince(st, res):
 				countUsed(b, res, st.SubmittedAt.Time)
@@ -124,22 +111,9 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 		return s, readErr
 	}
 	if err == nil {
-		// No controller runs after an uninstall to write a copy held back.
+		// No VideoBudget controller runs after an uninstall to write a copy held back after a
+		// failed write: a budget created after a reinstall takes over what this wrote.
 		err = g.ledgers.flushPending(ctx, ns)
 	}
 	return s, err
-}
-
-// unfoldedFacts counts the facts the namespace's objects recorded that its budget, as the API
-// server has it, has not folded yet.
-func (g *Guard) unfoldedFacts(ctx context.Context, ns string) (int, error) {
-	var b videov1alpha1.VideoBudget
-	if err := readBudget(ctx, g.reader, ns, &b); err != nil {
-		if apierrors.IsNotFound(err) {
-			return 0, nil
-		}
-		return 0, fmt.Errorf("reading VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, err)
-	}
-	n, _, err := foldRecorded(ctx, g.reader, &b, g.clock.Now(), 0)
-	return n, err
 }
