@@ -131,7 +131,13 @@ const wakeQueue = 1024
 func (s *Ledgers) wakeUp(tenant string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return wakeOn(s.wake, tenant)
+	b := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: videov1alpha1.VideoBudgetName}}
+	select {
+	case s.wake <- event.GenericEvent{Object: b}:
+		return true
+	default: // also when s.wake is nil
+		return false
+	}
 }
 
 // listening reports whether a VideoBudget controller hears the wake-ups (Wake was called).
@@ -139,18 +145,6 @@ func (s *Ledgers) listening() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.wake != nil
-}
-
-func wakeOn(ch chan event.GenericEvent, tenant string) bool {
-	if ch == nil {
-		return false
-	}
-	select {
-	case ch <- event.GenericEvent{Object: &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: videov1alpha1.VideoBudgetName}}}:
-		return true
-	default:
-		return false
-	}
 }
 
 // failure is the error of the last write of tenant's ledger when it failed, or nil.
@@ -168,24 +162,23 @@ func (s *Ledgers) confirmed(tenant string) bool {
 }
 
 // noteWrite records the outcome of a write of tenant's ledger; a first failure wakes the
-// VideoBudget controller, so that its status says why nothing is paid (not heard, when many
-// wake-ups wait: the controller's next look reads every failure).
+// VideoBudget controller, so that its status says why nothing is paid.
 func (s *Ledgers) noteWrite(tenant string, err error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	first := err != nil && s.failed[tenant] == nil
 	if err == nil {
 		delete(s.failed, tenant)
 		s.wrote[tenant] = true
-		return
+	} else {
+		s.failed[tenant] = err
 	}
-	if s.failed[tenant] == nil {
-		wakeOn(s.wake, tenant)
+	s.mu.Unlock()
+	if first {
+		s.wakeUp(tenant)
 	}
-	s.failed[tenant] = err
 }
 
-// freeTTL is how long a ledger read that holds no limits is used again; this process's writes of
-// it and budget deletions forget the answer sooner.
+// freeTTL is how long a free answer (holds) stands; this process's writes forget it sooner.
 const freeTTL = 30 * time.Second
 
 // tenantLedger is one namespace's ledger as this process writes it: written through (a 10 s
@@ -204,10 +197,10 @@ type tenantLedger struct {
 	goneUID types.UID
 	// replaced are the budgets whose ledger a later budget took over in this process (tookOver).
 	replaced []types.UID
-	// io orders this process's writes of the ledger before the reads that decide on it: without
-	// it a new budget read the ledger while the deleted one's last copy was in flight
-	// (TestABudgetTakingOverReadsTheLedgerCopyInFlight). A channel, so a wait heeds its context;
-	// taken before Ledgers.mu, which guards the other fields.
+	// io orders this process's writes of the ledger before the reads that decide on it
+	// (TestABudgetTakingOverReadsTheLedgerCopyInFlight); a channel, so a wait heeds its context.
+	// Taken before Ledgers.mu, which guards the other fields; pending and written change with
+	// both held, so io alone reads them.
 	io chan struct{}
 }
 
@@ -273,9 +266,7 @@ func (s *Ledgers) keepAhead(ctx context.Context, c client.Client, r client.Reade
 	if err := s.writeLocked(ctx, nil, nil, lc); err != nil {
 		return err
 	}
-	s.mu.Lock()
 	last := lc.written
-	s.mu.Unlock()
 	if last == nil {
 		return nil
 	}
@@ -302,10 +293,7 @@ func (s *Ledgers) removed(ctx context.Context, r client.Reader, tenant string) (
 
 // removedLocked is removed with lc.io held.
 func (s *Ledgers) removedLocked(ctx context.Context, r client.Reader, lc *tenantLedger, tenant string) (bool, error) {
-	s.mu.Lock()
-	wrote := lc.written != nil
-	s.mu.Unlock()
-	if !wrote {
+	if lc.written == nil {
 		return false, nil
 	}
 	if _, found, err := s.read(ctx, r, tenant); err != nil || found {
@@ -314,7 +302,8 @@ func (s *Ledgers) removedLocked(ctx context.Context, r client.Reader, lc *tenant
 	s.mu.Lock()
 	lc.pending, lc.written, lc.gone, lc.goneUID = nil, nil, nil, ""
 	s.mu.Unlock()
-	logf.FromContext(ctx).Info("The budget's ledger was deleted with its budget: the namespace's limits are removed", "namespace", tenant)
+	logf.FromContext(ctx).Info("The budget's ledger was deleted with its budget: the namespace's limits are removed",
+		"namespace", tenant)
 	return true, nil
 }
 
@@ -344,13 +333,11 @@ func (s *Ledgers) readCurrent(ctx context.Context, r client.Reader, tenant strin
 	}
 	if lc != nil {
 		defer lc.unlock()
-		if s.writeLocked(ctx, nil, nil, lc) != nil {
+		if s.writeLocked(ctx, nil, nil, lc) != nil { // only a copy held back fails, and stays held
 			s.mu.Lock()
-			if lc.pending != nil {
-				cp := ledgerOf(s.withGoneLocked(lc, lc.pending))
-				unwritten = &cp
-			}
+			cp := ledgerOf(s.withGoneLocked(lc, lc.pending))
 			s.mu.Unlock()
+			unwritten = &cp
 		}
 	}
 	if skip != nil && skip() {
@@ -360,8 +347,7 @@ func (s *Ledgers) readCurrent(ctx context.Context, r client.Reader, tenant strin
 	return l, unwritten, found, err
 }
 
-// withGoneLocked is b with the changes made to its budget since it was deleted (gone); s.mu is
-// held.
+// withGoneLocked is b with gone's changes; s.mu is held.
 func (s *Ledgers) withGoneLocked(lc *tenantLedger, b *videov1alpha1.VideoBudget) *videov1alpha1.VideoBudget {
 	if lc.goneUID != b.UID || len(lc.gone) == 0 {
 		return b
@@ -387,10 +373,10 @@ func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.V
 	return s.writeLocked(ctx, c, b, lc)
 }
 
-// writeLocked is write with lc.io held; b nil writes the copy held back, if any. A copy older
-// than the one written last is not written (the last outcome stands); one older than the copy
-// held back is replaced by it; gone's changes are applied; a copy whose write fails is held back,
-// unless a newer one is.
+// writeLocked is write with lc.io held; b nil writes the copy held back, if any. A copy older than
+// the one held back is replaced by it; one older than the one written last is not written (the
+// last outcome stands); gone's changes are applied; a copy whose write fails is held back, unless
+// a newer one is.
 func (s *Ledgers) writeLocked(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, lc *tenantLedger) error {
 	s.mu.Lock()
 	if b == nil || b == lc.pending || olderCopy(b, lc.pending) {
@@ -451,11 +437,11 @@ func (s *Ledgers) writeLocked(ctx context.Context, c client.Client, b *videov1al
 	return err
 }
 
-// supersedes reports whether copy b holds what copy held does: held is nil, an older copy of the
-// same budget, or a copy of a budget whose ledger a later one took over in this process (b's, or
-// one after it); s.mu is held.
+// supersedes reports whether copy b holds what copy held does: held is nil, an older copy, or a
+// copy of a budget replaced in this process (and b's is not); s.mu is held.
 func (lc *tenantLedger) supersedes(b, held *videov1alpha1.VideoBudget) bool {
-	return held == nil || olderCopy(held, b) || (held.UID != b.UID && slices.Contains(lc.replaced, held.UID) && !slices.Contains(lc.replaced, b.UID))
+	return held == nil || olderCopy(held, b) ||
+		(held.UID != b.UID && slices.Contains(lc.replaced, held.UID) && !slices.Contains(lc.replaced, b.UID))
 }
 
 // tookOver records that budget b took over the ledger of the budgets in from, so that a late
@@ -596,7 +582,8 @@ func (s *Ledgers) ensure(ctx context.Context, c client.Client, r client.Reader, 
 		// created again would take less over than this one used.
 		s.known.Store(b.Namespace, true)
 		logf.FromContext(ctx).Info("The budget's ledger holds less than the budget; writing it again",
-			"namespace", b.Namespace, "ledger", s.Namespace+"/"+s.Name(b.Namespace), "renders", l.Used.Renders, "budgetRenders", b.Status.Used.Renders)
+			"namespace", b.Namespace, "ledger", s.Namespace+"/"+s.Name(b.Namespace),
+			"renders", l.Used.Renders, "budgetRenders", b.Status.Used.Renders)
 	}
 	return s.write(ctx, c, b)
 }
@@ -707,11 +694,10 @@ func laterCopy(st *videov1alpha1.VideoBudgetStatus, l *ledger) int {
 	return cmp.Compare(l.Used.Renders+l.Used.Previews, st.Used.Renders+st.Used.Previews)
 }
 
-// countRunning makes every running render hold a reservation until the status says so
-// (runningReserved): an older manager kept none for running jobs, so they are rebuilt from the
-// objects, by the controller or the first admission. A job that ended since endedSince (this
-// process's start, zero for a budget just taken over) is added too: an end this process wrote
-// before the budget's first look has no reservation to be folded into.
+// countRunning rebuilds the reservations of running renders until status.runningReserved (an
+// older manager kept none). A job that ended since endedSince (this process's start; zero for a
+// budget just taken over) counts too: an end written before the budget's first look has no
+// reservation to be folded into.
 func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, endedSince time.Time) (err error) {
 	if !b.Status.RunningReserved {
 		b.Status.RunningReserved, err = rebuildReservations(ctx, c, b, false, endedSince)
