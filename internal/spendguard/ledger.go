@@ -56,11 +56,22 @@ import (
 // cluster-wide right is reading the old ledgers, by name, for the migration:
 // +kubebuilder:rbac:groups="",resources=configmaps,resourceNames=video-operator-budget-ledger,verbs=get
 
-// ledgerKey is the ConfigMap's data key holding the ledger as JSON.
-const ledgerKey = "ledger.json"
-
-// DefaultLedgerNamespace is the manager's namespace of the default install (config/default).
-const DefaultLedgerNamespace = "video-operator-system"
+const (
+	// DefaultLedgerNamespace is the manager's namespace of the default install (config/default).
+	DefaultLedgerNamespace = "video-operator-system"
+	// ledgerKey is the ConfigMap's data key holding the ledger as JSON.
+	ledgerKey = "ledger.json"
+	// wakeQueue bounds the wake-ups waiting for the controller; one per namespace is enough.
+	wakeQueue = 1024
+	// freeTTL is how long a free answer (holds) stands; this process's writes forget it sooner.
+	freeTTL = 30 * time.Second
+	// maxReplaced bounds the replaced budgets remembered per namespace.
+	maxReplaced = 8
+	// maxGone bounds the changes kept apart for a deleted budget's later copies (keepGone).
+	maxGone = 64
+	// maxFree bounds the namespaces whose free ledger is remembered.
+	maxFree = 10_000
+)
 
 // ledger is what the ConfigMap holds: a copy of a budget's status.
 type ledger struct {
@@ -123,9 +134,6 @@ func (s *Ledgers) Wake() <-chan event.GenericEvent {
 	return s.wake
 }
 
-// wakeQueue bounds the wake-ups waiting for the controller; one per namespace is enough.
-const wakeQueue = 1024
-
 // wakeUp asks the VideoBudget controller to look at tenant's budget; false when nobody listens
 // or too many wake-ups wait.
 func (s *Ledgers) wakeUp(tenant string) bool {
@@ -177,9 +185,6 @@ func (s *Ledgers) noteWrite(tenant string, err error) {
 		s.wakeUp(tenant)
 	}
 }
-
-// freeTTL is how long a free answer (holds) stands; this process's writes forget it sooner.
-const freeTTL = 30 * time.Second
 
 // tenantLedger is one namespace's ledger as this process writes it: written through (a 10 s
 // cadence lost its interval of usage in a kill and a replace: 28 of 1,000 simulation seeds).
@@ -460,9 +465,6 @@ func (s *Ledgers) tookOver(b *videov1alpha1.VideoBudget, from ...*ledger) {
 	}
 }
 
-// maxReplaced bounds the replaced budgets remembered per namespace.
-const maxReplaced = 8
-
 // keepGone records changes made to the deleted budget last for each later copy of it, and
 // returns the newest copy of it this process knows.
 func (s *Ledgers) keepGone(last *videov1alpha1.VideoBudget, changes []func(*videov1alpha1.VideoBudget) bool, now time.Time) *videov1alpha1.VideoBudget {
@@ -489,9 +491,6 @@ func (s *Ledgers) keepGone(last *videov1alpha1.VideoBudget, changes []func(*vide
 	}
 	return newest
 }
-
-// maxGone bounds the changes kept apart for a deleted budget's later copies (keepGone).
-const maxGone = 64
 
 // replacedBy reports whether a budget took over the ledger of budget uid in this process.
 func (s *Ledgers) replacedBy(tenant string, uid types.UID) bool {
@@ -557,9 +556,6 @@ func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now
 	s.mu.Unlock()
 	return false, time.Time{}, nil
 }
-
-// maxFree bounds the namespaces whose free ledger is remembered.
-const maxFree = 10_000
 
 // ensure writes the ledger of a budget that took over long ago when the manager's namespace has
 // none yet (the migration from the tenant's namespace): once per namespace and process.
