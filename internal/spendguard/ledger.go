@@ -38,54 +38,60 @@ import (
 )
 
 // The ledger: a VideoBudget's status is deleted with the budget (a GitOps replace or prune, a
-// restore without status), so the period's usage, reservations and charged job ids are also kept
-// in a ConfigMap no object owns, in the manager's own namespace where tenants cannot write (a
-// record a tenant could delete would reset its month: docs/architecture.md "Records that outlive
-// a version"). It is written after every budget write that changes it, so it is never ahead of
-// what was decided, and a failed write is made good by the next (each is the whole snapshot). A
-// budget that has not merged it (its status names another budget's uid, or none) merges it before
-// its first decision (each count the larger, the charged ids joined) and rebuilds the reservations
-// of submissions in flight and running jobs from the objects. While no budget exists, a ledger
-// naming a budget of the current period keeps its limits: a replace releases nothing; deleting the
-// ledger is how the platform removes them.
+// restore without status), so its usage, reservations and charged job ids are also kept in a
+// ConfigMap no object owns, in the manager's namespace where tenants cannot write (a record a
+// tenant could delete would reset its month: docs/architecture.md "Records that outlive a
+// version"). It is written after every budget write that changes it, so it is never ahead of what
+// was decided; a failed write is made good by the next (each is the whole snapshot). A budget that
+// has not merged it merges it before its first decision and rebuilds the reservations in flight
+// from the objects. While no budget exists, a ledger of the current period keeps its limits: a
+// replace releases nothing; deleting the ledger is how the platform removes them.
 //
 // Migration: older managers kept the ledger in the tenant's namespace (LedgerConfigMapName). A
 // budget taking over where the manager's namespace holds none merges that one; a budget that took
 // over long ago has its ledger written at the controller's first look; the old one is never read
 // again.
 
-// The ledgers, in the manager's namespace only: the Role is config/rbac/ledger_role.yaml (a
-// namespace-scoped Role, bound in the manager's namespace; the chart's templates/rbac.yaml). The
-// one cluster-wide right is reading the old ledgers, by name, for the migration:
+// The Role for the ledgers is config/rbac/ledger_role.yaml, in the manager's namespace; the one
+// cluster-wide right is reading the old ledgers, by name, for the migration:
 // +kubebuilder:rbac:groups="",resources=configmaps,resourceNames=video-operator-budget-ledger,verbs=get
 
-// ledgerKey is the ConfigMap's data key holding the ledger as JSON.
-const ledgerKey = "ledger.json"
+const (
+	// DefaultLedgerNamespace is the manager's namespace of the default install (config/default).
+	DefaultLedgerNamespace = "video-operator-system"
+	// ledgerKey is the ConfigMap's data key holding the ledger as JSON.
+	ledgerKey = "ledger.json"
+	// wakeQueue bounds the wake-ups waiting for the controller; one per namespace is enough.
+	wakeQueue = 1024
+	// freeTTL is how long a free answer (holds) stands; this process's writes forget it sooner.
+	freeTTL = 30 * time.Second
+	// maxReplaced bounds the replaced budgets remembered per namespace.
+	maxReplaced = 8
+	// maxGone bounds the changes kept apart for a deleted budget's later copies (keepGone).
+	maxGone = 64
+	// maxFree bounds the namespaces whose free ledger is remembered.
+	maxFree = 10_000
+)
 
-// DefaultLedgerNamespace is the manager's namespace of the default install (config/default),
-// used when the manager is not told its own.
-const DefaultLedgerNamespace = "video-operator-system"
-
-// ledger is what the ConfigMap holds.
+// ledger is what the ConfigMap holds: a copy of a budget's status.
 type ledger struct {
-	Period      videov1alpha1.BudgetPeriod `json:"period,omitempty"`
-	PeriodStart *metav1.Time               `json:"periodStart,omitempty"`
-	PeriodEnd   *metav1.Time               `json:"periodEnd,omitempty"`
-	Used        videov1alpha1.BudgetUsage  `json:"used"`
-	// Windows are the budget's usage windows (day, week, month).
-	Windows []videov1alpha1.BudgetWindow `json:"windows,omitempty"`
+	Period      videov1alpha1.BudgetPeriod   `json:"period,omitempty"`
+	PeriodStart *metav1.Time                 `json:"periodStart,omitempty"`
+	PeriodEnd   *metav1.Time                 `json:"periodEnd,omitempty"`
+	Used        videov1alpha1.BudgetUsage    `json:"used"`
+	Windows     []videov1alpha1.BudgetWindow `json:"windows,omitempty"`
 	// Reservations are copied with the usage they are consistent with: a budget created again
 	// takes over an unfolded job's instead of admitting another render in its room.
 	Reservations []videov1alpha1.BudgetReservation `json:"reservations,omitempty"`
 	ChargedJobs  []string                          `json:"chargedJobs,omitempty"`
 	ChargeCount  int64                             `json:"chargeCount,omitempty"`
-	// BudgetUID is the budget whose status this copies.
-	BudgetUID string `json:"budgetUID,omitempty"`
+	BudgetUID    string                            `json:"budgetUID,omitempty"`
 }
 
 func ledgerOf(b *videov1alpha1.VideoBudget) ledger {
-	return ledger{Period: b.Status.Period, PeriodStart: b.Status.PeriodStart, PeriodEnd: b.Status.PeriodEnd,
-		Used: b.Status.Used, Windows: b.Status.Windows, Reservations: b.Status.Reservations, ChargedJobs: b.Status.ChargedJobs, ChargeCount: b.Status.ChargeCount, BudgetUID: string(b.UID)}
+	st := &b.Status
+	return ledger{Period: st.Period, PeriodStart: st.PeriodStart, PeriodEnd: st.PeriodEnd, Used: st.Used, Windows: st.Windows,
+		Reservations: st.Reservations, ChargedJobs: st.ChargedJobs, ChargeCount: st.ChargeCount, BudgetUID: string(b.UID)}
 }
 
 // ledgerChanged reports whether a budget write changes what the ledger keeps.
@@ -108,8 +114,13 @@ type Ledgers struct {
 	// failed: they admit nothing (fail closed).
 	wrote  map[string]bool
 	failed map[string]error
-	// wake, when set, is the VideoBudget controller's (Wake).
-	wake chan event.GenericEvent
+	wake   chan event.GenericEvent
+}
+
+// NewLedgers returns the ledgers kept in namespace ns (DefaultLedgerNamespace when empty).
+func NewLedgers(ns string) *Ledgers {
+	return &Ledgers{Namespace: cmp.Or(ns, DefaultLedgerNamespace), tenants: map[string]*tenantLedger{},
+		free: map[string]time.Time{}, wrote: map[string]bool{}, failed: map[string]error{}}
 }
 
 // Wake is the source of the namespaces whose VideoBudget the controller must look at: a ledger
@@ -123,16 +134,18 @@ func (s *Ledgers) Wake() <-chan event.GenericEvent {
 	return s.wake
 }
 
-// wakeQueue bounds the wake-ups waiting for the controller; one per namespace is enough.
-const wakeQueue = 1024
-
 // wakeUp asks the VideoBudget controller to look at tenant's budget; false when nobody listens
 // or too many wake-ups wait.
 func (s *Ledgers) wakeUp(tenant string) bool {
 	s.mu.Lock()
-	ch := s.wake
-	s.mu.Unlock()
-	return wakeOn(ch, tenant)
+	defer s.mu.Unlock()
+	b := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: videov1alpha1.VideoBudgetName}}
+	select {
+	case s.wake <- event.GenericEvent{Object: b}:
+		return true
+	default: // also when s.wake is nil
+		return false
+	}
 }
 
 // listening reports whether a VideoBudget controller hears the wake-ups (Wake was called).
@@ -140,18 +153,6 @@ func (s *Ledgers) listening() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.wake != nil
-}
-
-func wakeOn(ch chan event.GenericEvent, tenant string) bool {
-	if ch == nil {
-		return false
-	}
-	select {
-	case ch <- event.GenericEvent{Object: &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: videov1alpha1.VideoBudgetName}}}:
-		return true
-	default:
-		return false
-	}
 }
 
 // failure is the error of the last write of tenant's ledger when it failed, or nil.
@@ -172,25 +173,18 @@ func (s *Ledgers) confirmed(tenant string) bool {
 // VideoBudget controller, so that its status says why nothing is paid.
 func (s *Ledgers) noteWrite(tenant string, err error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.failed == nil {
-		s.failed, s.wrote = map[string]error{}, map[string]bool{}
-	}
-	if err != nil {
-		if s.failed[tenant] == nil {
-			// Not heard (many wake-ups queued): the controller's next look reads every failure.
-			wakeOn(s.wake, tenant)
-		}
+	first := err != nil && s.failed[tenant] == nil
+	if err == nil {
+		delete(s.failed, tenant)
+		s.wrote[tenant] = true
+	} else {
 		s.failed[tenant] = err
-		return
 	}
-	delete(s.failed, tenant)
-	s.wrote[tenant] = true
+	s.mu.Unlock()
+	if first {
+		s.wakeUp(tenant)
+	}
 }
-
-// freeTTL is how long a ledger read that holds no limits is used again; this process's writes of
-// it and budget deletions forget the answer sooner.
-const freeTTL = 30 * time.Second
 
 // tenantLedger is one namespace's ledger as this process writes it: written through (a 10 s
 // cadence lost its interval of usage in a kill and a replace: 28 of 1,000 simulation seeds).
@@ -208,50 +202,41 @@ type tenantLedger struct {
 	goneUID types.UID
 	// replaced are the budgets whose ledger a later budget took over in this process (tookOver).
 	replaced []types.UID
-	// io orders this process's writes of the ledger before the reads that decide on it: without
-	// it a new budget read the ledger while the deleted one's last copy was in flight
-	// (TestABudgetTakingOverReadsTheLedgerCopyInFlight). A channel, so a wait heeds its context;
-	// taken before Ledgers.mu, which guards the other fields.
+	// io orders this process's writes of the ledger before the reads that decide on it
+	// (TestABudgetTakingOverReadsTheLedgerCopyInFlight); a channel, so a wait heeds its context.
+	// Taken before Ledgers.mu, which guards the other fields; pending and written change with
+	// both held, so io alone reads them.
 	io chan struct{}
-}
-
-// lock takes lc.io, or gives up when ctx ends.
-func (lc *tenantLedger) lock(ctx context.Context) error {
-	select {
-	case lc.io <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for the namespace's ledger write on its way: %w", ctx.Err())
-	}
 }
 
 func (lc *tenantLedger) unlock() { <-lc.io }
 
 // tenantOfLocked is tenant's ledger state, created on first use; s.mu is held.
 func (s *Ledgers) tenantOfLocked(tenant string) *tenantLedger {
-	if s.tenants == nil {
-		s.tenants = map[string]*tenantLedger{}
+	if s.tenants[tenant] == nil {
+		s.tenants[tenant] = &tenantLedger{io: make(chan struct{}, 1)}
 	}
-	lc, ok := s.tenants[tenant]
-	if !ok {
-		lc = &tenantLedger{io: make(chan struct{}, 1)}
-		s.tenants[tenant] = lc
-	}
-	return lc
-}
-
-// tenantOf is tenant's ledger state, created on first use (a write).
-func (s *Ledgers) tenantOf(tenant string) *tenantLedger {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.tenantOfLocked(tenant)
-}
-
-// existingTenant is tenant's ledger state, nil when this process never wrote its ledger.
-func (s *Ledgers) existingTenant(tenant string) *tenantLedger {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	return s.tenants[tenant]
+}
+
+// turn takes the io of tenant's ledger state, created when create (a write) and else nil when
+// this process never wrote the ledger; the caller unlocks it.
+func (s *Ledgers) turn(ctx context.Context, tenant string, create bool) (*tenantLedger, error) {
+	s.mu.Lock()
+	lc := s.tenants[tenant]
+	if create {
+		lc = s.tenantOfLocked(tenant)
+	}
+	s.mu.Unlock()
+	if lc == nil {
+		return nil, nil
+	}
+	select {
+	case lc.io <- struct{}{}:
+		return lc, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the namespace's ledger write on its way: %w", ctx.Err())
+	}
 }
 
 // olderCopy reports whether b is a copy of the same budget as than at an older resourceVersion:
@@ -261,48 +246,32 @@ func olderCopy(b, than *videov1alpha1.VideoBudget) bool {
 	return b != nil && than != nil && b.UID == than.UID && newerCopy(than.ResourceVersion, b.ResourceVersion)
 }
 
-// NewLedgers returns the ledgers kept in namespace ns (DefaultLedgerNamespace when empty).
-func NewLedgers(ns string) *Ledgers {
-	if ns == "" {
-		ns = DefaultLedgerNamespace
-	}
-	return &Ledgers{Namespace: ns}
-}
-
 // flushPending writes the copy of tenant's ledger held back after a failed write.
 func (s *Ledgers) flushPending(ctx context.Context, tenant string) error {
-	lc := s.existingTenant(tenant)
+	lc, err := s.turn(ctx, tenant, false)
 	if lc == nil {
-		return nil
-	}
-	if err := lc.lock(ctx); err != nil {
 		return err
 	}
 	defer lc.unlock()
-	return s.flushLocked(ctx, lc)
+	return s.writeLocked(ctx, nil, nil, lc)
 }
 
 // keepAhead runs when tenant's budget is deleted: a copy held back is written, and the last copy
 // written again when the ledger holds less of it (restored from an older backup, edited by hand).
 // A ledger that is gone stays gone: that is how the platform removes the limits.
 func (s *Ledgers) keepAhead(ctx context.Context, c client.Client, r client.Reader, tenant string) error {
-	lc := s.existingTenant(tenant)
+	lc, err := s.turn(ctx, tenant, false)
 	if lc == nil {
-		return nil
-	}
-	if err := lc.lock(ctx); err != nil {
 		return err
 	}
 	defer lc.unlock()
 	if gone, err := s.removedLocked(ctx, r, lc, tenant); gone || err != nil {
 		return err
 	}
-	if err := s.flushLocked(ctx, lc); err != nil {
+	if err := s.writeLocked(ctx, nil, nil, lc); err != nil {
 		return err
 	}
-	s.mu.Lock()
 	last := lc.written
-	s.mu.Unlock()
 	if last == nil {
 		return nil
 	}
@@ -316,13 +285,20 @@ func (s *Ledgers) keepAhead(ctx context.Context, c client.Client, r client.Reade
 	return s.writeLocked(ctx, c, last, lc)
 }
 
-// removedLocked reports whether tenant's ledger, which this process wrote, is gone (the limits
+// removed reports whether tenant's ledger, which this process wrote, is gone (the limits
 // removed): what is held back for it is dropped, so that no later copy creates it again.
+func (s *Ledgers) removed(ctx context.Context, r client.Reader, tenant string) (bool, error) {
+	lc, err := s.turn(ctx, tenant, false)
+	if lc == nil {
+		return false, err
+	}
+	defer lc.unlock()
+	return s.removedLocked(ctx, r, lc, tenant)
+}
+
+// removedLocked is removed with lc.io held.
 func (s *Ledgers) removedLocked(ctx context.Context, r client.Reader, lc *tenantLedger, tenant string) (bool, error) {
-	s.mu.Lock()
-	wrote := lc.written != nil
-	s.mu.Unlock()
-	if !wrote {
+	if lc.written == nil {
 		return false, nil
 	}
 	if _, found, err := s.read(ctx, r, tenant); err != nil || found {
@@ -331,21 +307,9 @@ func (s *Ledgers) removedLocked(ctx context.Context, r client.Reader, lc *tenant
 	s.mu.Lock()
 	lc.pending, lc.written, lc.gone, lc.goneUID = nil, nil, nil, ""
 	s.mu.Unlock()
-	logf.FromContext(ctx).Info("The budget's ledger was deleted with its budget: the namespace's limits are removed", "namespace", tenant)
+	logf.FromContext(ctx).Info("The budget's ledger was deleted with its budget: the namespace's limits are removed",
+		"namespace", tenant)
 	return true, nil
-}
-
-// removed is removedLocked taking lc.io.
-func (s *Ledgers) removed(ctx context.Context, r client.Reader, tenant string) (bool, error) {
-	lc := s.existingTenant(tenant)
-	if lc == nil {
-		return false, nil
-	}
-	if err := lc.lock(ctx); err != nil {
-		return false, err
-	}
-	defer lc.unlock()
-	return s.removedLocked(ctx, r, lc, tenant)
 }
 
 // behind reports whether ledger l is an older copy of the same budget's usage than want: no
@@ -354,8 +318,7 @@ func behind(l *ledger, want ledger) bool {
 	if l == nil || l.BudgetUID != want.BudgetUID || l.ChargeCount > want.ChargeCount {
 		return false
 	}
-	same := l.PeriodStart != nil && want.PeriodStart != nil && l.PeriodStart.Equal(want.PeriodStart)
-	if !same {
+	if l.PeriodStart == nil || !l.PeriodStart.Equal(want.PeriodStart) {
 		return l.ChargeCount < want.ChargeCount
 	}
 	u, w := l.Used, want.Used
@@ -365,33 +328,21 @@ func behind(l *ledger, want ledger) bool {
 	return l.ChargeCount < want.ChargeCount || u.Renders < w.Renders || u.RenderSeconds < w.RenderSeconds || u.Previews < w.Previews
 }
 
-// flushLocked writes what lc holds back; lc.io is held.
-func (s *Ledgers) flushLocked(ctx context.Context, lc *tenantLedger) error {
-	s.mu.Lock()
-	b, c := lc.pending, lc.client
-	s.mu.Unlock()
-	if b == nil {
-		return nil
-	}
-	return s.writeLocked(ctx, c, b, lc)
-}
-
 // readCurrent reads tenant's ledger after this process's writes on their way and the copy held
 // back; one that cannot be written is returned as unwritten, for the caller to decide on too.
 // skip, when set, may answer "no ledger" without reading.
 func (s *Ledgers) readCurrent(ctx context.Context, r client.Reader, tenant string, skip func() bool) (l, unwritten *ledger, found bool, err error) {
-	if lc := s.existingTenant(tenant); lc != nil {
-		if err := lc.lock(ctx); err != nil {
-			return nil, nil, false, err
-		}
+	lc, err := s.turn(ctx, tenant, false)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if lc != nil {
 		defer lc.unlock()
-		if s.flushLocked(ctx, lc) != nil {
+		if s.writeLocked(ctx, nil, nil, lc) != nil { // only a copy held back fails, and stays held
 			s.mu.Lock()
-			if lc.pending != nil {
-				cp := ledgerOf(s.withGoneLocked(lc, lc.pending))
-				unwritten = &cp
-			}
+			cp := ledgerOf(s.withGoneLocked(lc, lc.pending))
 			s.mu.Unlock()
+			unwritten = &cp
 		}
 	}
 	if skip != nil && skip() {
@@ -401,8 +352,7 @@ func (s *Ledgers) readCurrent(ctx context.Context, r client.Reader, tenant strin
 	return l, unwritten, found, err
 }
 
-// withGoneLocked is b with the changes made to its budget since it was deleted (gone); s.mu is
-// held.
+// withGoneLocked is b with gone's changes; s.mu is held.
 func (s *Ledgers) withGoneLocked(lc *tenantLedger, b *videov1alpha1.VideoBudget) *videov1alpha1.VideoBudget {
 	if lc.goneUID != b.UID || len(lc.gone) == 0 {
 		return b
@@ -420,46 +370,48 @@ func (s *Ledgers) Name(tenant string) string { return videov1alpha1.LedgerConfig
 
 // write writes the budget's usage to its namespace's ledger, after any write of it on its way.
 func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget) error {
-	lc := s.tenantOf(b.Namespace)
-	if err := lc.lock(ctx); err != nil {
+	lc, err := s.turn(ctx, b.Namespace, true)
+	if lc == nil {
 		return err
 	}
 	defer lc.unlock()
 	return s.writeLocked(ctx, c, b, lc)
 }
 
-// writeLocked is write with lc.io held. A copy older than the one written last is not written
-// (the last outcome stands); one older than the copy held back is replaced by it; gone's changes
-// are applied; a copy whose write fails is held back, unless a newer one is.
+// writeLocked is write with lc.io held; b nil writes the copy held back, if any. A copy older than
+// the one held back is replaced by it; one older than the one written last is not written (the
+// last outcome stands); gone's changes are applied; a copy whose write fails is held back, unless
+// a newer one is.
 func (s *Ledgers) writeLocked(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, lc *tenantLedger) error {
 	s.mu.Lock()
-	if olderCopy(b, lc.pending) || b == lc.pending {
+	if b == nil || b == lc.pending || olderCopy(b, lc.pending) {
 		b, c = lc.pending, lc.client
+	}
+	if b == nil {
+		s.mu.Unlock()
+		return nil
 	}
 	heldBack := lc.pending
 	stale, failed := olderCopy(b, lc.written), s.failed[b.Namespace]
 	out := s.withGoneLocked(lc, b)
 	s.mu.Unlock()
 	if stale {
-		// The ledger is as the last write left it: its outcome stands.
 		return failed
 	}
 	raw, err := json.Marshal(ledgerOf(out))
-	if err != nil {
-		return fmt.Errorf("encoding the budget ledger: %w", err)
+	var patch []byte
+	if err == nil {
+		patch, err = json.Marshal(map[string]any{"data": map[string]string{ledgerKey: string(raw)}})
 	}
-	patch, err := json.Marshal(map[string]any{"data": map[string]string{ledgerKey: string(raw)}})
 	if err != nil {
 		return fmt.Errorf("encoding the budget ledger: %w", err)
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name(b.Namespace)}}
-	err = c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch))
-	if apierrors.IsNotFound(err) {
+	if err = c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch)); apierrors.IsNotFound(err) {
 		cm.Labels = map[string]string{"app.kubernetes.io/managed-by": "video-operator", videov1alpha1.LabelLedgerNamespace: b.Namespace}
 		cm.Data = map[string]string{ledgerKey: string(raw)}
-		err = c.Create(ctx, cm)
-		if apierrors.IsAlreadyExists(err) {
-			// Another write created it meanwhile: this one's copy goes over it.
+		// Another write may create it meanwhile: this one's copy goes over it.
+		if err = c.Create(ctx, cm); apierrors.IsAlreadyExists(err) {
 			err = c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch))
 		}
 	}
@@ -482,23 +434,23 @@ func (s *Ledgers) writeLocked(ctx context.Context, c client.Client, b *videov1al
 	s.mu.Unlock()
 	if err != nil {
 		err = fmt.Errorf("writing the budget ledger %s/%s: %w", s.Namespace, cm.Name, err)
-		s.noteWrite(b.Namespace, err)
-		return err
+	} else {
+		s.known.Store(b.Namespace, true)
+		s.forgetFree(b.Namespace)
 	}
-	s.noteWrite(b.Namespace, nil)
-	s.known.Store(b.Namespace, true)
-	s.forgetFree(b.Namespace)
-	return nil
+	s.noteWrite(b.Namespace, err)
+	return err
 }
 
-// supersedes reports whether copy b holds what copy held does: held is nil, an older copy of the
-// same budget, or a copy of a budget whose ledger a later one took over in this process (b's, or
-// one after it); s.mu is held.
+// supersedes reports whether copy b holds what copy held does: held is nil, an older copy, or a
+// copy of a budget replaced in this process (and b's is not); s.mu is held.
 func (lc *tenantLedger) supersedes(b, held *videov1alpha1.VideoBudget) bool {
-	return held == nil || olderCopy(held, b) || (held.UID != b.UID && slices.Contains(lc.replaced, held.UID) && !slices.Contains(lc.replaced, b.UID))
+	return held == nil || olderCopy(held, b) ||
+		(held.UID != b.UID && slices.Contains(lc.replaced, held.UID) && !slices.Contains(lc.replaced, b.UID))
 }
 
-// tookOver records that budget b took over the ledger of the budgets in from (their UIDs), so that a late copy of theirs held back is not written over it (supersedes).
+// tookOver records that budget b took over the ledger of the budgets in from, so that a late
+// copy of theirs held back is not written over it (supersedes).
 func (s *Ledgers) tookOver(b *videov1alpha1.VideoBudget, from ...*ledger) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -509,12 +461,9 @@ func (s *Ledgers) tookOver(b *videov1alpha1.VideoBudget, from ...*ledger) {
 		}
 	}
 	if n := len(lc.replaced); n > maxReplaced {
-		lc.replaced = append([]types.UID(nil), lc.replaced[n-maxReplaced:]...)
+		lc.replaced = slices.Clone(lc.replaced[n-maxReplaced:])
 	}
 }
-
-// maxReplaced bounds the replaced budgets remembered per namespace.
-const maxReplaced = 8
 
 // keepGone records changes made to the deleted budget last for each later copy of it, and
 // returns the newest copy of it this process knows.
@@ -533,10 +482,10 @@ func (s *Ledgers) keepGone(last *videov1alpha1.VideoBudget, changes []func(*vide
 		}
 	}
 	if len(lc.gone) > maxGone {
-		// Folded into one merge, so that each write does not apply them all again.
+		// Folded into one merge, so that each write does not apply them all again; now is the
+		// fold's: every copy of the deleted budget is of a period no later.
 		folded := ledgerOf(s.withGoneLocked(lc, newest))
 		lc.gone = []func(*videov1alpha1.VideoBudget) bool{func(b *videov1alpha1.VideoBudget) bool {
-			// now is the fold's: every copy of the deleted budget is of a period no later.
 			return MergeLedger(b, &folded, now)
 		}}
 	}
@@ -551,9 +500,6 @@ func (s *Ledgers) replacedBy(tenant string, uid types.UID) bool {
 	return lc != nil && slices.Contains(lc.replaced, uid)
 }
 
-// maxGone bounds the changes kept apart for a deleted budget's later copies (keepGone).
-const maxGone = 64
-
 // forgetFree drops the answer that tenant's ledger holds no limits.
 func (s *Ledgers) forgetFree(tenant string) {
 	s.mu.Lock()
@@ -561,18 +507,13 @@ func (s *Ledgers) forgetFree(tenant string) {
 	s.mu.Unlock()
 }
 
-// read reads tenant's ledger; nil when there is none (or it cannot be decoded: a ledger edited
-// by hand into nonsense is ignored, and said so). found is whether the ConfigMap exists.
+// read reads tenant's ledger; found is whether the ConfigMap exists.
 func (s *Ledgers) read(ctx context.Context, r client.Reader, tenant string) (l *ledger, found bool, err error) {
 	return readLedgerAt(ctx, r, types.NamespacedName{Namespace: s.Namespace, Name: s.Name(tenant)})
 }
 
-// readLegacy reads the ledger an older manager kept in the tenant's own namespace.
-func readLegacy(ctx context.Context, r client.Reader, tenant string) (*ledger, error) {
-	l, _, err := readLedgerAt(ctx, r, types.NamespacedName{Namespace: tenant, Name: videov1alpha1.LedgerConfigMapName})
-	return l, err
-}
-
+// readLedgerAt reads a ledger; nil when there is none, or it cannot be decoded (a ledger edited
+// by hand into nonsense is ignored, and said so).
 func readLedgerAt(ctx context.Context, r client.Reader, at types.NamespacedName) (*ledger, bool, error) {
 	cm := &corev1.ConfigMap{}
 	if err := r.Get(ctx, at, cm); err != nil {
@@ -596,38 +537,25 @@ func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now
 	cached := false
 	l, unwritten, _, err := s.readCurrent(ctx, r, tenant, func() bool {
 		s.mu.Lock()
-		until, free := s.free[tenant]
-		s.mu.Unlock()
-		cached = free && time.Now().Before(until)
+		defer s.mu.Unlock()
+		cached = time.Now().Before(s.free[tenant])
 		return cached
 	})
-	if cached {
-		return false, time.Time{}, nil
-	}
-	if err != nil {
+	if cached || err != nil {
 		return false, time.Time{}, err
 	}
-	if unwritten != nil {
-		// What this process could not write yet stands for the ledger.
-		l = unwritten
+	l = cmp.Or(unwritten, l) // what this process could not write yet stands for the ledger
+	if l != nil && l.BudgetUID != "" && l.PeriodEnd != nil && now.Before(l.PeriodEnd.Time) {
+		return true, l.PeriodEnd.Time, nil
 	}
-	if l == nil || l.BudgetUID == "" || l.PeriodEnd == nil || !now.Before(l.PeriodEnd.Time) {
-		s.mu.Lock()
-		if s.free == nil {
-			s.free = map[string]time.Time{}
-		}
-		if len(s.free) >= maxFree {
-			clear(s.free)
-		}
-		s.free[tenant] = time.Now().Add(freeTTL)
-		s.mu.Unlock()
-		return false, time.Time{}, nil
+	s.mu.Lock()
+	if len(s.free) >= maxFree {
+		clear(s.free)
 	}
-	return true, l.PeriodEnd.Time, nil
+	s.free[tenant] = time.Now().Add(freeTTL)
+	s.mu.Unlock()
+	return false, time.Time{}, nil
 }
-
-// maxFree bounds the namespaces whose free ledger is remembered.
-const maxFree = 10_000
 
 // ensure writes the ledger of a budget that took over long ago when the manager's namespace has
 // none yet (the migration from the tenant's namespace): once per namespace and process.
@@ -636,22 +564,23 @@ func (s *Ledgers) ensure(ctx context.Context, c client.Client, r client.Reader, 
 		return nil
 	}
 	l, found, err := s.read(ctx, r, b.Namespace)
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
-	}
-	if found {
+	case !found:
+		logf.FromContext(ctx).Info("Writing the budget's ledger in the manager's namespace (migrated from the namespace's own)",
+			"namespace", b.Namespace, "ledger", s.Namespace+"/"+s.Name(b.Namespace))
+	case !behind(l, ledgerOf(b)):
 		s.known.Store(b.Namespace, true)
-		if !behind(l, ledgerOf(b)) {
-			return nil
-		}
+		return nil
+	default:
 		// Restored from an older backup, or edited by hand, while no manager ran: a budget
 		// created again would take less over than this one used.
+		s.known.Store(b.Namespace, true)
 		logf.FromContext(ctx).Info("The budget's ledger holds less than the budget; writing it again",
-			"namespace", b.Namespace, "ledger", s.Namespace+"/"+s.Name(b.Namespace), "renders", l.Used.Renders, "budgetRenders", b.Status.Used.Renders)
-		return s.write(ctx, c, b)
+			"namespace", b.Namespace, "ledger", s.Namespace+"/"+s.Name(b.Namespace),
+			"renders", l.Used.Renders, "budgetRenders", b.Status.Used.Renders)
 	}
-	logf.FromContext(ctx).Info("Writing the budget's ledger in the manager's namespace (migrated from the namespace's own)",
-		"namespace", b.Namespace, "ledger", s.Namespace+"/"+s.Name(b.Namespace))
 	return s.write(ctx, c, b)
 }
 
@@ -664,19 +593,25 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 	}
 	before := b.Status.DeepCopy()
 	b.Status.ChargeCount = max(b.Status.ChargeCount, l.ChargeCount)
-	joinCharged(b, l.ChargedJobs)
+	for _, id := range l.ChargedJobs {
+		if !charged(b, id) {
+			b.Status.ChargedJobs = append(b.Status.ChargedJobs, id)
+		}
+	}
+	if n := len(b.Status.ChargedJobs); n > maxChargedJobs {
+		b.Status.ChargedJobs = slices.Clone(b.Status.ChargedJobs[n-maxChargedJobs:])
+	}
 	RollPeriod(b, now)
 	current := l.PeriodEnd != nil && now.Before(l.PeriodEnd.Time)
-	samePeriod := current && l.Period == b.Status.Period && l.PeriodStart != nil && b.Status.PeriodStart != nil &&
-		l.PeriodStart.Time.Equal(b.Status.PeriodStart.Time)
-	if len(l.Windows) == 0 && current {
-		// An older manager's ledger (no windows): its usage counts in every window.
+	// An older manager's ledger (no windows): its usage counts in every window.
+	older := current && len(l.Windows) == 0
+	if older || current && l.Period == b.Status.Period && l.PeriodStart != nil && l.PeriodStart.Equal(b.Status.PeriodStart) {
 		maxInto(&b.Status.Used, l.Used)
+	}
+	if older {
 		for i := range b.Status.Windows {
 			maxInto(&b.Status.Windows[i].Used, l.Used)
 		}
-	} else if samePeriod {
-		maxInto(&b.Status.Used, l.Used)
 	}
 	for _, lw := range l.Windows {
 		if w := window(b, lw.Period); w.Start.Time.Equal(lw.Start.Time) {
@@ -699,18 +634,6 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 	return !equality.Semantic.DeepEqual(*before, b.Status)
 }
 
-// joinCharged adds an earlier budget's charged job ids.
-func joinCharged(b *videov1alpha1.VideoBudget, ids []string) {
-	for _, id := range ids {
-		if !charged(b, id) {
-			b.Status.ChargedJobs = append(b.Status.ChargedJobs, id)
-		}
-	}
-	if n := len(b.Status.ChargedJobs); n > maxChargedJobs {
-		b.Status.ChargedJobs = append([]string(nil), b.Status.ChargedJobs[n-maxChargedJobs:]...)
-	}
-}
-
 // adoptLedger brings a budget that has not merged the namespace's ledger (or, migrating, the old
 // one in the namespace) up to it, and rebuilds the reservations in flight and of running jobs
 // from the objects. It reports whether b changed.
@@ -730,16 +653,15 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 		case 1:
 			b.Status.Reservations = nil
 		case -1:
-			own := *cp
-			own.Reservations = nil
-			*cp = own
+			cp.Reservations = nil
 		}
 	}
 	// A copy this process could not write is taken over too (nothing is admitted meanwhile).
 	MergeLedger(b, unwritten, now)
 	s.tookOver(b, l, unwritten)
 	if !found {
-		if l, err = readLegacy(ctx, reader, b.Namespace); err != nil {
+		legacy := types.NamespacedName{Namespace: b.Namespace, Name: videov1alpha1.LedgerConfigMapName}
+		if l, _, err = readLedgerAt(ctx, reader, legacy); err != nil {
 			return false, err
 		}
 	}
@@ -757,43 +679,32 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 // laterCopy is 1 when ledger l is certainly later than the status (more charges, or more
 // submissions counted in the same period), -1 when the status is, 0 when neither is certain.
 func laterCopy(st *videov1alpha1.VideoBudgetStatus, l *ledger) int {
-	if l == nil {
+	switch {
+	case l == nil:
 		return 0
-	}
-	if l.ChargeCount != st.ChargeCount {
+	case l.ChargeCount != st.ChargeCount:
 		return cmp.Compare(l.ChargeCount, st.ChargeCount)
-	}
-	if l.PeriodStart == nil || st.PeriodStart == nil || !l.PeriodStart.Equal(st.PeriodStart) {
+	case l.PeriodStart == nil || !l.PeriodStart.Equal(st.PeriodStart):
 		return 0
 	}
 	return cmp.Compare(l.Used.Renders+l.Used.Previews, st.Used.Renders+st.Used.Previews)
 }
 
-// countRunning makes every running render hold a reservation until the status says so
-// (runningReserved): an older manager kept none for running jobs, so they are rebuilt from the
-// objects, by the controller or the first admission. A job that ended since endedSince (this
-// process's start, zero for a budget just taken over) is added too: an end this process wrote
-// before the budget's first look has no reservation to be folded into.
-func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, endedSince time.Time) error {
-	if b.Status.RunningReserved {
-		return nil
+// countRunning rebuilds the reservations of running renders until status.runningReserved (an
+// older manager kept none). A job that ended since endedSince (this process's start; zero for a
+// budget just taken over) counts too: an end written before the budget's first look has no
+// reservation to be folded into.
+func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, endedSince time.Time) (err error) {
+	if !b.Status.RunningReserved {
+		b.Status.RunningReserved, err = rebuildReservations(ctx, c, b, false, endedSince)
 	}
-	complete, err := rebuildReservations(ctx, c, b, false, endedSince)
-	if err != nil {
-		return err
-	}
-	b.Status.RunningReserved = complete
-	return nil
+	return err
 }
 
 // rebuildReservations adds a reservation for each render whose job runs and is not charged, and,
-// with inFlight, for each object whose submission is in flight.
+// with inFlight, for each object whose submission is in flight. An older manager's render
+// reservation (no estimate) gets its render's. complete is false when maxReservations left some out.
 func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, inFlight bool, endedSince time.Time) (complete bool, err error) {
-	complete = true
-	held := map[string]bool{}
-	for _, r := range b.Status.Reservations {
-		held[r.UID] = true
-	}
 	var renders videov1alpha1.VideoRenderList
 	var previews videov1alpha1.VideoStoryboardList
 	for _, list := range []client.ObjectList{&renders, &previews} {
@@ -801,59 +712,58 @@ func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.
 			return false, fmt.Errorf("listing the objects of namespace %s to rebuild its budget's reservations: %w", b.Namespace, err)
 		}
 	}
-	add := func(kind string, obj client.Object, vr *videov1alpha1.VideoRender) {
-		st := videov1alpha1.JobStatusOf(obj)
+	held := map[string]bool{}
+	for _, r := range b.Status.Reservations {
+		held[r.UID] = true
+	}
+	objs := make([]client.Object, 0, len(renders.Items)+len(previews.Items))
+	byUID := map[string]*videov1alpha1.VideoRender{}
+	for i := range renders.Items {
+		objs = append(objs, &renders.Items[i])
+		byUID[string(renders.Items[i].UID)] = &renders.Items[i]
+	}
+	for i := range previews.Items {
+		objs = append(objs, &previews.Items[i])
+	}
+	complete = true
+	for _, obj := range objs {
 		if held[string(obj.GetUID())] {
-			return
+			continue
 		}
 		if len(b.Status.Reservations) >= maxReservations {
 			complete = false
-			return
+			continue
 		}
-		r := videov1alpha1.BudgetReservation{Kind: kind, Name: obj.GetName(), UID: string(obj.GetUID())}
+		vr, _ := obj.(*videov1alpha1.VideoRender)
+		st := videov1alpha1.JobStatusOf(obj)
+		r := videov1alpha1.BudgetReservation{Kind: kindStoryboard, Name: obj.GetName(), UID: string(obj.GetUID())}
 		// What the submission recorded: a storyboardRef's request may have moved on since.
 		var recorded *videov1alpha1.BudgetEstimate
 		switch {
-		case st.Submission != nil:
-			if !inFlight {
-				return
-			}
+		case st.Submission != nil && inFlight:
 			r.AttemptID, r.ReservedAt = st.Submission.AttemptID, st.Submission.StartedAt
 			recorded = st.Submission.BudgetEstimate
-		case kind != kindStoryboard && st.JobID != "" && st.SubmittedAt != nil && !charged(b, st.JobID) &&
+		case st.Submission == nil && vr != nil && st.JobID != "" && st.SubmittedAt != nil && !charged(b, st.JobID) &&
 			(st.CompletedAt == nil || !endedSince.IsZero() && !st.CompletedAt.Time.Before(endedSince)):
 			r.AttemptID, r.ReservedAt, r.JobID = "rebuilt", *st.SubmittedAt, st.JobID
 			recorded = st.BudgetEstimate
 		default:
-			return
+			continue
 		}
 		if vr != nil {
 			est := EstimateRender(vr)
 			if recorded != nil {
 				est = EstimateOf(recorded)
 			}
+			r.Kind, r.APIKeySecretRef = "VideoRender", keyRefOf(vr)
 			r.EstimatedSeconds, r.AICredits, r.Unbounded, r.UnreportedCredits = est.Seconds, est.Credits, est.Unbounded, est.Unreported
-			r.APIKeySecretRef = keyRefOf(vr)
 		}
 		b.Status.Reservations = append(b.Status.Reservations, r)
 	}
-	for i := range renders.Items {
-		add("VideoRender", &renders.Items[i], &renders.Items[i])
-	}
-	// An older manager's reservation (no estimate) gets its render's.
 	for i := range b.Status.Reservations {
-		r := &b.Status.Reservations[i]
-		if r.Kind == kindStoryboard || r.EstimatedSeconds > 0 {
-			continue
+		if r := &b.Status.Reservations[i]; r.Kind != kindStoryboard && r.EstimatedSeconds <= 0 && byUID[r.UID] != nil {
+			fillEstimate(r, byUID[r.UID])
 		}
-		for j := range renders.Items {
-			if string(renders.Items[j].UID) == r.UID {
-				fillEstimate(r, &renders.Items[j])
-			}
-		}
-	}
-	for i := range previews.Items {
-		add(kindStoryboard, &previews.Items[i], nil)
 	}
 	return complete, nil
 }
@@ -864,8 +774,5 @@ func EstimateRender(vr *videov1alpha1.VideoRender) Estimate {
 	if r := vr.Status.BudgetEstimate; r != nil {
 		return EstimateOf(r)
 	}
-	if vr.Spec.Storyboard != nil {
-		return EstimateFor(vr.Spec.Storyboard)
-	}
-	return Estimate{Seconds: DefaultSceneSeconds, Credits: true, Unbounded: true}
+	return EstimateFor(vr.Spec.Storyboard)
 }
