@@ -144,12 +144,9 @@ func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBu
 }
 
 // paidWith reports whether the job st records was paid with res: recorded since res was reserved
-// (recordedSince), and neither posted nor held by another reservation already.
+// (recordedSince), and neither posted (a preview's: counted) nor held by another reservation.
 func paidWith(b *videov1alpha1.VideoBudget, st *videov1alpha1.JobStatus, res videov1alpha1.BudgetReservation) bool {
-	if res.Kind == kindStoryboard {
-		return recordedSince(st, res) && !charged(b, previewCounted(st.JobID)) && !charged(b, st.JobID)
-	}
-	return recordedSince(st, res) && !known(b, st.JobID)
+	return recordedSince(st, res) && !known(b, st.JobID) && !charged(b, previewCounted(st.JobID))
 }
 
 // previewCounted is the chargedJobs entry of a preview's job whose submission was counted, until

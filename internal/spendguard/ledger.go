@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -593,11 +594,15 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 	}
 	before := b.Status.DeepCopy()
 	b.Status.ChargeCount = max(b.Status.ChargeCount, l.ChargeCount)
-	for _, id := range l.ChargedJobs {
-		if !charged(b, id) {
-			b.Status.ChargedJobs = append(b.Status.ChargedJobs, id)
+	// One entry per job: a preview's count ("counted:") gives way to its charge (postJob).
+	all, kept := append(slices.Clone(b.Status.ChargedJobs), l.ChargedJobs...), []string(nil)
+	for _, id := range all {
+		j, count := strings.CutPrefix(id, previewCounted(""))
+		if !slices.Contains(kept, id) && (!count || !slices.Contains(all, j)) {
+			kept = append(kept, id)
 		}
 	}
+	b.Status.ChargedJobs = kept
 	if n := len(b.Status.ChargedJobs); n > maxChargedJobs {
 		b.Status.ChargedJobs = slices.Clone(b.Status.ChargedJobs[n-maxChargedJobs:])
 	}
