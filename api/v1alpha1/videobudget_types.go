@@ -138,10 +138,10 @@ type VideoBudgetSpec struct {
 	MaxRenderSeconds *int64 `json:"maxRenderSeconds,omitempty"`
 
 	// maxAICredits is the AI credits the renders (and previews, where their answers report
-	// any) may use per period (the sum of the jobs' aiCreditsUsed). It stops new renders once
-	// reached, and renders that may consume credits run one at a time while it is set, so a
-	// burst goes at most one render beyond it. Credits that job answers do not report are not
-	// counted: see the CreditsUnaccounted condition.
+	// any) may use per period (the sum of the jobs' aiCreditsUsed). It stops new renders and
+	// previews with an aiVisual once reached, and those that may consume credits run one at a
+	// time while it is set, so a burst goes at most one job beyond it. Credits that job answers
+	// do not report are not counted: see the CreditsUnaccounted condition.
 	// +optional
 	MaxAICredits *resource.Quantity `json:"maxAICredits,omitempty"`
 
@@ -217,8 +217,9 @@ type BudgetReserved struct {
 	// +kubebuilder:validation:Minimum=0
 	RenderSeconds int64 `json:"renderSeconds,omitempty"`
 
-	// aiCreditRenders is the number of renders in flight or running that may consume AI
-	// credits; while one is, another such render waits when maxAICredits is set.
+	// aiCreditRenders is the number of renders and previews in flight or running that may
+	// consume AI credits; while one is, another such render or preview waits when maxAICredits
+	// is set.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	AICreditRenders int64 `json:"aiCreditRenders,omitempty"`
@@ -378,15 +379,13 @@ type VideoBudgetStatus struct {
 	RunningJobs []string `json:"runningJobs,omitempty"`
 
 	// chargedJobs are the ids of the most recent jobs whose seconds and credits were added to
-	// used, whatever their period. A render's job is charged once because its reservation is
-	// removed in the same write; the ids tell where no reservation can (a preview's credits, a
-	// budget written by an older manager). A preview's job whose submission was counted is
-	// listed as "counted:" and its id until its credits are charged. Bounded: an older one seen
-	// again there is charged again, the safe side.
+	// used, whatever their period. A job is charged once because its reservation is removed in
+	// the same write; the ids tell where no reservation can (a budget written by an older
+	// manager). Bounded: an older one seen again there is charged again, the safe side.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=256
-	// +kubebuilder:validation:items:MaxLength=108
+	// +kubebuilder:validation:items:MaxLength=100
 	ChargedJobs []string `json:"chargedJobs,omitempty"`
 
 	// chargeCount counts the jobs ever charged into this budget (each id added to chargedJobs).

@@ -93,7 +93,7 @@ func TestS4AGoneRenderHeldUntilTheDeadlineIsCountedInTheNextPeriod(t *testing.T)
 // has no finalizer yet: the finalizer comes with the record) before its in-flight record was
 // written: the paid call follows the in-flight record, so it certainly paid nothing. The running
 // manager sees the delete event, whose last state shows no submission in flight and no job;
-// renderGone returns without telling anyone. The VideoBudget controller then holds the
+// objectGone returns without telling anyone. The VideoBudget controller then holds the
 // reservation as "a render that may still run" until the job deadline (6 h): every other render
 // without an upper bound in the namespace waits 6 hours behind a render that never paid.
 // Before 5fa93b4 its room was freed at the first look past the grace (charged count + guess).
@@ -121,7 +121,7 @@ func TestS4ARenderSeenDeletedBeforeItPaidHoldsTheUnboundedRoomUntilTheJobDeadlin
 	r, reconcile := goneJobsController(t, h, clk, &fakeJobs{ends: map[string]*JobEnd{}}, 6*time.Hour)
 	// The running manager's informer delivers the delete with the render's last state: no
 	// submission in flight, no job.
-	r.renderGone(last, false)
+	r.objectGone(last, false)
 	clk.Step(2 * time.Minute)
 	reconcile()
 	reconcile()

@@ -36,9 +36,9 @@ import (
 // Break tests of today's change (23c5072 and the refactors after it). Each fails while the hole
 // it names is there.
 
-// status.jobId allows 100 characters, and the fold of a preview's job posts "counted:"+jobId into
-// status.chargedJobs: an item longer than the CRD allows would make the API server refuse every
-// later write of the budget (each folds first). The bound is read from the CRD itself.
+// status.jobId allows 100 characters, and a job's charge posts its id into status.chargedJobs: an
+// item longer than the CRD allows would make the API server refuse every later write of the budget
+// (each folds first). The bound is read from the CRD itself.
 func TestBreakTodayCountedEntryFitsChargedJobsMaxLength(t *testing.T) {
 	sb := &videov1alpha1.VideoStoryboard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "p", UID: "sb-1"}}
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("100"))}, sb)
@@ -53,9 +53,14 @@ func TestBreakTodayCountedEntryFitsChargedJobsMaxLength(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.foldNow(t)
+	c := ChargeOf(sb)
+	c.Credits = ptr.To(resource.MustParse("3"))
+	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
+		t.Fatal(err)
+	}
 	b := h.budget(t)
-	if b.Status.Used.Previews != 1 {
-		t.Fatalf("control: the preview's job was not folded: used %+v", b.Status.Used)
+	if b.Status.Used.Previews != 1 || len(b.Status.ChargedJobs) != 1 {
+		t.Fatalf("control: the preview's job was not folded and charged: used %+v, chargedJobs %d", b.Status.Used, len(b.Status.ChargedJobs))
 	}
 	most := chargedJobsMaxLength(t)
 	for _, id := range b.Status.ChargedJobs {
@@ -83,11 +88,11 @@ func chargedJobsMaxLength(t *testing.T) int {
 	return int(*items.Schema.MaxLength)
 }
 
-// The credits charge of a preview (chargeEnd, before its end is written) is kept from being made
-// twice only by its job id in chargedJobs: a retry (the end's write failed, the reconcile reads
-// the job again) finds it there. Each preview now posts two entries ("counted:"+id and id), so
-// 32 other previews with credits, charged between the charge and its retry, push the id out of
-// the 64 kept: the credits are charged again.
+// The credits charge of a preview (chargeEnd, before its end is written) posts its running job's
+// reservation: a retry (the end's write failed, the reconcile reads the job again) finds none, and
+// takes the charge for made. When a preview posted two entries ("counted:"+id and id), 32 other previews
+// with credits, charged between the charge and its retry, pushed the id out of the 64 kept: the
+// credits were charged again.
 func TestBreakTodayPreviewCreditsRetryAfterOtherPreviewsIsNotChargedTwice(t *testing.T) {
 	const others = maxChargedJobs / 2
 	objs := []client.Object{}

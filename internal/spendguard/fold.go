@@ -30,8 +30,7 @@ import (
 )
 
 // Folding the facts objects record in their status (a job, its end): the submission's reservation
-// becomes usage (a render's becomes its running job's), and the running job's is posted for what
-// it cost (JobCharge.change). The reservation proves a fact unfolded: the write that folds it
+// is counted and becomes its running job's, which is posted for what the job cost (JobCharge.change). The reservation proves a fact unfolded: the write that folds it
 // removes the reservation or gives it its job id, under the budget's optimistic lock, so a fact is
 // folded once and a crash loses nothing. Every budget write folds what the cache shows
 // (writeBatch); the VideoBudget controller folds what no write carried within foldAge.
@@ -40,31 +39,34 @@ import (
 // own: in a burst a guard write carries it first, and a stream of ends costs one write per foldAge.
 const foldAge = 5 * time.Second
 
-// EndOf is the charge of the ended job a VideoRender's status records: what it cost; nothing for
-// a failed job; its estimate for a job whose end was never read (given up).
+// EndOf is the charge of the ended job an object's status records: what a render's cost; nothing
+// for a failed job, or a preview's (its credits, which its status does not record, were charged
+// from its answer before its end was written); a render's estimate for a job whose end was never
+// read (given up).
 func EndOf(obj client.Object) (JobCharge, bool) {
-	vr, ok := obj.(*videov1alpha1.VideoRender)
-	if !ok || vr.Status.JobID == "" || vr.Status.CompletedAt == nil {
+	st := videov1alpha1.JobStatusOf(obj)
+	if st == nil || st.JobID == "" || st.CompletedAt == nil {
 		return JobCharge{}, false
 	}
-	st := &vr.Status
-	c := ChargeOf(vr)
-	if st.Failure != nil && !givenUp(st.Failure.Code) {
-		return c, true // a failed job is charged nothing: the charge only posts its reservation
+	c := ChargeOf(obj)
+	vr, ok := obj.(*videov1alpha1.VideoRender)
+	if !ok || st.Failure != nil && !givenUp(st.Failure.Code) {
+		return c, true // the charge only posts its reservation
 	}
-	c.Unreported = st.BudgetEstimate != nil && st.BudgetEstimate.UnreportedCredits
+	rec := vr.Status.BudgetEstimate
+	c.Unreported = rec != nil && rec.UnreportedCredits
 	if st.Failure != nil {
 		c.Estimate = true
-		if st.BudgetEstimate != nil {
-			c.Seconds = st.BudgetEstimate.Seconds
+		if rec != nil {
+			c.Seconds = rec.Seconds
 		}
 		return c, true
 	}
 	var secs float64
-	if st.VideoDuration != nil {
-		secs = st.VideoDuration.Seconds()
+	if vr.Status.VideoDuration != nil {
+		secs = vr.Status.VideoDuration.Seconds()
 	}
-	c.Seconds, c.Credits = Cost(secs, st.AICreditsUsed)
+	c.Seconds, c.Credits = Cost(secs, vr.Status.AICreditsUsed)
 	return c, true
 }
 
@@ -123,9 +125,6 @@ func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBu
 			if settleRecorded(b, res, obj, st) {
 				n++
 			}
-			if res.Kind == kindStoryboard {
-				continue
-			}
 			res.JobID = st.JobID
 		}
 		c, ok := EndOf(obj)
@@ -144,16 +143,10 @@ func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBu
 }
 
 // paidWith reports whether the job st records was paid with res: recorded since res was reserved
-// (recordedSince), and neither posted (a preview's: counted) nor held by another reservation.
+// (recordedSince), and neither posted nor held by another reservation already.
 func paidWith(b *videov1alpha1.VideoBudget, st *videov1alpha1.JobStatus, res videov1alpha1.BudgetReservation) bool {
-	return recordedSince(st, res) && !known(b, st.JobID) && !charged(b, previewCounted(st.JobID))
+	return recordedSince(st, res) && !known(b, st.JobID)
 }
-
-// previewCounted is the chargedJobs entry of a preview's job whose submission was counted, until
-// the charge of its credits (Charge, before its end is written) posts the job id itself, counting
-// the submission first when its reservation is still pending: one entry for both made the credits
-// reported after the count's fold pass for charged (TestAPreviewsCreditsReportedAfterItsJobWasFoldedAreCharged).
-func previewCounted(jobID string) string { return "counted:" + jobID }
 
 // known reports whether b posted jobID already or a reservation holds it.
 func known(b *videov1alpha1.VideoBudget, jobID string) bool {
@@ -161,8 +154,8 @@ func known(b *videov1alpha1.VideoBudget, jobID string) bool {
 		slices.ContainsFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool { return r.JobID == jobID })
 }
 
-// settleRecorded counts res as used in the period its job was recorded in: a preview's reservation
-// ends, a render's becomes its running job's.
+// settleRecorded counts res as used in the period its job was recorded in: its reservation becomes
+// its running job's.
 func settleRecorded(b *videov1alpha1.VideoBudget, res videov1alpha1.BudgetReservation, obj client.Object, st *videov1alpha1.JobStatus) bool {
 	i := slices.IndexFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
 		return r.UID == res.UID && r.AttemptID == res.AttemptID && r.JobID == ""
@@ -171,11 +164,6 @@ func settleRecorded(b *videov1alpha1.VideoBudget, res videov1alpha1.BudgetReserv
 		return false
 	}
 	countUsed(b, res, st.SubmittedAt.Time)
-	if res.Kind == kindStoryboard {
-		b.Status.Reservations = slices.Delete(slices.Clone(b.Status.Reservations), i, i+1)
-		postJob(b, previewCounted(st.JobID))
-		return true
-	}
 	b.Status.Reservations[i].JobID = st.JobID
 	fillEstimate(&b.Status.Reservations[i], obj)
 	return true

@@ -98,7 +98,7 @@ func TestAnUnboundedRenderGoneBeforeItsSettlementIsChargedItsJobsEnd(t *testing.
 	jobs := &fakeJobs{ends: map[string]*JobEnd{}}
 	r, reconcile := goneJobsController(t, h, clk, jobs, 6*time.Hour)
 	wake := h.g.ledgers.Wake()
-	r.renderGone(last, false)
+	r.objectGone(last, false)
 	// The settlement rides with the namespace's next budget write: its delay wakes the controller.
 	select {
 	case <-wake:
@@ -122,8 +122,8 @@ func TestAnUnboundedRenderGoneBeforeItsSettlementIsChargedItsJobsEnd(t *testing.
 		t.Errorf("the job was read as %q, want with the key the render named", jobs.reads)
 	}
 	// A delete event of a render whose reservation was settled, or that never paid, changes nothing.
-	r.renderGone(last, false)
-	r.renderGone(batchRender(2), false)
+	r.objectGone(last, false)
+	r.objectGone(batchRender(2), false)
 	reconcile()
 	if got := h.budget(t).Status.Used; got.Renders != 1 || got.RenderSeconds != 423 {
 		t.Fatalf("a second delete event changed the budget: used %+v", got)

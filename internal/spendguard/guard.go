@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -52,7 +51,7 @@ import (
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videobudgets/status,verbs=get;update;patch
 
 // maxReservations and maxChargedJobs bound the budget's status lists. The charged job ids matter
-// only where no pending reservation tells (a preview's credits, an older manager's budget): 64
+// only where no pending reservation tells (an older manager's budget): 64
 // keeps small the budget every write sends whole (the API allows 256).
 const (
 	maxReservations = 1000
@@ -258,11 +257,8 @@ func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj cli
 	}
 	r := videov1alpha1.BudgetReservation{
 		Kind: kind, Name: obj.GetName(), UID: string(obj.GetUID()), AttemptID: attempt,
-		ReservedAt: metav1.NewTime(g.clock.Now()), Digest: digest,
-	}
-	if kind != kindStoryboard {
-		r.EstimatedSeconds, r.AICredits, r.Unbounded, r.UnreportedCredits = est.Seconds, est.Credits, est.Unbounded, est.Unreported
-		r.APIKeySecretRef = keyRefOf(obj)
+		ReservedAt: metav1.NewTime(g.clock.Now()), Digest: digest, APIKeySecretRef: keyRefOf(obj),
+		EstimatedSeconds: est.Seconds, AICredits: est.Credits, Unbounded: est.Unbounded, UnreportedCredits: est.Unreported,
 	}
 	b.Status.Reservations = append(b.Status.Reservations, r)
 	return d, true
@@ -365,10 +361,7 @@ type JobCharge struct {
 	JobID string
 	// UID is the object's. With Attempt (the submission that created the job) or Since (when the
 	// object recorded it), it finds the object's reservation before its job's fold.
-	UID types.UID
-	// Preview: the charge of a preview's credits, which holds no reservation once its job's
-	// record is folded (chargedJobs tells).
-	Preview bool
+	UID     types.UID
 	Attempt string
 	Since   time.Time
 	// Unreported: the request consumed AI credits the job answer does not report.
@@ -389,7 +382,6 @@ func ChargeOf(obj client.Object) JobCharge {
 	if st.CompletedAt != nil {
 		c.EndedAt = st.CompletedAt.Time
 	}
-	_, c.Preview = obj.(*videov1alpha1.VideoStoryboard)
 	c.UID = obj.GetUID()
 	if st.SubmittedAt != nil {
 		c.Since = st.SubmittedAt.Time
@@ -446,7 +438,7 @@ func (c JobCharge) pending(b *videov1alpha1.VideoBudget) int {
 		switch {
 		case c.JobID != "" && r.JobID == c.JobID:
 			return i
-		case c.UID != "" && r.UID == string(c.UID) && r.JobID == "" && (r.Kind == kindStoryboard) == c.Preview && (r.AttemptID == c.Attempt ||
+		case c.UID != "" && r.UID == string(c.UID) && r.JobID == "" && (r.AttemptID == c.Attempt ||
 			c.Attempt == "" && (c.Since.IsZero() || recordedFor(r, c.Since))):
 			found = i
 		}
@@ -454,10 +446,10 @@ func (c JobCharge) pending(b *videov1alpha1.VideoBudget) int {
 	return found
 }
 
-// posted reports, for a charge without a pending reservation, whether it was made: a render's
+// posted reports, for a charge without a pending reservation, whether it was made: an object's
 // once every running job holds a reservation (runningReserved); elsewhere only chargedJobs tell.
 func (c JobCharge) posted(b *videov1alpha1.VideoBudget) bool {
-	return (c.UID != "" && !c.Preview && b.Status.RunningReserved) || charged(b, c.JobID)
+	return (c.UID != "" && b.Status.RunningReserved) || charged(b, c.JobID)
 }
 
 // charged reports whether jobID is among the latest maxChargedJobs charged.
@@ -483,11 +475,8 @@ func chargeJobAt(b *videov1alpha1.VideoBudget, jobID string, secs int64, credits
 	postJob(b, jobID)
 }
 
-// postJob remembers jobID among the latest maxChargedJobs jobs posted. A preview's job posted
-// replaces its count's entry (previewCounted): it says the count was folded too, and one entry
-// a preview keeps the window as long as before (TestBreakTodayPreviewCreditsRetryAfterOtherPreviewsIsNotChargedTwice).
+// postJob remembers jobID among the latest maxChargedJobs jobs posted.
 func postJob(b *videov1alpha1.VideoBudget, jobID string) {
-	b.Status.ChargedJobs = slices.DeleteFunc(slices.Clone(b.Status.ChargedJobs), func(id string) bool { return id == previewCounted(jobID) })
 	b.Status.ChargedJobs = append(b.Status.ChargedJobs, jobID)
 	b.Status.ChargeCount++
 	if n := len(b.Status.ChargedJobs); n > maxChargedJobs {

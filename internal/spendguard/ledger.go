@@ -22,7 +22,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -594,15 +593,11 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 	}
 	before := b.Status.DeepCopy()
 	b.Status.ChargeCount = max(b.Status.ChargeCount, l.ChargeCount)
-	// One entry per job: a preview's count ("counted:") gives way to its charge (postJob).
-	all, kept := append(slices.Clone(b.Status.ChargedJobs), l.ChargedJobs...), []string(nil)
-	for _, id := range all {
-		j, count := strings.CutPrefix(id, previewCounted(""))
-		if !slices.Contains(kept, id) && (!count || !slices.Contains(all, j)) {
-			kept = append(kept, id)
+	for _, id := range l.ChargedJobs {
+		if !charged(b, id) {
+			b.Status.ChargedJobs = append(b.Status.ChargedJobs, id)
 		}
 	}
-	b.Status.ChargedJobs = kept
 	if n := len(b.Status.ChargedJobs); n > maxChargedJobs {
 		b.Status.ChargedJobs = slices.Clone(b.Status.ChargedJobs[n-maxChargedJobs:])
 	}
@@ -706,9 +701,9 @@ func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBu
 	return err
 }
 
-// rebuildReservations adds a reservation for each render whose job runs and is not charged, and,
-// with inFlight, for each object whose submission is in flight. An older manager's render
-// reservation (no estimate) gets its render's. complete is false when maxReservations left some out.
+// rebuildReservations adds a reservation for each object whose job runs and is not charged, and,
+// with inFlight, for each whose submission is in flight. An older manager's render reservation
+// (no estimate) gets its render's. complete is false when maxReservations left some out.
 func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, inFlight bool, endedSince time.Time) (complete bool, err error) {
 	var renders videov1alpha1.VideoRenderList
 	var previews videov1alpha1.VideoStoryboardList
@@ -739,30 +734,32 @@ func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.
 			complete = false
 			continue
 		}
-		vr, _ := obj.(*videov1alpha1.VideoRender)
 		st := videov1alpha1.JobStatusOf(obj)
-		r := videov1alpha1.BudgetReservation{Kind: kindStoryboard, Name: obj.GetName(), UID: string(obj.GetUID())}
+		r := videov1alpha1.BudgetReservation{Kind: kindStoryboard, Name: obj.GetName(), UID: string(obj.GetUID()), APIKeySecretRef: keyRefOf(obj)}
 		// What the submission recorded: a storyboardRef's request may have moved on since.
 		var recorded *videov1alpha1.BudgetEstimate
 		switch {
 		case st.Submission != nil && inFlight:
 			r.AttemptID, r.ReservedAt = st.Submission.AttemptID, st.Submission.StartedAt
 			recorded = st.Submission.BudgetEstimate
-		case st.Submission == nil && vr != nil && st.JobID != "" && st.SubmittedAt != nil && !charged(b, st.JobID) &&
+		case st.Submission == nil && st.JobID != "" && st.SubmittedAt != nil && !charged(b, st.JobID) &&
 			(st.CompletedAt == nil || !endedSince.IsZero() && !st.CompletedAt.Time.Before(endedSince)):
 			r.AttemptID, r.ReservedAt, r.JobID = "rebuilt", *st.SubmittedAt, st.JobID
 			recorded = st.BudgetEstimate
 		default:
 			continue
 		}
-		if vr != nil {
-			est := EstimateRender(vr)
+		var est Estimate
+		switch o := obj.(type) {
+		case *videov1alpha1.VideoRender:
+			r.Kind, est = "VideoRender", EstimateRender(o)
 			if recorded != nil {
 				est = EstimateOf(recorded)
 			}
-			r.Kind, r.APIKeySecretRef = "VideoRender", keyRefOf(vr)
-			r.EstimatedSeconds, r.AICredits, r.Unbounded, r.UnreportedCredits = est.Seconds, est.Credits, est.Unbounded, est.Unreported
+		case *videov1alpha1.VideoStoryboard:
+			est = PreviewEstimate(&o.Spec.StoryboardRequest)
 		}
+		r.EstimatedSeconds, r.AICredits, r.Unbounded, r.UnreportedCredits = est.Seconds, est.Credits, est.Unbounded, est.Unreported
 		b.Status.Reservations = append(b.Status.Reservations, r)
 	}
 	for i := range b.Status.Reservations {

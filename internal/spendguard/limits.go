@@ -189,28 +189,28 @@ func recountReserved(b *videov1alpha1.VideoBudget) {
 	var r videov1alpha1.BudgetReserved
 	for _, res := range b.Status.Reservations {
 		switch {
+		case res.JobID != "": // running: counted when its job was folded
 		case res.Kind == kindStoryboard:
 			r.Previews++
-		case res.JobID == "":
+		default:
 			r.Renders++
 		}
-		if res.Kind != kindStoryboard {
-			r.RenderSeconds += res.EstimatedSeconds
-			if res.AICredits {
-				r.AICreditRenders++
-			}
-			if res.Unbounded {
-				r.UnboundedRenders++
-			}
+		r.RenderSeconds += res.EstimatedSeconds // a preview's is zero: counted, not timed
+		if res.AICredits {
+			r.AICreditRenders++
+		}
+		if res.Unbounded {
+			r.UnboundedRenders++
 		}
 	}
 	b.Status.Reserved = r
 }
 
 // exhausted reports the first limit that leaves no room for one more submission of kind, with a
-// message naming it. Count limits include the reservations in flight. Renders that may consume
-// AI credits (under maxAICredits) and renders without upper bound (under maxRenderSeconds) run one
-// at a time: their cost is known only at their end, so a burst goes at most one render beyond.
+// message naming it. Count limits include the reservations in flight. Renders and previews that
+// may consume AI credits (under maxAICredits) and renders without upper bound (under
+// maxRenderSeconds) run one at a time: their cost is known only at their end, so a burst goes at
+// most one job beyond.
 func exhausted(b *videov1alpha1.VideoBudget, kind string, est Estimate) (videov1alpha1.BudgetLimit, string, bool) {
 	preview := kind == kindStoryboard
 	for _, l := range reachedLimits(b) {
@@ -219,10 +219,10 @@ func exhausted(b *videov1alpha1.VideoBudget, kind string, est Estimate) (videov1
 			return l.limit, l.message, true
 		}
 	}
-	if kind != kindStoryboard && est.Credits && b.Spec.MaxAICredits != nil && b.Status.Reserved.AICreditRenders > 0 {
+	if est.Credits && b.Spec.MaxAICredits != nil && b.Status.Reserved.AICreditRenders > 0 {
 		return videov1alpha1.BudgetLimitAICredits, fmt.Sprintf(
-			"maxAICredits is set and %d render(s) that may consume AI credits are in flight or running; "+
-				"their credits are known only when they end, so renders that may consume credits run one at a time",
+			"maxAICredits is set and %d render(s) or preview(s) that may consume AI credits are in flight or running; "+
+				"their credits are known only when they end, so renders and previews that may consume credits run one at a time",
 			b.Status.Reserved.AICreditRenders), true
 	}
 	if kind != kindStoryboard && est.Unbounded && b.Spec.MaxRenderSeconds != nil && b.Status.Reserved.UnboundedRenders > 0 {

@@ -125,23 +125,3 @@ func TestAPreviewsCreditsChargeCountsItsPendingSubmission(t *testing.T) {
 		t.Error("a later reservation of the preview in the same second would be folded with its charged job")
 	}
 }
-
-// A ledger merge keeps one chargedJobs entry per preview: a copy that counted the preview
-// ("counted:" and its job id) and one that charged its credits too (the job id) are the same
-// preview, and the count's entry would hold one of the 64 slots a retried charge is checked against.
-func TestAMergedLedgerKeepsOneEntryPerPreview(t *testing.T) {
-	now := metav1.Now()
-	for _, tc := range []struct{ name, budget, ledger string }{
-		{"the budget counted, the ledger charged", previewCounted("j"), "j"},
-		{"the budget charged, the ledger counted", "j", previewCounted("j")},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			b := &videov1alpha1.VideoBudget{Status: videov1alpha1.VideoBudgetStatus{ChargedJobs: []string{"other", tc.budget}}}
-			l := &ledger{ChargedJobs: []string{tc.ledger}}
-			MergeLedger(b, l, now.Time)
-			if got := b.Status.ChargedJobs; len(got) != 2 || !charged(b, "j") || charged(b, previewCounted("j")) {
-				t.Fatalf("chargedJobs %q, want [other j]", got)
-			}
-		})
-	}
-}

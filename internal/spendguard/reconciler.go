@@ -451,7 +451,10 @@ func (r *Reconciler) heldForEnd(ctx context.Context, b *videov1alpha1.VideoBudge
 		case end.Running:
 			return true
 		default:
-			log.Info("Charging the job of a gone render from its end", "renderSeconds", end.Seconds)
+			if res.Kind == kindStoryboard {
+				end.Seconds = 0 // a preview is counted, not timed
+			}
+			log.Info("Charging the job of a gone object from its end", "renderSeconds", end.Seconds)
 			r.goneReads.Delete(res.JobID)
 			// A failed job is charged nothing, unreported credits included, as its render would.
 			chargeJobAt(b, res.JobID, end.Seconds, end.Credits, res.UnreportedCredits && end.Completed, time.Time{})
@@ -539,11 +542,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesRawSource(source.Channel(r.Ledgers.Wake(), &handler.EnqueueRequestForObject{})).
 		Watches(&videov1alpha1.VideoRender{}, handler.Funcs{
 			UpdateFunc: r.recorded,
-			DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-				r.renderGone(e.Object, e.DeleteStateUnknown)
-			},
+			DeleteFunc: r.deleted,
 		}).
-		Watches(&videov1alpha1.VideoStoryboard{}, handler.Funcs{UpdateFunc: r.recorded}).
+		Watches(&videov1alpha1.VideoStoryboard{}, handler.Funcs{UpdateFunc: r.recorded, DeleteFunc: r.deleted}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
 		Named("videobudget").
 		Complete(r)
@@ -571,10 +572,14 @@ func (r *Reconciler) recorded(ctx context.Context, e event.UpdateEvent, q workqu
 	q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: b.Namespace, Name: b.Name}}, after)
 }
 
-// renderGone keeps a render's last state from its delete event (unknown: an older copy, which
-// tells nothing for certain): only it names the job of a render deleted before its job's fold, and
-// shows which attempts were never sent (the in-flight record precedes the paid call).
-func (r *Reconciler) renderGone(obj client.Object, unknown bool) {
+func (r *Reconciler) deleted(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	r.objectGone(e.Object, e.DeleteStateUnknown)
+}
+
+// objectGone keeps a render's or a preview's last state from its delete event (unknown: an older
+// copy, which tells nothing for certain): only it names the job of an object deleted before its
+// job's fold, and shows which attempts were never sent (the in-flight record precedes the paid call).
+func (r *Reconciler) objectGone(obj client.Object, unknown bool) {
 	st := videov1alpha1.JobStatusOf(obj)
 	if st == nil || unknown || r.Guard == nil || !r.Guard.budgeted(context.Background(), obj.GetNamespace()) {
 		return

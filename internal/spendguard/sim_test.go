@@ -137,7 +137,7 @@ func (o simOp) String() string {
 	case opEnd:
 		return fmt.Sprintf("running job #%d ends and its render is charged", o.a)
 	case opOrphanEnd:
-		return "the jobs of deleted renders end at the service"
+		return "the jobs of deleted renders and previews end at the service"
 	case opDeleteStripped:
 		return fmt.Sprintf("running render #%d is deleted, its finalizer stripped", o.a)
 	case opSetSeconds:
@@ -170,6 +170,9 @@ func (o simOp) String() string {
 	case opPreview:
 		return fmt.Sprintf("a preview whose answer will report %d AI credits asks to pay", o.a)
 	case opPreviewEnd:
+		if o.b == 2 {
+			return fmt.Sprintf("preview #%d is deleted while its job runs (previews carry no charge finalizer)", o.a)
+		}
 		if o.b == 1 {
 			return fmt.Sprintf("preview job #%d ends: its credits are charged, and the write of its end fails", o.a)
 		}
@@ -237,10 +240,11 @@ func simGenerate(seed uint64, steps int) []simOp {
 		}
 		if rng.IntN(8) == 0 {
 			// One step in eight is a preview's: one whose answer will report AI credits asks to
-			// pay, or a preview job ends (its credits charged before its end is written).
+			// pay, or a preview job ends (its credits charged before its end is written), or a
+			// preview is deleted while its job runs.
 			o = simOp{kind: opPreview, a: rng.Int64N(4) * 5}
 			if rng.IntN(2) == 0 {
-				o = simOp{kind: opPreviewEnd, a: rng.Int64N(64), b: rng.Int64N(2)}
+				o = simOp{kind: opPreviewEnd, a: rng.Int64N(64), b: rng.Int64N(3)}
 			}
 		}
 		ops = append(ops, o)
@@ -286,9 +290,12 @@ type simPreview struct {
 	credits int64
 	jobID   string
 	// submitted is when its job was created; endWritten is set once its end is in its status
-	// (after the charge of its credits).
+	// (after the charge of its credits). A deleted preview's job ends at the service (ended), and
+	// only the VideoBudget controller reads that end.
 	submitted  time.Time
 	endWritten bool
+	deleted    bool
+	ended      *time.Time
 }
 
 // simWorld is one run of the simulation.
@@ -413,6 +420,20 @@ func (w *simWorld) giveUpLate() {
 type simService struct{ w *simWorld }
 
 func (s simService) JobEnd(_ context.Context, _ string, _ *videov1alpha1.SecretKeyRef, jobID string) (JobEnd, error) {
+	for _, p := range s.w.previews {
+		if p.jobID != jobID {
+			continue
+		}
+		if p.ended == nil {
+			return JobEnd{Running: true}, nil
+		}
+		// A preview's answer may tell a length too: a preview is counted, never timed.
+		end := JobEnd{Completed: true, Seconds: 30}
+		if p.credits > 0 {
+			end.Credits = resource.NewQuantity(p.credits, resource.DecimalSI)
+		}
+		return end, nil
+	}
 	for _, j := range s.w.jobs {
 		if j.id != jobID {
 			continue
@@ -672,6 +693,19 @@ func (w *simWorld) previewEnd(p *simPreview, writeFails bool) {
 	p.endWritten = true
 }
 
+// objectGone is what follows a render's or a preview's deletion: the manager's informer delivers the
+// delete event with its last state, and the VideoBudget controller, woken, looks at once, and
+// again after a failed write (the workqueue's backoff starts at 5 ms). A crash between the event
+// and the write that records the job is not searched: the simulation crashes between steps.
+func (w *simWorld) objectGone(last client.Object) {
+	w.r.objectGone(last, false)
+	for range 4 {
+		if _, err := w.r.Reconcile(w.ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: simNS, Name: videov1alpha1.VideoBudgetName}}); err == nil {
+			break
+		}
+	}
+}
+
 func (w *simWorld) step(o simOp) error {
 	switch o.kind {
 	case opPreview:
@@ -679,11 +713,24 @@ func (w *simWorld) step(o simOp) error {
 	case opPreviewEnd:
 		var open []*simPreview
 		for _, p := range w.previews {
-			if p.jobID != "" && !p.endWritten {
+			if p.jobID != "" && !p.endWritten && !p.deleted {
 				open = append(open, p)
 			}
 		}
-		if len(open) > 0 {
+		switch {
+		case len(open) == 0:
+		case o.b == 2:
+			p := open[int(o.a)%len(open)]
+			p.deleted = true
+			last := &videov1alpha1.VideoStoryboard{}
+			if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: p.name}, last); err != nil {
+				w.t.Fatal(err)
+			}
+			if err := w.server.Delete(w.ctx, last); err != nil {
+				w.t.Fatal(err)
+			}
+			w.objectGone(last)
+		default:
 			w.previewEnd(open[int(o.a)%len(open)], o.b == 1)
 		}
 	case opCreate:
@@ -725,6 +772,11 @@ func (w *simWorld) step(o simOp) error {
 				j.ended = &now
 			}
 		}
+		for _, p := range w.previews {
+			if p.deleted && p.ended == nil {
+				p.ended = &now
+			}
+		}
 	case opDeleteStripped:
 		if r := w.pick(o.a, func(r *simRender) bool { return !r.deleted && r.job != nil && r.job.ended == nil }); r != nil {
 			r.deleted, r.job.live = true, false
@@ -735,16 +787,7 @@ func (w *simWorld) step(o simOp) error {
 			if err := w.server.Delete(w.ctx, last); err != nil {
 				w.t.Fatal(err)
 			}
-			// The manager's informer delivers the delete event with the render's last state, and
-			// the VideoBudget controller, woken, looks at once, and again after a failed write (the
-			// workqueue's backoff starts at 5 ms). A crash between the event and the write that
-			// records the job is not searched: the simulation crashes between steps.
-			w.r.renderGone(last, false)
-			for range 4 {
-				if _, err := w.r.Reconcile(w.ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: simNS, Name: videov1alpha1.VideoBudgetName}}); err == nil {
-					break
-				}
-			}
+			w.objectGone(last)
 		}
 	case opSetSeconds:
 		w.editSpec(func(s *videov1alpha1.VideoBudgetSpec) {
@@ -841,7 +884,10 @@ func (w *simWorld) drain() error {
 	}
 	w.writeEnds()
 	for _, p := range w.previews {
-		if p.jobID != "" && !p.endWritten {
+		switch {
+		case p.deleted && p.ended == nil:
+			p.ended = &now
+		case p.jobID != "" && !p.endWritten && !p.deleted:
 			w.previewEnd(p, false)
 		}
 	}
@@ -919,10 +965,15 @@ func (w *simWorld) checkOnce() error {
 func (w *simWorld) checkCredits(monthStart time.Time) error {
 	var least, most, got, counted, paid int64
 	for _, p := range w.previews {
-		if p.jobID != "" {
+		if p.jobID == "" {
+			continue
+		}
+		most += p.credits
+		paid++
+		// A deleted preview's job read past the job deadline is given up: charged no credits.
+		if end := w.clk.Now(); !p.deleted || (p.ended != nil && p.ended.Sub(p.submitted) <= simJobDeadline) ||
+			(p.ended == nil && end.Sub(p.submitted) <= simJobDeadline) {
 			least += p.credits
-			most += p.credits
-			paid++
 		}
 	}
 	for _, j := range w.jobs {
