@@ -109,6 +109,7 @@ const (
 	opGather
 	opPreview
 	opPreviewEnd
+	opSetCredits
 	opCount
 )
 
@@ -150,6 +151,11 @@ func (o simOp) String() string {
 			return "maxRenders removed"
 		}
 		return fmt.Sprintf("maxRenders set to %d", o.a)
+	case opSetCredits:
+		if o.a < 0 {
+			return "maxAICredits removed"
+		}
+		return fmt.Sprintf("maxAICredits set to %d", o.a)
 	case opSetPeriod:
 		return "period set to " + string(simPeriods[o.a])
 	case opClock:
@@ -220,6 +226,9 @@ func simGenerate(seed uint64, steps int) []simOp {
 			o.kind, o.a = opDeleteStripped, rng.Int64N(64)
 		case p < 69:
 			o.kind, o.a = opSetSeconds, []int64{-1, 300, 600, 1200, 3000}[rng.IntN(5)]
+			if rng.IntN(3) == 0 {
+				o.kind, o.a = opSetCredits, []int64{-1, 10, 30, 100}[rng.IntN(4)]
+			}
 		case p < 72:
 			o.kind, o.a = opSetRenders, []int64{-1, 1, 3, 10}[rng.IntN(4)]
 		case p < 76:
@@ -296,6 +305,8 @@ type simPreview struct {
 	endWritten bool
 	deleted    bool
 	ended      *time.Time
+	// charged is set once its credits' charge was written: it no longer holds room.
+	charged bool
 }
 
 // simWorld is one run of the simulation.
@@ -541,13 +552,14 @@ func (v *simViolation) Unwrap() error { return errSimViolation }
 
 // The invariants, as kinds of violation.
 const (
-	violRenders   = "admitted beyond maxRenders"
-	violSeconds   = "admitted beyond maxRenderSeconds"
-	violUnbounded = "two renders without upper bound at once"
-	violDecrease  = "a period's usage went down"
-	violLost      = "a job's cost not charged"
-	violTwice     = "a job charged twice"
-	violCredits   = "AI credits not charged exactly once"
+	violRenders    = "admitted beyond maxRenders"
+	violSeconds    = "admitted beyond maxRenderSeconds"
+	violUnbounded  = "two renders without upper bound at once"
+	violDecrease   = "a period's usage went down"
+	violLost       = "a job's cost not charged"
+	violTwice      = "a job charged twice"
+	violCredits    = "AI credits not charged exactly once"
+	violCreditJobs = "two jobs that may consume AI credits at once"
 )
 
 func (w *simWorld) violation(kind, format string, args ...any) error {
@@ -602,6 +614,9 @@ func (w *simWorld) admit(r *simRender) error {
 				return w.violation(violUnbounded, "a render without upper bound admitted under maxRenderSeconds %d while another such job runs at the service", *m)
 			}
 		}
+		if err := w.checkCreditJobs(r.est.Credits); err != nil {
+			return err
+		}
 	}
 	job := &simJob{id: fmt.Sprintf("job-%s-%s", r.name, attempt), actual: r.actual, credits: simCredits(r.actual), reserved: r.est.Seconds, unbounded: r.est.Unbounded,
 		submitted: w.clk.Now(), live: true}
@@ -650,7 +665,7 @@ func (w *simWorld) writeEnd(r *simRender) {
 
 // preview creates a preview whose job's answer will report credits, and lets it ask to pay once:
 // admitted, its job is created and recorded in its status, for a budget write to fold.
-func (w *simWorld) preview(credits int64) {
+func (w *simWorld) preview(credits int64) error {
 	i := len(w.previews)
 	p := &simPreview{name: fmt.Sprintf("p%d", i), uid: types.UID(fmt.Sprintf("uid-p%d", i)), credits: credits}
 	w.previews = append(w.previews, p)
@@ -659,13 +674,40 @@ func (w *simWorld) preview(credits int64) {
 		w.t.Fatal(err)
 	}
 	if d, err := w.g.reserve(w.ctx, kindStoryboard, sb, "a1", "", Estimate{Credits: credits > 0}, nil); err != nil || d.Wait {
-		return
+		return nil
+	}
+	if err := w.checkCreditJobs(credits > 0); err != nil {
+		return err
 	}
 	p.jobID, p.submitted = "pjob-"+p.name, w.clk.Now()
 	sb.Status.JobID, sb.Status.SubmittedAt = p.jobID, &metav1.Time{Time: p.submitted}
 	if err := w.server.Status().Update(w.ctx, sb); err != nil {
 		w.t.Fatal(err)
 	}
+	return nil
+}
+
+// checkCreditJobs: under maxAICredits, a job that may consume AI credits (a render's or a
+// preview's) is admitted only while no other such job runs at the service, as far as the
+// operator can know (a job given up at the deadline no longer counts; a preview's, once its
+// credits are charged).
+func (w *simWorld) checkCreditJobs(credits bool) error {
+	b, ok := w.budget()
+	if !credits || !ok || b.Spec.MaxAICredits == nil {
+		return nil
+	}
+	now := w.clk.Now()
+	for _, j := range w.jobs {
+		if j.credits > 0 && j.ended == nil && !w.late(j) {
+			return w.violation(violCreditJobs, "admitted under maxAICredits %s while job %s, which may consume credits, runs", b.Spec.MaxAICredits, j.id)
+		}
+	}
+	for _, p := range w.previews {
+		if p.credits > 0 && p.jobID != "" && !p.charged && !(p.deleted && (p.ended != nil || now.Sub(p.submitted) > simJobDeadline)) {
+			return w.violation(violCreditJobs, "admitted under maxAICredits %s while preview job %s, which may consume credits, runs", b.Spec.MaxAICredits, p.jobID)
+		}
+	}
+	return nil
 }
 
 // previewEnd is what the preview controller does once p's job ended: the credits its answer
@@ -682,6 +724,7 @@ func (w *simWorld) previewEnd(p *simPreview, writeFails bool) {
 		if w.g.Charge(w.ctx, simNS, c) != nil {
 			return
 		}
+		p.charged = true
 	}
 	if writeFails {
 		return
@@ -709,7 +752,7 @@ func (w *simWorld) objectGone(last client.Object) {
 func (w *simWorld) step(o simOp) error {
 	switch o.kind {
 	case opPreview:
-		w.preview(o.a)
+		return w.preview(o.a)
 	case opPreviewEnd:
 		var open []*simPreview
 		for _, p := range w.previews {
@@ -801,6 +844,13 @@ func (w *simWorld) step(o simOp) error {
 			s.MaxRenders = nil
 			if o.a >= 0 {
 				s.MaxRenders = ptr.To(o.a)
+			}
+		})
+	case opSetCredits:
+		w.editSpec(func(s *videov1alpha1.VideoBudgetSpec) {
+			s.MaxAICredits = nil
+			if o.a >= 0 {
+				s.MaxAICredits = resource.NewQuantity(o.a, resource.DecimalSI)
 			}
 		})
 	case opSetPeriod:
