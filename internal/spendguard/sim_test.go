@@ -703,7 +703,8 @@ func (w *simWorld) checkCreditJobs(credits bool) error {
 		}
 	}
 	for _, p := range w.previews {
-		if p.credits > 0 && p.jobID != "" && !p.charged && !(p.deleted && (p.ended != nil || now.Sub(p.submitted) > simJobDeadline)) {
+		over := p.deleted && (p.ended != nil || now.Sub(p.submitted) > simJobDeadline) // as far as the operator can know
+		if p.credits > 0 && p.jobID != "" && !p.charged && !over {
 			return w.violation(violCreditJobs, "admitted under maxAICredits %s while preview job %s, which may consume credits, runs", b.Spec.MaxAICredits, p.jobID)
 		}
 	}
