@@ -381,11 +381,12 @@ type VideoBudgetStatus struct {
 	// chargedJobs are the ids of the most recent jobs whose seconds and credits were added to
 	// used, whatever their period. A job is charged once because its reservation is removed in
 	// the same write; the ids tell where no reservation can (a budget written by an older
-	// manager). Bounded: an older one seen again there is charged again, the safe side.
+	// manager; a preview's credits). Bounded: an older one seen again there is charged again,
+	// the safe side. An item may be "counted:" and a job id, as written by earlier managers.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=256
-	// +kubebuilder:validation:items:MaxLength=100
+	// +kubebuilder:validation:items:MaxLength=108
 	ChargedJobs []string `json:"chargedJobs,omitempty"`
 
 	// chargeCount counts the jobs ever charged into this budget (each id added to chargedJobs).

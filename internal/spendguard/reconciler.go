@@ -20,6 +20,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -308,7 +309,7 @@ func (r *Reconciler) settle(ctx context.Context, b *videov1alpha1.VideoBudget, r
 			}
 		}
 		switch {
-		case !gone && videov1alpha1.JobStatusOf(obj).JobID == res.JobID:
+		case !gone && videov1alpha1.JobStatusOf(obj).JobID == res.JobID && !abandoned(obj):
 			// Running. Its render's key now: a rotation may delete the submission's Secret.
 			res.APIKeySecretRef = keyRefOf(obj)
 			fillEstimate(res, obj)
@@ -361,6 +362,13 @@ func (r *Reconciler) settle(ctx context.Context, b *videov1alpha1.VideoBudget, r
 	log.Info("Charging the reservation of a deleted object: it may have been submitted", which...)
 	chargeReserved(b, *res)
 	return false, false, nil
+}
+
+// abandoned reports whether obj is being deleted without the charge finalizer: its controller
+// reads its job no more (a preview carries none; another finalizer may keep it for long), so the
+// job's end is read here.
+func abandoned(obj client.Object) bool {
+	return obj.GetDeletionTimestamp() != nil && !slices.Contains(obj.GetFinalizers(), videov1alpha1.FinalizerCharge)
 }
 
 // chargeReserved counts res as used with its estimate, in the period it was reserved in.

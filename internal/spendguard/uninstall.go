@@ -42,8 +42,9 @@ type Settlement struct {
 // SettleAll settles every reservation of the namespace's budget for an uninstall
 // (docs/architecture.md "Several managers, install and uninstall"), with no manager of the
 // namespace running: what one would settle later is decided now, on the safe side.
-//   - a running job, or a job recorded since its reservation that has not ended, is charged its
-//     estimate: nobody will read its end;
+//   - a running render's job, or one recorded since its reservation that has not ended, is
+//     charged its estimate: nobody will read its end (a preview's is dropped unposted: its
+//     controller charges its credits after a reinstall);
 //   - a reservation whose object is gone, or still holds that attempt in flight, is charged;
 //   - one whose object recorded a job since is counted as used; any other is released.
 //
@@ -71,6 +72,11 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 			return false
 		}
 		for _, res := range b.Status.Reservations {
+			if res.JobID != "" && res.Kind == kindStoryboard {
+				// Its credits are charged by its preview from the job's answer after a reinstall
+				// (chargedJobs tells whether they were): posted here, they would be taken for charged.
+				continue
+			}
 			if res.JobID != "" {
 				// A failed job (its failure written before its change reached the budget) is charged
 				// nothing.
