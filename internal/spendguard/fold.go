@@ -30,9 +30,10 @@ import (
 )
 
 // Folding the facts objects record in their status (a job, its end): the submission's reservation
-// is counted and becomes its running job's, which is posted for what the job cost (JobCharge.change). The reservation proves a fact unfolded: the write that folds it
-// removes the reservation or gives it its job id, under the budget's optimistic lock, so a fact is
-// folded once and a crash loses nothing. Every budget write folds what the cache shows
+// is counted and becomes its running job's, which is posted for what the job cost
+// (JobCharge.change). The reservation proves a fact unfolded: the write that folds it removes the
+// reservation or gives it its job id, under the budget's optimistic lock, so a fact is folded once
+// and a crash loses nothing. Every budget write folds what the cache shows
 // (writeBatch); the VideoBudget controller folds what no write carried within foldAge.
 
 // foldAge is how old a fact must be before the VideoBudget controller folds it in a write of its

@@ -580,6 +580,7 @@ func (r *Reconciler) recorded(ctx context.Context, e event.UpdateEvent, q workqu
 	q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: b.Namespace, Name: b.Name}}, after)
 }
 
+// deleted hands a deleted render's or preview's last state to objectGone.
 func (r *Reconciler) deleted(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	r.objectGone(e.Object, e.DeleteStateUnknown)
 }
