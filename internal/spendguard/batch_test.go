@@ -573,7 +573,7 @@ func TestReservationsWrittenAheadAreSharedAndStillBoundTheLimit(t *testing.T) {
 		h.g.grants.mu.Lock()
 		defer h.g.grants.mu.Unlock()
 		for i := range 6 {
-			if gr := h.g.grants.byUID[batchRender(i).UID]; gr == nil || !gr.done {
+			if gr := h.g.grants.byUID[batchRender(i).UID]; gr == nil || !gr.ended {
 				return false
 			}
 		}
@@ -609,25 +609,25 @@ func TestReservationsWrittenAheadAreSharedAndStillBoundTheLimit(t *testing.T) {
 	if _, ok := h.g.takeGrant(t.Context(), "VideoRender", batchRender(0), "a0", "", Estimate{Seconds: 30}); ok {
 		t.Error("a grant was taken twice, or for another estimate")
 	}
-	// Past the submission's time, this process's VideoBudget controller keeps what it granted:
-	// a render may wait for its call budget longer than that.
-	clk := clocktesting.NewFakeClock(time.Now().Add(5 * time.Minute))
-	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clk, Grace: time.Minute, Recheck: time.Hour,
-		Retry: time.Second, Ledgers: NewLedgers("ops"), Guard: h.g})
-	if _, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}}); err != nil {
-		t.Fatal(err)
+	// The reservations protect themselves, whatever process looks: within the controller's grace
+	// after their time they are kept (a render pays on one only within takeWithin, and its
+	// in-flight record lands before the grace ends); past it, one whose render shows no such
+	// attempt is released as never sent.
+	reconcileAt := func(at time.Time) {
+		t.Helper()
+		r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clocktesting.NewFakeClock(at), Grace: time.Minute,
+			Recheck: time.Hour, Retry: time.Second, Ledgers: NewLedgers("ops")})
+		if _, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}}); err != nil {
+			t.Fatal(err)
+		}
 	}
+	reconcileAt(h.g.clock.Now().Add(time.Minute - 2*time.Second))
 	if b := h.budget(t); len(b.Status.Reservations) != 4 {
-		t.Errorf("%d reservations kept, want the 4 granted", len(b.Status.Reservations))
+		t.Errorf("%d reservations kept within the grace, want the 4 granted", len(b.Status.Reservations))
 	}
-	// Another process (after a crash) knows nothing of them: released as never sent.
-	r = NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clk, Grace: time.Minute, Recheck: time.Hour,
-		Retry: time.Second, Ledgers: NewLedgers("ops")})
-	if _, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}}); err != nil {
-		t.Fatal(err)
-	}
+	reconcileAt(h.g.clock.Now().Add(2 * time.Minute))
 	if b := h.budget(t); len(b.Status.Reservations) != 0 || b.Status.Used.Renders != 0 {
-		t.Errorf("after a crash: %d reservations, %d used; want all released", len(b.Status.Reservations), b.Status.Used.Renders)
+		t.Errorf("past the grace, no render in flight: %d reservations, %d used; want all released", len(b.Status.Reservations), b.Status.Used.Renders)
 	}
 }
 

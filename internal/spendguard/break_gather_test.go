@@ -21,6 +21,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -35,6 +36,7 @@ func gatheredHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, vr *video
 	h := newBatchHarness(t, spec, append([]client.Object{vr}, others...)...)
 	close(h.hold)
 	h.pump(t)
+	h.g.setGrace(time.Minute) // the grace of this harness's controller (reconcileOnce)
 	gatherWritten(t, h, vr)
 	return h
 }
@@ -53,11 +55,13 @@ func gatherWritten(t *testing.T, h *batchHarness, vr *videov1alpha1.VideoRender)
 	deadline := time.Now().Add(time.Minute)
 	for {
 		h.g.grants.mu.Lock()
-		done := h.g.grants.byUID[vr.UID].done
+		done := h.g.grants.byUID[vr.UID].ended
 		h.g.grants.mu.Unlock()
 		if done {
 			for _, r := range h.budget(t).Status.Reservations {
 				if r.UID == string(vr.UID) && r.AttemptID == attempt {
+					// Its call's time comes: the render is back to pay.
+					h.g.clock.(*clocktesting.FakeClock).Step(time.Second)
 					return
 				}
 			}
@@ -99,12 +103,9 @@ func TestBreakGatherLimitLoweredDuringTheWindowIsNotDecidedAgain(t *testing.T) {
 
 // break-gather: a render that gathered and then does not come back to pay (its spec was made
 // invalid, its storyboard's approval withdrawn, its API key Secret deleted: it stalls at an
-// earlier gate, it is not deleted) keeps its reservation for grantTTL, ten minutes: the
-// VideoBudget controller keeps any reservation this process holds a grant for (granted() looks
-// at neither taken nor the gather's one second). Meanwhile status.reserved says a render is in
-// flight that is not, and with maxRenders reached every other render of the namespace is told
-// BudgetExhausted. Before the gather only renders that waited for their key's call budget in a
-// burst held a grant; now every guarded render does.
+// earlier gate, it is not deleted) has its reservation released once older than the controller's
+// grace: meanwhile status.reserved says a render is in flight that is not, and with maxRenders
+// reached every other render of the namespace is told BudgetExhausted.
 func TestBreakGatherReservationOfARenderThatStoppedBeforePayingIsHeldForTenMinutes(t *testing.T) {
 	vr := batchRender(1)
 	other := batchRender(2)
@@ -119,10 +120,6 @@ func TestBreakGatherReservationOfARenderThatStoppedBeforePayingIsHeldForTenMinut
 	if err := h.server.Status().Update(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}
-	h.g.grants.mu.Lock()
-	h.g.grants.byUID[vr.UID].asked = time.Now().Add(-2 * time.Minute)
-	h.g.grants.byUID[vr.UID].due = time.Now().Add(-2*time.Minute + time.Second + grantSlack)
-	h.g.grants.mu.Unlock()
 	var got videov1alpha1.VideoRender
 	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), &got); err != nil {
 		t.Fatal(err)
@@ -130,7 +127,7 @@ func TestBreakGatherReservationOfARenderThatStoppedBeforePayingIsHeldForTenMinut
 	reconcileBudget(t, h, 1)
 	if res := h.budget(t).Status.Reservations; len(res) != 0 {
 		t.Errorf("two minutes after a 1 s gather, the reservation of a render that never paid is still held (%d): "+
-			"kept as granted until grantTTL (10 min)", len(res))
+			"kept as granted", len(res))
 	}
 	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: other, Attempt: "b1", Est: Estimate{Seconds: 10}})
 	if err != nil {
@@ -141,39 +138,42 @@ func TestBreakGatherReservationOfARenderThatStoppedBeforePayingIsHeldForTenMinut
 	}
 }
 
-// break-gather: a taken grant protects its reservation from the VideoBudget controller's "never
-// sent" release only until asked+grantTTL (granted), and takeGrant accepts a grant up to that
-// same instant. A render that takes its grant just before grantTTL (it gathered, then was held
-// back: the key's circuit open through an outage of about ten minutes, a workqueue backlog) goes on
-// to pay; the controller, reconciling the budget (busy: every write wakes it) between the take
-// and the render's in-flight write, finds a reservation older than grace, an object with no
-// submission of that attempt and no job, and a grant no longer "granted": it releases it. The
-// render then writes its in-flight record and pays with no reservation in the budget.
+// break-gather: a render that takes its reservation written ahead at the last moment it may (it
+// gathered, then was held back: a workqueue backlog) goes on to its in-flight write; the
+// VideoBudget controller, reconciling the budget between the take and that write, must not find
+// the reservation old enough to release as never sent, or the render pays with none. A render
+// pays on it only within takeWithin of its time, the controller's grace less two status writes.
 func TestBreakGatherGrantTakenAtItsTTLIsReleasedBeforeThePaidCall(t *testing.T) {
 	vr := batchRender(1)
 	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr)
-	// The render gathered almost grantTTL ago (its reservation was written then: older than grace).
-	b := h.budget(t)
-	for i := range b.Status.Reservations {
-		b.Status.Reservations[i].ReservedAt = metav1.NewTime(time.Now().Add(-grantTTL))
+	reconcileBudget(t, h, 1) // this process's controller: its grace (a minute) bounds the take
+	clk := h.g.clock.(*clocktesting.FakeClock)
+	var at time.Time
+	for _, r := range h.budget(t).Status.Reservations {
+		at = r.ReservedAt.Time
 	}
-	if err := h.server.Status().Update(t.Context(), b); err != nil {
-		t.Fatal(err)
+	// Just past the last moment: reserved again the ordinary way.
+	clk.SetTime(at.Add(time.Minute - 2*h.g.writers.timeout))
+	if _, ok := h.g.takeGrant(t.Context(), "VideoRender", vr, "a1", "", Estimate{Seconds: 10}); ok {
+		t.Fatal("a render back past takeWithin paid on its reservation written ahead")
 	}
-	// It comes back at the last moment its grant may be used.
-	h.g.grants.mu.Lock()
-	h.g.grants.byUID[vr.UID].asked = time.Now().Add(-grantTTL + time.Second)
-	h.g.grants.byUID[vr.UID].due = time.Now().Add(time.Second)
-	h.g.grants.mu.Unlock()
-
+	gatherWritten(t, h, vr)
+	for _, r := range h.budget(t).Status.Reservations {
+		at = r.ReservedAt.Time
+	}
+	// At the last moment it may, it comes back and pays.
+	clk.SetTime(at.Add(time.Minute - 2*h.g.writers.timeout - time.Millisecond))
 	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
 	if err != nil || d.Wait {
 		t.Fatalf("the render comes back to pay: %+v %v", d, err)
 	}
-	// Admitted: the render goes on to its in-flight write. The budget controller looks once the
-	// grant would have expired.
-	time.Sleep(1500 * time.Millisecond)
-	reconcileBudget(t, h, 1)
+	if w := h.writes.Load(); w != 2 {
+		t.Errorf("%d budget writes, want the 2 gathers: the render paid on its reservation", w)
+	}
+	// Its in-flight write takes up to a status write's time; the controller looks just before.
+	if err := reconcileAt(t, h, clk.Now().Add(h.g.writers.timeout)); err != nil {
+		t.Fatal(err)
+	}
 	held := false
 	for _, r := range h.budget(t).Status.Reservations {
 		held = held || r.UID == string(vr.UID) && r.AttemptID == "a1"
@@ -194,19 +194,15 @@ func TestAGatheredRenderThatWaitsForItsCallBudgetPaysOnItsGrant(t *testing.T) {
 	if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}, CallIn: 30 * time.Second}); err != nil || !d.Budgeted {
 		t.Fatalf("asking again for the call budget's wait: %+v %v", d, err)
 	}
-	// 25 s later (the window's slack alone is 15 s), it comes to pay.
-	h.g.grants.mu.Lock()
-	gr := h.g.grants.byUID[vr.UID]
-	gr.asked, gr.payAt, gr.due = gr.asked.Add(-25*time.Second), gr.payAt.Add(-25*time.Second), gr.due.Add(-25*time.Second)
-	h.g.grants.mu.Unlock()
+	// 25 s later, within the controller's grace less two status writes, it comes to pay.
+	reconcileBudget(t, h, 1)
+	h.g.clock.(*clocktesting.FakeClock).Step(25 * time.Second)
+	writes := h.writes.Load()
 	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
 	if err != nil || d.Wait {
 		t.Fatalf("the render comes to pay: %+v %v", d, err)
 	}
-	h.g.grants.mu.Lock()
-	paidOnGrant := gr.taken && !gr.takenAt.IsZero()
-	h.g.grants.mu.Unlock()
-	if !paidOnGrant {
+	if w := h.writes.Load(); w != writes {
 		t.Error("the render reserved the ordinary way (a budget write of its own) instead of paying on its reservation written ahead")
 	}
 }

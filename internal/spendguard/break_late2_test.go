@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
@@ -36,15 +37,11 @@ func lowerMaxRenders(t *testing.T, h *batchHarness, n int64) {
 	}
 }
 
-// break-late2: usedAttempt marks the grant taken (and, since 91aa670, clears released) BEFORE
-// the ordinary reserve decides anything. When that reserve decides Wait, it writes nothing
-// (reserveChange: "the reservation this object may hold stays"), so the budget still holds the
-// reservation written ahead, which the render never paid with, while the grant reads exactly
-// like one the render took. The render is deleted while it waits (a person lowered maxRenders
-// to 0, "stop paying", and cleans up the renders that now wait): forgetUnsent answers false, and
-// the VideoBudget controller charges the reservation as a deleted object's that "may have been
-// submitted": used.renders 1 and its estimate in used.renderSeconds for a render that never
-// reached the service.
+// break-late2: a gathered render comes back, and its ordinary reserve decides Wait (a person
+// lowered maxRenders to 0, "stop paying") and writes nothing, so the budget still holds the
+// reservation written ahead, which the render never paid with. The render is deleted while it
+// waits: its delete event's last state shows no attempt in flight, so the reservation is
+// released, not charged as a deleted object's that "may have been submitted".
 func TestBreakLate2RenderRefusedAfterItsGrantWaitsAndIsDeletedIsChargedAsPaid(t *testing.T) {
 	vr := batchRender(1)
 	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr)
@@ -65,29 +62,26 @@ func TestBreakLate2RenderRefusedAfterItsGrantWaitsAndIsDeletedIsChargedAsPaid(t 
 		t.Fatal(err)
 	}
 	reservedLongAgo(t, h)
-	reconcileBudget(t, h, 1)
+	reconcileGone(t, h, vr)
 	b := h.budget(t)
 	if len(b.Status.Reservations) != 0 {
 		t.Fatalf("the reservation of a deleted render is still held: %+v", b.Status.Reservations)
 	}
 	if b.Status.Used.Renders != 0 || b.Status.Used.RenderSeconds != 0 {
 		t.Errorf("a render that waited (Budget exhausted) and was deleted without ever paying is charged as used: "+
-			"%d render(s), %d s: usedAttempt marked its grant taken before a reserve that wrote nothing", b.Status.Used.Renders, b.Status.Used.RenderSeconds)
+			"%d render(s), %d s", b.Status.Used.Renders, b.Status.Used.RenderSeconds)
 	}
 }
 
-// break-late2: the same hole through the path 91aa670 opened for forgetUnsent. The controller
-// spends the grant (granted: late) and its release write fails (released set); the render comes
-// back, its takeGrant is refused (spent), usedAttempt clears released although the ordinary
-// reserve that follows writes nothing (its write fails: a busy budget). The render never paid;
-// it is deleted; the controller's retry no longer releases the reservation but charges it.
+// break-late2: the same, after the controller's release of the late render's reservation met a
+// conflict: the render comes back, waits (maxRenders 0), and is deleted; the retry releases it.
 func TestBreakLate2UsedAttemptClearsReleasedThoughItsReserveWroteNothing(t *testing.T) {
 	vr := batchRender(1)
 	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr)
 	reservedLongAgo(t, h)
-	ageGrant(h, vr, 2*time.Minute) // back late
+	h.g.clock.(*clocktesting.FakeClock).Step(2 * time.Minute) // back late
 
-	reconcileConflicting(t, h) // spends the grant (released), the release's write fails
+	reconcileConflicting(t, h) // decides the release, whose write fails
 	if !holdsUnsent(t, h, vr) {
 		t.Fatal("control: the release's write failed, the reservation should still be there")
 	}
@@ -104,14 +98,13 @@ func TestBreakLate2UsedAttemptClearsReleasedThoughItsReserveWroteNothing(t *test
 	if err := h.server.Delete(t.Context(), vr); err != nil {
 		t.Fatal(err)
 	}
-	reconcileBudget(t, h, 1)
+	reconcileGone(t, h, vr)
 	b := h.budget(t)
 	if len(b.Status.Reservations) != 0 {
 		t.Fatalf("the reservation of a deleted render is still held: %+v", b.Status.Reservations)
 	}
 	if b.Status.Used.Renders != 0 {
-		t.Errorf("a render that never paid is charged as used (%d render(s)): usedAttempt cleared released "+
-			"before a reserve that wrote nothing", b.Status.Used.Renders)
+		t.Errorf("a render that never paid is charged as used (%d render(s))", b.Status.Used.Renders)
 	}
 }
 

@@ -17,6 +17,7 @@ limitations under the License.
 package spendguard
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"slices"
@@ -31,27 +32,25 @@ import (
 )
 
 // Reservations written ahead: a render waiting for its API key's call budget (Submission.CallIn)
-// has its reservation queued with the next budget write and, back to pay, takes it (takeGrant)
-// without a write of its own. A stopped process's grants are gone; their reservations are released
-// as any a crash left.
+// has its reservation queued with the namespace's next budget write, reserved for the time it pays
+// (its reservedAt). Back to pay, it finds it in the budget and pays without a write of its own
+// (takeGrant). The reservation protects itself: the VideoBudget controller keeps a reservation
+// younger than its grace (a paid call and two status writes), and a render pays on one only within
+// takeWithin of its time, so its in-flight record is written before the controller may release the
+// reservation. Memory keeps only the attempt and the time to pay, until the render comes back; a
+// stopped process's renders submit a new attempt, and their reservations are released as any a
+// crash left.
 
 const (
-	// grantSlack is how long after its wait a grant still protects its reservation: a busy
-	// workqueue delays a requeue by seconds.
-	grantSlack = 15 * time.Second
-	// grantTTL bounds how long a grant is kept and may be used, however long its render waits.
-	grantTTL = 10 * time.Minute
-	// takenHold is how long a grant taken protects its reservation: its render's in-flight
-	// write, which keeps it from then on, lands well within it.
-	takenHold = time.Minute
-	maxGrants = 100_000 // beyond it renders reserve the ordinary way
+	// defaultTakeWithin is takeWithin until a VideoBudget controller tells its grace.
+	defaultTakeWithin = 10 * time.Second
+	maxGrants         = 100_000 // beyond it renders reserve the ordinary way
 	// aheadLead is how long before its call a reservation is queued: enough for the next budget
 	// write, short enough that the budget, sent whole by every write, does not carry a burst.
 	aheadLead   = 3 * time.Second
 	aheadWindow = 2 * time.Second // bounds how long a reservation queued ahead waits for others
 	// A reservation queued ahead is written grantMargin before its render's call, but at least
-	// minGrantDelay after it was queued, so renders turned away together share the write: one
-	// written late is not used (a third of the guarded renders of the N=2,000 bench were).
+	// minGrantDelay after it was queued, so renders turned away together share the write.
 	grantMargin   = 250 * time.Millisecond
 	minGrantDelay = 100 * time.Millisecond
 )
@@ -62,47 +61,51 @@ type request struct {
 	est                   Estimate
 }
 
+// grant is a reservation queued ahead, until its render comes back to pay.
 type grant struct {
 	request
-	asked, payAt, due time.Time // due: payAt and grantSlack
-	// decided is the op's last decision, on the budget of uid budget at version and generation.
-	decided    Decision
-	budget     types.UID
-	version    string
-	generation int64
-	done       bool // the write ended, with err
-	err        error
-	// taken: paid on (at takenAt), reserved the ordinary way, or released (takenAt zero).
-	taken   bool
-	takenAt time.Time
-	// released: spent, and nothing can have paid with its attempt (usedAttempt until sentAttempt).
-	released bool
-}
-
-// usable reports whether the render may still pay on the grant, also back later than due: in a
-// workqueue backlog most are (8,711 of 10,000 renders of make bench at N=10,000).
-func (gr *grant) usable(now time.Time) bool {
-	return !gr.taken && now.Sub(gr.asked) < grantTTL
-}
-
-// protects reports whether the grant keeps its reservation from release as never submitted.
-func (gr *grant) protects(now time.Time) bool {
-	if gr.taken {
-		return now.Sub(gr.takenAt) < takenHold
-	}
-	return now.Before(gr.due) && now.Sub(gr.asked) < grantTTL
+	payAt time.Time // the reservation's reservedAt
+	// ended: its write ended, and refused it (failed, or no room); for the metrics.
+	ended, refused bool
 }
 
 type grants struct {
 	mu    sync.Mutex
 	byUID map[types.UID]*grant
+	// takeWithin is how long after its time a render may pay on its reservation written ahead:
+	// the VideoBudget controller's grace less two status writes, the render's in-flight write
+	// and a margin, so that the write lands before the controller may release the reservation.
+	// A render back later reserves the ordinary way.
+	takeWithin time.Duration
+}
+
+// setGrace bounds the grants by the VideoBudget controller's grace (takeWithin).
+func (g *Guard) setGrace(grace time.Duration) {
+	g.grants.mu.Lock()
+	defer g.grants.mu.Unlock()
+	// A grace too short for the writes leaves no time to pay on one (a nanosecond).
+	g.grants.takeWithin = max(grace-2*g.writers.timeout, time.Nanosecond)
+}
+
+// usableLocked reports whether a render may still pay on gr at now; gs.mu is held.
+func (gs *grants) usableLocked(gr *grant, now time.Time) bool {
+	return gr != nil && now.Before(gr.payAt.Add(cmp.Or(gs.takeWithin, defaultTakeWithin)))
+}
+
+// inWindow reports whether a render may pay at now on a reservation written ahead for at: not
+// early (its job would not be recorded since the reservation), not late (the controller may
+// release it before the render's in-flight write lands).
+func inWindow(now, at time.Time, within time.Duration) bool {
+	return !now.Before(at) && now.Before(at.Add(within))
 }
 
 // reserveAhead queues a reservation for attempt of obj, whose call comes in wait, aheadLead
-// before it; asking again only moves its time to pay later. False when too many grants are kept.
+// before it. Asked again for the same, it keeps the first if the render comes back in time to pay
+// on it, else queues the reservation again for the later call (it replaces the first). False when
+// too many grants are kept.
 func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest string, est Estimate,
 	sent func(videov1alpha1.BudgetReservation) bool, wait time.Duration) bool {
-	now := time.Now()
+	now := g.clock.Now()
 	req := request{kind, attempt, digest, est}
 	uid := obj.GetUID()
 	gs := &g.grants
@@ -110,23 +113,20 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 	if gs.byUID == nil {
 		gs.byUID = map[types.UID]*grant{}
 	}
-	if cur := gs.byUID[uid]; cur != nil && !cur.taken && cur.request == req {
-		if at := now.Add(wait); at.After(cur.payAt) {
-			cur.payAt, cur.due = at, at.Add(grantSlack)
-		}
+	if cur := gs.byUID[uid]; cur != nil && cur.request == req && gs.usableLocked(cur, now.Add(wait)) {
 		gs.mu.Unlock()
-		return true
+		return true // it comes back in time to pay on it
 	}
 	if len(gs.byUID) >= maxGrants {
-		maps.DeleteFunc(gs.byUID, func(_ types.UID, gr *grant) bool {
-			return now.Sub(gr.asked) > grantTTL && !gr.protects(now)
-		})
+		maps.DeleteFunc(gs.byUID, func(_ types.UID, gr *grant) bool { return !gs.usableLocked(gr, now) })
 		if len(gs.byUID) >= maxGrants {
 			gs.mu.Unlock()
 			return false
 		}
 	}
-	gr := &grant{request: req, asked: now, payAt: now.Add(wait), due: now.Add(wait + grantSlack)}
+	// To the second, as the API server keeps it: the render pays at payAt or later, so its job is
+	// recorded since the reservation (recordedFor).
+	gr := &grant{request: req, payAt: now.Add(wait).Truncate(time.Second)}
 	gs.byUID[uid] = gr
 	gs.mu.Unlock()
 	obj = obj.DeepCopyObject().(client.Object)
@@ -136,16 +136,16 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 			current := gs.byUID[uid] == gr
 			gs.mu.Unlock()
 			if !current {
-				return false // replaced by a grant for another request of obj: that one writes
+				return false // taken, or replaced by a grant for another request of obj
 			}
-			d, write := g.reserveChange(b, kind, obj, attempt, digest, est, sent)
+			d, write := g.reserveChange(b, kind, obj, attempt, digest, est, sent, gr.payAt)
 			gs.mu.Lock()
-			gr.decided, gr.budget, gr.version, gr.generation = d, b.UID, b.ResourceVersion, b.Generation
+			gr.refused = d.Wait
 			gs.mu.Unlock()
 			return write
 		}, func(err error) {
 			gs.mu.Lock()
-			gr.done, gr.err = true, err
+			gr.ended, gr.refused = true, gr.refused || err != nil
 			gs.mu.Unlock()
 		}, min(max(min(wait, aheadLead)-grantMargin, minGrantDelay), aheadWindow))
 	}
@@ -155,7 +155,7 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 	}
 	time.AfterFunc(wait-aheadLead, func() {
 		gs.mu.Lock()
-		stale := gr.taken || gs.byUID[uid] != gr
+		stale := gs.byUID[uid] != gr
 		gs.mu.Unlock()
 		if !stale {
 			queue()
@@ -170,82 +170,65 @@ func (g *Guard) grantOf(uid types.UID) (attempt string, payAt time.Time) {
 	gs := &g.grants
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
-	if gr := gs.byUID[uid]; gr != nil && gr.usable(time.Now()) {
+	if gr := gs.byUID[uid]; gs.usableLocked(gr, g.clock.Now()) {
 		return gr.attempt, gr.payAt
 	}
 	return "", time.Time{}
 }
 
-// takeGrant reports whether the reservation written ahead for attempt of obj holds room for
-// this request on the API server: the render then pays without a budget write.
+// takeGrant reports whether the reservation written ahead for attempt of obj holds room for this
+// request in the budget: the render then pays without a budget write. The grant is spent either
+// way: a write of it still queued writes nothing, and the render reserves the ordinary way.
 func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, attempt, digest string, est Estimate) (Decision, bool) {
-	refuse := func(outcome string) (Decision, bool) {
-		g.observeGrant(outcome)
-		return Decision{}, false
-	}
 	gs := &g.grants
 	gs.mu.Lock()
 	gr := gs.byUID[obj.GetUID()]
+	delete(gs.byUID, obj.GetUID())
+	var spent grant
+	if gr != nil {
+		spent = *gr
+	}
+	within := cmp.Or(gs.takeWithin, defaultTakeWithin)
+	gs.mu.Unlock()
+	b, err := g.cachedBudget(ctx, obj.GetNamespace())
+	if err != nil {
+		return Decision{}, false // unguarded, or unreadable: the ordinary way decides
+	}
+	i := slices.IndexFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
+		return r.UID == string(obj.GetUID()) && r.AttemptID == attempt && r.JobID == ""
+	})
 	var outcome string
-	var snap grant // the decision, read under the lock
 	switch {
 	case gr == nil:
 		outcome = GrantNone
-	case !gr.done:
-		outcome = GrantUnwritten
-	case gr.err != nil || gr.decided.Wait:
+	case spent.refused:
 		outcome = GrantRefused
-	case !gr.usable(time.Now()) || !gr.decided.Budgeted || gr.request != (request{kind, attempt, digest, est}):
+	case i < 0 && !spent.ended:
+		outcome = GrantUnwritten
+	case i < 0 || spent.request != (request{kind, attempt, digest, est}):
 		outcome = GrantChanged
+	case !inWindow(g.clock.Now(), b.Status.Reservations[i].ReservedAt.Time, within):
+		outcome = GrantChanged
+	case unfolded(b, obj):
+		outcome = GrantChanged // the ended job is folded first, in the ordinary way's write
+	case g.noRoomNow(b, kind, obj.GetUID(), est):
+		outcome = GrantRefused // a limit lowered since, or the ledger failing
 	default:
-		snap = *gr
+		g.observeGrant(GrantUsed)
+		return Decision{Budgeted: true}, true
 	}
-	gs.mu.Unlock()
-	if outcome == GrantNone && !g.budgeted(ctx, obj.GetNamespace()) {
-		return Decision{}, false // counted for guarded namespaces only: elsewhere nothing is reserved
-	}
-	if outcome != "" {
-		return refuse(outcome)
-	}
-	b, err := g.cachedBudget(ctx, obj.GetNamespace())
-	if err != nil {
-		return Decision{}, false
-	}
-	// The write landed on the budget it read, so the reservation is there though the cache may
-	// not show it yet; a newer copy lacking it had it removed since (by another manager).
-	held := snap.budget != "" && b.UID == snap.budget && !newerCopy(b.ResourceVersion, snap.version) ||
-		slices.ContainsFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
-			return r.UID == string(obj.GetUID()) && r.AttemptID == attempt && r.JobID == ""
-		})
-	// A changed spec (a limit lowered) decides again; an unfolded ended job is folded first.
-	if !held || b.Generation != snap.generation || unfolded(b, obj) {
-		return refuse(GrantChanged)
-	}
-	if g.noRoomNow(b, kind, obj.GetUID(), est) {
-		return refuse(GrantRefused)
-	}
-	gs.mu.Lock()
-	// granted may have spent the grant (its release decided) while the budget was read.
-	taken := gr.taken || gs.byUID[obj.GetUID()] != gr
-	if !taken {
-		gr.taken, gr.takenAt = true, time.Now()
-	}
-	gs.mu.Unlock()
-	if taken {
-		return refuse(GrantChanged)
-	}
-	g.observeGrant(GrantUsed)
-	return snap.decided, true
+	g.observeGrant(outcome)
+	return Decision{}, false
 }
 
 // newerCopy reports whether resourceVersion rv is newer than than (false when not comparable).
 func newerCopy(rv, than string) bool {
-	cmp, err := resourceversion.CompareResourceVersion(rv, than)
-	return err == nil && cmp > 0
+	order, err := resourceversion.CompareResourceVersion(rv, than)
+	return err == nil && order > 0
 }
 
 // noRoomNow reports whether the budget, without the render's own reservation, has no room for
-// it now (or its ledger cannot be written): others may have used the room since.
+// it now (or its ledger cannot be written): a limit may have been lowered since it was written.
 func (g *Guard) noRoomNow(b *videov1alpha1.VideoBudget, kind string, uid types.UID, est Estimate) bool {
 	if g.ledgers.failure(b.Namespace) != nil {
 		return true
@@ -257,60 +240,4 @@ func (g *Guard) noRoomNow(b *videov1alpha1.VideoBudget, kind string, uid types.U
 	recountReserved(now)
 	_, _, reached := exhausted(now, kind, est)
 	return reached
-}
-
-// withGrant calls f, under the grants' lock, on the grant of uid for attempt; false without one.
-func (g *Guard) withGrant(uid types.UID, attempt string, f func(gr *grant) bool) bool {
-	if g == nil {
-		return false
-	}
-	g.grants.mu.Lock()
-	defer g.grants.mu.Unlock()
-	gr := g.grants.byUID[uid]
-	return gr != nil && gr.attempt == attempt && f(gr)
-}
-
-// granted reports whether a grant protects the reservation of uid and attempt from release.
-func (g *Guard) granted(uid, attempt string) bool {
-	return g.withGrant(types.UID(uid), attempt, func(gr *grant) bool {
-		if gr.protects(time.Now()) {
-			return true
-		}
-		// Released: spent before the release is written, so its render does not pay on it.
-		if !gr.taken {
-			gr.taken, gr.released = true, true
-		}
-		return false
-	})
-}
-
-// forgetUnsent reports whether the grant of uid for attempt was never paid on, so a deleted
-// object's reservation of it is released, not charged; spent as released, a later look (after a
-// failed release) decides the same.
-func (g *Guard) forgetUnsent(uid, attempt string) bool {
-	return g.withGrant(types.UID(uid), attempt, func(gr *grant) bool {
-		if gr.taken && !gr.released {
-			return false
-		}
-		gr.taken, gr.released = true, true
-		return true
-	})
-}
-
-// usedAttempt marks the grant of uid for attempt as used: the render reserves it the ordinary way,
-// and sends nothing on it until that is written (sentAttempt).
-func (g *Guard) usedAttempt(uid types.UID, attempt string) {
-	g.withGrant(uid, attempt, func(gr *grant) bool {
-		gr.taken, gr.released = true, true
-		return false
-	})
-}
-
-// sentAttempt marks the grant of uid for attempt as paid for by the render's own reservation:
-// a deleted render's reservation of it is charged, not released as unsent.
-func (g *Guard) sentAttempt(uid types.UID, attempt string) {
-	g.withGrant(uid, attempt, func(gr *grant) bool {
-		gr.released = false
-		return false
-	})
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package spendguard
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -213,7 +214,7 @@ func (g *Guard) reserve(ctx context.Context, kind string, obj client.Object, att
 	var d Decision
 	err := g.mutateBudget(ctx, obj.GetNamespace(), ChangeReserve, func(b *videov1alpha1.VideoBudget) bool {
 		var write bool
-		d, write = g.reserveChange(b, kind, obj, attempt, digest, est, sent)
+		d, write = g.reserveChange(b, kind, obj, attempt, digest, est, sent, time.Time{})
 		return write
 	})
 	if errors.Is(err, errNoBudget) {
@@ -222,9 +223,10 @@ func (g *Guard) reserve(ctx context.Context, kind string, obj client.Object, att
 	return d, err
 }
 
-// reserveChange is a reservation's change of the budget and its decision.
+// reserveChange is a reservation's change of the budget and its decision; the reservation is for
+// a call at payAt (zero: now).
 func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj client.Object, attempt, digest string, est Estimate,
-	sent func(videov1alpha1.BudgetReservation) bool) (Decision, bool) {
+	sent func(videov1alpha1.BudgetReservation) bool, payAt time.Time) (Decision, bool) {
 	d := Decision{Budgeted: true}
 	kept := b.Status.Reservations[:0:0]
 	for _, r := range b.Status.Reservations {
@@ -257,7 +259,7 @@ func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj cli
 	}
 	r := videov1alpha1.BudgetReservation{
 		Kind: kind, Name: obj.GetName(), UID: string(obj.GetUID()), AttemptID: attempt,
-		ReservedAt: metav1.NewTime(g.clock.Now()), Digest: digest, APIKeySecretRef: keyRefOf(obj),
+		ReservedAt: metav1.NewTime(cmp.Or(payAt, g.clock.Now())), Digest: digest, APIKeySecretRef: keyRefOf(obj),
 		EstimatedSeconds: est.Seconds, AICredits: est.Credits, Unbounded: est.Unbounded, UnreportedCredits: est.Unreported,
 	}
 	b.Status.Reservations = append(b.Status.Reservations, r)

@@ -68,7 +68,8 @@ const (
 	GrantUnwritten = "unwritten"
 	// GrantRefused: its write failed, or decided that the render waits.
 	GrantRefused = "refused"
-	// GrantChanged: it was for another attempt, request or budget, or was used already.
+	// GrantChanged: it was for another attempt or request, its render came back past its time to
+	// pay on it, or an ended job of the render was not folded yet.
 	GrantChanged = "changed"
 )
 

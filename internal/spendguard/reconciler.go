@@ -127,6 +127,9 @@ func NewReconciler(o ReconcilerOptions) *Reconciler {
 			o.Guard.observeWrites(wo)
 		}
 	}
+	if o.Guard != nil {
+		o.Guard.setGrace(o.Grace)
+	}
 	return r
 }
 
@@ -327,10 +330,9 @@ func (r *Reconciler) settle(ctx context.Context, b *videov1alpha1.VideoBudget, r
 	which := []any{"kind", res.Kind, "name", res.Name, "attempt", res.AttemptID}
 	if !gone {
 		st := videov1alpha1.JobStatusOf(obj)
-		// In flight, recorded a job (folded once foldAge old), or written ahead for a render that
-		// waits for its key's call budget (grant.go).
-		if young || (st.Submission != nil && st.Submission.AttemptID == res.AttemptID) || recordedSince(st, *res) ||
-			r.Guard.granted(res.UID, res.AttemptID) {
+		// Young (one written ahead is reserved for its call: grant.go), in flight, or recorded a
+		// job (folded once foldAge old).
+		if young || (st.Submission != nil && st.Submission.AttemptID == res.AttemptID) || recordedSince(st, *res) {
 			return true, false, nil
 		}
 		log.V(1).Info("Releasing the reservation of an attempt that was never sent", which...)
@@ -338,21 +340,20 @@ func (r *Reconciler) settle(ctx context.Context, b *videov1alpha1.VideoBudget, r
 	}
 	last, deleted := r.unsent.get(res.UID)
 	switch {
-	case r.Guard.forgetUnsent(res.UID, res.AttemptID):
-		// Written ahead for a render deleted before it came back to pay (grant.go).
-		log.V(1).Info("Releasing the reservation written ahead for a deleted object that never paid", which...)
-		return false, false, nil
 	case last.jobID != "" && last.inFlight == "" && recordedFor(*res, last.recorded) && !known(b, last.jobID):
 		// Deleted after it recorded the job res paid for, before a fold: only its last state
 		// names the job, whose end is read next.
 		countUsed(b, *res, last.recorded)
 		res.JobID = last.jobID
 		return true, false, nil
-	case young:
-		return true, false, nil
 	case deleted && last.inFlight != res.AttemptID && (last.recorded.IsZero() || !recordedFor(*res, last.recorded)):
+		// However young: an in-flight record written before the deletion is in its last state,
+		// and one written after failed, so nothing was sent (a reservation written ahead for a
+		// render deleted before it came back to pay).
 		log.V(1).Info("Releasing the reservation of a deleted object whose last state shows it never sent", which...)
 		return false, false, nil
+	case young:
+		return true, false, nil
 	case (res.Unbounded || res.AICredits) && r.JobDeadline > 0 && now.Sub(res.ReservedAt.Time) < r.JobDeadline:
 		// Deleted, its finalizer stripped, while no manager ran, maybe after it recorded a job no
 		// write folded: a render that runs alone may still run. Held until the job deadline.

@@ -61,7 +61,12 @@ func reconcileBudget(t *testing.T, h *batchHarness, times int) {
 
 // reconcileOnce runs the VideoBudget controller once over the harness's budget.
 func reconcileOnce(t *testing.T, h *batchHarness) error {
-	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clocktesting.NewFakeClock(time.Now()),
+	return reconcileAt(t, h, time.Now())
+}
+
+// reconcileAt runs the VideoBudget controller once over the harness's budget, at now.
+func reconcileAt(t *testing.T, h *batchHarness, now time.Time) error {
+	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clocktesting.NewFakeClock(now),
 		Grace: time.Minute, Recheck: time.Hour, Retry: time.Second, Ledgers: h.g.ledgers, Guard: h.g})
 	_, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}})
 	return err

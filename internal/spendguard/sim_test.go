@@ -290,6 +290,8 @@ type simRender struct {
 	// gathered is the attempt whose reservation it queued ahead (opGather), which it pays with
 	// when it asks again; empty otherwise.
 	gathered string
+	// backFrom is the gathered attempt it last came back to pay (admit).
+	backFrom string
 }
 
 // simPreview is a preview object of the model, and its job once it paid.
@@ -575,6 +577,9 @@ func violationKind(err error) string {
 	return ""
 }
 
+// gatheredPaid reports whether attempt is the gathered one r came back to pay.
+func (r *simRender) gatheredPaid(attempt string) bool { return attempt != "" && r.backFrom == attempt }
+
 func (w *simWorld) admit(r *simRender) error {
 	obj := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: r.name, UID: r.uid}}
 	var d Decision
@@ -585,7 +590,8 @@ func (w *simWorld) admit(r *simRender) error {
 		// ordinary way (Reserve decides which), as the render reconciler does. It comes back when
 		// its call slot comes, after the budget write that carried its reservation was due (that
 		// write may fail, or another change of the budget may come first).
-		r.gathered = ""
+		r.gathered, r.backFrom = "", attempt
+		w.clk.Step(time.Second) // its CallIn (opGather): the time its reservation was written for
 		w.queuedDue()
 		w.g.flushDue(w.ctx, simNS)
 		d, err = w.g.Reserve(w.ctx, Submission{Kind: "VideoRender", Obj: obj, Attempt: attempt, Est: r.est})
@@ -617,6 +623,12 @@ func (w *simWorld) admit(r *simRender) error {
 		if err := w.checkCreditJobs(r.est.Credits); err != nil {
 			return err
 		}
+	}
+	if r.gatheredPaid(attempt) {
+		// The VideoBudget controller looks while the render writes its in-flight record, a status
+		// write's time after the decision: a reservation written ahead it paid on is still held.
+		w.clk.Step(10 * time.Second)
+		w.reconcile()
 	}
 	job := &simJob{id: fmt.Sprintf("job-%s-%s", r.name, attempt), actual: r.actual, credits: simCredits(r.actual), reserved: r.est.Seconds, unbounded: r.est.Unbounded,
 		submitted: w.clk.Now(), live: true}
@@ -858,7 +870,6 @@ func (w *simWorld) step(o simOp) error {
 		w.editSpec(func(s *videov1alpha1.VideoBudgetSpec) { s.Period = simPeriods[o.a] })
 	case opClock:
 		w.clk.Step(time.Duration(o.a))
-		w.ageGrants(time.Duration(o.a))
 		w.queuedDue()
 		w.giveUpLate()
 	case opReconcile:
@@ -1157,22 +1168,6 @@ func TestSimulation(t *testing.T) {
 	}
 	t.Logf("%d seeds of %d steps in %s: %d failing, %d invariants broken; %d jobs given up at the deadline by their render, %d late jobs of gone renders",
 		*simSeeds, *simSteps, time.Since(start).Round(time.Millisecond), failing, len(found), givenUp, lateGone)
-}
-
-// ageGrants moves the grants' times back by d: they follow the process's clock (grant.go), not
-// the simulation's, and time passes for them as well. A gathered render then comes back past its
-// window's slack (a workqueue backlog) or past grantTTL, and the VideoBudget controller may
-// decide to release its reservation first.
-func (w *simWorld) ageGrants(d time.Duration) {
-	gs := &w.g.grants
-	gs.mu.Lock()
-	defer gs.mu.Unlock()
-	for _, gr := range gs.byUID {
-		gr.asked, gr.payAt, gr.due = gr.asked.Add(-d), gr.payAt.Add(-d), gr.due.Add(-d)
-		if !gr.takenAt.IsZero() {
-			gr.takenAt = gr.takenAt.Add(-d)
-		}
-	}
 }
 
 // queuedDue makes the changes queued for a later budget write (batch.go) due now: they wait on

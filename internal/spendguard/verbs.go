@@ -60,12 +60,7 @@ func (g *Guard) Reserve(ctx context.Context, s Submission) (Decision, error) {
 	if d, ok := g.takeGrant(ctx, s.Kind, s.Obj, s.Attempt, s.Digest, s.Est); ok {
 		return d, nil
 	}
-	g.usedAttempt(s.Obj.GetUID(), s.Attempt)
-	d, err := g.reserve(ctx, s.Kind, s.Obj, s.Attempt, s.Digest, s.Est, s.Sent)
-	if err == nil && !d.Wait {
-		g.sentAttempt(s.Obj.GetUID(), s.Attempt)
-	}
-	return d, err
+	return g.reserve(ctx, s.Kind, s.Obj, s.Attempt, s.Digest, s.Est, s.Sent)
 }
 
 // Standing is what the guard knows of an object, from the cache and this process's memory.
