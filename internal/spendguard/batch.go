@@ -266,7 +266,7 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 			}
 			return nil
 		}
-		err = patchBudgetStatus(ctx, g.client, b, base)
+		err, lerr := g.ledgers.patchThrough(ctx, g.client, b, base, adopted)
 		switch {
 		case err == nil:
 			obs := g.observed()
@@ -277,10 +277,8 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 			// b is the API server's answer: the budget as this write left it.
 			b.SetManagedFields(nil)
 			slot.latest = b
-			if adopted || ledgerChanged(base, b) {
-				if lerr := g.ledgers.write(ctx, g.client, b); lerr != nil {
-					logf.FromContext(ctx).Info("Copying the budget's usage to the ledger failed; the next budget write copies it", "error", lerr.Error())
-				}
+			if lerr != nil {
+				logf.FromContext(ctx).Info("Copying the budget's usage to the ledger failed; the next budget write copies it", "error", lerr.Error())
 			}
 			return nil
 		case apierrors.IsConflict(err):

@@ -368,6 +368,26 @@ func (s *Ledgers) withGoneLocked(lc *tenantLedger, b *videov1alpha1.VideoBudget)
 // Name is the name of tenant's ledger.
 func (s *Ledgers) Name(tenant string) string { return videov1alpha1.LedgerConfigMapPrefix + tenant }
 
+// patchThrough writes b's status over base (patchBudgetStatus) and, when that changes what the
+// ledger keeps (or b just took it over), then b's copy to the ledger, holding the ledger's turn
+// across both: a budget taking the ledger over (readCurrent) waits for the copy of a write already
+// on the API server, which a replace between the two lost. err is the budget write's, lerr the
+// copy's.
+func (s *Ledgers) patchThrough(ctx context.Context, c client.Client, b, base *videov1alpha1.VideoBudget, adopted bool) (err, lerr error) {
+	if !adopted && !ledgerChanged(base, b) {
+		return patchBudgetStatus(ctx, c, b, base), nil
+	}
+	lc, err := s.turn(ctx, b.Namespace, true)
+	if err != nil {
+		return err, nil
+	}
+	defer lc.unlock()
+	if err := patchBudgetStatus(ctx, c, b, base); err != nil {
+		return err, nil
+	}
+	return nil, s.writeLocked(ctx, c, b, lc)
+}
+
 // write writes the budget's usage to its namespace's ledger, after any write of it on its way.
 func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget) error {
 	lc, err := s.turn(ctx, b.Namespace, true)

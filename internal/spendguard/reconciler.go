@@ -214,7 +214,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	if !equality.Semantic.DeepEqual(base.Status, b.Status) {
 		cause := controllerCause(base, b, adopted)
-		err := patchBudgetStatus(ctx, r.Client, b, base)
+		err, lerr := r.Ledgers.patchThrough(ctx, r.Client, b, base, adopted)
 		switch {
 		case err == nil:
 			r.writes.ObserveBudgetWrite(WriterController, cause, WriteWritten)
@@ -230,16 +230,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("writing the status of VideoBudget %s: %w", req.NamespacedName, err)
 		}
-		if adopted || ledgerChanged(base, b) {
-			if err := r.Ledgers.write(ctx, r.Client, b); err != nil {
-				// Admissions stop now: the status says so at once (a conflict leaves it to the next look).
-				ledgerErr = err
-				base := b.DeepCopy()
-				setConditions(b, err)
-				if !equality.Semantic.DeepEqual(base.Status, b.Status) && patchBudgetStatus(ctx, r.Client, b, base) == nil {
-					r.writes.ObserveBudgetWrite(WriterController, CauseConditions, WriteWritten)
-					r.Guard.wrote(base.ResourceVersion, b)
-				}
+		if lerr != nil {
+			// Admissions stop now: the status says so at once (a conflict leaves it to the next look).
+			ledgerErr = lerr
+			base := b.DeepCopy()
+			setConditions(b, lerr)
+			if !equality.Semantic.DeepEqual(base.Status, b.Status) && patchBudgetStatus(ctx, r.Client, b, base) == nil {
+				r.writes.ObserveBudgetWrite(WriterController, CauseConditions, WriteWritten)
+				r.Guard.wrote(base.ResourceVersion, b)
 			}
 		}
 	}
