@@ -48,6 +48,14 @@ type VideoStoryboardStatus struct {
 	// parameters.
 	// +optional
 	Preview *StoryboardPreview `json:"preview,omitempty"`
+
+	// aiCreditsUsed is the total of AI credits the preview job's aiVisual scenes used, as the
+	// service reported it with the job's end (a decimal string: Kubernetes status carries no
+	// floats). The namespace's VideoBudget charges it from here, as a render's.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[0-9]+(\.[0-9]+)?$`
+	AICreditsUsed string `json:"aiCreditsUsed,omitempty"`
 }
 
 // StoryboardPreview is the result of a completed preview job.

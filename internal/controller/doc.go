@@ -61,7 +61,7 @@ limitations under the License.
 //  3. poll (poll.go): a running job is read (the key's call budget and the polls' share decide
 //     when) and recorded (poll.go recordJob, then the adapter's recordJob): a render's end in its
 //     status is what the budget folds (internal/spendguard fold.go), while its running job's
-//     reservation holds its room; a preview's credits are charged before (spendguard.go chargeEnd).
+//     reservation holds its room; a preview's end records its credits the same way.
 //  4. resolve (lifecycle.go): what the spec asks for, from the adapter's resolve
 //     (videorender_controller.go resolve with approval.go approvedPreview for storyboardRef;
 //     videostoryboard_controller.go resolve): a target, or a reason to wait. A restored object

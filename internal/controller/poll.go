@@ -32,7 +32,6 @@ import (
 	"github.com/videoops/video-operator/internal/apiclient"
 	"github.com/videoops/video-operator/internal/callgate"
 	"github.com/videoops/video-operator/internal/failurecause"
-	"github.com/videoops/video-operator/internal/spendguard"
 	"github.com/videoops/video-operator/internal/statustxn"
 )
 
@@ -89,16 +88,6 @@ func (l *lifecycle[T]) poll(ctx context.Context, s *scope[T]) *stop {
 	before := progressOf(st)
 	if ended := l.recordJob(ctx, tx, job); ended {
 		l.progress.ended(st.JobID)
-		if err := l.chargeEnd(ctx, tx, job); err != nil {
-			if errors.Is(err, spendguard.ErrBusy) {
-				// Contention on the namespace's budget, not a failure: like a reservation that
-				// loses, the job is read again shortly, first (its end is known).
-				logf.FromContext(ctx).V(1).Info("The VideoBudget was busy; charging the completed job again shortly", "jobID", st.JobID)
-				l.memo.Wake(st.JobID)
-				return stopAfter(l.backoff.Short())
-			}
-			return stopOn(err)
-		}
 		return nil
 	}
 	if l.pastDeadline(st) {

@@ -301,10 +301,15 @@ func (l *lifecycle[T]) adopt(ctx context.Context, s *scope[T], rec jobRecord, t 
 		l.opts.Recorder.Eventf(obj, nil, "Normal", eventAdopted, "Adopt",
 			"Adopted job %s named by annotation %s (request %s); nothing was paid%s", rec.jobID, videov1alpha1.AnnotationJobID, digestOrNone(digest), note)
 	})
-	// A job that ended was charged where it was submitted; one still running is charged when
-	// this object sees it end, as any other.
+	// A job that ended was charged where it was submitted; one still running is held by the
+	// namespace's budget until its end is folded, as any other.
 	if ended := l.recordJob(ctx, tx, job); ended {
 		return nil
+	}
+	if l.guard != nil {
+		if err := l.guard.Adopt(ctx, obj); err != nil {
+			return stopOn(fmt.Errorf("holding adopted job %s in the namespace's VideoBudget: %w", rec.jobID, err))
+		}
 	}
 	return stopAfter(l.pollDelay(keyID, obj))
 }

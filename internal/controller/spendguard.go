@@ -249,26 +249,6 @@ func (l *lifecycle[T]) releaseBudget(ctx context.Context, obj T, attempt string)
 	}
 }
 
-// chargeEnd charges the AI credits a preview's job reports into the namespace's budget, before
-// its end is written: a preview's status does not record them. A render's end is charged from its
-// status, which records what the job cost: the budget's next write folds it (spendguard fold.go),
-// and the reservation of its running job holds its room until then. When the charge cannot be
-// written, the reconcile's decisions are discarded and the job is read again.
-func (l *lifecycle[T]) chargeEnd(ctx context.Context, tx *statustxn.Txn[T], job *apiclient.Job) error {
-	if l.guard == nil || l.adapter.termsOf(tx.Obj).perJob || !job.Status().IsCompleted() {
-		return nil
-	}
-	c := spendguard.ChargeOf(tx.Obj)
-	if _, c.Credits = jobCost(job); c.Credits == nil {
-		return nil
-	}
-	if err := l.guard.Charge(ctx, tx.Obj.GetNamespace(), c); err != nil {
-		tx.Abort()
-		return fmt.Errorf("charging job %s to the namespace's VideoBudget: %w", c.JobID, err)
-	}
-	return nil
-}
-
 // jobCost is what a job answer reports: the video's seconds (rounded up) and the AI credits.
 func jobCost(job *apiclient.Job) (secs int64, credits *resource.Quantity) {
 	if !job.Status().IsCompleted() {

@@ -310,8 +310,8 @@ var _ = Describe("The spend guard of a namespace's VideoBudget", func() {
 		Expect(h.sim.Submissions(testAPIKey)).To(Equal(3))
 	})
 
-	// The end is written first and its charge queued once the write succeeded (chargeEnd): a
-	// refused completion write queues nothing, and the job read again charges it once.
+	// The end is charged from the render's status once a budget write folds it: a refused
+	// completion write records nothing, and the job read again is charged once.
 	It("charges a completion once when the render's own completion write fails", func() {
 		h = newHarness(simulator.Options{})
 		h.createSecret(testAPIKey)

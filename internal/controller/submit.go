@@ -654,9 +654,6 @@ func (l *lifecycle[T]) adoptFromCallback(ctx context.Context, s *scope[T], jobID
 	l.recordSubmitted(s, jobID, true)
 	st.Callback = nil
 	if ended := l.recordJob(ctx, tx, job); ended {
-		if err := l.chargeEnd(ctx, tx, job); err != nil {
-			return stopOn(err)
-		}
 		return nil
 	}
 	return stopAfter(l.pollDelay(keyID, obj))

@@ -77,6 +77,8 @@ func (storyboardAdapter) recordJob(o *videov1alpha1.VideoStoryboard, job *apicli
 		return nil
 	}
 	o.Status.PreviewedGeneration = o.Status.JobGeneration
+	// Recorded with the end, which the namespace's budget folds (spendguard EndOf).
+	o.Status.AICreditsUsed = fitWhole("aiCreditsUsed", decimal(job.Data.AICreditsUsed), maxCredits, &omitted)
 	sb := job.Data.Storyboard
 	if sb == nil {
 		sb = &apiclient.Storyboard{}
@@ -229,6 +231,7 @@ const (
 // replaceOutputs: a preview is replaced, not kept (the preview approved is pinned by digest).
 func (storyboardAdapter) replaceOutputs(o *videov1alpha1.VideoStoryboard, _ bool) {
 	o.Status.Preview = nil
+	o.Status.AICreditsUsed = ""
 }
 
 // carryOutputs: the preview of generation from is the preview of generation to, so renders

@@ -318,11 +318,10 @@ func TestBreakPreviewsRunningReservationLeftByThisVersionEnds(t *testing.T) {
 }
 
 // A preview adopts a running job named by its annotations (record.go adopt: a restore without
-// status, a record written in Git; "nothing is paid"; its comment: "one still running is charged
-// when this object sees it end, as any other"). No reservation holds the adopted job, and the
-// budget says status.runningReserved, so the charge of its 7 credits at its end is taken as made
-// (JobCharge.posted) and dropped. On 9078577 a preview's charge was checked against chargedJobs
-// only, and the credits were charged.
+// status, a record written in Git; "nothing is paid"). No reservation holds the adopted job, and
+// the budget says status.runningReserved, so its end would fold into nothing: the adoption holds
+// it (Guard.Adopt), and its 7 credits are charged from its end, once. A second adoption (a retried
+// reconcile) holds nothing more.
 func TestBreakPreviewsAnAdoptedRunningPreviewJobsCreditsAreCharged(t *testing.T) {
 	h, _ := previewHarness(t)
 	h.foldNow(t)
@@ -335,14 +334,36 @@ func TestBreakPreviewsAnAdoptedRunningPreviewJobsCreditsAreCharged(t *testing.T)
 	if err := h.server.Create(t.Context(), adopted); err != nil {
 		t.Fatal(err)
 	}
+	for range 2 {
+		if err := h.g.Adopt(t.Context(), adopted); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(h.budget(t).Status.Reservations); n != 2 {
+		t.Fatalf("%d reservations, want the first preview's and the adopted job's", n)
+	}
+	chargePreviewCredits(t, h, adopted)
 	h.foldNow(t)
-	c := ChargeOf(adopted)
-	c.Credits = ptr.To(resource.MustParse("7"))
-	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
+	b := h.budget(t)
+	if usedCredits(b) != "7" || b.Status.Used.Previews != 1 {
+		t.Errorf("the adopted preview job's 7 credits: used.aiCredits %s (chargedJobs %v), previews %d (want 1: nothing was paid)",
+			usedCredits(b), b.Status.ChargedJobs, b.Status.Used.Previews)
+	}
+}
+
+// An adopted job the budget holds already (the ledger's reservation of the object that paid for
+// it, gone since: a restore without status) is not held twice: its end is read once, by the
+// VideoBudget controller, for the object that paid.
+func TestAnAdoptedJobTheBudgetHoldsIsNotHeldTwice(t *testing.T) {
+	h, sb := previewHarness(t)
+	h.foldNow(t)
+	restored := &videov1alpha1.VideoStoryboard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "restored", UID: "sb-2"}}
+	restored.Status.JobID, restored.Status.SubmittedAt = sb.Status.JobID, sb.Status.SubmittedAt
+	if err := h.g.Adopt(t.Context(), restored); err != nil {
 		t.Fatal(err)
 	}
-	if b := h.budget(t); usedCredits(b) != "7" {
-		t.Errorf("the adopted preview job's 7 credits: used.aiCredits %s (chargedJobs %v)", usedCredits(b), b.Status.ChargedJobs)
+	if res := h.budget(t).Status.Reservations; len(res) != 1 || res[0].UID != string(sb.UID) {
+		t.Errorf("reservations %+v; want only the paying preview's", res)
 	}
 }
 

@@ -40,19 +40,24 @@ import (
 // own: in a burst a guard write carries it first, and a stream of ends costs one write per foldAge.
 const foldAge = 5 * time.Second
 
-// EndOf is the charge of the ended job an object's status records: what a render's cost; nothing
-// for a failed job, or a preview's (its credits, which its status does not record, were charged
-// from its answer before its end was written); a render's estimate for a job whose end was never
-// read (given up).
+// EndOf is the charge of the ended job an object's status records: what a render's cost, a
+// preview's credits (a preview is counted, not timed); nothing for a failed job; a render's
+// estimate for a job whose end was never read (given up).
 func EndOf(obj client.Object) (JobCharge, bool) {
 	st := videov1alpha1.JobStatusOf(obj)
 	if st == nil || st.JobID == "" || st.CompletedAt == nil {
 		return JobCharge{}, false
 	}
 	c := ChargeOf(obj)
-	vr, ok := obj.(*videov1alpha1.VideoRender)
-	if !ok || st.Failure != nil && !givenUp(st.Failure.Code) {
+	if st.Failure != nil && !givenUp(st.Failure.Code) {
 		return c, true // the charge only posts its reservation
+	}
+	vr, ok := obj.(*videov1alpha1.VideoRender)
+	if !ok {
+		if sb, ok := obj.(*videov1alpha1.VideoStoryboard); ok && st.Failure == nil {
+			_, c.Credits = Cost(0, sb.Status.AICreditsUsed)
+		}
+		return c, true
 	}
 	rec := vr.Status.BudgetEstimate
 	c.Unreported = rec != nil && rec.UnreportedCredits

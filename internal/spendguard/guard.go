@@ -363,11 +363,7 @@ type JobCharge struct {
 	JobID string
 	// UID is the object's. With Attempt (the submission that created the job) or Since (when the
 	// object recorded it), it finds the object's reservation before its job's fold.
-	UID types.UID
-	// Preview: a preview's credits, charged by its controller from its job's answer. A running
-	// preview may hold no reservation (adopted from its annotations, or left by a manager that kept
-	// none for previews), so a charge that finds none is checked against chargedJobs alone.
-	Preview bool
+	UID     types.UID
 	Attempt string
 	Since   time.Time
 	// Unreported: the request consumed AI credits the job answer does not report.
@@ -388,7 +384,6 @@ func ChargeOf(obj client.Object) JobCharge {
 	if st.CompletedAt != nil {
 		c.EndedAt = st.CompletedAt.Time
 	}
-	_, c.Preview = obj.(*videov1alpha1.VideoStoryboard)
 	c.UID = obj.GetUID()
 	if st.SubmittedAt != nil {
 		c.Since = st.SubmittedAt.Time
@@ -453,10 +448,10 @@ func (c JobCharge) pending(b *videov1alpha1.VideoBudget) int {
 	return found
 }
 
-// posted reports, for a charge without a pending reservation, whether it was made: a render's
-// once every running job holds a reservation (runningReserved); elsewhere only chargedJobs tell.
+// posted reports, for a charge without a pending reservation, whether it was made: once every
+// running job holds a reservation (runningReserved); before, only chargedJobs tell.
 func (c JobCharge) posted(b *videov1alpha1.VideoBudget) bool {
-	return (c.UID != "" && !c.Preview && b.Status.RunningReserved) || charged(b, c.JobID)
+	return (c.UID != "" && b.Status.RunningReserved) || charged(b, c.JobID)
 }
 
 // charged reports whether jobID is among the latest maxChargedJobs charged.

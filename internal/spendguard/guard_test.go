@@ -367,7 +367,7 @@ func TestTheGuardExportsAHandfulOfVerbs(t *testing.T) {
 	for m := range typ.Methods() {
 		names = append(names, m.Name)
 	}
-	want := []string{"Charge", "Release", "Reserve", "SettleAll", "Standing"}
+	want := []string{"Adopt", "Charge", "Release", "Reserve", "SettleAll", "Standing"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("Guard exports %v, want the verbs %v", names, want)
 	}

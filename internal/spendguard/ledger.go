@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -710,13 +711,18 @@ func laterCopy(st *videov1alpha1.VideoBudgetStatus, l *ledger) int {
 	return cmp.Compare(l.Used.Renders+l.Used.Previews, st.Used.Renders+st.Used.Previews)
 }
 
-// countRunning rebuilds the reservations of running renders until status.runningReserved (an
-// older manager kept none). A job that ended since endedSince (this process's start; zero for a
-// budget just taken over) counts too: an end written before the budget's first look has no
-// reservation to be folded into.
+// countRunning rebuilds the reservations of running jobs until status.runningReserved (an older
+// manager kept none), and once more where a manager of b82c5a5..9078577 (unreleased) left
+// "counted:<job>" entries in chargedJobs: it kept none for a preview's running job. A job that
+// ended since endedSince (this process's start; zero for a budget just taken over) counts too: an
+// end written before the budget's first look has no reservation to be folded into.
 func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, endedSince time.Time) (err error) {
-	if !b.Status.RunningReserved {
-		b.Status.RunningReserved, err = rebuildReservations(ctx, c, b, false, endedSince)
+	counted := func(id string) bool { return strings.HasPrefix(id, "counted:") }
+	if b.Status.RunningReserved && !slices.ContainsFunc(b.Status.ChargedJobs, counted) {
+		return nil
+	}
+	if b.Status.RunningReserved, err = rebuildReservations(ctx, c, b, false, endedSince); err == nil {
+		b.Status.ChargedJobs = slices.DeleteFunc(b.Status.ChargedJobs, counted)
 	}
 	return err
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
@@ -50,14 +51,20 @@ func previewHarness(t *testing.T) (*batchHarness, *videov1alpha1.VideoStoryboard
 	return h, sb
 }
 
-// chargePreviewCredits charges the 7 credits the preview's answer reports, as chargeEnd does.
+// chargePreviewCredits writes the preview's end with the 7 credits its answer reports, as its
+// controller does (recordJob), for the budget's writes to fold.
 func chargePreviewCredits(t *testing.T, h *batchHarness, sb *videov1alpha1.VideoStoryboard) {
 	t.Helper()
-	c := ChargeOf(sb)
-	c.Credits = ptr.To(resource.MustParse("7"))
-	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
+	var cur videov1alpha1.VideoStoryboard
+	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(sb), &cur); err != nil {
 		t.Fatal(err)
 	}
+	at := metav1.NewTime(h.g.clock.Now())
+	cur.Status.CompletedAt, cur.Status.AICreditsUsed = &at, "7"
+	if err := h.server.Update(t.Context(), &cur); err != nil {
+		t.Fatal(err)
+	}
+	cur.DeepCopyInto(sb)
 }
 
 func assertPreviewPaidOnce(t *testing.T, h *batchHarness) {
@@ -78,8 +85,9 @@ func TestAPreviewsCreditsReportedAfterItsJobWasFoldedAreCharged(t *testing.T) {
 		t.Fatalf("control: the job's record was not folded: used %+v", b.Status.Used)
 	}
 	chargePreviewCredits(t, h, sb)
+	h.foldNow(t)
 	assertPreviewPaidOnce(t, h)
-	// The end's write failed and the reconcile charges again: nothing more.
+	// The end written again (a retried write): nothing more.
 	chargePreviewCredits(t, h, sb)
 	h.foldNow(t)
 	assertPreviewPaidOnce(t, h)

@@ -180,9 +180,9 @@ func (o simOp) String() string {
 			return fmt.Sprintf("preview #%d is deleted while its job runs (previews carry no charge finalizer)", o.a)
 		}
 		if o.b == 1 {
-			return fmt.Sprintf("preview job #%d ends: its credits are charged, and the write of its end fails", o.a)
+			return fmt.Sprintf("preview job #%d ends, and the write of its end fails", o.a)
 		}
-		return fmt.Sprintf("preview job #%d ends: its credits are charged and its end written", o.a)
+		return fmt.Sprintf("preview job #%d ends: its end is written with its credits", o.a)
 	}
 	return "?"
 }
@@ -249,8 +249,8 @@ func simGenerate(seed uint64, steps int) []simOp {
 		}
 		if rng.IntN(8) == 0 {
 			// One step in eight is a preview's: one whose answer will report AI credits asks to
-			// pay, or a preview job ends (its credits charged before its end is written), or a
-			// preview is deleted while its job runs.
+			// pay, or a preview job ends (its end written with its credits), or a preview is
+			// deleted while its job runs.
 			o = simOp{kind: opPreview, a: rng.Int64N(4) * 5}
 			if rng.IntN(2) == 0 {
 				o = simOp{kind: opPreviewEnd, a: rng.Int64N(64), b: rng.Int64N(3)}
@@ -301,14 +301,16 @@ type simPreview struct {
 	credits int64
 	jobID   string
 	// submitted is when its job was created; endWritten is set once its end is in its status
-	// (after the charge of its credits). A deleted preview's job ends at the service (ended), and
+	// (with its credits). A deleted preview's job ends at the service (ended), and
 	// only the VideoBudget controller reads that end.
 	submitted  time.Time
 	endWritten bool
 	deleted    bool
 	ended      *time.Time
-	// charged is set once its credits' charge was written: it no longer holds room.
+	// charged is set once its end is written with its credits (at endAt): the next budget write
+	// folds it before it decides, so it no longer holds room.
 	charged bool
+	endAt   time.Time
 }
 
 // simWorld is one run of the simulation.
@@ -723,30 +725,25 @@ func (w *simWorld) checkCreditJobs(credits bool) error {
 	return nil
 }
 
-// previewEnd is what the preview controller does once p's job ended: the credits its answer
-// reports are charged (chargeEnd), then its end is written, unless writeFails; a failed charge
-// writes nothing, and the job is read again at the next look.
+// previewEnd is what the preview controller does once p's job ended: its end is written with the
+// credits its answer reports, for budget writes to fold, unless writeFails (nothing then: the job
+// is read again at the next look).
 func (w *simWorld) previewEnd(p *simPreview, writeFails bool) {
+	if writeFails {
+		return
+	}
 	var sb videov1alpha1.VideoStoryboard
 	if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: p.name}, &sb); err != nil {
 		w.t.Fatal(err)
 	}
-	if p.credits > 0 {
-		c := ChargeOf(&sb)
-		c.Credits = resource.NewQuantity(p.credits, resource.DecimalSI)
-		if w.g.Charge(w.ctx, simNS, c) != nil {
-			return
-		}
-		p.charged = true
-	}
-	if writeFails {
-		return
-	}
 	sb.Status.CompletedAt = &metav1.Time{Time: w.clk.Now()}
+	if p.credits > 0 {
+		sb.Status.AICreditsUsed = strconv.FormatInt(p.credits, 10)
+	}
 	if err := w.server.Status().Update(w.ctx, &sb); err != nil {
 		w.t.Fatal(err)
 	}
-	p.endWritten = true
+	p.endWritten, p.charged, p.endAt = true, true, w.clk.Now()
 }
 
 // objectGone is what follows a render's or a preview's deletion: the manager's informer delivers the
@@ -1020,9 +1017,9 @@ func (w *simWorld) checkOnce() error {
 	return nil
 }
 
-// checkCredits: summed over the months, the budget charged the AI credits every preview's answer
-// reported (charged when the answer is read: in a month the model sees) and those of the render
-// jobs that ended in the current month, and at most the credits of every job, once; it counted no
+// checkCredits: summed over the months, the budget charged the AI credits of the previews deleted
+// while their job ran (charged when the controller reads the end: in a month the model sees) and
+// those of the preview and render jobs that ended in the current month, and at most the credits of every job, once; it counted no
 // preview twice. A job given up at the deadline is charged its estimate, no credits.
 func (w *simWorld) checkCredits(monthStart time.Time) error {
 	var least, most, got, counted, paid int64
@@ -1032,9 +1029,17 @@ func (w *simWorld) checkCredits(monthStart time.Time) error {
 		}
 		most += p.credits
 		paid++
-		// A deleted preview's job read past the job deadline is given up: charged no credits.
-		if end := w.clk.Now(); !p.deleted || (p.ended != nil && p.ended.Sub(p.submitted) <= simJobDeadline) ||
-			(p.ended == nil && end.Sub(p.submitted) <= simJobDeadline) {
+		// A deleted preview's job read past the job deadline is given up: charged no credits. An
+		// end written is charged in the period it ended, as a render's: the current month's, for
+		// certain (a fold after a roll-over adds to a window that is gone).
+		now := w.clk.Now()
+		switch {
+		case p.endWritten:
+			if !p.endAt.Before(monthStart) {
+				least += p.credits
+			}
+		case !p.deleted || (p.ended != nil && p.ended.Sub(p.submitted) <= simJobDeadline) ||
+			(p.ended == nil && now.Sub(p.submitted) <= simJobDeadline):
 			least += p.credits
 		}
 	}

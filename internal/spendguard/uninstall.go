@@ -43,8 +43,8 @@ type Settlement struct {
 // (docs/architecture.md "Several managers, install and uninstall"), with no manager of the
 // namespace running: what one would settle later is decided now, on the safe side.
 //   - a running render's job, or one recorded since its reservation that has not ended, is
-//     charged its estimate: nobody will read its end (a preview's is dropped unposted: its
-//     controller charges its credits after a reinstall);
+//     charged its estimate: nobody will read its end (a preview's running job keeps its
+//     reservation: its controller writes the end with its credits after a reinstall);
 //   - a reservation whose object is gone, or still holds that attempt in flight, is charged;
 //   - one whose object recorded a job since is counted as used; any other is released.
 //
@@ -71,10 +71,12 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 		if len(b.Status.Reservations) == 0 {
 			return false
 		}
+		var kept []videov1alpha1.BudgetReservation
 		for _, res := range b.Status.Reservations {
 			if res.JobID != "" && res.Kind == kindStoryboard {
-				// Its credits are charged by its preview from the job's answer after a reinstall
-				// (chargedJobs tells whether they were): posted here, they would be taken for charged.
+				// Kept: its preview writes the job's end with its credits after a reinstall, and the
+				// budget's next write folds it (a preview is counted, not timed: no estimate).
+				kept = append(kept, res)
 				continue
 			}
 			if res.JobID != "" {
@@ -110,7 +112,7 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 		}
 		logf.FromContext(ctx).Info("Settling the budget's reservations for an uninstall", "namespace", ns,
 			"charged", s.Charged, "released", s.Released, "estimated", s.Estimated, "folded", s.Folded)
-		b.Status.Reservations = nil
+		b.Status.Reservations = kept
 		return true
 	})
 	if readErr != nil {

@@ -26,8 +26,8 @@ import (
 )
 
 // The spend guard's verbs, called by the job kinds' reconcilers (internal/controller/spendguard.go):
-// Standing, Reserve, Release, Charge (a cost no status records: a preview's credits, a deleted
-// render's job) and SettleAll (before an uninstall). What objects record in their status the
+// Standing, Reserve, Release, Adopt (a running job named by annotations), Charge (a cost no status
+// records: a deleted render's job) and SettleAll (before an uninstall). What objects record in their status the
 // budget's writes fold (fold.go).
 
 // Submission is a paid submission the guard decides on.
@@ -89,6 +89,33 @@ func (g *Guard) Standing(ctx context.Context, obj client.Object) Standing {
 	s.Budgeted = true
 	s.Unfolded = unfolded(b, obj)
 	return s
+}
+
+// Adopt holds the running job obj recorded from its annotations (nothing was paid: a restore
+// without status, a record written by hand) until its end is folded, unless a reservation holds
+// it already (the ledger's, of the object that paid for it, whose end the VideoBudget controller
+// reads) or it was charged.
+func (g *Guard) Adopt(ctx context.Context, obj client.Object) error {
+	st := videov1alpha1.JobStatusOf(obj)
+	if st == nil || st.JobID == "" || st.CompletedAt != nil || st.SubmittedAt == nil {
+		return nil
+	}
+	kind, est := "VideoRender", Estimate{}
+	switch o := obj.(type) {
+	case *videov1alpha1.VideoRender:
+		est = EstimateRender(o)
+	case *videov1alpha1.VideoStoryboard:
+		kind, est = kindStoryboard, PreviewEstimate(&o.Spec.StoryboardRequest)
+	}
+	return ignoreNoBudget(g.mutateBudget(ctx, obj.GetNamespace(), ChangeReserve, func(b *videov1alpha1.VideoBudget) bool {
+		if known(b, st.JobID) || len(b.Status.Reservations) >= maxReservations {
+			return false
+		}
+		b.Status.Reservations = append(b.Status.Reservations, videov1alpha1.BudgetReservation{Kind: kind, Name: obj.GetName(),
+			UID: string(obj.GetUID()), AttemptID: "adopted", ReservedAt: *st.SubmittedAt, JobID: st.JobID, APIKeySecretRef: keyRefOf(obj),
+			EstimatedSeconds: est.Seconds, AICredits: est.Credits, Unbounded: est.Unbounded, UnreportedCredits: est.Unreported})
+		return true
+	}))
 }
 
 // Charge posts c, the cost of an ended job whose end no status records, and waits for the write.
