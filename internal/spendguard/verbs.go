@@ -27,8 +27,8 @@ import (
 
 // The spend guard's verbs, called by the job kinds' reconcilers (internal/controller/spendguard.go):
 // Standing, Reserve, Release, Adopt (a running job named by annotations), Charge (a cost no status
-// records: a deleted render's job) and SettleAll (before an uninstall). What objects record in their status the
-// budget's writes fold (fold.go).
+// records: a deleted render's job) and SettleAll (before an uninstall). What objects record in
+// their status the budget's writes fold (fold.go).
 
 // Submission is a paid submission the guard decides on.
 type Submission struct {
