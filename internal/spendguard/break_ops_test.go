@@ -264,6 +264,17 @@ func TestOpsBudgetRestoredWithAnOlderStatusChargesAJobOnce(t *testing.T) {
 // to 1, and under maxRenders 3 two more renders are paid.
 func TestOpsLedgerRestoredFromAnOlderBackupDoesNotLowerUsageAcrossAReplace(t *testing.T) {
 	spec := videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](3)}
+	h := ledgerRestoredToTheFirstOfThree(t, spec)
+	clk := clocktesting.NewFakeClock(time.Now().Add(time.Minute))
+	r := opsController(h, h.g, clk, nil)
+	opsReconcile(t, r, clk, 1)
+	replaceKeepsThreeRenders(t, h, r, clk, spec, "from an older backup")
+}
+
+// ledgerRestoredToTheFirstOfThree pays three renders under spec, then restores the namespace's
+// ledger to its copy after the first (the manager's namespace restored from an older backup).
+func ledgerRestoredToTheFirstOfThree(t *testing.T, spec videov1alpha1.VideoBudgetSpec) *batchHarness {
+	t.Helper()
 	h := newBatchHarness(t, spec)
 	close(h.hold)
 	pay := func(i int) {
@@ -284,26 +295,26 @@ func TestOpsLedgerRestoredFromAnOlderBackupDoesNotLowerUsageAcrossAReplace(t *te
 	if u := h.budget(t).Status.Used.Renders; u != 3 {
 		t.Fatalf("control: %d renders used, want 3", u)
 	}
-
-	// The operator's namespace is restored from the backup: its ledger goes back.
 	cm := storedLedger(t, h)
 	cm.Data = backup.Data
 	if err := h.server.Update(t.Context(), cm); err != nil {
 		t.Fatal(err)
 	}
-	clk := clocktesting.NewFakeClock(time.Now().Add(time.Minute))
-	r := opsController(h, h.g, clk, nil)
-	opsReconcile(t, r, clk, 1)
+	return h
+}
 
-	// A GitOps replace of the budget.
+// replaceKeepsThreeRenders replaces the budget (a GitOps prune and create, or kubectl replace
+// --force) under r and checks that the budget created again keeps the period's 3 renders and
+// refuses a fourth under spec's maxRenders 3; restored says how the ledger went back.
+func replaceKeepsThreeRenders(t *testing.T, h *batchHarness, r *Reconciler, clk *clocktesting.FakeClock,
+	spec videov1alpha1.VideoBudgetSpec, restored string) {
+	t.Helper()
 	deleteBudget(t, h)
 	opsReconcile(t, r, clk, 1)
 	createBudget(t, h, spec, nil)
 	opsReconcile(t, r, clk, 1)
-	b := h.budget(t)
-	if b.Status.Used.Renders < 3 {
-		t.Errorf("the period's usage went down from 3 renders to %d across a replace: the budget took over a ledger restored "+
-			"from an older backup", b.Status.Used.Renders)
+	if u := h.budget(t).Status.Used.Renders; u < 3 {
+		t.Errorf("the period's usage went down from 3 renders to %d across a replace: the budget took over a ledger restored %s", u, restored)
 	}
 	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(9), "a", "", Estimate{Seconds: 10}, nil); err != nil || !d.Wait {
 		t.Errorf("maxRenders 3 with 3 renders paid this month: a fourth render is admitted (%+v, %v)", d, err)

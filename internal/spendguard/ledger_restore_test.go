@@ -17,7 +17,6 @@ limitations under the License.
 package spendguard
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -35,46 +34,12 @@ import (
 // maxRenders 3. (Without the first look's rewrite (Ledgers.ensure): 1 render, and a fourth paid.)
 func TestOpsLedgerRestoredWhileNoManagerRanDoesNotLowerUsageAcrossAReplace(t *testing.T) {
 	spec := videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](3)}
-	h := newBatchHarness(t, spec)
-	close(h.hold)
-	pay := func(i int) {
-		vr := batchRender(i)
-		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
-			t.Fatalf("render %d: %+v %v", i, d, err)
-		}
-		recordFolded(t, h, vr, fmt.Sprintf("job-%d", i))
-		endFolded(t, h, vr, 10)
-	}
-	pay(0)
-	backup := storedLedger(t, h).DeepCopy()
-	pay(1)
-	pay(2)
-	if u := h.budget(t).Status.Used.Renders; u != 3 {
-		t.Fatalf("control: %d renders used, want 3", u)
-	}
-
-	// The manager stops; the operator's namespace is restored from the backup.
-	cm := storedLedger(t, h)
-	cm.Data = backup.Data
-	if err := h.server.Update(t.Context(), cm); err != nil {
-		t.Fatal(err)
-	}
+	h := ledgerRestoredToTheFirstOfThree(t, spec)
 	// A new manager: nothing in memory. Its controller's first look at the budget.
 	clk := clocktesting.NewFakeClock(time.Now().Add(time.Minute))
 	h.g = New(h.server, h.server, clk, 10*time.Second, NewLedgers("ops"))
 	r := opsController(h, h.g, clk, nil)
 	opsReconcile(t, r, clk, 1)
-
 	// A GitOps replace of the budget, before any write of it.
-	deleteBudget(t, h)
-	opsReconcile(t, r, clk, 1)
-	createBudget(t, h, spec, nil)
-	opsReconcile(t, r, clk, 1)
-	if u := h.budget(t).Status.Used.Renders; u < 3 {
-		t.Errorf("the period's usage went down from 3 renders to %d across a replace: the budget took over a ledger restored "+
-			"from an older backup while no manager ran", u)
-	}
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(9), "a", "", Estimate{Seconds: 10}, nil); err != nil || !d.Wait {
-		t.Errorf("maxRenders 3 with 3 renders paid this month: a fourth render is admitted (%+v, %v)", d, err)
-	}
+	replaceKeepsThreeRenders(t, h, r, clk, spec, "from an older backup while no manager ran")
 }
