@@ -87,9 +87,12 @@ func (g *Guard) setGrace(grace time.Duration) {
 	g.grants.takeWithin = max(grace-2*g.writers.timeout, time.Nanosecond)
 }
 
+// withinLocked is takeWithin, or its default before a controller told its grace; gs.mu is held.
+func (gs *grants) withinLocked() time.Duration { return cmp.Or(gs.takeWithin, defaultTakeWithin) }
+
 // usableLocked reports whether a render may still pay on gr at now; gs.mu is held.
 func (gs *grants) usableLocked(gr *grant, now time.Time) bool {
-	return gr != nil && now.Before(gr.payAt.Add(cmp.Or(gs.takeWithin, defaultTakeWithin)))
+	return gr != nil && now.Before(gr.payAt.Add(gs.withinLocked()))
 }
 
 // inWindow reports whether a render may pay at now on a reservation written ahead for at: not
@@ -188,7 +191,7 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 	if gr != nil {
 		spent = *gr
 	}
-	within := cmp.Or(gs.takeWithin, defaultTakeWithin)
+	within := gs.withinLocked()
 	gs.mu.Unlock()
 	b, err := g.cachedBudget(ctx, obj.GetNamespace())
 	if err != nil {
