@@ -24,11 +24,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// A preview's credits are charged from its job's answer (Guard.Charge), and its status does not
-// record them: the fold of its end posts its running job's reservation for nothing. A GitOps
-// replace whose gap (the budget deleted, not yet created again) meets that charge must not lose
-// the credits: the budget created again takes them over from the ledger (keepInLedger), whatever
-// the preview's end then says. Under maxAICredits 100, a preview reporting 7 credits: 7 used.
+// A preview records its credits in its status with its end. A GitOps replace whose gap (the
+// budget deleted, not yet created again) meets that end must not lose the credits: the budget
+// created again takes the preview's running reservation over from the ledger and folds the end.
+// Under maxAICredits 100, a preview reporting 7 credits: 7 used.
 func TestAPreviewsCreditsChargedWhileItsBudgetIsGoneAreTakenOverByTheBudgetCreatedAgain(t *testing.T) {
 	h, sb := previewHarness(t)
 	h.foldNow(t)
@@ -40,7 +39,7 @@ func TestAPreviewsCreditsChargedWhileItsBudgetIsGoneAreTakenOverByTheBudgetCreat
 	if err := reconcileOnce(t, h); err != nil {
 		t.Logf("the controller's look at the deleted budget: %v", err)
 	}
-	// The preview's job ends while no budget exists: chargeEnd, then the end's write.
+	// The preview's job ends while no budget exists: its end is written with its credits.
 	chargePreviewCredits(t, h, sb)
 	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(sb), sb); err != nil {
 		t.Fatal(err)
