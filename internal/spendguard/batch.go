@@ -230,7 +230,7 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 			return err
 		}
 		if slices.ContainsFunc(batch, reserves) {
-			if err := countRunning(ctx, g.client, b, startedUnless(adopted, g.started)); err != nil {
+			if err := countRunning(ctx, g.client, b, adopted, g.started); err != nil {
 				return err
 			}
 			if !g.ledgers.confirmed(ns) {
@@ -263,10 +263,9 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 		err, lerr := g.ledgers.patchThrough(ctx, g.client, b, base, adopted)
 		switch {
 		case err == nil:
-			obs := g.observed()
-			obs.ObserveBudgetWrite(WriterGuard, cause, WriteWritten)
+			g.observer.ObserveBudgetWrite(WriterGuard, cause, WriteWritten)
 			for kind, n := range changed {
-				obs.ObserveBudgetChanges(kind, n)
+				g.observer.ObserveBudgetChanges(kind, n)
 			}
 			// b is the API server's answer: the budget as this write left it.
 			b.SetManagedFields(nil)
@@ -276,7 +275,7 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 			}
 			return nil
 		case apierrors.IsConflict(err):
-			g.observed().ObserveBudgetWrite(WriterGuard, cause, WriteConflict)
+			g.observer.ObserveBudgetWrite(WriterGuard, cause, WriteConflict)
 			reader = g.reader
 		case apierrors.IsNotFound(err):
 			return errNoBudget

@@ -101,7 +101,7 @@ func TestBreak37rUpgradedBudgetsRunningJobsAreDoubledByAnUnrelatedWrite(t *testi
 
 	// A write that changes neither list: a preview's AI credits.
 	credits := resource.MustParse("1")
-	if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "preview-job", Credits: &credits}); err != nil {
+	if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: "preview-job", Credits: &credits}); err != nil {
 		t.Fatal(err)
 	}
 	// The next render's reservation.
@@ -143,7 +143,7 @@ func TestBreak37rUpgradedBudgetsRunningJobTakesAnotherJobsKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	credits := resource.MustParse("1")
-	if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "preview-job", Credits: &credits}); err != nil {
+	if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: "preview-job", Credits: &credits}); err != nil {
 		t.Fatal(err)
 	}
 	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(5), "a", "", Estimate{Seconds: 5}, nil); err != nil || d.Wait {

@@ -178,7 +178,7 @@ func TestBreakMidPreviewsArePaidPastAReachedMaxAICredits(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("10"))})
 	close(h.hold)
 	// A preview that reported 10 credits reached the limit.
-	if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "preview-0", Credits: ptr.To(resource.MustParse("10"))}); err != nil {
+	if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: "preview-0", Credits: ptr.To(resource.MustParse("10"))}); err != nil {
 		t.Fatal(err)
 	}
 	b := h.budget(t)

@@ -228,7 +228,7 @@ func TestOpsBudgetRestoredWithAnOlderStatusChargesAJobOnce(t *testing.T) {
 
 	endFolded(t, h, vr, 300)
 	for i := range maxChargedJobs {
-		if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("later-%d", i), Seconds: 1}); err != nil {
+		if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: fmt.Sprintf("later-%d", i), Seconds: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -443,7 +443,7 @@ func TestOpsUninstallLeavesALedgerThatABudgetCreatedAgainCanTakeOver(t *testing.
 	for _, vr := range renders {
 		c := ChargeOf(vr)
 		c.Estimate, c.Seconds = true, 100
-		if err := uninstall.chargeNow(t.Context(), "team-a", c); err != nil {
+		if err := uninstall.Charge(t.Context(), "team-a", c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -583,7 +583,7 @@ func TestOpsBudgetRestoredWithoutStatusKeepsUsageAndTheRoomOfRendersInFlightAndR
 	if err := h.server.Create(t.Context(), flying); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "job-0", Seconds: 40}); err != nil {
+	if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: "job-0", Seconds: 40}); err != nil {
 		t.Fatal(err)
 	}
 	clk := clocktesting.NewFakeClock(now.Add(time.Minute / 2))

@@ -166,7 +166,7 @@ func TestBreakEveryChargeWhileTheBudgetIsGoneIsKeptInTheLedger(t *testing.T) {
 	jobs := &fakeJobs{ends: map[string]*JobEnd{deleted.Status.JobID: {Completed: true, Seconds: 300}}}
 	_, look := goneJobsController(t, h, clk, jobs, 0)
 	look() // the running jobs' reservations, in the budget and its ledger
-	if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: "job-0", Seconds: 10}); err != nil {
+	if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: "job-0", Seconds: 10}); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.server.Delete(t.Context(), h.budget(t)); err != nil {
@@ -232,7 +232,7 @@ func TestBreakALengthLimitAddedBesideMoreThanMaxReservationsRunningJobsCountsThe
 	reconcileBudget(t, h, 2)
 	// Ten of the counted jobs end; the 1,000 cap no longer binds, and the budget looks again.
 	for i := range 10 {
-		if err := h.g.chargeNow(t.Context(), "team-a", JobCharge{JobID: runningRender(i, 10).Status.JobID, Seconds: 10}); err != nil {
+		if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: runningRender(i, 10).Status.JobID, Seconds: 10}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -99,7 +99,7 @@ func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBu
 	if len(b.Status.Reservations) == 0 {
 		return 0, time.Time{}, nil
 	}
-	holders, err := listHolders(ctx, r, b.Namespace)
+	_, holders, err := listHolders(ctx, r, b.Namespace)
 	if err != nil {
 		return 0, time.Time{}, err
 	}
@@ -175,24 +175,28 @@ func settleRecorded(b *videov1alpha1.VideoBudget, res videov1alpha1.BudgetReserv
 	return true
 }
 
-// listHolders lists the namespace's objects that may hold a reservation, by uid, as r shows them
-// (uncopied: they are only read).
-func listHolders(ctx context.Context, r client.Reader, ns string) (map[string]client.Object, error) {
+// listHolders lists the namespace's objects that may hold a reservation, renders first, and by
+// uid, as r shows them (uncopied: they are only read).
+func listHolders(ctx context.Context, r client.Reader, ns string) ([]client.Object, map[string]client.Object, error) {
 	var renders videov1alpha1.VideoRenderList
 	var previews videov1alpha1.VideoStoryboardList
-	out := map[string]client.Object{}
 	for _, list := range []client.ObjectList{&renders, &previews} {
 		if err := r.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
-			return nil, fmt.Errorf("listing the objects of namespace %s to fold what they recorded into its budget: %w", ns, err)
+			return nil, nil, fmt.Errorf("listing the objects of namespace %s that may hold a reservation of its budget: %w", ns, err)
 		}
 	}
+	objs := make([]client.Object, 0, len(renders.Items)+len(previews.Items))
 	for i := range renders.Items {
-		out[string(renders.Items[i].UID)] = &renders.Items[i]
+		objs = append(objs, &renders.Items[i])
 	}
 	for i := range previews.Items {
-		out[string(previews.Items[i].UID)] = &previews.Items[i]
+		objs = append(objs, &previews.Items[i])
 	}
-	return out, nil
+	byUID := make(map[string]client.Object, len(objs))
+	for _, o := range objs {
+		byUID[string(o.GetUID())] = o
+	}
+	return objs, byUID, nil
 }
 
 // unfolded reports whether b still holds the reservation of the ended job obj's status records

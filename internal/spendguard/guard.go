@@ -70,7 +70,7 @@ type Guard struct {
 	writers budgetWriters
 	ledgers *Ledgers
 	grants  grants
-	// observer counts the budget writes; nil counts nothing.
+	// observer counts the budget writes.
 	observer WriteObserver
 	// started is when this process started (countRunning).
 	started time.Time
@@ -84,16 +84,8 @@ func New(c client.Client, reader client.Reader, clk clock.Clock, writeTimeout ti
 	if ledgers == nil {
 		ledgers = NewLedgers("")
 	}
-	return &Guard{client: c, reader: reader, clock: clk, writers: budgetWriters{timeout: writeTimeout}, ledgers: ledgers, started: clk.Now()}
-}
-
-// startedUnless is started, or zero for a budget that just took the ledger over (the ends since
-// were folded into the budget it replaced).
-func startedUnless(adopted bool, started time.Time) time.Time {
-	if adopted {
-		return time.Time{}
-	}
-	return started
+	return &Guard{client: c, reader: reader, clock: clk, writers: budgetWriters{timeout: writeTimeout}, ledgers: ledgers, started: clk.Now(),
+		observer: noWrites{}}
 }
 
 var errNoBudget = errors.New("the namespace has no VideoBudget")
@@ -257,13 +249,25 @@ func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj cli
 		return Decision{Wait: true, Message: fmt.Sprintf(
 			"%d submissions or running jobs of this namespace hold a reservation, the most the VideoBudget tracks; waiting for some to end", maxReservations)}, false
 	}
-	r := videov1alpha1.BudgetReservation{
-		Kind: kind, Name: obj.GetName(), UID: string(obj.GetUID()), AttemptID: attempt,
-		ReservedAt: metav1.NewTime(cmp.Or(payAt, g.clock.Now())), Digest: digest, APIKeySecretRef: keyRefOf(obj),
-		EstimatedSeconds: est.Seconds, AICredits: est.Credits, Unbounded: est.Unbounded, UnreportedCredits: est.Unreported,
-	}
+	r := reservationOf(kind, obj, attempt, metav1.NewTime(cmp.Or(payAt, g.clock.Now())), est)
+	r.Digest = digest
 	b.Status.Reservations = append(b.Status.Reservations, r)
 	return d, true
+}
+
+// reservationOf is obj's reservation for attempt, made at at, with est.
+func reservationOf(kind string, obj client.Object, attempt string, at metav1.Time, est Estimate) videov1alpha1.BudgetReservation {
+	return videov1alpha1.BudgetReservation{Kind: kind, Name: obj.GetName(), UID: string(obj.GetUID()), AttemptID: attempt, ReservedAt: at,
+		APIKeySecretRef: keyRefOf(obj), EstimatedSeconds: est.Seconds, AICredits: est.Credits, Unbounded: est.Unbounded, UnreportedCredits: est.Unreported}
+}
+
+// estimateOf is the kind of obj's reservations and its estimate (EstimateRender, PreviewEstimate).
+func estimateOf(obj client.Object) (string, Estimate) {
+	if sb, ok := obj.(*videov1alpha1.VideoStoryboard); ok {
+		return kindStoryboard, PreviewEstimate(&sb.Spec.StoryboardRequest)
+	}
+	vr, _ := obj.(*videov1alpha1.VideoRender)
+	return "VideoRender", EstimateRender(vr)
 }
 
 // keyRefOf is the Secret key the object's calls use, nil for the default one: its running job's
@@ -389,15 +393,6 @@ func ChargeOf(obj client.Object) JobCharge {
 		c.Since = st.SubmittedAt.Time
 	}
 	return c
-}
-
-// chargeNow writes c into the namespace's budget and waits for the write.
-func (g *Guard) chargeNow(ctx context.Context, ns string, c JobCharge) error {
-	kind := ChangeCharge
-	if c.Estimate {
-		kind = ChangeGiveUp
-	}
-	return ignoreNoBudget(g.mutateBudget(ctx, ns, kind, c.change))
 }
 
 // change is the one change every charge path makes.

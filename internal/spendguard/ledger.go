@@ -645,12 +645,17 @@ func laterCopy(st *videov1alpha1.VideoBudgetStatus, l *ledger) int {
 // countRunning rebuilds the reservations of running jobs until status.runningReserved (an older
 // manager kept none), and once more where a manager of b82c5a5..9078577 (unreleased) left
 // "counted:<job>" entries in chargedJobs: it kept none for a preview's running job. A job that
-// ended since endedSince (this process's start; zero for a budget just taken over) counts too: an
-// end written before the budget's first look has no reservation to be folded into.
-func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, endedSince time.Time) (err error) {
+// ended since this process started counts too (an end written before the budget's first look has
+// no reservation to be folded into), unless b just took the ledger over: the budget it replaced
+// folded those.
+func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, adopted bool, started time.Time) (err error) {
 	counted := func(id string) bool { return strings.HasPrefix(id, "counted:") }
 	if b.Status.RunningReserved && !slices.ContainsFunc(b.Status.ChargedJobs, counted) {
 		return nil
+	}
+	endedSince := started
+	if adopted {
+		endedSince = time.Time{}
 	}
 	if b.Status.RunningReserved, err = rebuildReservations(ctx, c, b, false, endedSince); err == nil {
 		b.Status.ChargedJobs = slices.DeleteFunc(b.Status.ChargedJobs, counted)
@@ -662,25 +667,13 @@ func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBu
 // with inFlight, for each whose submission is in flight. An older manager's render reservation
 // (no estimate) gets its render's. complete is false when maxReservations left some out.
 func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, inFlight bool, endedSince time.Time) (complete bool, err error) {
-	var renders videov1alpha1.VideoRenderList
-	var previews videov1alpha1.VideoStoryboardList
-	for _, list := range []client.ObjectList{&renders, &previews} {
-		if err := c.List(ctx, list, client.InNamespace(b.Namespace)); err != nil {
-			return false, fmt.Errorf("listing the objects of namespace %s to rebuild its budget's reservations: %w", b.Namespace, err)
-		}
+	objs, holders, err := listHolders(ctx, c, b.Namespace)
+	if err != nil {
+		return false, err
 	}
 	held := map[string]bool{}
 	for _, r := range b.Status.Reservations {
 		held[r.UID] = true
-	}
-	objs := make([]client.Object, 0, len(renders.Items)+len(previews.Items))
-	byUID := map[string]*videov1alpha1.VideoRender{}
-	for i := range renders.Items {
-		objs = append(objs, &renders.Items[i])
-		byUID[string(renders.Items[i].UID)] = &renders.Items[i]
-	}
-	for i := range previews.Items {
-		objs = append(objs, &previews.Items[i])
 	}
 	complete = true
 	for _, obj := range objs {
@@ -692,36 +685,29 @@ func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.
 			continue
 		}
 		st := videov1alpha1.JobStatusOf(obj)
-		r := videov1alpha1.BudgetReservation{Kind: kindStoryboard, Name: obj.GetName(), UID: string(obj.GetUID()), APIKeySecretRef: keyRefOf(obj)}
+		kind, est := estimateOf(obj)
 		// What the submission recorded: a storyboardRef's request may have moved on since.
 		var recorded *videov1alpha1.BudgetEstimate
+		var r videov1alpha1.BudgetReservation
 		switch {
 		case st.Submission != nil && inFlight:
-			r.AttemptID, r.ReservedAt = st.Submission.AttemptID, st.Submission.StartedAt
-			recorded = st.Submission.BudgetEstimate
+			r, recorded = reservationOf(kind, obj, st.Submission.AttemptID, st.Submission.StartedAt, est), st.Submission.BudgetEstimate
 		case st.Submission == nil && st.JobID != "" && st.SubmittedAt != nil && !charged(b, st.JobID) &&
 			(st.CompletedAt == nil || !endedSince.IsZero() && !st.CompletedAt.Time.Before(endedSince)):
-			r.AttemptID, r.ReservedAt, r.JobID = "rebuilt", *st.SubmittedAt, st.JobID
-			recorded = st.BudgetEstimate
+			r, recorded = reservationOf(kind, obj, "rebuilt", *st.SubmittedAt, est), st.BudgetEstimate
+			r.JobID = st.JobID
 		default:
 			continue
 		}
-		var est Estimate
-		switch o := obj.(type) {
-		case *videov1alpha1.VideoRender:
-			r.Kind, est = "VideoRender", EstimateRender(o)
-			if recorded != nil {
-				est = EstimateOf(recorded)
-			}
-		case *videov1alpha1.VideoStoryboard:
-			est = PreviewEstimate(&o.Spec.StoryboardRequest)
+		if recorded != nil && kind != kindStoryboard {
+			e := EstimateOf(recorded)
+			r.EstimatedSeconds, r.AICredits, r.Unbounded, r.UnreportedCredits = e.Seconds, e.Credits, e.Unbounded, e.Unreported
 		}
-		r.EstimatedSeconds, r.AICredits, r.Unbounded, r.UnreportedCredits = est.Seconds, est.Credits, est.Unbounded, est.Unreported
 		b.Status.Reservations = append(b.Status.Reservations, r)
 	}
 	for i := range b.Status.Reservations {
-		if r := &b.Status.Reservations[i]; r.Kind != kindStoryboard && r.EstimatedSeconds <= 0 && byUID[r.UID] != nil {
-			fillEstimate(r, byUID[r.UID])
+		if r := &b.Status.Reservations[i]; r.Kind != kindStoryboard && r.EstimatedSeconds <= 0 && holders[r.UID] != nil {
+			fillEstimate(r, holders[r.UID])
 		}
 	}
 	return complete, nil

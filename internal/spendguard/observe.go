@@ -100,11 +100,3 @@ func (g *Guard) observeGrant(result string) {
 		o.ObserveGrant(result)
 	}
 }
-
-// observed is the guard's observer, never nil.
-func (g *Guard) observed() WriteObserver {
-	if g.observer == nil {
-		return noWrites{}
-	}
-	return g.observer
-}

@@ -197,7 +197,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := countRunning(ctx, r.Client, b, startedUnless(adopted, r.started)); err != nil {
+	if err := countRunning(ctx, r.Client, b, adopted, r.started); err != nil {
 		return ctrl.Result{}, err
 	}
 	_, due, err := foldRecorded(ctx, r.Client, b, now, foldAge)

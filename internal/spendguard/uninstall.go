@@ -52,7 +52,7 @@ type Settlement struct {
 func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 	var s Settlement
 	var readErr error
-	holders, err := listHolders(ctx, g.reader, ns)
+	_, holders, err := listHolders(ctx, g.reader, ns)
 	if err != nil {
 		return s, err
 	}

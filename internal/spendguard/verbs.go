@@ -100,25 +100,23 @@ func (g *Guard) Adopt(ctx context.Context, obj client.Object) error {
 	if st == nil || st.JobID == "" || st.CompletedAt != nil || st.SubmittedAt == nil {
 		return nil
 	}
-	kind, est := "VideoRender", Estimate{}
-	switch o := obj.(type) {
-	case *videov1alpha1.VideoRender:
-		est = EstimateRender(o)
-	case *videov1alpha1.VideoStoryboard:
-		kind, est = kindStoryboard, PreviewEstimate(&o.Spec.StoryboardRequest)
-	}
+	kind, est := estimateOf(obj)
+	r := reservationOf(kind, obj, "adopted", *st.SubmittedAt, est)
+	r.JobID = st.JobID
 	return ignoreNoBudget(g.mutateBudget(ctx, obj.GetNamespace(), ChangeReserve, func(b *videov1alpha1.VideoBudget) bool {
 		if known(b, st.JobID) || len(b.Status.Reservations) >= maxReservations {
 			return false
 		}
-		b.Status.Reservations = append(b.Status.Reservations, videov1alpha1.BudgetReservation{Kind: kind, Name: obj.GetName(),
-			UID: string(obj.GetUID()), AttemptID: "adopted", ReservedAt: *st.SubmittedAt, JobID: st.JobID, APIKeySecretRef: keyRefOf(obj),
-			EstimatedSeconds: est.Seconds, AICredits: est.Credits, Unbounded: est.Unbounded, UnreportedCredits: est.Unreported})
+		b.Status.Reservations = append(b.Status.Reservations, r)
 		return true
 	}))
 }
 
 // Charge posts c, the cost of an ended job whose end no status records, and waits for the write.
 func (g *Guard) Charge(ctx context.Context, ns string, c JobCharge) error {
-	return g.chargeNow(ctx, ns, c)
+	kind := ChangeCharge
+	if c.Estimate {
+		kind = ChangeGiveUp
+	}
+	return ignoreNoBudget(g.mutateBudget(ctx, ns, kind, c.change))
 }
