@@ -21,11 +21,11 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/spendguard"
 )
 
@@ -36,22 +36,27 @@ func break37vGuard(t *testing.T, c, server client.Client) *spendguard.Guard {
 	g := spendguard.New(c, c, clock.RealClock{}, WriteTimeout, ledgers)
 	r := spendguard.NewReconciler(spendguard.ReconcilerOptions{Client: server, Reader: server, Clock: clock.RealClock{}, Grace: time.Minute,
 		Recheck: time.Hour, Retry: time.Second, Ledgers: ledgers, Guard: g})
-	wake := ledgers.Wake()
+	// The manager's watch: the ledgers' wake-ups in a workqueue, each a look at the budget.
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	if err := ledgers.Source().Start(t.Context(), q); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	t.Cleanup(func() {
 		cancel()
+		q.ShutDown()
 		<-done
 	})
 	go func() {
 		defer close(done)
 		for {
-			select {
-			case <-ctx.Done():
+			req, shutdown := q.Get()
+			if shutdown {
 				return
-			case ev := <-wake:
-				_, _ = r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKey{Namespace: ev.Object.GetNamespace(), Name: videov1alpha1.VideoBudgetName}})
 			}
+			_, _ = r.Reconcile(ctx, req)
+			q.Done(req)
 		}
 	}()
 	return g

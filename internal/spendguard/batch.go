@@ -42,6 +42,7 @@ type op struct {
 	done   chan struct{} // closed once the write holding the op ended, with err
 	err    error
 	after  func(err error) // when set, learns the outcome (an op nobody waits for)
+	due    time.Time       // when an op nobody waits for is written (flushDue); zero: at once
 }
 
 const (
@@ -65,67 +66,42 @@ func (g *Guard) mutateBudget(ctx context.Context, ns, kind string, change func(b
 }
 
 // mutateThen queues change for the namespace's next budget write, which comes within delay (at
-// once when the queue holds flushQueued changes), and tells after its outcome.
+// once when the queue holds flushQueued changes), and tells after its outcome. The delay is kept by
+// the VideoBudget controller's workqueue (Ledgers.Source), whose reconcile writes the queue
+// (flushDue): a timer never writes.
 func (g *Guard) mutateThen(ns, kind string, change func(b *videov1alpha1.VideoBudget) bool, after func(error), delay time.Duration) {
-	o := &op{kind: kind, change: change, done: make(chan struct{}), after: after}
 	w := &g.writers
 	w.mu.Lock()
 	s := w.slotLocked(ns)
-	s.queue = append(s.queue, o)
-	if len(s.queue) >= flushQueued {
+	if len(s.queue)+1 >= flushQueued {
 		delay = 0
 	}
-	g.armLocked(s, o, delay)
+	s.queue = append(s.queue, &op{kind: kind, change: change, done: make(chan struct{}), after: after, due: time.Now().Add(delay)})
 	w.mu.Unlock()
+	g.ledgers.wakeUp(ns, delay)
 }
 
-// armLocked makes s's queue due delay from now, for o, unless it is due sooner. The timer only
-// wakes the VideoBudget controller, whose reconcile writes the queue (flushDue): never a timer.
-func (g *Guard) armLocked(s *budgetSlot, o *op, delay time.Duration) {
-	w := &g.writers
-	due := time.Now().Add(delay)
-	if s.flushing && !due.Before(s.flushAt) {
-		return
-	}
-	s.flushing, s.flushAt = true, due
-	time.AfterFunc(delay, func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if s.flushAt.After(due) || !slices.Contains(s.queue, o) {
-			return // a sooner wake-up is armed, or another write took o
-		}
-		if !g.ledgers.wakeUp(s.ns) {
-			s.flushing = false
-			// Without a controller (an uninstall's Guard) the next write takes the queue: a timer
-			// waking nobody every second would keep the Guard alive for ever.
-			if g.ledgers.listening() {
-				g.armLocked(s, o, settleDelay)
-			}
-		}
-	})
-}
-
-// flushDue writes ns's due queue, in the VideoBudget controller's reconcile (else wakes it later).
+// flushDue writes ns's queue once a change in it is due, in the VideoBudget controller's
+// reconcile; a busy budget is looked at again later.
 func (g *Guard) flushDue(ctx context.Context, ns string) {
 	w := &g.writers
+	now, cause := time.Now(), ""
 	w.mu.Lock()
-	s, ok := w.slots[ns]
-	if !ok || len(s.queue) == 0 || time.Now().Before(s.flushAt) {
-		w.mu.Unlock()
-		return
-	}
-	cause := s.queue[0].kind
-	w.mu.Unlock()
-	if slot, err := w.acquire(ctx, ns); err == nil {
-		g.flushTurn(ctx, slot, cause)
-		return
-	}
-	w.mu.Lock()
-	if len(s.queue) > 0 {
-		s.flushing = false
-		g.armLocked(s, s.queue[0], settleDelay)
+	if s := w.slots[ns]; s != nil {
+		if i := slices.IndexFunc(s.queue, func(o *op) bool { return !now.Before(o.due) }); i >= 0 {
+			cause = s.queue[i].kind
+		}
 	}
 	w.mu.Unlock()
+	if cause == "" {
+		return
+	}
+	slot, err := w.acquire(ctx, ns)
+	if err != nil {
+		g.ledgers.wakeUp(ns, settleDelay)
+		return
+	}
+	g.flushTurn(ctx, slot, cause)
 }
 
 // flushTurn writes slot's queue in the caller's turn, and gives it back; cause is for the metrics.
@@ -134,8 +110,8 @@ func (g *Guard) flushTurn(ctx context.Context, slot *budgetSlot, cause string) {
 	defer w.release(slot)
 	w.mu.Lock()
 	batch := slot.queue
-	// The next change arms a flush of its own; one armed for a change taken here finds it gone.
-	slot.queue, slot.flushing = nil, false
+	// A wake-up queued for a change taken here finds nothing due.
+	slot.queue = nil
 	w.mu.Unlock()
 	if len(batch) == 0 {
 		return

@@ -31,12 +31,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
@@ -93,7 +95,7 @@ func newBatchHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, objs ...c
 // of the moment, until the test ends.
 func (h *batchHarness) pump(t *testing.T) {
 	t.Helper()
-	wake := h.g.ledgers.Wake()
+	wake := wakes(t, h.g.ledgers)
 	g := h.g
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -107,11 +109,37 @@ func (h *batchHarness) pump(t *testing.T) {
 			select {
 			case <-ctx.Done():
 				return
-			case ev := <-wake:
-				g.flushDue(ctx, ev.Object.GetNamespace())
+			case ns := <-wake:
+				g.flushDue(ctx, ns)
 			}
 		}
 	}()
+}
+
+// wakes listens to l's wake-ups as the VideoBudget controller does (Ledgers.Source), and returns
+// the namespaces woken, each once its delay passed.
+func wakes(t *testing.T, l *Ledgers) <-chan string {
+	t.Helper()
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	if err := l.Source().Start(t.Context(), q); err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan string, 1024)
+	go func() {
+		for {
+			req, shutdown := q.Get()
+			if shutdown {
+				return
+			}
+			q.Done(req)
+			select {
+			case ch <- req.Namespace:
+			default: // nobody reads: the namespace was woken before
+			}
+		}
+	}()
+	t.Cleanup(q.ShutDown)
+	return ch
 }
 
 func (h *batchHarness) budget(t *testing.T) *videov1alpha1.VideoBudget {

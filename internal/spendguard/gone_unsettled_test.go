@@ -97,7 +97,7 @@ func TestAnUnboundedRenderGoneBeforeItsSettlementIsChargedItsJobsEnd(t *testing.
 	last := goneBeforeSettled(t, h, clk.Now())
 	jobs := &fakeJobs{ends: map[string]*JobEnd{}}
 	r, reconcile := goneJobsController(t, h, clk, jobs, 6*time.Hour)
-	wake := h.g.ledgers.Wake()
+	wake := wakes(t, h.g.ledgers)
 	r.objectGone(last, false)
 	// The settlement rides with the namespace's next budget write: its delay wakes the controller.
 	select {

@@ -122,11 +122,8 @@ type budgetSlot struct {
 	latest *videov1alpha1.VideoBudget
 	// users hold or wait for the turn: a slot in use, or with changes queued, is never dropped.
 	users int
-	// queue are the changes for the next write (batch.go), guarded by budgetWriters.mu;
-	// flushing is set while those nobody waits for are due at flushAt (flushDue).
-	queue    []*op
-	flushing bool
-	flushAt  time.Time
+	// queue are the changes for the next write (batch.go), guarded by budgetWriters.mu.
+	queue []*op
 }
 
 func (w *budgetWriters) acquire(ctx context.Context, ns string) (*budgetSlot, error) {

@@ -31,9 +31,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
@@ -62,8 +64,6 @@ const (
 	DefaultLedgerNamespace = "video-operator-system"
 	// ledgerKey is the ConfigMap's data key holding the ledger as JSON.
 	ledgerKey = "ledger.json"
-	// wakeQueue bounds the wake-ups waiting for the controller; one per namespace is enough.
-	wakeQueue = 1024
 	// freeTTL is how long a free answer (holds) stands; this process's writes forget it sooner.
 	freeTTL = 30 * time.Second
 	// maxReplaced bounds the replaced budgets remembered per namespace.
@@ -113,7 +113,9 @@ type Ledgers struct {
 	// failed: they admit nothing (fail closed).
 	wrote  map[string]bool
 	failed map[string]error
-	wake   chan event.GenericEvent
+	// wake asks the VideoBudget controller to look at a namespace's budget after a delay (Source);
+	// nil while none listens.
+	wake func(tenant string, after time.Duration)
 }
 
 // NewLedgers returns the ledgers kept in namespace ns (DefaultLedgerNamespace when empty).
@@ -122,36 +124,29 @@ func NewLedgers(ns string) *Ledgers {
 		free: map[string]time.Time{}, wrote: map[string]bool{}, failed: map[string]error{}}
 }
 
-// Wake is the source of the namespaces whose VideoBudget the controller must look at: a ledger
-// write that starts failing, changes queued that are due. Timers only wake the controller.
-func (s *Ledgers) Wake() <-chan event.GenericEvent {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.wake == nil {
-		s.wake = make(chan event.GenericEvent, wakeQueue)
-	}
-	return s.wake
+// Source is the VideoBudget controller's source of wake-ups: a ledger write that starts failing,
+// changes queued that come due (batch.go). A wake-up is a request in the controller's workqueue,
+// which keeps its delay: a timer never writes, the reconcile does.
+func (s *Ledgers) Source() source.Source {
+	return source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.wake = func(tenant string, after time.Duration) {
+			q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: tenant, Name: videov1alpha1.VideoBudgetName}}, after)
+		}
+		return nil
+	})
 }
 
-// wakeUp asks the VideoBudget controller to look at tenant's budget; false when nobody listens
-// or too many wake-ups wait.
-func (s *Ledgers) wakeUp(tenant string) bool {
+// wakeUp asks the VideoBudget controller, when one listens, to look at tenant's budget after a
+// delay.
+func (s *Ledgers) wakeUp(tenant string, after time.Duration) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: videov1alpha1.VideoBudgetName}}
-	select {
-	case s.wake <- event.GenericEvent{Object: b}:
-		return true
-	default: // also when s.wake is nil
-		return false
+	wake := s.wake
+	s.mu.Unlock()
+	if wake != nil {
+		wake(tenant, after)
 	}
-}
-
-// listening reports whether a VideoBudget controller hears the wake-ups (Wake was called).
-func (s *Ledgers) listening() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.wake != nil
 }
 
 // failure is the error of the last write of tenant's ledger when it failed, or nil.
@@ -181,7 +176,7 @@ func (s *Ledgers) noteWrite(tenant string, err error) {
 	}
 	s.mu.Unlock()
 	if first {
-		s.wakeUp(tenant)
+		s.wakeUp(tenant, 0)
 	}
 }
 

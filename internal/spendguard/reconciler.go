@@ -40,7 +40,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
@@ -546,7 +545,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoBudget{}).
 		// The guard's wake-ups: a failing ledger, and due changes or ledger copies.
-		WatchesRawSource(source.Channel(r.Ledgers.Wake(), &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(r.Ledgers.Source()).
 		Watches(&videov1alpha1.VideoRender{}, handler.Funcs{
 			UpdateFunc: r.recorded,
 			DeleteFunc: r.deleted,
@@ -602,7 +601,7 @@ func (r *Reconciler) objectGone(obj client.Object, unknown bool) {
 	r.unsent.add(obj.GetUID(), last, max(r.JobDeadline, time.Hour))
 	if last.jobID != "" {
 		// Named only in this process's memory: written into the reservation at once.
-		r.Ledgers.wakeUp(obj.GetNamespace())
+		r.Ledgers.wakeUp(obj.GetNamespace(), 0)
 	}
 }
 

@@ -1184,8 +1184,10 @@ func (w *simWorld) queuedDue() {
 	defer ws.mu.Unlock()
 	now := time.Now()
 	for _, s := range ws.slots {
-		if s.flushing && s.flushAt.After(now) {
-			s.flushAt = now
+		for _, o := range s.queue {
+			if o.due.After(now) {
+				o.due = now
+			}
 		}
 	}
 }

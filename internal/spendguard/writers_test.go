@@ -84,7 +84,7 @@ func TestNothingInTheSpendGuardWritesTheAPIFromATimer(t *testing.T) {
 	caller := context.WithValue(t.Context(), callerKey{}, true)
 
 	// The VideoBudget controller, woken by the guard as the manager's watch does.
-	wake := ledgers.Wake()
+	wake := wakes(t, ledgers)
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -93,8 +93,8 @@ func TestNothingInTheSpendGuardWritesTheAPIFromATimer(t *testing.T) {
 			select {
 			case <-stop:
 				return
-			case ev := <-wake:
-				_, _ = r.Reconcile(caller, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ev.Object.GetNamespace(), Name: ev.Object.GetName()}})
+			case ns := <-wake:
+				_, _ = r.Reconcile(caller, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: videov1alpha1.VideoBudgetName}})
 			}
 		}
 	}()
