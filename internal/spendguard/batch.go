@@ -186,6 +186,12 @@ func reserves(o *op) bool { return o.kind == ChangeReserve || o.kind == ChangeRe
 func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, cause string) error {
 	ns := slot.ns
 	var reader client.Reader = g.client
+	last := slot.latest
+	gone := func() error {
+		// Charges reach the ledger, reservations not: a ledger deleted to remove limits stays so.
+		slot.latest = g.keepInLedger(ctx, last, slices.DeleteFunc(slices.Clone(batch), reserves))
+		return errNoBudget
+	}
 	for range WriteTries {
 		b := slot.latest
 		own := b != nil
@@ -194,7 +200,7 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 			b = &videov1alpha1.VideoBudget{}
 			if err := readBudget(ctx, reader, ns, b); err != nil {
 				if apierrors.IsNotFound(err) {
-					return errNoBudget
+					return gone()
 				}
 				return fmt.Errorf("reading VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, err)
 			}
@@ -254,7 +260,7 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 			g.observer.ObserveBudgetWrite(WriterGuard, cause, WriteConflict)
 			reader = g.reader
 		case apierrors.IsNotFound(err):
-			return errNoBudget
+			return gone()
 		default:
 			return fmt.Errorf("writing VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, err)
 		}
@@ -288,4 +294,31 @@ func (g *Guard) wrote(from string, b *videov1alpha1.VideoBudget) {
 	default:
 		w.leave(s)
 	}
+}
+
+// keepInLedger writes the batch's charges to the ledger of a budget deleted since this process
+// last wrote it (last), for a budget created again to take over (Ledgers.keepGone). It returns
+// the copy the next batch starts from.
+func (g *Guard) keepInLedger(ctx context.Context, last *videov1alpha1.VideoBudget, batch []*op) *videov1alpha1.VideoBudget {
+	if last == nil || len(batch) == 0 {
+		return last
+	}
+	if gone, err := g.ledgers.removed(ctx, g.reader, last.Namespace); gone && err == nil {
+		return nil // deleted with the budget on purpose: the namespace is no longer limited
+	}
+	changes := make([]func(*videov1alpha1.VideoBudget) bool, len(batch))
+	for i, o := range batch {
+		changes[i] = o.change
+	}
+	b := g.ledgers.keepGone(last, changes, g.clock.Now())
+	if err := g.ledgers.write(ctx, g.client, b); err != nil {
+		logf.FromContext(ctx).Info("Copying a deleted budget's last usage to the ledger failed", "namespace", b.Namespace, "error", err.Error())
+	}
+	if g.ledgers.replacedBy(b.Namespace, b.UID) {
+		// A budget created again took the ledger over, maybe without these (none is made twice).
+		for _, o := range batch {
+			g.mutateThen(b.Namespace, o.kind, o.change, nil, 0)
+		}
+	}
+	return b
 }

@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -136,6 +137,60 @@ func TestBreak594AFailedFlushDoesNotDropTheHeldBackCopyATakeOverMustRead(t *test
 	if replaced.Status.Used.Renders != 1 || !charged(replaced, "job-1") {
 		t.Fatalf("the new budget took the ledger over without the held-back copy whose flush failed once: used %+v, charged %v "+
 			"(a second render is admitted under maxRenders 1)", replaced.Status.Used, replaced.Status.ChargedJobs)
+	}
+}
+
+// Finding 2. keepInLedger now starts from newest(): the copy of the deleted budget with the
+// highest resourceVersion. Its own derived copies (last plus the charges made while the budget
+// is gone) keep the resourceVersion of the copy they were derived from, so a real copy with a
+// higher version (the VideoBudget controller's write made just before the deletion, whose
+// record() lands after the guard's first keepInLedger) counts as newer although it lacks
+// those charges. The next batch then starts from it and the first charge made while the budget
+// was gone leaves the ledger for good. (Before 594caaa keepInLedger started from last, which
+// kept it.)
+func TestBreak594AChargeMadeWhileTheBudgetIsGoneSurvivesALateCopyOfItsLastWrite(t *testing.T) {
+	now := time.Now()
+	f := newFlakyLedgerServer(t)
+	ledgers := NewLedgers("ops")
+	g := New(f.c, f.c, clocktesting.NewFakeClock(now), 10*time.Second, ledgers)
+	x := ledgerBudget("b1", "10", now)
+	if err := ledgers.write(t.Context(), f.c, x); err != nil {
+		t.Fatal(err)
+	}
+	// The controller wrote the budget (a condition) at version 11 just before it was deleted; its
+	// record() has not run yet.
+	y := x.DeepCopy()
+	y.ResourceVersion = "11"
+	y.Status.ObservedGeneration = 2
+	charge := func(job string) []*op {
+		return []*op{{kind: "charge", change: func(b *videov1alpha1.VideoBudget) bool {
+			b.Status.Used.Renders++
+			b.Status.ChargedJobs = append(b.Status.ChargedJobs, job)
+			return true
+		}, done: make(chan struct{})}}
+	}
+	// The guard's batch with job-1's charge finds the budget gone.
+	latest := g.keepInLedger(t.Context(), x, charge("job-1"))
+	// The controller's record of its last write lands now.
+	if err := ledgers.write(t.Context(), f.c, y); err != nil {
+		t.Fatal(err)
+	}
+	// The next charge while the budget is gone.
+	g.keepInLedger(t.Context(), latest, charge("job-2"))
+	if err := ledgers.flushPending(t.Context(), "team-a"); err != nil {
+		t.Fatal(err)
+	}
+	l, _, err := ledgers.read(t.Context(), f.c, "team-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, j := range l.ChargedJobs {
+		got[j] = true
+	}
+	if !got["job-1"] || !got["job-2"] || l.Used.Renders != 2 {
+		t.Fatalf("the ledger of the deleted budget holds renders %d, charged %v: a charge made while the budget was gone is lost "+
+			"(a budget created again takes over one render less)", l.Used.Renders, l.ChargedJobs)
 	}
 }
 

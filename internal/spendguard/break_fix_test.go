@@ -345,9 +345,10 @@ func TestBreakFixHeldAJobTheServiceForgotIsChargedItsEstimateOnceAtTheDeadline(t
 // removed"; "Waiting objects then submit at their next look") with a job still running when the
 // platform removes the limits, in the documented order and with the deletion seen at once (the
 // held control above): the render is deleted, and its finalizer reads the job's end and charges
-// it (Guard.Charge: a cost no status records), which finds the budget gone. Were that to write
-// the deleted budget's whole copy again, the namespace would be limited again by a budget the
-// platform deleted, with its old usage, until the end of the month.
+// it (Guard.Charge: a cost no status records), which finds the budget gone and goes to the ledger
+// (keepInLedger: "a charge made after the budget was deleted is kept for every later copy"). Were
+// that to write the deleted budget's whole copy again, the namespace would be limited again by a
+// budget the platform deleted, with its old usage, until the end of the month.
 func TestBreakFixALedgerThePlatformDeletedStaysDeletedWhenARunningJobEnds(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)})
 	close(h.hold)

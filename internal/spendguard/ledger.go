@@ -68,6 +68,8 @@ const (
 	freeTTL = 30 * time.Second
 	// maxReplaced bounds the replaced budgets remembered per namespace.
 	maxReplaced = 8
+	// maxGone bounds the changes kept apart for a deleted budget's later copies (keepGone).
+	maxGone = 64
 	// maxFree bounds the namespaces whose free ledger is remembered.
 	maxFree = 10_000
 )
@@ -187,9 +189,13 @@ type tenantLedger struct {
 	// ledger: nil when the ledger is current.
 	pending *videov1alpha1.VideoBudget
 	client  client.Client
-	// written is the copy this process last wrote; an older copy of the same budget is not
-	// written over it.
+	// written is the copy this process last wrote (before gone's changes); an older copy of the
+	// same budget is not written over it.
 	written *videov1alpha1.VideoBudget
+	// gone are the changes made to budget goneUID after it was deleted (keepInLedger): each later
+	// copy of it gets them, until another budget's copy (which took them over) is written.
+	gone    []func(*videov1alpha1.VideoBudget) bool
+	goneUID types.UID
 	// replaced are the budgets whose ledger a later budget took over in this process (tookOver).
 	replaced []types.UID
 	// io orders this process's writes of the ledger before the reads that decide on it
@@ -275,9 +281,18 @@ func (s *Ledgers) keepAhead(ctx context.Context, c client.Client, r client.Reade
 	return s.writeLocked(ctx, c, last, lc)
 }
 
-// removedLocked reports whether tenant's ledger, which this process wrote, is gone (the limits
-// removed): what is held back for it is dropped, so that no later copy creates it again; lc.io is
-// held.
+// removed reports whether tenant's ledger, which this process wrote, is gone (the limits
+// removed): what is held back for it is dropped, so that no later copy creates it again.
+func (s *Ledgers) removed(ctx context.Context, r client.Reader, tenant string) (bool, error) {
+	lc, err := s.turn(ctx, tenant, false)
+	if lc == nil {
+		return false, err
+	}
+	defer lc.unlock()
+	return s.removedLocked(ctx, r, lc, tenant)
+}
+
+// removedLocked is removed with lc.io held.
 func (s *Ledgers) removedLocked(ctx context.Context, r client.Reader, lc *tenantLedger, tenant string) (bool, error) {
 	if lc.written == nil {
 		return false, nil
@@ -286,7 +301,7 @@ func (s *Ledgers) removedLocked(ctx context.Context, r client.Reader, lc *tenant
 		return false, err
 	}
 	s.mu.Lock()
-	lc.pending, lc.written = nil, nil
+	lc.pending, lc.written, lc.gone, lc.goneUID = nil, nil, nil, ""
 	s.mu.Unlock()
 	logf.FromContext(ctx).Info("The budget's ledger was deleted with its budget: the namespace's limits are removed",
 		"namespace", tenant)
@@ -321,7 +336,7 @@ func (s *Ledgers) readCurrent(ctx context.Context, r client.Reader, tenant strin
 		defer lc.unlock()
 		if s.writeLocked(ctx, nil, nil, lc) != nil { // only a copy held back fails, and stays held
 			s.mu.Lock()
-			cp := ledgerOf(lc.pending)
+			cp := ledgerOf(s.withGoneLocked(lc, lc.pending))
 			s.mu.Unlock()
 			unwritten = &cp
 		}
@@ -331,6 +346,19 @@ func (s *Ledgers) readCurrent(ctx context.Context, r client.Reader, tenant strin
 	}
 	l, found, err = s.read(ctx, r, tenant)
 	return l, unwritten, found, err
+}
+
+// withGoneLocked is b with gone's changes; s.mu is held.
+func (s *Ledgers) withGoneLocked(lc *tenantLedger, b *videov1alpha1.VideoBudget) *videov1alpha1.VideoBudget {
+	if lc.goneUID != b.UID || len(lc.gone) == 0 {
+		return b
+	}
+	out := b.DeepCopy()
+	for _, change := range lc.gone {
+		change(out)
+		recountReserved(out)
+	}
+	return out
 }
 
 // Name is the name of tenant's ledger.
@@ -368,7 +396,8 @@ func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.V
 
 // writeLocked is write with lc.io held; b nil writes the copy held back, if any. A copy older than
 // the one held back is replaced by it; one older than the one written last is not written (the
-// last outcome stands); a copy whose write fails is held back, unless a newer one is.
+// last outcome stands); gone's changes are applied; a copy whose write fails is held back, unless
+// a newer one is.
 func (s *Ledgers) writeLocked(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, lc *tenantLedger) error {
 	s.mu.Lock()
 	if b == nil || b == lc.pending || olderCopy(b, lc.pending) {
@@ -380,11 +409,12 @@ func (s *Ledgers) writeLocked(ctx context.Context, c client.Client, b *videov1al
 	}
 	heldBack := lc.pending
 	stale, failed := olderCopy(b, lc.written), s.failed[b.Namespace]
+	out := s.withGoneLocked(lc, b)
 	s.mu.Unlock()
 	if stale {
 		return failed
 	}
-	raw, err := json.Marshal(ledgerOf(b))
+	raw, err := json.Marshal(ledgerOf(out))
 	var patch []byte
 	if err == nil {
 		patch, err = json.Marshal(map[string]any{"data": map[string]string{ledgerKey: string(raw)}})
@@ -412,6 +442,10 @@ func (s *Ledgers) writeLocked(ctx context.Context, c client.Client, b *videov1al
 			lc.pending = nil
 		}
 		lc.written = b.DeepCopy()
+		if lc.goneUID != "" && lc.goneUID != b.UID {
+			// Another budget's copy: it took the ledger over, with the changes made meanwhile.
+			lc.gone, lc.goneUID = nil, ""
+		}
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -445,6 +479,41 @@ func (s *Ledgers) tookOver(b *videov1alpha1.VideoBudget, from ...*ledger) {
 	if n := len(lc.replaced); n > maxReplaced {
 		lc.replaced = slices.Clone(lc.replaced[n-maxReplaced:])
 	}
+}
+
+// keepGone records changes made to the deleted budget last for each later copy of it, and
+// returns the newest copy of it this process knows.
+func (s *Ledgers) keepGone(last *videov1alpha1.VideoBudget, changes []func(*videov1alpha1.VideoBudget) bool, now time.Time) *videov1alpha1.VideoBudget {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lc := s.tenantOfLocked(last.Namespace)
+	if lc.goneUID != last.UID {
+		lc.gone, lc.goneUID = nil, last.UID
+	}
+	lc.gone = append(lc.gone, changes...)
+	newest := last
+	for _, c := range []*videov1alpha1.VideoBudget{lc.pending, lc.written} {
+		if olderCopy(newest, c) {
+			newest = c
+		}
+	}
+	if len(lc.gone) > maxGone {
+		// Folded into one merge, so that each write does not apply them all again; now is the
+		// fold's: every copy of the deleted budget is of a period no later.
+		folded := ledgerOf(s.withGoneLocked(lc, newest))
+		lc.gone = []func(*videov1alpha1.VideoBudget) bool{func(b *videov1alpha1.VideoBudget) bool {
+			return MergeLedger(b, &folded, now)
+		}}
+	}
+	return newest
+}
+
+// replacedBy reports whether a budget took over the ledger of budget uid in this process.
+func (s *Ledgers) replacedBy(tenant string, uid types.UID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lc := s.tenants[tenant]
+	return lc != nil && slices.Contains(lc.replaced, uid)
 }
 
 // forgetFree drops the answer that tenant's ledger holds no limits.
