@@ -17,6 +17,7 @@ limitations under the License.
 package spendguard
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -189,8 +190,9 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 	last := slot.latest
 	gone := func() error {
 		// Charges reach the ledger, reservations not: a ledger deleted to remove limits stays so.
-		slot.latest = g.keepInLedger(ctx, last, slices.DeleteFunc(slices.Clone(batch), reserves))
-		return errNoBudget
+		var err error
+		slot.latest, err = g.keepInLedger(ctx, ns, last, slices.DeleteFunc(slices.Clone(batch), reserves))
+		return cmp.Or(err, errNoBudget)
 	}
 	for range WriteTries {
 		b := slot.latest
@@ -296,29 +298,52 @@ func (g *Guard) wrote(from string, b *videov1alpha1.VideoBudget) {
 	}
 }
 
-// keepInLedger writes the batch's charges to the ledger of a budget deleted since this process
-// last wrote it (last), for a budget created again to take over (Ledgers.keepGone). It returns
-// the copy the next batch starts from.
-func (g *Guard) keepInLedger(ctx context.Context, last *videov1alpha1.VideoBudget, batch []*op) *videov1alpha1.VideoBudget {
-	if last == nil || len(batch) == 0 {
-		return last
+// keepInLedger writes the batch's charges to the ledger of namespace ns's budget, deleted since
+// this process last wrote it (last), for a budget created again to take over (Ledgers.keepGone).
+// A process started since holds no copy: the ledger is the last one. It returns the copy the next
+// batch starts from, and the error of a ledger that cannot be read or written (the charge is then
+// made again: its render keeps its finalizer).
+func (g *Guard) keepInLedger(ctx context.Context, ns string, last *videov1alpha1.VideoBudget, batch []*op) (*videov1alpha1.VideoBudget, error) {
+	if len(batch) == 0 {
+		return last, nil
 	}
-	if gone, err := g.ledgers.removed(ctx, g.reader, last.Namespace); gone && err == nil {
-		return nil // deleted with the budget on purpose: the namespace is no longer limited
+	base := last
+	if base == nil {
+		var err error
+		if base, err = g.ledgers.lastCopy(ctx, g.reader, ns); base == nil {
+			return nil, err // no ledger: the namespace is no longer limited
+		}
+	} else if gone, err := g.ledgers.removed(ctx, g.reader, ns); gone && err == nil {
+		return nil, nil // deleted with the budget on purpose: the namespace is no longer limited
 	}
+	now := g.clock.Now()
 	changes := make([]func(*videov1alpha1.VideoBudget) bool, len(batch))
 	for i, o := range batch {
-		changes[i] = o.change
-	}
-	b := g.ledgers.keepGone(last, changes, g.clock.Now())
-	if err := g.ledgers.write(ctx, g.client, b); err != nil {
-		logf.FromContext(ctx).Info("Copying a deleted budget's last usage to the ledger failed", "namespace", b.Namespace, "error", err.Error())
-	}
-	if g.ledgers.replacedBy(b.Namespace, b.UID) {
-		// A budget created again took the ledger over, maybe without these (none is made twice).
-		for _, o := range batch {
-			g.mutateThen(b.Namespace, o.kind, o.change, nil, 0)
+		// On a copy rolled to now: a change made after the copy's period ended counts in the
+		// period it is made in, which a budget created again takes over. Never back: each later
+		// copy gets the changes again, some rolled further by a later one.
+		changes[i] = func(b *videov1alpha1.VideoBudget) bool {
+			if !slices.ContainsFunc(b.Status.Windows, func(w videov1alpha1.BudgetWindow) bool { return w.Start.After(now) }) {
+				RollPeriod(b, now)
+			}
+			return o.change(b)
 		}
 	}
-	return b
+	b := g.ledgers.keepGone(base, changes, now)
+	err := g.ledgers.write(ctx, g.client, b)
+	if err != nil {
+		err = fmt.Errorf("copying a change of the deleted VideoBudget %s/%s to its ledger: %w", ns, videov1alpha1.VideoBudgetName, err)
+	}
+	if g.ledgers.replacedBy(ns, b.UID) || readBudget(ctx, g.reader, ns, &videov1alpha1.VideoBudget{}) == nil {
+		// A budget created again took the ledger over, maybe without these (none is made twice).
+		for _, o := range batch {
+			g.mutateThen(ns, o.kind, o.change, nil, 0)
+		}
+	}
+	if last == nil {
+		// Made from the ledger, it has no resourceVersion to lock a write with: the next batch
+		// reads the budget, or the ledger, again.
+		return nil, err
+	}
+	return b, err
 }

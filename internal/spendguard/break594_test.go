@@ -170,13 +170,13 @@ func TestBreak594AChargeMadeWhileTheBudgetIsGoneSurvivesALateCopyOfItsLastWrite(
 		}, done: make(chan struct{})}}
 	}
 	// The guard's batch with job-1's charge finds the budget gone.
-	latest := g.keepInLedger(t.Context(), x, charge("job-1"))
+	latest, _ := g.keepInLedger(t.Context(), "team-a", x, charge("job-1"))
 	// The controller's record of its last write lands now.
 	if err := ledgers.write(t.Context(), f.c, y); err != nil {
 		t.Fatal(err)
 	}
 	// The next charge while the budget is gone.
-	g.keepInLedger(t.Context(), latest, charge("job-2"))
+	_, _ = g.keepInLedger(t.Context(), "team-a", latest, charge("job-2"))
 	if err := ledgers.flushPending(t.Context(), "team-a"); err != nil {
 		t.Fatal(err)
 	}

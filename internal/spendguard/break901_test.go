@@ -74,7 +74,7 @@ func TestBreak901FoldedGoneChangesAreNotUndoneByTheHeldBackCopyOfTheSameVersion(
 	}
 	f.failing.Store(false)
 	// The budget is deleted; a burst of ends (more than maxGone) is charged into its ledger.
-	g.keepInLedger(t.Context(), latest, chargeOps("job-gone", maxGone+1))
+	_, _ = g.keepInLedger(t.Context(), "team-a", latest, chargeOps("job-gone", maxGone+1))
 	if l, _, _ := ledgers.read(t.Context(), f.c, "team-a"); l == nil || l.Used.Renders != int64(maxGone+2) {
 		t.Fatalf("the charges made while the budget is gone were not written: %+v", l)
 	}
@@ -125,7 +125,7 @@ func TestBreak901AChangeMadeWhileTheBudgetIsGoneIsNotDroppedByATakeoverThatReadT
 	}
 	// ... then the guard's batch, whose status write found the old budget gone, writes its
 	// charge to the old budget's ledger copy ...
-	g.keepInLedger(t.Context(), a, chargeOps("job-x", 1))
+	_, _ = g.keepInLedger(t.Context(), "team-a", a, chargeOps("job-x", 1))
 	// ... then the new budget's status write lands and its first copy is written (urgent).
 	b.ResourceVersion = "21"
 	if err := ledgers.write(t.Context(), f.c, b); err != nil {

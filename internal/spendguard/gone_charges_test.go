@@ -340,3 +340,52 @@ func TestAChargeWhileTheBudgetIsGoneAfterAFailedLedgerCopySurvivesARestart(t *te
 			"the budget created again used %d renders, %d s (reservations %+v)", b.Status.Used.Renders, b.Status.Used.RenderSeconds, b.Status.Reservations)
 	}
 }
+
+// G (found by the simulation once it deleted renders through their finalizer, seed 66): B with a
+// restart while the budget is gone. The new process holds no copy of the deleted budget, and the
+// finalizer's charge was dropped (keepInLedger had nothing to apply it to): the 50 credits were
+// lost, and the job was charged its estimate at the job deadline. The ledger is that copy.
+func TestAChargeWhileTheBudgetIsGoneInAProcessStartedSinceIsKeptInTheLedger(t *testing.T) {
+	spec := videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("1000"))}
+	h := newBatchHarness(t, spec)
+	close(h.hold)
+	vr := batchRender(0)
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 100, Credits: true}, nil); err != nil || d.Wait {
+		t.Fatalf("reserve: %+v %v", d, err)
+	}
+	recordFolded(t, h, vr, "job-0")
+	clk := clocktesting.NewFakeClock(h.g.clock.Now())
+	jobs := &fakeJobs{ends: map[string]*JobEnd{}}
+	_, look := goneJobsController(t, h, clk, jobs, 6*time.Hour)
+	look()
+	deleteBudget(t, h)
+	look()
+	// The manager restarts: nothing of the deleted budget is in its memory.
+	h.g = New(h.server, h.server, clocktesting.NewFakeClock(h.g.clock.Now()), 10*time.Second, NewLedgers("ops"))
+	r, look := goneJobsController(t, h, clk, jobs, 6*time.Hour)
+	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), vr); err != nil {
+		t.Fatal(err)
+	}
+	c := ChargeOf(vr)
+	c.Seconds, c.Credits = 60, ptr.To(resource.MustParse("50"))
+	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.server.Delete(t.Context(), vr); err != nil {
+		t.Fatal(err)
+	}
+	r.objectGone(vr, false)
+	jobs.mu.Lock()
+	jobs.ends["job-0"] = &JobEnd{Unknown: true}
+	jobs.mu.Unlock()
+	createBudget(t, h, spec, nil)
+	look()
+	clk.Step(7 * time.Hour)
+	look()
+	b := h.budget(t)
+	if usedCredits(b) != "50" || b.Status.Used.RenderSeconds != 60 || len(b.Status.Reservations) != 0 {
+		t.Fatalf("job-0 cost 60 s and 50 AI credits, charged by its finalizer while the budget was gone, in a process started "+
+			"since; the budget created again used %s credits, %d s (reservations %+v)", usedCredits(b), b.Status.Used.RenderSeconds,
+			b.Status.Reservations)
+	}
+}

@@ -196,6 +196,8 @@ type tenantLedger struct {
 	// copy of it gets them, until another budget's copy (which took them over) is written.
 	gone    []func(*videov1alpha1.VideoBudget) bool
 	goneUID types.UID
+	// final is the last state of the budget deleted last, from its delete event (lastState).
+	final *videov1alpha1.VideoBudget
 	// replaced are the budgets whose ledger a later budget took over in this process (tookOver).
 	replaced []types.UID
 	// io orders this process's writes of the ledger before the reads that decide on it
@@ -254,7 +256,9 @@ func (s *Ledgers) flushPending(ctx context.Context, tenant string) error {
 
 // keepAhead runs when tenant's budget is deleted: a copy held back is written, and the last copy
 // written again when the ledger holds less of it (restored from an older backup, edited by hand).
-// A ledger that is gone stays gone: that is how the platform removes the limits.
+// The deleted budget's last state (lastState) is such a copy, also over the copy of the budget it
+// took over when its own copies failed, unless a later budget exists. A ledger that is gone stays
+// gone: that is how the platform removes the limits.
 func (s *Ledgers) keepAhead(ctx context.Context, c client.Client, r client.Reader, tenant string) error {
 	lc, err := s.turn(ctx, tenant, false)
 	if lc == nil {
@@ -267,18 +271,63 @@ func (s *Ledgers) keepAhead(ctx context.Context, c client.Client, r client.Reade
 	if err := s.writeLocked(ctx, nil, nil, lc); err != nil {
 		return err
 	}
-	last := lc.written
+	s.mu.Lock()
+	last, final := lc.written, lc.final
+	if final != nil && (last == nil || last.UID != final.UID || !olderCopy(final, last)) {
+		last = final // this process wrote no later copy of it
+	}
+	s.mu.Unlock()
 	if last == nil {
 		return nil
 	}
 	// Read after the flush: the copy held back may have brought it up to date.
 	l, found, err := s.read(ctx, r, tenant)
-	if err != nil || !found || !behind(l, ledgerOf(last)) {
+	if err != nil || !found {
 		return err
 	}
-	logf.FromContext(ctx).Info("The budget's ledger holds less than this manager wrote to it; writing it again",
+	if !behind(l, ledgerOf(last)) && (last != final || !s.finalSupersedes(ctx, r, tenant, final, l)) {
+		s.forgetFinal(lc, final)
+		return nil
+	}
+	logf.FromContext(ctx).Info("The budget's ledger holds less than its budget did; writing it again",
 		"namespace", tenant, "ledger", s.Namespace+"/"+s.Name(tenant), "renders", l.Used.Renders, "written", last.Status.Used.Renders)
-	return s.writeLocked(ctx, c, last, lc)
+	if err := s.writeLocked(ctx, c, last, lc); err != nil {
+		return err
+	}
+	s.forgetFinal(lc, final)
+	return nil
+}
+
+// finalSupersedes reports whether the deleted budget final's copy supersedes ledger l of another
+// budget: final took l over (its own copies failed since), and no later budget exists.
+func (s *Ledgers) finalSupersedes(ctx context.Context, r client.Reader, tenant string, final *videov1alpha1.VideoBudget, l *ledger) bool {
+	if final.Status.LedgerBudgetUID != string(final.UID) || l.BudgetUID == string(final.UID) {
+		return false
+	}
+	return apierrors.IsNotFound(readBudget(ctx, r, tenant, &videov1alpha1.VideoBudget{}))
+}
+
+// takeFinal is, once, the last state of tenant's budget deleted last, as a ledger; nil when there
+// is none, or that budget had not taken the ledger over.
+func (s *Ledgers) takeFinal(tenant string) *ledger {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lc := s.tenants[tenant]
+	if lc == nil || lc.final == nil || lc.final.Status.LedgerBudgetUID != string(lc.final.UID) {
+		return nil
+	}
+	l := ledgerOf(lc.final)
+	lc.final = nil
+	return &l
+}
+
+// forgetFinal drops final, the deleted budget's last state, once the ledger holds it.
+func (s *Ledgers) forgetFinal(lc *tenantLedger, final *videov1alpha1.VideoBudget) {
+	s.mu.Lock()
+	if lc.final == final {
+		lc.final = nil
+	}
+	s.mu.Unlock()
 }
 
 // removed reports whether tenant's ledger, which this process wrote, is gone (the limits
@@ -508,6 +557,27 @@ func (s *Ledgers) keepGone(last *videov1alpha1.VideoBudget, changes []func(*vide
 	return newest
 }
 
+// lastCopy is the budget tenant's ledger is a copy of, with what this process could not write
+// yet; nil when there is no ledger, or it names no budget.
+func (s *Ledgers) lastCopy(ctx context.Context, r client.Reader, tenant string) (*videov1alpha1.VideoBudget, error) {
+	l, unwritten, found, err := s.readCurrent(ctx, r, tenant, nil)
+	if l = cmp.Or(unwritten, l); err != nil || !found || l == nil || l.BudgetUID == "" {
+		return nil, err
+	}
+	b := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: videov1alpha1.VideoBudgetName, UID: types.UID(l.BudgetUID)},
+		Spec: videov1alpha1.VideoBudgetSpec{Period: l.Period}}
+	b.Status = videov1alpha1.VideoBudgetStatus{Period: l.Period, PeriodStart: l.PeriodStart, PeriodEnd: l.PeriodEnd, Used: l.Used,
+		Windows: l.Windows, Reservations: l.Reservations, ChargedJobs: l.ChargedJobs, ChargeCount: l.ChargeCount, LedgerBudgetUID: l.BudgetUID}
+	return b, nil
+}
+
+// lastState keeps b, a deleted budget's last state, for the look at its deletion (keepAhead).
+func (s *Ledgers) lastState(b *videov1alpha1.VideoBudget) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tenantOfLocked(b.Namespace).final = b
+}
+
 // replacedBy reports whether a budget took over the ledger of budget uid in this process.
 func (s *Ledgers) replacedBy(tenant string, uid types.UID) bool {
 	s.mu.Lock()
@@ -636,14 +706,19 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 	}
 	w := window(b, b.Status.Period)
 	maxInto(&b.Status.Used, w.Used)
-	// The earlier budget's reservations this one does not hold, whatever the period.
-	held := map[string]bool{}
-	for _, r := range b.Status.Reservations {
-		held[r.UID+"/"+r.AttemptID] = true
+	// The earlier budget's reservations this one does not hold, whatever the period, and those
+	// further along than this one's (their job recorded, and counted).
+	held := map[string]int{}
+	for i, r := range b.Status.Reservations {
+		held[r.UID+"/"+r.AttemptID] = i
 	}
 	for _, r := range l.Reservations {
-		if !held[r.UID+"/"+r.AttemptID] && len(b.Status.Reservations) < maxReservations {
+		i, ok := held[r.UID+"/"+r.AttemptID]
+		switch {
+		case !ok && len(b.Status.Reservations) < maxReservations:
 			b.Status.Reservations = append(b.Status.Reservations, r)
+		case ok && r.JobID != "" && b.Status.Reservations[i].JobID == "":
+			b.Status.Reservations[i] = r
 		}
 	}
 	maxInto(&w.Used, b.Status.Used)
@@ -661,10 +736,13 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 	if err != nil {
 		return false, err
 	}
+	// The budget deleted last, as its delete event left it, may be ahead of the ledger (its last
+	// copies failed): it is a copy too.
+	final := s.takeFinal(b.Namespace)
 	// A restored status and the ledger are two copies, either may be the older: only the later
 	// one's reservations are kept (the other's may have been folded since, and would count
 	// twice); both when neither is certainly later (each is checked against its object).
-	for _, cp := range []*ledger{unwritten, l} {
+	for _, cp := range []*ledger{unwritten, final, l} {
 		switch laterCopy(&b.Status, cp) {
 		case 1:
 			b.Status.Reservations = nil
@@ -674,7 +752,8 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 	}
 	// A copy this process could not write is taken over too (nothing is admitted meanwhile).
 	MergeLedger(b, unwritten, now)
-	s.tookOver(b, l, unwritten)
+	MergeLedger(b, final, now)
+	s.tookOver(b, l, unwritten, final)
 	if !found {
 		legacy := types.NamespacedName{Namespace: b.Namespace, Name: videov1alpha1.LedgerConfigMapName}
 		if l, _, err = readLedgerAt(ctx, reader, legacy); err != nil {

@@ -337,11 +337,9 @@ func (r *Reconciler) settle(ctx context.Context, b *videov1alpha1.VideoBudget, r
 	}
 	last, deleted := r.unsent.get(res.UID)
 	switch {
-	case last.jobID != "" && last.inFlight == "" && recordedFor(*res, last.recorded) && !known(b, last.jobID):
+	case recordGone(b, res, last):
 		// Deleted after it recorded the job res paid for, before a fold: only its last state
 		// names the job, whose end is read next.
-		countUsed(b, *res, last.recorded)
-		res.JobID = last.jobID
 		return true, false, nil
 	case deleted && last.inFlight != res.AttemptID && (last.recorded.IsZero() || !recordedFor(*res, last.recorded)):
 		// However young: an in-flight record written before the deletion is in its last state,
@@ -544,6 +542,7 @@ func setConditions(b *videov1alpha1.VideoBudget, ledgerErr error) {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoBudget{}).
+		Watches(&videov1alpha1.VideoBudget{}, handler.Funcs{DeleteFunc: r.budgetDeleted}).
 		// The guard's wake-ups: a failing ledger, and due changes or ledger copies.
 		WatchesRawSource(r.Ledgers.Source()).
 		Watches(&videov1alpha1.VideoRender{}, handler.Funcs{
@@ -578,6 +577,26 @@ func (r *Reconciler) recorded(ctx context.Context, e event.UpdateEvent, q workqu
 	q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: b.Namespace, Name: b.Name}}, after)
 }
 
+// budgetDeleted hands a deleted VideoBudget's last state to budgetGone, and looks at it again.
+func (r *Reconciler) budgetDeleted(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	if b, ok := e.Object.(*videov1alpha1.VideoBudget); ok && !e.DeleteStateUnknown {
+		r.budgetGone(b)
+		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)})
+	}
+}
+
+// budgetGone keeps a deleted budget's last state for the look at its deletion (keepAhead): a
+// process started since its last ledger copy failed holds no copy of it, and a ledger behind it
+// is written from it, for a budget created again to take over.
+func (r *Reconciler) budgetGone(b *videov1alpha1.VideoBudget) {
+	if b.UID == "" || b.Status.LedgerBudgetUID != string(b.UID) {
+		return
+	}
+	b = b.DeepCopy()
+	expandRunning(b)
+	r.Ledgers.lastState(b)
+}
+
 // deleted hands a deleted render's or preview's last state to objectGone.
 func (r *Reconciler) deleted(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	r.objectGone(e.Object, e.DeleteStateUnknown)
@@ -586,9 +605,11 @@ func (r *Reconciler) deleted(_ context.Context, e event.DeleteEvent, _ workqueue
 // objectGone keeps a render's or a preview's last state from its delete event (unknown: an older
 // copy, which tells nothing for certain): only it names the job of an object deleted before its
 // job's fold, and shows which attempts were never sent (the in-flight record precedes the paid call).
+// It is kept whether or not the namespace has a VideoBudget now: one deleted meanwhile takes its
+// reservations to the ledger, and the budget created again settles them.
 func (r *Reconciler) objectGone(obj client.Object, unknown bool) {
 	st := videov1alpha1.JobStatusOf(obj)
-	if st == nil || unknown || r.Guard == nil || !r.Guard.budgeted(context.Background(), obj.GetNamespace()) {
+	if st == nil || unknown || r.Guard == nil {
 		return
 	}
 	last := goneState{at: r.Clock.Now()}
@@ -599,10 +620,31 @@ func (r *Reconciler) objectGone(obj client.Object, unknown bool) {
 		last.jobID, last.recorded = st.JobID, st.SubmittedAt.Time
 	}
 	r.unsent.add(obj.GetUID(), last, max(r.JobDeadline, time.Hour))
-	if last.jobID != "" {
+	switch ns := obj.GetNamespace(); {
+	case last.jobID == "":
+	case r.Guard.budgeted(context.Background(), ns):
 		// Named only in this process's memory: written into the reservation at once.
-		r.Ledgers.wakeUp(obj.GetNamespace(), 0)
+		r.Ledgers.wakeUp(ns, 0)
+	default:
+		// No budget: the job goes into its reservation in the ledger (keepInLedger), for the
+		// budget created again to read its end.
+		uid := string(obj.GetUID())
+		r.Guard.mutateThen(ns, ChangeFold, func(b *videov1alpha1.VideoBudget) bool {
+			i := slices.IndexFunc(b.Status.Reservations, func(res videov1alpha1.BudgetReservation) bool { return res.UID == uid })
+			return i >= 0 && recordGone(b, &b.Status.Reservations[i], last)
+		}, nil, 0)
 	}
+}
+
+// recordGone gives res, a reservation of b whose object is gone, the job the object's last state
+// names, if res paid for it: it is counted as used, and the job's end is read next.
+func recordGone(b *videov1alpha1.VideoBudget, res *videov1alpha1.BudgetReservation, last goneState) bool {
+	if last.jobID == "" || last.inFlight != "" || res.JobID != "" || !recordedFor(*res, last.recorded) || known(b, last.jobID) {
+		return false
+	}
+	countUsed(b, *res, last.recorded)
+	res.JobID = last.jobID
+	return true
 }
 
 // goneState is a deleted render's last state: its attempt in flight, its last job and when that

@@ -110,6 +110,9 @@ const (
 	opPreview
 	opPreviewEnd
 	opSetCredits
+	opDeleteCharged
+	opDeleteBudget
+	opFailLedger
 	opCount
 )
 
@@ -141,6 +144,12 @@ func (o simOp) String() string {
 		return "the jobs of deleted renders and previews end at the service"
 	case opDeleteStripped:
 		return fmt.Sprintf("running render #%d is deleted, its finalizer stripped", o.a)
+	case opDeleteCharged:
+		return fmt.Sprintf("running render #%d is deleted: its finalizer charges its job's end (its estimate past the job deadline), then lets it go", o.a)
+	case opDeleteBudget:
+		return "the VideoBudget is deleted (created again by a later replace step)"
+	case opFailLedger:
+		return fmt.Sprintf("the next %d ledger ConfigMap writes fail", o.a)
 	case opSetSeconds:
 		if o.a < 0 {
 			return "maxRenderSeconds removed"
@@ -166,9 +175,9 @@ func (o simOp) String() string {
 		return "the manager crashes and starts again"
 	case opReplace:
 		if o.a == 1 {
-			return "the VideoBudget is deleted and restored with its status"
+			return "the VideoBudget is deleted (unless it is gone) and restored with its status"
 		}
-		return "the VideoBudget is deleted and created again"
+		return "the VideoBudget is deleted (unless it is gone) and created again"
 	case opFailWrites:
 		return fmt.Sprintf("the next %d VideoBudget status writes fail", o.a)
 	case opCrashAfterEnd:
@@ -224,6 +233,9 @@ func simGenerate(seed uint64, steps int) []simOp {
 			o.kind = opOrphanEnd
 		case p < 63:
 			o.kind, o.a = opDeleteStripped, rng.Int64N(64)
+			if rng.IntN(2) == 0 {
+				o.kind = opDeleteCharged
+			}
 		case p < 69:
 			o.kind, o.a = opSetSeconds, []int64{-1, 300, 600, 1200, 3000}[rng.IntN(5)]
 			if rng.IntN(3) == 0 {
@@ -242,10 +254,15 @@ func simGenerate(seed uint64, steps int) []simOp {
 			o.kind = opCrash
 		case p < 95:
 			o.kind, o.a = opCrashAfterEnd, rng.Int64N(64)
-		case p < 98:
+		case p < 97:
 			o.kind, o.a = opReplace, rng.Int64N(2)
+		case p < 98:
+			o.kind = opDeleteBudget
 		default:
 			o.kind, o.a = opFailWrites, 1+rng.Int64N(3)
+			if rng.IntN(2) == 0 {
+				o.kind = opFailLedger
+			}
 		}
 		if rng.IntN(8) == 0 {
 			// One step in eight is a preview's: one whose answer will report AI credits asks to
@@ -276,6 +293,9 @@ type simJob struct {
 	endWritten bool
 	// givenUpAt is when its render gave it up at the job deadline and charged its estimate.
 	givenUpAt *time.Time
+	// unguarded: paid while the namespace had no VideoBudget and its ledger held no limits; no
+	// budget charges it (one created while it runs reserves it).
+	unguarded bool
 }
 
 // simRender is a render object of the model.
@@ -292,6 +312,8 @@ type simRender struct {
 	gathered string
 	// backFrom is the gathered attempt it last came back to pay (admit).
 	backFrom string
+	// finalizer: its record write added the charge finalizer (its namespace had a VideoBudget).
+	finalizer bool
 }
 
 // simPreview is a preview object of the model, and its job once it paid.
@@ -306,6 +328,7 @@ type simPreview struct {
 	submitted  time.Time
 	endWritten bool
 	deleted    bool
+	unguarded  bool // paid with no budget and no limits held (simJob.unguarded)
 	ended      *time.Time
 	// charged is set once its end is written with its credits (at endAt): the next budget write
 	// folds it before it decides, so it no longer holds room.
@@ -325,9 +348,13 @@ type simWorld struct {
 	renders  []*simRender
 	jobs     []*simJob
 	previews []*simPreview
-	// failWrites is how many budget status writes fail next.
-	failWrites int
-	budgetUID  int
+	// failWrites is how many budget status writes fail next; failLedger, ledger ConfigMap writes.
+	failWrites, failLedger int
+	budgetUID              int
+	// gone is the budget deleted by opDeleteBudget, until a replace step creates it again.
+	gone *videov1alpha1.VideoBudget
+	// finalizing are the renders deleted with their charge finalizer, until their charge is written.
+	finalizing []*simRender
 	// seen is the highest usage seen for each period window (start/end).
 	seen map[string]videov1alpha1.BudgetUsage
 	// months is the highest usage seen in each calendar month's window: every charge is added
@@ -352,7 +379,26 @@ func newSimWorld(t testing.TB) *simWorld {
 		Spec: videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodMonthly, MaxRenders: ptr.To[int64](10), MaxRenderSeconds: ptr.To[int64](1200)}}
 	w.server = fake.NewClientBuilder().WithScheme(s).WithObjects(budget).
 		WithStatusSubresource(budget, &videov1alpha1.VideoRender{}, &videov1alpha1.VideoStoryboard{}).Build()
+	failLedger := func(obj client.Object) error {
+		if _, ok := obj.(*corev1.ConfigMap); ok && w.failLedger > 0 {
+			w.failLedger--
+			return apierrors.NewServiceUnavailable("injected")
+		}
+		return nil
+	}
 	w.c = interceptor.NewClient(w.server, interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if err := failLedger(obj); err != nil {
+				return err
+			}
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if err := failLedger(obj); err != nil {
+				return err
+			}
+			return c.Create(ctx, obj, opts...)
+		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			if _, ok := obj.(*videov1alpha1.VideoBudget); ok && w.failWrites > 0 {
 				w.failWrites--
@@ -376,6 +422,15 @@ func newSimWorld(t testing.TB) *simWorld {
 
 // start makes this process's guard and controller, with nothing in memory.
 func (w *simWorld) start() {
+	if w.g != nil && w.heldBackLost() {
+		// The documented limit (docs/spend-guard.md, "While no budget exists"): a copy held back
+		// while the ledger could not be written dies with the process when its budget is gone. The
+		// budget created again rebuilds what it can from the facts, charging a job's estimate or
+		// its end where the copy held the other: its usage may go down, once. Money is still
+		// checked at the end (drain).
+		w.seen = map[string]videov1alpha1.BudgetUsage{}
+		simHeldBack.Add(1)
+	}
 	// The grants lived in the process (a crash): the renders come back with a new attempt.
 	for _, r := range w.renders {
 		r.gathered = ""
@@ -394,7 +449,20 @@ const simJobDeadline = 6 * time.Hour
 
 // simGivenUp and simLateGone count, over a run's seeds, the jobs given up by their render and the
 // late jobs of gone renders at the end of a seed: the report says how often the deadline's paths ran.
-var simGivenUp, simLateGone atomic.Int64
+var simGivenUp, simLateGone, simHeldBack atomic.Int64
+
+// heldBackLost reports whether this process holds back a ledger copy of a budget that is gone: a
+// crash loses it.
+func (w *simWorld) heldBackLost() bool {
+	w.g.ledgers.mu.Lock()
+	defer w.g.ledgers.mu.Unlock()
+	lc := w.g.ledgers.tenants[simNS]
+	if lc == nil || lc.pending == nil {
+		return false
+	}
+	b, ok := w.budget()
+	return !ok || b.UID != lc.pending.UID
+}
 
 // late reports whether j was given up at the job deadline: by its render, or, for a render that
 // is gone, by the VideoBudget controller, which does at its next look once the job ran past it.
@@ -516,6 +584,9 @@ func (w *simWorld) truth(start time.Time) (submitted, seconds int64, unboundedRu
 		}
 	}
 	for _, j := range w.jobs {
+		if j.unguarded {
+			continue
+		}
 		if !j.submitted.Before(start) {
 			submitted++
 		}
@@ -632,8 +703,9 @@ func (w *simWorld) admit(r *simRender) error {
 		w.clk.Step(10 * time.Second)
 		w.reconcile()
 	}
+	r.finalizer = d.Budgeted
 	job := &simJob{id: fmt.Sprintf("job-%s-%s", r.name, attempt), actual: r.actual, credits: simCredits(r.actual), reserved: r.est.Seconds, unbounded: r.est.Unbounded,
-		submitted: w.clk.Now(), live: true}
+		submitted: w.clk.Now(), live: true, unguarded: !d.Budgeted}
 	w.jobs = append(w.jobs, job)
 	r.job = job
 	var vr videov1alpha1.VideoRender
@@ -684,12 +756,19 @@ func (w *simWorld) preview(credits int64) error {
 	p := &simPreview{name: fmt.Sprintf("p%d", i), uid: types.UID(fmt.Sprintf("uid-p%d", i)), credits: credits}
 	w.previews = append(w.previews, p)
 	sb := &videov1alpha1.VideoStoryboard{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: p.name, UID: p.uid}}
+	if credits > 0 {
+		// Its request holds an aiVisual: a budget that rebuilds its reservation knows it may consume credits.
+		sb.Spec.Scenes = []videov1alpha1.Scene{{Story: ptr.To("word"),
+			Background: &videov1alpha1.Background{AIVisual: &videov1alpha1.AIVisual{Model: "flux-schnell"}}}}
+	}
 	if err := w.server.Create(w.ctx, sb); err != nil {
 		w.t.Fatal(err)
 	}
-	if d, err := w.g.reserve(w.ctx, kindStoryboard, sb, "a1", "", Estimate{Credits: credits > 0}, nil); err != nil || d.Wait {
+	d, err := w.g.reserve(w.ctx, kindStoryboard, sb, "a1", "", Estimate{Credits: credits > 0}, nil)
+	if err != nil || d.Wait {
 		return nil
 	}
+	p.unguarded = !d.Budgeted
 	if err := w.checkCreditJobs(credits > 0); err != nil {
 		return err
 	}
@@ -759,7 +838,81 @@ func (w *simWorld) objectGone(last client.Object) {
 	}
 }
 
+// finalize is the render controller's reconcile of each render deleted with its charge finalizer
+// (finishCharge): once its job ended at the service, its end is charged (its estimate once past
+// the job deadline), and the object goes when the charge is written; a failed charge is tried
+// again at the next step.
+func (w *simWorld) finalize() {
+	kept := w.finalizing[:0]
+	for _, r := range w.finalizing {
+		if !w.chargeDeleted(r) {
+			kept = append(kept, r)
+		}
+	}
+	w.finalizing = kept
+}
+
+func (w *simWorld) chargeDeleted(r *simRender) bool {
+	j, now := r.job, w.clk.Now()
+	last := &videov1alpha1.VideoRender{}
+	if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: r.name}, last); err != nil {
+		w.t.Fatal(err)
+	}
+	c := ChargeOf(last)
+	switch {
+	case j.ended == nil && now.Sub(j.submitted) <= simJobDeadline:
+		return false // polled until it ends
+	case j.ended == nil || j.ended.Sub(j.submitted) > simJobDeadline:
+		c.Estimate, c.Seconds, c.Unreported = true, r.est.Seconds, r.est.Unreported
+	default:
+		c.Seconds = j.actual
+		if j.credits > 0 {
+			c.Credits = resource.NewQuantity(j.credits, resource.DecimalSI)
+		}
+	}
+	if err := w.g.Charge(w.ctx, simNS, c); err != nil {
+		return false
+	}
+	if c.Estimate {
+		j.givenUpAt = &now
+		simGivenUp.Add(1)
+	}
+	if err := w.server.Delete(w.ctx, last); err != nil {
+		w.t.Fatal(err)
+	}
+	w.objectGone(last)
+	return true
+}
+
+// deleteBudget deletes b; the manager's informer delivers the delete event with its last state.
+func (w *simWorld) deleteBudget(b *videov1alpha1.VideoBudget) {
+	if err := w.server.Delete(w.ctx, b); err != nil {
+		w.t.Fatal(err)
+	}
+	w.gone = b
+	w.r.budgetGone(b)
+}
+
+// createAgain creates the VideoBudget deleted by opDeleteBudget again (with its status: a restore).
+func (w *simWorld) createAgain(withStatus bool) {
+	b := w.gone
+	w.gone = nil
+	w.budgetUID++
+	fresh := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: videov1alpha1.VideoBudgetName,
+		UID: types.UID(fmt.Sprintf("budget-%d", w.budgetUID)), Generation: 1}, Spec: b.Spec}
+	if err := w.server.Create(w.ctx, fresh); err != nil {
+		w.t.Fatal(err)
+	}
+	if withStatus {
+		fresh.Status = b.Status
+		if err := w.server.Status().Update(w.ctx, fresh); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+}
+
 func (w *simWorld) step(o simOp) error {
+	w.finalize()
 	switch o.kind {
 	case opPreview:
 		return w.preview(o.a)
@@ -830,6 +983,19 @@ func (w *simWorld) step(o simOp) error {
 				p.ended = &now
 			}
 		}
+	case opDeleteCharged:
+		// Its end not written yet: finishCharge reads it from the service.
+		if r := w.pick(o.a, func(r *simRender) bool { return !r.deleted && r.job != nil && !r.job.endWritten && r.finalizer }); r != nil {
+			r.deleted, r.job.live = true, false
+			w.finalizing = append(w.finalizing, r)
+		}
+	case opDeleteBudget:
+		if b, ok := w.budget(); ok {
+			w.deleteBudget(b)
+			w.reconcile() // the controller's look at the deleted budget
+		}
+	case opFailLedger:
+		w.failLedger = int(o.a)
 	case opDeleteStripped:
 		if r := w.pick(o.a, func(r *simRender) bool { return !r.deleted && r.job != nil && r.job.ended == nil }); r != nil {
 			r.deleted, r.job.live = true, false
@@ -874,24 +1040,11 @@ func (w *simWorld) step(o simOp) error {
 	case opCrash:
 		w.start()
 	case opReplace:
-		b, ok := w.budget()
-		if !ok {
-			return nil
+		if b, ok := w.budget(); ok {
+			w.deleteBudget(b)
 		}
-		if err := w.server.Delete(w.ctx, b); err != nil {
-			w.t.Fatal(err)
-		}
-		w.budgetUID++
-		fresh := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: videov1alpha1.VideoBudgetName,
-			UID: types.UID(fmt.Sprintf("budget-%d", w.budgetUID)), Generation: 1}, Spec: b.Spec}
-		if err := w.server.Create(w.ctx, fresh); err != nil {
-			w.t.Fatal(err)
-		}
-		if o.a == 1 {
-			fresh.Status = b.Status
-			if err := w.server.Status().Update(w.ctx, fresh); err != nil {
-				w.t.Fatal(err)
-			}
+		if w.gone != nil {
+			w.createAgain(o.a == 1)
 		}
 	case opFailWrites:
 		w.failWrites = int(o.a)
@@ -934,7 +1087,7 @@ func (w *simWorld) checkUsage() error {
 // drain ends every job, charges what live renders can, and lets the controller settle: at the
 // end every job that ended in the current period is charged at least what it cost.
 func (w *simWorld) drain() error {
-	w.failWrites = 0
+	w.failWrites, w.failLedger = 0, 0
 	now := w.clk.Now()
 	for _, j := range w.jobs {
 		if j.ended == nil {
@@ -942,6 +1095,13 @@ func (w *simWorld) drain() error {
 		}
 	}
 	w.writeEnds()
+	w.finalize()
+	if len(w.finalizing) > 0 {
+		return w.violation(violLost, "%d renders deleted with their charge finalizer could not charge their job's end", len(w.finalizing))
+	}
+	if w.gone != nil {
+		w.createAgain(false) // the account is the budget's: one is created again
+	}
 	for _, p := range w.previews {
 		switch {
 		case p.deleted && p.ended == nil:
@@ -965,6 +1125,7 @@ func (w *simWorld) drain() error {
 	var owed int64
 	for _, j := range w.jobs {
 		switch {
+		case j.unguarded:
 		case j.givenUpAt != nil:
 			if !j.givenUpAt.Before(b.Status.PeriodStart.Time) {
 				owed += min(j.actual, j.reserved)
@@ -982,7 +1143,7 @@ func (w *simWorld) drain() error {
 	}
 	var previews int64
 	for _, p := range w.previews {
-		if p.jobID != "" && !p.submitted.Before(b.Status.PeriodStart.Time) {
+		if p.jobID != "" && !p.unguarded && !p.submitted.Before(b.Status.PeriodStart.Time) {
 			previews++
 		}
 	}
@@ -1034,6 +1195,7 @@ func (w *simWorld) checkCredits(monthStart time.Time) error {
 		// certain (a fold after a roll-over adds to a window that is gone).
 		now := w.clk.Now()
 		switch {
+		case p.unguarded:
 		case p.endWritten:
 			if !p.endAt.Before(monthStart) {
 				least += p.credits
@@ -1045,7 +1207,7 @@ func (w *simWorld) checkCredits(monthStart time.Time) error {
 	}
 	for _, j := range w.jobs {
 		most += j.credits
-		if !w.late(j) && j.ended != nil && !j.ended.Before(monthStart) {
+		if !j.unguarded && !w.late(j) && j.ended != nil && !j.ended.Before(monthStart) {
 			least += j.credits
 		}
 	}
@@ -1152,7 +1314,7 @@ func TestSimulation(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	givenUp, lateGone := simGivenUp.Load(), simLateGone.Load()
+	givenUp, lateGone, heldBack := simGivenUp.Load(), simLateGone.Load(), simHeldBack.Load()
 	found := map[string]string{}
 	for kind, f := range first {
 		if kind == "" {
@@ -1171,8 +1333,9 @@ func TestSimulation(t *testing.T) {
 	for _, report := range found {
 		t.Error(report)
 	}
-	t.Logf("%d seeds of %d steps in %s: %d failing, %d invariants broken; %d jobs given up at the deadline by their render, %d late jobs of gone renders",
-		*simSeeds, *simSteps, time.Since(start).Round(time.Millisecond), failing, len(found), givenUp, lateGone)
+	t.Logf("%d seeds of %d steps in %s: %d failing, %d invariants broken; %d jobs given up at the deadline by their render, %d late jobs of gone renders, "+
+		"%d ledger copies of a gone budget held back at a crash", *simSeeds, *simSteps, time.Since(start).Round(time.Millisecond), failing, len(found),
+		givenUp, lateGone, heldBack)
 }
 
 // queuedDue makes the changes queued for a later budget write (batch.go) due now: they wait on
