@@ -254,6 +254,12 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 			// b is the API server's answer: the budget as this write left it.
 			b.SetManagedFields(nil)
 			slot.latest = b
+			if lerr != nil && slices.ContainsFunc(batch, reserves) {
+				// Fail closed at once: nothing is paid on a reservation the ledger does not hold
+				// (a budget replaced before the copy is written would not know it). The
+				// controller releases it: its object never sends that attempt.
+				return fmt.Errorf("copying VideoBudget %s/%s to its ledger: %w", ns, videov1alpha1.VideoBudgetName, lerr)
+			}
 			if lerr != nil {
 				logf.FromContext(ctx).Info("Copying the budget's usage to the ledger failed; the next budget write copies it", "error", lerr.Error())
 			}
@@ -300,21 +306,26 @@ func (g *Guard) wrote(from string, b *videov1alpha1.VideoBudget) {
 
 // keepInLedger writes the batch's charges to the ledger of namespace ns's budget, deleted since
 // this process last wrote it (last), for a budget created again to take over (Ledgers.keepGone).
-// A process started since holds no copy: the ledger is the last one. It returns the copy the next
-// batch starts from, and the error of a ledger that cannot be read or written (the charge is then
-// made again: its render keeps its finalizer).
+// A process started since, or whose copy is of a budget another took over since, starts from the
+// ledger. It returns the copy the next batch starts from, and the error of a ledger that cannot be
+// read or written (the charge is then made again: its render keeps its finalizer).
 func (g *Guard) keepInLedger(ctx context.Context, ns string, last *videov1alpha1.VideoBudget, batch []*op) (*videov1alpha1.VideoBudget, error) {
 	if len(batch) == 0 {
 		return last, nil
 	}
-	base := last
-	if base == nil {
-		var err error
-		if base, err = g.ledgers.lastCopy(ctx, g.reader, ns); base == nil {
-			return nil, err // no ledger: the namespace is no longer limited
+	base, err := g.ledgers.lastCopy(ctx, g.reader, ns)
+	switch {
+	case err != nil:
+		return last, err
+	case base == nil:
+		if last != nil {
+			_, err = g.ledgers.removed(ctx, g.reader, ns) // deleted with the budget on purpose: no later copy creates it
 		}
-	} else if gone, err := g.ledgers.removed(ctx, g.reader, ns); gone && err == nil {
-		return nil, nil // deleted with the budget on purpose: the namespace is no longer limited
+		return nil, err // no ledger: the namespace is no longer limited
+	case last != nil && last.UID == base.UID:
+		base = last
+	default:
+		last = nil
 	}
 	now := g.clock.Now()
 	changes := make([]func(*videov1alpha1.VideoBudget) bool, len(batch))
@@ -330,8 +341,7 @@ func (g *Guard) keepInLedger(ctx context.Context, ns string, last *videov1alpha1
 		}
 	}
 	b := g.ledgers.keepGone(base, changes, now)
-	err := g.ledgers.write(ctx, g.client, b)
-	if err != nil {
+	if err = g.ledgers.write(ctx, g.client, b); err != nil {
 		err = fmt.Errorf("copying a change of the deleted VideoBudget %s/%s to its ledger: %w", ns, videov1alpha1.VideoBudgetName, err)
 	}
 	if g.ledgers.replacedBy(ns, b.UID) || readBudget(ctx, g.reader, ns, &videov1alpha1.VideoBudget{}) == nil {

@@ -389,3 +389,27 @@ func TestAChargeWhileTheBudgetIsGoneInAProcessStartedSinceIsKeptInTheLedger(t *t
 			b.Status.Reservations)
 	}
 }
+
+// H (found by the simulation, seed 4966): fail closed from the first failed ledger copy. A
+// reservation whose budget write landed and whose ledger copy failed lived only in the budget and
+// in this process's memory: the budget replaced and the manager killed before the copy was
+// written, the budget created again never knew it, and the preview paid on it was never counted.
+// Nothing is paid on a reservation the ledger does not hold.
+func TestAReservationWhoseLedgerCopyFailsIsNotPaidOn(t *testing.T) {
+	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)})
+	close(h.hold)
+	writable := unwritableLedgers(t, h)
+	writable.Store(true)
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+		t.Fatalf("the first render, its ledger writable: %+v %v", d, err)
+	}
+	writable.Store(false)
+	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 10}, nil)
+	if err == nil && !d.Wait {
+		t.Fatalf("admitted on a reservation whose ledger copy failed (%+v): a replace and a restart before the copy is written "+
+			"lose it, and what was paid on it", d)
+	}
+	if l, _, _ := h.g.ledgers.read(t.Context(), h.server, "team-a"); l == nil || len(l.Reservations) != 1 {
+		t.Fatalf("the ledger holds %+v, want the first render's reservation alone", l)
+	}
+}

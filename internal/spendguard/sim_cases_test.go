@@ -18,6 +18,7 @@ package spendguard
 
 import (
 	"testing"
+	"time"
 )
 
 // The shrunk sequences the simulation found once the ledger kept the manager's cadence (10 s
@@ -77,6 +78,115 @@ func TestSimulationCasesOfALedgerBehindItsBudgetAtAKill(t *testing.T) {
 			{kind: opReplace},
 			{kind: opCreate, a: 0, b: 391},
 			{kind: opAdmit, a: 0},
+		},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if at, err := simRun(t, tc.ops, testing.Verbose()); err != nil {
+				t.Fatalf("step %d: %v", at, err)
+			}
+		})
+	}
+}
+
+// The shrunk sequences the simulation found once it deleted renders through their finalizer, left
+// a budget deleted for several steps and failed ledger writes (each failed on the code of its day;
+// the fix is named).
+func TestSimulationCasesOfABudgetGoneForSeveralSteps(t *testing.T) {
+	const (
+		weekly   = 1
+		monthly  = 2
+		fiveDays = int64(120 * time.Hour)
+	)
+	cases := []struct {
+		name string
+		ops  []simOp
+	}{{
+		// Seed 66: 312 s charged 0 s. A process started since holds no copy of the deleted budget:
+		// keepInLedger starts from the ledger.
+		name: "a render's finalizer charges its job while the budget is gone, in a process started since",
+		ops: []simOp{
+			{kind: opCreate, a: 396, b: 312},
+			{kind: opAdmit, a: 36},
+			{kind: opDeleteCharged, a: 54},
+			{kind: opCrashAfterEnd, a: 4},
+			{kind: opDeleteBudget},
+			{kind: opClock, a: fiveDays},
+		},
+	}, {
+		// Seed 309: 869 s charged 0 s. The last state of an object deleted while no budget exists
+		// is kept, and its job goes into its reservation in the ledger.
+		name: "a render deleted with its finalizer stripped while the budget is gone",
+		ops: []simOp{
+			{kind: opCreate, a: 0, b: 869},
+			{kind: opAdmit, a: 10},
+			{kind: opDeleteBudget},
+			{kind: opDeleteStripped, a: 42},
+		},
+	}, {
+		// Seed 495: 5 AI credits charged 0.
+		name: "a preview deleted while its job runs and the budget is gone, then a restart",
+		ops: []simOp{
+			{kind: opPreview, a: 5},
+			{kind: opDeleteBudget},
+			{kind: opPreviewEnd, a: 4, b: 2},
+			{kind: opOrphanEnd},
+			{kind: opClock, a: int64(7 * time.Hour)},
+			{kind: opCrash},
+		},
+	}, {
+		// Seed 1025: 2 previews counted for 1 paid. The ledger's reservation, its job recorded and
+		// counted, replaces the restored status's.
+		name: "a budget restored with its status after its ledger recorded a job",
+		ops: []simOp{
+			{kind: opSetPeriod, a: weekly},
+			{kind: opPreview, a: 15},
+			{kind: opDeleteBudget},
+			{kind: opPreviewEnd, a: 14, b: 2},
+			{kind: opReplace, a: 1},
+			{kind: opSetPeriod, a: monthly},
+		},
+	}, {
+		// Seed 1176: 4 s charged 0 s. A deleted budget's last state (its delete event) is a copy the
+		// budget taking over merges; and nothing is paid on a reservation whose ledger copy failed.
+		name: "a ledger copy failed, the manager restarted, the budget replaced",
+		ops: []simOp{
+			{kind: opPreview, a: 0},
+			{kind: opFailLedger, a: 1},
+			{kind: opCreate, a: 46, b: 4},
+			{kind: opAdmit, a: 13},
+			{kind: opCrash},
+			{kind: opReplace},
+		},
+	}, {
+		// Seed 1131: 15 AI credits charged twice. The deleted budget's last state is written over a
+		// ledger still holding the copy of the budget it took over.
+		name: "a budget whose copies failed since it took the ledger over is deleted after a restart",
+		ops: []simOp{
+			{kind: opPreview, a: 15},
+			{kind: opPreviewEnd, a: 9, b: 2},
+			{kind: opOrphanEnd},
+			{kind: opFailLedger, a: 1},
+			{kind: opReplace},
+			{kind: opReconcile},
+			{kind: opCrash},
+			{kind: opDeleteBudget},
+			{kind: opClock, a: fiveDays},
+		},
+	}, {
+		// Seed 3017: December's 227 s went down to 18 s. A charge while no budget exists is made
+		// on the ledger's budget, not on this process's copy of the one it replaced.
+		name: "a preview deleted while no budget exists, after a second budget took the ledger over",
+		ops: []simOp{
+			{kind: opCreate, a: 227, b: 18},
+			{kind: opAdmit, a: 19},
+			{kind: opPreview, a: 0},
+			{kind: opDeleteStripped, a: 46},
+			{kind: opClock, a: fiveDays},
+			{kind: opReplace},
+			{kind: opReconcile},
+			{kind: opDeleteBudget},
+			{kind: opPreviewEnd, a: 57, b: 2},
 		},
 	}}
 	for _, tc := range cases {

@@ -783,7 +783,7 @@ func (w *simWorld) preview(credits int64) error {
 // checkCreditJobs: under maxAICredits, a job that may consume AI credits (a render's or a
 // preview's) is admitted only while no other such job runs at the service, as far as the
 // operator can know (a job given up at the deadline no longer counts; a preview's, once its
-// credits are charged).
+// credits are charged; one paid with no budget and no limits held, never).
 func (w *simWorld) checkCreditJobs(credits bool) error {
 	b, ok := w.budget()
 	if !credits || !ok || b.Spec.MaxAICredits == nil {
@@ -791,13 +791,13 @@ func (w *simWorld) checkCreditJobs(credits bool) error {
 	}
 	now := w.clk.Now()
 	for _, j := range w.jobs {
-		if j.credits > 0 && j.ended == nil && !w.late(j) {
+		if j.credits > 0 && j.ended == nil && !w.late(j) && !j.unguarded {
 			return w.violation(violCreditJobs, "admitted under maxAICredits %s while job %s, which may consume credits, runs", b.Spec.MaxAICredits, j.id)
 		}
 	}
 	for _, p := range w.previews {
 		over := p.deleted && (p.ended != nil || now.Sub(p.submitted) > simJobDeadline) // as far as the operator can know
-		if p.credits > 0 && p.jobID != "" && !p.charged && !over {
+		if p.credits > 0 && p.jobID != "" && !p.charged && !over && !p.unguarded {
 			return w.violation(violCreditJobs, "admitted under maxAICredits %s while preview job %s, which may consume credits, runs", b.Spec.MaxAICredits, p.jobID)
 		}
 	}
