@@ -27,7 +27,7 @@ limitations under the License.
 //   - reconciler.go: the VideoBudget controller (roll-over, interrupted reservations, the facts
 //     no guard write carried, conditions).
 //
-// Every write of the API is a reconcile's or its caller's: a timer only wakes the VideoBudget
-// controller (Ledgers.Wake). The job kinds' reconcilers (internal/controller/spendguard.go) call
-// Guard; nothing here imports them.
+// Every write of the API is a reconcile's or its caller's: a change due later is a request in the
+// VideoBudget controller's workqueue (Ledgers.Source). The job kinds' reconcilers
+// (internal/controller/spendguard.go) call Guard; nothing here imports them.
 package spendguard
