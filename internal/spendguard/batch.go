@@ -195,19 +195,21 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 		return cmp.Or(err, errNoBudget)
 	}
 	for range WriteTries {
-		b := slot.latest
-		own := b != nil
+		// base is the budget as read or as this process's last write left it, b the copy the batch
+		// changes: last stays as it was for gone().
+		base := slot.latest
+		own := base != nil
 		slot.latest = nil
 		if !own {
-			b = &videov1alpha1.VideoBudget{}
-			if err := readBudget(ctx, reader, ns, b); err != nil {
+			base = &videov1alpha1.VideoBudget{}
+			if err := readBudget(ctx, reader, ns, base); err != nil {
 				if apierrors.IsNotFound(err) {
 					return gone()
 				}
 				return fmt.Errorf("reading VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, err)
 			}
 		}
-		base := b.DeepCopy()
+		b := base.DeepCopy()
 		RollPeriod(b, g.clock.Now())
 		adopted, err := adoptLedger(ctx, g.client, g.reader, g.ledgers, b, g.clock.Now())
 		if err != nil {
@@ -217,8 +219,9 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 			if err := countRunning(ctx, g.client, b, adopted, g.started); err != nil {
 				return err
 			}
-			if !g.ledgers.confirmed(ns) {
-				// Fail closed: reserveChange refuses while the ledger's last write failed.
+			if !own && !g.ledgers.confirmed(ns) {
+				// Fail closed: reserveChange refuses while the ledger's last write failed. Not from
+				// this process's copy: its budget may be gone, and its ledger deleted on purpose.
 				_ = g.ledgers.write(ctx, g.client, b)
 			}
 		}
@@ -313,16 +316,14 @@ func (g *Guard) keepInLedger(ctx context.Context, ns string, last *videov1alpha1
 	if len(batch) == 0 {
 		return last, nil
 	}
+	if gone, err := g.ledgers.removed(ctx, g.reader, ns); gone || err != nil {
+		return nil, err // deleted with the budget on purpose: the namespace is no longer limited
+	}
 	base, err := g.ledgers.lastCopy(ctx, g.reader, ns)
 	switch {
-	case err != nil:
-		return last, err
 	case base == nil:
-		if last != nil {
-			_, err = g.ledgers.removed(ctx, g.reader, ns) // deleted with the budget on purpose: no later copy creates it
-		}
-		return nil, err // no ledger: the namespace is no longer limited
-	case last != nil && last.UID == base.UID:
+		return nil, err // no ledger: the namespace is no longer limited (none is created here)
+	case last != nil && !g.ledgers.replacedBy(ns, last.UID):
 		base = last
 	default:
 		last = nil
@@ -330,12 +331,12 @@ func (g *Guard) keepInLedger(ctx context.Context, ns string, last *videov1alpha1
 	now := g.clock.Now()
 	changes := make([]func(*videov1alpha1.VideoBudget) bool, len(batch))
 	for i, o := range batch {
-		// On a copy rolled to now: a change made after the copy's period ended counts in the
-		// period it is made in, which a budget created again takes over. Never back: each later
-		// copy gets the changes again, some rolled further by a later one.
+		// The usage windows are rolled to now, so that a change counts in the day, week and month
+		// it is made in; the period is not: at its end a namespace without a budget is no longer
+		// limited. Never back: each later copy gets the changes again, some rolled further.
 		changes[i] = func(b *videov1alpha1.VideoBudget) bool {
 			if !slices.ContainsFunc(b.Status.Windows, func(w videov1alpha1.BudgetWindow) bool { return w.Start.After(now) }) {
-				RollPeriod(b, now)
+				rollWindows(b, now)
 			}
 			return o.change(b)
 		}

@@ -293,6 +293,9 @@ func ledgerMessage(err error) string {
 // keeps the limits of a budget deleted in this period. A replace (delete, then create) must
 // release nothing in between; the platform removes the limits on purpose by deleting the ledger.
 func (g *Guard) withoutBudget(ctx context.Context, ns string) (Decision, error) {
+	if gone, err := g.ledgers.removed(ctx, g.reader, ns); gone || err != nil {
+		return Decision{}, err // the ledger deleted with its budget on purpose: the limits are removed
+	}
 	if err := g.ledgers.failure(ns); err != nil {
 		// Fail closed: the ledger would have kept the limits of a budget just deleted.
 		return Decision{Wait: true, Message: ledgerMessage(err)}, nil

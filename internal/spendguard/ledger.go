@@ -283,6 +283,9 @@ func (s *Ledgers) keepAhead(ctx context.Context, c client.Client, r client.Reade
 	// Read after the flush: the copy held back may have brought it up to date.
 	l, found, err := s.read(ctx, r, tenant)
 	if err != nil || !found {
+		if err == nil {
+			s.forgetFinal(lc, final) // the ledger deleted on purpose: its budget's state goes too
+		}
 		return err
 	}
 	if !behind(l, ledgerOf(last)) && (last != final || !s.finalSupersedes(ctx, r, tenant, final, l)) {
@@ -301,15 +304,17 @@ func (s *Ledgers) keepAhead(ctx context.Context, c client.Client, r client.Reade
 // finalSupersedes reports whether the deleted budget final's copy supersedes ledger l of another
 // budget: final took l over (its own copies failed since), and no later budget exists.
 func (s *Ledgers) finalSupersedes(ctx context.Context, r client.Reader, tenant string, final *videov1alpha1.VideoBudget, l *ledger) bool {
-	if final.Status.LedgerBudgetUID != string(final.UID) || l.BudgetUID == string(final.UID) {
-		return false
+	want := ledgerOf(final)
+	if final.Status.LedgerBudgetUID != string(final.UID) || l.BudgetUID == string(final.UID) ||
+		!behind(&ledger{BudgetUID: want.BudgetUID, PeriodStart: l.PeriodStart, Used: l.Used, ChargeCount: l.ChargeCount}, want) {
+		return false // the ledger holds as much: another budget's, maybe later
 	}
 	return apierrors.IsNotFound(readBudget(ctx, r, tenant, &videov1alpha1.VideoBudget{}))
 }
 
-// takeFinal is, once, the last state of tenant's budget deleted last, as a ledger; nil when there
-// is none, or that budget had not taken the ledger over.
-func (s *Ledgers) takeFinal(tenant string) *ledger {
+// finalCopy is the last state of tenant's budget deleted last, as a ledger, until a later
+// budget's copy is written; nil when there is none, or that budget had not taken the ledger over.
+func (s *Ledgers) finalCopy(tenant string) *ledger {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	lc := s.tenants[tenant]
@@ -317,7 +322,6 @@ func (s *Ledgers) takeFinal(tenant string) *ledger {
 		return nil
 	}
 	l := ledgerOf(lc.final)
-	lc.final = nil
 	return &l
 }
 
@@ -350,7 +354,8 @@ func (s *Ledgers) removedLocked(ctx context.Context, r client.Reader, lc *tenant
 		return false, err
 	}
 	s.mu.Lock()
-	lc.pending, lc.written, lc.gone, lc.goneUID = nil, nil, nil, ""
+	lc.pending, lc.written, lc.gone, lc.goneUID, lc.final = nil, nil, nil, "", nil
+	delete(s.failed, tenant) // nothing is held for it any more: the namespace is not limited
 	s.mu.Unlock()
 	logf.FromContext(ctx).Info("The budget's ledger was deleted with its budget: the namespace's limits are removed",
 		"namespace", tenant)
@@ -490,6 +495,9 @@ func (s *Ledgers) writeLocked(ctx context.Context, c client.Client, b *videov1al
 		if lc.pending == b || (lc.pending == heldBack && lc.supersedes(b, heldBack)) {
 			lc.pending = nil
 		}
+		if lc.final != nil && lc.final.UID != b.UID && b.Status.LedgerBudgetUID == string(b.UID) {
+			lc.final = nil // a later budget's copy, which took it over
+		}
 		lc.written = b.DeepCopy()
 		if lc.goneUID != "" && lc.goneUID != b.UID {
 			// Another budget's copy: it took the ledger over, with the changes made meanwhile.
@@ -575,7 +583,9 @@ func (s *Ledgers) lastCopy(ctx context.Context, r client.Reader, tenant string) 
 func (s *Ledgers) lastState(b *videov1alpha1.VideoBudget) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tenantOfLocked(b.Namespace).final = b
+	if lc := s.tenantOfLocked(b.Namespace); !slices.Contains(lc.replaced, b.UID) {
+		lc.final = b // a budget that took its ledger over since holds what it had
+	}
 }
 
 // replacedBy reports whether a budget took over the ledger of budget uid in this process.
@@ -738,7 +748,10 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 	}
 	// The budget deleted last, as its delete event left it, may be ahead of the ledger (its last
 	// copies failed): it is a copy too.
-	final := s.takeFinal(b.Namespace)
+	final := s.finalCopy(b.Namespace)
+	if !found {
+		final = nil // the ledger deleted on purpose: the limits were removed
+	}
 	// A restored status and the ledger are two copies, either may be the older: only the later
 	// one's reservations are kept (the other's may have been folded since, and would count
 	// twice); both when neither is certainly later (each is checked against its object).

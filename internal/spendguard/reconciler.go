@@ -612,6 +612,15 @@ func (r *Reconciler) objectGone(obj client.Object, unknown bool) {
 	if st == nil || unknown || r.Guard == nil {
 		return
 	}
+	ns := obj.GetNamespace()
+	budgeted := r.Guard.budgeted(context.Background(), ns)
+	if !budgeted {
+		// A namespace without a VideoBudget matters only while its ledger holds the limits of one
+		// deleted in this period (a free answer is kept: most namespaces cost no read per deletion).
+		if held, _, err := r.Ledgers.holds(context.Background(), r.Reader, ns, r.Clock.Now()); err != nil || !held {
+			return
+		}
+	}
 	last := goneState{at: r.Clock.Now()}
 	if st.Submission != nil {
 		last.inFlight = st.Submission.AttemptID
@@ -620,9 +629,9 @@ func (r *Reconciler) objectGone(obj client.Object, unknown bool) {
 		last.jobID, last.recorded = st.JobID, st.SubmittedAt.Time
 	}
 	r.unsent.add(obj.GetUID(), last, max(r.JobDeadline, time.Hour))
-	switch ns := obj.GetNamespace(); {
+	switch {
 	case last.jobID == "":
-	case r.Guard.budgeted(context.Background(), ns):
+	case budgeted:
 		// Named only in this process's memory: written into the reservation at once.
 		r.Ledgers.wakeUp(ns, 0)
 	default:

@@ -94,6 +94,7 @@ func TestSimulationCasesOfALedgerBehindItsBudgetAtAKill(t *testing.T) {
 // the fix is named).
 func TestSimulationCasesOfABudgetGoneForSeveralSteps(t *testing.T) {
 	const (
+		daily    = 0
 		weekly   = 1
 		monthly  = 2
 		fiveDays = int64(120 * time.Hour)
@@ -187,6 +188,20 @@ func TestSimulationCasesOfABudgetGoneForSeveralSteps(t *testing.T) {
 			{kind: opReconcile},
 			{kind: opDeleteBudget},
 			{kind: opPreviewEnd, a: 57, b: 2},
+		},
+	}, {
+		// Seed 1265: 294 s charged 0 s. A change made on the deleted budget's copy counts in the
+		// day it is made in: the copy's windows are rolled (its period is not).
+		name: "a render's finalizer gives its job up the day after its budget was deleted",
+		ops: []simOp{
+			{kind: opCreate, a: 354, b: 294},
+			{kind: opClock, a: int64(7 * time.Hour)},
+			{kind: opAdmit, a: 5},
+			{kind: opDeleteCharged, a: 42},
+			{kind: opDeleteBudget},
+			{kind: opClock, a: int64(7 * time.Hour)},
+			{kind: opReplace},
+			{kind: opSetPeriod, a: daily},
 		},
 	}}
 	for _, tc := range cases {

@@ -870,6 +870,7 @@ func (w *simWorld) chargeDeleted(r *simRender) bool {
 			c.Credits = resource.NewQuantity(j.credits, resource.DecimalSI)
 		}
 	}
+	j.unguarded = j.unguarded || w.unlimited()
 	if err := w.g.Charge(w.ctx, simNS, c); err != nil {
 		return false
 	}
@@ -891,6 +892,14 @@ func (w *simWorld) deleteBudget(b *videov1alpha1.VideoBudget) {
 	}
 	w.gone = b
 	w.r.budgetGone(b)
+}
+
+// unlimited reports whether the namespace has no budget and the period of the one deleted is
+// over: it is no longer limited, and what a gone object's job cost counts in that period, from its
+// reservation, or nowhere (docs/spend-guard.md "While no budget exists").
+func (w *simWorld) unlimited() bool {
+	_, ok := w.budget()
+	return !ok && (w.gone == nil || w.gone.Status.PeriodEnd == nil || !w.clk.Now().Before(w.gone.Status.PeriodEnd.Time))
 }
 
 // createAgain creates the VideoBudget deleted by opDeleteBudget again (with its status: a restore).
@@ -928,6 +937,7 @@ func (w *simWorld) step(o simOp) error {
 		case o.b == 2:
 			p := open[int(o.a)%len(open)]
 			p.deleted = true
+			p.unguarded = p.unguarded || w.unlimited()
 			last := &videov1alpha1.VideoStoryboard{}
 			if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: p.name}, last); err != nil {
 				w.t.Fatal(err)
@@ -999,6 +1009,7 @@ func (w *simWorld) step(o simOp) error {
 	case opDeleteStripped:
 		if r := w.pick(o.a, func(r *simRender) bool { return !r.deleted && r.job != nil && r.job.ended == nil }); r != nil {
 			r.deleted, r.job.live = true, false
+			r.job.unguarded = r.job.unguarded || w.unlimited()
 			last := &videov1alpha1.VideoRender{}
 			if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: r.name}, last); err != nil {
 				w.t.Fatal(err)
