@@ -97,7 +97,20 @@ func TestAJobRecordedAfterTheLastLedgerCopyAndChargedWhileTheBudgetIsGoneIsCharg
 // has forgotten the job (or answers JOB_NOT_FOUND to the key): the reservation is charged its
 // estimate, and an estimate holds no credits.
 func TestACreditsChargedWhileTheBudgetIsGoneSurviveAServiceThatForgotTheJob(t *testing.T) {
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("1000"))})
+	b, reads := creditsChargedWhileGone(t, false)
+	if usedCredits(b) != "50" || len(b.Status.Reservations) != 0 {
+		t.Fatalf("job-0 consumed 50 AI credits, charged by its finalizer while the budget was gone; the budget created again "+
+			"used %s credits, %d s (reservations %+v, service reads %v)", usedCredits(b), b.Status.Used.RenderSeconds,
+			b.Status.Reservations, reads)
+	}
+}
+
+// creditsChargedWhileGone is B, with a restart of the manager after the budget's deletion when
+// restart is set (G): it returns the budget created again, and the service reads made.
+func creditsChargedWhileGone(t *testing.T, restart bool) (*videov1alpha1.VideoBudget, []string) {
+	t.Helper()
+	spec := videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("1000"))}
+	h := newBatchHarness(t, spec)
 	close(h.hold)
 	vr := batchRender(0)
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 100, Credits: true}, nil); err != nil || d.Wait {
@@ -110,6 +123,11 @@ func TestACreditsChargedWhileTheBudgetIsGoneSurviveAServiceThatForgotTheJob(t *t
 	look()
 	deleteBudget(t, h)
 	look()
+	if restart {
+		// Nothing of the deleted budget is in the new process's memory.
+		h.g = New(h.server, h.server, clocktesting.NewFakeClock(h.g.clock.Now()), 10*time.Second, NewLedgers("ops"))
+		r, look = goneJobsController(t, h, clk, jobs, 6*time.Hour)
+	}
 	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), vr); err != nil {
 		t.Fatal(err)
 	}
@@ -126,17 +144,12 @@ func TestACreditsChargedWhileTheBudgetIsGoneSurviveAServiceThatForgotTheJob(t *t
 	jobs.mu.Lock()
 	jobs.ends["job-0"] = &JobEnd{Unknown: true}
 	jobs.mu.Unlock()
-	createBudget(t, h, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("1000"))}, nil)
+	createBudget(t, h, spec, nil)
 	look()
 	clk.Step(7 * time.Hour)
 	look()
 	look()
-	b := h.budget(t)
-	if usedCredits(b) != "50" || len(b.Status.Reservations) != 0 {
-		t.Fatalf("job-0 consumed 50 AI credits, charged by its finalizer while the budget was gone; the budget created again "+
-			"used %s credits, %d s (reservations %+v, service reads %v)", usedCredits(b), b.Status.Used.RenderSeconds,
-			b.Status.Reservations, jobs.reads)
-	}
+	return h.budget(t), jobs.reads
 }
 
 // C: a key rotation while the budget is gone. The ledger's reservation names key-v1 (the
@@ -346,43 +359,7 @@ func TestAChargeWhileTheBudgetIsGoneAfterAFailedLedgerCopySurvivesARestart(t *te
 // finalizer's charge was dropped (keepInLedger had nothing to apply it to): the 50 credits were
 // lost, and the job was charged its estimate at the job deadline. The ledger is that copy.
 func TestAChargeWhileTheBudgetIsGoneInAProcessStartedSinceIsKeptInTheLedger(t *testing.T) {
-	spec := videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("1000"))}
-	h := newBatchHarness(t, spec)
-	close(h.hold)
-	vr := batchRender(0)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 100, Credits: true}, nil); err != nil || d.Wait {
-		t.Fatalf("reserve: %+v %v", d, err)
-	}
-	recordFolded(t, h, vr, "job-0")
-	clk := clocktesting.NewFakeClock(h.g.clock.Now())
-	jobs := &fakeJobs{ends: map[string]*JobEnd{}}
-	_, look := goneJobsController(t, h, clk, jobs, 6*time.Hour)
-	look()
-	deleteBudget(t, h)
-	look()
-	// The manager restarts: nothing of the deleted budget is in its memory.
-	h.g = New(h.server, h.server, clocktesting.NewFakeClock(h.g.clock.Now()), 10*time.Second, NewLedgers("ops"))
-	r, look := goneJobsController(t, h, clk, jobs, 6*time.Hour)
-	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), vr); err != nil {
-		t.Fatal(err)
-	}
-	c := ChargeOf(vr)
-	c.Seconds, c.Credits = 60, ptr.To(resource.MustParse("50"))
-	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.server.Delete(t.Context(), vr); err != nil {
-		t.Fatal(err)
-	}
-	r.objectGone(vr, false)
-	jobs.mu.Lock()
-	jobs.ends["job-0"] = &JobEnd{Unknown: true}
-	jobs.mu.Unlock()
-	createBudget(t, h, spec, nil)
-	look()
-	clk.Step(7 * time.Hour)
-	look()
-	b := h.budget(t)
+	b, _ := creditsChargedWhileGone(t, true)
 	if usedCredits(b) != "50" || b.Status.Used.RenderSeconds != 60 || len(b.Status.Reservations) != 0 {
 		t.Fatalf("job-0 cost 60 s and 50 AI credits, charged by its finalizer while the budget was gone, in a process started "+
 			"since; the budget created again used %s credits, %d s (reservations %+v)", usedCredits(b), b.Status.Used.RenderSeconds,
