@@ -83,7 +83,7 @@ func payRender(t *testing.T, h *batchHarness, i int) *videov1alpha1.VideoRender 
 // platform deletes the ledger, then the budget (or both before the controller's look). The
 // budget's delete event keeps its last state (lastState); keepAhead finds the ledger gone and
 // returns without forgetting it. Later in the period the platform creates a budget again, from
-// zero: it takes the deleted budget's last state over (takeFinal), and the period's usage the
+// zero: it takes the deleted budget's last state over (then takeFinal, now finalCopy), and the period's usage the
 // platform removed is back: under maxRenders 1 the first render of the fresh budget waits.
 func TestBreakBALedgerDeletedToStartFromZeroIsNotRefilledByTheDeletedBudgetsLastState(t *testing.T) {
 	spec := videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}
@@ -124,7 +124,7 @@ func TestBreakBALedgerDeletedToStartFromZeroIsNotRefilledByTheDeletedBudgetsLast
 // reading the API server after a conflict, takes the ledger over for b2 before b1's delete event
 // reaches its handler (the informer's handlers run after its cache is updated, each listener in
 // its own goroutine): b1's last state is kept (lastState) after the takeover, and nothing takes it
-// (takeFinal runs only in a takeover). b2 pays two more renders. b2 is then deleted, its delete
+// (then takeFinal, run only in a takeover). b2 pays two more renders. b2 is then deleted, its delete
 // event DeleteStateUnknown (a relist; budgetDeleted ignores it): the deletion's look (keepAhead)
 // finds b1's stale state, not of the ledger's budget, no budget existing: finalSupersedes writes
 // it over b2's ledger. The budget created again takes over 1 render of 3 paid; under maxRenders 3
@@ -167,7 +167,7 @@ func TestBreakBAStaleDeletedBudgetsLastStateIsNotWrittenOverALaterBudgetsLedger(
 // B3. The case lastState is for: a manager wrote b1's usage (2 renders) while its ledger copy
 // failed, and was killed; the ledger holds 1 render. A new manager sees b1 deleted (its delete
 // event: 2 renders) and b2 created at once (kubectl replace --force), before its look at the
-// deletion. Its first takeover of b2 takes b1's last state (takeFinal, "once") and its write
+// deletion. Its first takeover of b2 takes b1's last state (then takeFinal, "once") and its write
 // conflicts (the guard or another look wrote b2 meanwhile: an API server answer as common as
 // any); the takeover made again on the re-read budget finds no last state any more and takes
 // over the ledger's 1 render: under maxRenders 2 one more render is paid.
