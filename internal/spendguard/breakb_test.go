@@ -378,20 +378,9 @@ func TestBreakBAChargeKeptInTheLedgerWhileNoBudgetExistsIsNotOverwrittenByTheDel
 	b1 := h.budget(t)
 	deleteBudget(t, h)
 	// Render 1's job ended at 450 s; its finalizer charges it.
-	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), vr); err != nil {
-		t.Fatal(err)
-	}
-	c := ChargeOf(vr)
-	c.Seconds = 450
-	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.server.Delete(t.Context(), vr); err != nil {
-		t.Fatal(err)
-	}
 	clk := clocktesting.NewFakeClock(time.Now())
 	r := opsController(h, h.g, clk, nil) // the service's answers are not read (nil): a gone job is charged its estimate
-	r.objectGone(vr, false)
+	finalizerCharge(t, h, r, vr, 450, nil)
 	deliverBudgetDelete(r, b1)
 	opsReconcile(t, r, clk, 1) // the deletion's look
 	createBudget(t, h, spec, nil)

@@ -64,18 +64,7 @@ func TestAJobRecordedAfterTheLastLedgerCopyAndChargedWhileTheBudgetIsGoneIsCharg
 	deleteBudget(t, h)
 	look() // the controller's look at the deleted budget (keepAhead)
 	// The render is deleted while its job runs: its finalizer reads the end and charges it.
-	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), vr); err != nil {
-		t.Fatal(err)
-	}
-	c := ChargeOf(vr)
-	c.Seconds = 450
-	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.server.Delete(t.Context(), vr); err != nil {
-		t.Fatal(err)
-	}
-	r.objectGone(vr, false) // its delete event
+	finalizerCharge(t, h, r, vr, 450, nil)
 	createBudget(t, h, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](100000)}, nil)
 	for range 4 {
 		look()
@@ -128,18 +117,7 @@ func creditsChargedWhileGone(t *testing.T, restart bool) (*videov1alpha1.VideoBu
 		h.g = New(h.server, h.server, clocktesting.NewFakeClock(h.g.clock.Now()), 10*time.Second, NewLedgers("ops"))
 		r, look = goneJobsController(t, h, clk, jobs, 6*time.Hour)
 	}
-	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), vr); err != nil {
-		t.Fatal(err)
-	}
-	c := ChargeOf(vr)
-	c.Seconds, c.Credits = 60, ptr.To(resource.MustParse("50"))
-	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.server.Delete(t.Context(), vr); err != nil {
-		t.Fatal(err)
-	}
-	r.objectGone(vr, false)
+	finalizerCharge(t, h, r, vr, 60, ptr.To(resource.MustParse("50")))
 	// Later: the service no longer knows the job.
 	jobs.mu.Lock()
 	jobs.ends["job-0"] = &JobEnd{Unknown: true}
@@ -188,15 +166,7 @@ func TestAKeyRotatedWhileTheBudgetIsGoneDoesNotLoseTheChargeOfItsRendersJob(t *t
 	jobs.ends["job-1"] = &JobEnd{Completed: true, Seconds: 450}
 	jobs.mu.Unlock()
 	// The render is deleted; its finalizer reads the end with key-v2 and charges it.
-	c := ChargeOf(cur)
-	c.Seconds = 450
-	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.server.Delete(t.Context(), cur); err != nil {
-		t.Fatal(err)
-	}
-	r.objectGone(cur, false)
+	finalizerCharge(t, h, r, cur, 450, nil)
 	createBudget(t, h, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](100000)}, nil)
 	opsReconcile(t, r, clk, 3)
 	held := len(h.budget(t).Status.Reservations)
@@ -230,18 +200,7 @@ func TestAJobThatEndedWhileTheBudgetWasGoneCountsInThePeriodItEndedIn(t *testing
 	look()
 	deleteBudget(t, h)
 	look()
-	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), vr); err != nil {
-		t.Fatal(err)
-	}
-	c := ChargeOf(vr)
-	c.Seconds = 450
-	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.server.Delete(t.Context(), vr); err != nil {
-		t.Fatal(err)
-	}
-	r.objectGone(vr, false)
+	finalizerCharge(t, h, r, vr, 450, nil)
 	// Next month.
 	clk.SetTime(end.Add(24 * time.Hour))
 	createBudget(t, h, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](100000)}, nil)
@@ -328,17 +287,7 @@ func TestAChargeWhileTheBudgetIsGoneAfterAFailedLedgerCopySurvivesARestart(t *te
 	recordFolded(t, h, vr, "job-0") // the fold's ledger copy fails: held back
 	deleteBudget(t, h)
 	failing.Store(false)
-	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), vr); err != nil {
-		t.Fatal(err)
-	}
-	ch := ChargeOf(vr)
-	ch.Seconds = 450
-	if err := h.g.Charge(t.Context(), "team-a", ch); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.server.Delete(t.Context(), vr); err != nil {
-		t.Fatal(err)
-	}
+	finalizerCharge(t, h, nil, vr, 450, nil)
 	// The manager restarts.
 	h.g = New(h.server, h.server, clocktesting.NewFakeClock(now), 10*time.Second, NewLedgers("ops"))
 	createBudget(t, h, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](100000)}, nil)
@@ -388,5 +337,25 @@ func TestAReservationWhoseLedgerCopyFailsIsNotPaidOn(t *testing.T) {
 	}
 	if l, _, _ := h.g.ledgers.read(t.Context(), h.server, "team-a"); l == nil || len(l.Reservations) != 1 {
 		t.Fatalf("the ledger holds %+v, want the first render's reservation alone", l)
+	}
+}
+
+// finalizerCharge is a deleted render's charge finalizer: it reads vr again, charges its job secs
+// and credits (nil: none), and lets the render go; r, when set, gets its delete event.
+func finalizerCharge(t *testing.T, h *batchHarness, r *Reconciler, vr *videov1alpha1.VideoRender, secs int64, credits *resource.Quantity) {
+	t.Helper()
+	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), vr); err != nil {
+		t.Fatal(err)
+	}
+	c := ChargeOf(vr)
+	c.Seconds, c.Credits = secs, credits
+	if err := h.g.Charge(t.Context(), "team-a", c); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.server.Delete(t.Context(), vr); err != nil {
+		t.Fatal(err)
+	}
+	if r != nil {
+		r.objectGone(vr, false)
 	}
 }
