@@ -83,8 +83,9 @@ func (g *Guard) mutateThen(ns, kind string, change func(b *videov1alpha1.VideoBu
 }
 
 // flushDue writes ns's queue once a change in it is due, in the VideoBudget controller's
-// reconcile; a busy budget is looked at again later.
-func (g *Guard) flushDue(ctx context.Context, ns string) {
+// reconcile; a busy budget is looked at again later. Its error is that of a write whose changes
+// were queued again (flushTurn): the reconcile fails, and the workqueue's backoff retries them.
+func (g *Guard) flushDue(ctx context.Context, ns string) error {
 	w := &g.writers
 	now, cause := time.Now(), ""
 	w.mu.Lock()
@@ -95,18 +96,20 @@ func (g *Guard) flushDue(ctx context.Context, ns string) {
 	}
 	w.mu.Unlock()
 	if cause == "" {
-		return
+		return nil
 	}
 	slot, err := w.acquire(ctx, ns)
 	if err != nil {
 		g.ledgers.wakeUp(ns, settleDelay)
-		return
+		return nil
 	}
-	g.flushTurn(ctx, slot, cause)
+	return g.flushTurn(ctx, slot, cause)
 }
 
 // flushTurn writes slot's queue in the caller's turn, and gives it back; cause is for the metrics.
-func (g *Guard) flushTurn(ctx context.Context, slot *budgetSlot, cause string) {
+// A change nobody waits for or is told of (a deleted object's job: objectGone) is queued again
+// when the write fails, and the error returned: only that change carries the fact.
+func (g *Guard) flushTurn(ctx context.Context, slot *budgetSlot, cause string) error {
 	w := &g.writers
 	defer w.release(slot)
 	w.mu.Lock()
@@ -115,19 +118,31 @@ func (g *Guard) flushTurn(ctx context.Context, slot *budgetSlot, cause string) {
 	slot.queue = nil
 	w.mu.Unlock()
 	if len(batch) == 0 {
-		return
+		return nil
 	}
 	err := g.writeBatch(ctx, slot, batch, cause)
-	if err != nil && !errors.Is(err, errNoBudget) {
+	failed := err
+	if errors.Is(err, errNoBudget) {
+		failed = nil
+	}
+	if failed != nil {
 		logf.FromContext(ctx).V(1).Info("A batch of budget changes was not written", "namespace", slot.ns, "changes", len(batch), "error", err.Error())
 	}
+	var kept error
 	for _, o := range batch {
+		if failed != nil && o.after == nil && !o.due.IsZero() {
+			w.mu.Lock()
+			slot.queue = append(slot.queue, &op{kind: o.kind, change: o.change, done: make(chan struct{}), due: time.Now()})
+			w.mu.Unlock()
+			kept = failed
+		}
 		o.err = err
 		close(o.done)
 		if o.after != nil {
 			o.after(err)
 		}
 	}
+	return kept
 }
 
 // join queues o on ns's slot and waits for the turn (the caller then writes the queue), or for

@@ -752,17 +752,18 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 	if !found {
 		final = nil // the ledger deleted on purpose: the limits were removed
 	}
-	// A restored status and the ledger are two copies, either may be the older: only the later
-	// one's reservations are kept (the other's may have been folded since, and would count
-	// twice); both when neither is certainly later (each is checked against its object).
-	for _, cp := range []*ledger{unwritten, final, l} {
-		switch laterCopy(&b.Status, cp) {
-		case 1:
-			b.Status.Reservations = nil
-		case -1:
+	// A restored status, the ledger, a copy held back and the deleted budget's last state are
+	// copies, any may be the older: a copy's reservations are dropped when another is certainly
+	// later (they may have been folded since, and would count twice); all are kept where none is
+	// (each is checked against its object).
+	own := ledgerOf(b)
+	copies := []*ledger{&own, unwritten, final, l}
+	for _, cp := range copies {
+		if cp != nil && slices.ContainsFunc(copies, func(o *ledger) bool { return laterCopy(o, cp) }) {
 			cp.Reservations = nil
 		}
 	}
+	b.Status.Reservations = own.Reservations
 	// A copy this process could not write is taken over too (nothing is admitted meanwhile).
 	MergeLedger(b, unwritten, now)
 	MergeLedger(b, final, now)
@@ -784,18 +785,18 @@ func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *
 	return true, nil
 }
 
-// laterCopy is 1 when ledger l is certainly later than the status (more charges, or more
-// submissions counted in the same period), -1 when the status is, 0 when neither is certain.
-func laterCopy(st *videov1alpha1.VideoBudgetStatus, l *ledger) int {
+// laterCopy reports whether copy l is certainly later than copy than: more charges, or more
+// submissions counted in the same period.
+func laterCopy(l, than *ledger) bool {
 	switch {
-	case l == nil:
-		return 0
-	case l.ChargeCount != st.ChargeCount:
-		return cmp.Compare(l.ChargeCount, st.ChargeCount)
-	case l.PeriodStart == nil || !l.PeriodStart.Equal(st.PeriodStart):
-		return 0
+	case l == nil || than == nil:
+		return false
+	case l.ChargeCount != than.ChargeCount:
+		return l.ChargeCount > than.ChargeCount
+	case l.PeriodStart == nil || !l.PeriodStart.Equal(than.PeriodStart):
+		return false
 	}
-	return cmp.Compare(l.Used.Renders+l.Used.Previews, st.Used.Renders+st.Used.Previews)
+	return l.Used.Renders+l.Used.Previews > than.Used.Renders+than.Used.Previews
 }
 
 // countRunning rebuilds the reservations of running jobs until status.runningReserved (an older

@@ -167,7 +167,9 @@ func (noObserver) ForgetBudget(string)                      {}
 // Reconcile is the whole reconcile of one VideoBudget.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if r.Guard != nil {
-		r.Guard.flushDue(ctx, req.Namespace)
+		if err := r.Guard.flushDue(ctx, req.Namespace); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	b := &videov1alpha1.VideoBudget{}
 	if err := r.Client.Get(ctx, req.NamespacedName, b); apierrors.IsNotFound(err) {

@@ -212,3 +212,64 @@ func TestSimulationCasesOfABudgetGoneForSeveralSteps(t *testing.T) {
 		})
 	}
 }
+
+// The shrunk sequences of the search of seeds 10,001-30,000 (at e134151): each fails there. Seed
+// 16763 was the simulation's own hole: a step that paid skipped the check that records the month's
+// usage, so a charge its write carried was missed once the budget was deleted.
+func TestSimulationCasesOfTheSearchTo30000(t *testing.T) {
+	const fiveDays = int64(120 * time.Hour)
+	cases := []struct {
+		name string
+		ops  []simOp
+	}{{
+		// Seed 28133: a preview paid, not counted. The write of the job named only by the deleted
+		// preview's last state failed, and its change was dropped: it is queued again, and the
+		// reconcile fails, so that the workqueue's backoff retries it.
+		name: "a preview deleted while its job runs, no budget, its budget's status writes failing, then a restart",
+		ops: []simOp{
+			{kind: opPreview, a: 5},
+			{kind: opDeleteBudget},
+			{kind: opFailWrites, a: 3},
+			{kind: opPreviewEnd, a: 50, b: 2},
+			{kind: opCrash},
+		},
+	}, {
+		// Seed 16763: a preview's 10 AI credits charged 0.
+		name: "a preview deleted while its job runs, its end read, the budget deleted, the clock past the period",
+		ops: []simOp{
+			{kind: opPreview, a: 10},
+			{kind: opCreate, a: 422, b: 421},
+			{kind: opPreviewEnd, a: 49, b: 2},
+			{kind: opGather, a: 29},
+			{kind: opOrphanEnd},
+			{kind: opAdmit, a: 3},
+			{kind: opDeleteBudget},
+			{kind: opClock, a: fiveDays},
+		},
+	}, {
+		// Seed 12823: the budget counted 4 renders, the service created 3 jobs. The budget taking over
+		// merged the deleted budget's last state (the charge) and the ledger behind it, whose
+		// reservation of the charged render was kept and charged again: a copy's reservations are
+		// dropped when any other copy is certainly later.
+		name: "a render deleted through its finalizer while ledger copies fail, the budget replaced",
+		ops: []simOp{
+			{kind: opCreate, a: 185, b: 132},
+			{kind: opCreate, a: 218, b: 154},
+			{kind: opAdmit, a: 62},
+			{kind: opAdmit, a: 28},
+			{kind: opDeleteCharged, a: 43},
+			{kind: opFailLedger, a: 3},
+			{kind: opCreate, a: 173, b: 96},
+			{kind: opOrphanEnd},
+			{kind: opReplace},
+			{kind: opAdmit, a: 41},
+		},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if at, err := simRun(t, tc.ops, testing.Verbose()); err != nil {
+				t.Fatalf("step %d: %v", at, err)
+			}
+		})
+	}
+}

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -85,6 +86,7 @@ var (
 	simSeed    = flag.Uint64("sim.seed", 0, "run only this seed (a replay), printing each step")
 	simSteps   = flag.Int("sim.steps", 80, "operations per seed")
 	simWorkers = flag.Int("sim.workers", runtime.GOMAXPROCS(0), "seeds run at once")
+	simLog     = flag.Bool("sim.log", false, "log what the guard and the VideoBudget controller do (with -sim.seed or a case)")
 	simAll     = flag.Bool("sim.all", false, "go on after a failing seed and report one shrunk sequence per invariant broken")
 )
 
@@ -373,7 +375,11 @@ func newSimWorld(t testing.TB) *simWorld {
 	if err := corev1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	w := &simWorld{t: t, ctx: logf.IntoContext(context.Background(), logr.Discard()), clk: clocktesting.NewFakeClock(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)),
+	log := logr.Discard()
+	if *simLog {
+		log = testr.NewWithInterface(t, testr.Options{Verbosity: 1})
+	}
+	w := &simWorld{t: t, ctx: logf.IntoContext(context.Background(), log), clk: clocktesting.NewFakeClock(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)),
 		seen: map[string]videov1alpha1.BudgetUsage{}, months: map[time.Time]videov1alpha1.BudgetUsage{}, budgetUID: 1}
 	budget := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: videov1alpha1.VideoBudgetName, UID: "budget-1", Generation: 1},
 		Spec: videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodMonthly, MaxRenders: ptr.To[int64](10), MaxRenderSeconds: ptr.To[int64](1200)}}
@@ -924,7 +930,9 @@ func (w *simWorld) step(o simOp) error {
 	w.finalize()
 	switch o.kind {
 	case opPreview:
-		return w.preview(o.a)
+		if err := w.preview(o.a); err != nil {
+			return err
+		}
 	case opPreviewEnd:
 		var open []*simPreview
 		for _, p := range w.previews {
@@ -964,7 +972,9 @@ func (w *simWorld) step(o simOp) error {
 		}
 	case opAdmit:
 		if r := w.pick(o.a, func(r *simRender) bool { return !r.deleted && (r.job == nil) }); r != nil {
-			return w.admit(r)
+			if err := w.admit(r); err != nil {
+				return err
+			}
 		}
 	case opGather:
 		if r := w.pick(o.a, func(r *simRender) bool { return !r.deleted && r.job == nil && r.gathered == "" }); r != nil {
@@ -1245,7 +1255,12 @@ func simRun(t testing.TB, ops []simOp, verbose bool) (int, error) {
 			b, _ := w.budget()
 			used := ""
 			if b != nil {
-				used = fmt.Sprintf(" [budget used %d renders %d s, reserved %d s]", b.Status.Used.Renders, b.Status.Used.RenderSeconds, b.Status.Reserved.RenderSeconds)
+				used = fmt.Sprintf(" [budget used %d renders %d s %d previews %s credits, reserved %d s, %d reservations]", b.Status.Used.Renders, b.Status.Used.RenderSeconds,
+					b.Status.Used.Previews, b.Status.Used.AICredits, b.Status.Reserved.RenderSeconds, len(b.Status.Reservations))
+				for _, win := range b.Status.Windows {
+					used += fmt.Sprintf(" %s@%s:%s", win.Period, win.Start.Format("01-02"), win.Used.AICredits)
+				}
+				used += " ledgerUID=" + b.Status.LedgerBudgetUID
 			}
 			t.Logf("step %d: %s%s", i, o, used)
 		}
