@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -138,7 +139,7 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 			gs.mu.Lock()
 			current := gs.byUID[uid] == gr
 			gs.mu.Unlock()
-			if !current {
+			if !current || g.usedElsewhere(obj, attempt) {
 				return false // taken, or replaced by a grant for another request of obj
 			}
 			d, write := g.reserveChange(b, kind, obj, attempt, digest, est, sent, gr.payAt)
@@ -165,6 +166,18 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 		}
 	})
 	return true
+}
+
+// usedElsewhere reports whether obj, as the cache shows it now, is gone, sends attempt, or
+// recorded a job since it was queued (obj): another manager over the namespace by mistake paid
+// for it, and a reservation written now would hold room for nothing.
+func (g *Guard) usedElsewhere(obj client.Object, attempt string) bool {
+	cur := obj.DeepCopyObject().(client.Object)
+	if err := g.client.Get(context.Background(), client.ObjectKeyFromObject(obj), cur); err != nil || cur.GetUID() != obj.GetUID() {
+		return apierrors.IsNotFound(err) || err == nil
+	}
+	st, was := videov1alpha1.JobStatusOf(cur), videov1alpha1.JobStatusOf(obj)
+	return st != nil && was != nil && (st.Submission != nil && st.Submission.AttemptID == attempt || st.JobID != was.JobID)
 }
 
 // grantOf is the attempt of the reservation written or queued ahead for uid, and when its render

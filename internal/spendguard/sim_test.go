@@ -81,13 +81,14 @@ import (
 // up in; and a late job no longer counts as running beside the renders admitted after it.
 
 var (
-	simSeeds   = flag.Int("sim.seeds", 300, "number of seeds the simulation runs, from -sim.from")
-	simFrom    = flag.Uint64("sim.from", 1, "the first seed of the simulation")
-	simSeed    = flag.Uint64("sim.seed", 0, "run only this seed (a replay), printing each step")
-	simSteps   = flag.Int("sim.steps", 80, "operations per seed")
-	simWorkers = flag.Int("sim.workers", runtime.GOMAXPROCS(0), "seeds run at once")
-	simLog     = flag.Bool("sim.log", false, "log what the guard and the VideoBudget controller do (with -sim.seed or a case)")
-	simAll     = flag.Bool("sim.all", false, "go on after a failing seed and report one shrunk sequence per invariant broken")
+	simSeeds    = flag.Int("sim.seeds", 300, "number of seeds the simulation runs, from -sim.from")
+	simFrom     = flag.Uint64("sim.from", 1, "the first seed of the simulation")
+	simSeed     = flag.Uint64("sim.seed", 0, "run only this seed (a replay), printing each step")
+	simSteps    = flag.Int("sim.steps", 80, "operations per seed")
+	simWorkers  = flag.Int("sim.workers", runtime.GOMAXPROCS(0), "seeds run at once")
+	simManagers = flag.Int("sim.managers", 1, "2: a second manager by mistake, its clock skewed, takes some of the steps")
+	simLog      = flag.Bool("sim.log", false, "log what the guard and the VideoBudget controller do (with -sim.seed or a case)")
+	simAll      = flag.Bool("sim.all", false, "go on after a failing seed and report one shrunk sequence per invariant broken")
 )
 
 // simOpKind is what one step of the simulation does.
@@ -115,6 +116,7 @@ const (
 	opDeleteCharged
 	opDeleteBudget
 	opFailLedger
+	opSwitch
 	opCount
 )
 
@@ -152,6 +154,8 @@ func (o simOp) String() string {
 		return "the VideoBudget is deleted (created again by a later replace step)"
 	case opFailLedger:
 		return fmt.Sprintf("the next %d ledger ConfigMap writes fail", o.a)
+	case opSwitch:
+		return fmt.Sprintf("the other manager (a second one by mistake, its clock %s off, started if none runs) takes the next steps", time.Duration(o.a))
 	case opSetSeconds:
 		if o.a < 0 {
 			return "maxRenderSeconds removed"
@@ -212,6 +216,9 @@ var simPeriods = []videov1alpha1.BudgetPeriod{videov1alpha1.BudgetPeriodDaily, v
 // simGenerate draws a sequence of steps from seed.
 func simGenerate(seed uint64, steps int) []simOp {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	// The second manager's steps are drawn from a stream of their own, so that the other steps of
+	// a seed stay what they were before it existed.
+	second := rand.New(rand.NewPCG(seed^0x5bd1e995, seed))
 	ops := make([]simOp, 0, steps)
 	for range steps {
 		var o simOp
@@ -274,6 +281,11 @@ func simGenerate(seed uint64, steps int) []simOp {
 			if rng.IntN(2) == 0 {
 				o = simOp{kind: opPreviewEnd, a: rng.Int64N(64), b: rng.Int64N(3)}
 			}
+		}
+		if *simManagers > 1 && second.IntN(32) == 0 {
+			// Two managers over the namespace by mistake (two releases, or a hand-over whose old
+			// leader still runs): the steps from here are the other's, whose clock is skewed.
+			o = simOp{kind: opSwitch, a: int64([]time.Duration{-5 * time.Minute, -30 * time.Second, 30 * time.Second, 5 * time.Minute}[second.IntN(4)])}
 		}
 		ops = append(ops, o)
 	}
@@ -355,6 +367,11 @@ type simWorld struct {
 	budgetUID              int
 	// gone is the budget deleted by opDeleteBudget, until a replace step creates it again.
 	gone *videov1alpha1.VideoBudget
+	// og and or are the other manager (opSwitch), nil until one starts; skew and oskew are how far
+	// the active one's clock and the other's are off.
+	og          *Guard
+	or          *Reconciler
+	skew, oskew time.Duration
 	// finalizing are the renders deleted with their charge finalizer, until their charge is written.
 	finalizing []*simRender
 	// seen is the highest usage seen for each period window (start/end).
@@ -443,11 +460,47 @@ func (w *simWorld) start() {
 	}
 	// The ledger is written through, as the manager's; a copy held back after a failed write is
 	// lost in a crash.
-	ledgers := NewLedgers("ops")
-	w.g = New(w.c, w.c, w.clk, 10*time.Second, ledgers)
-	w.r = NewReconciler(ReconcilerOptions{Client: w.c, Reader: w.c, Clock: w.clk, Grace: time.Minute, Recheck: time.Hour,
-		Retry: time.Second, Ledgers: ledgers, Guard: w.g, Jobs: simService{w}, JobDeadline: simJobDeadline})
+	w.g, w.r = w.process(w.skew)
 }
+
+// process makes a manager's guard and controller whose clock is skew off, with nothing in memory.
+func (w *simWorld) process(skew time.Duration) (*Guard, *Reconciler) {
+	clk := skewedClock{w.clk, skew}
+	ledgers := NewLedgers("ops")
+	g := New(w.c, w.c, clk, 10*time.Second, ledgers)
+	return g, NewReconciler(ReconcilerOptions{Client: w.c, Reader: w.c, Clock: clk, Grace: time.Minute, Recheck: time.Hour,
+		Retry: time.Second, Ledgers: ledgers, Guard: g, Jobs: simService{w}, JobDeadline: simJobDeadline})
+}
+
+// switchTo makes the other manager the active one, started with its clock skew off if none runs.
+func (w *simWorld) switchTo(skew time.Duration) {
+	if w.og == nil {
+		w.oskew = skew
+		w.og, w.or = w.process(skew)
+	}
+	w.g, w.r, w.og, w.or = w.og, w.or, w.g, w.r
+	w.skew, w.oskew = w.oskew, w.skew
+}
+
+// managers are the controllers of the managers that run: each watches the namespace.
+func (w *simWorld) managers() []*Reconciler {
+	if w.or == nil {
+		return []*Reconciler{w.r}
+	}
+	return []*Reconciler{w.r, w.or}
+}
+
+// now is the time as the active manager reads it: the times it writes in statuses are its.
+func (w *simWorld) now() time.Time { return w.clk.Now().Add(w.skew) }
+
+// skewedClock is the world's clock as a manager whose clock is off by skew reads it.
+type skewedClock struct {
+	*clocktesting.FakeClock
+	skew time.Duration
+}
+
+func (c skewedClock) Now() time.Time                  { return c.FakeClock.Now().Add(c.skew) }
+func (c skewedClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 
 // simJobDeadline is the manager's --job-deadline in the simulation: the clock's steps (up to five
 // days) outlive it.
@@ -473,7 +526,7 @@ func (w *simWorld) heldBackLost() bool {
 // late reports whether j was given up at the job deadline: by its render, or, for a render that
 // is gone, by the VideoBudget controller, which does at its next look once the job ran past it.
 func (w *simWorld) late(j *simJob) bool {
-	end := w.clk.Now()
+	end := w.now()
 	if j.ended != nil {
 		end = *j.ended
 	}
@@ -485,7 +538,7 @@ func (w *simWorld) late(j *simJob) bool {
 // and a budget write folds it, charging the reservation's estimate; the job may still run at the
 // service. A job that ended is not given up: the render reads its end first.
 func (w *simWorld) giveUpLate() {
-	now := w.clk.Now()
+	now := w.now()
 	for _, r := range w.renders {
 		j := r.job
 		if j == nil || !j.live || j.ended != nil || j.endWritten || now.Sub(j.submitted) <= simJobDeadline {
@@ -561,7 +614,10 @@ func (w *simWorld) editSpec(edit func(*videov1alpha1.VideoBudgetSpec)) {
 }
 
 func (w *simWorld) reconcile() {
-	_, _ = w.r.Reconcile(w.ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: simNS, Name: videov1alpha1.VideoBudgetName}})
+	res, err := w.r.Reconcile(w.ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: simNS, Name: videov1alpha1.VideoBudgetName}})
+	if *simLog {
+		w.t.Logf("DEBUG reconcile: %v %v", res, err)
+	}
 }
 
 // pick is the i-th render that passes keep, counting round.
@@ -711,14 +767,14 @@ func (w *simWorld) admit(r *simRender) error {
 	}
 	r.finalizer = d.Budgeted
 	job := &simJob{id: fmt.Sprintf("job-%s-%s", r.name, attempt), actual: r.actual, credits: simCredits(r.actual), reserved: r.est.Seconds, unbounded: r.est.Unbounded,
-		submitted: w.clk.Now(), live: true, unguarded: !d.Budgeted}
+		submitted: w.now(), live: true, unguarded: !d.Budgeted}
 	w.jobs = append(w.jobs, job)
 	r.job = job
 	var vr videov1alpha1.VideoRender
 	if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: r.name}, &vr); err != nil {
 		w.t.Fatal(err)
 	}
-	vr.Status.JobID, vr.Status.SubmittedAt = job.id, &metav1.Time{Time: w.clk.Now()}
+	vr.Status.JobID, vr.Status.SubmittedAt = job.id, &metav1.Time{Time: w.now()}
 	vr.Status.CompletedAt = nil
 	vr.Status.BudgetEstimate = r.est.Record()
 	if err := w.server.Status().Update(w.ctx, &vr); err != nil {
@@ -778,7 +834,7 @@ func (w *simWorld) preview(credits int64) error {
 	if err := w.checkCreditJobs(credits > 0); err != nil {
 		return err
 	}
-	p.jobID, p.submitted = "pjob-"+p.name, w.clk.Now()
+	p.jobID, p.submitted = "pjob-"+p.name, w.now()
 	sb.Status.JobID, sb.Status.SubmittedAt = p.jobID, &metav1.Time{Time: p.submitted}
 	if err := w.server.Status().Update(w.ctx, sb); err != nil {
 		w.t.Fatal(err)
@@ -795,7 +851,7 @@ func (w *simWorld) checkCreditJobs(credits bool) error {
 	if !credits || !ok || b.Spec.MaxAICredits == nil {
 		return nil
 	}
-	now := w.clk.Now()
+	now := w.now()
 	for _, j := range w.jobs {
 		if j.credits > 0 && j.ended == nil && !w.late(j) && !j.unguarded {
 			return w.violation(violCreditJobs, "admitted under maxAICredits %s while job %s, which may consume credits, runs", b.Spec.MaxAICredits, j.id)
@@ -821,14 +877,14 @@ func (w *simWorld) previewEnd(p *simPreview, writeFails bool) {
 	if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: p.name}, &sb); err != nil {
 		w.t.Fatal(err)
 	}
-	sb.Status.CompletedAt = &metav1.Time{Time: w.clk.Now()}
+	sb.Status.CompletedAt = &metav1.Time{Time: w.now()}
 	if p.credits > 0 {
 		sb.Status.AICreditsUsed = strconv.FormatInt(p.credits, 10)
 	}
 	if err := w.server.Status().Update(w.ctx, &sb); err != nil {
 		w.t.Fatal(err)
 	}
-	p.endWritten, p.charged, p.endAt = true, true, w.clk.Now()
+	p.endWritten, p.charged, p.endAt = true, true, w.now()
 }
 
 // objectGone is what follows a render's or a preview's deletion: the manager's informer delivers the
@@ -836,10 +892,12 @@ func (w *simWorld) previewEnd(p *simPreview, writeFails bool) {
 // again after a failed write (the workqueue's backoff starts at 5 ms). A crash between the event
 // and the write that records the job is not searched: the simulation crashes between steps.
 func (w *simWorld) objectGone(last client.Object) {
-	w.r.objectGone(last, false)
-	for range 4 {
-		if _, err := w.r.Reconcile(w.ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: simNS, Name: videov1alpha1.VideoBudgetName}}); err == nil {
-			break
+	for _, r := range w.managers() {
+		r.objectGone(last, false)
+		for range 4 {
+			if _, err := r.Reconcile(w.ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: simNS, Name: videov1alpha1.VideoBudgetName}}); err == nil {
+				break
+			}
 		}
 	}
 }
@@ -859,7 +917,7 @@ func (w *simWorld) finalize() {
 }
 
 func (w *simWorld) chargeDeleted(r *simRender) bool {
-	j, now := r.job, w.clk.Now()
+	j, now := r.job, w.now()
 	last := &videov1alpha1.VideoRender{}
 	if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: r.name}, last); err != nil {
 		w.t.Fatal(err)
@@ -897,7 +955,9 @@ func (w *simWorld) deleteBudget(b *videov1alpha1.VideoBudget) {
 		w.t.Fatal(err)
 	}
 	w.gone = b
-	w.r.budgetGone(b)
+	for _, r := range w.managers() {
+		r.budgetGone(b)
+	}
 }
 
 // unlimited reports whether the namespace has no budget and the period of the one deleted is
@@ -905,7 +965,7 @@ func (w *simWorld) deleteBudget(b *videov1alpha1.VideoBudget) {
 // reservation, or nowhere (docs/spend-guard.md "While no budget exists").
 func (w *simWorld) unlimited() bool {
 	_, ok := w.budget()
-	return !ok && (w.gone == nil || w.gone.Status.PeriodEnd == nil || !w.clk.Now().Before(w.gone.Status.PeriodEnd.Time))
+	return !ok && (w.gone == nil || w.gone.Status.PeriodEnd == nil || !w.now().Before(w.gone.Status.PeriodEnd.Time))
 }
 
 // createAgain creates the VideoBudget deleted by opDeleteBudget again (with its status: a restore).
@@ -987,12 +1047,12 @@ func (w *simWorld) step(o simOp) error {
 		}
 	case opEnd:
 		if r := w.pick(o.a, func(r *simRender) bool { return !r.deleted && r.job != nil && r.job.ended == nil }); r != nil {
-			now := w.clk.Now()
+			now := w.now()
 			r.job.ended = &now
 		}
 		w.writeEnds()
 	case opOrphanEnd:
-		now := w.clk.Now()
+		now := w.now()
 		for _, j := range w.jobs {
 			if !j.live && j.ended == nil {
 				j.ended = &now
@@ -1016,6 +1076,8 @@ func (w *simWorld) step(o simOp) error {
 		}
 	case opFailLedger:
 		w.failLedger = int(o.a)
+	case opSwitch:
+		w.switchTo(time.Duration(o.a))
 	case opDeleteStripped:
 		if r := w.pick(o.a, func(r *simRender) bool { return !r.deleted && r.job != nil && r.job.ended == nil }); r != nil {
 			r.deleted, r.job.live = true, false
@@ -1073,7 +1135,7 @@ func (w *simWorld) step(o simOp) error {
 		// The end is in the render's status, no budget write has folded it: the next manager's
 		// writes fold it, once.
 		if r := w.pick(o.a, func(r *simRender) bool { return !r.deleted && r.job != nil && r.job.ended == nil }); r != nil {
-			now := w.clk.Now()
+			now := w.now()
 			r.job.ended = &now
 			w.writeEnd(r)
 		}
@@ -1109,7 +1171,7 @@ func (w *simWorld) checkUsage() error {
 // end every job that ended in the current period is charged at least what it cost.
 func (w *simWorld) drain() error {
 	w.failWrites, w.failLedger = 0, 0
-	now := w.clk.Now()
+	now := w.now()
 	for _, j := range w.jobs {
 		if j.ended == nil {
 			j.ended = &now
@@ -1132,10 +1194,20 @@ func (w *simWorld) drain() error {
 		}
 	}
 	w.queuedDue()
-	w.reconcile()
+	// Each manager that runs looks, and again once the grace is past.
+	managers, active := w.managers(), w.r
+	for _, r := range managers {
+		w.r = r
+		w.reconcile()
+	}
 	w.clk.Step(2 * time.Minute)
-	w.reconcile()
-	w.reconcile()
+	for range 2 {
+		for _, r := range managers {
+			w.r = r
+			w.reconcile()
+		}
+	}
+	w.r = active
 	if err := w.checkUsage(); err != nil {
 		return err
 	}
@@ -1171,7 +1243,7 @@ func (w *simWorld) drain() error {
 	if b.Status.Used.Previews < previews {
 		return w.violation(violLost, "%d previews paid in the period, the budget counted %d", previews, b.Status.Used.Previews)
 	}
-	month, _ := PeriodBounds(videov1alpha1.BudgetPeriodMonthly, w.clk.Now())
+	month, _ := PeriodBounds(videov1alpha1.BudgetPeriodMonthly, w.now())
 	if err := w.checkCredits(month); err != nil {
 		return err
 	}
@@ -1214,7 +1286,7 @@ func (w *simWorld) checkCredits(monthStart time.Time) error {
 		// A deleted preview's job read past the job deadline is given up: charged no credits. An
 		// end written is charged in the period it ended, as a render's: the current month's, for
 		// certain (a fold after a roll-over adds to a window that is gone).
-		now := w.clk.Now()
+		now := w.now()
 		switch {
 		case p.unguarded:
 		case p.endWritten:
@@ -1368,15 +1440,17 @@ func TestSimulation(t *testing.T) {
 // the process's clock too, and once time passed the VideoBudget controller's next reconcile
 // writes them, with the reservations written ahead for gathered renders.
 func (w *simWorld) queuedDue() {
-	ws := &w.g.writers
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	now := time.Now()
-	for _, s := range ws.slots {
-		for _, o := range s.queue {
-			if o.due.After(now) {
-				o.due = now
+	for _, r := range w.managers() {
+		ws := &r.Guard.writers
+		ws.mu.Lock()
+		now := time.Now()
+		for _, s := range ws.slots {
+			for _, o := range s.queue {
+				if o.due.After(now) {
+					o.due = now
+				}
 			}
 		}
+		ws.mu.Unlock()
 	}
 }
