@@ -87,12 +87,14 @@ type ledger struct {
 	ChargedJobs  []string                          `json:"chargedJobs,omitempty"`
 	ChargeCount  int64                             `json:"chargeCount,omitempty"`
 	BudgetUID    string                            `json:"budgetUID,omitempty"`
+	// BudgetRV is the resourceVersion of the budget's copy: another manager's later copy shows.
+	BudgetRV string `json:"budgetResourceVersion,omitempty"`
 }
 
 func ledgerOf(b *videov1alpha1.VideoBudget) ledger {
 	st := &b.Status
 	return ledger{Period: st.Period, PeriodStart: st.PeriodStart, PeriodEnd: st.PeriodEnd, Used: st.Used, Windows: st.Windows,
-		Reservations: st.Reservations, ChargedJobs: st.ChargedJobs, ChargeCount: st.ChargeCount, BudgetUID: string(b.UID)}
+		Reservations: st.Reservations, ChargedJobs: st.ChargedJobs, ChargeCount: st.ChargeCount, BudgetUID: string(b.UID), BudgetRV: b.ResourceVersion}
 }
 
 // ledgerChanged reports whether a budget write changes what the ledger keeps.
@@ -572,7 +574,8 @@ func (s *Ledgers) lastCopy(ctx context.Context, r client.Reader, tenant string) 
 	if l = cmp.Or(unwritten, l); err != nil || !found || l == nil || l.BudgetUID == "" {
 		return nil, err
 	}
-	b := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: videov1alpha1.VideoBudgetName, UID: types.UID(l.BudgetUID)},
+	b := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: videov1alpha1.VideoBudgetName, UID: types.UID(l.BudgetUID),
+		ResourceVersion: l.BudgetRV},
 		Spec: videov1alpha1.VideoBudgetSpec{Period: l.Period}}
 	b.Status = videov1alpha1.VideoBudgetStatus{Period: l.Period, PeriodStart: l.PeriodStart, PeriodEnd: l.PeriodEnd, Used: l.Used,
 		Windows: l.Windows, Reservations: l.Reservations, ChargedJobs: l.ChargedJobs, ChargeCount: l.ChargeCount, LedgerBudgetUID: l.BudgetUID}
@@ -586,6 +589,15 @@ func (s *Ledgers) lastState(b *videov1alpha1.VideoBudget) {
 	if lc := s.tenantOfLocked(b.Namespace); !slices.Contains(lc.replaced, b.UID) {
 		lc.final = b // a budget that took its ledger over since holds what it had
 	}
+}
+
+// laterThanWritten reports whether b is a later copy of its budget than the one this process
+// wrote last: another manager wrote it, without the changes kept for the deleted budget here.
+func (s *Ledgers) laterThanWritten(tenant string, b *videov1alpha1.VideoBudget) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lc := s.tenants[tenant]
+	return lc == nil || lc.written == nil || olderCopy(lc.written, b)
 }
 
 // replacedBy reports whether a budget took over the ledger of budget uid in this process.

@@ -293,6 +293,22 @@ func TestSimulationCasesOfASecondManager(t *testing.T) {
 			{kind: opAdmit, a: 54},
 			{kind: opDeleteStripped, a: 53},
 		},
+	}, {
+		// Seed 140 (at 8e2f221, -sim.managers=2): a preview paid, not counted. With no budget, one
+		// manager kept a charge on its own copy of the deleted budget, older than the other's
+		// copy in the ledger, and wrote it over the preview's reservation: the ledger's copy is
+		// the base when another manager wrote it later (the ledger records the copy's version).
+		name: "a preview paid through one manager, deleted while no budget exists",
+		ops: []simOp{
+			{kind: opCreate, a: 560, b: 389},
+			{kind: opAdmit, a: 52},
+			{kind: opSwitch, a: int64(-30 * time.Second)},
+			{kind: opPreview, a: 5},
+			{kind: opSwitch, a: int64(5 * time.Minute)},
+			{kind: opSwitch, a: int64(5 * time.Minute)},
+			{kind: opDeleteBudget},
+			{kind: opPreviewEnd, a: 22, b: 2},
+		},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
