@@ -338,9 +338,9 @@ func (g *Guard) keepInLedger(ctx context.Context, ns string, last *videov1alpha1
 	switch {
 	case base == nil:
 		return nil, err // no ledger: the namespace is no longer limited (none is created here)
-	case last != nil && !g.ledgers.replacedBy(ns, last.UID) && !(olderCopy(last, base) && g.ledgers.laterThanWritten(ns, base)):
-		// Not when the ledger holds a later copy of it: another manager over the namespace by
-		// mistake wrote one.
+	case last != nil && last.UID == base.UID && !g.ledgers.replacedBy(ns, last.UID) && !(olderCopy(last, base) && g.ledgers.laterThanWritten(ns, base)):
+		// Not when the ledger holds a later copy, of it or of a budget that took it over: another
+		// manager over the namespace by mistake wrote one.
 		base = last
 	default:
 		last = nil

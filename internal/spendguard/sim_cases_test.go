@@ -309,6 +309,19 @@ func TestSimulationCasesOfASecondManager(t *testing.T) {
 			{kind: opDeleteBudget},
 			{kind: opPreviewEnd, a: 22, b: 2},
 		},
+	}, {
+		// Seed 1005 (at cd3df40, -sim.managers=2): a preview paid, not counted. One manager kept a
+		// charge on its copy of a budget the other had replaced since, over the later budget's
+		// copy in the ledger: a copy of another budget in the ledger is the base.
+		name: "a preview paid through the manager that replaced the budget, deleted while no budget exists",
+		ops: []simOp{
+			{kind: opPreview, a: 5},
+			{kind: opSwitch, a: int64(5 * time.Minute)},
+			{kind: opReplace},
+			{kind: opPreview, a: 15},
+			{kind: opDeleteBudget},
+			{kind: opPreviewEnd, a: 14, b: 2},
+		},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1423,7 +1423,7 @@ func TestSimulation(t *testing.T) {
 		for i, o := range short {
 			steps[i] = fmt.Sprintf("  %d. %s", i+1, o)
 		}
-		t.Logf("seed %d, shrunk, step by step:", f.seed)
+		t.Logf("seed %d, shrunk, step by step: %#v", f.seed, short)
 		_, shortErr := simRun(t, short, true)
 		found[kind] = fmt.Sprintf("seed %d broke an invariant at step %d: %v\nreplay: go test ./internal/spendguard/ -run TestSimulation -count=1 -args -sim.seed=%d -sim.steps=%d\n"+
 			"shrunk to %d steps (%v):\n%s", f.seed, f.at, f.err, f.seed, *simSteps, len(short), shortErr, strings.Join(steps, "\n"))
