@@ -239,6 +239,29 @@ func (s *Ledgers) turn(ctx context.Context, tenant string, create bool) (*tenant
 	}
 }
 
+// dropSuperseded drops the copy held back for tenant's ledger when the ledger holds a later one:
+// of the same budget at a later version, or of a budget this process never took over (another
+// manager over the namespace by mistake wrote them since); lc.io is held.
+func (s *Ledgers) dropSuperseded(ctx context.Context, r client.Reader, lc *tenantLedger, tenant string) error {
+	s.mu.Lock()
+	held := lc.pending
+	s.mu.Unlock()
+	if held == nil {
+		return nil
+	}
+	l, _, err := s.read(ctx, r, tenant)
+	if err != nil || l == nil || l.BudgetUID == "" {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if lc.pending == held && (l.BudgetUID == string(held.UID) && newerCopy(l.BudgetRV, held.ResourceVersion) ||
+		l.BudgetUID != string(held.UID) && !slices.Contains(lc.replaced, types.UID(l.BudgetUID))) {
+		lc.pending = nil
+	}
+	return nil
+}
+
 // olderCopy reports whether b is a copy of the same budget as than at an older resourceVersion:
 // the newer holds every change of the older (optimistic locks), and two writers may reach the
 // ledger in the other order (versions that go back: docs/spend-guard.md, "Restoring etcd").
@@ -268,6 +291,9 @@ func (s *Ledgers) keepAhead(ctx context.Context, c client.Client, r client.Reade
 	}
 	defer lc.unlock()
 	if gone, err := s.removedLocked(ctx, r, lc, tenant); gone || err != nil {
+		return err
+	}
+	if err := s.dropSuperseded(ctx, r, lc, tenant); err != nil {
 		return err
 	}
 	if err := s.writeLocked(ctx, nil, nil, lc); err != nil {
@@ -390,6 +416,9 @@ func (s *Ledgers) readCurrent(ctx context.Context, r client.Reader, tenant strin
 	}
 	if lc != nil {
 		defer lc.unlock()
+		if err := s.dropSuperseded(ctx, r, lc, tenant); err != nil {
+			return nil, nil, false, err
+		}
 		if s.writeLocked(ctx, nil, nil, lc) != nil { // only a copy held back fails, and stays held
 			s.mu.Lock()
 			cp := ledgerOf(s.withGoneLocked(lc, lc.pending))

@@ -322,6 +322,25 @@ func TestSimulationCasesOfASecondManager(t *testing.T) {
 			{kind: opDeleteBudget},
 			{kind: opPreviewEnd, a: 14, b: 2},
 		},
+	}, {
+		// Seed 266 (at 51b2d5e, -sim.managers=2): admitted beyond maxRenders 1. A copy one manager
+		// held back after a failed ledger write was written once the ledger could be, over the
+		// copy of a budget the other had created since: a copy held back is dropped when the
+		// ledger holds a later one.
+		name: "a copy held back by one manager while the other replaced the budget twice",
+		ops: []simOp{
+			{kind: opSetRenders, a: 1},
+			{kind: opCreate, a: 524, b: 41},
+			{kind: opCreate, a: 0, b: 348},
+			{kind: opFailLedger, a: 2},
+			{kind: opAdmit, a: 44},
+			{kind: opSwitch, a: int64(5 * time.Minute)},
+			{kind: opReplace},
+			{kind: opAdmit, a: 0},
+			{kind: opSwitch, a: int64(5 * time.Minute)},
+			{kind: opReplace},
+			{kind: opAdmit, a: 27},
+		},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
