@@ -350,11 +350,9 @@ func (g *Guard) keepInLedger(ctx context.Context, ns string, last *videov1alpha1
 	for i, o := range batch {
 		// The usage windows are rolled to now, so that a change counts in the day, week and month
 		// it is made in; the period is not: at its end a namespace without a budget is no longer
-		// limited. Never back: each later copy gets the changes again, some rolled further.
+		// limited. Each later copy gets the changes again, some rolled further (never back).
 		changes[i] = func(b *videov1alpha1.VideoBudget) bool {
-			if !slices.ContainsFunc(b.Status.Windows, func(w videov1alpha1.BudgetWindow) bool { return w.Start.After(now) }) {
-				rollWindows(b, now)
-			}
+			rollWindows(b, now)
 			return o.change(b)
 		}
 	}

@@ -74,8 +74,9 @@ func RollPeriod(b *videov1alpha1.VideoBudget, now time.Time) {
 	st.PeriodEnd = &metav1.Time{Time: end}
 }
 
-// rollWindows brings each usage window to the one that contains now. A budget written before
-// the windows existed counts its period's usage in each window, on the safe side.
+// rollWindows brings each usage window to the one that contains now, never back (a change made
+// on a copy of a deleted budget, a manager whose clock is behind). A budget written before the
+// windows existed counts its period's usage in each window, on the safe side.
 func rollWindows(b *videov1alpha1.VideoBudget, now time.Time) {
 	st := &b.Status
 	carried := videov1alpha1.BudgetUsage{}
@@ -89,7 +90,7 @@ func rollWindows(b *videov1alpha1.VideoBudget, now time.Time) {
 			w.Start, w.Used = metav1.Time{Time: start}, *carried.DeepCopy()
 			continue
 		}
-		if !w.Start.Time.Equal(start) {
+		if w.Start.Time.Before(start) {
 			w.Start, w.Used = metav1.Time{Time: start}, videov1alpha1.BudgetUsage{}
 		}
 	}

@@ -341,6 +341,21 @@ func TestSimulationCasesOfASecondManager(t *testing.T) {
 			{kind: opReplace},
 			{kind: opAdmit, a: 27},
 		},
+	}, {
+		// Seed 638 (at 406c5bd, -sim.managers=2): a preview's 10 AI credits charged 60 in the month.
+		// Across midnight, the manager whose clock is behind rolled the day's window back, and each
+		// roll added the period's usage the window lacked to every window: windows never roll back.
+		name: "two managers on either side of midnight fold a preview's credits",
+		ops: []simOp{
+			{kind: opClock, a: int64(7 * time.Hour)},
+			{kind: opSwitch, a: int64(-5 * time.Minute)},
+			{kind: opSwitch, a: int64(-30 * time.Second)},
+			{kind: opSwitch, a: int64(-30 * time.Second)},
+			{kind: opSetPeriod, a: 0}, // Daily
+			{kind: opPreview, a: 10},
+			{kind: opClock, a: int64(7 * time.Hour)},
+			{kind: opSwitch, a: int64(5 * time.Minute)},
+		},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
