@@ -1243,7 +1243,14 @@ func (w *simWorld) drain() error {
 	if b.Status.Used.Previews < previews {
 		return w.violation(violLost, "%d previews paid in the period, the budget counted %d", previews, b.Status.Used.Previews)
 	}
+	// The month as the budget counts it: that of the manager whose clock is furthest ahead (its
+	// windows never roll back).
 	month, _ := PeriodBounds(videov1alpha1.BudgetPeriodMonthly, w.now())
+	for _, win := range b.Status.Windows {
+		if win.Period == videov1alpha1.BudgetPeriodMonthly && win.Start.After(month) {
+			month = win.Start.Time
+		}
+	}
 	if err := w.checkCredits(month); err != nil {
 		return err
 	}
