@@ -751,8 +751,12 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 		}
 	}
 	for _, lw := range l.Windows {
-		if w := window(b, lw.Period); w.Start.Time.Equal(lw.Start.Time) {
+		switch w := window(b, lw.Period); {
+		case w.Start.Time.Equal(lw.Start.Time):
 			maxInto(&w.Used, lw.Used)
+		case w.Start.Before(&lw.Start):
+			// Rolled by a clock ahead of this manager's (windows never roll back).
+			w.Start, w.Used = lw.Start, *lw.Used.DeepCopy()
 		}
 	}
 	w := window(b, b.Status.Period)

@@ -95,8 +95,8 @@ func rollWindows(b *videov1alpha1.VideoBudget, now time.Time) {
 		}
 	}
 	// Charges an older release made after a rollback are in used, not in the windows: what the
-	// period's window lacks is added to every window, on the safe side.
-	if st.Period != "" && st.PeriodEnd != nil && now.Before(st.PeriodEnd.Time) {
+	// period's window (of the same span) lacks is added to every window, on the safe side.
+	if st.Period != "" && st.PeriodEnd != nil && now.Before(st.PeriodEnd.Time) && st.PeriodStart.Equal(&window(b, st.Period).Start) {
 		if d, short := deficit(st.Used, window(b, st.Period).Used); short {
 			for i := range st.Windows {
 				addTo(&st.Windows[i].Used, d)
@@ -149,6 +149,8 @@ func addUsageAt(b *videov1alpha1.VideoBudget, d videov1alpha1.BudgetUsage, at ti
 		addUsage(b, d)
 		return
 	}
+	// A fact recorded by a clock ahead of this manager's (another manager's) counts in its window.
+	rollWindows(b, at)
 	if st := b.Status.PeriodStart; st == nil || !at.Before(st.Time) {
 		addTo(&b.Status.Used, d)
 	}

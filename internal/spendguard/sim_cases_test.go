@@ -356,6 +356,25 @@ func TestSimulationCasesOfASecondManager(t *testing.T) {
 			{kind: opClock, a: int64(7 * time.Hour)},
 			{kind: opSwitch, a: int64(5 * time.Minute)},
 		},
+	}, {
+		// Seed 4606 (at 43f0a1e, -sim.managers=2): a preview paid, not counted in its day. A job
+		// recorded at midnight by the manager ahead was folded by the one behind (the window of a
+		// fact's time is rolled to, never back), and the budget created again merged the ledger's
+		// windows only where they started at its own (a later window is taken).
+		name: "two managers on either side of midnight, the budget replaced",
+		ops: []simOp{
+			{kind: opClock, a: int64(7 * time.Hour)},
+			{kind: opSwitch, a: int64(-5 * time.Minute)},
+			{kind: opClock, a: int64(7 * time.Hour)},
+			{kind: opSwitch, a: int64(5 * time.Minute)},
+			{kind: opCreate, a: 71, b: 55},
+			{kind: opPreview, a: 0},
+			{kind: opSetPeriod, a: 0}, // Daily
+			{kind: opSwitch, a: int64(-5 * time.Minute)},
+			{kind: opPreview, a: 15},
+			{kind: opAdmit, a: 45},
+			{kind: opReplace},
+		},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
