@@ -86,7 +86,7 @@ var (
 	simSeed     = flag.Uint64("sim.seed", 0, "run only this seed (a replay), printing each step")
 	simSteps    = flag.Int("sim.steps", 80, "operations per seed")
 	simWorkers  = flag.Int("sim.workers", runtime.GOMAXPROCS(0), "seeds run at once")
-	simManagers = flag.Int("sim.managers", 1, "2: a second manager by mistake, its clock skewed, takes some of the steps")
+	simManagers = flag.Int("sim.managers", 2, "1: one manager; 2: a second one by mistake, its clock skewed, takes some of the steps")
 	simLog      = flag.Bool("sim.log", false, "log what the guard and the VideoBudget controller do (with -sim.seed or a case)")
 	simAll      = flag.Bool("sim.all", false, "go on after a failing seed and report one shrunk sequence per invariant broken")
 )
@@ -616,7 +616,7 @@ func (w *simWorld) editSpec(edit func(*videov1alpha1.VideoBudgetSpec)) {
 func (w *simWorld) reconcile() {
 	res, err := w.r.Reconcile(w.ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: simNS, Name: videov1alpha1.VideoBudgetName}})
 	if *simLog {
-		w.t.Logf("DEBUG reconcile: %v %v", res, err)
+		w.t.Logf("the VideoBudget controller reconciled: %+v, %v", res, err)
 	}
 }
 
@@ -1430,10 +1430,10 @@ func TestSimulation(t *testing.T) {
 		for i, o := range short {
 			steps[i] = fmt.Sprintf("  %d. %s", i+1, o)
 		}
-		t.Logf("seed %d, shrunk, step by step: %#v", f.seed, short)
+		t.Logf("seed %d, shrunk, step by step:", f.seed)
 		_, shortErr := simRun(t, short, true)
 		found[kind] = fmt.Sprintf("seed %d broke an invariant at step %d: %v\nreplay: go test ./internal/spendguard/ -run TestSimulation -count=1 -args -sim.seed=%d -sim.steps=%d\n"+
-			"shrunk to %d steps (%v):\n%s", f.seed, f.at, f.err, f.seed, *simSteps, len(short), shortErr, strings.Join(steps, "\n"))
+			"shrunk to %d steps (%v):\n%s\nas a case: %#v", f.seed, f.at, f.err, f.seed, *simSteps, len(short), shortErr, strings.Join(steps, "\n"), short)
 	}
 	for _, report := range found {
 		t.Error(report)
