@@ -135,6 +135,7 @@ func (g *Guard) flushTurn(ctx context.Context, slot *budgetSlot, cause string) e
 			slot.queue = append(slot.queue, &op{kind: o.kind, change: o.change, done: make(chan struct{}), due: time.Now()})
 			w.mu.Unlock()
 			kept = failed
+			g.ledgers.wakeUp(slot.ns, settleDelay) // a render's write failed: nothing else retries it
 		}
 		o.err = err
 		close(o.done)

@@ -202,6 +202,9 @@ type tenantLedger struct {
 	final *videov1alpha1.VideoBudget
 	// replaced are the budgets whose ledger a later budget took over in this process (tookOver).
 	replaced []types.UID
+	// adopted are the budgets that took the ledger over in this process (tookOver): this process
+	// knows what each replaced.
+	adopted []types.UID
 	// io orders this process's writes of the ledger before the reads that decide on it
 	// (TestABudgetTakingOverReadsTheLedgerCopyInFlight); a channel, so a wait heeds its context.
 	// Taken before Ledgers.mu, which guards the other fields; pending and written change with
@@ -239,9 +242,11 @@ func (s *Ledgers) turn(ctx context.Context, tenant string, create bool) (*tenant
 	}
 }
 
-// dropSuperseded drops the copy held back for tenant's ledger when the ledger holds a later one:
-// of the same budget at a later version, or of a budget this process never took over (another
-// manager over the namespace by mistake wrote them since); lc.io is held.
+// dropSuperseded drops the copy held back for tenant's ledger when the ledger holds a later one
+// (another manager over the namespace by mistake wrote it since): of the same budget at a later
+// version, or of another budget that is not one the held copy's replaced: the namespace's budget
+// now, or any, when the held copy's took the ledger over in this process (which knows what it
+// replaced; one that took it over in a process before may have replaced the ledger's); lc.io is held.
 func (s *Ledgers) dropSuperseded(ctx context.Context, r client.Reader, lc *tenantLedger, tenant string) error {
 	s.mu.Lock()
 	held := lc.pending
@@ -254,9 +259,19 @@ func (s *Ledgers) dropSuperseded(ctx context.Context, r client.Reader, lc *tenan
 		return err
 	}
 	s.mu.Lock()
+	other := l.BudgetUID != string(held.UID) && !slices.Contains(lc.replaced, types.UID(l.BudgetUID))
+	later := l.BudgetUID == string(held.UID) && newerCopy(l.BudgetRV, held.ResourceVersion) || other && slices.Contains(lc.adopted, held.UID)
+	s.mu.Unlock()
+	if other && !later {
+		var now videov1alpha1.VideoBudget
+		if err := readBudget(ctx, r, tenant, &now); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("reading VideoBudget %s/%s: %w", tenant, videov1alpha1.VideoBudgetName, err)
+		}
+		later = string(now.UID) == l.BudgetUID
+	}
+	s.mu.Lock()
 	defer s.mu.Unlock()
-	if lc.pending == held && (l.BudgetUID == string(held.UID) && newerCopy(l.BudgetRV, held.ResourceVersion) ||
-		l.BudgetUID != string(held.UID) && !slices.Contains(lc.replaced, types.UID(l.BudgetUID))) {
+	if later && lc.pending == held {
 		lc.pending = nil
 	}
 	return nil
@@ -566,6 +581,9 @@ func (s *Ledgers) tookOver(b *videov1alpha1.VideoBudget, from ...*ledger) {
 	}
 	if n := len(lc.replaced); n > maxReplaced {
 		lc.replaced = slices.Clone(lc.replaced[n-maxReplaced:])
+	}
+	if lc.adopted = append(lc.adopted, b.UID); len(lc.adopted) > maxReplaced {
+		lc.adopted = slices.Clone(lc.adopted[1:])
 	}
 }
 

@@ -143,7 +143,8 @@ func addUsage(b *videov1alpha1.VideoBudget, d videov1alpha1.BudgetUsage) {
 }
 
 // addUsageAt is addUsage for usage that belongs to time at (zero: now): it counts in no period
-// or window that starts after at, so a change that lands after a roll-over counts in the old one.
+// or window that starts after at, so a change that lands after a roll-over counts in the old one,
+// nor in a period that ends before it (a reservation's time to pay, a clock ahead).
 func addUsageAt(b *videov1alpha1.VideoBudget, d videov1alpha1.BudgetUsage, at time.Time) {
 	if at.IsZero() {
 		addUsage(b, d)
@@ -151,7 +152,7 @@ func addUsageAt(b *videov1alpha1.VideoBudget, d videov1alpha1.BudgetUsage, at ti
 	}
 	// A fact recorded by a clock ahead of this manager's (another manager's) counts in its window.
 	rollWindows(b, at)
-	if st := b.Status.PeriodStart; st == nil || !at.Before(st.Time) {
+	if st, end := b.Status.PeriodStart, b.Status.PeriodEnd; (st == nil || !at.Before(st.Time)) && (end == nil || at.Before(end.Time)) {
 		addTo(&b.Status.Used, d)
 	}
 	for i := range b.Status.Windows {

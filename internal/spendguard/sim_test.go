@@ -86,7 +86,7 @@ var (
 	simSeed     = flag.Uint64("sim.seed", 0, "run only this seed (a replay), printing each step")
 	simSteps    = flag.Int("sim.steps", 80, "operations per seed")
 	simWorkers  = flag.Int("sim.workers", runtime.GOMAXPROCS(0), "seeds run at once")
-	simManagers = flag.Int("sim.managers", 2, "1: one manager; 2: a second one by mistake, its clock skewed, takes some of the steps")
+	simManagers = flag.Int("sim.managers", 1, "2: a second manager by mistake, its clock skewed, takes some of the steps")
 	simLog      = flag.Bool("sim.log", false, "log what the guard and the VideoBudget controller do (with -sim.seed or a case)")
 	simAll      = flag.Bool("sim.all", false, "go on after a failing seed and report one shrunk sequence per invariant broken")
 )
