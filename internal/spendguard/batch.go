@@ -61,7 +61,7 @@ func (g *Guard) mutateBudget(ctx context.Context, ns, kind string, change func(b
 		return err
 	}
 	if slot != nil {
-		g.flushTurn(ctx, slot, kind)
+		_ = g.flushTurn(ctx, slot, kind) // o.err is o's outcome; changes kept for a retry wake the controller
 	}
 	return o.err
 }
@@ -339,7 +339,7 @@ func (g *Guard) keepInLedger(ctx context.Context, ns string, last *videov1alpha1
 	switch {
 	case base == nil:
 		return nil, err // no ledger: the namespace is no longer limited (none is created here)
-	case last != nil && last.UID == base.UID && !g.ledgers.replacedBy(ns, last.UID) && !(olderCopy(last, base) && g.ledgers.laterThanWritten(ns, base)):
+	case last != nil && last.UID == base.UID && !g.ledgers.replacedBy(ns, last.UID) && (!olderCopy(last, base) || !g.ledgers.laterThanWritten(ns, base)):
 		// Not when the ledger holds a later copy, of it or of a budget that took it over: another
 		// manager over the namespace by mistake wrote one.
 		base = last

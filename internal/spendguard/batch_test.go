@@ -110,7 +110,7 @@ func (h *batchHarness) pump(t *testing.T) {
 			case <-ctx.Done():
 				return
 			case ns := <-wake:
-				g.flushDue(ctx, ns)
+				_ = g.flushDue(ctx, ns)
 			}
 		}
 	}()

@@ -159,7 +159,7 @@ func TestBreakLate2ReplacedGrantsTimerOverwritesTheNewGrantsReservation(t *testi
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.g.flushTurn(t.Context(), slot, ChangeReserveAhead)
+	_ = h.g.flushTurn(t.Context(), slot, ChangeReserveAhead)
 
 	d, err = h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 500}})
 	if err != nil {

@@ -423,7 +423,7 @@ func TestBreakBRendersDeletedInANamespaceWithoutABudgetCostNoLedgerReads(t *test
 		vr.Status.JobID, vr.Status.SubmittedAt = fmt.Sprintf("job-%d", i), &metav1.Time{Time: time.Now()}
 		r.objectGone(vr, false) // its delete event
 		// Whatever it queued is written by the controller's next reconcile (its first step).
-		g.flushDue(t.Context(), "team-a")
+		_ = g.flushDue(t.Context(), "team-a")
 	}
 	if n := reads.Load(); n > 1 {
 		t.Errorf("20 renders deleted in a namespace that never had a VideoBudget cost %d ledger reads from the API server, want at most 1", n)

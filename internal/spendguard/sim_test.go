@@ -728,7 +728,7 @@ func (w *simWorld) admit(r *simRender) error {
 		r.gathered, r.backFrom = "", attempt
 		w.clk.Step(time.Second) // its CallIn (opGather): the time its reservation was written for
 		w.queuedDue()
-		w.g.flushDue(w.ctx, simNS)
+		_ = w.g.flushDue(w.ctx, simNS)
 		d, err = w.g.Reserve(w.ctx, Submission{Kind: "VideoRender", Obj: obj, Attempt: attempt, Est: r.est})
 	} else {
 		r.attempts++
