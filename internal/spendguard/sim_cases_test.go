@@ -21,6 +21,31 @@ import (
 	"time"
 )
 
+// simCase is a shrunk sequence the simulation found, replayed as a spec.
+type simCase struct {
+	name string
+	ops  []simOp
+}
+
+// The indexes of simPeriods, and the clock's longest step, as the cases name them.
+const (
+	daily    = 0
+	weekly   = 1
+	monthly  = 2
+	fiveDays = int64(120 * time.Hour)
+)
+
+// runSimCases replays each case on a new world; it fails at the first broken invariant.
+func runSimCases(t *testing.T, cases []simCase) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if at, err := simRun(t, tc.ops, testing.Verbose()); err != nil {
+				t.Fatalf("step %d: %v", at, err)
+			}
+		})
+	}
+}
+
 // The shrunk sequences the simulation found once the ledger kept the manager's cadence (10 s
 // then): each is a manager killed while the ledger was behind its budget, and the budget replaced
 // before the next manager's first look. The copy held back in memory was lost with the process,
@@ -31,10 +56,7 @@ func TestSimulationCasesOfALedgerBehindItsBudgetAtAKill(t *testing.T) {
 		admitAny  = 0
 		deleteAny = 0
 	)
-	cases := []struct {
-		name string
-		ops  []simOp
-	}{{
+	cases := []simCase{{
 		// Seed 989: 402 s charged 0 s.
 		name: "an unbounded render paid, its budget replaced, the render deleted with its finalizer stripped, the manager killed",
 		ops: []simOp{
@@ -80,29 +102,14 @@ func TestSimulationCasesOfALedgerBehindItsBudgetAtAKill(t *testing.T) {
 			{kind: opAdmit, a: 0},
 		},
 	}}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if at, err := simRun(t, tc.ops, testing.Verbose()); err != nil {
-				t.Fatalf("step %d: %v", at, err)
-			}
-		})
-	}
+	runSimCases(t, cases)
 }
 
 // The shrunk sequences the simulation found once it deleted renders through their finalizer, left
 // a budget deleted for several steps and failed ledger writes (each failed on the code of its day;
 // the fix is named).
 func TestSimulationCasesOfABudgetGoneForSeveralSteps(t *testing.T) {
-	const (
-		daily    = 0
-		weekly   = 1
-		monthly  = 2
-		fiveDays = int64(120 * time.Hour)
-	)
-	cases := []struct {
-		name string
-		ops  []simOp
-	}{{
+	cases := []simCase{{
 		// Seed 66: 312 s charged 0 s. A process started since holds no copy of the deleted budget:
 		// keepInLedger starts from the ledger.
 		name: "a render's finalizer charges its job while the budget is gone, in a process started since",
@@ -204,24 +211,14 @@ func TestSimulationCasesOfABudgetGoneForSeveralSteps(t *testing.T) {
 			{kind: opSetPeriod, a: daily},
 		},
 	}}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if at, err := simRun(t, tc.ops, testing.Verbose()); err != nil {
-				t.Fatalf("step %d: %v", at, err)
-			}
-		})
-	}
+	runSimCases(t, cases)
 }
 
 // The shrunk sequences of the search of seeds 10,001-30,000 (at e134151): each fails there. Seed
 // 16763 was the simulation's own hole: a step that paid skipped the check that records the month's
 // usage, so a charge its write carried was missed once the budget was deleted.
 func TestSimulationCasesOfTheSearchTo30000(t *testing.T) {
-	const fiveDays = int64(120 * time.Hour)
-	cases := []struct {
-		name string
-		ops  []simOp
-	}{{
+	cases := []simCase{{
 		// Seed 28133: a preview paid, not counted. The write of the job named only by the deleted
 		// preview's last state failed, and its change was dropped: it is queued again, and the
 		// reconcile fails, so that the workqueue's backoff retries it.
@@ -265,22 +262,13 @@ func TestSimulationCasesOfTheSearchTo30000(t *testing.T) {
 			{kind: opAdmit, a: 41},
 		},
 	}}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if at, err := simRun(t, tc.ops, testing.Verbose()); err != nil {
-				t.Fatalf("step %d: %v", at, err)
-			}
-		})
-	}
+	runSimCases(t, cases)
 }
 
 // The shrunk sequences of a second manager over the namespace by mistake (-sim.managers=2), its
 // clock skewed, that are fixed (docs/spend-guard.md, "Two managers over one namespace").
 func TestSimulationCasesOfASecondManager(t *testing.T) {
-	cases := []struct {
-		name string
-		ops  []simOp
-	}{{
+	cases := []simCase{{
 		// Seed 57 (at 339979d, -sim.managers=2): a render counted twice. Its reservation written
 		// ahead was queued by one manager, the render paid on an ordinary reservation of the other,
 		// and the first wrote the queued one afterwards, charged once the render was deleted.
@@ -351,7 +339,7 @@ func TestSimulationCasesOfASecondManager(t *testing.T) {
 			{kind: opSwitch, a: int64(-5 * time.Minute)},
 			{kind: opSwitch, a: int64(-30 * time.Second)},
 			{kind: opSwitch, a: int64(-30 * time.Second)},
-			{kind: opSetPeriod, a: 0}, // Daily
+			{kind: opSetPeriod, a: daily},
 			{kind: opPreview, a: 10},
 			{kind: opClock, a: int64(7 * time.Hour)},
 			{kind: opSwitch, a: int64(5 * time.Minute)},
@@ -369,18 +357,12 @@ func TestSimulationCasesOfASecondManager(t *testing.T) {
 			{kind: opSwitch, a: int64(5 * time.Minute)},
 			{kind: opCreate, a: 71, b: 55},
 			{kind: opPreview, a: 0},
-			{kind: opSetPeriod, a: 0}, // Daily
+			{kind: opSetPeriod, a: daily},
 			{kind: opSwitch, a: int64(-5 * time.Minute)},
 			{kind: opPreview, a: 15},
 			{kind: opAdmit, a: 45},
 			{kind: opReplace},
 		},
 	}}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if at, err := simRun(t, tc.ops, testing.Verbose()); err != nil {
-				t.Fatalf("step %d: %v", at, err)
-			}
-		})
-	}
+	runSimCases(t, cases)
 }
