@@ -128,14 +128,10 @@ func (g *Guard) flushTurn(ctx context.Context, slot *budgetSlot, cause string) e
 	if failed != nil {
 		logf.FromContext(ctx).V(1).Info("A batch of budget changes was not written", "namespace", slot.ns, "changes", len(batch), "error", err.Error())
 	}
-	var kept error
+	var again []*op
 	for _, o := range batch {
 		if failed != nil && o.after == nil && !o.due.IsZero() {
-			w.mu.Lock()
-			slot.queue = append(slot.queue, &op{kind: o.kind, change: o.change, done: make(chan struct{}), due: time.Now()})
-			w.mu.Unlock()
-			kept = failed
-			g.ledgers.wakeUp(slot.ns, settleDelay) // a render's write failed: nothing else retries it
+			again = append(again, &op{kind: o.kind, change: o.change, done: make(chan struct{}), due: time.Now()})
 		}
 		o.err = err
 		close(o.done)
@@ -143,7 +139,14 @@ func (g *Guard) flushTurn(ctx context.Context, slot *budgetSlot, cause string) e
 			o.after(err)
 		}
 	}
-	return kept
+	if len(again) == 0 {
+		return nil
+	}
+	w.mu.Lock()
+	slot.queue = append(slot.queue, again...)
+	w.mu.Unlock()
+	g.ledgers.wakeUp(slot.ns, settleDelay) // a render's write failed: nothing else retries it
+	return failed
 }
 
 // join queues o on ns's slot and waits for the turn (the caller then writes the queue), or for

@@ -96,8 +96,11 @@ func rollWindows(b *videov1alpha1.VideoBudget, now time.Time) {
 	}
 	// Charges an older release made after a rollback are in used, not in the windows: what the
 	// period's window (of the same span) lacks is added to every window, on the safe side.
-	if st.Period != "" && st.PeriodEnd != nil && now.Before(st.PeriodEnd.Time) && st.PeriodStart.Equal(&window(b, st.Period).Start) {
-		if d, short := deficit(st.Used, window(b, st.Period).Used); short {
+	if st.Period == "" || st.PeriodEnd == nil || !now.Before(st.PeriodEnd.Time) {
+		return
+	}
+	if pw := window(b, st.Period); st.PeriodStart.Equal(&pw.Start) {
+		if d, short := deficit(st.Used, pw.Used); short {
 			for i := range st.Windows {
 				addTo(&st.Windows[i].Used, d)
 			}
