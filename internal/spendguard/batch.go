@@ -24,6 +24,7 @@ import (
 	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -202,112 +203,140 @@ func (w *budgetWriters) leave(s *budgetSlot) {
 // reserves reports whether o is a reservation.
 func reserves(o *op) bool { return o.kind == ChangeReserve || o.kind == ChangeReserveAhead }
 
-// writeBatch applies the batch in order and writes it, again on a fresh read after a conflict.
+// writeBatch applies the batch in order to the namespace's state and writes its ledger, then the
+// budget's view of it; again on a fresh read after a conflict. Without a budget, charges are written
+// to the ledger and reservations get errNoBudget (withoutBudget decides); without either, every op.
 func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, cause string) error {
 	ns := slot.ns
-	var reader client.Reader = g.client
-	last := slot.latest
-	gone := func() error {
-		// Charges reach the ledger, reservations not: a ledger deleted to remove limits stays so.
-		var err error
-		slot.latest, err = g.keepInLedger(ctx, ns, last, slices.DeleteFunc(slices.Clone(batch), reserves))
-		return cmp.Or(err, errNoBudget)
-	}
+	fresh := false // read from the API server: after a conflict, or to make sure of a wait
 	for range WriteTries {
-		// base is the budget as read or as this process's last write left it, b the copy the batch
-		// changes: last stays as it was for gone().
-		base := slot.latest
-		own := base != nil
-		slot.latest = nil
-		if !own {
-			base = &videov1alpha1.VideoBudget{}
-			if err := readBudget(ctx, reader, ns, base); err != nil {
-				if apierrors.IsNotFound(err) {
-					return gone()
-				}
-				return fmt.Errorf("reading VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, err)
+		var reader client.Reader = g.client
+		if fresh {
+			reader = g.reader
+		}
+		live := &videov1alpha1.VideoBudget{}
+		if err := readBudget(ctx, reader, ns, live); apierrors.IsNotFound(err) {
+			live = nil
+		} else if err != nil {
+			return fmt.Errorf("reading VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, err)
+		}
+		ops := batch
+		if live == nil {
+			// Reservations are decided without a budget (withoutBudget); charges go to the ledger.
+			if ops = slices.DeleteFunc(slices.Clone(batch), reserves); len(ops) == 0 {
+				return errNoBudget
 			}
 		}
-		b := base.DeepCopy()
-		RollPeriod(b, g.clock.Now())
-		adopted, err := adoptLedger(ctx, g.client, g.reader, g.ledgers, b, g.clock.Now())
-		if err != nil {
+		now := g.clock.Now()
+		b, from, err := g.ledgers.load(ctx, g.client, g.reader, ns, live, slot.ledger, fresh, now, g.started)
+		if err != nil || b == nil {
+			return cmp.Or(err, errNoBudget)
+		}
+		if live == nil {
+			// The period is not rolled: at its end a namespace without a budget is no longer limited.
+			rollWindows(b, now)
+		} else {
+			RollPeriod(b, now)
+		}
+		if err := countRunning(ctx, g.client, b, false, g.started); err != nil {
 			return err
-		}
-		if slices.ContainsFunc(batch, reserves) {
-			if err := countRunning(ctx, g.client, b, adopted, g.started); err != nil {
-				return err
-			}
-			if !own && !g.ledgers.confirmed(ns) {
-				// Fail closed: reserveChange refuses while the ledger's last write failed. Not from
-				// this process's copy: its budget may be gone, and its ledger deleted on purpose.
-				_ = g.ledgers.write(ctx, g.client, b)
-			}
 		}
 		// Folded before the decisions: a render's ended job is posted before it reserves again.
-		folded, _, err := foldRecorded(ctx, g.client, b, g.clock.Now(), 0)
+		folded, _, err := foldRecorded(ctx, g.client, b, now, 0)
 		if err != nil {
 			return err
 		}
-		changed := map[string]int{} // by kind, for the metrics
+		changes := map[string]int{} // by kind, for the metrics
 		if folded > 0 {
-			changed[ChangeFold] = folded
+			changes[ChangeFold] = folded
 		}
 		recountReserved(b)
-		for _, o := range batch {
-			if o.change(b) {
-				changed[o.kind]++
+		for _, o := range ops {
+			// An op that has nothing to write leaves nothing (a wait keeps the reservation it held).
+			if c := b.DeepCopy(); o.change(c) {
+				b = c
+				changes[o.kind]++
+				recountReserved(b) // the next op decides on the budget as this one left it
 			}
-			recountReserved(b) // the next op decides on the budget as this one left it
 		}
-		if len(changed) == 0 && !adopted {
-			if own {
-				continue // decided again on the cache's copy
+		if !changed(b, from) && !fresh && slices.ContainsFunc(ops, reserves) {
+			// A wait decided on the cache's limits or this process's last copy, which another
+			// writer may have moved on: decided again on what the API server has.
+			fresh = true
+			continue
+		}
+		if changed(b, from) {
+			to, err := g.ledgers.store(ctx, g.client, ns, ledgerOf(b), from.rv)
+			if errors.Is(err, errMoved) {
+				g.observer.ObserveBudgetWrite(WriterGuard, cause, WriteConflict)
+				if fresh = true; errors.Is(err, errDeleted) {
+					slot.ledger = nil
+				}
+				continue
 			}
-			return nil
-		}
-		err, lerr := g.ledgers.patchThrough(ctx, g.client, b, base, adopted)
-		switch {
-		case err == nil:
-			g.observer.ObserveBudgetWrite(WriterGuard, cause, WriteWritten)
-			for kind, n := range changed {
+			if err != nil {
+				return err
+			}
+			slot.ledger = to
+			for kind, n := range changes {
 				g.observer.ObserveBudgetChanges(kind, n)
 			}
-			// b is the API server's answer: the budget as this write left it.
-			b.SetManagedFields(nil)
-			slot.latest = b
-			if lerr != nil && slices.ContainsFunc(batch, reserves) {
-				// Fail closed at once: nothing is paid on a reservation the ledger does not hold
-				// (a budget replaced before the copy is written would not know it). The
-				// controller releases it: its object never sends that attempt.
-				return fmt.Errorf("copying VideoBudget %s/%s to its ledger: %w", ns, videov1alpha1.VideoBudgetName, lerr)
-			}
-			if lerr != nil {
-				logf.FromContext(ctx).Info("Copying the budget's usage to the ledger failed; the next budget write copies it", "error", lerr.Error())
-			}
-			return nil
-		case apierrors.IsConflict(err):
-			g.observer.ObserveBudgetWrite(WriterGuard, cause, WriteConflict)
-			reader = g.reader
-		case apierrors.IsNotFound(err):
-			return gone()
-		default:
-			return fmt.Errorf("writing VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, err)
 		}
+		if live == nil {
+			return errNoBudget
+		}
+		g.writeView(ctx, slot, live, b, cause)
+		return nil
 	}
 	return ErrBusy
 }
 
-// wrote tells the guard that this process's VideoBudget controller wrote b over version from: the
-// guard's next write starts from b if from is its own last copy (else it lost its lock: most of
-// the conflicts of a guarded burst).
-func (g *Guard) wrote(from string, b *videov1alpha1.VideoBudget) {
+// writeView writes b's status, the state the ledger holds, as the view of the namespace's budget
+// live, starting from the view this process wrote last (the cache sees a write late); a conflict
+// reads the budget again. A view not written is the VideoBudget controller's to write: nothing
+// decides on it but the grants it checks again (takeGrant), and a render's wait for its fold.
+func (g *Guard) writeView(ctx context.Context, slot *budgetSlot, live, b *videov1alpha1.VideoBudget, cause string) {
+	base := live
+	if v := slot.view; v != nil && v.UID == live.UID && !newerCopy(live.ResourceVersion, v.ResourceVersion) {
+		base = v
+	}
+	for range 3 {
+		if equality.Semantic.DeepEqual(base.Status, b.Status) {
+			return
+		}
+		view := base.DeepCopy()
+		view.Status = *b.Status.DeepCopy()
+		view.Status.Conditions, view.Status.ObservedGeneration = base.Status.Conditions, base.Status.ObservedGeneration
+		err := patchBudgetStatus(ctx, g.client, view, base)
+		if err == nil {
+			g.observer.ObserveBudgetWrite(WriterGuard, cause, WriteWritten)
+			view.SetManagedFields(nil)
+			slot.view = view
+			return
+		}
+		if !apierrors.IsConflict(err) {
+			break
+		}
+		g.observer.ObserveBudgetWrite(WriterGuard, cause, WriteConflict)
+		base = &videov1alpha1.VideoBudget{}
+		if readBudget(ctx, g.reader, live.Namespace, base) != nil || base.UID != live.UID {
+			break
+		}
+	}
+	slot.view = nil
+	g.ledgers.wakeUp(live.Namespace, 0)
+}
+
+// learn tells the guard that this process's VideoBudget controller wrote tenant's ledger over
+// version from (to; nil: it lost its lock) and its view: the guard's next write starts from them if
+// from is its own last copy (else it lost its lock: most of the conflicts of a guarded burst).
+func (g *Guard) learn(tenant, from string, to *stored, view *videov1alpha1.VideoBudget) {
 	if g == nil {
 		return
 	}
 	w := &g.writers
 	w.mu.Lock()
-	s := w.slots[b.Namespace]
+	s := w.slots[tenant]
 	if s == nil {
 		w.mu.Unlock()
 		return
@@ -316,9 +345,12 @@ func (g *Guard) wrote(from string, b *videov1alpha1.VideoBudget) {
 	w.mu.Unlock()
 	select {
 	case s.turn <- struct{}{}:
-		if s.latest != nil && s.latest.ResourceVersion == from {
-			s.latest = b.DeepCopy()
-			s.latest.SetManagedFields(nil)
+		if s.ledger == nil || s.ledger.rv == from {
+			s.ledger = to
+		}
+		if view != nil && (s.view == nil || newerCopy(view.ResourceVersion, s.view.ResourceVersion)) {
+			s.view = view.DeepCopy()
+			s.view.SetManagedFields(nil)
 		}
 		w.release(s)
 	default:
@@ -326,54 +358,25 @@ func (g *Guard) wrote(from string, b *videov1alpha1.VideoBudget) {
 	}
 }
 
-// keepInLedger writes the batch's charges to the ledger of namespace ns's budget, deleted since
-// this process last wrote it (last), for a budget created again to take over (Ledgers.keepGone).
-// A process started since, or whose copy is of a budget another took over since, starts from the
-// ledger. It returns the copy the next batch starts from, and the error of a ledger that cannot be
-// read or written (the charge is then made again: its render keeps its finalizer).
-func (g *Guard) keepInLedger(ctx context.Context, ns string, last *videov1alpha1.VideoBudget, batch []*op) (*videov1alpha1.VideoBudget, error) {
-	if len(batch) == 0 {
-		return last, nil
+// known is this process's last copy of tenant's ledger, for the VideoBudget controller; nil
+// when there is none or a write holds it.
+func (g *Guard) known(tenant string) *stored {
+	if g == nil {
+		return nil
 	}
-	if gone, err := g.ledgers.removed(ctx, g.reader, ns); gone || err != nil {
-		return nil, err // deleted with the budget on purpose: the namespace is no longer limited
+	w := &g.writers
+	w.mu.Lock()
+	s := w.slots[tenant]
+	w.mu.Unlock()
+	if s == nil {
+		return nil
 	}
-	base, err := g.ledgers.lastCopy(ctx, g.reader, ns)
-	switch {
-	case base == nil:
-		return nil, err // no ledger: the namespace is no longer limited (none is created here)
-	case last != nil && last.UID == base.UID && !g.ledgers.replacedBy(ns, last.UID) && (!olderCopy(last, base) || !g.ledgers.laterThanWritten(ns, base)):
-		// Not when the ledger holds a later copy, of it or of a budget that took it over: another
-		// manager over the namespace by mistake wrote one.
-		base = last
+	select {
+	case s.turn <- struct{}{}:
+		l := s.ledger
+		<-s.turn
+		return l
 	default:
-		last = nil
+		return nil
 	}
-	now := g.clock.Now()
-	changes := make([]func(*videov1alpha1.VideoBudget) bool, len(batch))
-	for i, o := range batch {
-		// The usage windows are rolled to now, so that a change counts in the day, week and month
-		// it is made in; the period is not: at its end a namespace without a budget is no longer
-		// limited. Each later copy gets the changes again, some rolled further (never back).
-		changes[i] = func(b *videov1alpha1.VideoBudget) bool {
-			rollWindows(b, now)
-			return o.change(b)
-		}
-	}
-	b := g.ledgers.keepGone(base, changes, now)
-	if err = g.ledgers.write(ctx, g.client, b); err != nil {
-		err = fmt.Errorf("copying a change of the deleted VideoBudget %s/%s to its ledger: %w", ns, videov1alpha1.VideoBudgetName, err)
-	}
-	if g.ledgers.replacedBy(ns, b.UID) || readBudget(ctx, g.reader, ns, &videov1alpha1.VideoBudget{}) == nil {
-		// A budget created again took the ledger over, maybe without these (none is made twice).
-		for _, o := range batch {
-			g.mutateThen(ns, o.kind, o.change, nil, 0)
-		}
-	}
-	if last == nil {
-		// Made from the ledger, it has no resourceVersion to lock a write with: the next batch
-		// reads the budget, or the ledger, again.
-		return nil, err
-	}
-	return b, err
 }

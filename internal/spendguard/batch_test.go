@@ -43,7 +43,7 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// batchHarness is a guard over a fake API server whose budget status writes pass through
+// batchHarness is a guard over a fake API server whose ledger writes (the state's) pass through
 // onWrite (nil lets them through): the first write of the guard is held until release is
 // closed, so that the renders arriving meanwhile queue behind it and are written together.
 type batchHarness struct {
@@ -69,25 +69,50 @@ func newBatchHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, objs ...c
 	server := fake.NewClientBuilder().WithScheme(s).WithObjects(append(objs, budget)...).WithStatusSubresource(budget).Build()
 	h := &batchHarness{server: server, hold: make(chan struct{}), held: make(chan struct{})}
 	var once sync.Once
+	// The ledger's writes are the state's (ledger.go); the budget's status is their view.
+	write := func(obj client.Object) error {
+		if _, ok := obj.(*corev1.ConfigMap); !ok {
+			return nil
+		}
+		n := h.writes.Add(1)
+		once.Do(func() {
+			close(h.held)
+			<-h.hold
+		})
+		if h.onWrite != nil {
+			return h.onWrite(n)
+		}
+		return nil
+	}
 	c := interceptor.NewClient(server, interceptor.Funcs{
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			if _, ok := obj.(*videov1alpha1.VideoBudget); ok {
-				n := h.writes.Add(1)
-				once.Do(func() {
-					close(h.held)
-					<-h.hold
-				})
-				if h.onWrite != nil {
-					if err := h.onWrite(n); err != nil {
-						return err
-					}
-				}
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if err := write(obj); err != nil {
+				return err
 			}
-			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if err := write(obj); err != nil {
+				return err
+			}
+			return c.Create(ctx, obj, opts...)
 		},
 	})
 	h.g = New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second, NewLedgers("ops"))
 	return h
+}
+
+// editLedger changes the namespace's ledger as another manager would.
+func (h *batchHarness) editLedger(t *testing.T, edit func(*ledger)) {
+	t.Helper()
+	l, rv, err := h.g.ledgers.read(t.Context(), h.server, "team-a")
+	if err != nil || l == nil {
+		t.Fatalf("reading the ledger: %v, %v", l, err)
+	}
+	edit(l)
+	if _, err := h.g.ledgers.store(t.Context(), h.server, "team-a", *l, rv); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // pump does what the VideoBudget controller does when the guard wakes it (Reconcile's first
@@ -341,13 +366,10 @@ func TestABatchThatLosesItsLockIsRetriedWithoutCountingTwice(t *testing.T) {
 		if n >= 2 && lost.Add(1) <= 2 {
 			conflicts.Add(1)
 			if lost.Load() == 1 {
-				b := h.budget(t)
-				b.Status.Reservations = append(b.Status.Reservations, videov1alpha1.BudgetReservation{
-					Kind: "VideoRender", Name: "elsewhere", UID: "uid-elsewhere", AttemptID: "x", ReservedAt: metav1.Now()})
-				recountReserved(b)
-				if err := h.server.Status().Update(t.Context(), b); err != nil {
-					t.Error(err)
-				}
+				h.editLedger(t, func(l *ledger) {
+					l.Reservations = append(l.Reservations, videov1alpha1.BudgetReservation{
+						Kind: "VideoRender", Name: "elsewhere", UID: "uid-elsewhere", AttemptID: "x", ReservedAt: metav1.Now()})
+				})
 			}
 			return apierrors.NewConflict(schema.GroupResource{Group: videov1alpha1.GroupVersion.Group, Resource: "videobudgets"}, videov1alpha1.VideoBudgetName, fmt.Errorf("the object has been modified"))
 		}

@@ -95,7 +95,7 @@ func TestBreak37rUpgradedBudgetsRunningJobsAreDoubledByAnUnrelatedWrite(t *testi
 	b.Status.Reservations = []videov1alpha1.BudgetReservation{runningReservation(1), runningReservation(2)} // 10 s and 20 s
 	b.Status.RunningReserved = true
 	recountReserved(b)
-	if err := h.server.Status().Update(t.Context(), b); err != nil {
+	if err := h.setState(t, b); err != nil {
 		t.Fatal(err)
 	}
 
@@ -139,7 +139,7 @@ func TestBreak37rUpgradedBudgetsRunningJobTakesAnotherJobsKey(t *testing.T) {
 	b.Status.Reservations = []videov1alpha1.BudgetReservation{runningReservation(1), keyed}
 	b.Status.RunningReserved = true
 	recountReserved(b)
-	if err := h.server.Status().Update(t.Context(), b); err != nil {
+	if err := h.setState(t, b); err != nil {
 		t.Fatal(err)
 	}
 	credits := resource.MustParse("1")
@@ -216,7 +216,7 @@ func TestBreak37rAnUnreadableLineMakesEveryReservationWriteInvalid(t *testing.T)
 	h := crdCheckedHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](10)})
 	b := h.budget(t)
 	b.Status.RunningJobs = []string{"written by hand: job-9"}
-	if err := h.server.Status().Update(t.Context(), b); err != nil {
+	if err := h.setState(t, b); err != nil {
 		t.Fatal(err)
 	}
 	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(5), "a", "", Estimate{Seconds: 5}, nil)
@@ -253,6 +253,8 @@ func TestBreak37rARollForwardChargesTheJobsRunningAtARollback(t *testing.T) {
 	if len(old.Status.RunningJobs) != 1 {
 		t.Fatalf("the older manager's write dropped job-1's line: %+v", old.Status)
 	}
+	expandRunning(&old)
+	writeOlderLedger(t, h.server, &old) // its copy of the budget, after the write
 	// job-1 ends (400 s), recorded in its render's status. Rolled forward: the newer manager's
 	// writes fold it into job-1's line, once however many come.
 	recordEnd(t, h, vr, 400, h.g.clock.Now())

@@ -61,7 +61,7 @@ func TestBreak37vStandingAnswersForEveryNamespaceAndRender(t *testing.T) {
 	// (not folded yet), and of an earlier job of render 4 (its current one was never reserved).
 	b := h.budget(t)
 	b.Status.Reservations = []videov1alpha1.BudgetReservation{held(1, "j-running"), held(2, "j-ended"), held(4, "j-earlier")}
-	if err := h.server.Status().Update(t.Context(), b); err != nil {
+	if err := h.setState(t, b); err != nil {
 		t.Fatal(err)
 	}
 	type want struct {
@@ -113,7 +113,7 @@ func TestBreak37vReserveFoldsTheRendersEndedJobInItsWriteOrWritesNothing(t *test
 	RollPeriod(b, foldT0)
 	addUsage(b, videov1alpha1.BudgetUsage{Renders: 1})
 	b.Status.Reservations = []videov1alpha1.BudgetReservation{heldFor("a1", foldT0.Add(-time.Minute), 30, "j-prev")}
-	if err := h.server.Status().Update(t.Context(), b); err != nil {
+	if err := h.setState(t, b); err != nil {
 		t.Fatal(err)
 	}
 	var fail atomic.Bool

@@ -57,7 +57,7 @@ func TestBreakFixAnOlderManagersReservationHoldsUnboundedRendersBeforeTheControl
 		PeriodStart: &metav1.Time{Time: start}, PeriodEnd: &metav1.Time{Time: end},
 		Reservations: []videov1alpha1.BudgetReservation{{Kind: "VideoRender", Name: project.Name, UID: string(project.UID),
 			AttemptID: "old-attempt", ReservedAt: metav1.NewTime(now.Add(-6 * time.Minute).Truncate(time.Second))}}}
-	if err := h.server.Status().Update(t.Context(), b); err != nil {
+	if err := h.setState(t, b); err != nil {
 		t.Fatal(err)
 	}
 
@@ -99,7 +99,7 @@ func TestBreakFixAVeoJobReservedBeforeTheUpgradeCountsItsUnreportedCreditsOnceIt
 		PeriodStart: &metav1.Time{Time: start}, PeriodEnd: &metav1.Time{Time: end}, Used: videov1alpha1.BudgetUsage{Renders: 1},
 		Reservations: []videov1alpha1.BudgetReservation{{Kind: "VideoRender", Name: vr.Name, UID: string(vr.UID), AttemptID: "a",
 			ReservedAt: metav1.NewTime(now.Add(-6 * time.Minute).Truncate(time.Second)), EstimatedSeconds: 40, AICredits: true, JobID: "job-veo"}}}
-	if err := h.server.Status().Update(t.Context(), b); err != nil {
+	if err := h.setState(t, b); err != nil {
 		t.Fatal(err)
 	}
 	jobs := &fakeJobs{ends: map[string]*JobEnd{}}
@@ -225,9 +225,6 @@ func TestBreakFixHeldALedgerDeletedWithNothingHeldBackStaysDeleted(t *testing.T)
 		t.Fatalf("the render: %+v, %v", d, err)
 	}
 	recordFolded(t, h, vr, "job-0")
-	if err := h.g.ledgers.flushPending(t.Context(), "team-a"); err != nil {
-		t.Fatal(err)
-	}
 	deleteBudget(t, h)
 	if err := h.server.Delete(t.Context(), storedLedger(t, h)); err != nil {
 		t.Fatal(err)
@@ -357,9 +354,6 @@ func TestBreakFixALedgerThePlatformDeletedStaysDeletedWhenARunningJobEnds(t *tes
 		t.Fatalf("the render: %+v, %v", d, err)
 	}
 	recordFolded(t, h, vr, "job-0")
-	if err := h.g.ledgers.flushPending(t.Context(), "team-a"); err != nil {
-		t.Fatal(err)
-	}
 	deleteBudget(t, h)
 	clk := clocktesting.NewFakeClock(time.Now())
 	opsReconcile(t, opsController(h, h.g, clk, nil), clk, 1) // the deletion, seen at once

@@ -134,7 +134,7 @@ func TestBreakFoldAnEndWrittenBeforeTheUpgradedBudgetsFirstLookIsCharged(t *test
 	b := h.budget(t)
 	b.Status = *foldBudget(foldT0, 1).Status.DeepCopy()
 	b.Status.LedgerBudgetUID = "b1"
-	if err := h.server.Status().Update(t.Context(), b); err != nil {
+	if err := h.setState(t, b); err != nil {
 		t.Fatal(err)
 	}
 	// The render as the new manager wrote it: job-1 ended, 30 s.

@@ -39,7 +39,7 @@ func ageReservations(t *testing.T, h *batchHarness, d time.Duration) {
 	for i := range b.Status.Reservations {
 		b.Status.Reservations[i].ReservedAt = metav1.NewTime(time.Now().Add(-d))
 	}
-	if err := h.server.Status().Update(t.Context(), b); err != nil {
+	if err := h.setState(t, b); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -42,7 +42,7 @@ func reservedLongAgo(t *testing.T, h *batchHarness) {
 	for i := range b.Status.Reservations {
 		b.Status.Reservations[i].ReservedAt = metav1.NewTime(time.Now().Add(-2 * time.Minute))
 	}
-	if err := h.server.Status().Update(t.Context(), b); err != nil {
+	if err := h.setState(t, b); err != nil {
 		t.Fatal(err)
 	}
 }

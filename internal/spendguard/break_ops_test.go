@@ -76,7 +76,7 @@ func createBudget(t *testing.T, h *batchHarness, spec videov1alpha1.VideoBudgetS
 	if status == nil {
 		return
 	}
-	b.Status = *status.DeepCopy()
+	b.Status = *status.DeepCopy() // a restore with its status: what the backup holds, not the ledger
 	if err := h.server.Status().Update(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}
@@ -284,9 +284,6 @@ func ledgerRestoredToTheFirstOfThree(t *testing.T, spec videov1alpha1.VideoBudge
 		}
 		recordFolded(t, h, vr, fmt.Sprintf("job-%d", i))
 		endFolded(t, h, vr, 10)
-		if err := h.g.ledgers.flushPending(t.Context(), "team-a"); err != nil { // every copy reaches the ledger
-			t.Fatal(err)
-		}
 	}
 	pay(0)
 	backup := storedLedger(t, h).DeepCopy()
@@ -433,9 +430,6 @@ func TestOpsUninstallLeavesALedgerThatABudgetCreatedAgainCanTakeOver(t *testing.
 		recordFolded(t, h, vr, fmt.Sprintf("job-%d", i))
 		renders = append(renders, vr)
 	}
-	if err := h.g.ledgers.flushPending(t.Context(), "team-a"); err != nil {
-		t.Fatal(err)
-	}
 
 	// The uninstall (ReleaseFinalizers): the manager is stopped; a process of its own charges each
 	// running job its estimate and settles the budget.
@@ -501,7 +495,7 @@ func TestOpsUpgradeFromAnOlderManagersReservationKeepsUnboundedRendersOneAtATime
 		PeriodStart: &metav1.Time{Time: start}, PeriodEnd: &metav1.Time{Time: end},
 		Reservations: []videov1alpha1.BudgetReservation{{Kind: "VideoRender", Name: project.Name, UID: string(project.UID),
 			AttemptID: "old-attempt", ReservedAt: metav1.NewTime(now.Add(-6 * time.Minute).Truncate(time.Second))}}}
-	if err := h.server.Status().Update(t.Context(), b); err != nil {
+	if err := h.setState(t, b); err != nil {
 		t.Fatal(err)
 	}
 

@@ -40,6 +40,7 @@ func editBudgetStatus(t *testing.T, h *batchHarness, edit func(b *videov1alpha1.
 	t.Helper()
 	b := h.budget(t)
 	edit(b)
+	writeOlderLedger(t, h.server, b)
 	compactRunning(b)
 	if err := h.server.Status().Update(t.Context(), b); err != nil {
 		t.Fatal(err)

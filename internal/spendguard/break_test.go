@@ -262,7 +262,7 @@ func TestBreakALengthLimitAddedBesideMoreThanMaxReservationsRunningJobsCountsThe
 	close(h.hold)
 	b := h.budget(t)
 	b.Generation, b.Status.ObservedGeneration, b.Status.Used.Renders = 1, 1, n
-	if err := h.server.Status().Update(t.Context(), b); err != nil {
+	if err := h.setState(t, b); err != nil {
 		t.Fatal(err)
 	}
 	reconcileBudget(t, h, 1)
@@ -350,9 +350,8 @@ func TestBreakALedgerFailureInTheBackgroundFlushShowsInTheBudget(t *testing.T) {
 	// its job; the namespace's next guard write folds it, and its ledger copy fails.
 	writable.Store(false)
 	recordInStatus(t, h.server, batchRender(0), "job-0", h.g.clock.Now())
-	foldByGuardWrite(t, h.g)
-	if b := h.budget(t); b.Status.Used.Renders != 1 {
-		t.Fatalf("setup: the recorded job was not folded: used %+v", b.Status.Used)
+	if err := h.g.mutateBudget(t.Context(), "team-a", ChangeFold, func(*videov1alpha1.VideoBudget) bool { return false }); err == nil {
+		t.Fatal("the fold's write succeeded with the ledger unwritable")
 	}
 	if h.g.ledgers.failure("team-a") == nil {
 		t.Fatal("the fold's ledger copy was not written, or its failure not noted")
@@ -373,7 +372,9 @@ func TestBreakALedgerFailureInTheBackgroundFlushShowsInTheBudget(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the failed ledger write woke no VideoBudget controller")
 	}
-	reconcileBudget(t, h, 1)
+	if err := reconcileOnce(t, h); err == nil {
+		t.Fatal("the controller's look succeeded with the ledger unwritable: the workqueue would not try again")
+	}
 	ready := meta.FindStatusCondition(h.budget(t).Status.Conditions, string(videov1alpha1.ConditionReady))
 	if ready != nil && ready.Status == metav1.ConditionTrue {
 		t.Fatalf("nothing is paid in the namespace (%q) while its budget says Ready=%s %s: %q", d.Message, ready.Status, ready.Reason, ready.Message)
@@ -536,11 +537,8 @@ func TestBreakALookWhoseLedgerWriteFailsDoesNotLeaveReadyTrue(t *testing.T) {
 	r := NewReconciler(ReconcilerOptions{Client: h.server, Reader: h.server, Clock: clocktesting.NewFakeClock(next),
 		Grace: time.Minute, Recheck: time.Hour, Retry: time.Second, Ledgers: h.g.ledgers, Guard: h.g})
 	res, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.g.ledgers.failure("team-a") == nil {
-		t.Fatal("the roll-over's ledger write did not fail")
+	if err == nil || h.g.ledgers.failure("team-a") == nil {
+		t.Fatalf("the roll-over's ledger write did not fail (%v), or its reconcile did not say so", err)
 	}
 	ready := meta.FindStatusCondition(h.budget(t).Status.Conditions, string(videov1alpha1.ConditionReady))
 	if ready != nil && ready.Status == metav1.ConditionTrue {

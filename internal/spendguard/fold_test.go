@@ -254,7 +254,7 @@ func TestFoldPostsAnEndedJobOnce(t *testing.T) {
 		RollPeriod(b, foldT0)
 		addUsage(b, videov1alpha1.BudgetUsage{Renders: 1})
 		b.Status.Reservations = []videov1alpha1.BudgetReservation{heldFor("a", foldT0.Add(-time.Minute), 60, "job-0")}
-		if err := h.server.Status().Update(t.Context(), b); err != nil {
+		if err := h.setState(t, b); err != nil {
 			t.Fatal(err)
 		}
 		h.onWrite = func(n int32) error {
@@ -371,7 +371,7 @@ func TestTheControllersFoldWaitsUntilAFactIsFoldAgeOld(t *testing.T) {
 		close(h.hold)
 		b := h.budget(t)
 		b.Status.Reservations = []videov1alpha1.BudgetReservation{heldFor("a", foldT0.Add(-10*time.Second), 60, "")}
-		if err := h.server.Status().Update(t.Context(), b); err != nil {
+		if err := h.setState(t, b); err != nil {
 			t.Fatal(err)
 		}
 		clk := clocktesting.NewFakeClock(foldT0)
@@ -558,8 +558,8 @@ func TestAGrantIsRefusedWhileTheRendersEndedJobIsUnfolded(t *testing.T) {
 	}
 }
 
-// A write of the VideoBudget controller over the guard's last write no longer costs the guard's
-// next write its lock: the controller tells the guard the version it wrote.
+// A ledger write of the VideoBudget controller over the guard's last one no longer costs the
+// guard's next write its lock: the controller tells the guard the version it wrote (learn).
 func TestTheGuardWritesOverTheControllersWriteWithoutLosingItsLock(t *testing.T) {
 	for _, told := range []bool{false, true} {
 		h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))})
@@ -568,28 +568,34 @@ func TestTheGuardWritesOverTheControllersWriteWithoutLosingItsLock(t *testing.T)
 			t.Fatal(err)
 		}
 		// The controller's write, over the guard's.
-		b := h.budget(t)
-		from := b.ResourceVersion
-		b.Status.ObservedGeneration++
-		if err := h.server.Status().Update(t.Context(), b); err != nil {
+		from := h.g.known("team-a")
+		if from == nil {
+			t.Fatal("the guard keeps no copy of the ledger it wrote")
+		}
+		l := from.l
+		l.ChargeCount++
+		to, err := h.g.ledgers.store(t.Context(), h.server, "team-a", l, from.rv)
+		if err != nil {
 			t.Fatal(err)
 		}
 		if told {
-			h.g.wrote(from, b)
+			h.g.learn("team-a", from.rv, to, nil)
 		}
-		before := h.writes.Load()
+		conflicts := &writeTally{}
+		h.g.observeWrites(conflicts)
 		if _, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{}, nil); err != nil {
 			t.Fatal(err)
 		}
-		want := int32(2) // a conflict, then the write on the budget read again
+		want := 1 // a conflict, then the write on the ledger read again
 		if told {
-			want = 1
+			want = 0
 		}
-		if got := h.writes.Load() - before; got != want {
-			t.Errorf("told %v: %d write attempts, want %d", told, got, want)
+		if got := conflicts.writes[WriterGuard+"/"+WriteConflict]; got != want {
+			t.Errorf("told %v: %d ledger writes lost their lock, want %d (%v)", told, got, want, conflicts.writes)
 		}
-		if n := len(h.budget(t).Status.Reservations); n != 2 {
-			t.Errorf("told %v: %d reservations, want 2", told, n)
+		if b := h.budget(t); len(b.Status.Reservations) != 2 || b.Status.ChargeCount != 1 {
+			t.Errorf("told %v: %d reservations and charge count %d, want 2 and 1 (the controller's write kept)", told,
+				len(b.Status.Reservations), b.Status.ChargeCount)
 		}
 	}
 }

@@ -284,7 +284,10 @@ func TestAChargeWhileTheBudgetIsGoneAfterAFailedLedgerCopySurvivesARestart(t *te
 		t.Fatalf("reserve: %+v %v", d, err)
 	}
 	failing.Store(true)
-	recordFolded(t, h, vr, "job-0") // the fold's ledger copy fails: held back
+	recordJob(t, h, vr, "job-0", h.g.clock.Now())
+	if err := h.g.mutateBudget(t.Context(), "team-a", ChangeFold, func(*videov1alpha1.VideoBudget) bool { return false }); err == nil {
+		t.Fatal("the fold's write succeeded with the ledger failing")
+	}
 	deleteBudget(t, h)
 	failing.Store(false)
 	finalizerCharge(t, h, nil, vr, 450, nil)

@@ -118,8 +118,10 @@ type budgetSlot struct {
 	ns string
 	// turn is held by the write in progress; a channel, so a cancelled context stops waiting.
 	turn chan struct{}
-	// latest is the budget as this process's last write left it, or nil (then read it).
-	latest *videov1alpha1.VideoBudget
+	// ledger is the namespace's ledger as this process last wrote it, or nil (then read it); view
+	// the budget as this process's last view write left it (writeView).
+	ledger *stored
+	view   *videov1alpha1.VideoBudget
 	// users hold or wait for the turn: a slot in use, or with changes queued, is never dropped.
 	users int
 	// queue are the changes for the next write (batch.go), guarded by budgetWriters.mu.
@@ -201,6 +203,7 @@ type Decision struct {
 func (g *Guard) reserve(ctx context.Context, kind string, obj client.Object, attempt, digest string, est Estimate,
 	sent func(videov1alpha1.BudgetReservation) bool) (Decision, error) {
 	var d Decision
+	failing := g.ledgers.failure(obj.GetNamespace()) != nil
 	err := g.mutateBudget(ctx, obj.GetNamespace(), ChangeReserve, func(b *videov1alpha1.VideoBudget) bool {
 		var write bool
 		d, write = g.reserveChange(b, kind, obj, attempt, digest, est, sent, time.Time{})
@@ -208,6 +211,10 @@ func (g *Guard) reserve(ctx context.Context, kind string, obj client.Object, att
 	})
 	if errors.Is(err, errNoBudget) {
 		return g.withoutBudget(ctx, obj.GetNamespace())
+	}
+	if lerr := g.ledgers.failure(obj.GetNamespace()); err != nil && lerr != nil && failing {
+		// Not a passing error: the object says why it waits (fail closed), and tries again.
+		return Decision{Wait: true, Budgeted: true, Message: ledgerMessage(lerr)}, nil
 	}
 	return d, err
 }
@@ -230,9 +237,6 @@ func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj cli
 	}
 	b.Status.Reservations = kept
 	recountReserved(b)
-	if err := g.ledgers.failure(b.Namespace); err != nil {
-		return Decision{Wait: true, Budgeted: true, Message: ledgerMessage(err)}, false
-	}
 	if limit, msg, reached := exhausted(b, kind, est); reached {
 		d = Decision{Wait: true, Limit: limit, Message: msg}
 		if b.Status.PeriodEnd != nil {
@@ -293,12 +297,11 @@ func ledgerMessage(err error) string {
 // keeps the limits of a budget deleted in this period. A replace (delete, then create) must
 // release nothing in between; the platform removes the limits on purpose by deleting the ledger.
 func (g *Guard) withoutBudget(ctx context.Context, ns string) (Decision, error) {
-	if gone, err := g.ledgers.removed(ctx, g.reader, ns); gone || err != nil {
-		return Decision{}, err // the ledger deleted with its budget on purpose: the limits are removed
-	}
 	if err := g.ledgers.failure(ns); err != nil {
 		// Fail closed: the ledger would have kept the limits of a budget just deleted.
-		return Decision{Wait: true, Message: ledgerMessage(err)}, nil
+		if gone, rerr := g.ledgers.removed(ctx, g.reader, ns); !gone || rerr != nil {
+			return Decision{Wait: true, Message: ledgerMessage(err)}, rerr
+		}
 	}
 	held, end, err := g.ledgers.holds(ctx, g.reader, ns, g.clock.Now())
 	if err != nil || !held {

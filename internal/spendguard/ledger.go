@@ -14,15 +14,17 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+
 package spendguard
 
 import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"slices"
 	"strings"
+	"slices"
 	"sync"
 	"time"
 
@@ -32,6 +34,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -40,20 +43,19 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// The ledger: a VideoBudget's status is deleted with the budget (a GitOps replace or prune, a
-// restore without status), so its usage, reservations and charged job ids are also kept in a
-// ConfigMap no object owns, in the manager's namespace where tenants cannot write (a record a
-// tenant could delete would reset its month: docs/architecture.md "Records that outlive a
-// version"). It is written after every budget write that changes it, so it is never ahead of what
-// was decided; a failed write is made good by the next (each is the whole snapshot). A budget that
-// has not merged it merges it before its first decision and rebuilds the reservations in flight
-// from the objects. While no budget exists, a ledger of the current period keeps its limits: a
-// replace releases nothing; deleting the ledger is how the platform removes them.
+// The ledger is the namespace's usage and reservations: the state every money decision is made
+// on, in a ConfigMap no object owns, in the manager's namespace where tenants cannot write (a
+// record a tenant could delete would reset its month: docs/architecture.md "Records that outlive a
+// version"). It is written with its own optimistic lock, before anything is paid on what it says;
+// the VideoBudget's status is a view of it, written after. So a budget deleted, created again or
+// restored with or without status loses nothing and merges nothing: it shows the ledger; a second
+// manager by mistake conflicts and decides again; a ledger that cannot be written admits nothing.
+// While no budget exists, a ledger of the current period keeps its limits; deleting the ledger is
+// how the platform removes them.
 //
-// Migration: older managers kept the ledger in the tenant's namespace (LedgerConfigMapName). A
-// budget taking over where the manager's namespace holds none merges that one; a budget that took
-// over long ago has its ledger written at the controller's first look; the old one is never read
-// again.
+// Migration: an older manager kept the state in the budget's status and a copy in the ledger
+// (here, or in the tenant's namespace: LedgerConfigMapName). A ledger without a version, or none
+// beside a budget, is built once from them (migrate).
 
 // The Role for the ledgers is config/rbac/ledger_role.yaml, in the manager's namespace; the one
 // cluster-wide right is reading the old ledgers, by name, for the migration:
@@ -64,59 +66,81 @@ const (
 	DefaultLedgerNamespace = "video-operator-system"
 	// ledgerKey is the ConfigMap's data key holding the ledger as JSON.
 	ledgerKey = "ledger.json"
+	// ledgerVersion marks a ledger that is the state, not an older manager's copy.
+	ledgerVersion = 2
 	// freeTTL is how long a free answer (holds) stands; this process's writes forget it sooner.
 	freeTTL = 30 * time.Second
-	// maxReplaced bounds the replaced budgets remembered per namespace.
-	maxReplaced = 8
-	// maxGone bounds the changes kept apart for a deleted budget's later copies (keepGone).
-	maxGone = 64
 	// maxFree bounds the namespaces whose free ledger is remembered.
 	maxFree = 10_000
 )
 
-// ledger is what the ConfigMap holds: a copy of a budget's status.
+// ledger is what the ConfigMap holds.
 type ledger struct {
-	Period      videov1alpha1.BudgetPeriod   `json:"period,omitempty"`
-	PeriodStart *metav1.Time                 `json:"periodStart,omitempty"`
-	PeriodEnd   *metav1.Time                 `json:"periodEnd,omitempty"`
-	Used        videov1alpha1.BudgetUsage    `json:"used"`
-	Windows     []videov1alpha1.BudgetWindow `json:"windows,omitempty"`
-	// Reservations are copied with the usage they are consistent with: a budget created again
-	// takes over an unfolded job's instead of admitting another render in its room.
+	Version      int                               `json:"version,omitempty"`
+	Period       videov1alpha1.BudgetPeriod        `json:"period,omitempty"`
+	PeriodStart  *metav1.Time                      `json:"periodStart,omitempty"`
+	PeriodEnd    *metav1.Time                      `json:"periodEnd,omitempty"`
+	Used         videov1alpha1.BudgetUsage         `json:"used"`
+	Windows      []videov1alpha1.BudgetWindow      `json:"windows,omitempty"`
 	Reservations []videov1alpha1.BudgetReservation `json:"reservations,omitempty"`
 	ChargedJobs  []string                          `json:"chargedJobs,omitempty"`
 	ChargeCount  int64                             `json:"chargeCount,omitempty"`
-	BudgetUID    string                            `json:"budgetUID,omitempty"`
-	// BudgetRV is the resourceVersion of the budget's copy: another manager's later copy shows.
-	BudgetRV string `json:"budgetResourceVersion,omitempty"`
+	// RunningReserved: every running job holds a reservation (countRunning).
+	RunningReserved bool `json:"runningReserved,omitempty"`
+	// BudgetUID is the budget whose status shows it (the last that existed).
+	BudgetUID string `json:"budgetUID,omitempty"`
 }
 
 func ledgerOf(b *videov1alpha1.VideoBudget) ledger {
-	st := &b.Status
-	return ledger{Period: st.Period, PeriodStart: st.PeriodStart, PeriodEnd: st.PeriodEnd, Used: st.Used, Windows: st.Windows,
-		Reservations: st.Reservations, ChargedJobs: st.ChargedJobs, ChargeCount: st.ChargeCount, BudgetUID: string(b.UID), BudgetRV: b.ResourceVersion}
+	st := b.Status.DeepCopy()
+	return ledger{Version: ledgerVersion, Period: st.Period, PeriodStart: st.PeriodStart, PeriodEnd: st.PeriodEnd, Used: st.Used,
+		Windows: st.Windows, Reservations: st.Reservations, ChargedJobs: st.ChargedJobs, ChargeCount: st.ChargeCount,
+		RunningReserved: st.RunningReserved, BudgetUID: string(b.UID)}
 }
 
-// ledgerChanged reports whether a budget write changes what the ledger keeps.
-func ledgerChanged(before, after *videov1alpha1.VideoBudget) bool {
-	return !equality.Semantic.DeepEqual(ledgerOf(before), ledgerOf(after))
+// stored is a ledger as this process last read or wrote it, with its ConfigMap's resourceVersion
+// (empty: there is none yet).
+type stored struct {
+	l   ledger
+	rv  string
+	uid types.UID // the ConfigMap's: one deleted and created again is another ledger
+}
+
+// working is the namespace's budget live (nil: it has none) with l's state as its status: what a
+// write changes, and the view written after.
+func working(tenant string, live *videov1alpha1.VideoBudget, l *ledger) *videov1alpha1.VideoBudget {
+	b := live.DeepCopy()
+	if live == nil {
+		b = &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: videov1alpha1.VideoBudgetName, UID: types.UID(l.BudgetUID)},
+			Spec: videov1alpha1.VideoBudgetSpec{Period: l.Period}}
+	}
+	c := ledgerOf(&videov1alpha1.VideoBudget{Status: videov1alpha1.VideoBudgetStatus{Period: l.Period, PeriodStart: l.PeriodStart,
+		PeriodEnd: l.PeriodEnd, Used: l.Used, Windows: l.Windows, Reservations: l.Reservations, ChargedJobs: l.ChargedJobs, ChargeCount: l.ChargeCount}})
+	st := &b.Status
+	st.Period, st.PeriodStart, st.PeriodEnd, st.Used, st.Windows = c.Period, c.PeriodStart, c.PeriodEnd, c.Used, c.Windows
+	st.Reservations, st.RunningJobs, st.ChargedJobs, st.ChargeCount = c.Reservations, nil, c.ChargedJobs, c.ChargeCount
+	st.LedgerBudgetUID, st.RunningReserved = string(b.UID), l.RunningReserved
+	recountReserved(b)
+	return b
+}
+
+// changed reports whether b's state is not the ledger from's.
+func changed(b *videov1alpha1.VideoBudget, from *stored) bool {
+	return from.rv == "" || !equality.Semantic.DeepEqual(ledgerOf(b), from.l)
 }
 
 // Ledgers are the namespaces' ledgers in the manager's namespace.
 type Ledgers struct {
 	// Namespace is the manager's own namespace.
 	Namespace string
-	// known are the namespaces whose ledger this process wrote or saw (ensure).
-	known sync.Map
 
-	mu      sync.Mutex
-	tenants map[string]*tenantLedger
+	mu sync.Mutex
 	// free are the namespaces whose ledger holds no limits, until when that answer stands (holds).
 	free map[string]time.Time
-	// wrote are the namespaces whose ledger this process wrote; failed, those whose last write
-	// failed: they admit nothing (fail closed).
-	wrote  map[string]bool
+	// failed are the namespaces whose last ledger write failed: they admit nothing (fail closed);
+	// wrote, those whose ledger this process wrote.
 	failed map[string]error
+	wrote  map[string]bool
 	// wake asks the VideoBudget controller to look at a namespace's budget after a delay (Source);
 	// nil while none listens.
 	wake func(tenant string, after time.Duration)
@@ -124,13 +148,12 @@ type Ledgers struct {
 
 // NewLedgers returns the ledgers kept in namespace ns (DefaultLedgerNamespace when empty).
 func NewLedgers(ns string) *Ledgers {
-	return &Ledgers{Namespace: cmp.Or(ns, DefaultLedgerNamespace), tenants: map[string]*tenantLedger{},
-		free: map[string]time.Time{}, wrote: map[string]bool{}, failed: map[string]error{}}
+	return &Ledgers{Namespace: cmp.Or(ns, DefaultLedgerNamespace), free: map[string]time.Time{}, failed: map[string]error{}, wrote: map[string]bool{}}
 }
 
 // Source is the VideoBudget controller's source of wake-ups: a ledger write that starts failing,
-// changes queued that come due (batch.go). A wake-up is a request in the controller's workqueue,
-// which keeps its delay: a timer never writes, the reconcile does.
+// changes queued that come due (batch.go), a view not written. A wake-up is a request in the
+// controller's workqueue, which keeps its delay: a timer never writes, the reconcile does.
 func (s *Ledgers) Source() source.Source {
 	return source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		s.mu.Lock()
@@ -160,20 +183,14 @@ func (s *Ledgers) failure(tenant string) error {
 	return s.failed[tenant]
 }
 
-// confirmed reports whether this process wrote tenant's ledger and its last write succeeded.
-func (s *Ledgers) confirmed(tenant string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.wrote[tenant] && s.failed[tenant] == nil
-}
-
-// noteWrite records the outcome of a write of tenant's ledger; a first failure wakes the
-// VideoBudget controller, so that its status says why nothing is paid.
+// noteWrite records the outcome of a write of tenant's ledger; a first failure, and the first
+// success after, wake the VideoBudget controller, so that its status says whether anything is paid.
 func (s *Ledgers) noteWrite(tenant string, err error) {
 	s.mu.Lock()
-	first := err != nil && s.failed[tenant] == nil
+	first := (err != nil) == (s.failed[tenant] == nil)
 	if err == nil {
 		delete(s.failed, tenant)
+		delete(s.free, tenant)
 		s.wrote[tenant] = true
 	} else {
 		s.failed[tenant] = err
@@ -184,522 +201,165 @@ func (s *Ledgers) noteWrite(tenant string, err error) {
 	}
 }
 
-// tenantLedger is one namespace's ledger as this process writes it: written through (a 10 s
-// cadence lost its interval of usage in a kill and a replace: 28 of 1,000 simulation seeds).
-type tenantLedger struct {
-	// pending is the copy whose write failed, held back for the next write or read of the
-	// ledger: nil when the ledger is current.
-	pending *videov1alpha1.VideoBudget
-	client  client.Client
-	// written is the copy this process last wrote (before gone's changes); an older copy of the
-	// same budget is not written over it.
-	written *videov1alpha1.VideoBudget
-	// gone are the changes made to budget goneUID after it was deleted (keepInLedger): each later
-	// copy of it gets them, until another budget's copy (which took them over) is written.
-	gone    []func(*videov1alpha1.VideoBudget) bool
-	goneUID types.UID
-	// final is the last state of the budget deleted last, from its delete event (lastState).
-	final *videov1alpha1.VideoBudget
-	// replaced are the budgets whose ledger a later budget took over in this process (tookOver).
-	replaced []types.UID
-	// adopted are the budgets that took the ledger over in this process (tookOver): this process
-	// knows what each replaced.
-	adopted []types.UID
-	// io orders this process's writes of the ledger before the reads that decide on it
-	// (TestABudgetTakingOverReadsTheLedgerCopyInFlight); a channel, so a wait heeds its context.
-	// Taken before Ledgers.mu, which guards the other fields; pending and written change with
-	// both held, so io alone reads them.
-	io chan struct{}
-}
-
-func (lc *tenantLedger) unlock() { <-lc.io }
-
-// tenantOfLocked is tenant's ledger state, created on first use; s.mu is held.
-func (s *Ledgers) tenantOfLocked(tenant string) *tenantLedger {
-	if s.tenants[tenant] == nil {
-		s.tenants[tenant] = &tenantLedger{io: make(chan struct{}, 1)}
-	}
-	return s.tenants[tenant]
-}
-
-// turn takes the io of tenant's ledger state, created when create (a write) and else nil when
-// this process never wrote the ledger; the caller unlocks it.
-func (s *Ledgers) turn(ctx context.Context, tenant string, create bool) (*tenantLedger, error) {
-	s.mu.Lock()
-	lc := s.tenants[tenant]
-	if create {
-		lc = s.tenantOfLocked(tenant)
-	}
-	s.mu.Unlock()
-	if lc == nil {
-		return nil, nil
-	}
-	select {
-	case lc.io <- struct{}{}:
-		return lc, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for the namespace's ledger write on its way: %w", ctx.Err())
-	}
-}
-
-// dropSuperseded drops the copy held back for tenant's ledger when the ledger holds a later one
-// (another manager over the namespace by mistake wrote it since): of the same budget at a later
-// version, or of another budget that is not one the held copy's replaced: the namespace's budget
-// now, or any, when the held copy's took the ledger over in this process (which knows what it
-// replaced; one that took it over in a process before may have replaced the ledger's); lc.io is held.
-func (s *Ledgers) dropSuperseded(ctx context.Context, r client.Reader, lc *tenantLedger, tenant string) error {
-	s.mu.Lock()
-	held := lc.pending
-	s.mu.Unlock()
-	if held == nil {
-		return nil
-	}
-	l, _, err := s.read(ctx, r, tenant)
-	if err != nil || l == nil || l.BudgetUID == "" {
-		return err
-	}
-	s.mu.Lock()
-	other := l.BudgetUID != string(held.UID) && !slices.Contains(lc.replaced, types.UID(l.BudgetUID))
-	later := l.BudgetUID == string(held.UID) && newerCopy(l.BudgetRV, held.ResourceVersion) || other && slices.Contains(lc.adopted, held.UID)
-	s.mu.Unlock()
-	if other && !later {
-		var now videov1alpha1.VideoBudget
-		if err := readBudget(ctx, r, tenant, &now); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("reading VideoBudget %s/%s: %w", tenant, videov1alpha1.VideoBudgetName, err)
-		}
-		later = string(now.UID) == l.BudgetUID
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if later && lc.pending == held {
-		lc.pending = nil
-	}
-	return nil
-}
-
-// olderCopy reports whether b is a copy of the same budget as than at an older resourceVersion:
-// the newer holds every change of the older (optimistic locks), and two writers may reach the
-// ledger in the other order (versions that go back: docs/spend-guard.md, "Restoring etcd").
-func olderCopy(b, than *videov1alpha1.VideoBudget) bool {
-	return b != nil && than != nil && b.UID == than.UID && newerCopy(than.ResourceVersion, b.ResourceVersion)
-}
-
-// flushPending writes the copy of tenant's ledger held back after a failed write.
-func (s *Ledgers) flushPending(ctx context.Context, tenant string) error {
-	lc, err := s.turn(ctx, tenant, false)
-	if lc == nil {
-		return err
-	}
-	defer lc.unlock()
-	return s.writeLocked(ctx, nil, nil, lc)
-}
-
-// keepAhead runs when tenant's budget is deleted: a copy held back is written, and the last copy
-// written again when the ledger holds less of it (restored from an older backup, edited by hand).
-// The deleted budget's last state (lastState) is such a copy, also over the copy of the budget it
-// took over when its own copies failed, unless a later budget exists. A ledger that is gone stays
-// gone: that is how the platform removes the limits.
-func (s *Ledgers) keepAhead(ctx context.Context, c client.Client, r client.Reader, tenant string) error {
-	lc, err := s.turn(ctx, tenant, false)
-	if lc == nil {
-		return err
-	}
-	defer lc.unlock()
-	if gone, err := s.removedLocked(ctx, r, lc, tenant); gone || err != nil {
-		return err
-	}
-	if err := s.dropSuperseded(ctx, r, lc, tenant); err != nil {
-		return err
-	}
-	if err := s.writeLocked(ctx, nil, nil, lc); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	last, final := lc.written, lc.final
-	if final != nil && (last == nil || last.UID != final.UID || !olderCopy(final, last)) {
-		last = final // this process wrote no later copy of it
-	}
-	s.mu.Unlock()
-	if last == nil {
-		return nil
-	}
-	// Read after the flush: the copy held back may have brought it up to date.
-	l, found, err := s.read(ctx, r, tenant)
-	if err != nil || !found {
-		if err == nil {
-			s.forgetFinal(lc, final) // the ledger deleted on purpose: its budget's state goes too
-		}
-		return err
-	}
-	if !behind(l, ledgerOf(last)) && (last != final || !s.finalSupersedes(ctx, r, tenant, final, l)) {
-		s.forgetFinal(lc, final)
-		return nil
-	}
-	logf.FromContext(ctx).Info("The budget's ledger holds less than its budget did; writing it again",
-		"namespace", tenant, "ledger", s.Namespace+"/"+s.Name(tenant), "renders", l.Used.Renders, "written", last.Status.Used.Renders)
-	if err := s.writeLocked(ctx, c, last, lc); err != nil {
-		return err
-	}
-	s.forgetFinal(lc, final)
-	return nil
-}
-
-// finalSupersedes reports whether the deleted budget final's copy supersedes ledger l of another
-// budget: final took l over (its own copies failed since), and no later budget exists.
-func (s *Ledgers) finalSupersedes(ctx context.Context, r client.Reader, tenant string, final *videov1alpha1.VideoBudget, l *ledger) bool {
-	want := ledgerOf(final)
-	if final.Status.LedgerBudgetUID != string(final.UID) || l.BudgetUID == string(final.UID) ||
-		!behind(&ledger{BudgetUID: want.BudgetUID, PeriodStart: l.PeriodStart, Used: l.Used, ChargeCount: l.ChargeCount}, want) {
-		return false // the ledger holds as much: another budget's, maybe later
-	}
-	return apierrors.IsNotFound(readBudget(ctx, r, tenant, &videov1alpha1.VideoBudget{}))
-}
-
-// finalCopy is the last state of tenant's budget deleted last, as a ledger, until a later
-// budget's copy is written; nil when there is none, or that budget had not taken the ledger over.
-func (s *Ledgers) finalCopy(tenant string) *ledger {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	lc := s.tenants[tenant]
-	if lc == nil || lc.final == nil || lc.final.Status.LedgerBudgetUID != string(lc.final.UID) {
-		return nil
-	}
-	l := ledgerOf(lc.final)
-	return &l
-}
-
-// forgetFinal drops final, the deleted budget's last state, once the ledger holds it.
-func (s *Ledgers) forgetFinal(lc *tenantLedger, final *videov1alpha1.VideoBudget) {
-	s.mu.Lock()
-	if lc.final == final {
-		lc.final = nil
-	}
-	s.mu.Unlock()
-}
-
-// removed reports whether tenant's ledger, which this process wrote, is gone (the limits
-// removed): what is held back for it is dropped, so that no later copy creates it again.
+// removed reports whether tenant's ledger, which this process wrote, is gone: the platform
+// removed the limits with it, and a write that failed before matters no more.
 func (s *Ledgers) removed(ctx context.Context, r client.Reader, tenant string) (bool, error) {
-	lc, err := s.turn(ctx, tenant, false)
-	if lc == nil {
-		return false, err
-	}
-	defer lc.unlock()
-	return s.removedLocked(ctx, r, lc, tenant)
-}
-
-// removedLocked is removed with lc.io held.
-func (s *Ledgers) removedLocked(ctx context.Context, r client.Reader, lc *tenantLedger, tenant string) (bool, error) {
-	if lc.written == nil {
+	s.mu.Lock()
+	wrote := s.wrote[tenant]
+	s.mu.Unlock()
+	if !wrote {
 		return false, nil
 	}
-	if _, found, err := s.read(ctx, r, tenant); err != nil || found {
+	if _, rv, err := s.read(ctx, r, tenant); err != nil || rv != "" {
 		return false, err
 	}
 	s.mu.Lock()
-	lc.pending, lc.written, lc.gone, lc.goneUID, lc.final = nil, nil, nil, "", nil
-	delete(s.failed, tenant) // nothing is held for it any more: the namespace is not limited
+	delete(s.failed, tenant)
 	s.mu.Unlock()
-	logf.FromContext(ctx).Info("The budget's ledger was deleted with its budget: the namespace's limits are removed",
-		"namespace", tenant)
 	return true, nil
-}
-
-// behind reports whether ledger l is an older copy of the same budget's usage than want: no
-// count larger, and the charge count or a count of the same period smaller.
-func behind(l *ledger, want ledger) bool {
-	if l == nil || l.BudgetUID != want.BudgetUID || l.ChargeCount > want.ChargeCount {
-		return false
-	}
-	if l.PeriodStart == nil || !l.PeriodStart.Equal(want.PeriodStart) {
-		return l.ChargeCount < want.ChargeCount
-	}
-	u, w := l.Used, want.Used
-	if u.Renders > w.Renders || u.RenderSeconds > w.RenderSeconds || u.Previews > w.Previews {
-		return false
-	}
-	return l.ChargeCount < want.ChargeCount || u.Renders < w.Renders || u.RenderSeconds < w.RenderSeconds || u.Previews < w.Previews
-}
-
-// readCurrent reads tenant's ledger after this process's writes on their way and the copy held
-// back; one that cannot be written is returned as unwritten, for the caller to decide on too.
-// skip, when set, may answer "no ledger" without reading.
-func (s *Ledgers) readCurrent(ctx context.Context, r client.Reader, tenant string, skip func() bool) (l, unwritten *ledger, found bool, err error) {
-	lc, err := s.turn(ctx, tenant, false)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	if lc != nil {
-		defer lc.unlock()
-		if err := s.dropSuperseded(ctx, r, lc, tenant); err != nil {
-			return nil, nil, false, err
-		}
-		if s.writeLocked(ctx, nil, nil, lc) != nil { // only a copy held back fails, and stays held
-			s.mu.Lock()
-			cp := ledgerOf(s.withGoneLocked(lc, lc.pending))
-			s.mu.Unlock()
-			unwritten = &cp
-		}
-	}
-	if skip != nil && skip() {
-		return nil, unwritten, false, nil
-	}
-	l, found, err = s.read(ctx, r, tenant)
-	return l, unwritten, found, err
-}
-
-// withGoneLocked is b with gone's changes; s.mu is held.
-func (s *Ledgers) withGoneLocked(lc *tenantLedger, b *videov1alpha1.VideoBudget) *videov1alpha1.VideoBudget {
-	if lc.goneUID != b.UID || len(lc.gone) == 0 {
-		return b
-	}
-	out := b.DeepCopy()
-	for _, change := range lc.gone {
-		change(out)
-		recountReserved(out)
-	}
-	return out
 }
 
 // Name is the name of tenant's ledger.
 func (s *Ledgers) Name(tenant string) string { return videov1alpha1.LedgerConfigMapPrefix + tenant }
 
-// patchThrough writes b's status over base (patchBudgetStatus) and, when that changes what the
-// ledger keeps (or b just took it over), then b's copy to the ledger, holding the ledger's turn
-// across both: a budget taking the ledger over (readCurrent) waits for the copy of a write already
-// on the API server, which a replace between the two lost. err is the budget write's, lerr the
-// copy's.
-func (s *Ledgers) patchThrough(ctx context.Context, c client.Client, b, base *videov1alpha1.VideoBudget, adopted bool) (err, lerr error) {
-	if !adopted && !ledgerChanged(base, b) {
-		return patchBudgetStatus(ctx, c, b, base), nil
-	}
-	lc, err := s.turn(ctx, b.Namespace, true)
-	if err != nil {
-		return err, nil
-	}
-	defer lc.unlock()
-	if err := patchBudgetStatus(ctx, c, b, base); err != nil {
-		return err, nil
-	}
-	return nil, s.writeLocked(ctx, c, b, lc)
-}
+// errMoved is a ledger write that lost its lock: another writer wrote, created or deleted the
+// ledger since it was read. The writer reads it again and decides again.
+var errMoved = errors.New("the budget ledger changed since it was read")
 
-// write writes the budget's usage to its namespace's ledger, after any write of it on its way.
-func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget) error {
-	lc, err := s.turn(ctx, b.Namespace, true)
-	if lc == nil {
-		return err
-	}
-	defer lc.unlock()
-	return s.writeLocked(ctx, c, b, lc)
-}
+// errDeleted is errMoved for a ledger deleted since it was read: this process's copy of it is no
+// later copy of the one that may be created again.
+var errDeleted = fmt.Errorf("%w: deleted", errMoved)
 
-// writeLocked is write with lc.io held; b nil writes the copy held back, if any. A copy older than
-// the one held back is replaced by it; one older than the one written last is not written (the
-// last outcome stands); gone's changes are applied; a copy whose write fails is held back, unless
-// a newer one is.
-func (s *Ledgers) writeLocked(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, lc *tenantLedger) error {
-	s.mu.Lock()
-	if b == nil || b == lc.pending || olderCopy(b, lc.pending) {
-		b, c = lc.pending, lc.client
-	}
-	if b == nil {
-		s.mu.Unlock()
-		return nil
-	}
-	heldBack := lc.pending
-	stale, failed := olderCopy(b, lc.written), s.failed[b.Namespace]
-	out := s.withGoneLocked(lc, b)
-	s.mu.Unlock()
-	if stale {
-		return failed
-	}
-	raw, err := json.Marshal(ledgerOf(out))
-	var patch []byte
-	if err == nil {
-		patch, err = json.Marshal(map[string]any{"data": map[string]string{ledgerKey: string(raw)}})
-	}
+// store writes l over tenant's ledger at resourceVersion rv (empty: creates it) and returns the
+// new one (errMoved when it lost its lock).
+func (s *Ledgers) store(ctx context.Context, c client.Client, tenant string, l ledger, rv string) (*stored, error) {
+	l.Version = ledgerVersion
+	raw, err := json.Marshal(l)
 	if err != nil {
-		return fmt.Errorf("encoding the budget ledger: %w", err)
+		return nil, fmt.Errorf("encoding the budget ledger: %w", err)
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name(b.Namespace)}}
-	if err = c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch)); apierrors.IsNotFound(err) {
-		cm.Labels = map[string]string{"app.kubernetes.io/managed-by": "video-operator", videov1alpha1.LabelLedgerNamespace: b.Namespace}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name(tenant)}}
+	if rv == "" {
+		cm.Labels = map[string]string{"app.kubernetes.io/managed-by": "video-operator", videov1alpha1.LabelLedgerNamespace: tenant}
 		cm.Data = map[string]string{ledgerKey: string(raw)}
-		// Another write may create it meanwhile: this one's copy goes over it.
-		if err = c.Create(ctx, cm); apierrors.IsAlreadyExists(err) {
-			err = c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch))
-		}
+		err = c.Create(ctx, cm)
+	} else {
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": rv}, "data": map[string]string{ledgerKey: string(raw)}})
+		err = c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch))
 	}
-	s.mu.Lock()
 	switch {
-	case err != nil:
-		if lc.pending != b && lc.supersedes(b, lc.pending) {
-			lc.pending, lc.client = b.DeepCopy(), c
-		}
-	default:
-		if lc.pending == b || (lc.pending == heldBack && lc.supersedes(b, heldBack)) {
-			lc.pending = nil
-		}
-		if lc.final != nil && lc.final.UID != b.UID && b.Status.LedgerBudgetUID == string(b.UID) {
-			lc.final = nil // a later budget's copy, which took it over
-		}
-		lc.written = b.DeepCopy()
-		if lc.goneUID != "" && lc.goneUID != b.UID {
-			// Another budget's copy: it took the ledger over, with the changes made meanwhile.
-			lc.gone, lc.goneUID = nil, ""
-		}
+	case rv != "" && apierrors.IsNotFound(err) && gone(err, "configmaps"):
+		return nil, errDeleted
+	case apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err):
+		return nil, errMoved
 	}
-	s.mu.Unlock()
 	if err != nil {
 		err = fmt.Errorf("writing the budget ledger %s/%s: %w", s.Namespace, cm.Name, err)
-	} else {
-		s.known.Store(b.Namespace, true)
-		s.forgetFree(b.Namespace)
 	}
-	s.noteWrite(b.Namespace, err)
-	return err
+	s.noteWrite(tenant, err)
+	return &stored{l: l, rv: cm.ResourceVersion, uid: cm.UID}, err
 }
 
-// supersedes reports whether copy b holds what copy held does: held is nil, an older copy, or a
-// copy of a budget replaced in this process (and b's is not); s.mu is held.
-func (lc *tenantLedger) supersedes(b, held *videov1alpha1.VideoBudget) bool {
-	return held == nil || olderCopy(held, b) ||
-		(held.UID != b.UID && slices.Contains(lc.replaced, held.UID) && !slices.Contains(lc.replaced, b.UID))
+// gone reports whether err says that an object of resource is not found (not its namespace).
+func gone(err error, resource string) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status) && status.Status().Details != nil && status.Status().Details.Kind == resource
 }
 
-// tookOver records that budget b took over the ledger of the budgets in from, so that a late
-// copy of theirs held back is not written over it (supersedes).
-func (s *Ledgers) tookOver(b *videov1alpha1.VideoBudget, from ...*ledger) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	lc := s.tenantOfLocked(b.Namespace)
-	for _, l := range from {
-		if l != nil && l.BudgetUID != "" && l.BudgetUID != string(b.UID) && !slices.Contains(lc.replaced, types.UID(l.BudgetUID)) {
-			lc.replaced = append(lc.replaced, types.UID(l.BudgetUID))
-		}
-	}
-	if n := len(lc.replaced); n > maxReplaced {
-		lc.replaced = slices.Clone(lc.replaced[n-maxReplaced:])
-	}
-	if lc.adopted = append(lc.adopted, b.UID); len(lc.adopted) > maxReplaced {
-		lc.adopted = slices.Clone(lc.adopted[1:])
-	}
+// read reads tenant's ledger; nil when there is none, or it cannot be decoded (a ledger edited by
+// hand into nonsense is ignored, and said so); rv is its resourceVersion when it exists.
+func (s *Ledgers) read(ctx context.Context, r client.Reader, tenant string) (l *ledger, rv string, err error) {
+	l, at, err := readLedgerAt(ctx, r, types.NamespacedName{Namespace: s.Namespace, Name: s.Name(tenant)})
+	return l, at.rv, err
 }
 
-// keepGone records changes made to the deleted budget last for each later copy of it, and
-// returns the newest copy of it this process knows.
-func (s *Ledgers) keepGone(last *videov1alpha1.VideoBudget, changes []func(*videov1alpha1.VideoBudget) bool, now time.Time) *videov1alpha1.VideoBudget {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	lc := s.tenantOfLocked(last.Namespace)
-	if lc.goneUID != last.UID {
-		lc.gone, lc.goneUID = nil, last.UID
-	}
-	lc.gone = append(lc.gone, changes...)
-	newest := last
-	for _, c := range []*videov1alpha1.VideoBudget{lc.pending, lc.written} {
-		if olderCopy(newest, c) {
-			newest = c
-		}
-	}
-	if len(lc.gone) > maxGone {
-		// Folded into one merge, so that each write does not apply them all again; now is the
-		// fold's: every copy of the deleted budget is of a period no later.
-		folded := ledgerOf(s.withGoneLocked(lc, newest))
-		lc.gone = []func(*videov1alpha1.VideoBudget) bool{func(b *videov1alpha1.VideoBudget) bool {
-			return MergeLedger(b, &folded, now)
-		}}
-	}
-	return newest
-}
-
-// lastCopy is the budget tenant's ledger is a copy of, with what this process could not write
-// yet; nil when there is no ledger, or it names no budget.
-func (s *Ledgers) lastCopy(ctx context.Context, r client.Reader, tenant string) (*videov1alpha1.VideoBudget, error) {
-	l, unwritten, found, err := s.readCurrent(ctx, r, tenant, nil)
-	if l = cmp.Or(unwritten, l); err != nil || !found || l == nil || l.BudgetUID == "" {
-		return nil, err
-	}
-	b := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: videov1alpha1.VideoBudgetName, UID: types.UID(l.BudgetUID),
-		ResourceVersion: l.BudgetRV},
-		Spec: videov1alpha1.VideoBudgetSpec{Period: l.Period}}
-	b.Status = videov1alpha1.VideoBudgetStatus{Period: l.Period, PeriodStart: l.PeriodStart, PeriodEnd: l.PeriodEnd, Used: l.Used,
-		Windows: l.Windows, Reservations: l.Reservations, ChargedJobs: l.ChargedJobs, ChargeCount: l.ChargeCount, LedgerBudgetUID: l.BudgetUID}
-	return b, nil
-}
-
-// lastState keeps b, a deleted budget's last state, for the look at its deletion (keepAhead).
-func (s *Ledgers) lastState(b *videov1alpha1.VideoBudget) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if lc := s.tenantOfLocked(b.Namespace); !slices.Contains(lc.replaced, b.UID) {
-		lc.final = b // a budget that took its ledger over since holds what it had
-	}
-}
-
-// laterThanWritten reports whether b is a later copy of its budget than the one this process
-// wrote last: another manager wrote it, without the changes kept for the deleted budget here.
-func (s *Ledgers) laterThanWritten(tenant string, b *videov1alpha1.VideoBudget) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	lc := s.tenants[tenant]
-	return lc == nil || lc.written == nil || olderCopy(lc.written, b)
-}
-
-// replacedBy reports whether a budget took over the ledger of budget uid in this process.
-func (s *Ledgers) replacedBy(tenant string, uid types.UID) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	lc := s.tenants[tenant]
-	return lc != nil && slices.Contains(lc.replaced, uid)
-}
-
-// forgetFree drops the answer that tenant's ledger holds no limits.
-func (s *Ledgers) forgetFree(tenant string) {
-	s.mu.Lock()
-	delete(s.free, tenant)
-	s.mu.Unlock()
-}
-
-// read reads tenant's ledger; found is whether the ConfigMap exists.
-func (s *Ledgers) read(ctx context.Context, r client.Reader, tenant string) (l *ledger, found bool, err error) {
-	return readLedgerAt(ctx, r, types.NamespacedName{Namespace: s.Namespace, Name: s.Name(tenant)})
-}
-
-// readLedgerAt reads a ledger; nil when there is none, or it cannot be decoded (a ledger edited
-// by hand into nonsense is ignored, and said so).
-func readLedgerAt(ctx context.Context, r client.Reader, at types.NamespacedName) (*ledger, bool, error) {
+// readLedgerAt reads a ledger and where it was read (its version and uid; empty when absent).
+func readLedgerAt(ctx context.Context, r client.Reader, at types.NamespacedName) (*ledger, stored, error) {
 	cm := &corev1.ConfigMap{}
 	if err := r.Get(ctx, at, cm); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, false, nil
+			return nil, stored{}, nil
 		}
-		return nil, false, fmt.Errorf("reading the budget ledger %s: %w", at, err)
+		return nil, stored{}, fmt.Errorf("reading the budget ledger %s: %w", at, err)
 	}
 	var l ledger
+	where := stored{rv: cm.ResourceVersion, uid: cm.UID}
 	if err := json.Unmarshal([]byte(cm.Data[ledgerKey]), &l); err != nil {
 		logf.FromContext(ctx).Info("Ignoring a budget ledger that cannot be read", "configMap", at.String(), "error", err.Error())
-		return nil, true, nil
+		return nil, where, nil
 	}
-	return &l, true, nil
+	return &l, where, nil
+}
+
+// load is the namespace's state as a working copy (working) of its budget live (nil: none), and
+// the ledger it comes from: known, this process's last copy, unless fresh; else read with r. A
+// ledger an older manager kept, or none beside a budget, is migrated; b is nil when there is
+// neither budget nor ledger (the namespace is not limited).
+func (s *Ledgers) load(ctx context.Context, c client.Client, r client.Reader, tenant string, live *videov1alpha1.VideoBudget,
+	known *stored, fresh bool, now, started time.Time) (b *videov1alpha1.VideoBudget, from *stored, err error) {
+	if known != nil && !fresh {
+		return working(tenant, live, &known.l), known, nil
+	}
+	l, where, err := readLedgerAt(ctx, r, types.NamespacedName{Namespace: s.Namespace, Name: s.Name(tenant)})
+	if err != nil {
+		return nil, nil, err
+	}
+	from, rv := &where, where.rv
+	switch {
+	case rv != "" && (l == nil || l.Version < ledgerVersion):
+		b, err = migrate(ctx, c, r, s, tenant, live, l, now, started)
+		if l != nil {
+			from.l = *l
+		}
+		return b, from, err
+	case rv == "" && live == nil:
+		return nil, nil, nil
+	case rv == "":
+		b, err = migrate(ctx, c, r, s, tenant, live, nil, now, started)
+		return b, from, err
+	}
+	from.l = *l
+	// A ledger that went back (restored from an older backup, edited by hand) takes the usage of
+	// the later copy this process wrote or the budget shows: never less than was decided.
+	var view *ledger
+	if live != nil && live.Status.LedgerBudgetUID == string(live.UID) {
+		view = ptr.To(ledgerOf(live))
+	}
+	for _, cp := range []*ledger{knownLedger(known, from.uid), view} {
+		if laterCopy(cp, l) {
+			logf.FromContext(ctx).Info("The budget's ledger holds less than a later copy of it (restored from an older backup, or edited by hand); "+
+				"taking the later copy's usage", "namespace", tenant, "renders", l.Used.Renders, "later", cp.Used.Renders)
+			w := working(tenant, nil, &ledger{Period: l.Period, PeriodStart: l.PeriodStart, PeriodEnd: l.PeriodEnd, Used: l.Used,
+				Windows: l.Windows, ChargedJobs: l.ChargedJobs, ChargeCount: l.ChargeCount, BudgetUID: l.BudgetUID})
+			MergeLedger(w, cp, now)
+			*l = ledgerOf(w)
+		}
+	}
+	return working(tenant, live, l), from, nil
+}
+
+// knownLedger is this process's last copy k of the ledger ConfigMap uid, if it is one.
+func knownLedger(k *stored, uid types.UID) *ledger {
+	if k == nil || k.uid != uid {
+		return nil
+	}
+	return &k.l
 }
 
 // holds reports whether tenant's ledger keeps the limits of a budget deleted in the current
 // period, and the period's end. Every paid submission without a budget asks: a free answer is
 // kept for freeTTL, so that unguarded renders do not each cost an API read (issue 30).
 func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now time.Time) (bool, time.Time, error) {
-	cached := false
-	l, unwritten, _, err := s.readCurrent(ctx, r, tenant, func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		cached = time.Now().Before(s.free[tenant])
-		return cached
-	})
-	if cached || err != nil {
+	s.mu.Lock()
+	cached := time.Now().Before(s.free[tenant])
+	s.mu.Unlock()
+	if cached {
+		return false, time.Time{}, nil
+	}
+	l, _, err := s.read(ctx, r, tenant)
+	if err != nil {
 		return false, time.Time{}, err
 	}
-	l = cmp.Or(unwritten, l) // what this process could not write yet stands for the ledger
 	if l != nil && l.BudgetUID != "" && l.PeriodEnd != nil && now.Before(l.PeriodEnd.Time) {
 		return true, l.PeriodEnd.Time, nil
 	}
@@ -712,31 +372,11 @@ func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now
 	return false, time.Time{}, nil
 }
 
-// ensure writes the ledger of a budget that took over long ago when the manager's namespace has
-// none yet (the migration from the tenant's namespace): once per namespace and process.
-func (s *Ledgers) ensure(ctx context.Context, c client.Client, r client.Reader, b *videov1alpha1.VideoBudget) error {
-	if _, ok := s.known.Load(b.Namespace); ok || b.UID == "" || b.Status.LedgerBudgetUID != string(b.UID) {
-		return nil
-	}
-	l, found, err := s.read(ctx, r, b.Namespace)
-	switch {
-	case err != nil:
-		return err
-	case !found:
-		logf.FromContext(ctx).Info("Writing the budget's ledger in the manager's namespace (migrated from the namespace's own)",
-			"namespace", b.Namespace, "ledger", s.Namespace+"/"+s.Name(b.Namespace))
-	case !behind(l, ledgerOf(b)):
-		s.known.Store(b.Namespace, true)
-		return nil
-	default:
-		// Restored from an older backup, or edited by hand, while no manager ran: a budget
-		// created again would take less over than this one used.
-		s.known.Store(b.Namespace, true)
-		logf.FromContext(ctx).Info("The budget's ledger holds less than the budget; writing it again",
-			"namespace", b.Namespace, "ledger", s.Namespace+"/"+s.Name(b.Namespace),
-			"renders", l.Used.Renders, "budgetRenders", b.Status.Used.Renders)
-	}
-	return s.write(ctx, c, b)
+// forgetFree drops the answer that tenant's ledger holds no limits.
+func (s *Ledgers) forgetFree(tenant string) {
+	s.mu.Lock()
+	delete(s.free, tenant)
+	s.mu.Unlock()
 }
 
 // MergeLedger merges l, an earlier budget's ledger, into b's status: the charged job ids and
@@ -798,54 +438,53 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 	return !equality.Semantic.DeepEqual(*before, b.Status)
 }
 
-// adoptLedger brings a budget that has not merged the namespace's ledger (or, migrating, the old
-// one in the namespace) up to it, and rebuilds the reservations in flight and of running jobs
-// from the objects. It reports whether b changed.
-func adoptLedger(ctx context.Context, c client.Client, reader client.Reader, s *Ledgers, b *videov1alpha1.VideoBudget, now time.Time) (bool, error) {
-	if b.UID == "" || b.Status.LedgerBudgetUID == string(b.UID) {
-		return false, nil
+// migrate builds the state of a namespace whose ledger an older manager kept (l; nil where there
+// is none). A budget that had merged it kept the state in its status (the ledger was a copy
+// written after it); one that had not merges its status with the ledger (or the oldest managers',
+// in the namespace) and rebuilds the reservations in flight from the objects. A ledger without a
+// budget is the copy of one deleted since: the state as it is. b is nil when there is neither.
+func migrate(ctx context.Context, c client.Client, r client.Reader, s *Ledgers, tenant string, live *videov1alpha1.VideoBudget, l *ledger,
+	now, started time.Time) (*videov1alpha1.VideoBudget, error) {
+	if live == nil {
+		if l == nil || l.BudgetUID == "" {
+			return nil, nil
+		}
+		return working(tenant, nil, l), nil
 	}
-	l, unwritten, found, err := s.readCurrent(ctx, reader, b.Namespace, nil)
-	if err != nil {
-		return false, err
-	}
-	// The budget deleted last, as its delete event left it, may be ahead of the ledger (its last
-	// copies failed): it is a copy too.
-	final := s.finalCopy(b.Namespace)
-	if !found {
-		final = nil // the ledger deleted on purpose: the limits were removed
-	}
-	// A restored status, the ledger, a copy held back and the deleted budget's last state are
-	// copies, any may be the older: a copy's reservations are dropped when another is certainly
-	// later (they may have been folded since, and would count twice); all are kept where none is
-	// (each is checked against its object).
-	own := ledgerOf(b)
-	copies := []*ledger{&own, unwritten, final, l}
-	for _, cp := range copies {
-		if cp != nil && slices.ContainsFunc(copies, func(o *ledger) bool { return laterCopy(o, cp) }) {
-			cp.Reservations = nil
+	b := live.DeepCopy()
+	RollPeriod(b, now)
+	adopted := b.Status.LedgerBudgetUID != string(b.UID)
+	if adopted {
+		if l == nil {
+			var err error
+			if l, _, err = readLedgerAt(ctx, r, types.NamespacedName{Namespace: tenant, Name: videov1alpha1.LedgerConfigMapName}); err != nil {
+				return nil, err
+			}
+		}
+		// A restored status and the ledger are copies, either may be the older: the reservations
+		// of one are dropped when the other is certainly later (they may have been folded since,
+		// and would count twice); both are kept where neither is (each is checked against its object).
+		own := ledgerOf(b)
+		switch {
+		case laterCopy(l, &own):
+			b.Status.Reservations = nil
+		case laterCopy(&own, l):
+			l.Reservations = nil
+		}
+		if MergeLedger(b, l, now) {
+			logf.FromContext(ctx).Info("A VideoBudget took over the period's usage from the ledger an older manager kept",
+				"namespace", tenant, "renders", b.Status.Used.Renders, "renderSeconds", b.Status.Used.RenderSeconds)
+		}
+		if _, err := rebuildReservations(ctx, c, b, true, time.Time{}); err != nil {
+			return nil, err
 		}
 	}
-	b.Status.Reservations = own.Reservations
-	// A copy this process could not write is taken over too (nothing is admitted meanwhile).
-	MergeLedger(b, unwritten, now)
-	MergeLedger(b, final, now)
-	s.tookOver(b, l, unwritten, final)
-	if !found {
-		legacy := types.NamespacedName{Namespace: b.Namespace, Name: videov1alpha1.LedgerConfigMapName}
-		if l, _, err = readLedgerAt(ctx, reader, legacy); err != nil {
-			return false, err
-		}
+	if err := countRunning(ctx, c, b, adopted, started); err != nil {
+		return nil, err
 	}
-	if MergeLedger(b, l, now) {
-		logf.FromContext(ctx).Info("A new VideoBudget took over the period's usage from the namespace's ledger",
-			"namespace", b.Namespace, "renders", b.Status.Used.Renders, "renderSeconds", b.Status.Used.RenderSeconds, "migrated", !found)
-	}
-	if _, err := rebuildReservations(ctx, c, b, true, time.Time{}); err != nil {
-		return false, err
-	}
-	b.Status.LedgerBudgetUID = string(b.UID)
-	return true, nil
+	logf.FromContext(ctx).Info("Writing the budget's ledger, from now on the state its status shows",
+		"namespace", tenant, "ledger", s.Namespace+"/"+s.Name(tenant))
+	return working(tenant, live, ptr.To(ledgerOf(b))), nil
 }
 
 // laterCopy reports whether copy l is certainly later than copy than: more charges, or more
@@ -856,7 +495,7 @@ func laterCopy(l, than *ledger) bool {
 		return false
 	case l.ChargeCount != than.ChargeCount:
 		return l.ChargeCount > than.ChargeCount
-	case l.PeriodStart == nil || !l.PeriodStart.Equal(than.PeriodStart):
+	case l.Period != than.Period || l.PeriodStart == nil || !l.PeriodStart.Equal(than.PeriodStart):
 		return false
 	}
 	return l.Used.Renders+l.Used.Previews > than.Used.Renders+than.Used.Previews

@@ -19,6 +19,7 @@ package spendguard
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -164,96 +165,63 @@ type noObserver struct{}
 func (noObserver) ObserveBudget(*videov1alpha1.VideoBudget) {}
 func (noObserver) ForgetBudget(string)                      {}
 
-// Reconcile is the whole reconcile of one VideoBudget.
+// Reconcile is the whole reconcile of one VideoBudget: the namespace's state from its ledger,
+// rolled, folded and settled, written to the ledger under its lock, then the view and conditions.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if r.Guard != nil {
 		if err := r.Guard.flushDue(ctx, req.Namespace); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	b := &videov1alpha1.VideoBudget{}
-	if err := r.Client.Get(ctx, req.NamespacedName, b); apierrors.IsNotFound(err) {
-		r.Metrics.ForgetBudget(req.Namespace)
-		// A deleted budget's usage held back after a failed write goes to the ledger now.
-		r.Ledgers.forgetFree(req.Namespace)
-		return ctrl.Result{}, r.Ledgers.keepAhead(ctx, r.Client, r.Reader, req.Namespace)
+	live := &videov1alpha1.VideoBudget{}
+	if err := readBudget(ctx, r.Client, req.Namespace, live); apierrors.IsNotFound(err) || req.Name != videov1alpha1.VideoBudgetName {
+		// Admission refuses other names; an object created before the rule is ignored. A deleted
+		// budget's state stays in the ledger.
+		if err != nil {
+			r.Metrics.ForgetBudget(req.Namespace)
+			r.Ledgers.forgetFree(req.Namespace)
+		}
+		return ctrl.Result{}, nil
 	} else if err != nil {
 		return ctrl.Result{}, fmt.Errorf("getting VideoBudget %s: %w", req.NamespacedName, err)
 	}
-	expandRunning(b)
-	if req.Name != videov1alpha1.VideoBudgetName {
-		// Admission refuses other names; an object created before the rule is ignored.
-		return ctrl.Result{}, nil
-	}
-	base := b.DeepCopy()
 	now := r.Clock.Now()
-	// A ledger that cannot be written admits nothing (fail closed); it is retried at each look once
-	// the budget took it over (before, it holds what the budget must merge).
-	ledgerErr := r.Ledgers.failure(b.Namespace)
-	if ledgerErr != nil && b.UID != "" && b.Status.LedgerBudgetUID == string(b.UID) {
-		ledgerErr = r.Ledgers.write(ctx, r.Client, base)
+	b, from, polling, due, ledgerErr, err := r.look(ctx, live, now, false)
+	if errors.Is(err, errDeleted) {
+		r.Guard.learn(req.Namespace, from.rv, nil, nil)
 	}
-	RollPeriod(b, now)
-	adopted, err := adoptLedger(ctx, r.Client, r.Reader, r.Ledgers, b, now)
+	if errors.Is(err, errMoved) {
+		// A reconciler reserved or charged meanwhile: decided again on the ledger as it is, this
+		// process's last copy kept to catch a ledger that went back (load).
+		b, from, polling, due, ledgerErr, err = r.look(ctx, live, now, true)
+	}
+	if errors.Is(err, errMoved) {
+		r.Guard.learn(req.Namespace, from.rv, nil, nil)
+		return ctrl.Result{RequeueAfter: r.Retry}, nil
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := countRunning(ctx, r.Client, b, adopted, r.started); err != nil {
-		return ctrl.Result{}, err
-	}
-	_, due, err := foldRecorded(ctx, r.Client, b, now, foldAge)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	polling, err := r.settleInterrupted(ctx, b, now)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	recountReserved(b)
 	setConditions(b, ledgerErr)
 	b.Status.ObservedGeneration = b.Generation
-
-	if !equality.Semantic.DeepEqual(base.Status, b.Status) {
-		cause := controllerCause(base, b, adopted)
-		err, lerr := r.Ledgers.patchThrough(ctx, r.Client, b, base, adopted)
-		switch {
+	if !equality.Semantic.DeepEqual(live.Status, b.Status) {
+		cause := controllerCause(live, b, false)
+		switch err := patchBudgetStatus(ctx, r.Client, b, live); {
 		case err == nil:
 			r.writes.ObserveBudgetWrite(WriterController, cause, WriteWritten)
-			r.writes.ObserveBudgetChanges(ChangeController, 1)
-			r.Guard.wrote(base.ResourceVersion, b)
-		case apierrors.IsConflict(err):
+			r.Guard.learn(req.Namespace, "", nil, b)
+		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 			r.writes.ObserveBudgetWrite(WriterController, cause, WriteConflict)
-		}
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			// A reconciler reserved or charged meanwhile: decide again on the new status.
 			return ctrl.Result{RequeueAfter: r.Retry}, nil
-		}
-		if err != nil {
+		default:
 			return ctrl.Result{}, fmt.Errorf("writing the status of VideoBudget %s: %w", req.NamespacedName, err)
 		}
-		if lerr != nil {
-			// Admissions stop now: the status says so at once (a conflict leaves it to the next look).
-			ledgerErr = lerr
-			base := b.DeepCopy()
-			setConditions(b, lerr)
-			if !equality.Semantic.DeepEqual(base.Status, b.Status) && patchBudgetStatus(ctx, r.Client, b, base) == nil {
-				r.writes.ObserveBudgetWrite(WriterController, CauseConditions, WriteWritten)
-				r.Guard.wrote(base.ResourceVersion, b)
-			}
-		}
 	}
-	// Observed before the ledger's migration (an older manager kept it in the budget's namespace):
-	// a ledger that cannot be written must not hide the budget from monitoring.
 	r.Metrics.ObserveBudget(b)
-	if err := r.Ledgers.ensure(ctx, r.Client, r.Reader, b); err != nil {
-		ledgerErr = err
+	if ledgerErr != nil {
+		return ctrl.Result{}, fmt.Errorf("nothing is paid in namespace %s until its budget's ledger can be written: %w", b.Namespace, ledgerErr)
 	}
 	after := r.Recheck
-	if ledgerErr != nil {
-		logf.FromContext(ctx).Info("The budget's ledger cannot be written: nothing is paid in the namespace until it can",
-			"namespace", b.Namespace, "error", ledgerErr.Error())
-		after = min(after, ledgerRetry)
-	}
 	if end := b.Status.PeriodEnd; end != nil {
 		after = min(after, max(end.Sub(now), time.Millisecond))
 	}
@@ -264,6 +232,52 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		after = min(after, max(due.Sub(now), time.Millisecond))
 	}
 	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+// look decides the namespace's state at now: loaded (fresh: read from the API server), rolled,
+// folded and settled, and written to the ledger when it changed or the ledger was failing. It
+// returns the view to write (the ledger's state, or, when its write failed, what the ledger holds),
+// whether a job's end is polled, when a fact comes due, and the ledger's error; errMoved when the
+// write lost its lock.
+func (r *Reconciler) look(ctx context.Context, live *videov1alpha1.VideoBudget, now time.Time, fresh bool) (
+	b *videov1alpha1.VideoBudget, from *stored, polling bool, due time.Time, ledgerErr, err error) {
+	ns := live.Namespace
+	if b, from, err = r.Ledgers.load(ctx, r.Client, r.Reader, ns, live, r.Guard.known(ns), fresh, now, r.started); err != nil {
+		return nil, nil, false, due, nil, err
+	}
+	RollPeriod(b, now)
+	if err := countRunning(ctx, r.Client, b, false, r.started); err != nil {
+		return nil, nil, false, due, nil, err
+	}
+	if _, due, err = foldRecorded(ctx, r.Client, b, now, foldAge); err != nil {
+		return nil, nil, false, due, nil, err
+	}
+	if polling, err = r.settleInterrupted(ctx, b, now); err != nil {
+		return nil, nil, false, due, nil, err
+	}
+	recountReserved(b)
+	// A ledger that cannot be written admits nothing (fail closed); it is tried at each look.
+	ledgerErr = r.Ledgers.failure(ns)
+	if !changed(b, from) && ledgerErr == nil {
+		return b, from, polling, due, nil, nil
+	}
+	cause := controllerCause(live, b, from.rv == "")
+	to, err := r.Ledgers.store(ctx, r.Client, ns, ledgerOf(b), from.rv)
+	switch {
+	case errors.Is(err, errMoved):
+		r.writes.ObserveBudgetWrite(WriterController, cause, WriteConflict)
+		return nil, from, false, due, nil, err
+	case err != nil:
+		// The view shows what the ledger holds, and why nothing is admitted.
+		b = live.DeepCopy()
+		if from.rv != "" {
+			b = working(ns, live, &from.l)
+		}
+		return b, from, polling, due, err, nil
+	}
+	r.writes.ObserveBudgetChanges(ChangeController, 1)
+	r.Guard.learn(ns, from.rv, to, nil)
+	return b, from, polling, due, nil, nil
 }
 
 // settleInterrupted settles b's reservations (settle) and reports whether a job's end is polled.
@@ -496,9 +510,6 @@ func recordedSince(st *videov1alpha1.JobStatus, res videov1alpha1.BudgetReservat
 	return st.Submission == nil && st.JobID != "" && st.SubmittedAt != nil && recordedFor(res, st.SubmittedAt.Time)
 }
 
-// ledgerRetry is how soon a budget whose ledger could not be written is looked at again.
-const ledgerRetry = 10 * time.Second
-
 // setConditions sets Ready (False while the ledger cannot be written), Exhausted (naming the limits
 // reached) and CreditsUnaccounted (only while there are some).
 func setConditions(b *videov1alpha1.VideoBudget, ledgerErr error) {
@@ -544,7 +555,6 @@ func setConditions(b *videov1alpha1.VideoBudget, ledgerErr error) {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&videov1alpha1.VideoBudget{}).
-		Watches(&videov1alpha1.VideoBudget{}, handler.Funcs{DeleteFunc: r.budgetDeleted}).
 		// The guard's wake-ups: a failing ledger, and due changes or ledger copies.
 		WatchesRawSource(r.Ledgers.Source()).
 		Watches(&videov1alpha1.VideoRender{}, handler.Funcs{
@@ -577,26 +587,6 @@ func (r *Reconciler) recorded(ctx context.Context, e event.UpdateEvent, q workqu
 		return
 	}
 	q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: b.Namespace, Name: b.Name}}, after)
-}
-
-// budgetDeleted hands a deleted VideoBudget's last state to budgetGone, and looks at it again.
-func (r *Reconciler) budgetDeleted(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	if b, ok := e.Object.(*videov1alpha1.VideoBudget); ok && !e.DeleteStateUnknown {
-		r.budgetGone(b)
-		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(b)})
-	}
-}
-
-// budgetGone keeps a deleted budget's last state for the look at its deletion (keepAhead): a
-// process started since its last ledger copy failed holds no copy of it, and a ledger behind it
-// is written from it, for a budget created again to take over.
-func (r *Reconciler) budgetGone(b *videov1alpha1.VideoBudget) {
-	if b.UID == "" || b.Status.LedgerBudgetUID != string(b.UID) {
-		return
-	}
-	b = b.DeepCopy()
-	expandRunning(b)
-	r.Ledgers.lastState(b)
 }
 
 // deleted hands a deleted render's or preview's last state to objectGone.

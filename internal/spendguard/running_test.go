@@ -140,7 +140,7 @@ func TestAnUnreadableRunningJobsLineIsChargedFromItsJobsEnd(t *testing.T) {
 	close(h.hold)
 	b := h.budget(t)
 	b.Status.RunningJobs = []string{"written by hand: job-9"}
-	if err := h.server.Status().Update(t.Context(), b); err != nil {
+	if err := h.setState(t, b); err != nil {
 		t.Fatal(err)
 	}
 	jobs := &fakeJobs{ends: map[string]*JobEnd{"job-9": {Completed: true, Seconds: 42}}}

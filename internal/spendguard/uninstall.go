@@ -118,10 +118,5 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 	if readErr != nil {
 		return s, readErr
 	}
-	if err == nil {
-		// No VideoBudget controller runs after an uninstall to write a copy held back after a
-		// failed write: a budget created after a reinstall takes over what this wrote.
-		err = g.ledgers.flushPending(ctx, ns)
-	}
 	return s, err
 }

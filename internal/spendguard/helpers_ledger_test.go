@@ -1,0 +1,95 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spendguard
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+)
+
+// write makes tenant's ledger hold b's status as the state (a spec's setup: a manager wrote it).
+func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget) error {
+	_, rv, err := s.read(ctx, c, b.Namespace)
+	if err != nil {
+		return err
+	}
+	_, err = s.store(ctx, c, b.Namespace, ledgerOf(b), rv)
+	return err
+}
+
+// adoptLedger gives b the state its first write would decide on (load), and reports whether that
+// changed its status.
+func adoptLedger(ctx context.Context, c client.Client, r client.Reader, s *Ledgers, b *videov1alpha1.VideoBudget, now time.Time) (bool, error) {
+	got, _, err := s.load(ctx, c, r, b.Namespace, b, nil, true, now, time.Time{})
+	if err != nil || got == nil {
+		return false, err
+	}
+	RollPeriod(got, now)
+	changed := !equality.Semantic.DeepEqual(b.Status, got.Status)
+	b.Status = got.Status
+	return changed, nil
+}
+
+// writeOlderLedger writes b's status to its namespace's ledger as an older manager did after
+// each budget write: a copy, without a version.
+func writeOlderLedger(t *testing.T, c client.Client, b *videov1alpha1.VideoBudget) {
+	t.Helper()
+	l := ledgerOf(b)
+	l.Version = 0
+	raw, err := json.Marshal(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: videov1alpha1.LedgerConfigMapPrefix + b.Namespace}}
+	patch, _ := json.Marshal(map[string]any{"data": map[string]string{ledgerKey: string(raw)}})
+	if err := c.Patch(t.Context(), cm, client.RawPatch(types.MergePatchType, patch)); apierrors.IsNotFound(err) {
+		cm.Data = map[string]string{ledgerKey: string(raw)}
+		err = c.Create(t.Context(), cm)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setState writes b's status where the namespace's state is: its ledger once one is written (the
+// status then shows it too), else the budget's status (an older manager's state, or a budget no
+// write has looked at: the first write migrates it). The guard forgets its copy of the ledger.
+func (h *batchHarness) setState(t *testing.T, b *videov1alpha1.VideoBudget) error {
+	t.Helper()
+	if err := h.server.Status().Update(t.Context(), b); err != nil {
+		return err
+	}
+	l, rv, err := h.g.ledgers.read(t.Context(), h.server, b.Namespace)
+	if err != nil || l == nil || l.Version < ledgerVersion {
+		return err
+	}
+	if _, err := h.g.ledgers.store(t.Context(), h.server, b.Namespace, ledgerOf(b), rv); err != nil {
+		return err
+	}
+	h.g.learn(b.Namespace, rv, nil, nil)
+	return nil
+}
