@@ -1175,16 +1175,18 @@ func (w *simWorld) drain() error {
 	}
 	w.queuedDue()
 	// Each manager that runs looks, and again once the grace is past.
+	// Each look is checked: a manager whose clock is ahead may roll a month another charged into.
 	managers, active := w.managers(), w.r
-	for _, r := range managers {
-		w.r = r
-		w.reconcile()
-	}
-	w.clk.Step(2 * time.Minute)
-	for range 2 {
+	for i := range 3 {
+		if i == 1 {
+			w.clk.Step(2 * time.Minute)
+		}
 		for _, r := range managers {
 			w.r = r
 			w.reconcile()
+			if err := w.checkUsage(); err != nil {
+				return err
+			}
 		}
 	}
 	w.r = active
