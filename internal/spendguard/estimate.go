@@ -28,13 +28,10 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// A video's length is known only when its render completes, so a render reserves the most its
-// request allows: an upper bound from the request and the interface's limits, never a typical
-// length. The interface gives no speaking rate: the rates below are our own, slower than a voice
-// at normal speed, and the table of which request parts have a bound is docs/spend-guard.md,
-// "The bound". What the request cannot bound is Unbounded, its Seconds a guess: under
-// maxRenderSeconds no two such renders run at once (limits.go), so a burst goes at most one render
-// beyond the limit, whatever the guess.
+// A render reserves the most its request allows, never a typical length: the length is known only
+// at the render's end. The rates are our own, slower than normal speech (docs/spend-guard.md, "The
+// bound"). An unbounded request's Seconds is a guess: such renders run one at a time under
+// maxRenderSeconds (limits.go), so a burst goes at most one render beyond, whatever the guess.
 
 // DefaultSceneSeconds is the guess for a scene whose length the request does not tell.
 const DefaultSceneSeconds = 30
@@ -56,16 +53,14 @@ const (
 
 // Estimate is what a render reserves before it is paid.
 type Estimate struct {
-	// Seconds is the most the request allows the video to last (Unbounded false), or a guess
-	// (Unbounded true); at least 1.
+	// Seconds is the most the video may last, or a guess when Unbounded; at least 1.
 	Seconds int64
 	// Credits: the request may consume AI credits (an aiVisual, an AI avatar, veo slide
 	// animation, or content the operator does not see: a project, a templateId, a payloadUrl).
 	Credits bool
-	// Unreported: it consumes credits the job answer does not report (aiCreditsUsed is promised
-	// for aiVisual scenes only): veo slide animation, an AI avatar.
+	// Unreported: credits the job answer does not report (aiCreditsUsed covers aiVisual only).
 	Unreported bool
-	// Unbounded: no field of the request bounds the video's length, so Seconds is a guess.
+	// Unbounded: no field of the request bounds the video's length.
 	Unbounded bool
 }
 
@@ -100,8 +95,7 @@ func EstimateFor(req *videov1alpha1.StoryboardRequest) Estimate {
 		total, e.Unbounded = DefaultSceneSeconds, true
 	}
 	if externalVoice(req.VoiceOver) || req.TemplateID != nil || req.PayloadURL != nil {
-		// A recording of any length; a template's (or an existing project's) own scenes; content
-		// the service fetches.
+		// A recording of any length, a template's or project's own scenes, fetched content.
 		e.Unbounded = true
 	}
 	if req.Avatar != nil {
@@ -181,8 +175,7 @@ func narrationSeconds(text string) float64 {
 	return total
 }
 
-// abugidas are the scripts whose consonants carry their vowels (each letter and vowel sign a
-// syllable or more): they are read at the kana's rate, not the alphabet's.
+// abugidas are read at the kana's rate: each letter and vowel sign is a syllable or more.
 var abugidas = []*unicode.RangeTable{unicode.Devanagari, unicode.Bengali, unicode.Gurmukhi, unicode.Gujarati, unicode.Oriya,
 	unicode.Tamil, unicode.Telugu, unicode.Kannada, unicode.Malayalam, unicode.Sinhala, unicode.Thai, unicode.Lao,
 	unicode.Khmer, unicode.Myanmar, unicode.Tibetan}
@@ -211,8 +204,7 @@ func runeSeconds(r rune) float64 {
 	return 0 // spaces and controls take no time of their own
 }
 
-// slowestVoice is the slowest speed of the AI voices that may read a scene (its own and the
-// request's); the default voice and a voice without speed read at normalSpeed.
+// slowestVoice is the slowest speed of the AI voices that may read a scene; unset is normalSpeed.
 func slowestVoice(vos ...*videov1alpha1.VoiceOver) float64 {
 	slowest := normalSpeed
 	for _, vo := range vos {
@@ -260,8 +252,7 @@ func ssmlPauses(story string) (float64, bool) {
 	return total, true
 }
 
-// splits reports whether the service may make several scenes of a story scene, each with its own
-// minimumDuration and endPauseDuration.
+// splits reports whether a story scene may become several, each with its own minimum and end pause.
 func splits(req *videov1alpha1.StoryboardRequest, sc *videov1alpha1.Scene) bool {
 	return (sc.CreateSceneOnNewLine != nil && *sc.CreateSceneOnNewLine) ||
 		(sc.CreateSceneOnEndOfSentence != nil && *sc.CreateSceneOnEndOfSentence) ||
@@ -286,8 +277,7 @@ func aiScenes(req *videov1alpha1.StoryboardRequest, sc *videov1alpha1.Scene) boo
 	return req.AIStoryboard != nil && req.AIStoryboard.Enabled && (sc.MinimumDuration != nil || sc.EndPauseDuration != nil)
 }
 
-// usesAIVisual reports an aiVisual anywhere in the request, looked for in its JSON so that no
-// nesting is missed.
+// usesAIVisual looks for an aiVisual in the request's JSON so that no nesting is missed.
 func usesAIVisual(req *videov1alpha1.StoryboardRequest) bool {
 	raw, err := json.Marshal(req)
 	if err != nil {

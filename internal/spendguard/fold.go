@@ -29,20 +29,16 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// Folding the facts objects record in their status (a job, its end): the submission's reservation
-// is counted and becomes its running job's, which is posted for what the job cost
-// (JobCharge.change). The reservation proves a fact unfolded: the write that folds it removes the
-// reservation or gives it its job id, under the budget's optimistic lock, so a fact is folded once
-// and a crash loses nothing. Every budget write folds what the cache shows
-// (writeBatch); the VideoBudget controller folds what no write carried within foldAge.
+// A reservation proves its fact (a job, its end) unfolded: the write that folds the fact removes the
+// reservation or gives it the job id under the budget's optimistic lock, so each fact is folded
+// once and a crash loses nothing (docs/spend-guard.md, "Durable, and folded from facts").
 
-// foldAge is how old a fact must be before the VideoBudget controller folds it in a write of its
-// own: in a burst a guard write carries it first, and a stream of ends costs one write per foldAge.
+// foldAge is how old a fact must be before the VideoBudget controller folds it itself: until then a
+// budget write (writeBatch) usually carries it, and a stream of ends costs one write per foldAge.
 const foldAge = 5 * time.Second
 
-// EndOf is the charge of the ended job an object's status records: what a render's cost, a
-// preview's credits (a preview is counted, not timed); nothing for a failed job; a render's
-// estimate for a job whose end was never read (given up).
+// EndOf is the charge of the ended job obj's status records: nothing for a failed job, a render's
+// estimate when its end was never read (given up), a preview's credits only (counted, not timed).
 func EndOf(obj client.Object) (JobCharge, bool) {
 	st := videov1alpha1.JobStatusOf(obj)
 	if st == nil || st.JobID == "" || st.CompletedAt == nil {
@@ -92,9 +88,8 @@ func Cost(seconds float64, credits string) (int64, *resource.Quantity) {
 // maxSeconds bounds a video's length as a charge reads it, as the controller bounds the one it records.
 const maxSeconds = 1e9
 
-// foldRecorded folds into b the facts the namespace's objects recorded, as r shows them: all of
-// them, once the oldest is minAge old at now. It reports how many it folded, and, when it folded
-// none for their age, when the oldest becomes due.
+// foldRecorded folds every fact the namespace's objects recorded, as r shows them, once the oldest
+// is minAge old. It returns how many it folded, or, when none is due yet, when the oldest will be.
 func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBudget, now time.Time, minAge time.Duration) (int, time.Time, error) {
 	if len(b.Status.Reservations) == 0 {
 		return 0, time.Time{}, nil
@@ -148,8 +143,8 @@ func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBu
 	return n, time.Time{}, nil
 }
 
-// paidWith reports whether the job st records was paid with res: recorded since res was reserved
-// (recordedSince), and neither posted nor held by another reservation already.
+// paidWith reports whether res paid for st's job: recorded since res was reserved, and neither
+// posted nor held by another reservation already.
 func paidWith(b *videov1alpha1.VideoBudget, st *videov1alpha1.JobStatus, res videov1alpha1.BudgetReservation) bool {
 	return recordedSince(st, res) && !known(b, st.JobID)
 }
@@ -160,8 +155,7 @@ func known(b *videov1alpha1.VideoBudget, jobID string) bool {
 		slices.ContainsFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool { return r.JobID == jobID })
 }
 
-// settleRecorded counts res as used in the period its job was recorded in: its reservation becomes
-// its running job's.
+// settleRecorded counts res as used in its job's period and makes the reservation the job's.
 func settleRecorded(b *videov1alpha1.VideoBudget, res videov1alpha1.BudgetReservation, obj client.Object, st *videov1alpha1.JobStatus) bool {
 	i := slices.IndexFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
 		return r.UID == res.UID && r.AttemptID == res.AttemptID && r.JobID == ""
@@ -199,8 +193,7 @@ func listHolders(ctx context.Context, r client.Reader, ns string) ([]client.Obje
 	return objs, byUID, nil
 }
 
-// unfolded reports whether b still holds the reservation of the ended job obj's status records
-// (its running job's, or its submission's).
+// unfolded reports whether b still holds a reservation for the ended job obj's status records.
 func unfolded(b *videov1alpha1.VideoBudget, obj client.Object) bool {
 	st := videov1alpha1.JobStatusOf(obj)
 	if st == nil || st.JobID == "" || st.CompletedAt == nil {

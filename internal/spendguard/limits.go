@@ -57,9 +57,8 @@ func periodOf(b *videov1alpha1.VideoBudget) videov1alpha1.BudgetPeriod {
 // periods are the kinds of period, each with a usage window in the budget's status.
 var periods = []videov1alpha1.BudgetPeriod{videov1alpha1.BudgetPeriodDaily, videov1alpha1.BudgetPeriodWeekly, videov1alpha1.BudgetPeriodMonthly}
 
-// RollPeriod brings the budget's status to the period that contains now. Every charge is added
-// to the windows of the current day, week and month, and the period's usage is its window's: a
-// change of spec.period, however often, never lowers a period's usage below what was charged in it.
+// RollPeriod brings the budget's status to the period that contains now. A period's usage is its
+// window's, so changing spec.period never lowers it below what was charged in that period.
 func RollPeriod(b *videov1alpha1.VideoBudget, now time.Time) {
 	p := periodOf(b)
 	st := &b.Status
@@ -74,9 +73,8 @@ func RollPeriod(b *videov1alpha1.VideoBudget, now time.Time) {
 	st.PeriodEnd = &metav1.Time{Time: end}
 }
 
-// rollWindows brings each usage window to the one that contains now, never back (a change made
-// on a copy of a deleted budget, a manager whose clock is behind). A budget written before the
-// windows existed counts its period's usage in each window, on the safe side.
+// rollWindows moves each usage window to the one that contains now, never back (a change on a
+// deleted budget's copy, a clock behind). Windows new to an old budget start at its period's usage.
 func rollWindows(b *videov1alpha1.VideoBudget, now time.Time) {
 	st := &b.Status
 	carried := videov1alpha1.BudgetUsage{}
@@ -145,9 +143,8 @@ func addUsage(b *videov1alpha1.VideoBudget, d videov1alpha1.BudgetUsage) {
 	}
 }
 
-// addUsageAt is addUsage for usage that belongs to time at (zero: now): it counts in no period
-// or window that starts after at, so a change that lands after a roll-over counts in the old one,
-// nor in a period that ends before it (a reservation's time to pay, a clock ahead).
+// addUsageAt is addUsage for usage that belongs to time at (zero: now): it counts in no period or
+// window that starts after at (a roll-over since), nor in a period that ends before it (clock ahead).
 func addUsageAt(b *videov1alpha1.VideoBudget, d videov1alpha1.BudgetUsage, at time.Time) {
 	if at.IsZero() {
 		addUsage(b, d)
@@ -213,11 +210,9 @@ func recountReserved(b *videov1alpha1.VideoBudget) {
 	b.Status.Reserved = r
 }
 
-// exhausted reports the first limit that leaves no room for one more submission of kind, with a
-// message naming it. Count limits include the reservations in flight. Renders and previews that
-// may consume AI credits (under maxAICredits) and renders without upper bound (under
-// maxRenderSeconds) run one at a time: their cost is known only at their end, so a burst goes at
-// most one job beyond.
+// exhausted reports the first limit that leaves no room for one more submission of kind, counting
+// reservations in flight. Jobs whose cost is known only at their end (credits under maxAICredits, no
+// bound under maxRenderSeconds) run one at a time, so a burst goes at most one job beyond.
 func exhausted(b *videov1alpha1.VideoBudget, kind string, est Estimate) (videov1alpha1.BudgetLimit, string, bool) {
 	preview := kind == kindStoryboard
 	for _, l := range reachedLimits(b) {
@@ -250,8 +245,8 @@ type reachedLimit struct {
 	message string
 }
 
-// conditionMessage is the limit's sentence in the Exhausted condition: no count that moves while
-// the limit stays reached, so the budget is not written again at every submission (issue 30).
+// conditionMessage is the limit's sentence in the Exhausted condition. It names no count that moves
+// while the limit stays reached, so the budget is not rewritten at every submission.
 func (l reachedLimit) conditionMessage(b *videov1alpha1.VideoBudget) string {
 	s := &b.Spec
 	switch l.limit {
