@@ -32,14 +32,14 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// Group commit (docs/architecture.md "Load on the cluster"): every change of a namespace's budget
-// is an op queued on its slot; the writer holding the slot's turn applies the whole queue in order
-// to one copy of the budget and writes it with one optimistic-locked status patch.
+// Group commit (docs/architecture.md "Load on the cluster"): every change of a namespace's state
+// is an op queued on its slot; the writer holding the slot's turn applies the queue in order to
+// one working copy and writes the ledger once, then the budget's view.
 
-// op is one change of a budget waiting for the write that holds it.
+// op is one change waiting for the write that holds it.
 type op struct {
 	kind string // ChangeReserve, ..., for the write metrics
-	// change applies the op (false: nothing to write), again after a conflict, deciding again.
+	// change applies the op (false: nothing to write, and it leaves nothing), again after a conflict.
 	change func(b *videov1alpha1.VideoBudget) bool
 	done   chan struct{} // closed once the write holding the op ended, with err
 	err    error
@@ -52,9 +52,8 @@ const (
 	flushQueued = 16          // a queue this long is written without waiting
 )
 
-// mutateBudget applies change to the namespace's budget in one write with the changes queued
-// meanwhile (errNoBudget without a VideoBudget), starting from this process's last copy: the
-// cache sees a write late, and deciding on it lost a quarter of the locks at 10,000 renders.
+// mutateBudget applies change to the namespace's state in one write with the changes queued
+// meanwhile (errNoBudget without a VideoBudget).
 func (g *Guard) mutateBudget(ctx context.Context, ns, kind string, change func(b *videov1alpha1.VideoBudget) bool) error {
 	o := &op{kind: kind, change: change, done: make(chan struct{})}
 	slot, err := g.writers.join(ctx, ns, o)
@@ -67,10 +66,9 @@ func (g *Guard) mutateBudget(ctx context.Context, ns, kind string, change func(b
 	return o.err
 }
 
-// mutateThen queues change for the namespace's next budget write, which comes within delay (at
-// once when the queue holds flushQueued changes), and tells after its outcome. The delay is kept by
-// the VideoBudget controller's workqueue (Ledgers.Source), whose reconcile writes the queue
-// (flushDue): a timer never writes.
+// mutateThen queues change for the namespace's next write, which comes within delay (at once when
+// flushQueued changes wait), and tells after its outcome. The VideoBudget controller's workqueue
+// keeps the delay (Ledgers.Source) and its reconcile writes the queue (flushDue).
 func (g *Guard) mutateThen(ns, kind string, change func(b *videov1alpha1.VideoBudget) bool, after func(error), delay time.Duration) {
 	w := &g.writers
 	w.mu.Lock()
@@ -83,9 +81,8 @@ func (g *Guard) mutateThen(ns, kind string, change func(b *videov1alpha1.VideoBu
 	g.ledgers.wakeUp(ns, delay)
 }
 
-// flushDue writes ns's queue once a change in it is due, in the VideoBudget controller's
-// reconcile; a busy budget is looked at again later. Its error is that of a write whose changes
-// were queued again (flushTurn): the reconcile fails, and the workqueue's backoff retries them.
+// flushDue writes ns's queue once a change in it is due; a busy slot is looked at again later. Its
+// error is a failed write's whose changes were queued again: the workqueue's backoff retries them.
 func (g *Guard) flushDue(ctx context.Context, ns string) error {
 	w := &g.writers
 	now, cause := time.Now(), ""
@@ -108,8 +105,8 @@ func (g *Guard) flushDue(ctx context.Context, ns string) error {
 }
 
 // flushTurn writes slot's queue in the caller's turn, and gives it back; cause is for the metrics.
-// A change nobody waits for or is told of (a deleted object's job: objectGone) is queued again
-// when the write fails, and the error returned: only that change carries the fact.
+// A change nobody waits for nor is told of (a deleted object's job: objectGone) is queued again
+// when its write fails, and the error returned: only that change carries the fact.
 func (g *Guard) flushTurn(ctx context.Context, slot *budgetSlot, cause string) error {
 	w := &g.writers
 	defer w.release(slot)

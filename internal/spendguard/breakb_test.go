@@ -138,7 +138,7 @@ func TestBreakBAStaleDeletedBudgetsLastStateIsNotWrittenOverALaterBudgetsLedger(
 	}
 	clk := clocktesting.NewFakeClock(time.Now())
 	r := opsController(h, h.g, clk, nil) // b1's delete event, handled after the takeover
-	opsReconcile(t, r, clk, 1) // b2 exists: an ordinary look
+	opsReconcile(t, r, clk, 1)           // b2 exists: an ordinary look
 	// b2 deleted; its delete event is DeleteStateUnknown: ignored by budgetDeleted.
 	deleteBudget(t, h)
 	opsReconcile(t, r, clk, 1) // the deletion's look

@@ -27,7 +27,6 @@ import (
 // in its usage (C2); fixed. (Its C1, a held-back ledger copy dropped, went with the copies: the
 // ledger is the state.)
 
-
 // C2. Single manager. addUsageAt now rolls the windows forward to the fact's time, while the
 // period's usage still counts a fact at or after the period's start, with no bound at its end.
 // A fact dated after the period's end therefore counts in this period's used AND, through the

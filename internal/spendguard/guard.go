@@ -34,52 +34,44 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// The spend guard reserves room in the namespace's VideoBudget (named "default"; without one the
-// namespace is not limited) before a paid submission. Its state is the budget's status, written
-// with an optimistic lock: a conflict re-reads the budget and decides again, so concurrent
-// submissions never overrun a count limit.
-//
-// One submission's writes, in order (docs/architecture.md "Never pay twice"):
-//  1. the reservation {uid, attempt} in the budget (it counts against the limits at once);
-//  2. the object's in-flight record; 3. the paid call and the job id;
-//  4. the next budget write folds the job: the reservation becomes usage (fold.go).
-//
-// A crash between 1 and 2 leaves a reservation without a submission: the VideoBudget controller
-// releases it once it is older than the submission budget and the object shows no such attempt;
-// one whose object is gone is charged (it may have been sent). Usage is never given back.
+// The spend guard reserves room under the namespace's VideoBudget (named "default"; without one,
+// and without a ledger of the current period, the namespace is not limited) before a paid
+// submission, in the namespace's ledger (ledger.go): a lost lock reads it again and decides again,
+// so concurrent submissions never overrun a limit. One submission's writes, in order
+// (docs/architecture.md "Never pay twice"): 1. the reservation {uid, attempt}, counted at once;
+// 2. the object's in-flight record; 3. the paid call and the job id; 4. the next write folds the
+// job: the reservation becomes usage (fold.go). A crash between 1 and 2 leaves a reservation
+// without a submission: the VideoBudget controller releases it once older than its grace and the
+// object shows no such attempt, and charges it when the object is gone (it may have been sent).
 
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videobudgets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videobudgets/status,verbs=get;update;patch
 
-// maxReservations and maxChargedJobs bound the budget's status lists. The charged job ids matter
-// only where no pending reservation tells (an older manager's budget): 64
-// keeps small the budget every write sends whole (the API allows 256).
+// maxReservations and maxChargedJobs bound the state's lists (the view's API allows 256 charged
+// jobs; their ids matter only where no pending reservation tells). WriteTries bounds the reads
+// again after lost locks of one write.
 const (
 	maxReservations = 1000
 	maxChargedJobs  = 64
-	// WriteTries bounds the re-reads after conflicts of one budget write.
-	WriteTries = 8
+	WriteTries      = 8
 )
 
-// Guard reads and writes the namespaces' VideoBudgets for both reconcilers.
+// Guard decides on and writes the namespaces' spend state for both job kinds' reconcilers.
 type Guard struct {
 	client client.Client
-	// reader reads the budget from the API server after a conflict: the cache may be behind.
-	reader  client.Reader
-	clock   clock.Clock
-	writers budgetWriters
-	ledgers *Ledgers
-	grants  grants
-	// observer counts the budget writes.
+	// reader reads from the API server after a lost lock: the cache may be behind.
+	reader   client.Reader
+	clock    clock.Clock
+	writers  budgetWriters
+	ledgers  *Ledgers
+	grants   grants
 	observer WriteObserver
-	// started is when this process started (countRunning).
-	started time.Time
+	started  time.Time // this process's start (countRunning)
 }
 
-// New returns the spend guard. c writes the budgets and reads them from its cache; reader reads
-// them from the API server after a conflict; ledgers are shared with the VideoBudget reconciler.
-// A write that does not get its turn at a budget within writeTimeout returns ErrBusy rather than
-// hold a worker.
+// New returns the spend guard. c writes and reads from its cache; reader reads from the API
+// server; ledgers are shared with the VideoBudget reconciler. A write that does not get its turn
+// within writeTimeout returns ErrBusy rather than hold a worker.
 func New(c client.Client, reader client.Reader, clk clock.Clock, writeTimeout time.Duration, ledgers *Ledgers) *Guard {
 	if ledgers == nil {
 		ledgers = NewLedgers("")
@@ -98,15 +90,15 @@ func ignoreNoBudget(err error) error {
 	return err
 }
 
-// ErrBusy is returned when a budget write kept conflicting: the caller tries again later.
+// ErrBusy is returned when a write kept losing its lock: the caller tries again later.
 var ErrBusy = errors.New("the VideoBudget kept changing during the write; trying again")
 
-// maxBudgetSlots bounds the namespaces whose budget budgetWriters keeps a copy of.
+// maxBudgetSlots bounds the namespaces whose state budgetWriters keeps a copy of.
 const maxBudgetSlots = 256
 
-// budgetWriters takes this process's writes of each namespace's budget in turn, each from the
-// budget as the previous one left it: the cache sees a write late, and a decision on it would
-// lose its lock.
+// budgetWriters takes this process's writes of each namespace in turn, each from the ledger as the
+// previous one left it: another read per write would cost the API server, and the cache sees
+// this process's own writes late.
 type budgetWriters struct {
 	// timeout bounds the wait for a turn: a status write's time.
 	timeout time.Duration

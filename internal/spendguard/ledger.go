@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package spendguard
 
 import (
@@ -23,8 +22,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,19 +42,16 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// The ledger is the namespace's usage and reservations: the state every money decision is made
-// on, in a ConfigMap no object owns, in the manager's namespace where tenants cannot write (a
-// record a tenant could delete would reset its month: docs/architecture.md "Records that outlive a
-// version"). It is written with its own optimistic lock, before anything is paid on what it says;
-// the VideoBudget's status is a view of it, written after. So a budget deleted, created again or
-// restored with or without status loses nothing and merges nothing: it shows the ledger; a second
-// manager by mistake conflicts and decides again; a ledger that cannot be written admits nothing.
-// While no budget exists, a ledger of the current period keeps its limits; deleting the ledger is
-// how the platform removes them.
-//
-// Migration: an older manager kept the state in the budget's status and a copy in the ledger
-// (here, or in the tenant's namespace: LedgerConfigMapName). A ledger without a version, or none
-// beside a budget, is built once from them (migrate).
+// The ledger is a namespace's usage and reservations: the state every money decision is made on,
+// in a ConfigMap no object owns, in the manager's namespace where tenants cannot write (a tenant
+// that could delete it would reset its month: docs/architecture.md "Records that outlive a
+// version"). Decisions are written to it under its resourceVersion before anything is paid on
+// them; the VideoBudget's status is a view written after. So a budget deleted, created again or
+// restored, with or without status, shows the ledger and merges nothing; a second manager by
+// mistake loses its lock and decides again; a ledger that cannot be written admits nothing. While
+// no budget exists a ledger of the current period keeps its limits: deleting it is how the
+// platform removes them. An older manager's state (its budget's status, with a copy here or, older
+// still, LedgerConfigMapName in the tenant's namespace) is migrated once (migrate).
 
 // The Role for the ledgers is config/rbac/ledger_role.yaml, in the manager's namespace; the one
 // cluster-wide right is reading the old ledgers, by name, for the migration:
@@ -64,30 +60,27 @@ import (
 const (
 	// DefaultLedgerNamespace is the manager's namespace of the default install (config/default).
 	DefaultLedgerNamespace = "video-operator-system"
-	// ledgerKey is the ConfigMap's data key holding the ledger as JSON.
-	ledgerKey = "ledger.json"
+	ledgerKey              = "ledger.json"
 	// ledgerVersion marks a ledger that is the state, not an older manager's copy.
 	ledgerVersion = 2
-	// freeTTL is how long a free answer (holds) stands; this process's writes forget it sooner.
+	// freeTTL is how long a "no limits" answer stands (holds); maxFree bounds those kept.
 	freeTTL = 30 * time.Second
-	// maxFree bounds the namespaces whose free ledger is remembered.
 	maxFree = 10_000
 )
 
 // ledger is what the ConfigMap holds.
 type ledger struct {
-	Version      int                               `json:"version,omitempty"`
-	Period       videov1alpha1.BudgetPeriod        `json:"period,omitempty"`
-	PeriodStart  *metav1.Time                      `json:"periodStart,omitempty"`
-	PeriodEnd    *metav1.Time                      `json:"periodEnd,omitempty"`
-	Used         videov1alpha1.BudgetUsage         `json:"used"`
-	Windows      []videov1alpha1.BudgetWindow      `json:"windows,omitempty"`
-	Reservations []videov1alpha1.BudgetReservation `json:"reservations,omitempty"`
-	ChargedJobs  []string                          `json:"chargedJobs,omitempty"`
-	ChargeCount  int64                             `json:"chargeCount,omitempty"`
-	// RunningReserved: every running job holds a reservation (countRunning).
-	RunningReserved bool `json:"runningReserved,omitempty"`
-	// BudgetUID is the budget whose status shows it (the last that existed).
+	Version         int                               `json:"version,omitempty"`
+	Period          videov1alpha1.BudgetPeriod        `json:"period,omitempty"`
+	PeriodStart     *metav1.Time                      `json:"periodStart,omitempty"`
+	PeriodEnd       *metav1.Time                      `json:"periodEnd,omitempty"`
+	Used            videov1alpha1.BudgetUsage         `json:"used"`
+	Windows         []videov1alpha1.BudgetWindow      `json:"windows,omitempty"`
+	Reservations    []videov1alpha1.BudgetReservation `json:"reservations,omitempty"`
+	ChargedJobs     []string                          `json:"chargedJobs,omitempty"`
+	ChargeCount     int64                             `json:"chargeCount,omitempty"`
+	RunningReserved bool                              `json:"runningReserved,omitempty"`
+	// BudgetUID is the budget whose status shows it, the last that existed.
 	BudgetUID string `json:"budgetUID,omitempty"`
 }
 
@@ -98,33 +91,31 @@ func ledgerOf(b *videov1alpha1.VideoBudget) ledger {
 		RunningReserved: st.RunningReserved, BudgetUID: string(b.UID)}
 }
 
-// stored is a ledger as this process last read or wrote it, with its ConfigMap's resourceVersion
-// (empty: there is none yet).
+// stored is a ledger as this process read or wrote it: its ConfigMap's resourceVersion (empty:
+// none yet) and uid (one deleted and created again is another ledger).
 type stored struct {
 	l   ledger
 	rv  string
-	uid types.UID // the ConfigMap's: one deleted and created again is another ledger
+	uid types.UID
 }
 
-// working is the namespace's budget live (nil: it has none) with l's state as its status: what a
-// write changes, and the view written after.
+// working is the budget live (nil: the namespace has none) with l as its status: what a write
+// changes, then its view.
 func working(tenant string, live *videov1alpha1.VideoBudget, l *ledger) *videov1alpha1.VideoBudget {
 	b := live.DeepCopy()
-	if live == nil {
+	if b == nil {
 		b = &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: videov1alpha1.VideoBudgetName, UID: types.UID(l.BudgetUID)},
 			Spec: videov1alpha1.VideoBudgetSpec{Period: l.Period}}
 	}
-	c := ledgerOf(&videov1alpha1.VideoBudget{Status: videov1alpha1.VideoBudgetStatus{Period: l.Period, PeriodStart: l.PeriodStart,
-		PeriodEnd: l.PeriodEnd, Used: l.Used, Windows: l.Windows, Reservations: l.Reservations, ChargedJobs: l.ChargedJobs, ChargeCount: l.ChargeCount}})
-	st := &b.Status
-	st.Period, st.PeriodStart, st.PeriodEnd, st.Used, st.Windows = c.Period, c.PeriodStart, c.PeriodEnd, c.Used, c.Windows
-	st.Reservations, st.RunningJobs, st.ChargedJobs, st.ChargeCount = c.Reservations, nil, c.ChargedJobs, c.ChargeCount
-	st.LedgerBudgetUID, st.RunningReserved = string(b.UID), l.RunningReserved
+	b.Status = *(&videov1alpha1.VideoBudgetStatus{Period: l.Period, PeriodStart: l.PeriodStart, PeriodEnd: l.PeriodEnd, Used: l.Used,
+		Windows: l.Windows, Reservations: l.Reservations, ChargedJobs: l.ChargedJobs, ChargeCount: l.ChargeCount,
+		RunningReserved: l.RunningReserved, LedgerBudgetUID: string(b.UID), Conditions: b.Status.Conditions,
+		ObservedGeneration: b.Status.ObservedGeneration}).DeepCopy()
 	recountReserved(b)
 	return b
 }
 
-// changed reports whether b's state is not the ledger from's.
+// changed reports whether b's state is not the ledger's it was loaded from.
 func changed(b *videov1alpha1.VideoBudget, from *stored) bool {
 	return from.rv == "" || !equality.Semantic.DeepEqual(ledgerOf(b), from.l)
 }
@@ -135,14 +126,13 @@ type Ledgers struct {
 	Namespace string
 
 	mu sync.Mutex
-	// free are the namespaces whose ledger holds no limits, until when that answer stands (holds).
+	// free: namespaces whose ledger holds no limits, until when that answer stands (holds).
 	free map[string]time.Time
-	// failed are the namespaces whose last ledger write failed: they admit nothing (fail closed);
-	// wrote, those whose ledger this process wrote.
+	// failed: namespaces whose last ledger write failed, which admit nothing (fail closed);
+	// wrote: those whose ledger this process wrote.
 	failed map[string]error
 	wrote  map[string]bool
-	// wake asks the VideoBudget controller to look at a namespace's budget after a delay (Source);
-	// nil while none listens.
+	// wake queues a look at a namespace's budget in the VideoBudget controller (Source).
 	wake func(tenant string, after time.Duration)
 }
 
@@ -151,9 +141,9 @@ func NewLedgers(ns string) *Ledgers {
 	return &Ledgers{Namespace: cmp.Or(ns, DefaultLedgerNamespace), free: map[string]time.Time{}, failed: map[string]error{}, wrote: map[string]bool{}}
 }
 
-// Source is the VideoBudget controller's source of wake-ups: a ledger write that starts failing,
-// changes queued that come due (batch.go), a view not written. A wake-up is a request in the
-// controller's workqueue, which keeps its delay: a timer never writes, the reconcile does.
+// Source is the VideoBudget controller's source of wake-ups (a ledger that starts or stops
+// failing, changes queued that come due, a view not written): requests in its workqueue, which
+// keeps their delay. A timer never writes; the reconcile does.
 func (s *Ledgers) Source() source.Source {
 	return source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		s.mu.Lock()
@@ -165,8 +155,6 @@ func (s *Ledgers) Source() source.Source {
 	})
 }
 
-// wakeUp asks the VideoBudget controller, when one listens, to look at tenant's budget after a
-// delay.
 func (s *Ledgers) wakeUp(tenant string, after time.Duration) {
 	s.mu.Lock()
 	wake := s.wake
@@ -184,7 +172,7 @@ func (s *Ledgers) failure(tenant string) error {
 }
 
 // noteWrite records the outcome of a write of tenant's ledger; a first failure, and the first
-// success after, wake the VideoBudget controller, so that its status says whether anything is paid.
+// success after, wake the controller, whose status says whether anything is paid.
 func (s *Ledgers) noteWrite(tenant string, err error) {
 	s.mu.Lock()
 	first := (err != nil) == (s.failed[tenant] == nil)
@@ -222,16 +210,15 @@ func (s *Ledgers) removed(ctx context.Context, r client.Reader, tenant string) (
 // Name is the name of tenant's ledger.
 func (s *Ledgers) Name(tenant string) string { return videov1alpha1.LedgerConfigMapPrefix + tenant }
 
-// errMoved is a ledger write that lost its lock: another writer wrote, created or deleted the
-// ledger since it was read. The writer reads it again and decides again.
-var errMoved = errors.New("the budget ledger changed since it was read")
+// errMoved is a ledger write that lost its lock: the writer reads the ledger again and decides
+// again. errDeleted is one whose ledger was deleted: this process's copy is no later copy of the
+// one that may be created again.
+var (
+	errMoved   = errors.New("the budget ledger changed since it was read")
+	errDeleted = fmt.Errorf("%w: deleted", errMoved)
+)
 
-// errDeleted is errMoved for a ledger deleted since it was read: this process's copy of it is no
-// later copy of the one that may be created again.
-var errDeleted = fmt.Errorf("%w: deleted", errMoved)
-
-// store writes l over tenant's ledger at resourceVersion rv (empty: creates it) and returns the
-// new one (errMoved when it lost its lock).
+// store writes l over tenant's ledger at resourceVersion rv (empty: creates it).
 func (s *Ledgers) store(ctx context.Context, c client.Client, tenant string, l ledger, rv string) (*stored, error) {
 	l.Version = ledgerVersion
 	raw, err := json.Marshal(l)
@@ -247,39 +234,33 @@ func (s *Ledgers) store(ctx context.Context, c client.Client, tenant string, l l
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": rv}, "data": map[string]string{ledgerKey: string(raw)}})
 		err = c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch))
 	}
+	var status apierrors.APIStatus
 	switch {
-	case rv != "" && apierrors.IsNotFound(err) && gone(err, "configmaps"):
+	case rv != "" && apierrors.IsNotFound(err) && errors.As(err, &status) && status.Status().Details != nil &&
+		status.Status().Details.Kind == "configmaps": // the ConfigMap, not its namespace
 		return nil, errDeleted
 	case apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err):
 		return nil, errMoved
-	}
-	if err != nil {
+	case err != nil:
 		err = fmt.Errorf("writing the budget ledger %s/%s: %w", s.Namespace, cm.Name, err)
 	}
 	s.noteWrite(tenant, err)
 	return &stored{l: l, rv: cm.ResourceVersion, uid: cm.UID}, err
 }
 
-// gone reports whether err says that an object of resource is not found (not its namespace).
-func gone(err error, resource string) bool {
-	var status apierrors.APIStatus
-	return errors.As(err, &status) && status.Status().Details != nil && status.Status().Details.Kind == resource
-}
-
-// read reads tenant's ledger; nil when there is none, or it cannot be decoded (a ledger edited by
-// hand into nonsense is ignored, and said so); rv is its resourceVersion when it exists.
+// read reads tenant's ledger and its resourceVersion (empty when there is none).
 func (s *Ledgers) read(ctx context.Context, r client.Reader, tenant string) (l *ledger, rv string, err error) {
 	l, at, err := readLedgerAt(ctx, r, types.NamespacedName{Namespace: s.Namespace, Name: s.Name(tenant)})
 	return l, at.rv, err
 }
 
-// readLedgerAt reads a ledger and where it was read (its version and uid; empty when absent).
+// readLedgerAt reads a ledger and where it is; nil when there is none, or it cannot be decoded (a
+// ledger edited by hand into nonsense is ignored, and said so).
 func readLedgerAt(ctx context.Context, r client.Reader, at types.NamespacedName) (*ledger, stored, error) {
 	cm := &corev1.ConfigMap{}
-	if err := r.Get(ctx, at, cm); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, stored{}, nil
-		}
+	if err := r.Get(ctx, at, cm); apierrors.IsNotFound(err) {
+		return nil, stored{}, nil
+	} else if err != nil {
 		return nil, stored{}, fmt.Errorf("reading the budget ledger %s: %w", at, err)
 	}
 	var l ledger
@@ -291,10 +272,10 @@ func readLedgerAt(ctx context.Context, r client.Reader, at types.NamespacedName)
 	return &l, where, nil
 }
 
-// load is the namespace's state as a working copy (working) of its budget live (nil: none), and
-// the ledger it comes from: known, this process's last copy, unless fresh; else read with r. A
-// ledger an older manager kept, or none beside a budget, is migrated; b is nil when there is
-// neither budget nor ledger (the namespace is not limited).
+// load is the namespace's state as a working copy of its budget live (nil: none), and the ledger
+// it comes from: known, this process's last copy, unless fresh; else the ledger read with r,
+// migrated when an older manager kept it or there is none beside a budget. b is nil when there is
+// neither budget nor ledger: the namespace is not limited.
 func (s *Ledgers) load(ctx context.Context, c client.Client, r client.Reader, tenant string, live *videov1alpha1.VideoBudget,
 	known *stored, fresh bool, now, started time.Time) (b *videov1alpha1.VideoBudget, from *stored, err error) {
 	if known != nil && !fresh {
@@ -304,33 +285,33 @@ func (s *Ledgers) load(ctx context.Context, c client.Client, r client.Reader, te
 	if err != nil {
 		return nil, nil, err
 	}
-	from, rv := &where, where.rv
+	from = &where
 	switch {
-	case rv != "" && (l == nil || l.Version < ledgerVersion):
-		b, err = migrate(ctx, c, r, s, tenant, live, l, now, started)
+	case where.rv == "" && live == nil:
+		return nil, nil, nil
+	case where.rv == "" || l == nil || l.Version < ledgerVersion:
 		if l != nil {
 			from.l = *l
 		}
-		return b, from, err
-	case rv == "" && live == nil:
-		return nil, nil, nil
-	case rv == "":
-		b, err = migrate(ctx, c, r, s, tenant, live, nil, now, started)
+		b, err = migrate(ctx, c, r, s, tenant, live, l, now, started)
 		return b, from, err
 	}
 	from.l = *l
 	// A ledger that went back (restored from an older backup, edited by hand) takes the usage of
-	// the later copy this process wrote or the budget shows: never less than was decided.
+	// a later copy of it this process wrote or the budget shows: never less than was decided.
 	var view *ledger
 	if live != nil && live.Status.LedgerBudgetUID == string(live.UID) {
 		view = ptr.To(ledgerOf(live))
 	}
-	for _, cp := range []*ledger{knownLedger(known, from.uid), view} {
+	if known == nil || known.uid != where.uid {
+		known = &stored{}
+	}
+	for _, cp := range []*ledger{&known.l, view} {
 		if laterCopy(cp, l) {
 			logf.FromContext(ctx).Info("The budget's ledger holds less than a later copy of it (restored from an older backup, or edited by hand); "+
 				"taking the later copy's usage", "namespace", tenant, "renders", l.Used.Renders, "later", cp.Used.Renders)
-			w := working(tenant, nil, &ledger{Period: l.Period, PeriodStart: l.PeriodStart, PeriodEnd: l.PeriodEnd, Used: l.Used,
-				Windows: l.Windows, ChargedJobs: l.ChargedJobs, ChargeCount: l.ChargeCount, BudgetUID: l.BudgetUID})
+			l.Reservations = nil // they may have been posted since, and would count twice
+			w := working(tenant, nil, l)
 			MergeLedger(w, cp, now)
 			*l = ledgerOf(w)
 		}
@@ -338,17 +319,9 @@ func (s *Ledgers) load(ctx context.Context, c client.Client, r client.Reader, te
 	return working(tenant, live, l), from, nil
 }
 
-// knownLedger is this process's last copy k of the ledger ConfigMap uid, if it is one.
-func knownLedger(k *stored, uid types.UID) *ledger {
-	if k == nil || k.uid != uid {
-		return nil
-	}
-	return &k.l
-}
-
 // holds reports whether tenant's ledger keeps the limits of a budget deleted in the current
 // period, and the period's end. Every paid submission without a budget asks: a free answer is
-// kept for freeTTL, so that unguarded renders do not each cost an API read (issue 30).
+// kept for freeTTL, so that unguarded renders do not each cost an API read.
 func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now time.Time) (bool, time.Time, error) {
 	s.mu.Lock()
 	cached := time.Now().Before(s.free[tenant])
@@ -372,16 +345,14 @@ func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now
 	return false, time.Time{}, nil
 }
 
-// forgetFree drops the answer that tenant's ledger holds no limits.
 func (s *Ledgers) forgetFree(tenant string) {
 	s.mu.Lock()
 	delete(s.free, tenant)
 	s.mu.Unlock()
 }
 
-// MergeLedger merges l, an earlier budget's ledger, into b's status: the charged job ids and
-// count whatever the period, the current windows' usage each count the larger. It reports
-// whether b changed.
+// MergeLedger merges l, another copy of the namespace's state, into b's status: its charges
+// whatever the period, and in the current windows the larger usage. It reports whether b changed.
 func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 	if l == nil {
 		return false
@@ -419,8 +390,7 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 	}
 	w := window(b, b.Status.Period)
 	maxInto(&b.Status.Used, w.Used)
-	// The earlier budget's reservations this one does not hold, whatever the period, and those
-	// further along than this one's (their job recorded, and counted).
+	// l's reservations b does not hold, and those further along than b's (their job counted).
 	held := map[string]int{}
 	for i, r := range b.Status.Reservations {
 		held[r.UID+"/"+r.AttemptID] = i
@@ -438,11 +408,10 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 	return !equality.Semantic.DeepEqual(*before, b.Status)
 }
 
-// migrate builds the state of a namespace whose ledger an older manager kept (l; nil where there
-// is none). A budget that had merged it kept the state in its status (the ledger was a copy
-// written after it); one that had not merges its status with the ledger (or the oldest managers',
-// in the namespace) and rebuilds the reservations in flight from the objects. A ledger without a
-// budget is the copy of one deleted since: the state as it is. b is nil when there is neither.
+// migrate builds the state of a namespace whose ledger an older manager kept (l; nil: none). A
+// budget that had merged it kept the state in its status (l was a copy written after it); one
+// that had not merges the two (or the oldest managers' ledger, in its namespace) and rebuilds the
+// reservations in flight from the objects. Without a budget, l is the state.
 func migrate(ctx context.Context, c client.Client, r client.Reader, s *Ledgers, tenant string, live *videov1alpha1.VideoBudget, l *ledger,
 	now, started time.Time) (*videov1alpha1.VideoBudget, error) {
 	if live == nil {
@@ -461,9 +430,8 @@ func migrate(ctx context.Context, c client.Client, r client.Reader, s *Ledgers, 
 				return nil, err
 			}
 		}
-		// A restored status and the ledger are copies, either may be the older: the reservations
-		// of one are dropped when the other is certainly later (they may have been folded since,
-		// and would count twice); both are kept where neither is (each is checked against its object).
+		// Either copy may be the older: the reservations of one certainly earlier are dropped
+		// (they may have been posted since); where neither is, each is checked against its object.
 		own := ledgerOf(b)
 		switch {
 		case laterCopy(l, &own):
@@ -501,12 +469,9 @@ func laterCopy(l, than *ledger) bool {
 	return l.Used.Renders+l.Used.Previews > than.Used.Renders+than.Used.Previews
 }
 
-// countRunning rebuilds the reservations of running jobs until status.runningReserved (an older
-// manager kept none), and once more where a manager of b82c5a5..9078577 (unreleased) left
-// "counted:<job>" entries in chargedJobs: it kept none for a preview's running job. A job that
-// ended since this process started counts too (an end written before the budget's first look has
-// no reservation to be folded into), unless b just took the ledger over: the budget it replaced
-// folded those.
+// countRunning rebuilds the reservations of running jobs until runningReserved (an older manager
+// kept none; one of b82c5a5..9078577 left "counted:<job>" for a preview's). A job that ended
+// since this process started counts too (no reservation holds its end), unless b is adopted.
 func countRunning(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget, adopted bool, started time.Time) (err error) {
 	counted := func(id string) bool { return strings.HasPrefix(id, "counted:") }
 	if b.Status.RunningReserved && !slices.ContainsFunc(b.Status.ChargedJobs, counted) {
@@ -545,7 +510,6 @@ func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.
 		}
 		st := videov1alpha1.JobStatusOf(obj)
 		kind, est := estimateOf(obj)
-		// What the submission recorded: a storyboardRef's request may have moved on since.
 		var recorded *videov1alpha1.BudgetEstimate
 		var r videov1alpha1.BudgetReservation
 		switch {

@@ -354,9 +354,7 @@ func (r *Reconciler) settle(ctx context.Context, b *videov1alpha1.VideoBudget, r
 	last, deleted := r.unsent.get(res.UID)
 	switch {
 	case recordGone(b, res, last):
-		// Deleted after it recorded the job res paid for, before a fold: only its last state
-		// names the job, whose end is read next.
-		return true, false, nil
+		return true, false, nil // its job, named by its last state (objectGone), is read next
 	case deleted && last.inFlight != res.AttemptID && (last.recorded.IsZero() || !recordedFor(*res, last.recorded)):
 		// However young: an in-flight record written before the deletion is in its last state,
 		// and one written after failed, so nothing was sent (a reservation written ahead for a
@@ -597,16 +595,13 @@ func (r *Reconciler) deleted(_ context.Context, e event.DeleteEvent, _ workqueue
 // objectGone keeps a render's or a preview's last state from its delete event (unknown: an older
 // copy, which tells nothing for certain): only it names the job of an object deleted before its
 // job's fold, and shows which attempts were never sent (the in-flight record precedes the paid call).
-// It is kept whether or not the namespace has a VideoBudget now: one deleted meanwhile takes its
-// reservations to the ledger, and the budget created again settles them.
 func (r *Reconciler) objectGone(obj client.Object, unknown bool) {
 	st := videov1alpha1.JobStatusOf(obj)
 	if st == nil || unknown || r.Guard == nil {
 		return
 	}
 	ns := obj.GetNamespace()
-	budgeted := r.Guard.budgeted(context.Background(), ns)
-	if !budgeted {
+	if !r.Guard.budgeted(context.Background(), ns) {
 		// A namespace without a VideoBudget matters only while its ledger holds the limits of one
 		// deleted in this period (a free answer is kept: most namespaces cost no read per deletion).
 		if held, _, err := r.Ledgers.holds(context.Background(), r.Reader, ns, r.Clock.Now()); err != nil || !held {
@@ -621,14 +616,9 @@ func (r *Reconciler) objectGone(obj client.Object, unknown bool) {
 		last.jobID, last.recorded = st.JobID, st.SubmittedAt.Time
 	}
 	r.unsent.add(obj.GetUID(), last, max(r.JobDeadline, time.Hour))
-	switch {
-	case last.jobID == "":
-	case budgeted:
-		// Named only in this process's memory: written into the reservation at once.
-		r.Ledgers.wakeUp(ns, 0)
-	default:
-		// No budget: the job goes into its reservation in the ledger (keepInLedger), for the
-		// budget created again to read its end.
+	if last.jobID != "" {
+		// Named only in this process's memory: written into the reservation at once, budget or
+		// not, for the job's end to be read.
 		uid := string(obj.GetUID())
 		r.Guard.mutateThen(ns, ChangeFold, func(b *videov1alpha1.VideoBudget) bool {
 			i := slices.IndexFunc(b.Status.Reservations, func(res videov1alpha1.BudgetReservation) bool { return res.UID == uid })
