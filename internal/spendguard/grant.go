@@ -32,26 +32,18 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// Reservations written ahead: a render waiting for its API key's call budget (Submission.CallIn)
-// has its reservation queued with the namespace's next budget write, reserved for the time it pays
-// (its reservedAt). Back to pay, it finds it in the budget and pays without a write of its own
-// (takeGrant). The reservation protects itself: the VideoBudget controller keeps a reservation
-// younger than its grace (a paid call and two status writes), and a render pays on one only within
-// takeWithin of its time, so its in-flight record is written before the controller may release the
-// reservation. Memory keeps only the attempt and the time to pay, until the render comes back; a
-// stopped process's renders submit a new attempt, and their reservations are released as any a
-// crash left.
+// Reservations written ahead (Submission.CallIn, docs/spend-guard.md "Before every paid
+// submission") need no memory to be safe: the VideoBudget controller keeps one younger than its
+// grace, and its render pays on it only within takeWithin of its reservedAt. A stopped process's
+// renders submit a new attempt; their reservations are released like any a crash left.
 
 const (
-	// defaultTakeWithin is takeWithin until a VideoBudget controller tells its grace.
-	defaultTakeWithin = 10 * time.Second
-	maxGrants         = 100_000 // beyond it renders reserve the ordinary way
-	// aheadLead is how long before its call a reservation is queued: enough for the next budget
-	// write, short enough that the budget, sent whole by every write, does not carry a burst.
+	defaultTakeWithin = 10 * time.Second // until a VideoBudget controller tells its grace
+	maxGrants         = 100_000          // beyond it renders reserve the ordinary way
+	// aheadLead leaves time for the next write; longer, every write of the whole state carries a burst.
 	aheadLead   = 3 * time.Second
 	aheadWindow = 2 * time.Second // bounds how long a reservation queued ahead waits for others
-	// A reservation queued ahead is written grantMargin before its render's call, but at least
-	// minGrantDelay after it was queued, so renders turned away together share the write.
+	// Written grantMargin before the call, yet minGrantDelay after queueing: a burst shares a write.
 	grantMargin   = 250 * time.Millisecond
 	minGrantDelay = 100 * time.Millisecond
 )
@@ -65,18 +57,15 @@ type request struct {
 // grant is a reservation queued ahead, until its render comes back to pay.
 type grant struct {
 	request
-	payAt time.Time // the reservation's reservedAt
-	// ended: its write ended, and refused it (failed, or no room); for the metrics.
-	ended, refused bool
+	payAt          time.Time // the reservation's reservedAt
+	ended, refused bool      // for the metrics: its write ended; it failed or found no room
 }
 
 type grants struct {
 	mu    sync.Mutex
 	byUID map[types.UID]*grant
-	// takeWithin is how long after its time a render may pay on its reservation written ahead:
-	// the VideoBudget controller's grace less two status writes, the render's in-flight write
-	// and a margin, so that the write lands before the controller may release the reservation.
-	// A render back later reserves the ordinary way.
+	// takeWithin bounds how long after its time a render may pay on a reservation written ahead:
+	// the controller's grace less two writes, so its in-flight record is written before a release.
 	takeWithin time.Duration
 }
 
@@ -84,7 +73,7 @@ type grants struct {
 func (g *Guard) setGrace(grace time.Duration) {
 	g.grants.mu.Lock()
 	defer g.grants.mu.Unlock()
-	// A grace too short for the writes leaves no time to pay on one (a nanosecond).
+	// Not zero, which withinLocked reads as the default: a grace this short leaves no time to pay.
 	g.grants.takeWithin = max(grace-2*g.writers.timeout, time.Nanosecond)
 }
 
@@ -96,17 +85,14 @@ func (gs *grants) usableLocked(gr *grant, now time.Time) bool {
 	return gr != nil && now.Before(gr.payAt.Add(gs.withinLocked()))
 }
 
-// inWindow reports whether a render may pay at now on a reservation written ahead for at: not
-// early (its job would not be recorded since the reservation), not late (the controller may
-// release it before the render's in-flight write lands).
+// inWindow reports whether a render may pay at now on a reservation written ahead for at: earlier,
+// its job would not count as recorded since it; later, the controller may release it first.
 func inWindow(now, at time.Time, within time.Duration) bool {
 	return !now.Before(at) && now.Before(at.Add(within))
 }
 
-// reserveAhead queues a reservation for attempt of obj, whose call comes in wait, aheadLead
-// before it. Asked again for the same, it keeps the first if the render comes back in time to pay
-// on it, else queues the reservation again for the later call (it replaces the first). False when
-// too many grants are kept.
+// reserveAhead queues a reservation for attempt of obj, whose call comes in wait, aheadLead before
+// it; a grant for the same request still usable then is kept. False when too many grants are kept.
 func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest string, est Estimate,
 	sent func(videov1alpha1.BudgetReservation) bool, wait time.Duration) bool {
 	now := g.clock.Now()
@@ -128,8 +114,7 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 			return false
 		}
 	}
-	// To the second, as the API server keeps it: the render pays at payAt or later, so its job is
-	// recorded since the reservation (recordedFor).
+	// To the second, as stored: paying at payAt or later, its job counts as since it (recordedFor).
 	gr := &grant{request: req, payAt: now.Add(wait).Truncate(time.Second)}
 	gs.byUID[uid] = gr
 	gs.mu.Unlock()
@@ -168,9 +153,8 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 	return true
 }
 
-// usedElsewhere reports whether obj, as the cache shows it now, is gone, sends attempt, or
-// recorded a job since it was queued (obj): another manager over the namespace by mistake paid
-// for it, and a reservation written now would hold room for nothing.
+// usedElsewhere reports whether obj, in the cache, is gone, sends attempt or recorded another job:
+// a second manager by mistake paid for it, and a reservation now would hold room for nothing.
 func (g *Guard) usedElsewhere(obj client.Object, attempt string) bool {
 	cur := obj.DeepCopyObject().(client.Object)
 	if err := g.client.Get(context.Background(), client.ObjectKeyFromObject(obj), cur); err != nil || cur.GetUID() != obj.GetUID() {
@@ -180,8 +164,7 @@ func (g *Guard) usedElsewhere(obj client.Object, attempt string) bool {
 	return st != nil && was != nil && (st.Submission != nil && st.Submission.AttemptID == attempt || st.JobID != was.JobID)
 }
 
-// grantOf is the attempt of the reservation written or queued ahead for uid, and when its render
-// pays on it; empty when there is none.
+// grantOf is the attempt written or queued ahead for uid and when its render pays; empty if none.
 func (g *Guard) grantOf(uid types.UID) (attempt string, payAt time.Time) {
 	gs := &g.grants
 	gs.mu.Lock()
@@ -192,9 +175,9 @@ func (g *Guard) grantOf(uid types.UID) (attempt string, payAt time.Time) {
 	return "", time.Time{}
 }
 
-// takeGrant reports whether the reservation written ahead for attempt of obj holds room for this
-// request in the budget: the render then pays without a budget write. The grant is spent either
-// way: a write of it still queued writes nothing, and the render reserves the ordinary way.
+// takeGrant reports whether the budget, as the cache shows it, holds the reservation written ahead
+// for this request, so the render pays without a write. The grant is spent either way: a write of
+// it still queued writes nothing, and the render reserves the ordinary way.
 func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, attempt, digest string, est Estimate) (Decision, bool) {
 	gs := &g.grants
 	gs.mu.Lock()
@@ -243,8 +226,8 @@ func newerCopy(rv, than string) bool {
 	return err == nil && order > 0
 }
 
-// noRoomNow reports whether the budget, without the render's own reservation, has no room for
-// it now (or its ledger cannot be written): a limit may have been lowered since it was written.
+// noRoomNow reports whether the budget, less the render's own reservation, has no room for it, or
+// its ledger cannot be written: a limit may have been lowered since the reservation was written.
 func (g *Guard) noRoomNow(b *videov1alpha1.VideoBudget, kind string, uid types.UID, est Estimate) bool {
 	if g.ledgers.failure(b.Namespace) != nil {
 		return true

@@ -16,18 +16,13 @@ limitations under the License.
 
 package spendguard
 
-// The budget write metrics (issue 30): each write is told by its writer and by the change that
-// made it happen, each change it carried by its kind; the label sets are the fixed lists below.
-
-// The kinds of changes of a budget: the ops of the guard and the VideoBudget controller's.
+// The kinds of changes of a budget, a fixed list so that the metrics' label sets stay bounded.
 const (
 	// ChangeReserve is a reservation written when its render came to pay.
 	ChangeReserve = "reserve"
-	// ChangeReserveAhead is a reservation written ahead, while its render waited for its key's
-	// call budget.
+	// ChangeReserveAhead is one written ahead, while its render waited for its key's call budget.
 	ChangeReserveAhead = "reserve_ahead"
-	// ChangeFold is a fact an object recorded folded by a guard write (the controller's folds
-	// count as ChangeController).
+	// ChangeFold is a recorded fact folded by a guard write (the controller's are ChangeController).
 	ChangeFold = "fold"
 	// ChangeCharge is the cost of an ended job whose end no status records (Guard.Charge).
 	ChangeCharge = "charge"
@@ -52,7 +47,7 @@ const (
 	WriteConflict    = "conflict"
 )
 
-// WriteObserver counts the budget writes and the changes each written one carried.
+// WriteObserver counts the budget writes, by writer and cause, and the changes each one carried.
 type WriteObserver interface {
 	ObserveBudgetWrite(writer, cause, result string)
 	ObserveBudgetChanges(change string, n int)
@@ -68,8 +63,7 @@ const (
 	GrantUnwritten = "unwritten"
 	// GrantRefused: its write failed, or decided that the render waits.
 	GrantRefused = "refused"
-	// GrantChanged: it was for another attempt or request, its render came back past its time to
-	// pay on it, or an ended job of the render was not folded yet.
+	// GrantChanged: another attempt or request, its render back too late, or an ended job unfolded.
 	GrantChanged = "changed"
 )
 

@@ -28,14 +28,11 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// Running jobs' reservations are kept as lines of status.runningJobs (v1alpha1.RunningJobLine): as
-// objects, the API server decodes, validates, merges and encodes each field of each on every write
-// (BenchmarkStatusWrite: with 100 running jobs a write costs it 17.7 ms of CPU as objects, 5.4 ms
-// as lines). The guard works on objects: a budget is expanded where it is read (readBudget) and
-// compacted where it is written (patchBudgetStatus); an older manager's is compacted at its next write.
+// Running jobs' reservations are kept as lines of status.runningJobs (v1alpha1.RunningJobLine): a
+// list of objects costs the API server several times the CPU on every write (docs/benchmarks.md
+// "API server CPU per render, guarded and unguarded"). The guard itself works on objects.
 
-// expandRunning moves b's running jobs kept as lines into its reservations
-// (VideoBudgetStatus.AllReservations).
+// expandRunning moves b's running jobs kept as lines into its reservations.
 func expandRunning(b *videov1alpha1.VideoBudget) {
 	if len(b.Status.RunningJobs) == 0 {
 		return
@@ -66,10 +63,9 @@ func readBudget(ctx context.Context, r client.Reader, ns string, b *videov1alpha
 	return nil
 }
 
-// patchBudgetStatus writes b's status over base's (both expanded, base as read) with an optimistic
-// lock, and leaves in b the API server's answer, expanded. The reservations and the running jobs'
-// lines are sent together when either changed: a merge patch replaces a list whole, and the two
-// lists are one.
+// patchBudgetStatus writes b's status, the view, over base's (both expanded, base as read) with an
+// optimistic lock, and leaves the answer, expanded, in b. Reservations and lines are sent together
+// when either changed: a merge patch replaces a list whole, and the two lists are one.
 func patchBudgetStatus(ctx context.Context, c client.Client, b, base *videov1alpha1.VideoBudget) error {
 	wb, wbase := b.DeepCopy(), base.DeepCopy()
 	compactRunning(wb)
@@ -94,10 +90,8 @@ func patchBudgetStatus(ctx context.Context, c client.Client, b, base *videov1alp
 			return fmt.Errorf("writing the patch of VideoBudget %s/%s: %w", b.Namespace, b.Name, err)
 		}
 	}
-	// The answer is decoded into an object of its own: a client decodes into the object it is given
-	// without zeroing it, and wb's lists (unsent, an older manager's objects) would stay beside the
-	// answer's. The UID names the budget the patch is for, to a reader of the request (the
-	// simulation's API server refuses a deleted budget's copy by it).
+	// A fresh object, as a client decodes without zeroing (wb's unsent lists would stay). The UID
+	// names the budget the view is for: the simulation's API server refuses a deleted budget's view.
 	out := &videov1alpha1.VideoBudget{}
 	out.Namespace, out.Name, out.UID = b.Namespace, b.Name, b.UID
 	if err := c.Status().Patch(ctx, out, client.RawPatch(types.MergePatchType, patch)); err != nil {

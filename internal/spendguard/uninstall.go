@@ -39,16 +39,11 @@ type Settlement struct {
 	Folded int
 }
 
-// SettleAll settles every reservation of the namespace's budget for an uninstall
-// (docs/architecture.md "Several managers, install and uninstall"), with no manager of the
-// namespace running: what one would settle later is decided now, on the safe side.
-//   - a running render's job, or one recorded since its reservation that has not ended, is
-//     charged its estimate: nobody will read its end (a preview's running job keeps its
-//     reservation: its controller writes the end with its credits after a reinstall);
-//   - a reservation whose object is gone, or still holds that attempt in flight, is charged;
-//   - one whose object recorded a job since is counted as used; any other is released.
-//
-// What the objects recorded is folded first, as by every budget write (fold.go).
+// SettleAll settles every reservation of the namespace for an uninstall (docs/architecture.md
+// "Several managers, install and uninstall"). No manager will settle them later, so each is decided
+// now, on the safe side: a render's job running or recorded and not ended is charged its estimate,
+// as nobody will read its end; a reservation whose object is gone or still in flight is charged;
+// one whose object recorded a job since is counted as used; any other is released.
 func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 	var s Settlement
 	var readErr error
@@ -74,14 +69,12 @@ func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 		var kept []videov1alpha1.BudgetReservation
 		for _, res := range b.Status.Reservations {
 			if res.JobID != "" && res.Kind == kindStoryboard {
-				// Kept: its preview writes the job's end with its credits after a reinstall, and the
-				// budget's next write folds it (a preview is counted, not timed: no estimate).
+				// Kept: its preview writes the end after a reinstall (a preview has no estimate).
 				kept = append(kept, res)
 				continue
 			}
 			if res.JobID != "" {
-				// A failed job (its failure written before its change reached the budget) is charged
-				// nothing.
+				// A job whose failure was recorded before its change reached the ledger costs nothing.
 				if h := holders[res.UID]; (h == nil || !failedJob(videov1alpha1.JobStatusOf(h), res)) && !charged(b, res.JobID) {
 					chargeJobAt(b, res.JobID, res.EstimatedSeconds, nil, res.UnreportedCredits, time.Time{})
 					s.Estimated++

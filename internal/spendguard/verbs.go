@@ -25,32 +25,26 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// The spend guard's verbs, called by the job kinds' reconcilers (internal/controller/spendguard.go):
-// Standing, Reserve, Release, Adopt (a running job named by annotations), Charge (a cost no status
-// records: a deleted render's job) and SettleAll (before an uninstall). What objects record in
-// their status the budget's writes fold (fold.go).
+// The spend guard's verbs, for the job kinds' reconcilers (internal/controller/spendguard.go). There
+// is none for a job's end: what objects record in their status the namespace's writes fold (fold.go).
 
 // Submission is a paid submission the guard decides on.
 type Submission struct {
 	// Kind is VideoRender or VideoStoryboard.
 	Kind string
 	Obj  client.Object
-	// Attempt is the submission's attempt id (status.submission.attemptId); Digest the approved
-	// preview a storyboardRef render pays for, recorded on the reservation.
+	// Attempt is status.submission.attemptId; Digest the approved preview a storyboardRef render pays.
 	Attempt, Digest string
 	// Est is the render's estimate (zero for a preview).
 	Est Estimate
-	// Sent reports whether a reservation the object holds may have reached the service: it is
-	// then counted as used rather than replaced.
+	// Sent reports whether a reservation it holds may have reached the service: used, not replaced.
 	Sent func(videov1alpha1.BudgetReservation) bool
-	// CallIn, when set, is how long the object waits before it pays: its reservation is written
-	// ahead, shortly before (grant.go); Reserve decides nothing then (Decision.Budgeted says it
-	// was queued), and finds it written when the object comes back to pay.
+	// CallIn, when set, is how long the object waits before it pays: Reserve only queues its
+	// reservation to be written ahead (grant.go), and Decision.Budgeted says whether it was queued.
 	CallIn time.Duration
 }
 
-// Reserve holds room for s before its paid call, or, with s.CallIn, queues it ahead. A
-// reservation written ahead for this attempt is taken without a write of its own.
+// Reserve holds room for s before its paid call, or, with s.CallIn, queues it ahead.
 func (g *Guard) Reserve(ctx context.Context, s Submission) (Decision, error) {
 	ns := s.Obj.GetNamespace()
 	if s.CallIn > 0 {
@@ -67,8 +61,7 @@ func (g *Guard) Reserve(ctx context.Context, s Submission) (Decision, error) {
 type Standing struct {
 	// Budgeted is set when the object's namespace has a VideoBudget.
 	Budgeted bool
-	// Attempt is the attempt a reservation was written or queued ahead for, to submit with, and
-	// AttemptAt when the object comes back to pay on it; empty when there is none.
+	// Attempt is the attempt written or queued ahead, to submit with; AttemptAt when it pays; or none.
 	Attempt   string
 	AttemptAt time.Time
 	// Unfolded: the budget, as the cache shows it, has not folded the end the status records.
@@ -91,10 +84,8 @@ func (g *Guard) Standing(ctx context.Context, obj client.Object) Standing {
 	return s
 }
 
-// Adopt holds the running job obj recorded from its annotations (nothing was paid: a restore
-// without status, a record written by hand) until its end is folded, unless a reservation holds
-// it already (the ledger's, of the object that paid for it, whose end the VideoBudget controller
-// reads) or it was charged.
+// Adopt holds the running job obj recorded from its annotations, paid outside the guard (a restore
+// without status, a record written by hand), until its end is folded, unless already held or charged.
 func (g *Guard) Adopt(ctx context.Context, obj client.Object) error {
 	st := videov1alpha1.JobStatusOf(obj)
 	if st == nil || st.JobID == "" || st.CompletedAt != nil || st.SubmittedAt == nil {
