@@ -18,6 +18,7 @@ package controller
 
 import (
 	"context"
+	corev1 "k8s.io/api/core/v1"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -153,13 +154,14 @@ var _ = Describe("Load on the cluster, attacked", func() {
 	It("does not call a spec edit current while the VideoBudget is busy", func() {
 		h := newHarness(simulator.Options{})
 		var busy atomic.Bool
+		// The namespace's spend state is its ledger ConfigMap (internal/spendguard/ledger.go):
+		// every write of it loses its lock while busy.
 		h.intercept = &interceptor.Funcs{
-			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-				if _, ok := obj.(*videov1alpha1.VideoBudget); ok && busy.Load() {
-					return apierrors.NewConflict(schema.GroupResource{Group: videov1alpha1.GroupVersion.Group, Resource: "videobudgets"},
-						obj.GetName(), nil)
+			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+				if _, ok := obj.(*corev1.ConfigMap); ok && busy.Load() {
+					return apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, obj.GetName(), nil)
 				}
-				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+				return c.Patch(ctx, obj, patch, opts...)
 			},
 		}
 		h.createSecret(testAPIKey)

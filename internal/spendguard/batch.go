@@ -267,14 +267,14 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 			if errors.Is(err, errMoved) {
 				g.observer.ObserveBudgetWrite(WriterGuard, cause, WriteConflict)
 				if fresh = true; errors.Is(err, errDeleted) {
-					slot.ledger = nil
+					g.writers.keep(slot, nil)
 				}
 				continue
 			}
 			if err != nil {
 				return err
 			}
-			slot.ledger = to
+			g.writers.keep(slot, to)
 			for kind, n := range changes {
 				g.observer.ObserveBudgetChanges(kind, n)
 			}
@@ -324,9 +324,17 @@ func (g *Guard) writeView(ctx context.Context, slot *budgetSlot, live, b *videov
 	g.ledgers.wakeUp(live.Namespace, 0)
 }
 
+// keep records the ledger this process wrote last in slot (nil: read it again), under w.mu for
+// known; the caller holds the slot's turn.
+func (w *budgetWriters) keep(s *budgetSlot, l *stored) {
+	w.mu.Lock()
+	s.ledger = l
+	w.mu.Unlock()
+}
+
 // learn tells the guard that this process's VideoBudget controller wrote tenant's ledger over
-// version from (to; nil: it lost its lock) and its view: the guard's next write starts from them if
-// from is its own last copy (else it lost its lock: most of the conflicts of a guarded burst).
+// version from (to; nil: it lost its lock) and its view: the guard's next write starts from them
+// unless it wrote meanwhile.
 func (g *Guard) learn(tenant, from string, to *stored, view *videov1alpha1.VideoBudget) {
 	if g == nil {
 		return
@@ -342,8 +350,8 @@ func (g *Guard) learn(tenant, from string, to *stored, view *videov1alpha1.Video
 	w.mu.Unlock()
 	select {
 	case s.turn <- struct{}{}:
-		if s.ledger == nil || s.ledger.rv == from {
-			s.ledger = to
+		if known := g.known(tenant); known == nil || known.rv == from {
+			w.keep(s, to)
 		}
 		if view != nil && (s.view == nil || newerCopy(view.ResourceVersion, s.view.ResourceVersion)) {
 			s.view = view.DeepCopy()
@@ -355,25 +363,16 @@ func (g *Guard) learn(tenant, from string, to *stored, view *videov1alpha1.Video
 	}
 }
 
-// known is this process's last copy of tenant's ledger, for the VideoBudget controller; nil
-// when there is none or a write holds it.
+// known is this process's last copy of tenant's ledger, or nil.
 func (g *Guard) known(tenant string) *stored {
 	if g == nil {
 		return nil
 	}
 	w := &g.writers
 	w.mu.Lock()
-	s := w.slots[tenant]
-	w.mu.Unlock()
-	if s == nil {
-		return nil
+	defer w.mu.Unlock()
+	if s := w.slots[tenant]; s != nil {
+		return s.ledger
 	}
-	select {
-	case s.turn <- struct{}{}:
-		l := s.ledger
-		<-s.turn
-		return l
-	default:
-		return nil
-	}
+	return nil
 }
