@@ -23,7 +23,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -42,17 +41,15 @@ func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.V
 	return err
 }
 
-// adoptLedger gives b the state its first write would decide on (load), and reports whether that
-// changed its status.
-func adoptLedger(ctx context.Context, c client.Client, r client.Reader, s *Ledgers, b *videov1alpha1.VideoBudget, now time.Time) (bool, error) {
+// adoptLedger gives b the state its first write would decide on (load).
+func adoptLedger(ctx context.Context, c client.Client, r client.Reader, s *Ledgers, b *videov1alpha1.VideoBudget, now time.Time) error {
 	got, _, err := s.load(ctx, c, r, b.Namespace, b, nil, true, now, time.Time{})
 	if err != nil || got == nil {
-		return false, err
+		return err
 	}
 	RollPeriod(got, now)
-	changed := !equality.Semantic.DeepEqual(b.Status, got.Status)
 	b.Status = got.Status
-	return changed, nil
+	return nil
 }
 
 // writeOlderLedger writes b's status to its namespace's ledger as an older manager did after
@@ -67,10 +64,12 @@ func writeOlderLedger(t *testing.T, c client.Client, b *videov1alpha1.VideoBudge
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: videov1alpha1.LedgerConfigMapPrefix + b.Namespace}}
 	patch, _ := json.Marshal(map[string]any{"data": map[string]string{ledgerKey: string(raw)}})
-	if err := c.Patch(t.Context(), cm, client.RawPatch(types.MergePatchType, patch)); apierrors.IsNotFound(err) {
+	err = c.Patch(t.Context(), cm, client.RawPatch(types.MergePatchType, patch))
+	if apierrors.IsNotFound(err) {
 		cm.Data = map[string]string{ledgerKey: string(raw)}
 		err = c.Create(t.Context(), cm)
-	} else if err != nil {
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 }

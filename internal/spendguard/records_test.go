@@ -158,7 +158,7 @@ func TestARebuiltReservationKeepsTheRecordedEstimateAndFlags(t *testing.T) {
 	b := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName, UID: "new"},
 		Spec: videov1alpha1.VideoBudgetSpec{MaxAICredits: &credits}}
 	c := fake.NewClientBuilder().WithScheme(recordsScheme(t)).WithObjects(vr).WithStatusSubresource(vr).Build()
-	if _, err := adoptLedger(t.Context(), c, c, NewLedgers("ops"), b, now); err != nil {
+	if err := adoptLedger(t.Context(), c, c, NewLedgers("ops"), b, now); err != nil {
 		t.Fatal(err)
 	}
 	if len(b.Status.Reservations) != 1 {
@@ -190,7 +190,7 @@ func TestTheOldLedgerIsMigratedOnceAndNeverCountsLess(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(recordsScheme(t)).WithObjects(legacy).Build()
 	s := NewLedgers("ops")
 	b := newBudget("1")
-	if _, err := adoptLedger(t.Context(), c, c, s, b, now); err != nil {
+	if err := adoptLedger(t.Context(), c, c, s, b, now); err != nil {
 		t.Fatal(err)
 	}
 	if b.Status.Used.Renders != 7 {
@@ -201,7 +201,7 @@ func TestTheOldLedgerIsMigratedOnceAndNeverCountsLess(t *testing.T) {
 	c = fake.NewClientBuilder().WithScheme(recordsScheme(t)).
 		WithObjects(legacy, ledgerConfigMap(t, "ops", s.Name("team-a"), current)).Build()
 	b = newBudget("2")
-	if _, err := adoptLedger(t.Context(), c, c, s, b, now); err != nil {
+	if err := adoptLedger(t.Context(), c, c, s, b, now); err != nil {
 		t.Fatal(err)
 	}
 	if b.Status.Used.Renders != 3 {
