@@ -263,7 +263,7 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 			continue
 		}
 		if changed(b, from) {
-			to, err := g.ledgers.store(ctx, g.client, ns, ledgerOf(b), from.rv)
+			to, err := g.ledgers.store(ctx, g.client, ns, next(b, from), from.rv)
 			if errors.Is(err, errMoved) {
 				g.observer.ObserveBudgetWrite(WriterGuard, cause, WriteConflict)
 				if fresh = true; errors.Is(err, errDeleted) {

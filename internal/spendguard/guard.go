@@ -216,15 +216,17 @@ func (g *Guard) reserve(ctx context.Context, kind string, obj client.Object, att
 func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj client.Object, attempt, digest string, est Estimate,
 	sent func(videov1alpha1.BudgetReservation) bool, payAt time.Time) (Decision, bool) {
 	d := Decision{Budgeted: true}
-	kept := b.Status.Reservations[:0:0]
+	kept, counted := b.Status.Reservations[:0:0], false
 	for _, r := range b.Status.Reservations {
 		switch {
 		case r.UID != string(obj.GetUID()) || r.JobID != "":
 			kept = append(kept, r)
 		case sent != nil && sent(r):
-			// It may have created a job whose end is never read here: its estimate stands for it.
+			// It may have created a job whose end is never read here: its estimate stands for
+			// it, written whatever is decided next (the controller would release it as unsent).
 			countUsed(b, r, time.Time{})
 			addUsage(b, estimateUsage(r))
+			counted = true
 		}
 	}
 	b.Status.Reservations = kept
@@ -234,14 +236,13 @@ func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj cli
 		if b.Status.PeriodEnd != nil {
 			d.ResetAt = b.Status.PeriodEnd.Time
 		}
-		// Nothing is written: a reservation the object holds stays until the controller
-		// releases it.
-		return d, false
+		return d, counted
 	}
 	if len(b.Status.Reservations) >= maxReservations {
 		return Decision{Wait: true, Message: fmt.Sprintf(
-			"%d submissions or running jobs of this namespace hold a reservation, the most the VideoBudget tracks; waiting for some to end", maxReservations)}, false
+			"%d submissions or running jobs of this namespace hold a reservation, the most the VideoBudget tracks; waiting for some to end", maxReservations)}, counted
 	}
+
 	r := reservationOf(kind, obj, attempt, metav1.NewTime(cmp.Or(payAt, g.clock.Now())), est)
 	r.Digest = digest
 	b.Status.Reservations = append(b.Status.Reservations, r)
@@ -290,8 +291,10 @@ func ledgerMessage(err error) string {
 // release nothing in between; the platform removes the limits on purpose by deleting the ledger.
 func (g *Guard) withoutBudget(ctx context.Context, ns string) (Decision, error) {
 	if err := g.ledgers.failure(ns); err != nil {
-		// Fail closed: the ledger would have kept the limits of a budget just deleted.
-		if gone, rerr := g.ledgers.removed(ctx, g.reader, ns); !gone || rerr != nil {
+		// Fail closed: a ledger this process could not write may have had to keep the limits of
+		// a budget just deleted. One that exists tells (holds); one that does not, once it could
+		// be written, keeps none.
+		if _, rv, rerr := g.ledgers.read(ctx, g.reader, ns); rerr != nil || rv == "" && !g.ledgers.writable(ctx, g.client, ns) {
 			return Decision{Wait: true, Message: ledgerMessage(err)}, rerr
 		}
 	}

@@ -33,11 +33,15 @@ import (
 
 // write makes tenant's ledger hold b's status as the state (a spec's setup: a manager wrote it).
 func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.VideoBudget) error {
-	_, rv, err := s.read(ctx, c, b.Namespace)
+	l, rv, err := s.read(ctx, c, b.Namespace)
 	if err != nil {
 		return err
 	}
-	_, err = s.store(ctx, c, b.Namespace, ledgerOf(b), rv)
+	next := ledgerOf(b)
+	if l != nil {
+		next.Seq = l.Seq + 1
+	}
+	_, err = s.store(ctx, c, b.Namespace, next, rv)
 	return err
 }
 
@@ -86,7 +90,9 @@ func (h *batchHarness) setState(t *testing.T, b *videov1alpha1.VideoBudget) erro
 	if err != nil || l == nil || l.Version < ledgerVersion {
 		return err
 	}
-	if _, err := h.g.ledgers.store(t.Context(), h.server, b.Namespace, ledgerOf(b), rv); err != nil {
+	next := ledgerOf(b)
+	next.Seq = l.Seq + 1
+	if _, err := h.g.ledgers.store(t.Context(), h.server, b.Namespace, next, rv); err != nil {
 		return err
 	}
 	h.g.learn(b.Namespace, rv, nil, nil)

@@ -80,6 +80,8 @@ type ledger struct {
 	ChargedJobs     []string                          `json:"chargedJobs,omitempty"`
 	ChargeCount     int64                             `json:"chargeCount,omitempty"`
 	RunningReserved bool                              `json:"runningReserved,omitempty"`
+	// Seq counts the writes: a ledger whose count went back was restored or edited (load).
+	Seq int64 `json:"seq,omitempty"`
 	// BudgetUID is the budget whose status shows it, the last that existed.
 	BudgetUID string `json:"budgetUID,omitempty"`
 }
@@ -115,9 +117,18 @@ func working(tenant string, live *videov1alpha1.VideoBudget, l *ledger) *videov1
 	return b
 }
 
+// next is b's state as the write after from.
+func next(b *videov1alpha1.VideoBudget, from *stored) ledger {
+	l := ledgerOf(b)
+	l.Seq = from.l.Seq + 1
+	return l
+}
+
 // changed reports whether b's state is not the ledger's it was loaded from.
 func changed(b *videov1alpha1.VideoBudget, from *stored) bool {
-	return from.rv == "" || !equality.Semantic.DeepEqual(ledgerOf(b), from.l)
+	l := ledgerOf(b)
+	l.Seq = from.l.Seq
+	return from.rv == "" || !equality.Semantic.DeepEqual(l, from.l)
 }
 
 // Ledgers are the namespaces' ledgers in the manager's namespace.
@@ -128,17 +139,15 @@ type Ledgers struct {
 	mu sync.Mutex
 	// free: namespaces whose ledger holds no limits, until when that answer stands (holds).
 	free map[string]time.Time
-	// failed: namespaces whose last ledger write failed, which admit nothing (fail closed);
-	// wrote: those whose ledger this process wrote.
+	// failed: namespaces whose last ledger write failed, which admit nothing (fail closed).
 	failed map[string]error
-	wrote  map[string]bool
 	// wake queues a look at a namespace's budget in the VideoBudget controller (Source).
 	wake func(tenant string, after time.Duration)
 }
 
 // NewLedgers returns the ledgers kept in namespace ns (DefaultLedgerNamespace when empty).
 func NewLedgers(ns string) *Ledgers {
-	return &Ledgers{Namespace: cmp.Or(ns, DefaultLedgerNamespace), free: map[string]time.Time{}, failed: map[string]error{}, wrote: map[string]bool{}}
+	return &Ledgers{Namespace: cmp.Or(ns, DefaultLedgerNamespace), free: map[string]time.Time{}, failed: map[string]error{}}
 }
 
 // Source is the VideoBudget controller's source of wake-ups (a ledger that starts or stops
@@ -179,7 +188,6 @@ func (s *Ledgers) noteWrite(tenant string, err error) {
 	if err == nil {
 		delete(s.failed, tenant)
 		delete(s.free, tenant)
-		s.wrote[tenant] = true
 	} else {
 		s.failed[tenant] = err
 	}
@@ -189,22 +197,16 @@ func (s *Ledgers) noteWrite(tenant string, err error) {
 	}
 }
 
-// removed reports whether tenant's ledger, which this process wrote, is gone: the platform
-// removed the limits with it, and a write that failed before matters no more.
-func (s *Ledgers) removed(ctx context.Context, r client.Reader, tenant string) (bool, error) {
-	s.mu.Lock()
-	wrote := s.wrote[tenant]
-	s.mu.Unlock()
-	if !wrote {
-		return false, nil
+// writable reports whether tenant's ledger, absent, could be created (a dry run: the limits it
+// would keep are gone), and clears a failure when it could: the namespace is no longer stopped
+// for a ledger nobody will write.
+func (s *Ledgers) writable(ctx context.Context, c client.Client, tenant string) bool {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name(tenant)}}
+	if err := c.Create(ctx, cm, client.DryRunAll); err != nil && !apierrors.IsAlreadyExists(err) {
+		return false
 	}
-	if _, rv, err := s.read(ctx, r, tenant); err != nil || rv != "" {
-		return false, err
-	}
-	s.mu.Lock()
-	delete(s.failed, tenant)
-	s.mu.Unlock()
-	return true, nil
+	s.noteWrite(tenant, nil)
+	return true
 }
 
 // Name is the name of tenant's ledger.
@@ -245,7 +247,9 @@ func (s *Ledgers) store(ctx context.Context, c client.Client, tenant string, l l
 		err = fmt.Errorf("writing the budget ledger %s/%s: %w", s.Namespace, cm.Name, err)
 	}
 	s.noteWrite(tenant, err)
-	return &stored{l: l, rv: cm.ResourceVersion, uid: cm.UID}, err
+	var written ledger // as the ConfigMap holds it (times to the second), so that copies compare
+	_ = json.Unmarshal(raw, &written)
+	return &stored{l: written, rv: cm.ResourceVersion, uid: cm.UID}, err
 }
 
 // read reads tenant's ledger and its resourceVersion (empty when there is none).
@@ -297,23 +301,27 @@ func (s *Ledgers) load(ctx context.Context, c client.Client, r client.Reader, te
 		return b, from, err
 	}
 	from.l = *l
-	// A ledger that went back (restored from an older backup, edited by hand) takes the usage of
-	// a later copy of it this process wrote or the budget shows: never less than was decided.
+	// A ledger that went back (restored from an older backup, edited by hand) is brought up to a
+	// later copy of the same ConfigMap this process wrote (more writes: it is the state, whole),
+	// or to the usage the budget shows: never less than was decided.
+	if known != nil && known.uid == where.uid && known.l.Seq > l.Seq {
+		logf.FromContext(ctx).Info("The budget's ledger went back (restored from an older backup, or edited by hand); writing the later copy again",
+			"namespace", tenant, "writes", l.Seq, "later", known.l.Seq)
+		*l = known.l
+	}
 	var view *ledger
 	if live != nil && live.Status.LedgerBudgetUID == string(live.UID) {
 		view = ptr.To(ledgerOf(live))
 	}
-	if known == nil || known.uid != where.uid {
-		known = &stored{}
-	}
-	for _, cp := range []*ledger{&known.l, view} {
+	for _, cp := range []*ledger{view} {
 		if laterCopy(cp, l) {
 			logf.FromContext(ctx).Info("The budget's ledger holds less than a later copy of it (restored from an older backup, or edited by hand); "+
 				"taking the later copy's usage", "namespace", tenant, "renders", l.Used.Renders, "later", cp.Used.Renders)
 			l.Reservations = nil // they may have been posted since, and would count twice
-			w := working(tenant, nil, l)
+			w, seq := working(tenant, nil, l), l.Seq
 			MergeLedger(w, cp, now)
 			*l = ledgerOf(w)
+			l.Seq = seq
 		}
 	}
 	return working(tenant, live, l), from, nil

@@ -67,7 +67,12 @@ func RollPeriod(b *videov1alpha1.VideoBudget, now time.Time) {
 		return
 	}
 	start, end := PeriodBounds(p, now)
-	st.Used = *window(b, p).Used.DeepCopy()
+	w := window(b, p)
+	if w.Start.After(start) {
+		// Rolled by a clock ahead of this manager's: the period is its window's, whose usage it takes.
+		start, end = PeriodBounds(p, w.Start.Time)
+	}
+	st.Used = *w.Used.DeepCopy()
 	st.Period = p
 	st.PeriodStart = &metav1.Time{Time: start}
 	st.PeriodEnd = &metav1.Time{Time: end}

@@ -190,6 +190,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if errors.Is(err, errDeleted) {
 		r.Guard.learn(req.Namespace, from.rv, nil, nil)
 	}
+	if err == nil && from != nil && from == r.Guard.known(req.Namespace) &&
+		!equality.Semantic.DeepEqual(ledgerOf(live), ledgerOf(b)) {
+		// Decided on this process's copy without a write, and the view shows another state:
+		// another manager may have moved the ledger since. A view shows the ledger, not a stale copy.
+		err = errMoved
+	}
 	if errors.Is(err, errMoved) {
 		// A reconciler reserved or charged meanwhile: decided again on the ledger as it is, this
 		// process's last copy kept to catch a ledger that went back (load).
@@ -202,9 +208,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	setConditions(b, ledgerErr)
-	b.Status.ObservedGeneration = b.Generation
-	if !equality.Semantic.DeepEqual(live.Status, b.Status) {
+	if !viewed(live, b, ledgerErr) {
 		cause := controllerCause(live, b, false)
 		switch err := patchBudgetStatus(ctx, r.Client, b, live); {
 		case err == nil:
@@ -262,7 +266,7 @@ func (r *Reconciler) look(ctx context.Context, live *videov1alpha1.VideoBudget, 
 		return b, from, polling, due, nil, nil
 	}
 	cause := controllerCause(live, b, from.rv == "")
-	to, err := r.Ledgers.store(ctx, r.Client, ns, ledgerOf(b), from.rv)
+	to, err := r.Ledgers.store(ctx, r.Client, ns, next(b, from), from.rv)
 	switch {
 	case errors.Is(err, errMoved):
 		r.writes.ObserveBudgetWrite(WriterController, cause, WriteConflict)
@@ -278,6 +282,13 @@ func (r *Reconciler) look(ctx context.Context, live *videov1alpha1.VideoBudget, 
 	r.writes.ObserveBudgetChanges(ChangeController, 1)
 	r.Guard.learn(ns, from.rv, to, nil)
 	return b, from, polling, due, nil, nil
+}
+
+// viewed sets b's conditions and observed generation and reports whether live's status shows b.
+func viewed(live, b *videov1alpha1.VideoBudget, ledgerErr error) bool {
+	setConditions(b, ledgerErr)
+	b.Status.ObservedGeneration = b.Generation
+	return equality.Semantic.DeepEqual(live.Status, b.Status)
 }
 
 // settleInterrupted settles b's reservations (settle) and reports whether a job's end is polled.
