@@ -14,18 +14,19 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package spendguard keeps each namespace's VideoBudget, a ledger of pending and posted costs
-// (docs/spend-guard.md):
-//   - verbs.go, guard.go: Guard reserves the worst case before a paid submission and releases
-//     it when no job was created;
-//   - fold.go: every budget write folds what the objects recorded in their own status (a job:
-//     the reservation becomes usage; its end: the reservation is posted for what it cost);
-//   - batch.go, grant.go: a namespace's changes share one optimistic-locked write (group
-//     commit), with reservations written ahead for renders waiting for their call budget;
-//   - ledger.go: a copy of the usage no tenant can delete, written after each budget write;
+// Package spendguard keeps each namespace's spend under its VideoBudget: a ledger of pending and
+// posted costs (docs/spend-guard.md):
+//   - ledger.go: the namespace's state, a ConfigMap no tenant can write, written under its own
+//     optimistic lock before anything is paid on it; the budget's status is its view;
+//   - verbs.go, guard.go: Guard reserves the worst case before a paid submission, releases what no
+//     job used, and charges what no status records;
+//   - fold.go: every write folds what the objects recorded in their own status (a job: the
+//     reservation becomes usage; its end: the reservation is posted for what it cost);
+//   - batch.go, grant.go: a namespace's changes share one write (group commit), with reservations
+//     written ahead for renders waiting for their call budget;
 //   - limits.go, estimate.go: the period arithmetic, the limits and the bound of a request;
-//   - reconciler.go: the VideoBudget controller (roll-over, interrupted reservations, the facts
-//     no guard write carried, conditions).
+//   - reconciler.go: the VideoBudget controller (roll-over, interrupted reservations, jobs of gone
+//     objects, the view and its conditions).
 //
 // Every write of the API is a reconcile's or its caller's: a change due later is a request in the
 // VideoBudget controller's workqueue (Ledgers.Source). The job kinds' reconcilers
