@@ -402,10 +402,10 @@ type VideoBudgetStatus struct {
 	// +optional
 	RunningReserved bool `json:"runningReserved,omitempty"`
 
-	// ledgerBudgetUID is the uid of the VideoBudget that merged the namespace's ledger
-	// (ConfigMap video-operator-budget-ledger.<namespace> in the manager's namespace) into this
-	// status. A budget created again (a new uid) merges it first, so the period's usage survives
-	// its replacement.
+	// ledgerBudgetUID is the uid of the VideoBudget whose status shows the namespace's ledger
+	// (ConfigMap video-operator-budget-ledger.<namespace> in the manager's namespace), the state
+	// this status is a view of: a budget created again shows the same ledger, so the period's
+	// usage survives its replacement.
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	LedgerBudgetUID string `json:"ledgerBudgetUID,omitempty"`
