@@ -87,6 +87,29 @@ func (st *VideoBudgetStatus) AllReservations() []BudgetReservation {
 	return append(all, st.Reservations...)
 }
 
+// ExpandRunningJobs moves the running jobs' lines into Reservations (AllReservations): what the
+// spend guard works on.
+func (st *VideoBudgetStatus) ExpandRunningJobs() {
+	if len(st.RunningJobs) > 0 {
+		st.Reservations, st.RunningJobs = st.AllReservations(), nil
+	}
+}
+
+// CompactRunningJobs moves the reservations RunningJobLine writes as lines into RunningJobs: a
+// list of objects costs the API server several times the CPU on every write.
+func (st *VideoBudgetStatus) CompactRunningJobs() {
+	var kept []BudgetReservation
+	var lines []string
+	for _, r := range st.Reservations {
+		if line, ok := RunningJobLine(r); ok {
+			lines = append(lines, line)
+			continue
+		}
+		kept = append(kept, r)
+	}
+	st.Reservations, st.RunningJobs = kept, lines
+}
+
 // UnreadableRunningJob is the name of the render of a running job whose line could not be read
 // (written by hand): no object has it, so the job's end is read from the service, with the
 // default key, and charged.

@@ -34,6 +34,7 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/bound"
 	"github.com/videoops/video-operator/internal/boundedset"
 	"github.com/videoops/video-operator/internal/callback"
 	"github.com/videoops/video-operator/internal/callgate"
@@ -81,7 +82,7 @@ type terms struct {
 	// estimate is the spec's estimate, charged for a job whose end will never be read; nil for
 	// a kind without one. A function: an inline storyboard is estimated scene by scene, and
 	// only the spend guard's paths need it, not every read or submission that asks the terms.
-	estimate func() spendguard.Estimate
+	estimate func() bound.Estimate
 	// unreviewed: it pays for every new preview without a review (storyboardRef approval
 	// Latest, no approvedDigest); the record of each paid call says so.
 	unreviewed bool
@@ -91,9 +92,9 @@ type terms struct {
 }
 
 // estimateOf is the spec's estimate (terms.estimate), zero for a kind without one.
-func (t terms) estimateOf() spendguard.Estimate {
+func (t terms) estimateOf() bound.Estimate {
 	if t.estimate == nil {
-		return spendguard.Estimate{}
+		return bound.Estimate{}
 	}
 	return t.estimate()
 }

@@ -33,6 +33,7 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/bound"
 	"github.com/videoops/video-operator/internal/metrics"
 	"github.com/videoops/video-operator/internal/spendguard"
 	"github.com/videoops/video-operator/internal/statustxn"
@@ -94,9 +95,9 @@ func (l *lifecycle[T]) reserveBudget(ctx context.Context, s *scope[T]) *stop {
 	}
 	obj, tx, attempt, t := s.obj, s.tx, s.attempt, s.target
 	sent := l.sentBy(tx)
-	est := spendguard.PreviewEstimate(t.preview)
+	est := bound.Preview(t.preview)
 	if r := l.budgetEstimate(t); r != nil {
-		est = spendguard.EstimateOf(r)
+		est = bound.Of(r)
 	}
 	// The guard charges first the end of the previous job whose charge the budget may lack (its
 	// status marked it), before the render moves on to a job whose status would no longer say
@@ -169,9 +170,9 @@ func (l *lifecycle[T]) reserveAhead(tx *statustxn.Txn[T], attempt string, t *tar
 	if l.guard == nil || !l.adapter.termsOf(tx.Obj).perJob || wait <= 0 {
 		return false
 	}
-	var est spendguard.Estimate
+	var est bound.Estimate
 	if r := l.budgetEstimate(t); r != nil {
-		est = spendguard.EstimateOf(r)
+		est = bound.Of(r)
 	}
 	d, _ := l.guard.Reserve(context.Background(), spendguard.Submission{Kind: l.kind, Obj: tx.Obj, Attempt: attempt, Digest: t.sourceDigest,
 		Est: est, Sent: l.sentBy(tx), CallIn: wait})
@@ -236,7 +237,7 @@ func (l *lifecycle[T]) budgetEstimate(t *target) *videov1alpha1.BudgetEstimate {
 	if t.preview != nil {
 		return nil
 	}
-	return spendguard.EstimateFor(t.request()).Record()
+	return bound.For(t.request()).Record()
 }
 
 // releaseBudget gives back the reservation of an attempt that certainly created no job.
@@ -263,7 +264,7 @@ func jobCost(job *apiclient.Job) (secs int64, credits *resource.Quantity) {
 
 // givenUp is c for a job whose end will never be read: its reservation's estimate, or est when
 // the budget kept none.
-func givenUp(c spendguard.JobCharge, est spendguard.Estimate) spendguard.JobCharge {
+func givenUp(c spendguard.JobCharge, est bound.Estimate) spendguard.JobCharge {
 	c.Estimate, c.Seconds, c.Unreported = true, est.Seconds, est.Unreported
 	return c
 }

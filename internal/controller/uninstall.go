@@ -28,6 +28,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 	"github.com/videoops/video-operator/internal/spendguard"
 )
 
@@ -89,7 +90,7 @@ func ReleaseFinalizers(ctx context.Context, c client.Client, namespaces []string
 		if !controllerutil.ContainsFinalizer(vr, videov1alpha1.FinalizerCharge) || st.JobID == "" || st.CompletedAt != nil {
 			continue
 		}
-		if err := guard.Charge(ctx, vr.Namespace, givenUp(spendguard.ChargeOf(vr), spendguard.EstimateRender(vr))); err != nil {
+		if err := guard.Charge(ctx, vr.Namespace, givenUp(spendguard.ChargeOf(vr), bound.Render(vr))); err != nil {
 			return rep, fmt.Errorf("charging the estimate of job %s of VideoRender %s/%s: %w", st.JobID, vr.Namespace, vr.Name, err)
 		}
 		log.Info("Charged the estimate of a running job whose end will not be read", "namespace", vr.Namespace, "name", vr.Name, "jobID", st.JobID)

@@ -36,10 +36,10 @@ import (
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 	"github.com/videoops/video-operator/internal/apiclient"
+	"github.com/videoops/video-operator/internal/bound"
 	"github.com/videoops/video-operator/internal/callback"
 	"github.com/videoops/video-operator/internal/credentials"
 	"github.com/videoops/video-operator/internal/requestdigest"
-	"github.com/videoops/video-operator/internal/spendguard"
 )
 
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videorenders,verbs=get;list;watch;patch
@@ -258,9 +258,9 @@ func (renderAdapter) replaceOutputs(o *videov1alpha1.VideoRender, keep bool) {
 // carryOutputs: a render's outputs name no generation.
 func (renderAdapter) carryOutputs(*videov1alpha1.VideoRender, int64, int64) {}
 
-// termsOf: a render is paid per job, reserved at its estimate (spendguard.EstimateRender).
+// termsOf: a render is paid per job, reserved at its estimate (bound.Render).
 func (renderAdapter) termsOf(o *videov1alpha1.VideoRender) terms {
-	return terms{perJob: true, estimate: func() spendguard.Estimate { return spendguard.EstimateRender(o) },
+	return terms{perJob: true, estimate: func() bound.Estimate { return bound.Render(o) },
 		unreviewed: unreviewed(o)}
 }
 

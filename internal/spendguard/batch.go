@@ -96,7 +96,7 @@ func (g *Guard) flushDue(ctx context.Context, ns string) error {
 	if cause == "" {
 		return nil
 	}
-	slot, err := w.acquire(ctx, ns)
+	slot, err := w.join(ctx, ns, nil)
 	if err != nil {
 		g.ledgers.wakeUp(ns, settleDelay)
 		return nil
@@ -148,13 +148,17 @@ func (g *Guard) flushTurn(ctx context.Context, slot *budgetSlot, cause string) e
 }
 
 // join queues o on ns's slot and waits for the turn (the caller then writes the queue), or for
-// another writer's batch to hold o (nil, nil: o.err is its outcome). A turn that does not come
-// within a status write's time is a busy budget (ErrBusy): the caller tries again later.
+// another writer's batch to hold o (nil, nil: o.err is its outcome); o nil only waits for the turn.
+// A turn that does not come within a status write's time is a busy budget (ErrBusy): the caller
+// tries again later.
 func (w *budgetWriters) join(ctx context.Context, ns string, o *op) (*budgetSlot, error) {
+	var held chan struct{} // nil, for no op: never ready
 	w.mu.Lock()
 	s := w.slotLocked(ns)
 	s.users++
-	s.queue = append(s.queue, o)
+	if o != nil {
+		s.queue, held = append(s.queue, o), o.done
+	}
 	w.mu.Unlock()
 	wait := time.NewTimer(w.timeout)
 	defer wait.Stop()
@@ -162,19 +166,19 @@ func (w *budgetWriters) join(ctx context.Context, ns string, o *op) (*budgetSlot
 	select {
 	case s.turn <- struct{}{}:
 		select {
-		case <-o.done:
+		case <-held:
 			w.release(s)
 			return nil, nil
 		default:
 			return s, nil
 		}
-	case <-o.done:
+	case <-held:
 	case <-wait.C:
 		err = ErrBusy
 	case <-ctx.Done():
 		err = fmt.Errorf("waiting to write VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, ctx.Err())
 	}
-	if err != nil {
+	if err != nil && o != nil {
 		w.mu.Lock()
 		i := slices.Index(s.queue, o)
 		if i >= 0 {
@@ -256,13 +260,14 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 				recountReserved(b) // the next op decides on the budget as this one left it
 			}
 		}
-		if !changed(b, from) && !fresh && slices.ContainsFunc(ops, reserves) {
+		dirty := changed(b, from)
+		if !dirty && !fresh && slices.ContainsFunc(ops, reserves) {
 			// A wait decided on the cache's limits or this process's last copy, which another
 			// writer may have moved on: decided again on what the API server has.
 			fresh = true
 			continue
 		}
-		if changed(b, from) {
+		if dirty {
 			to, err := g.ledgers.store(ctx, g.client, ns, next(b, from), from.rv)
 			if errors.Is(err, errMoved) {
 				g.observer.ObserveBudgetWrite(WriterGuard, cause, WriteConflict)

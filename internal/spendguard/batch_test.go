@@ -41,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // batchHarness is a guard over a fake API server whose ledger writes (the state's) pass through
@@ -173,7 +174,7 @@ func (h *batchHarness) budget(t *testing.T) *videov1alpha1.VideoBudget {
 	if err := h.server.Get(t.Context(), client.ObjectKey{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}, &b); err != nil {
 		t.Fatal(err)
 	}
-	expandRunning(&b)
+	b.Status.ExpandRunningJobs()
 	return &b
 }
 
@@ -243,14 +244,14 @@ func (h *batchHarness) reserveBehind(t *testing.T, n int) []Decision {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		decisions[0], errs[0] = h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10}, nil)
+		decisions[0], errs[0] = h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", bound.Estimate{Seconds: 10}, nil)
 	}()
 	<-h.held
 	for i := 1; i <= n; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			decisions[i], errs[i] = h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil)
+			decisions[i], errs[i] = h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", bound.Estimate{Seconds: 10}, nil)
 		}()
 	}
 	// Every reservation is queued behind the held write before it goes.
@@ -319,13 +320,13 @@ func TestALimitReachedInsideABatchAdmitsOnlyTheRendersThatFit(t *testing.T) {
 	}
 	// Unbounded renders under maxRenderSeconds: one at a time, inside a batch as well.
 	h = newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To(int64(10_000))})
-	unbounded := Estimate{Seconds: 30, Unbounded: true}
+	unbounded := bound.Estimate{Seconds: 30, Unbounded: true}
 	var wg sync.WaitGroup
 	var admittedUnbounded atomic.Int32
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_, _ = h.g.reserve(t.Context(), "VideoRender", batchRender(100), "a", "", Estimate{Seconds: 5}, nil)
+		_, _ = h.g.reserve(t.Context(), "VideoRender", batchRender(100), "a", "", bound.Estimate{Seconds: 5}, nil)
 	}()
 	<-h.held
 	for i := range 4 {
@@ -497,7 +498,7 @@ func TestRecordedJobsRideWithTheNextBudgetWrite(t *testing.T) {
 	tally := &writeTally{}
 	h.g.observeWrites(tally)
 	for i := range 3 {
-		if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{}, nil); err != nil || d.Wait {
+		if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", bound.Estimate{}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
 	}
@@ -509,7 +510,7 @@ func TestRecordedJobsRideWithTheNextBudgetWrite(t *testing.T) {
 	if w := h.writes.Load() - before; w != 0 {
 		t.Fatalf("%d budget writes for three recorded jobs alone, want none", w)
 	}
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(3), "a", "", Estimate{}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(3), "a", "", bound.Estimate{}, nil); err != nil || d.Wait {
 		t.Fatalf("render 3: %+v %v", d, err)
 	}
 	if w := h.writes.Load() - before; w != 1 {
@@ -563,7 +564,7 @@ func TestTheRunningJobsReservationStandsUntilItsEndIsCharged(t *testing.T) {
 	close(h.hold)
 	now := h.g.clock.Now()
 	for i := range 2 {
-		if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 42}, nil); err != nil || d.Wait {
+		if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", bound.Estimate{Seconds: 42}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
 		recordInStatus(t, h.server, batchRender(i), fmt.Sprintf("job-%d", i), now)
@@ -615,7 +616,7 @@ func TestReservationsWrittenAheadAreSharedAndStillBoundTheLimit(t *testing.T) {
 	close(h.hold)
 	h.pump(t)
 	for i := range 6 {
-		h.g.reserveAhead("VideoRender", batchRender(i), fmt.Sprintf("a%d", i), "", Estimate{Seconds: 3}, nil, 0)
+		h.g.reserveAhead("VideoRender", batchRender(i), fmt.Sprintf("a%d", i), "", bound.Estimate{Seconds: 3}, nil, 0)
 	}
 	// Written: the write counted (the interceptor counts it as it starts) and ended (each grant
 	// learns its outcome once its write returned).
@@ -645,7 +646,7 @@ func TestReservationsWrittenAheadAreSharedAndStillBoundTheLimit(t *testing.T) {
 		if got, _ := h.g.grantOf(vr.UID); got != fmt.Sprintf("a%d", i) {
 			t.Errorf("render %d submits with attempt %q, want the one reserved ahead", i, got)
 		}
-		if _, ok := h.g.takeGrant(t.Context(), "VideoRender", vr, fmt.Sprintf("a%d", i), "", Estimate{Seconds: 3}); ok {
+		if _, ok := h.g.takeGrant(t.Context(), "VideoRender", vr, fmt.Sprintf("a%d", i), "", bound.Estimate{Seconds: 3}); ok {
 			taken++
 		}
 	}
@@ -656,7 +657,7 @@ func TestReservationsWrittenAheadAreSharedAndStillBoundTheLimit(t *testing.T) {
 		t.Errorf("%d budget writes after the renders took their reservations, want still 1", w)
 	}
 	// A request changed meanwhile is not paid on the reservation made for the old one.
-	if _, ok := h.g.takeGrant(t.Context(), "VideoRender", batchRender(0), "a0", "", Estimate{Seconds: 30}); ok {
+	if _, ok := h.g.takeGrant(t.Context(), "VideoRender", batchRender(0), "a0", "", bound.Estimate{Seconds: 30}); ok {
 		t.Error("a grant was taken twice, or for another estimate")
 	}
 	// The reservations protect themselves, whatever process looks: within the controller's grace
@@ -703,7 +704,7 @@ func TestALedgerThatHoldsNoLimitsIsNotReadForEverySubmission(t *testing.T) {
 	})
 	g := New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second, NewLedgers("ops"))
 	for i := range 20 {
-		if d, err := g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{}, nil); err != nil || d.Wait || d.Budgeted {
+		if d, err := g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", bound.Estimate{}, nil); err != nil || d.Wait || d.Budgeted {
 			t.Fatalf("render %d in a namespace without a budget: %+v %v", i, d, err)
 		}
 	}
@@ -718,7 +719,7 @@ func TestALedgerThatHoldsNoLimitsIsNotReadForEverySubmission(t *testing.T) {
 	if err := g.ledgers.write(t.Context(), c, b); err != nil {
 		t.Fatal(err)
 	}
-	if d, err := g.reserve(t.Context(), "VideoRender", batchRender(99), "a", "", Estimate{}, nil); err != nil || !d.Wait {
+	if d, err := g.reserve(t.Context(), "VideoRender", batchRender(99), "a", "", bound.Estimate{}, nil); err != nil || !d.Wait {
 		t.Errorf("after the ledger was written by a budget now deleted: %+v %v; want a wait", d, err)
 	}
 }
@@ -737,7 +738,7 @@ func TestEndsOfRendersEndingTogetherRideWithOneWrite(t *testing.T) {
 	h.g.observeWrites(tally)
 	now := h.g.clock.Now()
 	for i := range 5 {
-		if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 30}, nil); err != nil || d.Wait {
+		if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", bound.Estimate{Seconds: 30}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
 		recordInStatus(t, h.server, batchRender(i), fmt.Sprintf("job-%d", i), now)
@@ -753,7 +754,7 @@ func TestEndsOfRendersEndingTogetherRideWithOneWrite(t *testing.T) {
 	if w := h.writes.Load() - before; w != 0 {
 		t.Fatalf("%d budget writes for five ends alone, want none", w)
 	}
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(5), "a", "", Estimate{Seconds: 30}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(5), "a", "", bound.Estimate{Seconds: 30}, nil); err != nil || d.Wait {
 		t.Fatalf("render 5, the five ends written before it: %+v %v", d, err)
 	}
 	if w := h.writes.Load() - before; w != 1 {

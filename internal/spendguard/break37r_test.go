@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // realDecodeHarness is newBatchHarness whose budget status patches answer as a real API client
@@ -105,7 +106,7 @@ func TestBreak37rUpgradedBudgetsRunningJobsAreDoubledByAnUnrelatedWrite(t *testi
 		t.Fatal(err)
 	}
 	// The next render's reservation.
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(5), "a", "", Estimate{Seconds: 5}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(5), "a", "", bound.Estimate{Seconds: 5}, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v, %v", d, err)
 	}
 
@@ -146,7 +147,7 @@ func TestBreak37rUpgradedBudgetsRunningJobTakesAnotherJobsKey(t *testing.T) {
 	if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: "preview-job", Credits: &credits}); err != nil {
 		t.Fatal(err)
 	}
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(5), "a", "", Estimate{Seconds: 5}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(5), "a", "", bound.Estimate{Seconds: 5}, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v, %v", d, err)
 	}
 	for _, r := range h.budget(t).Status.Reservations {
@@ -206,7 +207,7 @@ func crdCheckedHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, objs ..
 
 // Scenario: a line of status.runningJobs that cannot be read (commit 0e02e09's own case, "written
 // by hand: job-9"), whose job still runs. AllReservations turns it into a reservation with no
-// name, no uid and no reservedAt; compactRunning cannot make it a line again (RunningJobLine
+// name, no uid and no reservedAt; CompactRunningJobs cannot make it a line again (RunningJobLine
 // wants a name and a uid), so every write that sends the lists sends it as an object of
 // status.reservations, which the CRD refuses (name, uid and reservedAt are required). Status and
 // stall: while that job runs (or, its end unreadable, until --job-deadline, forever with none),
@@ -219,7 +220,7 @@ func TestBreak37rAnUnreadableLineMakesEveryReservationWriteInvalid(t *testing.T)
 	if err := h.setState(t, b); err != nil {
 		t.Fatal(err)
 	}
-	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(5), "a", "", Estimate{Seconds: 5}, nil)
+	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(5), "a", "", bound.Estimate{Seconds: 5}, nil)
 	if err != nil || d.Wait {
 		t.Fatalf("a namespace with room for 9 more renders refuses one: %+v, %v", d, err)
 	}
@@ -236,7 +237,7 @@ func TestBreak37rARollForwardChargesTheJobsRunningAtARollback(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](1000)})
 	close(h.hold)
 	vr := batchRender(1)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 30}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{Seconds: 30}, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v, %v", d, err)
 	}
 	recordFolded(t, h, vr, "job-1")
@@ -253,7 +254,7 @@ func TestBreak37rARollForwardChargesTheJobsRunningAtARollback(t *testing.T) {
 	if len(old.Status.RunningJobs) != 1 {
 		t.Fatalf("the older manager's write dropped job-1's line: %+v", old.Status)
 	}
-	expandRunning(&old)
+	old.Status.ExpandRunningJobs()
 	writeOlderLedger(t, h.server, &old) // its copy of the budget, after the write
 	// job-1 ends (400 s), recorded in its render's status. Rolled forward: the newer manager's
 	// writes fold it into job-1's line, once however many come.

@@ -29,6 +29,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // Standing answers, in one read of the cached budget, whether the namespace has a budget, the
@@ -79,8 +80,8 @@ func TestBreak37vStandingAnswersForEveryNamespaceAndRender(t *testing.T) {
 			render(ns, 4, "j-current", true))
 		wants = append(wants, want{budgeted, false}, want{budgeted, false}, want{budgeted, budgeted}, want{budgeted, false}, want{budgeted, false})
 	}
-	h.g.reserveAhead("VideoRender", renders[1], "ahead-a", "", Estimate{}, nil, time.Second)
-	h.g.reserveAhead("VideoRender", renders[6], "ahead-b", "", Estimate{}, nil, time.Second)
+	h.g.reserveAhead("VideoRender", renders[1], "ahead-a", "", bound.Estimate{}, nil, time.Second)
+	h.g.reserveAhead("VideoRender", renders[6], "ahead-b", "", bound.Estimate{}, nil, time.Second)
 	for i, vr := range renders {
 		what := fmt.Sprintf("%s/%s (job %q)", vr.Namespace, vr.Name, vr.Status.JobID)
 		s := h.g.Standing(t.Context(), vr)
@@ -124,7 +125,7 @@ func TestBreak37vReserveFoldsTheRendersEndedJobInItsWriteOrWritesNothing(t *test
 		}
 		return nil
 	}
-	sub := Submission{Kind: "VideoRender", Obj: vr, Attempt: "a2", Est: Estimate{Seconds: 30}}
+	sub := Submission{Kind: "VideoRender", Obj: vr, Attempt: "a2", Est: bound.Estimate{Seconds: 30}}
 	if _, err := h.g.Reserve(t.Context(), sub); err == nil {
 		t.Fatal("a reservation whose write failed reported success")
 	}

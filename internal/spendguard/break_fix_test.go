@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // break-fix: a review of the fixes of break-mid and break-ops (8c099a3, 6f33ac6).
@@ -63,7 +64,7 @@ func TestBreakFixAnOlderManagersReservationHoldsUnboundedRendersBeforeTheControl
 
 	// The upgraded manager's first admission in the namespace comes before its VideoBudget
 	// controller's first look.
-	blog := Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}
+	blog := bound.Estimate{Seconds: bound.DefaultSceneSeconds, Unbounded: true}
 	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(2), "a", "", blog, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +145,7 @@ func TestBreakFixAVeoJobReservedBeforeTheUpgradeCountsItsUnreportedCreditsOnceIt
 func TestBreakFixAnAvatarRenderGoneMidSubmissionIsCountedAsUnreportedCredits(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("100"))})
 	close(h.hold)
-	est := EstimateFor(avatarVideo())
+	est := bound.For(avatarVideo())
 	if !est.Unreported {
 		t.Fatalf("control: an avatar render's estimate %+v should say unreported credits", est)
 	}
@@ -186,7 +187,7 @@ func TestBreakFixALedgerThePlatformDeletedWithItsBudgetStaysDeleted(t *testing.T
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)})
 	close(h.hold)
 	vr := batchRender(0)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Fatalf("the render: %+v, %v", d, err)
 	}
 	recordFolded(t, h, vr, "job-0")
@@ -205,7 +206,7 @@ func TestBreakFixALedgerThePlatformDeletedWithItsBudgetStaysDeleted(t *testing.T
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("the ledger the platform deleted with its budget was written again (get: %v)", err)
 	}
-	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 10}, nil)
+	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", bound.Estimate{Seconds: 10}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +222,7 @@ func TestBreakFixHeldALedgerDeletedWithNothingHeldBackStaysDeleted(t *testing.T)
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)})
 	close(h.hold)
 	vr := batchRender(0)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Fatalf("the render: %+v, %v", d, err)
 	}
 	recordFolded(t, h, vr, "job-0")
@@ -234,7 +235,7 @@ func TestBreakFixHeldALedgerDeletedWithNothingHeldBackStaysDeleted(t *testing.T)
 	if err := h.server.Get(t.Context(), client.ObjectKey{Namespace: "ops", Name: NewLedgers("ops").Name("team-a")}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("the ledger deleted by the platform is back (get: %v)", err)
 	}
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Fatalf("limits removed, yet: %+v, %v", d, err)
 	}
 }
@@ -257,7 +258,7 @@ func TestBreakFixAWholeClusterRestoreWithTheLedgerBehindTheStatusCountsARenderOn
 	close(h.hold)
 	now := time.Now()
 	vr := batchRender(1)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", bound.Estimate{Seconds: 100}, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v %v", d, err)
 	}
 	// The backup: the ledger one write behind (the copy of the budget as the reservation left
@@ -294,7 +295,7 @@ func TestBreakFixAWholeClusterRestoreWithTheLedgerBehindTheStatusCountsARenderOn
 		t.Errorf("one render paid, yet the restored budget says %d renders used (reservations %+v): the ledger's in-flight "+
 			"reservation, older than the status, was folded again", b.Status.Used.Renders, b.Status.Reservations)
 	}
-	if d, err := g2.reserve(t.Context(), "VideoRender", batchRender(2), "b1", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+	if d, err := g2.reserve(t.Context(), "VideoRender", batchRender(2), "b1", "", bound.Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Errorf("maxRenders 2 with one render paid: the next render waits (%+v, %v)", d, err)
 	}
 }
@@ -305,7 +306,7 @@ func TestBreakFixAWholeClusterRestoreWithTheLedgerBehindTheStatusCountsARenderOn
 func TestBreakFixHeldAJobTheServiceForgotIsChargedItsEstimateOnceAtTheDeadline(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](600), MaxAICredits: ptr.To(resource.MustParse("100"))})
 	close(h.hold)
-	est := EstimateFor(veoDeck())
+	est := bound.For(veoDeck())
 	vr := batchRender(0)
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", est, nil); err != nil || d.Wait {
 		t.Fatalf("the render: %+v, %v", d, err)
@@ -324,7 +325,7 @@ func TestBreakFixHeldAJobTheServiceForgotIsChargedItsEstimateOnceAtTheDeadline(t
 	if b := h.budget(t); len(b.Status.Reservations) != 1 || b.Status.Used.RenderSeconds != 0 {
 		t.Fatalf("before the deadline: reservations %+v, used %+v; want the room held", b.Status.Reservations, b.Status.Used)
 	}
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 30, Unbounded: true, Credits: true}, nil); err != nil || !d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", bound.Estimate{Seconds: 30, Unbounded: true, Credits: true}, nil); err != nil || !d.Wait {
 		t.Fatalf("a second credit-consuming render is admitted while the first one's job is held: %+v, %v", d, err)
 	}
 	clk.Step(time.Hour)
@@ -350,7 +351,7 @@ func TestBreakFixALedgerThePlatformDeletedStaysDeletedWhenARunningJobEnds(t *tes
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)})
 	close(h.hold)
 	vr := batchRender(0)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Fatalf("the render: %+v, %v", d, err)
 	}
 	recordFolded(t, h, vr, "job-0")
@@ -369,7 +370,7 @@ func TestBreakFixALedgerThePlatformDeletedStaysDeletedWhenARunningJobEnds(t *tes
 	if err := h.server.Get(t.Context(), client.ObjectKey{Namespace: "ops", Name: NewLedgers("ops").Name("team-a")}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the ledger the platform deleted with its budget was written again by a job's charge (get: %v)", err)
 	}
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Errorf("the platform removed the namespace's limits, yet a render waits: %+v, %v", d, err)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // Break tests of the fold (fold.go). Each fails while the bug it names is there.
@@ -43,7 +44,7 @@ func TestBreakFoldANewReservationIsNotTakenForTheEndedJobRecordedInTheSameSecond
 	close(h.hold)
 	clk := freshGuardAt(h, foldT0)
 	// job-1: reserved, recorded, failed, folded (the render counted, nothing charged).
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 60}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", bound.Estimate{Seconds: 60}, nil); err != nil || d.Wait {
 		t.Fatalf("%+v %v", d, err)
 	}
 	clk.Step(100 * time.Millisecond)
@@ -59,7 +60,7 @@ func TestBreakFoldANewReservationIsNotTakenForTheEndedJobRecordedInTheSameSecond
 	}
 	// The render's next submission reserves, in the same second, before its in-flight record.
 	clk.Step(200 * time.Millisecond)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "b", "", Estimate{Seconds: 60}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "b", "", bound.Estimate{Seconds: 60}, nil); err != nil || d.Wait {
 		t.Fatalf("%+v %v", d, err)
 	}
 	// Another render's write of the budget comes in that window: it folds what the cache shows.
@@ -99,7 +100,7 @@ func TestBreakFoldAnOlderManagersAvatarRenderIsCountedAmongUnreportedCredits(t *
 	vr := withEndAt(foldRender("job-0", foldT0.Add(-time.Minute), 0), foldT0, 30)
 	vr.Status.BudgetEstimate = nil
 	vr.Spec.Storyboard = avatarVideo()
-	if !EstimateRender(vr).Unreported {
+	if !bound.Render(vr).Unreported {
 		t.Fatal("the test's render is not estimated to consume unreported credits")
 	}
 	res := heldFor("rebuilt", foldT0.Add(-time.Minute), 0, "job-0")

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // ageReservations makes every reservation of the harness's budget d old.
@@ -65,7 +66,7 @@ func TestBreakGather2TakenGrantWhoseInFlightWriteFailedHoldsItsReservationTenMin
 	other := batchRender(2)
 	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr, other)
 	// Back after its second, it pays on its grant: the last gate passed.
-	if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}}); err != nil || d.Wait {
+	if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 10}}); err != nil || d.Wait {
 		t.Fatalf("the render comes back to pay: %+v %v", d, err)
 	}
 	// Its in-flight write fails (nothing is sent) and the render stalls before a new attempt.
@@ -76,7 +77,7 @@ func TestBreakGather2TakenGrantWhoseInFlightWriteFailedHoldsItsReservationTenMin
 		t.Errorf("two minutes after an attempt that was never sent (its in-flight write failed), its reservation is still held: " +
 			"a reservation older than grace whose render shows no such attempt is released")
 	}
-	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: other, Attempt: "b1", Est: Estimate{Seconds: 10}})
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: other, Attempt: "b1", Est: bound.Estimate{Seconds: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestBreakGather2ReAskedGrantProtectsAStalledRendersReservationPastGrantTTL(
 	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr, other)
 	// Back after its second, its key is paused by a 429 with Retry-After of an hour: callBudgetSlot
 	// asks again, for that wait.
-	if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}, CallIn: time.Hour}); err != nil || !d.Budgeted {
+	if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 10}, CallIn: time.Hour}); err != nil || !d.Budgeted {
 		t.Fatalf("asking again for the call budget's wait: %+v %v", d, err)
 	}
 	// It then stalls and never comes back. Eleven minutes later:
@@ -106,7 +107,7 @@ func TestBreakGather2ReAskedGrantProtectsAStalledRendersReservationPastGrantTTL(
 	if holds(t, h, vr, "a1") {
 		t.Errorf("%s after its gather, the reservation of a render that never came back to pay is still held", age)
 	}
-	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: other, Attempt: "b1", Est: Estimate{Seconds: 10}})
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: other, Attempt: "b1", Est: bound.Estimate{Seconds: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,14 +153,14 @@ func TestBreakGather2LedgerFailureInTheWindowIsNotDecidedAgain(t *testing.T) {
 	})
 	h.g.ledgers.noteWrite("team-a", forbidden)
 
-	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: ordinary, Attempt: "b1", Est: Estimate{Seconds: 10}})
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: ordinary, Attempt: "b1", Est: bound.Estimate{Seconds: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !d.Wait || !strings.Contains(d.Message, "ledger") {
 		t.Fatalf("control: the ordinary path admits while the ledger cannot be written: %+v", d)
 	}
-	d, err = h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
+	d, err = h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,10 +206,10 @@ func TestBreakGather2GatheredBurstCarriesEveryReservationQueuedBehindItsCallBudg
 	// once the key is busy, wait for their slot from the start.
 	for i, vr := range gathered {
 		wait := max(time.Duration(i)*10*time.Second, time.Second)
-		if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}, CallIn: wait}); err != nil || !d.Budgeted {
+		if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 10}, CallIn: wait}); err != nil || !d.Budgeted {
 			t.Fatalf("gather: %+v %v", d, err)
 		}
-		if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: waiting[i], Attempt: "w1", Est: Estimate{Seconds: 10}, CallIn: wait + 10*time.Second}); err != nil || !d.Budgeted {
+		if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: waiting[i], Attempt: "w1", Est: bound.Estimate{Seconds: 10}, CallIn: wait + 10*time.Second}); err != nil || !d.Budgeted {
 			t.Fatalf("waiting for the call budget: %+v %v", d, err)
 		}
 	}

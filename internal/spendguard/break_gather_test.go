@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // gatheredHarness is a harness whose guard writes freely, over a budget of spec and objs, where
@@ -47,7 +48,7 @@ func gatheredHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, vr *video
 func gatherWritten(t *testing.T, h *batchHarness, vr *videov1alpha1.VideoRender) {
 	t.Helper()
 	const attempt = "a1"
-	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: attempt, Est: Estimate{Seconds: 10}, CallIn: time.Second})
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: attempt, Est: bound.Estimate{Seconds: 10}, CallIn: time.Second})
 	if err != nil || !d.Budgeted {
 		t.Fatalf("gather: %+v %v", d, err)
 	}
@@ -92,7 +93,7 @@ func TestBreakGatherLimitLoweredDuringTheWindowIsNotDecidedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestBreakGatherReservationOfARenderThatStoppedBeforePayingIsHeldForTenMinut
 		t.Errorf("two minutes after a 1 s gather, the reservation of a render that never paid is still held (%d): "+
 			"kept as granted", len(res))
 	}
-	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: other, Attempt: "b1", Est: Estimate{Seconds: 10}})
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: other, Attempt: "b1", Est: bound.Estimate{Seconds: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestBreakGatherGrantTakenAtItsTTLIsReleasedBeforeThePaidCall(t *testing.T) 
 	}
 	// Just past the last moment: reserved again the ordinary way.
 	clk.SetTime(at.Add(time.Minute - 2*h.g.writers.timeout))
-	if _, ok := h.g.takeGrant(t.Context(), "VideoRender", vr, "a1", "", Estimate{Seconds: 10}); ok {
+	if _, ok := h.g.takeGrant(t.Context(), "VideoRender", vr, "a1", "", bound.Estimate{Seconds: 10}); ok {
 		t.Fatal("a render back past takeWithin paid on its reservation written ahead")
 	}
 	gatherWritten(t, h, vr)
@@ -163,7 +164,7 @@ func TestBreakGatherGrantTakenAtItsTTLIsReleasedBeforeThePaidCall(t *testing.T) 
 	}
 	// At the last moment it may, it comes back and pays.
 	clk.SetTime(at.Add(time.Minute - 2*h.g.writers.timeout - time.Millisecond))
-	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 10}})
 	if err != nil || d.Wait {
 		t.Fatalf("the render comes back to pay: %+v %v", d, err)
 	}
@@ -191,14 +192,14 @@ func TestAGatheredRenderThatWaitsForItsCallBudgetPaysOnItsGrant(t *testing.T) {
 	vr := batchRender(1)
 	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)}, vr)
 	// Back after its second: its key's call budget makes it wait 30 s more.
-	if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}, CallIn: 30 * time.Second}); err != nil || !d.Budgeted {
+	if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 10}, CallIn: 30 * time.Second}); err != nil || !d.Budgeted {
 		t.Fatalf("asking again for the call budget's wait: %+v %v", d, err)
 	}
 	// 25 s later, within the controller's grace less two status writes, it comes to pay.
 	reconcileBudget(t, h, 1)
 	h.g.clock.(*clocktesting.FakeClock).Step(25 * time.Second)
 	writes := h.writes.Load()
-	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 10}})
 	if err != nil || d.Wait {
 		t.Fatalf("the render comes to pay: %+v %v", d, err)
 	}

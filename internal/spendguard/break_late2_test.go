@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // lowerMaxRenders sets the harness's budget's maxRenders to n (a spec change: generation moves).
@@ -47,7 +48,7 @@ func TestBreakLate2RenderRefusedAfterItsGrantWaitsAndIsDeletedIsChargedAsPaid(t 
 	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)}, vr)
 	lowerMaxRenders(t, h, 0)
 
-	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestBreakLate2UsedAttemptClearsReleasedThoughItsReserveWroteNothing(t *test
 	// The render comes back: the budget is maxRenders 0 now, so its ordinary reserve writes
 	// nothing (the same holds for a reserve whose write fails: ErrBusy).
 	lowerMaxRenders(t, h, 0)
-	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,12 +136,12 @@ func TestBreakLate2ReplacedGrantsTimerOverwritesTheNewGrantsReservation(t *testi
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](100)}, vr, other)
 	close(h.hold)
 	// Waits for its call budget a little longer than aheadLead: its reservation is queued by a timer.
-	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}, CallIn: aheadLead + 500*time.Millisecond})
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 10}, CallIn: aheadLead + 500*time.Millisecond})
 	if err != nil || !d.Budgeted {
 		t.Fatalf("reserve ahead: %+v %v", d, err)
 	}
 	// Its spec changed (a longer video); it still waits for the same call slot, a second away now.
-	d, err = h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 500}, CallIn: time.Second})
+	d, err = h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 500}, CallIn: time.Second})
 	if err != nil || !d.Budgeted {
 		t.Fatalf("reserve ahead again: %+v %v", d, err)
 	}
@@ -155,13 +156,13 @@ func TestBreakLate2ReplacedGrantsTimerOverwritesTheNewGrantsReservation(t *testi
 		time.Sleep(10 * time.Millisecond)
 	}
 	// The namespace's next budget write takes the queue, as the controller's flushDue does.
-	slot, err := h.g.writers.acquire(t.Context(), "team-a")
+	slot, err := h.g.writers.join(t.Context(), "team-a", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = h.g.flushTurn(t.Context(), slot, ChangeReserveAhead)
 
-	d, err = h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 500}})
+	d, err = h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 500}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestBreakLate2ReplacedGrantsTimerOverwritesTheNewGrantsReservation(t *testi
 			t.Errorf("the render is admitted to pay its 500 s request while the budget reserves %d s for it", r.EstimatedSeconds)
 		}
 	}
-	d2, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: other, Attempt: "b1", Est: Estimate{Seconds: 50}})
+	d2, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: other, Attempt: "b1", Est: bound.Estimate{Seconds: 50}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // reservedLongAgo moves every reservation of the harness's budget 2 minutes back (older than the
@@ -90,7 +91,7 @@ func TestBreakLateControllerReleasesBetweenTakeGrantsLookAndItsTake(t *testing.T
 	reservedLongAgo(t, h)
 	h.g.clock.(*clocktesting.FakeClock).SetTime(time.Now()) // back late: 2 minutes after its time
 
-	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestBreakLateControllerReleasesAtDueBetweenTakeGrantsLookAndItsTake(t *test
 		}
 	})
 	armed.Store(true)
-	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func assertPaysWithReservation(t *testing.T, h *batchHarness, vr, other *videov1
 	if !holdsUnsent(t, h, vr) {
 		t.Errorf("the render is admitted to pay attempt a1 (%+v) while the budget holds no reservation for it", d)
 	}
-	d2, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: other, Attempt: "b1", Est: Estimate{Seconds: 10}})
+	d2, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: other, Attempt: "b1", Est: bound.Estimate{Seconds: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}

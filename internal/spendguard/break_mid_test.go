@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // Break-mid: limits and estimates changing mid-flight, and races between goroutines the seeded
@@ -69,7 +70,7 @@ func reconcileWith(t *testing.T, r *Reconciler) ctrl.Result {
 func TestBreakMidAGoneRendersVeoJobIsCountedAsUnreportedCredits(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("100"))})
 	close(h.hold)
-	est := EstimateFor(veoDeck())
+	est := bound.For(veoDeck())
 	if !est.Unreported || !est.Credits {
 		t.Fatalf("control: a veo deck's estimate %+v should say unreported credits", est)
 	}
@@ -112,14 +113,14 @@ func avatarVideo() *videov1alpha1.StoryboardRequest {
 // for AI image generation, AI video generation and AI avatars" (and its credit ledger names "AI
 // avatar" as a source), while a job answer reports aiCreditsUsed "only when the video includes
 // scenes with aiVisual". A render with an AI avatar therefore consumes credits no answer reports,
-// like veo slides. EstimateFor looks only for aiVisual, veo slides and payloadUrl
-// (estimate.go:128), so an avatar render is estimated to consume none: under maxAICredits twenty
+// like veo slides. bound.For looks only for aiVisual, veo slides and payloadUrl
+// (internal/bound), so an avatar render is estimated to consume none: under maxAICredits twenty
 // of them run at once (the "one at a time" rule does not hold them) and, charged, none is counted
 // in used.unreportedCreditRenders.
 func TestBreakMidAvatarRendersConsumeCreditsButRunTogetherUnderMaxAICredits(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("10"))})
 	close(h.hold)
-	est := EstimateFor(avatarVideo())
+	est := bound.For(avatarVideo())
 	admitted := 0
 	for i := range 5 {
 		d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", est, nil)
@@ -144,13 +145,13 @@ func TestBreakMidAvatarRendersConsumeCreditsButRunTogetherUnderMaxAICredits(t *t
 // (interface, StoryboardRequest), so a render with templateId may render the content of an
 // existing project, which the operator does not see. A project render is estimated on the safe
 // side (Credits: "its content is not known to the operator"), and payloadUrl too, but a request
-// with templateId is only made Unbounded (estimate.go:123; Credits, estimate.go:128): under maxAICredits, renders of a
+// with templateId is only made Unbounded (internal/bound): under maxAICredits, renders of a
 // stored project passed as templateId run all at once, each consuming what its AI scenes cost.
 func TestBreakMidTemplateRendersOfAProjectRunTogetherUnderMaxAICredits(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("10"))})
 	close(h.hold)
-	est := EstimateFor(&videov1alpha1.StoryboardRequest{VideoName: "from-project", TemplateID: ptr.To("3f1c9a2e-project")})
-	if project := EstimateFor(nil); !project.Credits {
+	est := bound.For(&videov1alpha1.StoryboardRequest{VideoName: "from-project", TemplateID: ptr.To("3f1c9a2e-project")})
+	if project := bound.For(nil); !project.Credits {
 		t.Fatalf("control: a project render is estimated %+v", project)
 	}
 	admitted := 0
@@ -186,11 +187,11 @@ func TestBreakMidPreviewsArePaidPastAReachedMaxAICredits(t *testing.T) {
 		t.Fatalf("control: used %+v", b.Status.Used)
 	}
 	// A render waits: the limit is reached.
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10, Credits: true}, nil); err != nil || !d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", bound.Estimate{Seconds: 10, Credits: true}, nil); err != nil || !d.Wait {
 		t.Fatalf("control: a render that may consume credits admitted past maxAICredits: %+v %v", d, err)
 	}
 	// Previews with an AI background: their answers report the credits they consume.
-	est := PreviewEstimate(&videov1alpha1.StoryboardRequest{VideoName: "ai", Scenes: []videov1alpha1.Scene{
+	est := bound.Preview(&videov1alpha1.StoryboardRequest{VideoName: "ai", Scenes: []videov1alpha1.Scene{
 		{Story: ptr.To("word"), Background: &videov1alpha1.Background{AIVisual: &videov1alpha1.AIVisual{Model: "flux-schnell"}}}}})
 	paid := 0
 	for i := range 3 {
@@ -209,7 +210,7 @@ func TestBreakMidPreviewsArePaidPastAReachedMaxAICredits(t *testing.T) {
 	// A preview that consumes no credits is not held back by maxAICredits.
 	plain := &videov1alpha1.VideoStoryboard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "plain", UID: "sb-plain"}}
 	if d, err := h.g.reserve(t.Context(), kindStoryboard, plain,
-		"a", "", PreviewEstimate(&videov1alpha1.StoryboardRequest{VideoName: "plain", Scenes: []videov1alpha1.Scene{{Story: ptr.To("word")}}}), nil); err != nil || d.Wait {
+		"a", "", bound.Preview(&videov1alpha1.StoryboardRequest{VideoName: "plain", Scenes: []videov1alpha1.Scene{{Story: ptr.To("word")}}}), nil); err != nil || d.Wait {
 		t.Errorf("a preview without AI visuals waits on a reached maxAICredits: %+v %v", d, err)
 	}
 }
@@ -238,7 +239,7 @@ func TestBreakMidASecondManagersReleaseIsPaidOnByTheGrantHolder(t *testing.T) {
 	}
 
 	paid := 0
-	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +249,7 @@ func TestBreakMidASecondManagersReleaseIsPaidOnByTheGrantHolder(t *testing.T) {
 			t.Errorf("render 1 is admitted to pay while the budget holds no reservation for it")
 		}
 	}
-	d2, err := g2.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: other, Attempt: "b1", Est: Estimate{Seconds: 10}})
+	d2, err := g2.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: other, Attempt: "b1", Est: bound.Estimate{Seconds: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +288,7 @@ func TestBreakMidARenderRecordedBeforeTheRollOverIsCountedInTheNextPeriod(t *tes
 	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 31, 23, 59, 57, 0, time.UTC))
 	h.g.clock = clk
 	vr := batchRender(0)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Fatalf("the December render: %+v %v", d, err)
 	}
 	// Its job is recorded in December (23:59:58); the fold rides with the next write, after
@@ -306,7 +307,7 @@ func TestBreakMidARenderRecordedBeforeTheRollOverIsCountedInTheNextPeriod(t *tes
 		t.Errorf("January used.renders = %d though no render was submitted in January (the one counted was recorded on 31 December)",
 			b.Status.Used.Renders)
 	}
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Errorf("January's first render waits under maxRenders 1: %+v %v", d, err)
 	}
 }
@@ -329,7 +330,7 @@ func TestBreakMidConcurrentReservesWhileTheLimitIsLoweredStayWithinIt(t *testing
 		go func() {
 			defer wg.Done()
 			<-start
-			est := Estimate{Seconds: 10, Unbounded: i%2 == 0}
+			est := bound.Estimate{Seconds: 10, Unbounded: i%2 == 0}
 			for {
 				d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", est, nil)
 				if err == ErrBusy {
@@ -363,7 +364,7 @@ func TestBreakMidConcurrentReservesWhileTheLimitIsLoweredStayWithinIt(t *testing
 		t.Errorf("%d renders without upper bound admitted at once under maxRenderSeconds", admittedUnbounded)
 	}
 	// After the lowering, nothing more is admitted.
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(n+1), "a", "", Estimate{Seconds: 10}, nil); err != nil || (!d.Wait && len(admitted) >= 3) {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(n+1), "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || (!d.Wait && len(admitted) >= 3) {
 		t.Errorf("a render admitted after maxRenders was lowered to 3 with %d admitted: %+v %v", len(admitted), d, err)
 	}
 }
@@ -399,7 +400,7 @@ func TestBreakMidPeriodChangesAroundAWeeklyRollOverKeepTheMonthsUsage(t *testing
 	pay := func(i int, secs int64) {
 		t.Helper()
 		vr := batchRender(i)
-		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: secs}, nil); err != nil || d.Wait {
+		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{Seconds: secs}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
 		recordFolded(t, h, vr, fmt.Sprintf("job-%d", i))
@@ -450,7 +451,7 @@ func TestBreakMidASecondsLimitRemovedAndAddedAgainStillHoldsUnboundedRendersOneA
 	}
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](600)}, objs...)
 	close(h.hold)
-	blog := Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}
+	blog := bound.Estimate{Seconds: bound.DefaultSceneSeconds, Unbounded: true}
 	pay := func(i int) Decision {
 		t.Helper()
 		vr := batchRender(i)
@@ -518,7 +519,7 @@ func TestBreakMidConcurrentReservesRecordsAndEndsCountEachRenderOnce(t *testing.
 			<-start
 			vr := batchRender(i)
 			for try := 0; ; try++ {
-				d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil)
+				d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{Seconds: 10}, nil)
 				if errors.Is(err, ErrBusy) && try < 50 {
 					continue
 				}
@@ -585,7 +586,7 @@ func TestAChargeLandingAfterTheRollOverCountsInThePeriodItsJobEndedIn(t *testing
 	h.g.clock = clk
 	for i, job := range []string{"job-dec", "job-jan"} {
 		vr := batchRender(i)
-		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
+		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{Seconds: 100}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
 		recordFolded(t, h, vr, job)

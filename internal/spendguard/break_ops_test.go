@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // break-ops: the ordinary operations of a platform team (key rotation, restores, GitOps
@@ -170,7 +171,7 @@ func TestOpsBudgetRestoredWithAnOlderStatusCountsARenderOnce(t *testing.T) {
 	close(h.hold)
 	now := time.Now()
 	vr := batchRender(1)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", bound.Estimate{Seconds: 100}, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v %v", d, err)
 	}
 	backup := h.budget(t).Status.DeepCopy() // the submission is in flight
@@ -199,7 +200,7 @@ func TestOpsBudgetRestoredWithAnOlderStatusCountsARenderOnce(t *testing.T) {
 			b.Status.Used.Renders, b.Status.Used.RenderSeconds, b.Status.Reservations)
 	}
 	other := batchRender(2)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", other, "b1", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", other, "b1", "", bound.Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Errorf("maxRenders 2 with one render paid: the next render waits (%+v, %v)", d, err)
 	}
 }
@@ -217,7 +218,7 @@ func TestOpsBudgetRestoredWithAnOlderStatusChargesAJobOnce(t *testing.T) {
 	close(h.hold)
 	now := time.Now()
 	vr := batchRender(1)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", bound.Estimate{Seconds: 100}, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v %v", d, err)
 	}
 	recordFolded(t, h, vr, "job-1")
@@ -279,7 +280,7 @@ func ledgerRestoredToTheFirstOfThree(t *testing.T, spec videov1alpha1.VideoBudge
 	close(h.hold)
 	pay := func(i int) {
 		vr := batchRender(i)
-		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
 		recordFolded(t, h, vr, fmt.Sprintf("job-%d", i))
@@ -313,7 +314,7 @@ func replaceKeepsThreeRenders(t *testing.T, h *batchHarness, r *Reconciler, clk 
 	if u := h.budget(t).Status.Used.Renders; u < 3 {
 		t.Errorf("the period's usage went down from 3 renders to %d across a replace: the budget took over a ledger restored %s", u, restored)
 	}
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(9), "a", "", Estimate{Seconds: 10}, nil); err != nil || !d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(9), "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || !d.Wait {
 		t.Errorf("maxRenders 3 with 3 renders paid this month: a fourth render is admitted (%+v, %v)", d, err)
 	}
 }
@@ -360,7 +361,7 @@ func TestOpsAKeyRotatedWhileARenderRunsStillReadsItsEndOnceTheRenderIsGone(t *te
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](600)})
 	close(h.hold)
 	now := time.Now()
-	blog := Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}
+	blog := bound.Estimate{Seconds: bound.DefaultSceneSeconds, Unbounded: true}
 	vr := batchRender(1)
 	vr.Spec.APIKeySecretRef = &videov1alpha1.SecretKeyRef{Name: "key-v1", Key: "api-key"}
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", blog, nil); err != nil || d.Wait {
@@ -424,7 +425,7 @@ func TestOpsUninstallLeavesALedgerThatABudgetCreatedAgainCanTakeOver(t *testing.
 	var renders []*videov1alpha1.VideoRender
 	for i := range 2 {
 		vr := batchRender(i)
-		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
+		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{Seconds: 100}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
 		recordFolded(t, h, vr, fmt.Sprintf("job-%d", i))
@@ -506,7 +507,7 @@ func TestOpsUpgradeFromAnOlderManagersReservationKeepsUnboundedRendersOneAtATime
 	if b.Status.Used.Renders != 1 || !b.Status.RunningReserved {
 		t.Fatalf("control: the upgraded budget: used %+v, runningReserved %v, reservations %+v", b.Status.Used, b.Status.RunningReserved, b.Status.Reservations)
 	}
-	blog := Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}
+	blog := bound.Estimate{Seconds: bound.DefaultSceneSeconds, Unbounded: true}
 	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(2), "a", "", blog, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -524,7 +525,7 @@ func TestOpsASecretDeletedAndCreatedAgainStillChargesAGoneRendersJobItsOwnSecond
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](600)})
 	close(h.hold)
 	now := time.Now()
-	blog := Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}
+	blog := bound.Estimate{Seconds: bound.DefaultSceneSeconds, Unbounded: true}
 	vr := batchRender(1)
 	vr.Spec.APIKeySecretRef = &videov1alpha1.SecretKeyRef{Name: "team-key", Key: "api-key"}
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", blog, nil); err != nil || d.Wait {
@@ -567,7 +568,7 @@ func TestOpsBudgetRestoredWithoutStatusKeepsUsageAndTheRoomOfRendersInFlightAndR
 	now := time.Now()
 	running, flying := batchRender(1), batchRender(2)
 	for _, vr := range []*videov1alpha1.VideoRender{running, flying} {
-		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
+		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", bound.Estimate{Seconds: 100}, nil); err != nil || d.Wait {
 			t.Fatalf("reserve %s: %+v %v", vr.Name, d, err)
 		}
 	}
@@ -591,7 +592,7 @@ func TestOpsBudgetRestoredWithoutStatusKeepsUsageAndTheRoomOfRendersInFlightAndR
 		t.Fatalf("restored without status: used %+v, reserved %+v (reservations %+v); want 40 s, 1 render, 200 s reserved",
 			b.Status.Used, b.Status.Reserved, b.Status.Reservations)
 	}
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(3), "a", "", Estimate{Seconds: 5}, nil); err != nil || !d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(3), "a", "", bound.Estimate{Seconds: 5}, nil); err != nil || !d.Wait {
 		t.Fatalf("maxRenderSeconds 240 with 40 s used and 200 s reserved: a render is admitted (%+v, %v)", d, err)
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // A review's attempts to break b2421ca ("a preview's running job holds its reservation as a render's
@@ -41,7 +42,7 @@ func editBudgetStatus(t *testing.T, h *batchHarness, edit func(b *videov1alpha1.
 	b := h.budget(t)
 	edit(b)
 	writeOlderLedger(t, h.server, b)
-	compactRunning(b)
+	b.Status.CompactRunningJobs()
 	if err := h.server.Status().Update(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +281,7 @@ func TestBreakPreviewsTerminatingPreviewDoesNotHoldTheAICreditsSlotForever(t *te
 			b.Status.Reserved, usedCredits(b), jobs.reads)
 	}
 	other := &videov1alpha1.VideoStoryboard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "q", UID: "sb-2"}}
-	if d, err := h.g.reserve(t.Context(), kindStoryboard, other, "a", "", Estimate{Credits: true}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), kindStoryboard, other, "a", "", bound.Estimate{Credits: true}, nil); err != nil || d.Wait {
 		t.Errorf("another preview with an aiVisual a day later: %+v, %v; want it admitted", d, err)
 	}
 }

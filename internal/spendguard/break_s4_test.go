@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // s4Clock puts the harness's guard and a VideoBudget controller on one fake clock set to at.
@@ -81,7 +82,7 @@ func TestS4AGoneRenderHeldUntilTheDeadlineIsCountedInTheNextPeriod(t *testing.T)
 		t.Errorf("Nov 21 shows %d render(s) and %d s used for a render reserved and deleted on Nov 20 at 20:00 "+
 			"(held until the job deadline, then counted 'now'); want 0 and 0", b.Status.Used.Renders, b.Status.Used.RenderSeconds)
 	}
-	bounded := Estimate{Seconds: 10}
+	bounded := bound.Estimate{Seconds: 10}
 	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(5), "a", "", bounded, nil); err != nil || d.Wait {
 		t.Errorf("the first render of Nov 21 waits under maxRenders 1 (%q, %v): the day's only render went to yesterday's job", d.Message, err)
 	}
@@ -103,7 +104,7 @@ func TestS4ARenderSeenDeletedBeforeItPaidHoldsTheUnboundedRoomUntilTheJobDeadlin
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](1200)})
 	close(h.hold)
 	clk := s4Clock(h, time.Now())
-	blog := Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}
+	blog := bound.Estimate{Seconds: bound.DefaultSceneSeconds, Unbounded: true}
 	vr := batchRender(0)
 	if err := h.server.Create(t.Context(), vr); err != nil {
 		t.Fatal(err)
@@ -149,7 +150,7 @@ func TestS4AnUninstallChargesAFailedJobWhoseEndWasWrittenFirstItsEstimate(t *tes
 	now := time.Now()
 	clk := s4Clock(h, now.Add(-10*time.Minute))
 	vr := batchRender(0)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 600}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{Seconds: 600}, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v, %v", d, err)
 	}
 	recordInStatus(t, h.server, vr, "job-f", now.Add(-5*time.Minute))

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // A request with templateId AND scenes is called bounded: the bound sums only the request's
@@ -52,26 +53,10 @@ func TestBreakATemplateRenderWithScenesIsUnbounded(t *testing.T) {
 			Scenes: []videov1alpha1.Scene{{Story: ptr.To("Hi."), TemplateOverride: &videov1alpha1.TemplateOverride{InsertAfterSceneID: ptr.To("s3")}}}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if e := EstimateFor(tt.req); !e.Unbounded {
+			if e := bound.For(tt.req); !e.Unbounded {
 				t.Fatalf("a render built from a template is reserved %d s as bounded (%+v): the template's own scenes are not counted", e.Seconds, e)
 			}
 		})
-	}
-}
-
-// When the service may split a story scene (createSceneOnEndOfSentence), each piece lasts at
-// least minimumDuration: the bound is the sum over the pieces of max(narration, minimum). The code
-// takes max(sum of narration, pieces × minimum), which is smaller as soon as one sentence is
-// long and another short: a 40 s sentence and a one-word sentence with minimumDuration 5 last at
-// least 45 s, reserved 42 s. Fix: bound each piece (split the story where sentences() counts).
-func TestBreakASplitSceneBoundsEachPieceByItsMinimum(t *testing.T) {
-	long := strings.TrimSpace(strings.Repeat("word ", 100))
-	story := long + ". Bye."
-	req := &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{Story: ptr.To(story),
-		CreateSceneOnEndOfSentence: ptr.To(true), MinimumDuration: ptr.To(5.0)}}}
-	atLeast := max(narrationSeconds(long+"."), 5) + max(narrationSeconds("Bye."), 5)
-	if e := EstimateFor(req); float64(e.Seconds) < atLeast {
-		t.Fatalf("reserved %d s for a 40 s sentence and a short one, each at least 5 s: at least %.1f s", e.Seconds, atLeast)
 	}
 }
 
@@ -89,7 +74,7 @@ func TestBreakSentenceEndsOfOtherScriptsSplitTheScene(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{Story: ptr.To(strings.Repeat(tt.sentence, 10)),
 				CreateSceneOnEndOfSentence: ptr.To(true), MinimumDuration: ptr.To(10.0)}}}
-			if e := EstimateFor(req); e.Seconds < 100 {
+			if e := bound.For(req); e.Seconds < 100 {
 				t.Fatalf("ten sentences, each scene at least 10 s: reserved %d s", e.Seconds)
 			}
 		})
@@ -106,7 +91,7 @@ func TestBreakANumberIsBoundedByTheWordsItIsReadAs(t *testing.T) {
 	digits := &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{Story: ptr.To("Revenue was 1234567 dollars.")}}}
 	words := &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{Story: ptr.To(
 		"Revenue was one million two hundred thirty-four thousand five hundred sixty-seven dollars.")}}}
-	d, w := EstimateFor(digits), EstimateFor(words)
+	d, w := bound.For(digits), bound.For(words)
 	if d.Seconds < w.Seconds {
 		t.Fatalf("the same narration reserves %d s written with digits and %d s written out: the voice reads the words either way", d.Seconds, w.Seconds)
 	}
@@ -301,7 +286,7 @@ func TestBreakABriefInAIStoryboardModeIsNotBoundedByItsDurationAlone(t *testing.
 	req := &videov1alpha1.StoryboardRequest{AIStoryboard: &videov1alpha1.AIStoryboard{Enabled: true},
 		Scenes: []videov1alpha1.Scene{{Brief: &videov1alpha1.Brief{Prompt: "Our quarter in review", Duration: ptr.To[int32](60)},
 			MinimumDuration: ptr.To(10.0), EndPauseDuration: ptr.To(2.0)}}}
-	if e := EstimateFor(req); !e.Unbounded {
+	if e := bound.For(req); !e.Unbounded {
 		t.Fatalf("reserved %d s as bounded: the AI chooses how many scenes, each at least 10 s plus a 2 s pause", e.Seconds)
 	}
 }
@@ -343,7 +328,7 @@ func TestBreakALedgerFailureInTheBackgroundFlushShowsInTheBudget(t *testing.T) {
 	writable.Store(true)
 	// The VideoBudget controller watches this source (SetupWithManager).
 	wake := wakes(t, h.g.ledgers)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Fatalf("first render: %+v %v", d, err)
 	}
 	// The manager's namespace goes away (or its Role loses ConfigMap writes). Render 0 records
@@ -356,7 +341,7 @@ func TestBreakALedgerFailureInTheBackgroundFlushShowsInTheBudget(t *testing.T) {
 	if h.g.ledgers.failure("team-a") == nil {
 		t.Fatal("the fold's ledger copy was not written, or its failure not noted")
 	}
-	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 10}, nil)
+	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", bound.Estimate{Seconds: 10}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,7 +476,7 @@ func TestBreakALedgerCopyHeldBackByTheCadenceSurvivesAFailedFlush(t *testing.T) 
 // or a failed fold, is the caller's to judge.
 func payRecorded(t *testing.T, h *batchHarness, i int) (bool, error) {
 	t.Helper()
-	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil)
+	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", bound.Estimate{Seconds: 10}, nil)
 	if err != nil || d.Wait {
 		return false, err
 	}
@@ -509,7 +494,7 @@ func payRecorded(t *testing.T, h *batchHarness, i int) (bool, error) {
 func TestBreakARequestFetchedFromAPayloadURLIsUnbounded(t *testing.T) {
 	req := &videov1alpha1.StoryboardRequest{VideoName: "big", PayloadURL: ptr.To("https://payloads.example/q3-report.json"),
 		Scenes: []videov1alpha1.Scene{{Story: ptr.To("See payload.")}}}
-	e := EstimateFor(req)
+	e := bound.For(req)
 	if !e.Unbounded {
 		t.Errorf("reserved %d s as bounded for a request whose content the service fetches from payloadUrl (%+v)", e.Seconds, e)
 	}
@@ -561,8 +546,8 @@ func TestBreakAbugidaNarrationIsBoundedAsItsRomanization(t *testing.T) {
 			"phasa thai mai mi kan wen wak rawang kham lae prayok yao mak"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			n := EstimateFor(&videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{Story: ptr.To(strings.Repeat(tt.native+" ", 20))}}})
-			r := EstimateFor(&videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{Story: ptr.To(strings.Repeat(tt.roman+" ", 20))}}})
+			n := bound.For(&videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{Story: ptr.To(strings.Repeat(tt.native+" ", 20))}}})
+			r := bound.For(&videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{Story: ptr.To(strings.Repeat(tt.roman+" ", 20))}}})
 			if n.Seconds < r.Seconds {
 				t.Fatalf("reserved %d s in %s script, %d s for the same words romanized", n.Seconds, tt.name, r.Seconds)
 			}

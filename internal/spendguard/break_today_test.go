@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // Break tests of today's change (23c5072 and the refactors after it). Each fails while the hole
@@ -43,7 +44,7 @@ func TestBreakTodayCountedEntryFitsChargedJobsMaxLength(t *testing.T) {
 	sb := &videov1alpha1.VideoStoryboard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "p", UID: "sb-1"}}
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("100"))}, sb)
 	close(h.hold)
-	if d, err := h.g.reserve(t.Context(), kindStoryboard, sb, "a", "", Estimate{Credits: true}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), kindStoryboard, sb, "a", "", bound.Estimate{Credits: true}, nil); err != nil || d.Wait {
 		t.Fatalf("reserving the preview: %+v %v", d, err)
 	}
 	jobID := strings.Repeat("j", 100) // a job id status.jobId accepts
@@ -106,7 +107,7 @@ func TestBreakTodayPreviewCreditsRetryAfterOtherPreviewsIsNotChargedTwice(t *tes
 	close(h.hold)
 	pay := func(sb *videov1alpha1.VideoStoryboard, credits string) {
 		t.Helper()
-		if d, err := h.g.reserve(t.Context(), kindStoryboard, sb, "a", "", Estimate{Credits: true}, nil); err != nil || d.Wait {
+		if d, err := h.g.reserve(t.Context(), kindStoryboard, sb, "a", "", bound.Estimate{Credits: true}, nil); err != nil || d.Wait {
 			t.Fatalf("reserving preview %s: %+v %v", sb.Name, d, err)
 		}
 		at := metav1.NewTime(h.g.clock.Now())

@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // A helper's review of the deleted budget's last state (budgetGone, finalCopy, finalSupersedes),
@@ -66,7 +67,7 @@ func ledgerExists(t *testing.T, c client.Reader) bool {
 func payRender(t *testing.T, h *batchHarness, i int) *videov1alpha1.VideoRender {
 	t.Helper()
 	vr := batchRender(i)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Fatalf("render %d: %+v %v", i, d, err)
 	}
 	recordFolded(t, h, vr, fmt.Sprintf("job-%d", i))
@@ -108,7 +109,7 @@ func TestBreakBALedgerDeletedToStartFromZeroIsNotRefilledByTheDeletedBudgetsLast
 			"says %d render(s) used (ledgerBudgetUID %q, chargedJobs %v): the deleted budget's last state was taken over",
 			b.Status.Used.Renders, b.Status.LedgerBudgetUID, b.Status.ChargedJobs)
 	}
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Errorf("maxRenders 1 in a period started from zero: the first render waits (%+v, %v)", d, err)
 	}
 }
@@ -150,7 +151,7 @@ func TestBreakBAStaleDeletedBudgetsLastStateIsNotWrittenOverALaterBudgetsLedger(
 	if b := h.budget(t); b.Status.Used.Renders != 3 {
 		t.Errorf("3 renders paid this period; the budget created again took over %d", b.Status.Used.Renders)
 	}
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(3), "a", "", Estimate{Seconds: 10}, nil); err != nil || !d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(3), "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || !d.Wait {
 		t.Errorf("maxRenders 3 with 3 renders paid: a fourth is admitted (%+v, %v)", d, err)
 	}
 }
@@ -225,7 +226,7 @@ func TestBreakBAReservationAfterTheLimitsWereRemovedDoesNotCreateTheLedgerAgain(
 	if ledgerExists(t, h.server) {
 		t.Fatal("control: the ledger is back")
 	}
-	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(10), "a", "", Estimate{Seconds: 10}, nil)
+	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(10), "a", "", bound.Estimate{Seconds: 10}, nil)
 	if ledgerExists(t, h.server) {
 		t.Errorf("the ledger the platform deleted was created again by a render's reservation (decision %+v, %v)", d, err)
 	}
@@ -265,7 +266,7 @@ func TestBreakBLimitsRemovedAfterAFailedLedgerCopyDoNotStopTheNamespaceForEver(t
 	for i := range 5 {
 		opsReconcile(t, r, clk, 1)
 		clk.Step(time.Minute)
-		d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(10+i), "a", "", Estimate{Seconds: 10}, nil)
+		d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(10+i), "a", "", bound.Estimate{Seconds: 10}, nil)
 		if err != nil || d.Wait {
 			t.Fatalf("look %d: the platform removed the limits (budget and ledger deleted; ledger exists: %v) and the ledger is writable, "+
 				"yet a render waits: %+v, %v", i, ledgerExists(t, h.server), d, err)
@@ -386,7 +387,7 @@ func TestBreakBAChargeAfterThePeriodOfTheDeletionDoesNotExtendTheDeletedBudgetsL
 			} else {
 				h.g.clock.(*clocktesting.FakeClock).SetTime(end.Add(time.Hour))
 			}
-			if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+			if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 				t.Fatalf("control: in the period after the deletion's the namespace is not limited: %+v, %v", d, err)
 			}
 			// Render 0's job ended on the last day of the deletion's period; its finalizer charges it.
@@ -399,7 +400,7 @@ func TestBreakBAChargeAfterThePeriodOfTheDeletionDoesNotExtendTheDeletedBudgetsL
 				t.Fatal(err)
 			}
 			h.g.ledgers.forgetFree("team-a") // the free answer's 30 s pass
-			d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(2), "a", "", Estimate{Seconds: 10}, nil)
+			d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(2), "a", "", bound.Estimate{Seconds: 10}, nil)
 			if err != nil || d.Wait {
 				l, _, _ := h.g.ledgers.read(t.Context(), h.server, "team-a")
 				t.Errorf("the budget was deleted in the previous period, yet after a charge of that period's job a render waits: %+v, %v "+

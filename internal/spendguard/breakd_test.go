@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // breakd: a review of "the ledger is the state" (14792ad..5a9bb33). Each spec failed on 5a9bb33 and
@@ -50,7 +51,7 @@ func TestBreakDANamespaceWhoseLedgerWasNeverWrittenIsNotStalledForEverOnceItsBud
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)})
 	close(h.hold)
 	writable := unwritableLedgers(t, h)
-	if _, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10}, nil); err == nil {
+	if _, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", bound.Estimate{Seconds: 10}, nil); err == nil {
 		t.Fatal("control: admitted while the ledger cannot be written")
 	}
 	deleteBudget(t, h)
@@ -64,7 +65,7 @@ func TestBreakDANamespaceWhoseLedgerWasNeverWrittenIsNotStalledForEverOnceItsBud
 		t.Fatal("control: a ledger exists")
 	}
 	for i := range 3 {
-		d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 10}, nil)
+		d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", bound.Estimate{Seconds: 10}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +91,7 @@ func TestBreakDALedgerFailureWhileNoBudgetDoesNotOutliveThePeriod(t *testing.T) 
 	writable.Store(true)
 	payRender(t, h, 0)
 	writable.Store(false)
-	if _, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 10}, nil); err == nil {
+	if _, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", bound.Estimate{Seconds: 10}, nil); err == nil {
 		t.Fatal("control: admitted while the ledger cannot be written")
 	}
 	deleteBudget(t, h)
@@ -106,7 +107,7 @@ func TestBreakDALedgerFailureWhileNoBudgetDoesNotOutliveThePeriod(t *testing.T) 
 	if err != nil || held {
 		t.Fatalf("control: the ledger holds the limits after its period: %v %v", held, err)
 	}
-	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(2), "a", "", Estimate{Seconds: 10}, nil)
+	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(2), "a", "", bound.Estimate{Seconds: 10}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,11 +146,11 @@ func TestBreakDASentAttemptCountedByARefusedReservationIsNotReleased(t *testing.
 	vr := batchRender(0)
 	h := newBatchHarness(t, spec, vr.DeepCopy()) // the render, with no submission nor job in its status
 	close(h.hold)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", bound.Estimate{Seconds: 100}, nil); err != nil || d.Wait {
 		t.Fatalf("control: a1: %+v %v", d, err)
 	}
 	sentA1 := func(r videov1alpha1.BudgetReservation) bool { return r.AttemptID == "a1" }
-	d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a2", "", Estimate{Seconds: 100}, sentA1)
+	d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a2", "", bound.Estimate{Seconds: 100}, sentA1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestBreakDASentAttemptCountedByARefusedReservationIsNotReleased(t *testing.
 	r := opsController(h, h.g, clk, nil)
 	opsReconcile(t, r, clk, 1)
 	b := h.budget(t)
-	d2, err := h.g.reserve(t.Context(), "VideoRender", vr, "a2", "", Estimate{Seconds: 100}, nil)
+	d2, err := h.g.reserve(t.Context(), "VideoRender", vr, "a2", "", bound.Estimate{Seconds: 100}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestBreakDALedgerRestoredWhileARenderIsInFlightKeepsItsReservation(t *testi
 	payRender(t, h, 0)
 	backup := storedLedger(t, h).DeepCopy()
 	vr := batchRender(1)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Fatalf("control: r1: %+v %v", d, err)
 	}
 	cm := storedLedger(t, h)
@@ -211,7 +212,7 @@ func TestBreakDALedgerRestoredWhileARenderIsInFlightKeepsItsReservation(t *testi
 	r := opsController(h, h.g, clk, nil)
 	opsReconcile(t, r, clk, 1)
 	used := h.budget(t).Status.Used.Renders
-	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(2), "a", "", Estimate{Seconds: 10}, nil)
+	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(2), "a", "", bound.Estimate{Seconds: 10}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ func TestBreakDTwoManagersDoNotWriteAStaleCopyAsTheView(t *testing.T) {
 	if err := h.server.Create(t.Context(), vr1.DeepCopy()); err != nil { // r1 exists: its reservation is young and kept
 		t.Fatal(err)
 	}
-	if d, err := gB.reserve(t.Context(), "VideoRender", vr1, "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+	if d, err := gB.reserve(t.Context(), "VideoRender", vr1, "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Fatalf("control: B reserves r1: %+v %v", d, err)
 	}
 	if !holdsAttempt(t, h, vr1, "a") {

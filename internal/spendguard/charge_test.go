@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // The charge of a render's job, whatever the order in which its record, its end, the writes that
@@ -123,7 +124,7 @@ func TestAChargeReadAgainAfterManyOthersIsNotMadeTwice(t *testing.T) {
 	close(h.hold)
 	var renders []*videov1alpha1.VideoRender
 	for i := range maxChargedJobs + 2 {
-		if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+		if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
 		if err := h.g.settle(t.Context(), "team-a", batchRender(i).UID, "a", fmt.Sprintf("job-%d", i)); err != nil {
@@ -163,7 +164,7 @@ func TestAJobThatEndsBeforeItsRecordIsFoldedIsChargedOnce(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1000), MaxRenderSeconds: ptr.To[int64](100000)}, batchRender(0))
 	close(h.hold)
 	reconcileBudget(t, h, 1) // every running job holds its reservation (runningReserved)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 30}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", bound.Estimate{Seconds: 30}, nil); err != nil || d.Wait {
 		t.Fatalf("%+v %v", d, err)
 	}
 	vr := h.recordJob(t, 0, "job-0")
@@ -195,7 +196,7 @@ func TestAnEndRecordedWhileTheWriteFoldingItsJobFailsIsChargedOnce(t *testing.T)
 		batchRender(0), batchRender(1))
 	close(h.hold)
 	reconcileBudget(t, h, 1) // every running job holds its reservation (runningReserved)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 30}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", bound.Estimate{Seconds: 30}, nil); err != nil || d.Wait {
 		t.Fatalf("%+v %v", d, err)
 	}
 	vr := h.recordJob(t, 0, "job-0")
@@ -210,13 +211,13 @@ func TestAnEndRecordedWhileTheWriteFoldingItsJobFailsIsChargedOnce(t *testing.T)
 		vr = h.recordEnd(t, vr, 40)
 		return apierrors.NewServiceUnavailable("injected")
 	}
-	if _, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 30}, nil); err == nil {
+	if _, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", bound.Estimate{Seconds: 30}, nil); err == nil {
 		t.Fatal("the failed write reported success")
 	}
 	if b := h.budget(t); b.Status.Used.Renders != 0 || len(b.Status.Reservations) != 1 || b.Status.Reservations[0].JobID != "" {
 		t.Fatalf("after the failed write: used %d renders, reservations %+v; want nothing of it written", b.Status.Used.Renders, b.Status.Reservations)
 	}
-	if _, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 30}, nil); err != nil {
+	if _, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", bound.Estimate{Seconds: 30}, nil); err != nil {
 		t.Fatal(err)
 	}
 	b := h.budget(t)

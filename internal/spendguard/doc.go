@@ -24,7 +24,7 @@ limitations under the License.
 //     reservation becomes usage; its end: the reservation is posted for what it cost);
 //   - batch.go, grant.go: a namespace's changes share one write (group commit), with reservations
 //     written ahead for renders waiting for their call budget;
-//   - limits.go, estimate.go: the period arithmetic, the limits and the bound of a request;
+//   - limits.go: the period arithmetic and the limits (a request's bound is internal/bound);
 //   - reconciler.go: the VideoBudget controller (roll-over, interrupted reservations, jobs of gone
 //     objects, the view and its conditions).
 //

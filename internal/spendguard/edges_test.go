@@ -27,54 +27,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
-
-func TestEstimateFor(t *testing.T) {
-	veo := videov1alpha1.SlideAnimationModel("veo3.1")
-	pix := videov1alpha1.SlideAnimationModel("pixverse6")
-	for _, tt := range []struct {
-		name string
-		req  *videov1alpha1.StoryboardRequest
-		want Estimate
-	}{
-		{"a project render: the default, and it may consume credits", nil, Estimate{Seconds: DefaultSceneSeconds, Credits: true, Unbounded: true}},
-		{"a template without scenes: the default", &videov1alpha1.StoryboardRequest{VideoName: "t"}, Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}},
-		{"a story: its letters, each word at least 0.4 s, rounded up", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
-			{Story: ptr.To("one two three four five six seven")}}}, Estimate{Seconds: 3}},
-		{"a story with minimumDuration and endPauseDuration", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
-			{Story: ptr.To("short"), MinimumDuration: ptr.To(10.0), EndPauseDuration: ptr.To(2.5)}}}, Estimate{Seconds: 13}},
-		{"a brief with its duration", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
-			{Brief: &videov1alpha1.Brief{Duration: ptr.To[int32](90)}}}}, Estimate{Seconds: 90}},
-		{"a transcript: its last word's end, a guess", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
-			{Transcript: []videov1alpha1.TranscriptSentence{{Words: []videov1alpha1.TranscriptWord{{EndTime: 41.2}}}}}}}, Estimate{Seconds: 42, Unbounded: true}},
-		{"a deck: the default per scene", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
-			{PPTURL: ptr.To("https://x/deck.pptx")}, {PPTURL: ptr.To("https://x/deck2.pptx"),
-				PPTSlideAnimation: &videov1alpha1.PPTSlideAnimation{Enabled: ptr.To(true), Model: &pix}}}}, Estimate{Seconds: 60, Unbounded: true}},
-		{"slides animated with veo: credits no answer reports", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
-			{PPTURL: ptr.To("https://x/deck.pptx"), PPTSlideAnimation: &videov1alpha1.PPTSlideAnimation{Enabled: ptr.To(true), Model: &veo}}}},
-			Estimate{Seconds: DefaultSceneSeconds, Credits: true, Unreported: true, Unbounded: true}},
-		{"an aiVisual background may consume credits", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
-			{Story: ptr.To("word"), Background: &videov1alpha1.Background{AIVisual: &videov1alpha1.AIVisual{Model: "flux-schnell"}}}}},
-			Estimate{Seconds: 1, Credits: true}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := EstimateFor(tt.req); got != tt.want {
-				t.Errorf("EstimateFor = %+v, want %+v", got, tt.want)
-			}
-		})
-	}
-}
 
 func TestReservedSecondsBoundABurst(t *testing.T) {
 	b := &videov1alpha1.VideoBudget{Spec: videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](10)}}
 	b.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: "VideoRender", UID: "a", AttemptID: "1", EstimatedSeconds: 6}}
 	recountReserved(b)
-	if _, _, ok := exhausted(b, "VideoRender", Estimate{Seconds: 6}); ok {
+	if _, _, ok := exhausted(b, "VideoRender", bound.Estimate{Seconds: 6}); ok {
 		t.Fatal("6 of 10 seconds reserved: room for one more")
 	}
 	b.Status.Reservations = append(b.Status.Reservations, videov1alpha1.BudgetReservation{Kind: "VideoRender", UID: "b", AttemptID: "1", EstimatedSeconds: 6})
 	recountReserved(b)
-	if l, _, ok := exhausted(b, "VideoRender", Estimate{Seconds: 6}); !ok || l != videov1alpha1.BudgetLimitRenderSeconds {
+	if l, _, ok := exhausted(b, "VideoRender", bound.Estimate{Seconds: 6}); !ok || l != videov1alpha1.BudgetLimitRenderSeconds {
 		t.Fatalf("12 of 10 seconds reserved: got %v %v", l, ok)
 	}
 
@@ -138,15 +103,15 @@ func edgesScheme(t *testing.T) *runtime.Scheme {
 
 func TestCreditRendersRunOneAtATime(t *testing.T) {
 	b := &videov1alpha1.VideoBudget{Spec: videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("100"))}}
-	if _, _, ok := exhausted(b, "VideoRender", Estimate{Seconds: 5, Credits: true}); ok {
+	if _, _, ok := exhausted(b, "VideoRender", bound.Estimate{Seconds: 5, Credits: true}); ok {
 		t.Fatal("nothing in flight: room")
 	}
 	b.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: "VideoRender", UID: "a", AttemptID: "1", JobID: "j", AICredits: true}}
 	recountReserved(b)
-	if l, _, ok := exhausted(b, "VideoRender", Estimate{Seconds: 5, Credits: true}); !ok || l != videov1alpha1.BudgetLimitAICredits {
+	if l, _, ok := exhausted(b, "VideoRender", bound.Estimate{Seconds: 5, Credits: true}); !ok || l != videov1alpha1.BudgetLimitAICredits {
 		t.Fatal("a credit render runs: another waits")
 	}
-	if _, _, ok := exhausted(b, "VideoRender", Estimate{Seconds: 5}); ok {
+	if _, _, ok := exhausted(b, "VideoRender", bound.Estimate{Seconds: 5}); ok {
 		t.Fatal("a render without credits does not wait for it")
 	}
 }

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // Folding what objects record (fold.go): a render records its job and its job's end in its own
@@ -411,7 +412,7 @@ func TestAnEndWrittenBeforeACrashIsFoldedOnceByAFreshManager(t *testing.T) {
 			h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](10)}, batchRender(0), batchRender(1))
 			close(h.hold)
 			freshGuardAt(h, foldT0)
-			if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 60}, nil); err != nil || d.Wait {
+			if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", bound.Estimate{Seconds: 60}, nil); err != nil || d.Wait {
 				t.Fatalf("%+v %v", d, err)
 			}
 			vr := h.readRender(t, 0)
@@ -438,7 +439,7 @@ func TestAnEndWrittenBeforeACrashIsFoldedOnceByAFreshManager(t *testing.T) {
 			reviewReconcile(t, h, clk, 1)
 			want("after the fresh controller's look")
 			reviewReconcile(t, h, clk, 2)
-			if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "b", "", Estimate{Seconds: 60}, nil); err != nil || d.Wait {
+			if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "b", "", bound.Estimate{Seconds: 60}, nil); err != nil || d.Wait {
 				t.Fatalf("%+v %v", d, err)
 			}
 			freshGuardAt(h, foldT0.Add(2*time.Minute))
@@ -469,7 +470,7 @@ func TestAReservationWriteFoldsTheRendersEndedJobBeforeDeciding(t *testing.T) {
 		if err := h.g.Charge(t.Context(), "team-a", JobCharge{JobID: "job-other", Seconds: 100}); err != nil {
 			t.Fatal(err)
 		}
-		if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a1", "", Estimate{Seconds: 600}, nil); err != nil || d.Wait {
+		if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a1", "", bound.Estimate{Seconds: 600}, nil); err != nil || d.Wait {
 			t.Fatalf("%+v %v", d, err)
 		}
 		if err := h.g.settle(t.Context(), "team-a", batchRender(0).UID, "a1", "job-0"); err != nil {
@@ -478,7 +479,7 @@ func TestAReservationWriteFoldsTheRendersEndedJobBeforeDeciding(t *testing.T) {
 		clk.Step(time.Minute)
 		return h, h.readRender(t, 0)
 	}
-	next := Submission{Kind: "VideoRender", Attempt: "a2", Est: Estimate{Seconds: 100}}
+	next := Submission{Kind: "VideoRender", Attempt: "a2", Est: bound.Estimate{Seconds: 100}}
 	t.Run("its job still running", func(t *testing.T) {
 		h, vr := setup(t)
 		next.Obj = vr
@@ -525,7 +526,7 @@ func TestAGrantIsRefusedWhileTheRendersEndedJobIsUnfolded(t *testing.T) {
 	counted := &grantCounter{got: map[string]int{}}
 	h.g.observeWrites(counted)
 	vr := batchRender(1)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a0", "", Estimate{Seconds: 60}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a0", "", bound.Estimate{Seconds: 60}, nil); err != nil || d.Wait {
 		t.Fatalf("%+v %v", d, err)
 	}
 	if err := h.g.settle(t.Context(), "team-a", vr.UID, "a0", "job-1"); err != nil {
@@ -540,7 +541,7 @@ func TestAGrantIsRefusedWhileTheRendersEndedJobIsUnfolded(t *testing.T) {
 	if !h.g.Standing(t.Context(), vr).Unfolded {
 		t.Fatal("the budget holds job-1's reservation, yet Standing says its end is folded")
 	}
-	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 10}})
 	if err != nil || d.Wait {
 		t.Fatalf("%+v %v", d, err)
 	}
@@ -564,7 +565,7 @@ func TestTheGuardWritesOverTheControllersWriteWithoutLosingItsLock(t *testing.T)
 	for _, told := range []bool{false, true} {
 		h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To(int64(10))})
 		close(h.hold)
-		if _, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{}, nil); err != nil {
+		if _, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", bound.Estimate{}, nil); err != nil {
 			t.Fatal(err)
 		}
 		// The controller's write, over the guard's.
@@ -583,7 +584,7 @@ func TestTheGuardWritesOverTheControllersWriteWithoutLosingItsLock(t *testing.T)
 		}
 		conflicts := &writeTally{}
 		h.g.observeWrites(conflicts)
-		if _, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{}, nil); err != nil {
+		if _, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", bound.Estimate{}, nil); err != nil {
 			t.Fatal(err)
 		}
 		want := 1 // a conflict, then the write on the ledger read again
@@ -615,10 +616,10 @@ func TestGrantOutcomesAreCountedOnlyInGuardedNamespaces(t *testing.T) {
 	h.g.observeWrites(c)
 	unguarded := batchRender(1)
 	unguarded.Namespace = "team-b"
-	if _, ok := h.g.takeGrant(t.Context(), "VideoRender", unguarded, "a", "", Estimate{}); ok {
+	if _, ok := h.g.takeGrant(t.Context(), "VideoRender", unguarded, "a", "", bound.Estimate{}); ok {
 		t.Fatal("a grant in a namespace without a budget")
 	}
-	if _, ok := h.g.takeGrant(t.Context(), "VideoRender", batchRender(2), "a", "", Estimate{}); ok {
+	if _, ok := h.g.takeGrant(t.Context(), "VideoRender", batchRender(2), "a", "", bound.Estimate{}); ok {
 		t.Fatal("a grant nobody asked for")
 	}
 	if len(c.got) != 1 || c.got[GrantNone] != 1 {

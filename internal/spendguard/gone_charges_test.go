@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // Charges made while the namespace has no VideoBudget (a GitOps replace's gap) are kept in its
@@ -51,7 +52,7 @@ import (
 func TestAJobRecordedAfterTheLastLedgerCopyAndChargedWhileTheBudgetIsGoneIsChargedWhatItCost(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](100000)})
 	close(h.hold)
-	blog := Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}
+	blog := bound.Estimate{Seconds: bound.DefaultSceneSeconds, Unbounded: true}
 	vr := batchRender(0)
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", blog, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v %v", d, err)
@@ -102,7 +103,7 @@ func creditsChargedWhileGone(t *testing.T, restart bool) (*videov1alpha1.VideoBu
 	h := newBatchHarness(t, spec)
 	close(h.hold)
 	vr := batchRender(0)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 100, Credits: true}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{Seconds: 100, Credits: true}, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v %v", d, err)
 	}
 	recordFolded(t, h, vr, "job-0")
@@ -139,7 +140,7 @@ func creditsChargedWhileGone(t *testing.T, restart bool) (*videov1alpha1.VideoBu
 func TestAKeyRotatedWhileTheBudgetIsGoneDoesNotLoseTheChargeOfItsRendersJob(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](100000)})
 	close(h.hold)
-	blog := Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}
+	blog := bound.Estimate{Seconds: bound.DefaultSceneSeconds, Unbounded: true}
 	vr := batchRender(1)
 	vr.Spec.APIKeySecretRef = &videov1alpha1.SecretKeyRef{Name: "key-v1", Key: "api-key"}
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a1", "", blog, nil); err != nil || d.Wait {
@@ -190,7 +191,7 @@ func TestAJobThatEndedWhileTheBudgetWasGoneCountsInThePeriodItEndedIn(t *testing
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](100000)})
 	close(h.hold)
 	vr := batchRender(0)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 600}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{Seconds: 600}, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v %v", d, err)
 	}
 	recordFolded(t, h, vr, "job-0")
@@ -223,7 +224,7 @@ func TestAReleaseWhileTheBudgetIsGoneIsNotChargedByTheBudgetCreatedAgain(t *test
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](1)})
 	close(h.hold)
 	vr := batchRender(0)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{Seconds: 100}, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v %v", d, err)
 	}
 	writeRenderStatus(t, h.server, vr, func(st *videov1alpha1.VideoRenderStatus) {
@@ -280,7 +281,7 @@ func TestAChargeWhileTheBudgetIsGoneAfterAFailedLedgerCopySurvivesARestart(t *te
 	now := time.Now()
 	h.g = New(c, c, clocktesting.NewFakeClock(now), 10*time.Second, NewLedgers("ops"))
 	vr := batchRender(0)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{Seconds: bound.DefaultSceneSeconds, Unbounded: true}, nil); err != nil || d.Wait {
 		t.Fatalf("reserve: %+v %v", d, err)
 	}
 	failing.Store(true)
@@ -329,11 +330,11 @@ func TestAReservationWhoseLedgerCopyFailsIsNotPaidOn(t *testing.T) {
 	close(h.hold)
 	writable := unwritableLedgers(t, h)
 	writable.Store(true)
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 		t.Fatalf("the first render, its ledger writable: %+v %v", d, err)
 	}
 	writable.Store(false)
-	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", Estimate{Seconds: 10}, nil)
+	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", bound.Estimate{Seconds: 10}, nil)
 	if err == nil && !d.Wait {
 		t.Fatalf("admitted on a reservation whose ledger copy failed (%+v): a replace and a restart before the copy is written "+
 			"lose it, and what was paid on it", d)

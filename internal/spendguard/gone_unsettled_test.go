@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // The case the 100,000-seed simulation found (seeds 72192 and 19201): a render without an upper
@@ -39,7 +40,7 @@ import (
 // render's last state, as the informer's delete event carries it.
 func goneBeforeSettled(t *testing.T, h *batchHarness, at time.Time) *videov1alpha1.VideoRender {
 	t.Helper()
-	blog := Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}
+	blog := bound.Estimate{Seconds: bound.DefaultSceneSeconds, Unbounded: true}
 	vr := batchRender(0)
 	vr.Spec.APIKeySecretRef = &videov1alpha1.SecretKeyRef{Name: "team-key", Key: "k"}
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", blog, nil); err != nil || d.Wait {
@@ -72,14 +73,14 @@ func TestAnUnboundedRenderGoneBeforeItsSettlementHoldsItsRoomUntilTheJobDeadline
 		t.Fatalf("an unbounded render gone without its settlement: reservations %+v, used %+v; want its room held",
 			b.Status.Reservations, b.Status.Used)
 	}
-	blog := Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}
+	blog := bound.Estimate{Seconds: bound.DefaultSceneSeconds, Unbounded: true}
 	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", blog, nil); err != nil || !d.Wait {
 		t.Fatalf("a second unbounded render admitted while the first one's job may still run: %+v, %v", d, err)
 	}
 	clk.Step(time.Hour)
 	reconcile()
 	b = h.budget(t)
-	if len(b.Status.Reservations) != 0 || b.Status.Used.Renders != 1 || b.Status.Used.RenderSeconds != DefaultSceneSeconds {
+	if len(b.Status.Reservations) != 0 || b.Status.Used.Renders != 1 || b.Status.Used.RenderSeconds != bound.DefaultSceneSeconds {
 		t.Fatalf("past the job deadline: reservations %+v, used %+v; want none, 1 render and its estimate", b.Status.Reservations, b.Status.Used)
 	}
 	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(1), "a", "", blog, nil); err != nil || d.Wait {

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // Reservations written ahead (Submission.CallIn, docs/spend-guard.md "Before every paid
@@ -51,7 +52,7 @@ const (
 // request is what a grant was asked for; paying on it asks for the same.
 type request struct {
 	kind, attempt, digest string
-	est                   Estimate
+	est                   bound.Estimate
 }
 
 // grant is a reservation queued ahead, until its render comes back to pay.
@@ -93,7 +94,7 @@ func inWindow(now, at time.Time, within time.Duration) bool {
 
 // reserveAhead queues a reservation for attempt of obj, whose call comes in wait, aheadLead before
 // it; a grant for the same request still usable then is kept. False when too many grants are kept.
-func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest string, est Estimate,
+func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest string, est bound.Estimate,
 	sent func(videov1alpha1.BudgetReservation) bool, wait time.Duration) bool {
 	now := g.clock.Now()
 	req := request{kind, attempt, digest, est}
@@ -178,7 +179,7 @@ func (g *Guard) grantOf(uid types.UID) (attempt string, payAt time.Time) {
 // takeGrant reports whether the budget, as the cache shows it, holds the reservation written ahead
 // for this request, so the render pays without a write. The grant is spent either way: a write of
 // it still queued writes nothing, and the render reserves the ordinary way.
-func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, attempt, digest string, est Estimate) (Decision, bool) {
+func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, attempt, digest string, est bound.Estimate) (Decision, bool) {
 	gs := &g.grants
 	gs.mu.Lock()
 	gr := gs.byUID[obj.GetUID()]
@@ -228,7 +229,7 @@ func newerCopy(rv, than string) bool {
 
 // noRoomNow reports whether the budget, less the render's own reservation, has no room for it, or
 // its ledger cannot be written: a limit may have been lowered since the reservation was written.
-func (g *Guard) noRoomNow(b *videov1alpha1.VideoBudget, kind string, uid types.UID, est Estimate) bool {
+func (g *Guard) noRoomNow(b *videov1alpha1.VideoBudget, kind string, uid types.UID, est bound.Estimate) bool {
 	if g.ledgers.failure(b.Namespace) != nil {
 		return true
 	}

@@ -25,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // A render back from its gather window late (a workqueue backlog: in make bench at N=10,000 with
@@ -37,7 +38,7 @@ func TestARenderBackLateFromItsGatherPaysOnTheReservationStillHeld(t *testing.T)
 	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)}, vr)
 	h.g.clock.(*clocktesting.FakeClock).Step(24 * time.Second)
 	writes := h.writes.Load()
-	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 10}})
 	if err != nil || d.Wait {
 		t.Fatalf("the render comes to pay: %+v %v", d, err)
 	}
@@ -60,7 +61,7 @@ func TestARenderBackAfterTheControllerReleasedItsGrantReservesAgain(t *testing.T
 		t.Error("a grant past takeWithin is still offered to its render")
 	}
 	writes := h.writes.Load()
-	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}})
+	d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 10}})
 	if err != nil || d.Wait {
 		t.Fatalf("the render comes to pay: %+v %v", d, err)
 	}
@@ -108,7 +109,7 @@ func TestARenderAskedToWaitPastItsWindowHasItsReservationWrittenAheadAgain(t *te
 	vr := batchRender(1)
 	h := gatheredHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](5)}, vr)
 	h.g.setGrace(2*h.g.writers.timeout + 2*time.Second) // a render pays within 2 s of its time
-	if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}, CallIn: 3 * time.Second}); err != nil || !d.Budgeted {
+	if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 10}, CallIn: 3 * time.Second}); err != nil || !d.Budgeted {
 		t.Fatalf("asking again for the call budget's wait: %+v %v", d, err)
 	}
 	payAt := h.g.clock.Now().Add(3 * time.Second).Truncate(time.Second)
@@ -125,7 +126,7 @@ func TestARenderAskedToWaitPastItsWindowHasItsReservationWrittenAheadAgain(t *te
 	}
 	h.g.clock.(*clocktesting.FakeClock).SetTime(payAt)
 	writes := h.writes.Load()
-	if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: Estimate{Seconds: 10}}); err != nil || d.Wait {
+	if d, err := h.g.Reserve(t.Context(), Submission{Kind: "VideoRender", Obj: vr, Attempt: "a1", Est: bound.Estimate{Seconds: 10}}); err != nil || d.Wait {
 		t.Fatalf("the render comes to pay: %+v %v", d, err)
 	}
 	if h.writes.Load() != writes {

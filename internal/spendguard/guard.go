@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // The spend guard reserves room under the namespace's VideoBudget (named "default"; without one,
@@ -120,29 +121,6 @@ type budgetSlot struct {
 	queue []*op
 }
 
-func (w *budgetWriters) acquire(ctx context.Context, ns string) (*budgetSlot, error) {
-	w.mu.Lock()
-	s := w.slotLocked(ns)
-	s.users++
-	w.mu.Unlock()
-	// A turn that does not come within a status write's time is a busy budget (ErrBusy).
-	wait := time.NewTimer(w.timeout)
-	defer wait.Stop()
-	var err error
-	select {
-	case s.turn <- struct{}{}:
-		return s, nil
-	case <-wait.C:
-		err = ErrBusy
-	case <-ctx.Done():
-		err = fmt.Errorf("waiting to write VideoBudget %s/%s: %w", ns, videov1alpha1.VideoBudgetName, ctx.Err())
-	}
-	w.mu.Lock()
-	s.users--
-	w.mu.Unlock()
-	return nil, err
-}
-
 func (w *budgetWriters) release(s *budgetSlot) {
 	<-s.turn
 	w.mu.Lock()
@@ -192,7 +170,7 @@ type Decision struct {
 // reservation the object already holds is replaced when its attempt did not reach the service,
 // so a retried attempt never takes room twice; one that sent reports is counted as used (a
 // resubmission confirmed after an unknown outcome may pay twice, and the budget says so).
-func (g *Guard) reserve(ctx context.Context, kind string, obj client.Object, attempt, digest string, est Estimate,
+func (g *Guard) reserve(ctx context.Context, kind string, obj client.Object, attempt, digest string, est bound.Estimate,
 	sent func(videov1alpha1.BudgetReservation) bool) (Decision, error) {
 	var d Decision
 	failing := g.ledgers.failure(obj.GetNamespace()) != nil
@@ -213,7 +191,7 @@ func (g *Guard) reserve(ctx context.Context, kind string, obj client.Object, att
 
 // reserveChange is a reservation's change of the budget and its decision; the reservation is for
 // a call at payAt (zero: now).
-func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj client.Object, attempt, digest string, est Estimate,
+func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj client.Object, attempt, digest string, est bound.Estimate,
 	sent func(videov1alpha1.BudgetReservation) bool, payAt time.Time) (Decision, bool) {
 	d := Decision{Budgeted: true}
 	kept, counted := b.Status.Reservations[:0:0], false
@@ -250,18 +228,18 @@ func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj cli
 }
 
 // reservationOf is obj's reservation for attempt, made at at, with est.
-func reservationOf(kind string, obj client.Object, attempt string, at metav1.Time, est Estimate) videov1alpha1.BudgetReservation {
+func reservationOf(kind string, obj client.Object, attempt string, at metav1.Time, est bound.Estimate) videov1alpha1.BudgetReservation {
 	return videov1alpha1.BudgetReservation{Kind: kind, Name: obj.GetName(), UID: string(obj.GetUID()), AttemptID: attempt, ReservedAt: at,
 		APIKeySecretRef: keyRefOf(obj), EstimatedSeconds: est.Seconds, AICredits: est.Credits, Unbounded: est.Unbounded, UnreportedCredits: est.Unreported}
 }
 
-// estimateOf is the kind of obj's reservations and its estimate (EstimateRender, PreviewEstimate).
-func estimateOf(obj client.Object) (string, Estimate) {
+// estimateOf is the kind of obj's reservations and its estimate (bound.Render, bound.Preview).
+func estimateOf(obj client.Object) (string, bound.Estimate) {
 	if sb, ok := obj.(*videov1alpha1.VideoStoryboard); ok {
-		return kindStoryboard, PreviewEstimate(&sb.Spec.StoryboardRequest)
+		return kindStoryboard, bound.Preview(&sb.Spec.StoryboardRequest)
 	}
 	vr, _ := obj.(*videov1alpha1.VideoRender)
-	return "VideoRender", EstimateRender(vr)
+	return "VideoRender", bound.Render(vr)
 }
 
 // keyRefOf is the Secret key the object's calls use, nil for the default one: its running job's

@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 func TestPeriodBounds(t *testing.T) {
@@ -136,24 +137,24 @@ func TestReachedLimits(t *testing.T) {
 		MaxRenders: ptr.To[int64](2), MaxRenderSeconds: ptr.To[int64](100), MaxAICredits: ptr.To(q("10")), MaxPreviews: ptr.To[int64](1),
 	}}
 	b.Status.Used = videov1alpha1.BudgetUsage{Renders: 1, RenderSeconds: 99, AICredits: ptr.To(q("9.5"))}
-	if l, _, ok := exhausted(b, "VideoRender", Estimate{}); ok {
+	if l, _, ok := exhausted(b, "VideoRender", bound.Estimate{}); ok {
 		t.Fatalf("render refused below every limit: %s", l)
 	}
 	b.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: "VideoRender"}, {Kind: kindStoryboard}}
 	recountReserved(b)
-	if l, msg, ok := exhausted(b, "VideoRender", Estimate{}); !ok || l != videov1alpha1.BudgetLimitRenders || msg != "maxRenders reached: 2 of 2 renders used (1 of them in flight)" {
+	if l, msg, ok := exhausted(b, "VideoRender", bound.Estimate{}); !ok || l != videov1alpha1.BudgetLimitRenders || msg != "maxRenders reached: 2 of 2 renders used (1 of them in flight)" {
 		t.Fatalf("with a render in flight: %s %q %v", l, msg, ok)
 	}
-	if l, _, ok := exhausted(b, kindStoryboard, Estimate{}); !ok || l != videov1alpha1.BudgetLimitPreviews {
+	if l, _, ok := exhausted(b, kindStoryboard, bound.Estimate{}); !ok || l != videov1alpha1.BudgetLimitPreviews {
 		t.Fatalf("with a preview in flight: %s %v", l, ok)
 	}
 	b.Status.Reservations = nil
 	recountReserved(b)
 	b.Status.Used.AICredits = ptr.To(q("10.0"))
-	if l, msg, ok := exhausted(b, "VideoRender", Estimate{}); !ok || l != videov1alpha1.BudgetLimitAICredits || msg != "maxAICredits reached: 10 of 10 AI credits used" {
+	if l, msg, ok := exhausted(b, "VideoRender", bound.Estimate{}); !ok || l != videov1alpha1.BudgetLimitAICredits || msg != "maxAICredits reached: 10 of 10 AI credits used" {
 		t.Fatalf("credits: %s %q %v", l, msg, ok)
 	}
-	if _, _, ok := exhausted(b, kindStoryboard, Estimate{}); ok {
+	if _, _, ok := exhausted(b, kindStoryboard, bound.Estimate{}); ok {
 		t.Fatal("a render limit stopped a preview")
 	}
 }
@@ -197,7 +198,7 @@ func TestReserveCountsAReplacedAttemptThatWasSent(t *testing.T) {
 		wantUsed int64
 	}{{"a1", false, 0}, {"a2", false, 0}, {"a3", true, 1}, {"a4", true, 2}} {
 		sent := func(videov1alpha1.BudgetReservation) bool { return step.sent }
-		if _, err := g.reserve(t.Context(), "VideoRender", vr, step.attempt, "", Estimate{}, sent); err != nil {
+		if _, err := g.reserve(t.Context(), "VideoRender", vr, step.attempt, "", bound.Estimate{}, sent); err != nil {
 			t.Fatal(err)
 		}
 		var got videov1alpha1.VideoBudget
@@ -263,7 +264,7 @@ func TestBudgetWritesOfOneProcessDoNotConflictOverAStaleCache(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			vr := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: fmt.Sprintf("r%d", i), UID: types.UID(fmt.Sprintf("uid-%d", i))}}
-			d, err := g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{}, nil)
+			d, err := g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{}, nil)
 			if err == nil && d.Wait {
 				err = fmt.Errorf("%s waits: %s", vr.Name, d.Message)
 			}
@@ -288,7 +289,7 @@ func TestBudgetWritesOfOneProcessDoNotConflictOverAStaleCache(t *testing.T) {
 	if err := server.Get(t.Context(), client.ObjectKey{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}, &got); err != nil {
 		t.Fatal(err)
 	}
-	expandRunning(&got)
+	got.Status.ExpandRunningJobs()
 	for i := range n {
 		if (JobCharge{JobID: fmt.Sprintf("job-%d", i)}).pending(&got) < 0 {
 			t.Errorf("no reservation holds job-%d, render %d's running job", i, i)
@@ -310,7 +311,7 @@ func TestBudgetWaitIsNotDecidedOnThisProcessesOwnOutdatedWrite(t *testing.T) {
 	render := func(name string) *videov1alpha1.VideoRender {
 		return &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, UID: types.UID("uid-" + name)}}
 	}
-	if d, err := g.reserve(t.Context(), "VideoRender", render("a"), "a", "", Estimate{}, nil); err != nil || d.Wait {
+	if d, err := g.reserve(t.Context(), "VideoRender", render("a"), "a", "", bound.Estimate{}, nil); err != nil || d.Wait {
 		t.Fatalf("the first render: wait %v, %v", d.Wait, err)
 	}
 	var b videov1alpha1.VideoBudget
@@ -321,7 +322,7 @@ func TestBudgetWaitIsNotDecidedOnThisProcessesOwnOutdatedWrite(t *testing.T) {
 	if err := server.Update(t.Context(), &b); err != nil {
 		t.Fatal(err)
 	}
-	d, err := g.reserve(t.Context(), "VideoRender", render("b"), "b", "", Estimate{}, nil)
+	d, err := g.reserve(t.Context(), "VideoRender", render("b"), "b", "", bound.Estimate{}, nil)
 	if err != nil || d.Wait {
 		t.Fatalf("after maxRenders was raised to 2, the second render: wait %v (%s), %v; want room", d.Wait, d.Message, err)
 	}
@@ -329,17 +330,17 @@ func TestBudgetWaitIsNotDecidedOnThisProcessesOwnOutdatedWrite(t *testing.T) {
 
 func TestBudgetWritersTakeTurnsAndStayBounded(t *testing.T) {
 	w := budgetWriters{timeout: 10 * time.Second}
-	held, err := w.acquire(t.Context(), "held")
+	held, err := w.join(t.Context(), "held", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cancelled, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := w.acquire(cancelled, "held"); err == nil {
+	if _, err := w.join(cancelled, "held", nil); err == nil {
 		t.Fatal("a second write of the same budget got the turn while the first held it")
 	}
 	for i := range 2 * maxBudgetSlots {
-		s, err := w.acquire(t.Context(), fmt.Sprintf("ns-%d", i))
+		s, err := w.join(t.Context(), fmt.Sprintf("ns-%d", i), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -352,7 +353,7 @@ func TestBudgetWritersTakeTurnsAndStayBounded(t *testing.T) {
 		t.Fatalf("the slot in use was dropped or miscounted: %+v", w.slots["held"])
 	}
 	w.release(held)
-	again, err := w.acquire(t.Context(), "held")
+	again, err := w.join(t.Context(), "held", nil)
 	if err != nil {
 		t.Fatalf("the turn was not given back: %v", err)
 	}

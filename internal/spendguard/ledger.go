@@ -40,6 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // The ledger is a namespace's usage and reservations: the state every money decision is made on,
@@ -309,17 +310,13 @@ func (s *Ledgers) load(ctx context.Context, c client.Client, r client.Reader, te
 			"namespace", tenant, "writes", l.Seq, "later", known.l.Seq)
 		*l = known.l
 	}
-	var view *ledger
 	if live != nil && live.Status.LedgerBudgetUID == string(live.UID) {
-		view = ptr.To(ledgerOf(live))
-	}
-	for _, cp := range []*ledger{view} {
-		if laterCopy(cp, l) {
-			logf.FromContext(ctx).Info("The budget's ledger holds less than a later copy of it (restored from an older backup, or edited by hand); "+
-				"taking the later copy's usage", "namespace", tenant, "renders", l.Used.Renders, "later", cp.Used.Renders)
+		if view := ledgerOf(live); laterCopy(&view, l) {
+			logf.FromContext(ctx).Info("The budget's ledger holds less than its view (restored from an older backup, or edited by hand); "+
+				"taking the view's usage", "namespace", tenant, "renders", l.Used.Renders, "later", view.Used.Renders)
 			l.Reservations = nil // they may have been posted since, and would count twice
 			w, seq := working(tenant, nil, l), l.Seq
-			MergeLedger(w, cp, now)
+			MergeLedger(w, &view, now)
 			*l = ledgerOf(w)
 			l.Seq = seq
 		}
@@ -531,7 +528,7 @@ func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.
 			continue
 		}
 		if recorded != nil && kind != kindStoryboard {
-			e := EstimateOf(recorded)
+			e := bound.Of(recorded)
 			r.EstimatedSeconds, r.AICredits, r.Unbounded, r.UnreportedCredits = e.Seconds, e.Credits, e.Unbounded, e.Unreported
 		}
 		b.Status.Reservations = append(b.Status.Reservations, r)
@@ -542,13 +539,4 @@ func rebuildReservations(ctx context.Context, c client.Client, b *videov1alpha1.
 		}
 	}
 	return complete, nil
-}
-
-// EstimateRender is the estimate the render's submission recorded, or, for an older manager's
-// job, one from its inline request, or the safe default (storyboardRef and project renders).
-func EstimateRender(vr *videov1alpha1.VideoRender) Estimate {
-	if r := vr.Status.BudgetEstimate; r != nil {
-		return EstimateOf(r)
-	}
-	return EstimateFor(vr.Spec.Storyboard)
 }

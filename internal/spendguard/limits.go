@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // kindStoryboard is the Kind of previews in reservations; every other kind is a render.
@@ -218,7 +219,7 @@ func recountReserved(b *videov1alpha1.VideoBudget) {
 // exhausted reports the first limit that leaves no room for one more submission of kind, counting
 // reservations in flight. Jobs whose cost is known only at their end (credits under maxAICredits, no
 // bound under maxRenderSeconds) run one at a time, so a burst goes at most one job beyond.
-func exhausted(b *videov1alpha1.VideoBudget, kind string, est Estimate) (videov1alpha1.BudgetLimit, string, bool) {
+func exhausted(b *videov1alpha1.VideoBudget, kind string, est bound.Estimate) (videov1alpha1.BudgetLimit, string, bool) {
 	preview := kind == kindStoryboard
 	for _, l := range reachedLimits(b) {
 		// A preview that may consume credits waits on maxAICredits too.

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // A preview's AI credits ("Job status response": aiCreditsUsed, "only when the video includes
@@ -40,7 +41,7 @@ func previewHarness(t *testing.T) (*batchHarness, *videov1alpha1.VideoStoryboard
 	sb := &videov1alpha1.VideoStoryboard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "p", UID: "sb-1"}}
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("100"))}, sb)
 	close(h.hold)
-	if d, err := h.g.reserve(t.Context(), kindStoryboard, sb, "a", "", Estimate{Credits: true}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), kindStoryboard, sb, "a", "", bound.Estimate{Credits: true}, nil); err != nil || d.Wait {
 		t.Fatalf("reserving the preview: %+v %v", d, err)
 	}
 	at := metav1.NewTime(h.g.clock.Now())

@@ -26,6 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // A preview with an aiVisual scene consumes AI credits ("Job status response": aiCreditsUsed),
@@ -38,19 +39,19 @@ func TestPreviewsThatMayConsumeCreditsRunOneAtATimeUnderMaxAICredits(t *testing.
 	h, sb := previewHarness(t)
 	h.foldNow(t)
 	other := &videov1alpha1.VideoStoryboard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "q", UID: "sb-2"}}
-	d, err := h.g.reserve(t.Context(), kindStoryboard, other, "a", "", Estimate{Credits: true}, nil)
+	d, err := h.g.reserve(t.Context(), kindStoryboard, other, "a", "", bound.Estimate{Credits: true}, nil)
 	if err != nil || !d.Wait || d.Limit != videov1alpha1.BudgetLimitAICredits {
 		t.Fatalf("a second preview with an aiVisual while the first one's job runs: %+v, %v; want it to wait on maxAICredits", d, err)
 	}
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10, Credits: true}, nil); err != nil || !d.Wait {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", bound.Estimate{Seconds: 10, Credits: true}, nil); err != nil || !d.Wait {
 		t.Fatalf("a render that may consume credits while the preview's job runs: %+v, %v; want it to wait", d, err)
 	}
 	plain := &videov1alpha1.VideoStoryboard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "plain", UID: "sb-3"}}
-	if d, err := h.g.reserve(t.Context(), kindStoryboard, plain, "a", "", Estimate{}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), kindStoryboard, plain, "a", "", bound.Estimate{}, nil); err != nil || d.Wait {
 		t.Fatalf("a preview without an aiVisual waits: %+v, %v", d, err)
 	}
 	chargePreviewCredits(t, h, sb)
-	if d, err := h.g.reserve(t.Context(), kindStoryboard, other, "a", "", Estimate{Credits: true}, nil); err != nil || d.Wait {
+	if d, err := h.g.reserve(t.Context(), kindStoryboard, other, "a", "", bound.Estimate{Credits: true}, nil); err != nil || d.Wait {
 		t.Fatalf("the second preview once the first one's credits are charged: %+v, %v; want it admitted", d, err)
 	}
 	b := h.budget(t)

@@ -43,6 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // Reconciler keeps a VideoBudget's status current: it rolls the period over, settles the
@@ -399,7 +400,7 @@ func chargeReserved(b *videov1alpha1.VideoBudget, res videov1alpha1.BudgetReserv
 }
 
 // fillEstimate gives a render's reservation made by an older manager (no estimate; every one is
-// at least a second) its render's estimate (EstimateRender), so that its flags hold; one with an
+// at least a second) its render's estimate (bound.Render), so that its flags hold; one with an
 // estimate takes the flags its render recorded with its job (an older reservation may lack one).
 func fillEstimate(res *videov1alpha1.BudgetReservation, obj client.Object) {
 	vr, ok := obj.(*videov1alpha1.VideoRender)
@@ -414,7 +415,7 @@ func fillEstimate(res *videov1alpha1.BudgetReservation, obj client.Object) {
 		}
 		return
 	}
-	est := EstimateRender(vr)
+	est := bound.Render(vr)
 	res.EstimatedSeconds, res.AICredits, res.Unbounded, res.UnreportedCredits = est.Seconds, est.Credits, est.Unbounded, est.Unreported
 }
 

@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // runningRender is a render whose job was submitted and has not ended, with the reservation its
@@ -101,7 +102,7 @@ func TestALengthLimitAddedToALiveBudgetCountsTheRendersAlreadyRunning(t *testing
 		t.Errorf("reserved %d s after the limit was added, want the running jobs' 3,000 s", got)
 	}
 	for i := range 2 {
-		d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 30}, nil)
+		d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", bound.Estimate{Seconds: 30}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +123,7 @@ func TestALengthLimitAddedToALiveBudgetCountsTheRendersAlreadyRunning(t *testing
 // whether it was paid; a failed reservation is the caller's to judge.
 func (h *batchHarness) payIfRoom(t *testing.T, i int) (bool, error) {
 	t.Helper()
-	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil)
+	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", bound.Estimate{Seconds: 10}, nil)
 	if err != nil || d.Wait {
 		return false, err
 	}
@@ -169,10 +170,10 @@ func TestAManagerThatCannotWriteItsLedgerAdmitsNothing(t *testing.T) {
 	unwritableLedgers(t, h)
 	// The first write's failure may pass: an error, and the render tries again; then it waits,
 	// saying why.
-	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10}, nil); err == nil || !strings.Contains(err.Error(), "ledger") {
+	if d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", bound.Estimate{Seconds: 10}, nil); err == nil || !strings.Contains(err.Error(), "ledger") {
 		t.Fatalf("admitted while the ledger cannot be written: %+v, %v", d, err)
 	}
-	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", Estimate{Seconds: 10}, nil)
+	d, err := h.g.reserve(t.Context(), "VideoRender", batchRender(0), "a", "", bound.Estimate{Seconds: 10}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +310,7 @@ func goneJobsController(t *testing.T, h *batchHarness, clk *clocktesting.FakeClo
 func TestARenderDeletedWithItsFinalizerStrippedHoldsItsRoomUntilItsJobEnds(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](600)})
 	close(h.hold)
-	blog := Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}
+	blog := bound.Estimate{Seconds: bound.DefaultSceneSeconds, Unbounded: true}
 	vr := batchRender(0)
 	vr.Spec.APIKeySecretRef = &videov1alpha1.SecretKeyRef{Name: "team-key", Key: "k"}
 	if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", blog, nil); err != nil || d.Wait {
@@ -381,7 +382,7 @@ func TestAGoneRendersJobThatCannotBeReadIsHeldUntilTheJobDeadline(t *testing.T) 
 	close(h.hold)
 	for i := range 2 {
 		vr := batchRender(i)
-		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 100}, nil); err != nil || d.Wait {
+		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{Seconds: 100}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v, %v", i, d, err)
 		}
 		recordFolded(t, h, vr, fmt.Sprintf("job-%d", i))
@@ -482,7 +483,7 @@ func TestLongRunningJobsCostNoAPIReadsAtEachLook(t *testing.T) {
 	close(h.hold)
 	for i := range n {
 		vr := batchRender(i)
-		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", Estimate{Seconds: 60}, nil); err != nil || d.Wait {
+		if d, err := h.g.reserve(t.Context(), "VideoRender", vr, "a", "", bound.Estimate{Seconds: 60}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v, %v", i, d, err)
 		}
 		if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(vr), vr); err != nil {

@@ -34,39 +34,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
-
-// Issue 28, docs/architecture.md "The record travels with the object": "a render whose cost its
-// request does not bound is never admitted beside another beyond a limit".
-func TestUnboundedTellsWhichRequestsStateTheirLength(t *testing.T) {
-	slow := videov1alpha1.VoiceOver{Enabled: true, AIVoices: []videov1alpha1.AIVoice{{Speaker: "Aria", Speed: ptr.To(60.0)}}}
-	for _, tt := range []struct {
-		name string
-		req  *videov1alpha1.StoryboardRequest
-		want bool
-	}{
-		{"a project", nil, true},
-		{"a template (no scenes)", &videov1alpha1.StoryboardRequest{VideoName: "t"}, true},
-		{"a blog post, narrated word for word", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{BlogURL: ptr.To("https://b/x")}}}, true},
-		{"a deck", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{PPTURL: ptr.To("https://d/x.pptx")}}}, true},
-		{"a brief without duration", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{Brief: &videov1alpha1.Brief{}}}}, true},
-		// Issue 37: the bound reads a story at the slowest speed its voices allow, so a slowed voice
-		// no longer makes it a guess.
-		{"a story read by a slowed voice", &videov1alpha1.StoryboardRequest{VoiceOver: &slow, Scenes: []videov1alpha1.Scene{{Story: ptr.To("a b c")}}}, false},
-		{"a scene's slowed voice", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{Story: ptr.To("a b c"), VoiceOver: &slow}}}, false},
-		{"a story at normal speed", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{Story: ptr.To("a b c")}}}, false},
-		{"a brief with duration", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{Brief: &videov1alpha1.Brief{Duration: ptr.To[int32](60)}}}}, false},
-		// Issue 37: the media sets the length, not the transcript.
-		{"a transcript", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{AudioURL: ptr.To("https://a/x.mp3"),
-			Transcript: []videov1alpha1.TranscriptSentence{{Words: []videov1alpha1.TranscriptWord{{EndTime: 4}}}}}}}, true},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := EstimateFor(tt.req); got.Unbounded != tt.want {
-				t.Errorf("EstimateFor = %+v, want unbounded %v", got, tt.want)
-			}
-		})
-	}
-}
 
 func TestUnboundedRendersRunOneAtATimeUnderMaxRenderSeconds(t *testing.T) {
 	b := &videov1alpha1.VideoBudget{Spec: videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](600)}}
@@ -75,16 +44,16 @@ func TestUnboundedRendersRunOneAtATimeUnderMaxRenderSeconds(t *testing.T) {
 	if b.Status.Reserved.UnboundedRenders != 1 {
 		t.Fatalf("reserved %+v", b.Status.Reserved)
 	}
-	l, msg, wait := exhausted(b, "VideoRender", Estimate{Seconds: 30, Unbounded: true})
+	l, msg, wait := exhausted(b, "VideoRender", bound.Estimate{Seconds: 30, Unbounded: true})
 	if !wait || l != videov1alpha1.BudgetLimitRenderSeconds || !strings.Contains(msg, "one at a time") {
 		t.Fatalf("a second unbounded render: %v %s %q", wait, l, msg)
 	}
-	if _, msg, wait := exhausted(b, "VideoRender", Estimate{Seconds: 30}); wait {
+	if _, msg, wait := exhausted(b, "VideoRender", bound.Estimate{Seconds: 30}); wait {
 		t.Fatalf("a bounded render waits beside an unbounded one: %q", msg)
 	}
 	b.Spec.MaxRenderSeconds = nil
 	b.Spec.MaxRenders = ptr.To[int64](100)
-	if _, msg, wait := exhausted(b, "VideoRender", Estimate{Seconds: 30, Unbounded: true}); wait {
+	if _, msg, wait := exhausted(b, "VideoRender", bound.Estimate{Seconds: 30, Unbounded: true}); wait {
 		t.Fatalf("without maxRenderSeconds an unbounded render waits: %q", msg)
 	}
 }
@@ -132,7 +101,7 @@ func TestReserveWaitsWhileTheLedgerKeepsADeletedBudgetsLimits(t *testing.T) {
 			}
 			c := b.Build()
 			g := New(c, c, clocktesting.NewFakeClock(now), 10*time.Second, NewLedgers("ops"))
-			d, err := g.reserve(t.Context(), "VideoRender", vr, "a1", "", Estimate{Seconds: 1}, nil)
+			d, err := g.reserve(t.Context(), "VideoRender", vr, "a1", "", bound.Estimate{Seconds: 1}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +137,7 @@ func TestARebuiltReservationKeepsTheRecordedEstimateAndFlags(t *testing.T) {
 		t.Errorf("rebuilt %+v, want the recorded 42 s and AI-credit flag", r)
 	}
 	recountReserved(b)
-	if _, _, wait := exhausted(b, "VideoRender", Estimate{Seconds: 1, Credits: true}); !wait {
+	if _, _, wait := exhausted(b, "VideoRender", bound.Estimate{Seconds: 1, Credits: true}); !wait {
 		t.Error("another credit render runs beside the rebuilt one")
 	}
 }

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // A GitOps replace (the budget deleted and created again) that lands between a guard write of the
@@ -112,7 +113,7 @@ func TestAReplaceBetweenAGuardWriteAndItsLedgerCopyLosesNothing(t *testing.T) {
 	armed.Store(true)
 	paid := 0
 	for i := range 2 {
-		d, err := g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil)
+		d, err := g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", bound.Estimate{Seconds: 10}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,38 +28,16 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// Running jobs' reservations are kept as lines of status.runningJobs (v1alpha1.RunningJobLine): a
-// list of objects costs the API server several times the CPU on every write (docs/benchmarks.md
+// The view keeps running jobs' reservations as lines of status.runningJobs (v1alpha1.RunningJobLine):
+// a list of objects costs the API server several times the CPU on every write (docs/benchmarks.md
 // "API server CPU per render, guarded and unguarded"). The guard itself works on objects.
-
-// expandRunning moves b's running jobs kept as lines into its reservations.
-func expandRunning(b *videov1alpha1.VideoBudget) {
-	if len(b.Status.RunningJobs) == 0 {
-		return
-	}
-	b.Status.Reservations, b.Status.RunningJobs = b.Status.AllReservations(), nil
-}
-
-// compactRunning moves b's running jobs from its reservations into lines.
-func compactRunning(b *videov1alpha1.VideoBudget) {
-	var kept []videov1alpha1.BudgetReservation
-	var lines []string
-	for _, r := range b.Status.Reservations {
-		if line, ok := videov1alpha1.RunningJobLine(r); ok {
-			lines = append(lines, line)
-			continue
-		}
-		kept = append(kept, r)
-	}
-	b.Status.Reservations, b.Status.RunningJobs = kept, lines
-}
 
 // readBudget reads the namespace's budget with r, its running jobs expanded.
 func readBudget(ctx context.Context, r client.Reader, ns string, b *videov1alpha1.VideoBudget) error {
 	if err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: videov1alpha1.VideoBudgetName}, b); err != nil {
 		return err
 	}
-	expandRunning(b)
+	b.Status.ExpandRunningJobs()
 	return nil
 }
 
@@ -68,8 +46,8 @@ func readBudget(ctx context.Context, r client.Reader, ns string, b *videov1alpha
 // when either changed: a merge patch replaces a list whole, and the two lists are one.
 func patchBudgetStatus(ctx context.Context, c client.Client, b, base *videov1alpha1.VideoBudget) error {
 	wb, wbase := b.DeepCopy(), base.DeepCopy()
-	compactRunning(wb)
-	compactRunning(wbase)
+	wb.Status.CompactRunningJobs()
+	wbase.Status.CompactRunningJobs()
 	patch, err := client.MergeFromWithOptions(wbase, client.MergeFromWithOptimisticLock{}).Data(wb)
 	if err != nil {
 		return fmt.Errorf("computing the patch of VideoBudget %s/%s: %w", b.Namespace, b.Name, err)
@@ -97,7 +75,7 @@ func patchBudgetStatus(ctx context.Context, c client.Client, b, base *videov1alp
 	if err := c.Status().Patch(ctx, out, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return err
 	}
-	expandRunning(out)
+	out.Status.ExpandRunningJobs()
 	*b = *out
 	return nil
 }

@@ -49,12 +49,12 @@ func TestARunningJobsLineReadsBackAsItsReservation(t *testing.T) {
 	plain := runningReservation(4)
 	b := &videov1alpha1.VideoBudget{Status: videov1alpha1.VideoBudgetStatus{Reservations: []videov1alpha1.BudgetReservation{
 		plain, pending, credits, keyed}}}
-	compactRunning(b)
+	b.Status.CompactRunningJobs()
 	if len(b.Status.RunningJobs) != 2 || len(b.Status.Reservations) != 2 {
 		t.Fatalf("want the two running jobs with the default key as lines, the others as objects: lines %q, objects %+v",
 			b.Status.RunningJobs, b.Status.Reservations)
 	}
-	expandRunning(b)
+	b.Status.ExpandRunningJobs()
 	want := []videov1alpha1.BudgetReservation{plain, credits, pending, keyed}
 	if !equality.Semantic.DeepEqual(b.Status.Reservations, want) || b.Status.RunningJobs != nil {
 		t.Fatalf("read back:\n%+v\nwant\n%+v", b.Status.Reservations, want)
@@ -65,7 +65,7 @@ func TestARunningJobsLineReadsBackAsItsReservation(t *testing.T) {
 // charged once its render is found gone, never silently dropped.
 func TestAnUnreadableRunningJobsLineKeepsItsJob(t *testing.T) {
 	b := &videov1alpha1.VideoBudget{Status: videov1alpha1.VideoBudgetStatus{RunningJobs: []string{"r1 uid-1 a soon 10 - job-1"}}}
-	expandRunning(b)
+	b.Status.ExpandRunningJobs()
 	if len(b.Status.Reservations) != 1 || b.Status.Reservations[0].JobID != "job-1" {
 		t.Fatalf("want job-1 held, got %+v", b.Status.Reservations)
 	}

@@ -47,6 +47,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // The simulation searches for lost money (docs/spend-guard.md "The simulation"): each seed is a
@@ -316,7 +317,7 @@ type simJob struct {
 type simRender struct {
 	name     string
 	uid      types.UID
-	est      Estimate
+	est      bound.Estimate
 	actual   int64
 	job      *simJob
 	attempts int
@@ -573,7 +574,7 @@ func (w *simWorld) budget() (*videov1alpha1.VideoBudget, bool) {
 	if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: videov1alpha1.VideoBudgetName}, &b); err != nil {
 		return nil, false
 	}
-	expandRunning(&b)
+	b.Status.ExpandRunningJobs()
 	// The state is the ledger's; the status is its view, which a failed write leaves behind.
 	if l, _, err := readLedgerAt(w.ctx, w.server, types.NamespacedName{Namespace: "ops", Name: videov1alpha1.LedgerConfigMapPrefix + simNS}); err == nil &&
 		l != nil && l.Version >= ledgerVersion {
@@ -809,7 +810,7 @@ func (w *simWorld) preview(credits int64) error {
 	if err := w.server.Create(w.ctx, sb); err != nil {
 		w.t.Fatal(err)
 	}
-	d, err := w.g.reserve(w.ctx, kindStoryboard, sb, "a1", "", Estimate{Credits: credits > 0}, nil)
+	d, err := w.g.reserve(w.ctx, kindStoryboard, sb, "a1", "", bound.Estimate{Credits: credits > 0}, nil)
 	if err != nil || d.Wait {
 		return nil
 	}
@@ -1001,9 +1002,9 @@ func (w *simWorld) step(o simOp) error {
 		i := len(w.renders)
 		r := &simRender{name: fmt.Sprintf("r%d", i), uid: types.UID(fmt.Sprintf("uid-r%d", i)), actual: o.b}
 		if o.a == 0 {
-			r.est = Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}
+			r.est = bound.Estimate{Seconds: bound.DefaultSceneSeconds, Unbounded: true}
 		} else {
-			r.est = Estimate{Seconds: o.a}
+			r.est = bound.Estimate{Seconds: o.a}
 		}
 		r.est.Credits = simCredits(o.b) > 0
 		w.renders = append(w.renders, r)

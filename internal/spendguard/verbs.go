@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // The spend guard's verbs, for the job kinds' reconcilers (internal/controller/spendguard.go). There
@@ -36,7 +37,7 @@ type Submission struct {
 	// Attempt is status.submission.attemptId; Digest the approved preview a storyboardRef render pays.
 	Attempt, Digest string
 	// Est is the render's estimate (zero for a preview).
-	Est Estimate
+	Est bound.Estimate
 	// Sent reports whether a reservation it holds may have reached the service: used, not replaced.
 	Sent func(videov1alpha1.BudgetReservation) bool
 	// CallIn, when set, is how long the object waits before it pays: Reserve only queues its

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // callerKey marks the contexts of the spend guard's callers in this test: the render reconciler
@@ -104,7 +105,7 @@ func TestNothingInTheSpendGuardWritesTheAPIFromATimer(t *testing.T) {
 	}()
 
 	for i := range 3 {
-		if d, err := g.reserve(caller, "VideoRender", batchRender(i), "a", "", Estimate{Seconds: 10}, nil); err != nil || d.Wait {
+		if d, err := g.reserve(caller, "VideoRender", batchRender(i), "a", "", bound.Estimate{Seconds: 10}, nil); err != nil || d.Wait {
 			t.Fatalf("render %d: %+v %v", i, d, err)
 		}
 	}
@@ -117,7 +118,7 @@ func TestNothingInTheSpendGuardWritesTheAPIFromATimer(t *testing.T) {
 	endInStatus(t, h.server, batchRender(0), 7, now)
 	endInStatus(t, h.server, batchRender(1), 8, now)
 	// A reservation written ahead is queued: its write, due within aheadWindow, carries them.
-	g.reserveAhead("VideoRender", batchRender(3), "a", "", Estimate{Seconds: 10}, nil, 0)
+	g.reserveAhead("VideoRender", batchRender(3), "a", "", bound.Estimate{Seconds: 10}, nil, 0)
 
 	deadline := time.Now().Add(3 * (aheadWindow + settleDelay))
 	for {
@@ -125,7 +126,7 @@ func TestNothingInTheSpendGuardWritesTheAPIFromATimer(t *testing.T) {
 		if err := h.server.Get(t.Context(), client.ObjectKey{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}, &b); err != nil {
 			t.Fatal(err)
 		}
-		expandRunning(&b)
+		b.Status.ExpandRunningJobs()
 		var cm corev1.ConfigMap
 		var l ledger
 		if err := h.server.Get(t.Context(), client.ObjectKey{Namespace: "ops", Name: ledgers.Name("team-a")}, &cm); err == nil {

@@ -35,7 +35,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
-	"github.com/videoops/video-operator/internal/spendguard"
+	"github.com/videoops/video-operator/internal/bound"
 )
 
 // TestUninstallLeavesNothingStuck is docs/architecture.md "Several managers, install and
@@ -143,7 +143,7 @@ spec:
 	t.Logf("renders holding %s before the uninstall: %v", videov1alpha1.FinalizerCharge, held)
 	g.Expect(held).To(ContainElements("completed", "running"), "the renders that reserved budget hold the finalizer")
 	runningJob := render("running").Status.JobID
-	estimate := spendguard.EstimateRender(render("running")).Seconds
+	estimate := bound.Render(render("running")).Seconds
 	before := &videov1alpha1.VideoBudget{}
 	g.Expect(w.c.Get(ctx, client.ObjectKey{Namespace: tenant, Name: "default"}, before)).To(Succeed())
 	t.Logf("budget before: used %+v, %d reservation(s), charged jobs %v", before.Status.Used, len(before.Status.Reservations), before.Status.ChargedJobs)

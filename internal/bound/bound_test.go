@@ -14,10 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package spendguard
+package bound
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -87,7 +86,7 @@ func TestTheReservationIsTheMostTheRequestAllows(t *testing.T) {
 		{"a project", nil, 0, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			e := EstimateFor(tt.req)
+			e := For(tt.req)
 			if e.Unbounded != tt.unbounded {
 				t.Fatalf("unbounded = %v, want %v (%+v)", e.Unbounded, tt.unbounded, e)
 			}
@@ -101,57 +100,86 @@ func TestTheReservationIsTheMostTheRequestAllows(t *testing.T) {
 	}
 }
 
-// Issue 37, case 1, against the real Guard: twenty Japanese renders the service renders 450 s
-// long under maxRenderSeconds 600. Before the bound counted characters, each was estimated at 1 s
-// and all twenty were admitted (9,000 s used). Admission goes through Guard as the controller
-// calls it; each admitted render records its job in its own status, and each round its job ends,
-// recorded there too: the next round's budget writes fold them (fold.go) before they decide.
-func TestJapaneseRendersUnderASecondsLimitUseAtMostOneRenderBeyondIt(t *testing.T) {
-	const limit, rendered = 600, 450
-	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenderSeconds: ptr.To[int64](limit)})
-	close(h.hold)
-	req := &videov1alpha1.StoryboardRequest{Language: ptr.To(videov1alpha1.Language("ja")),
-		Scenes: []videov1alpha1.Scene{{Story: ptr.To(japanese(3000))}}}
-	est := EstimateFor(req)
-	now := h.g.clock.Now()
-	paid := map[int]bool{}
-	for round := 0; round < 25 && len(paid) < 20; round++ {
-		var running []*videov1alpha1.VideoRender
-		for i := range 20 {
-			if paid[i] {
-				continue
+func TestForTypicalRequests(t *testing.T) {
+	veo := videov1alpha1.SlideAnimationModel("veo3.1")
+	pix := videov1alpha1.SlideAnimationModel("pixverse6")
+	for _, tt := range []struct {
+		name string
+		req  *videov1alpha1.StoryboardRequest
+		want Estimate
+	}{
+		{"a project render: the default, and it may consume credits", nil, Estimate{Seconds: DefaultSceneSeconds, Credits: true, Unbounded: true}},
+		{"a template without scenes: the default", &videov1alpha1.StoryboardRequest{VideoName: "t"}, Estimate{Seconds: DefaultSceneSeconds, Unbounded: true}},
+		{"a story: its letters, each word at least 0.4 s, rounded up", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
+			{Story: ptr.To("one two three four five six seven")}}}, Estimate{Seconds: 3}},
+		{"a story with minimumDuration and endPauseDuration", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
+			{Story: ptr.To("short"), MinimumDuration: ptr.To(10.0), EndPauseDuration: ptr.To(2.5)}}}, Estimate{Seconds: 13}},
+		{"a brief with its duration", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
+			{Brief: &videov1alpha1.Brief{Duration: ptr.To[int32](90)}}}}, Estimate{Seconds: 90}},
+		{"a transcript: its last word's end, a guess", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
+			{Transcript: []videov1alpha1.TranscriptSentence{{Words: []videov1alpha1.TranscriptWord{{EndTime: 41.2}}}}}}}, Estimate{Seconds: 42, Unbounded: true}},
+		{"a deck: the default per scene", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
+			{PPTURL: ptr.To("https://x/deck.pptx")}, {PPTURL: ptr.To("https://x/deck2.pptx"),
+				PPTSlideAnimation: &videov1alpha1.PPTSlideAnimation{Enabled: ptr.To(true), Model: &pix}}}}, Estimate{Seconds: 60, Unbounded: true}},
+		{"slides animated with veo: credits no answer reports", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
+			{PPTURL: ptr.To("https://x/deck.pptx"), PPTSlideAnimation: &videov1alpha1.PPTSlideAnimation{Enabled: ptr.To(true), Model: &veo}}}},
+			Estimate{Seconds: DefaultSceneSeconds, Credits: true, Unreported: true, Unbounded: true}},
+		{"an aiVisual background may consume credits", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{
+			{Story: ptr.To("word"), Background: &videov1alpha1.Background{AIVisual: &videov1alpha1.AIVisual{Model: "flux-schnell"}}}}},
+			Estimate{Seconds: 1, Credits: true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := For(tt.req); got != tt.want {
+				t.Errorf("For = %+v, want %+v", got, tt.want)
 			}
-			r := batchRender(i)
-			d, err := h.g.reserve(t.Context(), "VideoRender", r, "a", "", est, nil)
-			if err != nil {
-				t.Fatal(err)
+		})
+	}
+}
+
+// Issue 28, docs/architecture.md "The record travels with the object": "a render whose cost its
+// request does not bound is never admitted beside another beyond a limit".
+func TestUnboundedTellsWhichRequestsStateTheirLength(t *testing.T) {
+	slow := videov1alpha1.VoiceOver{Enabled: true, AIVoices: []videov1alpha1.AIVoice{{Speaker: "Aria", Speed: ptr.To(60.0)}}}
+	for _, tt := range []struct {
+		name string
+		req  *videov1alpha1.StoryboardRequest
+		want bool
+	}{
+		{"a project", nil, true},
+		{"a template (no scenes)", &videov1alpha1.StoryboardRequest{VideoName: "t"}, true},
+		{"a blog post, narrated word for word", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{BlogURL: ptr.To("https://b/x")}}}, true},
+		{"a deck", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{PPTURL: ptr.To("https://d/x.pptx")}}}, true},
+		{"a brief without duration", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{Brief: &videov1alpha1.Brief{}}}}, true},
+		// Issue 37: the bound reads a story at the slowest speed its voices allow, so a slowed voice
+		// no longer makes it a guess.
+		{"a story read by a slowed voice", &videov1alpha1.StoryboardRequest{VoiceOver: &slow, Scenes: []videov1alpha1.Scene{{Story: ptr.To("a b c")}}}, false},
+		{"a scene's slowed voice", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{Story: ptr.To("a b c"), VoiceOver: &slow}}}, false},
+		{"a story at normal speed", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{Story: ptr.To("a b c")}}}, false},
+		{"a brief with duration", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{Brief: &videov1alpha1.Brief{Duration: ptr.To[int32](60)}}}}, false},
+		// Issue 37: the media sets the length, not the transcript.
+		{"a transcript", &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{AudioURL: ptr.To("https://a/x.mp3"),
+			Transcript: []videov1alpha1.TranscriptSentence{{Words: []videov1alpha1.TranscriptWord{{EndTime: 4}}}}}}}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := For(tt.req); got.Unbounded != tt.want {
+				t.Errorf("For = %+v, want unbounded %v", got, tt.want)
 			}
-			if d.Wait {
-				continue
-			}
-			paid[i] = true
-			recordInStatus(t, h.server, r, fmt.Sprintf("job-%d", i), now)
-			running = append(running, r)
-		}
-		if len(running) == 0 {
-			break
-		}
-		for _, r := range running {
-			endInStatus(t, h.server, r, rendered, now)
-		}
+		})
 	}
-	// The last ends ride with the namespace's next write.
-	foldByGuardWrite(t, h.g)
-	b := h.budget(t)
-	used := b.Status.Used.RenderSeconds
-	t.Logf("reserved %d s a render; %d renders paid, %d s used under maxRenderSeconds %d", est.Seconds, len(paid), used, limit)
-	if used > limit+rendered {
-		t.Fatalf("%d renders paid, %d s used under maxRenderSeconds %d: more than one render beyond the limit", len(paid), used, limit)
-	}
-	if len(paid) == 0 {
-		t.Fatal("no render admitted under an empty budget")
-	}
-	if used != int64(len(paid))*rendered || len(b.Status.Reservations) != 0 {
-		t.Fatalf("%d renders paid, %d s used, reservations %+v: every end folded once", len(paid), used, b.Status.Reservations)
+}
+
+// When the service may split a story scene (createSceneOnEndOfSentence), each piece lasts at
+// least minimumDuration: the bound is the sum over the pieces of max(narration, minimum). The code
+// takes max(sum of narration, pieces × minimum), which is smaller as soon as one sentence is
+// long and another short: a 40 s sentence and a one-word sentence with minimumDuration 5 last at
+// least 45 s, reserved 42 s. Fix: bound each piece (split the story where sentences() counts).
+func TestBreakASplitSceneBoundsEachPieceByItsMinimum(t *testing.T) {
+	long := strings.TrimSpace(strings.Repeat("word ", 100))
+	story := long + ". Bye."
+	req := &videov1alpha1.StoryboardRequest{Scenes: []videov1alpha1.Scene{{Story: ptr.To(story),
+		CreateSceneOnEndOfSentence: ptr.To(true), MinimumDuration: ptr.To(5.0)}}}
+	atLeast := max(narrationSeconds(long+"."), 5) + max(narrationSeconds("Bye."), 5)
+	if e := For(req); float64(e.Seconds) < atLeast {
+		t.Fatalf("reserved %d s for a 40 s sentence and a short one, each at least 5 s: at least %.1f s", e.Seconds, atLeast)
 	}
 }

@@ -14,7 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package spendguard
+// Package bound is the most a render's request allows it to cost, derived from the request alone and
+// the interface document's limits: what the spend guard reserves before a paid submission, and
+// what a render's status records with it (docs/spend-guard.md, "The bound").
+package bound
 
 import (
 	"bytes"
@@ -31,7 +34,7 @@ import (
 // A render reserves the most its request allows, never a typical length: the length is known only
 // at the render's end. The rates are our own, slower than normal speech (docs/spend-guard.md, "The
 // bound"). An unbounded request's Seconds is a guess: such renders run one at a time under
-// maxRenderSeconds (limits.go), so a burst goes at most one render beyond, whatever the guess.
+// maxRenderSeconds (internal/spendguard), so a burst goes at most one render beyond, whatever the guess.
 
 // DefaultSceneSeconds is the guess for a scene whose length the request does not tell.
 const DefaultSceneSeconds = 30
@@ -69,13 +72,13 @@ func (e Estimate) Record() *videov1alpha1.BudgetEstimate {
 	return &videov1alpha1.BudgetEstimate{Seconds: e.Seconds, AICredits: e.Credits, Unbounded: e.Unbounded, UnreportedCredits: e.Unreported}
 }
 
-// EstimateOf is the estimate a render's status recorded.
-func EstimateOf(r *videov1alpha1.BudgetEstimate) Estimate {
+// Of is the estimate a render's status recorded.
+func Of(r *videov1alpha1.BudgetEstimate) Estimate {
 	return Estimate{Seconds: r.Seconds, Credits: r.AICredits, Unbounded: r.Unbounded, Unreported: r.UnreportedCredits}
 }
 
-// EstimateFor is what a storyboard render reserves; nil is a project render.
-func EstimateFor(req *videov1alpha1.StoryboardRequest) Estimate {
+// For is what a storyboard render reserves; nil is a project render.
+func For(req *videov1alpha1.StoryboardRequest) Estimate {
 	if req == nil {
 		return Estimate{Seconds: DefaultSceneSeconds, Credits: true, Unbounded: true}
 	}
@@ -106,9 +109,9 @@ func EstimateFor(req *videov1alpha1.StoryboardRequest) Estimate {
 	return e
 }
 
-// PreviewEstimate is what a preview reserves: no seconds (it is counted, not timed), and whether
+// Preview is what a preview reserves: no seconds (it is counted, not timed), and whether
 // an aiVisual may consume credits, so that it waits once maxAICredits is reached.
-func PreviewEstimate(req *videov1alpha1.StoryboardRequest) Estimate {
+func Preview(req *videov1alpha1.StoryboardRequest) Estimate {
 	return Estimate{Credits: req != nil && usesAIVisual(req)}
 }
 
@@ -284,4 +287,13 @@ func usesAIVisual(req *videov1alpha1.StoryboardRequest) bool {
 		return true // the safe side: it may consume credits
 	}
 	return bytes.Contains(raw, []byte(`"aiVisual":`))
+}
+
+// Render is the estimate the render's submission recorded, or, for an older manager's job, one
+// from its inline request, or the safe default (storyboardRef and project renders).
+func Render(vr *videov1alpha1.VideoRender) Estimate {
+	if r := vr.Status.BudgetEstimate; r != nil {
+		return Of(r)
+	}
+	return For(vr.Spec.Storyboard)
 }
