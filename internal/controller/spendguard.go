@@ -368,7 +368,7 @@ func (l *lifecycle[T]) releaseCharge(ctx context.Context, obj T) *stop {
 }
 
 // budgetObserver is m as the VideoBudget reconciler's observer, nil without metrics.
-func budgetObserver(m *metrics.Metrics) spendguard.Observer {
+func budgetObserver(m *metrics.Metrics) spendguard.Metrics {
 	if m == nil {
 		return nil
 	}

@@ -89,7 +89,7 @@ func (m *Metrics) ForgetBudget(namespace string) {
 	}
 }
 
-// ObserveBudgetWrite implements spendguard.WriteObserver. writer, cause and result are the
+// ObserveBudgetWrite implements spendguard.Metrics. writer, cause and result are the
 // spend guard's fixed lists (spendguard.Changes, the controller's causes).
 func (m *Metrics) ObserveBudgetWrite(writer, cause, result string) {
 	if m == nil {
@@ -98,7 +98,7 @@ func (m *Metrics) ObserveBudgetWrite(writer, cause, result string) {
 	m.budgetWrites.WithLabelValues(writer, cause, result).Inc()
 }
 
-// ObserveGrant implements spendguard.GrantObserver.
+// ObserveGrant implements spendguard.Metrics.
 func (m *Metrics) ObserveGrant(result string) {
 	if m == nil {
 		return
@@ -106,7 +106,7 @@ func (m *Metrics) ObserveGrant(result string) {
 	m.budgetGrants.WithLabelValues(result).Inc()
 }
 
-// ObserveBudgetChanges implements spendguard.WriteObserver.
+// ObserveBudgetChanges implements spendguard.Metrics.
 func (m *Metrics) ObserveBudgetChanges(change string, n int) {
 	if m == nil {
 		return

@@ -19,6 +19,7 @@ package spendguard
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -26,6 +27,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -38,10 +40,9 @@ import (
 
 // op is one change waiting for the write that holds it.
 type op struct {
-	kind string // ChangeReserve, ..., for the write metrics
-	// change applies the op (false: nothing to write, and it leaves nothing), again after a conflict.
-	change func(b *videov1alpha1.VideoBudget) bool
-	done   chan struct{} // closed once the write holding the op ended, with err
+	kind   string                                  // ChangeReserve, ..., for the write metrics
+	change func(b *videov1alpha1.VideoBudget) bool // false: nothing to write, and it leaves nothing
+	done   chan struct{}                           // closed once the write holding the op ended, with err
 	err    error
 	after  func(err error) // when set, learns the outcome (an op nobody waits for)
 	due    time.Time       // when an op nobody waits for is written (flushDue); zero: at once
@@ -52,8 +53,8 @@ const (
 	flushQueued = 16          // a queue this long is written without waiting
 )
 
-// mutateBudget applies change to the namespace's state in one write with the changes queued
-// meanwhile (errNoBudget without a VideoBudget).
+// mutateBudget applies change in one write with the changes queued meanwhile (errNoBudget without
+// a VideoBudget).
 func (g *Guard) mutateBudget(ctx context.Context, ns, kind string, change func(b *videov1alpha1.VideoBudget) bool) error {
 	o := &op{kind: kind, change: change, done: make(chan struct{})}
 	slot, err := g.writers.join(ctx, ns, o)
@@ -66,9 +67,8 @@ func (g *Guard) mutateBudget(ctx context.Context, ns, kind string, change func(b
 	return o.err
 }
 
-// mutateThen queues change for the namespace's next write, which comes within delay (at once when
-// flushQueued changes wait), and tells after its outcome. The VideoBudget controller's workqueue
-// keeps the delay (Ledgers.Source) and its reconcile writes the queue (flushDue).
+// mutateThen queues change for the namespace's next write, within delay (at once when flushQueued
+// wait), and tells after its outcome: the VideoBudget controller's reconcile writes it (flushDue).
 func (g *Guard) mutateThen(ns, kind string, change func(b *videov1alpha1.VideoBudget) bool, after func(error), delay time.Duration) {
 	w := &g.writers
 	w.mu.Lock()
@@ -81,8 +81,8 @@ func (g *Guard) mutateThen(ns, kind string, change func(b *videov1alpha1.VideoBu
 	g.ledgers.wakeUp(ns, delay)
 }
 
-// flushDue writes ns's queue once a change in it is due; a busy slot is looked at again later. Its
-// error is a failed write's whose changes were queued again: the workqueue's backoff retries them.
+// flushDue writes ns's queue once a change in it is due (a busy slot later). Its error is a failed
+// write's whose changes were queued again: the workqueue's backoff retries them.
 func (g *Guard) flushDue(ctx context.Context, ns string) error {
 	w := &g.writers
 	now, cause := time.Now(), ""
@@ -104,9 +104,8 @@ func (g *Guard) flushDue(ctx context.Context, ns string) error {
 	return g.flushTurn(ctx, slot, cause)
 }
 
-// flushTurn writes slot's queue in the caller's turn, and gives it back; cause is for the metrics.
-// A change nobody waits for nor is told of (a deleted object's job: objectGone) is queued again
-// when its write fails, and the error returned: only that change carries the fact.
+// flushTurn writes slot's queue in the caller's turn, and gives it back. A change nobody waits for
+// nor is told of (objectGone's) is queued again when its write fails: only it carries the fact.
 func (g *Guard) flushTurn(ctx context.Context, slot *budgetSlot, cause string) error {
 	w := &g.writers
 	defer w.release(slot)
@@ -205,8 +204,8 @@ func (w *budgetWriters) leave(s *budgetSlot) {
 func reserves(o *op) bool { return o.kind == ChangeReserve || o.kind == ChangeReserveAhead }
 
 // writeBatch applies the batch in order to the namespace's state and writes its ledger, then the
-// budget's view of it; again on a fresh read after a conflict. Without a budget, charges are written
-// to the ledger and reservations get errNoBudget (withoutBudget decides); without either, every op.
+// view; again on a fresh read after a conflict. Without a budget, charges go to the ledger and
+// reservations get errNoBudget (withoutBudget decides); without either, every op.
 func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, cause string) error {
 	ns := slot.ns
 	fresh := false // read from the API server: after a conflict, or to make sure of a wait
@@ -262,8 +261,7 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 		}
 		dirty := changed(b, from)
 		if !dirty && !fresh && slices.ContainsFunc(ops, reserves) {
-			// A wait decided on the cache's limits or this process's last copy, which another
-			// writer may have moved on: decided again on what the API server has.
+			// A wait decided on the cache or this process's copy: decided again on the API server's.
 			fresh = true
 			continue
 		}
@@ -293,10 +291,9 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 	return ErrBusy
 }
 
-// writeView writes b's status, the state the ledger holds, as the view of the namespace's budget
-// live, starting from the view this process wrote last (the cache sees a write late); a conflict
-// reads the budget again. A view not written is the VideoBudget controller's to write: nothing
-// decides on it but the grants it checks again (takeGrant), and a render's wait for its fold.
+// writeView writes b's status, the ledger's state, as the view of live, over this process's last
+// view write (the cache sees it late). A view not written is left to the VideoBudget controller:
+// nothing decides on it but grants, checked again (takeGrant), and a render's wait for its fold.
 func (g *Guard) writeView(ctx context.Context, slot *budgetSlot, live, b *videov1alpha1.VideoBudget, cause string) {
 	base := live
 	if v := slot.view; v != nil && v.UID == live.UID && !newerCopy(live.ResourceVersion, v.ResourceVersion) {
@@ -329,17 +326,67 @@ func (g *Guard) writeView(ctx context.Context, slot *budgetSlot, live, b *videov
 	g.ledgers.wakeUp(live.Namespace, 0)
 }
 
-// keep records the ledger this process wrote last in slot (nil: read it again), under w.mu for
-// known; the caller holds the slot's turn.
+// The view keeps running jobs' reservations as lines of status.runningJobs (v1alpha1.RunningJobLine):
+// a list of objects costs the API server several times the CPU on every write (docs/benchmarks.md
+// "API server CPU per render, guarded and unguarded"). The guard itself works on objects.
+
+// readBudget reads the namespace's budget with r, its running jobs expanded.
+func readBudget(ctx context.Context, r client.Reader, ns string, b *videov1alpha1.VideoBudget) error {
+	if err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: videov1alpha1.VideoBudgetName}, b); err != nil {
+		return err
+	}
+	b.Status.ExpandRunningJobs()
+	return nil
+}
+
+// patchBudgetStatus writes b's status, the view, over base's (both expanded, base as read) with an
+// optimistic lock, and leaves the answer, expanded, in b. Reservations and lines are sent together
+// when either changed: a merge patch replaces a list whole, and the two lists are one.
+func patchBudgetStatus(ctx context.Context, c client.Client, b, base *videov1alpha1.VideoBudget) error {
+	wb, wbase := b.DeepCopy(), base.DeepCopy()
+	wb.Status.CompactRunningJobs()
+	wbase.Status.CompactRunningJobs()
+	patch, err := client.MergeFromWithOptions(wbase, client.MergeFromWithOptimisticLock{}).Data(wb)
+	if err != nil {
+		return fmt.Errorf("computing the patch of VideoBudget %s/%s: %w", b.Namespace, b.Name, err)
+	}
+	if !equality.Semantic.DeepEqual(wbase.Status.Reservations, wb.Status.Reservations) ||
+		!equality.Semantic.DeepEqual(wbase.Status.RunningJobs, wb.Status.RunningJobs) {
+		var p map[string]any
+		if err := json.Unmarshal(patch, &p); err != nil {
+			return fmt.Errorf("reading the patch of VideoBudget %s/%s: %w", b.Namespace, b.Name, err)
+		}
+		st, _ := p["status"].(map[string]any)
+		if st == nil {
+			st = map[string]any{}
+			p["status"] = st
+		}
+		st["reservations"], st["runningJobs"] = wb.Status.Reservations, wb.Status.RunningJobs
+		if patch, err = json.Marshal(p); err != nil {
+			return fmt.Errorf("writing the patch of VideoBudget %s/%s: %w", b.Namespace, b.Name, err)
+		}
+	}
+	// A fresh object, as a client decodes without zeroing (wb's unsent lists would stay). The UID
+	// names the budget the view is for: the simulation's API server refuses a deleted budget's view.
+	out := &videov1alpha1.VideoBudget{}
+	out.Namespace, out.Name, out.UID = b.Namespace, b.Name, b.UID
+	if err := c.Status().Patch(ctx, out, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return err
+	}
+	out.Status.ExpandRunningJobs()
+	*b = *out
+	return nil
+}
+
+// keep records the ledger this process wrote last (nil: read it again); the caller holds the turn.
 func (w *budgetWriters) keep(s *budgetSlot, l *stored) {
 	w.mu.Lock()
 	s.ledger = l
 	w.mu.Unlock()
 }
 
-// learn tells the guard that this process's VideoBudget controller wrote tenant's ledger over
-// version from (to; nil: it lost its lock) and its view: the guard's next write starts from them
-// unless it wrote meanwhile.
+// learn tells the guard that its VideoBudget controller wrote tenant's ledger over version from
+// (to; nil: it lost its lock) and its view: the next write starts from them unless one came between.
 func (g *Guard) learn(tenant, from string, to *stored, view *videov1alpha1.VideoBudget) {
 	if g == nil {
 		return

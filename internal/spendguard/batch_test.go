@@ -458,6 +458,7 @@ func TestReservationsOfABatchWhosePaidCallsNeverCameAreReleasedByTheBudgetContro
 
 // writeTally counts the budget writes by writer and outcome, and the changes they carried by kind.
 type writeTally struct {
+	noMetrics
 	mu      sync.Mutex
 	writes  map[string]int
 	changes map[string]int

@@ -112,7 +112,7 @@ func TestBreak37vReserveFoldsTheRendersEndedJobInItsWriteOrWritesNothing(t *test
 	freshGuardAt(h, foldT0)
 	b := h.budget(t)
 	RollPeriod(b, foldT0)
-	addUsage(b, videov1alpha1.BudgetUsage{Renders: 1})
+	addUsageAt(b, videov1alpha1.BudgetUsage{Renders: 1}, time.Time{})
 	b.Status.Reservations = []videov1alpha1.BudgetReservation{heldFor("a1", foldT0.Add(-time.Minute), 30, "j-prev")}
 	if err := h.setState(t, b); err != nil {
 		t.Fatal(err)

@@ -304,7 +304,7 @@ func TestBreakAStatusChargedByThePreviousReleaseKeepsItsUsageThroughAChangeOfPer
 	now := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
 	b := &videov1alpha1.VideoBudget{Spec: videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodMonthly}}
 	RollPeriod(b, now.Add(-48*time.Hour))
-	addUsage(b, videov1alpha1.BudgetUsage{Renders: 10})
+	addUsageAt(b, videov1alpha1.BudgetUsage{Renders: 10}, time.Time{})
 	// The previous release, for a day: it knows nothing of windows and adds to used alone.
 	b.Status.Used.Renders += 90
 	b.Spec.Period = videov1alpha1.BudgetPeriodWeekly

@@ -22,11 +22,11 @@ limitations under the License.
 //     job used, and charges what no status records;
 //   - fold.go: every write folds what the objects recorded in their own status (a job: the
 //     reservation becomes usage; its end: the reservation is posted for what it cost);
-//   - batch.go, grant.go: a namespace's changes share one write (group commit), with reservations
-//     written ahead for renders waiting for their call budget;
+//   - batch.go, grant.go: a namespace's changes share one ledger write (group commit), then the
+//     view's; reservations are written ahead for renders waiting for their call budget;
 //   - limits.go: the period arithmetic and the limits (a request's bound is internal/bound);
 //   - reconciler.go: the VideoBudget controller (roll-over, interrupted reservations, jobs of gone
-//     objects, the view and its conditions).
+//     objects, the view and its conditions); observe.go: what both tell the metrics.
 //
 // Every write of the API is a reconcile's or its caller's: a change due later is a request in the
 // VideoBudget controller's workqueue (Ledgers.Source). The job kinds' reconcilers

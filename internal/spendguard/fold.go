@@ -29,16 +29,16 @@ import (
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
 
-// A reservation proves its fact (a job, its end) unfolded: the write that folds the fact removes the
-// reservation or gives it the job id under the budget's optimistic lock, so each fact is folded
-// once and a crash loses nothing (docs/spend-guard.md, "Durable, and folded from facts").
+// A reservation proves its fact (a job, its end) unfolded: the ledger write that folds the fact
+// gives it the job id or removes it, so each fact is folded once and a crash loses nothing
+// (docs/spend-guard.md, "Durable, and folded from facts").
 
-// foldAge is how old a fact must be before the VideoBudget controller folds it itself: until then a
-// budget write (writeBatch) usually carries it, and a stream of ends costs one write per foldAge.
+// foldAge is how old a fact is before the controller folds it itself: until then a guard write
+// usually carries it, and a stream of ends costs one write per foldAge.
 const foldAge = 5 * time.Second
 
-// EndOf is the charge of the ended job obj's status records: nothing for a failed job, a render's
-// estimate when its end was never read (given up), a preview's credits only (counted, not timed).
+// EndOf is the charge of the ended job obj's status records: nothing for a failed job, the
+// estimate when its end was never read, a preview's credits only (counted, not timed).
 func EndOf(obj client.Object) (JobCharge, bool) {
 	st := videov1alpha1.JobStatusOf(obj)
 	if st == nil || st.JobID == "" || st.CompletedAt == nil {
@@ -72,8 +72,8 @@ func EndOf(obj client.Object) (JobCharge, bool) {
 	return c, true
 }
 
-// Cost is what a job's end charges, from its answer or its status: its video's seconds, rounded
-// up (a length past maxSeconds is not one), and its AI credits (nil when none or unreadable).
+// Cost is what a job's end charges: its video's seconds, rounded up (past maxSeconds: none), and
+// its AI credits (nil when none or unreadable).
 func Cost(seconds float64, credits string) (int64, *resource.Quantity) {
 	var secs int64
 	if seconds > 0 && seconds < maxSeconds {
@@ -88,8 +88,8 @@ func Cost(seconds float64, credits string) (int64, *resource.Quantity) {
 // maxSeconds bounds a video's length as a charge reads it, as the controller bounds the one it records.
 const maxSeconds = 1e9
 
-// foldRecorded folds every fact the namespace's objects recorded, as r shows them, once the oldest
-// is minAge old. It returns how many it folded, or, when none is due yet, when the oldest will be.
+// foldRecorded folds every fact the namespace's objects recorded once the oldest is minAge old;
+// it returns how many it folded, or when the oldest will be due.
 func foldRecorded(ctx context.Context, r client.Reader, b *videov1alpha1.VideoBudget, now time.Time, minAge time.Duration) (int, time.Time, error) {
 	if len(b.Status.Reservations) == 0 {
 		return 0, time.Time{}, nil
@@ -170,7 +170,7 @@ func settleRecorded(b *videov1alpha1.VideoBudget, res videov1alpha1.BudgetReserv
 }
 
 // listHolders lists the namespace's objects that may hold a reservation, renders first, and by
-// uid, as r shows them (uncopied: they are only read).
+// uid (uncopied: only read).
 func listHolders(ctx context.Context, r client.Reader, ns string) ([]client.Object, map[string]client.Object, error) {
 	var renders videov1alpha1.VideoRenderList
 	var previews videov1alpha1.VideoStoryboardList
@@ -205,8 +205,7 @@ func unfolded(b *videov1alpha1.VideoBudget, obj client.Object) bool {
 	})
 }
 
-// unfoldedFact is when st, res's holder's status, recorded the fact b has not folded for res yet:
-// the job res paid for, or its job's end.
+// unfoldedFact is when st recorded the fact b has not folded for res yet: its job, or its end.
 func unfoldedFact(b *videov1alpha1.VideoBudget, res videov1alpha1.BudgetReservation, st *videov1alpha1.JobStatus) (time.Time, bool) {
 	switch {
 	case res.JobID == "" && paidWith(b, st, res):

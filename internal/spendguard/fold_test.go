@@ -86,7 +86,7 @@ func heldFor(attempt string, at time.Time, secs int64, jobID string) videov1alph
 func foldBudget(at time.Time, usedRenders int64, res ...videov1alpha1.BudgetReservation) *videov1alpha1.VideoBudget {
 	b := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName}}
 	RollPeriod(b, at)
-	addUsage(b, videov1alpha1.BudgetUsage{Renders: usedRenders})
+	addUsageAt(b, videov1alpha1.BudgetUsage{Renders: usedRenders}, time.Time{})
 	b.Status.Reservations = res
 	return b
 }
@@ -253,7 +253,7 @@ func TestFoldPostsAnEndedJobOnce(t *testing.T) {
 		freshGuardAt(h, foldT0)
 		b := h.budget(t)
 		RollPeriod(b, foldT0)
-		addUsage(b, videov1alpha1.BudgetUsage{Renders: 1})
+		addUsageAt(b, videov1alpha1.BudgetUsage{Renders: 1}, time.Time{})
 		b.Status.Reservations = []videov1alpha1.BudgetReservation{heldFor("a", foldT0.Add(-time.Minute), 60, "job-0")}
 		if err := h.setState(t, b); err != nil {
 			t.Fatal(err)
@@ -602,7 +602,7 @@ func TestTheGuardWritesOverTheControllersWriteWithoutLosingItsLock(t *testing.T)
 }
 
 type grantCounter struct {
-	noWrites
+	noMetrics
 	got map[string]int
 }
 

@@ -34,9 +34,8 @@ import (
 )
 
 // Reservations written ahead (Submission.CallIn, docs/spend-guard.md "Before every paid
-// submission") need no memory to be safe: the VideoBudget controller keeps one younger than its
-// grace, and its render pays on it only within takeWithin of its reservedAt. A stopped process's
-// renders submit a new attempt; their reservations are released like any a crash left.
+// submission") need no memory to be safe: the controller keeps one younger than its grace, and its
+// render pays on it only within takeWithin of its reservedAt; after a crash, like any left.
 
 const (
 	defaultTakeWithin = 10 * time.Second // until a VideoBudget controller tells its grace
@@ -65,8 +64,8 @@ type grant struct {
 type grants struct {
 	mu    sync.Mutex
 	byUID map[types.UID]*grant
-	// takeWithin bounds how long after its time a render may pay on a reservation written ahead:
-	// the controller's grace less two writes, so its in-flight record is written before a release.
+	// takeWithin bounds how late a render pays on a reservation written ahead: the controller's
+	// grace less two writes, so its in-flight record is written before a release.
 	takeWithin time.Duration
 }
 
@@ -86,14 +85,8 @@ func (gs *grants) usableLocked(gr *grant, now time.Time) bool {
 	return gr != nil && now.Before(gr.payAt.Add(gs.withinLocked()))
 }
 
-// inWindow reports whether a render may pay at now on a reservation written ahead for at: earlier,
-// its job would not count as recorded since it; later, the controller may release it first.
-func inWindow(now, at time.Time, within time.Duration) bool {
-	return !now.Before(at) && now.Before(at.Add(within))
-}
-
 // reserveAhead queues a reservation for attempt of obj, whose call comes in wait, aheadLead before
-// it; a grant for the same request still usable then is kept. False when too many grants are kept.
+// it; a grant for the same request still usable then is kept. False with too many grants.
 func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest string, est bound.Estimate,
 	sent func(videov1alpha1.BudgetReservation) bool, wait time.Duration) bool {
 	now := g.clock.Now()
@@ -176,9 +169,8 @@ func (g *Guard) grantOf(uid types.UID) (attempt string, payAt time.Time) {
 	return "", time.Time{}
 }
 
-// takeGrant reports whether the budget, as the cache shows it, holds the reservation written ahead
-// for this request, so the render pays without a write. The grant is spent either way: a write of
-// it still queued writes nothing, and the render reserves the ordinary way.
+// takeGrant reports whether the cached budget holds the reservation written ahead for this request:
+// the render pays without a write. The grant is spent either way (a queued write of it is void).
 func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, attempt, digest string, est bound.Estimate) (Decision, bool) {
 	gs := &g.grants
 	gs.mu.Lock()
@@ -197,7 +189,7 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 	i := slices.IndexFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
 		return r.UID == string(obj.GetUID()) && r.AttemptID == attempt && r.JobID == ""
 	})
-	var outcome string
+	outcome, now := "", g.clock.Now()
 	switch {
 	case gr == nil:
 		outcome = GrantNone
@@ -207,17 +199,18 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 		outcome = GrantUnwritten
 	case i < 0 || spent.request != (request{kind, attempt, digest, est}):
 		outcome = GrantChanged
-	case !inWindow(g.clock.Now(), b.Status.Reservations[i].ReservedAt.Time, within):
+	case now.Before(b.Status.Reservations[i].ReservedAt.Time) || !now.Before(b.Status.Reservations[i].ReservedAt.Add(within)):
+		// Earlier, its job would not count as recorded since it; later, the controller may release it.
 		outcome = GrantChanged
 	case unfolded(b, obj):
 		outcome = GrantChanged // the ended job is folded first, in the ordinary way's write
 	case g.noRoomNow(b, kind, obj.GetUID(), est):
 		outcome = GrantRefused // a limit lowered since, or the ledger failing
 	default:
-		g.observeGrant(GrantUsed)
+		g.observer.ObserveGrant(GrantUsed)
 		return Decision{Budgeted: true}, true
 	}
-	g.observeGrant(outcome)
+	g.observer.ObserveGrant(outcome)
 	return Decision{}, false
 }
 
@@ -227,8 +220,8 @@ func newerCopy(rv, than string) bool {
 	return err == nil && order > 0
 }
 
-// noRoomNow reports whether the budget, less the render's own reservation, has no room for it, or
-// its ledger cannot be written: a limit may have been lowered since the reservation was written.
+// noRoomNow reports whether the budget, less the render's own reservation, has no room for it (a
+// limit lowered since), or its ledger cannot be written.
 func (g *Guard) noRoomNow(b *videov1alpha1.VideoBudget, kind string, uid types.UID, est bound.Estimate) bool {
 	if g.ledgers.failure(b.Namespace) != nil {
 		return true

@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -35,22 +36,17 @@ import (
 	"github.com/videoops/video-operator/internal/bound"
 )
 
-// The spend guard reserves room under the namespace's VideoBudget (named "default"; without one,
-// and without a ledger of the current period, the namespace is not limited) before a paid
-// submission, in the namespace's ledger (ledger.go): a lost lock reads it again and decides again,
-// so concurrent submissions never overrun a limit. One submission's writes, in order
-// (docs/architecture.md "Never pay twice"): 1. the reservation {uid, attempt}, counted at once;
-// 2. the object's in-flight record; 3. the paid call and the job id; 4. the next write folds the
-// job: the reservation becomes usage (fold.go). A crash between 1 and 2 leaves a reservation
-// without a submission: the VideoBudget controller releases it once older than its grace and the
-// object shows no such attempt, and charges it when the object is gone (it may have been sent).
+// One submission's writes, in order (docs/architecture.md "Never pay twice"): 1. the reservation
+// {uid, attempt} in the ledger; 2. the object's in-flight record; 3. the paid call and the job id;
+// 4. a later write folds the job (fold.go). A crash between 1 and 2 leaves a reservation without a
+// submission: the VideoBudget controller releases it past its grace when the object shows no such
+// attempt, and charges it when the object is gone (it may have been sent).
 
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videobudgets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=video.videoops.io,resources=videobudgets/status,verbs=get;update;patch
 
-// maxReservations and maxChargedJobs bound the state's lists (the view's API allows 256 charged
-// jobs; their ids matter only where no pending reservation tells). WriteTries bounds the reads
-// again after lost locks of one write.
+// maxReservations and maxChargedJobs bound the state's lists (charged ids matter only where no
+// pending reservation tells); WriteTries bounds the decisions again after lost locks of one write.
 const (
 	maxReservations = 1000
 	maxChargedJobs  = 64
@@ -66,19 +62,18 @@ type Guard struct {
 	writers  budgetWriters
 	ledgers  *Ledgers
 	grants   grants
-	observer WriteObserver
+	observer Metrics
 	started  time.Time // this process's start (countRunning)
 }
 
-// New returns the spend guard. c writes and reads from its cache; reader reads from the API
-// server; ledgers are shared with the VideoBudget reconciler. A write that does not get its turn
-// within writeTimeout returns ErrBusy rather than hold a worker.
+// New returns the spend guard: c writes and reads the cache, reader the API server; ledgers are
+// shared with the VideoBudget reconciler. A write without its turn within writeTimeout is ErrBusy.
 func New(c client.Client, reader client.Reader, clk clock.Clock, writeTimeout time.Duration, ledgers *Ledgers) *Guard {
 	if ledgers == nil {
 		ledgers = NewLedgers("")
 	}
 	return &Guard{client: c, reader: reader, clock: clk, writers: budgetWriters{timeout: writeTimeout}, ledgers: ledgers, started: clk.Now(),
-		observer: noWrites{}}
+		observer: noMetrics{}}
 }
 
 var errNoBudget = errors.New("the namespace has no VideoBudget")
@@ -98,11 +93,9 @@ var ErrBusy = errors.New("the VideoBudget kept changing during the write; trying
 const maxBudgetSlots = 256
 
 // budgetWriters takes this process's writes of each namespace in turn, each from the ledger as the
-// previous one left it: another read per write would cost the API server, and the cache sees
-// this process's own writes late.
+// previous one left it: the cache sees this process's own writes late, and a read per write costs.
 type budgetWriters struct {
-	// timeout bounds the wait for a turn: a status write's time.
-	timeout time.Duration
+	timeout time.Duration // bounds the wait for a turn: a status write's time
 	mu      sync.Mutex
 	slots   map[string]*budgetSlot
 }
@@ -111,8 +104,8 @@ type budgetSlot struct {
 	ns string
 	// turn is held by the write in progress; a channel, so a cancelled context stops waiting.
 	turn chan struct{}
-	// ledger is the namespace's ledger as this process last wrote it, or nil (then read it); view
-	// the budget as this process's last view write left it (writeView).
+	// ledger is the ledger as this process last wrote it (nil: read it); view the budget as its
+	// last view write left it (writeView).
 	ledger *stored
 	view   *videov1alpha1.VideoBudget
 	// users hold or wait for the turn: a slot in use, or with changes queued, is never dropped.
@@ -154,22 +147,18 @@ func (w *budgetWriters) dropIdleLocked() {
 	}
 }
 
-// Decision is the outcome of a reservation: room was reserved (or there is no budget), or
-// the object waits.
+// Decision is the outcome of a reservation: room reserved (or no budget), or the object waits.
 type Decision struct {
-	// Wait is set when the object must not submit now; Limit and Message say why.
-	Wait    bool
-	Limit   videov1alpha1.BudgetLimit
-	Message string
-	// ResetAt is the end of the period, when the limits reached make room again; zero when unknown.
-	ResetAt  time.Time
+	Wait     bool // the object must not submit now; Limit and Message say why
+	Limit    videov1alpha1.BudgetLimit
+	Message  string
+	ResetAt  time.Time // the period's end, when the limits reached make room again; zero: unknown
 	Budgeted bool
 }
 
-// reserve holds room for attempt of obj; digest is the approved preview it pays for. A
-// reservation the object already holds is replaced when its attempt did not reach the service,
-// so a retried attempt never takes room twice; one that sent reports is counted as used (a
-// resubmission confirmed after an unknown outcome may pay twice, and the budget says so).
+// reserve holds room for attempt of obj, paying for preview digest. The object's earlier
+// reservation is replaced when its attempt did not reach the service; one that sent reports is
+// counted as used (a resubmission confirmed after an unknown outcome may pay twice).
 func (g *Guard) reserve(ctx context.Context, kind string, obj client.Object, attempt, digest string, est bound.Estimate,
 	sent func(videov1alpha1.BudgetReservation) bool) (Decision, error) {
 	var d Decision
@@ -183,7 +172,7 @@ func (g *Guard) reserve(ctx context.Context, kind string, obj client.Object, att
 		return g.withoutBudget(ctx, obj.GetNamespace())
 	}
 	if lerr := g.ledgers.failure(obj.GetNamespace()); err != nil && lerr != nil && failing {
-		// Not a passing error: the object says why it waits (fail closed), and tries again.
+		// Not a passing error: the object waits and says why (fail closed).
 		return Decision{Wait: true, Budgeted: true, Message: ledgerMessage(lerr)}, nil
 	}
 	return d, err
@@ -203,7 +192,7 @@ func (g *Guard) reserveChange(b *videov1alpha1.VideoBudget, kind string, obj cli
 			// It may have created a job whose end is never read here: its estimate stands for
 			// it, written whatever is decided next (the controller would release it as unsent).
 			countUsed(b, r, time.Time{})
-			addUsage(b, estimateUsage(r))
+			addUsageAt(b, estimateUsage(r), time.Time{})
 			counted = true
 		}
 	}
@@ -264,15 +253,13 @@ func ledgerMessage(err error) string {
 		"until it can: the manager's namespace must exist and the manager's Role there must allow writing ConfigMaps", err)
 }
 
-// withoutBudget decides for a namespace without a VideoBudget: not limited, unless its ledger
-// keeps the limits of a budget deleted in this period. A replace (delete, then create) must
-// release nothing in between; the platform removes the limits on purpose by deleting the ledger.
+// withoutBudget decides for a namespace without a VideoBudget: not limited, unless its ledger keeps
+// the limits of a budget deleted in this period (a replace releases nothing in between).
 func (g *Guard) withoutBudget(ctx context.Context, ns string) (Decision, error) {
 	if err := g.ledgers.failure(ns); err != nil {
-		// Fail closed: a ledger this process could not write may have had to keep the limits of
-		// a budget just deleted. One that exists tells (holds); one that does not, once it could
-		// be written, keeps none.
-		if _, rv, rerr := g.ledgers.read(ctx, g.reader, ns); rerr != nil || rv == "" && !g.ledgers.writable(ctx, g.client, ns) {
+		// Fail closed: the ledger not written may have had to keep a deleted budget's limits.
+		// One that exists tells (holds); an absent one that could be written keeps none.
+		if _, at, rerr := readLedgerAt(ctx, g.reader, g.ledgers.at(ns)); rerr != nil || at.rv == "" && !g.ledgers.writable(ctx, g.client, ns) {
 			return Decision{Wait: true, Message: ledgerMessage(err)}, rerr
 		}
 	}
@@ -303,10 +290,9 @@ func (g *Guard) cachedBudget(ctx context.Context, ns string) (*videov1alpha1.Vid
 
 // Release gives back the reservation of an attempt that certainly created no job.
 func (g *Guard) Release(ctx context.Context, ns string, uid types.UID, attempt string) error {
-	err := g.mutateBudget(ctx, ns, ChangeRelease, func(b *videov1alpha1.VideoBudget) bool {
-		return takeReservation(b, string(uid), attempt, false)
-	})
-	return ignoreNoBudget(err)
+	return ignoreNoBudget(g.mutateBudget(ctx, ns, ChangeRelease, func(b *videov1alpha1.VideoBudget) bool {
+		return release(b, string(uid), attempt)
+	}))
 }
 
 // countUsed counts res's submission as used in the period its job was recorded in (recordedAt;
@@ -319,30 +305,22 @@ func countUsed(b *videov1alpha1.VideoBudget, r videov1alpha1.BudgetReservation, 
 	}
 }
 
-// takeReservation removes the reservation of uid and attempt, counting it as used when charge is
-// set. It reports whether there was one.
-func takeReservation(b *videov1alpha1.VideoBudget, uid, attempt string, charge bool) bool {
-	for i, r := range b.Status.Reservations {
-		if r.UID != uid || r.AttemptID != attempt {
-			continue
-		}
-		b.Status.Reservations = append(b.Status.Reservations[:i:i], b.Status.Reservations[i+1:]...)
-		if charge {
-			countUsed(b, r, time.Time{})
-		}
-		return true
-	}
-	return false
+// release removes the reservation of uid and attempt, and reports whether there was one.
+func release(b *videov1alpha1.VideoBudget, uid, attempt string) bool {
+	n := len(b.Status.Reservations)
+	b.Status.Reservations = slices.DeleteFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
+		return r.UID == uid && r.AttemptID == attempt
+	})
+	return len(b.Status.Reservations) < n
 }
 
-// JobCharge is the charge of an ended job: the one change every charge makes (change), the
-// fold's and Charge's. A render's job holds a pending reservation until its charge posts it;
-// once the reservation is gone the charge was made, and is not made again
+// JobCharge is the charge of an ended job, the fold's and Charge's alike (change). A job holds a
+// pending reservation until its charge posts it; once it is gone the charge was made
 // (docs/spend-guard.md, "Durable, and folded from facts").
 type JobCharge struct {
 	JobID string
-	// UID is the object's. With Attempt (the submission that created the job) or Since (when the
-	// object recorded it), it finds the object's reservation before its job's fold.
+	// UID, with Attempt (the job's submission) or Since (when it was recorded), finds the
+	// object's reservation before its job's fold.
 	UID     types.UID
 	Attempt string
 	Since   time.Time
@@ -350,11 +328,8 @@ type JobCharge struct {
 	Seconds    int64
 	Credits    *resource.Quantity
 	Unreported bool
-	// Estimate charges the reservation's estimate (or Seconds without one): the job's end will
-	// never be read.
-	Estimate bool
-	// EndedAt is when the end was recorded (zero: now): its cost counts in that period.
-	EndedAt time.Time
+	Estimate   bool      // charge the reservation's estimate (or Seconds): the end will never be read
+	EndedAt    time.Time // when the end was recorded (zero: now): its cost counts in that period
 }
 
 // ChargeOf is the charge of obj's current job; the caller adds what it cost.
@@ -392,8 +367,7 @@ func (c JobCharge) change(b *videov1alpha1.VideoBudget) bool {
 	}
 	if secs <= 0 && (c.Credits == nil || c.Credits.IsZero()) && !c.Unreported {
 		if i >= 0 {
-			// A failed job, posted for nothing: remembered, so that no later reservation of
-			// its render is taken for it (paidWith).
+			// A failed job posted for nothing, remembered: no later reservation is taken for it.
 			postJob(b, c.JobID)
 		}
 		return i >= 0
@@ -402,9 +376,8 @@ func (c JobCharge) change(b *videov1alpha1.VideoBudget) bool {
 	return true
 }
 
-// pending is the index of the reservation c posts: its job's, or before the job's fold its
-// render's attempt's (one reserved after the job was recorded is the next submission's); -1 when
-// there is none.
+// pending is the index of the reservation c posts: its job's, or before the fold its attempt's
+// (one reserved after the job was recorded is the next submission's); -1 when none.
 func (c JobCharge) pending(b *videov1alpha1.VideoBudget) int {
 	found := -1
 	for i, r := range b.Status.Reservations {
@@ -427,12 +400,7 @@ func (c JobCharge) posted(b *videov1alpha1.VideoBudget) bool {
 
 // charged reports whether jobID is among the latest maxChargedJobs charged.
 func charged(b *videov1alpha1.VideoBudget, jobID string) bool {
-	for _, id := range b.Status.ChargedJobs {
-		if id == jobID {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(b.Status.ChargedJobs, jobID)
 }
 
 // chargeJobAt adds a job's cost to the usage of the period that contains endedAt (zero: now).

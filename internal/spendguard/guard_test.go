@@ -79,7 +79,7 @@ func TestRollPeriod(t *testing.T) {
 	if b.Status.PeriodEnd == nil || !b.Status.PeriodEnd.Equal(ptr.To(metav1.NewTime(time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)))) {
 		t.Fatalf("periodEnd %v", b.Status.PeriodEnd)
 	}
-	addUsage(b, videov1alpha1.BudgetUsage{Renders: 3, RenderSeconds: 90})
+	addUsageAt(b, videov1alpha1.BudgetUsage{Renders: 3, RenderSeconds: 90}, time.Time{})
 	b.Status.ChargedJobs = []string{"j1"}
 	b.Status.Reservations = []videov1alpha1.BudgetReservation{{Kind: "VideoRender", Name: "a", UID: "u", AttemptID: "x"}}
 
@@ -110,12 +110,12 @@ func TestAPeriodChangedTwiceKeepsWhatItsChargesSay(t *testing.T) {
 	thursday := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	b := &videov1alpha1.VideoBudget{Spec: videov1alpha1.VideoBudgetSpec{Period: videov1alpha1.BudgetPeriodMonthly}}
 	RollPeriod(b, thursday)
-	addUsage(b, videov1alpha1.BudgetUsage{Renders: 4, RenderSeconds: 600})
+	addUsageAt(b, videov1alpha1.BudgetUsage{Renders: 4, RenderSeconds: 600}, time.Time{})
 	b.Spec.Period = videov1alpha1.BudgetPeriodWeekly
 	RollPeriod(b, thursday.Add(time.Hour))
 	monday := thursday.AddDate(0, 0, 4)
 	RollPeriod(b, monday)
-	addUsage(b, videov1alpha1.BudgetUsage{Renders: 1, RenderSeconds: 60})
+	addUsageAt(b, videov1alpha1.BudgetUsage{Renders: 1, RenderSeconds: 60}, time.Time{})
 	if b.Status.Used.Renders != 1 {
 		t.Fatalf("the new week used %d renders, want 1", b.Status.Used.Renders)
 	}
@@ -159,18 +159,18 @@ func TestReachedLimits(t *testing.T) {
 	}
 }
 
-func TestTakeReservation(t *testing.T) {
+func TestReleaseTakesOnlyThatAttemptsReservation(t *testing.T) {
 	b := &videov1alpha1.VideoBudget{}
 	b.Status.Reservations = []videov1alpha1.BudgetReservation{
 		{Kind: "VideoRender", UID: "a", AttemptID: "1"}, {Kind: kindStoryboard, UID: "b", AttemptID: "2"}, {Kind: "VideoRender", UID: "c", AttemptID: "3"},
 	}
-	if takeReservation(b, "a", "other", true) {
-		t.Fatal("took the reservation of another attempt")
+	if release(b, "a", "other") || len(b.Status.Reservations) != 3 {
+		t.Fatal("released the reservation of another attempt")
 	}
-	if !takeReservation(b, "b", "2", true) || b.Status.Used.Previews != 1 || len(b.Status.Reservations) != 2 {
-		t.Fatalf("settling a preview: %+v", b.Status)
+	if !release(b, "b", "2") || b.Status.Used.Previews != 0 || len(b.Status.Reservations) != 2 {
+		t.Fatalf("releasing a preview counted it, or kept it: %+v", b.Status)
 	}
-	if !takeReservation(b, "a", "1", false) || b.Status.Used.Renders != 0 || len(b.Status.Reservations) != 1 || b.Status.Reservations[0].UID != "c" {
+	if !release(b, "a", "1") || b.Status.Used.Renders != 0 || len(b.Status.Reservations) != 1 || b.Status.Reservations[0].UID != "c" {
 		t.Fatalf("releasing a render: %+v", b.Status)
 	}
 }

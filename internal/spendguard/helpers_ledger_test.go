@@ -98,3 +98,9 @@ func (h *batchHarness) setState(t *testing.T, b *videov1alpha1.VideoBudget) erro
 	h.g.learn(b.Namespace, rv, nil, nil)
 	return nil
 }
+
+// read reads tenant's ledger and its resourceVersion (empty when there is none).
+func (s *Ledgers) read(ctx context.Context, r client.Reader, tenant string) (*ledger, string, error) {
+	l, at, err := readLedgerAt(ctx, r, s.at(tenant))
+	return l, at.rv, err
+}

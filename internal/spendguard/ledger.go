@@ -43,16 +43,14 @@ import (
 	"github.com/videoops/video-operator/internal/bound"
 )
 
-// The ledger is a namespace's usage and reservations: the state every money decision is made on,
-// in a ConfigMap no object owns, in the manager's namespace where tenants cannot write (a tenant
-// that could delete it would reset its month: docs/architecture.md "Records that outlive a
-// version"). Decisions are written to it under its resourceVersion before anything is paid on
-// them; the VideoBudget's status is a view written after. So a budget deleted, created again or
-// restored, with or without status, shows the ledger and merges nothing; a second manager by
-// mistake loses its lock and decides again; a ledger that cannot be written admits nothing. While
-// no budget exists a ledger of the current period keeps its limits: deleting it is how the
-// platform removes them. An older manager's state (its budget's status, with a copy here or, older
-// still, LedgerConfigMapName in the tenant's namespace) is migrated once (migrate).
+// The ledger is a namespace's usage and reservations, the state every money decision is made on: a
+// ConfigMap no object owns, in the manager's namespace where tenants cannot write (one that could
+// delete it would reset its month: docs/architecture.md "Records that outlive a version").
+// Decisions are written to it under its resourceVersion before anything is paid on them; the
+// VideoBudget's status is a view written after. So a budget deleted or restored, with or without
+// status, merges nothing; a second manager by mistake loses its lock; a ledger that cannot be
+// written admits nothing. With no budget, a ledger of the current period keeps its limits until
+// the platform deletes it. An older manager's state is migrated once (migrate).
 
 // The Role for the ledgers is config/rbac/ledger_role.yaml, in the manager's namespace; the one
 // cluster-wide right is reading the old ledgers, by name, for the migration:
@@ -81,10 +79,8 @@ type ledger struct {
 	ChargedJobs     []string                          `json:"chargedJobs,omitempty"`
 	ChargeCount     int64                             `json:"chargeCount,omitempty"`
 	RunningReserved bool                              `json:"runningReserved,omitempty"`
-	// Seq counts the writes: a ledger whose count went back was restored or edited (load).
-	Seq int64 `json:"seq,omitempty"`
-	// BudgetUID is the budget whose status shows it, the last that existed.
-	BudgetUID string `json:"budgetUID,omitempty"`
+	Seq             int64                             `json:"seq,omitempty"`       // counts the writes: one that went back was restored (load)
+	BudgetUID       string                            `json:"budgetUID,omitempty"` // the budget whose status shows it, the last that existed
 }
 
 func ledgerOf(b *videov1alpha1.VideoBudget) ledger {
@@ -94,16 +90,15 @@ func ledgerOf(b *videov1alpha1.VideoBudget) ledger {
 		RunningReserved: st.RunningReserved, BudgetUID: string(b.UID)}
 }
 
-// stored is a ledger as this process read or wrote it: its ConfigMap's resourceVersion (empty:
-// none yet) and uid (one deleted and created again is another ledger).
+// stored is a ledger as this process read or wrote it, with its ConfigMap's resourceVersion
+// (empty: none yet) and uid (one created again is another ledger).
 type stored struct {
 	l   ledger
 	rv  string
 	uid types.UID
 }
 
-// working is the budget live (nil: the namespace has none) with l as its status: what a write
-// changes, then its view.
+// working is the budget live (nil: none) with l as its status: what a write changes, then shows.
 func working(tenant string, live *videov1alpha1.VideoBudget, l *ledger) *videov1alpha1.VideoBudget {
 	b := live.DeepCopy()
 	if b == nil {
@@ -134,16 +129,12 @@ func changed(b *videov1alpha1.VideoBudget, from *stored) bool {
 
 // Ledgers are the namespaces' ledgers in the manager's namespace.
 type Ledgers struct {
-	// Namespace is the manager's own namespace.
-	Namespace string
+	Namespace string // the manager's own namespace
 
-	mu sync.Mutex
-	// free: namespaces whose ledger holds no limits, until when that answer stands (holds).
-	free map[string]time.Time
-	// failed: namespaces whose last ledger write failed, which admit nothing (fail closed).
-	failed map[string]error
-	// wake queues a look at a namespace's budget in the VideoBudget controller (Source).
-	wake func(tenant string, after time.Duration)
+	mu     sync.Mutex
+	free   map[string]time.Time                     // namespaces whose ledger holds no limits, until when (holds)
+	failed map[string]error                         // namespaces whose last ledger write failed: they admit nothing
+	wake   func(tenant string, after time.Duration) // queues a look at a budget in the VideoBudget controller (Source)
 }
 
 // NewLedgers returns the ledgers kept in namespace ns (DefaultLedgerNamespace when empty).
@@ -151,9 +142,8 @@ func NewLedgers(ns string) *Ledgers {
 	return &Ledgers{Namespace: cmp.Or(ns, DefaultLedgerNamespace), free: map[string]time.Time{}, failed: map[string]error{}}
 }
 
-// Source is the VideoBudget controller's source of wake-ups (a ledger that starts or stops
-// failing, changes queued that come due, a view not written): requests in its workqueue, which
-// keeps their delay. A timer never writes; the reconcile does.
+// Source is the VideoBudget controller's wake-ups (a ledger that starts or stops failing, changes
+// that come due, a view not written): its workqueue keeps their delay, and its reconcile writes.
 func (s *Ledgers) Source() source.Source {
 	return source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		s.mu.Lock()
@@ -182,7 +172,7 @@ func (s *Ledgers) failure(tenant string) error {
 }
 
 // noteWrite records the outcome of a write of tenant's ledger; a first failure, and the first
-// success after, wake the controller, whose status says whether anything is paid.
+// success after, wake the controller, whose view says whether anything is paid.
 func (s *Ledgers) noteWrite(tenant string, err error) {
 	s.mu.Lock()
 	first := (err != nil) == (s.failed[tenant] == nil)
@@ -198,9 +188,8 @@ func (s *Ledgers) noteWrite(tenant string, err error) {
 	}
 }
 
-// writable reports whether tenant's ledger, absent, could be created (a dry run: the limits it
-// would keep are gone), and clears a failure when it could: the namespace is no longer stopped
-// for a ledger nobody will write.
+// writable reports whether tenant's absent ledger could be created (a dry run), and then clears
+// its failure: no limits are kept, and nothing waits for a ledger nobody will write.
 func (s *Ledgers) writable(ctx context.Context, c client.Client, tenant string) bool {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name(tenant)}}
 	if err := c.Create(ctx, cm, client.DryRunAll); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -213,9 +202,8 @@ func (s *Ledgers) writable(ctx context.Context, c client.Client, tenant string) 
 // Name is the name of tenant's ledger.
 func (s *Ledgers) Name(tenant string) string { return videov1alpha1.LedgerConfigMapPrefix + tenant }
 
-// errMoved is a ledger write that lost its lock: the writer reads the ledger again and decides
-// again. errDeleted is one whose ledger was deleted: this process's copy is no later copy of the
-// one that may be created again.
+// errMoved is a ledger write that lost its lock: the writer reads and decides again. errDeleted:
+// the ledger was deleted, and this process's copy is no later copy of one created again.
 var (
 	errMoved   = errors.New("the budget ledger changed since it was read")
 	errDeleted = fmt.Errorf("%w: deleted", errMoved)
@@ -253,10 +241,9 @@ func (s *Ledgers) store(ctx context.Context, c client.Client, tenant string, l l
 	return &stored{l: written, rv: cm.ResourceVersion, uid: cm.UID}, err
 }
 
-// read reads tenant's ledger and its resourceVersion (empty when there is none).
-func (s *Ledgers) read(ctx context.Context, r client.Reader, tenant string) (l *ledger, rv string, err error) {
-	l, at, err := readLedgerAt(ctx, r, types.NamespacedName{Namespace: s.Namespace, Name: s.Name(tenant)})
-	return l, at.rv, err
+// at is where tenant's ledger is.
+func (s *Ledgers) at(tenant string) types.NamespacedName {
+	return types.NamespacedName{Namespace: s.Namespace, Name: s.Name(tenant)}
 }
 
 // readLedgerAt reads a ledger and where it is; nil when there is none, or it cannot be decoded (a
@@ -278,15 +265,14 @@ func readLedgerAt(ctx context.Context, r client.Reader, at types.NamespacedName)
 }
 
 // load is the namespace's state as a working copy of its budget live (nil: none), and the ledger
-// it comes from: known, this process's last copy, unless fresh; else the ledger read with r,
-// migrated when an older manager kept it or there is none beside a budget. b is nil when there is
-// neither budget nor ledger: the namespace is not limited.
+// it comes from: known, this process's last copy, unless fresh; else read with r, and migrated
+// when an older manager kept it or none is beside a budget. b is nil without budget and ledger.
 func (s *Ledgers) load(ctx context.Context, c client.Client, r client.Reader, tenant string, live *videov1alpha1.VideoBudget,
 	known *stored, fresh bool, now, started time.Time) (b *videov1alpha1.VideoBudget, from *stored, err error) {
 	if known != nil && !fresh {
 		return working(tenant, live, &known.l), known, nil
 	}
-	l, where, err := readLedgerAt(ctx, r, types.NamespacedName{Namespace: s.Namespace, Name: s.Name(tenant)})
+	l, where, err := readLedgerAt(ctx, r, s.at(tenant))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -302,9 +288,8 @@ func (s *Ledgers) load(ctx context.Context, c client.Client, r client.Reader, te
 		return b, from, err
 	}
 	from.l = *l
-	// A ledger that went back (restored from an older backup, edited by hand) is brought up to a
-	// later copy of the same ConfigMap this process wrote (more writes: it is the state, whole),
-	// or to the usage the budget shows: never less than was decided.
+	// A ledger that went back (restored from a backup, edited by hand) is brought up to this
+	// process's later copy of the same ConfigMap (whole), or to the usage its view shows.
 	if known != nil && known.uid == where.uid && known.l.Seq > l.Seq {
 		logf.FromContext(ctx).Info("The budget's ledger went back (restored from an older backup, or edited by hand); writing the later copy again",
 			"namespace", tenant, "writes", l.Seq, "later", known.l.Seq)
@@ -325,8 +310,7 @@ func (s *Ledgers) load(ctx context.Context, c client.Client, r client.Reader, te
 }
 
 // holds reports whether tenant's ledger keeps the limits of a budget deleted in the current
-// period, and the period's end. Every paid submission without a budget asks: a free answer is
-// kept for freeTTL, so that unguarded renders do not each cost an API read.
+// period, and its end. A free answer is kept for freeTTL: unguarded renders cost no read each.
 func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now time.Time) (bool, time.Time, error) {
 	s.mu.Lock()
 	cached := time.Now().Before(s.free[tenant])
@@ -334,7 +318,7 @@ func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now
 	if cached {
 		return false, time.Time{}, nil
 	}
-	l, _, err := s.read(ctx, r, tenant)
+	l, _, err := readLedgerAt(ctx, r, s.at(tenant))
 	if err != nil {
 		return false, time.Time{}, err
 	}
@@ -414,9 +398,9 @@ func MergeLedger(b *videov1alpha1.VideoBudget, l *ledger, now time.Time) bool {
 }
 
 // migrate builds the state of a namespace whose ledger an older manager kept (l; nil: none). A
-// budget that had merged it kept the state in its status (l was a copy written after it); one
-// that had not merges the two (or the oldest managers' ledger, in its namespace) and rebuilds the
-// reservations in flight from the objects. Without a budget, l is the state.
+// budget that had merged it kept the state in its status; one that had not merges the two (or the
+// oldest managers' ledger, in the tenant's namespace) and rebuilds the reservations in flight.
+// Without a budget, l is the state.
 func migrate(ctx context.Context, c client.Client, r client.Reader, s *Ledgers, tenant string, live *videov1alpha1.VideoBudget, l *ledger,
 	now, started time.Time) (*videov1alpha1.VideoBudget, error) {
 	if live == nil {
@@ -435,8 +419,8 @@ func migrate(ctx context.Context, c client.Client, r client.Reader, s *Ledgers, 
 				return nil, err
 			}
 		}
-		// Either copy may be the older: the reservations of one certainly earlier are dropped
-		// (they may have been posted since); where neither is, each is checked against its object.
+		// The reservations of a copy certainly earlier are dropped (they may have been posted
+		// since); where neither is, each is checked against its object.
 		own := ledgerOf(b)
 		switch {
 		case laterCopy(l, &own):

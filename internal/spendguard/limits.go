@@ -17,6 +17,7 @@ limitations under the License.
 package spendguard
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -49,10 +50,7 @@ func PeriodBounds(p videov1alpha1.BudgetPeriod, now time.Time) (start, end time.
 
 // periodOf is spec.period with its default.
 func periodOf(b *videov1alpha1.VideoBudget) videov1alpha1.BudgetPeriod {
-	if b.Spec.Period == "" {
-		return videov1alpha1.BudgetPeriodMonthly
-	}
-	return b.Spec.Period
+	return cmp.Or(b.Spec.Period, videov1alpha1.BudgetPeriodMonthly)
 }
 
 // periods are the kinds of period, each with a usage window in the budget's status.
@@ -79,8 +77,8 @@ func RollPeriod(b *videov1alpha1.VideoBudget, now time.Time) {
 	st.PeriodEnd = &metav1.Time{Time: end}
 }
 
-// rollWindows moves each usage window to the one that contains now, never back (a change on a
-// deleted budget's copy, a clock behind). Windows new to an old budget start at its period's usage.
+// rollWindows moves each usage window to the one that contains now, never back (a clock behind).
+// Windows new to an old budget start at its period's usage.
 func rollWindows(b *videov1alpha1.VideoBudget, now time.Time) {
 	st := &b.Status
 	carried := videov1alpha1.BudgetUsage{}
@@ -141,28 +139,19 @@ func window(b *videov1alpha1.VideoBudget, p videov1alpha1.BudgetPeriod) *videov1
 	return &b.Status.Windows[len(b.Status.Windows)-1]
 }
 
-// addUsage adds d to the period's usage and to each usage window: the one place usage grows.
-func addUsage(b *videov1alpha1.VideoBudget, d videov1alpha1.BudgetUsage) {
-	addTo(&b.Status.Used, d)
-	for i := range b.Status.Windows {
-		addTo(&b.Status.Windows[i].Used, d)
-	}
-}
-
-// addUsageAt is addUsage for usage that belongs to time at (zero: now): it counts in no period or
-// window that starts after at (a roll-over since), nor in a period that ends before it (clock ahead).
+// addUsageAt adds d, usage that belongs to time at (zero: now), to the period's usage and to each
+// usage window, the one place usage grows: not to a period or window that starts after at (a
+// roll-over since), nor to a period that ends before it (a clock ahead).
 func addUsageAt(b *videov1alpha1.VideoBudget, d videov1alpha1.BudgetUsage, at time.Time) {
-	if at.IsZero() {
-		addUsage(b, d)
-		return
+	now := at.IsZero()
+	if !now {
+		rollWindows(b, at) // recorded by a clock ahead of this manager's: it counts in its window
 	}
-	// A fact recorded by a clock ahead of this manager's (another manager's) counts in its window.
-	rollWindows(b, at)
-	if st, end := b.Status.PeriodStart, b.Status.PeriodEnd; (st == nil || !at.Before(st.Time)) && (end == nil || at.Before(end.Time)) {
+	if st, end := b.Status.PeriodStart, b.Status.PeriodEnd; now || (st == nil || !at.Before(st.Time)) && (end == nil || at.Before(end.Time)) {
 		addTo(&b.Status.Used, d)
 	}
 	for i := range b.Status.Windows {
-		if w := &b.Status.Windows[i]; !at.Before(w.Start.Time) {
+		if w := &b.Status.Windows[i]; now || !at.Before(w.Start.Time) {
 			addTo(&w.Used, d)
 		}
 	}

@@ -16,24 +16,29 @@ limitations under the License.
 
 package spendguard
 
+import videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+
+// Metrics receives what the spend guard and the VideoBudget controller do (internal/metrics): each
+// budget's state after a reconcile and its deletion, each budget write by writer, cause and result,
+// the changes it carried, and the outcome of each render that came to pay on a grant (grant.go).
+type Metrics interface {
+	ObserveBudget(b *videov1alpha1.VideoBudget)
+	ForgetBudget(namespace string)
+	ObserveBudgetWrite(writer, cause, result string)
+	ObserveBudgetChanges(change string, n int)
+	ObserveGrant(result string)
+}
+
 // The kinds of changes of a budget, a fixed list so that the metrics' label sets stay bounded.
 const (
-	// ChangeReserve is a reservation written when its render came to pay.
-	ChangeReserve = "reserve"
-	// ChangeReserveAhead is one written ahead, while its render waited for its key's call budget.
-	ChangeReserveAhead = "reserve_ahead"
-	// ChangeFold is a recorded fact folded by a guard write (the controller's are ChangeController).
-	ChangeFold = "fold"
-	// ChangeCharge is the cost of an ended job whose end no status records (Guard.Charge).
-	ChangeCharge = "charge"
-	// ChangeGiveUp charges the estimate of a job whose end will not be read.
-	ChangeGiveUp = "give_up"
-	// ChangeRelease gives back a reservation whose attempt created no job.
-	ChangeRelease = "release"
-	// ChangeUninstall settles every reservation for an uninstall.
-	ChangeUninstall = "uninstall"
-	// ChangeController is a write of the VideoBudget controller.
-	ChangeController = "controller"
+	ChangeReserve      = "reserve"       // a reservation written when its render came to pay
+	ChangeReserveAhead = "reserve_ahead" // one written ahead, while its render waited for its call budget
+	ChangeFold         = "fold"          // a recorded fact folded by a guard write
+	ChangeCharge       = "charge"        // an ended job's cost no status records (Guard.Charge)
+	ChangeGiveUp       = "give_up"       // the estimate of a job whose end will not be read
+	ChangeRelease      = "release"       // a reservation whose attempt created no job, given back
+	ChangeUninstall    = "uninstall"     // every reservation settled for an uninstall
+	ChangeController   = "controller"    // a write of the VideoBudget controller
 )
 
 // Changes lists the change kinds, for initialising counters.
@@ -47,50 +52,29 @@ const (
 	WriteConflict    = "conflict"
 )
 
-// WriteObserver counts the budget writes, by writer and cause, and the changes each one carried.
-type WriteObserver interface {
-	ObserveBudgetWrite(writer, cause, result string)
-	ObserveBudgetChanges(change string, n int)
-}
-
 // The outcomes of a render that came to pay, for its reservation written ahead (grant.go).
 const (
-	// GrantUsed: it paid on its reservation written ahead, without a write of its own.
-	GrantUsed = "used"
-	// GrantNone: none was queued for it (it did not wait for its key's call budget).
-	GrantNone = "none"
-	// GrantUnwritten: one was queued and its write had not ended.
-	GrantUnwritten = "unwritten"
-	// GrantRefused: its write failed, or decided that the render waits.
-	GrantRefused = "refused"
-	// GrantChanged: another attempt or request, its render back too late, or an ended job unfolded.
-	GrantChanged = "changed"
+	GrantUsed      = "used"      // it paid on it, without a write of its own
+	GrantNone      = "none"      // none was queued (it did not wait for its call budget)
+	GrantUnwritten = "unwritten" // one was queued and its write had not ended
+	GrantRefused   = "refused"   // its write failed, or decided that the render waits
+	GrantChanged   = "changed"   // another attempt or request, back too late, or an end unfolded
 )
 
 // Grants lists the grant outcomes, for initialising counters.
 var Grants = []string{GrantUsed, GrantNone, GrantUnwritten, GrantRefused, GrantChanged}
 
-// GrantObserver counts the grant outcomes; a WriteObserver that is one receives them.
-type GrantObserver interface {
-	ObserveGrant(result string)
-}
+type noMetrics struct{}
 
-type noWrites struct{}
+func (noMetrics) ObserveBudget(*videov1alpha1.VideoBudget)  {}
+func (noMetrics) ForgetBudget(string)                       {}
+func (noMetrics) ObserveBudgetWrite(string, string, string) {}
+func (noMetrics) ObserveBudgetChanges(string, int)          {}
+func (noMetrics) ObserveGrant(string)                       {}
 
-func (noWrites) ObserveBudgetWrite(string, string, string) {}
-func (noWrites) ObserveBudgetChanges(string, int)          {}
-func (noWrites) ObserveGrant(string)                       {}
-
-// observeWrites makes the guard count its budget writes in o.
-func (g *Guard) observeWrites(o WriteObserver) {
-	if o != nil {
-		g.observer = o
-	}
-}
-
-// observeGrant counts one grant outcome.
-func (g *Guard) observeGrant(result string) {
-	if o, ok := g.observer.(GrantObserver); ok {
-		o.ObserveGrant(result)
+// observeWrites makes the guard count its budget writes in m.
+func (g *Guard) observeWrites(m Metrics) {
+	if m != nil {
+		g.observer = m
 	}
 }

@@ -46,23 +46,14 @@ import (
 	"github.com/videoops/video-operator/internal/bound"
 )
 
-// Reconciler keeps a VideoBudget's status current: it rolls the period over, settles the
-// reservations whose submission was interrupted, and sets the conditions and the budget metrics.
+// Reconciler is the VideoBudget controller: it rolls the period over, folds what objects recorded,
+// settles interrupted reservations and jobs of gone objects, and writes the view and conditions.
 type Reconciler struct {
 	ReconcilerOptions
-	writes WriteObserver // the guard's too
-	// goneReads is when each job of a gone render was last read (by id): a busy budget, looked at
-	// on each of its writes, reads each at most once per JobPoll.
+	// goneReads is when each job of a gone render was last read, by id: at most once per JobPoll.
 	goneReads sync.Map
 	unsent    unsentAttempts
 	started   time.Time // this process's start (countRunning)
-}
-
-// Observer receives each budget's state after a reconcile (the budget metrics), and the
-// namespaces whose budget is gone.
-type Observer interface {
-	ObserveBudget(b *videov1alpha1.VideoBudget)
-	ForgetBudget(namespace string)
 }
 
 // ReconcilerOptions configure the VideoBudget reconciler.
@@ -70,65 +61,52 @@ type ReconcilerOptions struct {
 	Client  client.Client // reads from the cache, writes budgets
 	Reader  client.Reader // reads the objects of interrupted reservations, uncached
 	Clock   clock.PassiveClock
-	Metrics Observer // may be nil
-	// Grace is how old a reservation must be before it is checked against its object: longer than
-	// a submission's in-flight write, paid call and job-id write together.
-	Grace time.Duration
-	// Recheck bounds the time between two looks at a budget.
-	Recheck time.Duration
-	// Retry is how soon a budget whose status write conflicted is looked at again.
-	Retry time.Duration
+	Metrics Metrics // the guard's too; may be nil
+	// Grace is how old a reservation is before it is checked against its object: longer than a
+	// submission's in-flight write, paid call and job-id write together.
+	Grace   time.Duration
+	Recheck time.Duration // bounds the time between two looks at a budget
+	Retry   time.Duration // how soon a look that lost its lock is made again
 	// Ledgers are the namespaces' ledgers (shared with the Guard); nil: in DefaultLedgerNamespace.
 	Ledgers *Ledgers
 	Guard   *Guard // this process's spend guard, whose reservations written ahead are kept; may be nil
-	// Jobs reads the end of a running job whose render is gone; nil charges such a job its
-	// reservation's estimate at once.
+	// Jobs reads the end of a running job whose render is gone; nil charges its estimate at once.
 	Jobs JobEnds
 	// JobDeadline bounds how long the reservation of such a job is held while its end cannot be
 	// read (its key gone or refused, the service failing); zero holds it until it can.
 	JobDeadline time.Duration
-	// JobPoll is how often such a job is read; zero is DefaultJobPoll.
-	JobPoll time.Duration
+	JobPoll     time.Duration // how often such a job is read; zero is DefaultJobPoll
 }
 
 // DefaultJobPoll is how often, by default, the end of a running job whose render is gone is read.
 const DefaultJobPoll = 30 * time.Second
 
-// JobEnds reads a job at the service for the VideoBudget controller, with the API key a
-// reservation recorded (ref nil: the default Secret).
+// JobEnds reads a job at the service with the API key a reservation recorded (nil: the default).
 type JobEnds interface {
 	JobEnd(ctx context.Context, namespace string, ref *videov1alpha1.SecretKeyRef, jobID string) (JobEnd, error)
 }
 
-// JobEnd is what the service says of a job: running, unknown to it, or ended (Completed, or
-// failed), with what it cost (nothing for a failed job).
+// JobEnd is what the service says of a job: running, unknown to it (its end will never be read),
+// or ended (Completed, or failed), with what it cost (nothing for a failed job).
 type JobEnd struct {
-	Running   bool
-	Completed bool
-	// Unknown is set when the service no longer knows the job: its end will never be read.
-	Unknown bool
-	Seconds int64
-	Credits *resource.Quantity
+	Running, Completed, Unknown bool
+	Seconds                     int64
+	Credits                     *resource.Quantity
 }
 
 // NewReconciler returns the VideoBudget reconciler.
 func NewReconciler(o ReconcilerOptions) *Reconciler {
 	if o.Metrics == nil {
-		o.Metrics = noObserver{}
+		o.Metrics = noMetrics{}
 	}
 	if o.Ledgers == nil {
 		o.Ledgers = NewLedgers("")
 	}
 	o.JobPoll = cmp.Or(o.JobPoll, DefaultJobPoll)
-	r := &Reconciler{ReconcilerOptions: o, writes: noWrites{}, started: o.Clock.Now()}
+	r := &Reconciler{ReconcilerOptions: o, started: o.Clock.Now()}
 	r.unsent.m = map[types.UID]goneState{}
-	if wo, ok := o.Metrics.(WriteObserver); ok {
-		r.writes = wo
-		if o.Guard != nil {
-			o.Guard.observeWrites(wo)
-		}
-	}
 	if o.Guard != nil {
+		o.Guard.observeWrites(o.Metrics)
 		o.Guard.setGrace(o.Grace)
 	}
 	return r
@@ -143,8 +121,7 @@ const (
 	CauseOther        = "other"
 )
 
-// controllerCause names what the controller's write of b (read as base) is for, the first that
-// applies: a new period, the ledger's takeover, settled reservations, conditions.
+// controllerCause names what the controller's write of b over base is for, the first that applies.
 func controllerCause(base, b *videov1alpha1.VideoBudget, adopted bool) string {
 	switch {
 	case !base.Status.PeriodEnd.Equal(b.Status.PeriodEnd):
@@ -161,11 +138,6 @@ func controllerCause(base, b *videov1alpha1.VideoBudget, adopted bool) string {
 	}
 }
 
-type noObserver struct{}
-
-func (noObserver) ObserveBudget(*videov1alpha1.VideoBudget) {}
-func (noObserver) ForgetBudget(string)                      {}
-
 // Reconcile is the whole reconcile of one VideoBudget: the namespace's state from its ledger,
 // rolled, folded and settled, written to the ledger under its lock, then the view and conditions.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -176,8 +148,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	live := &videov1alpha1.VideoBudget{}
 	if err := readBudget(ctx, r.Client, req.Namespace, live); apierrors.IsNotFound(err) || req.Name != videov1alpha1.VideoBudgetName {
-		// Admission refuses other names; an object created before the rule is ignored. A deleted
-		// budget's state stays in the ledger.
+		// Admission refuses other names (an older object is ignored); a deleted budget's state
+		// stays in the ledger.
 		if err != nil {
 			r.Metrics.ForgetBudget(req.Namespace)
 			r.Ledgers.forgetFree(req.Namespace)
@@ -193,13 +165,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if err == nil && from != nil && from == r.Guard.known(req.Namespace) &&
 		!equality.Semantic.DeepEqual(ledgerOf(live), ledgerOf(b)) {
-		// Decided on this process's copy without a write, and the view shows another state:
-		// another manager may have moved the ledger since. A view shows the ledger, not a stale copy.
+		// Decided on this process's copy without a write, and the view shows another state: another
+		// manager may have moved the ledger. The view shows the ledger, not a stale copy.
 		err = errMoved
 	}
 	if errors.Is(err, errMoved) {
-		// A reconciler reserved or charged meanwhile: decided again on the ledger as it is, this
-		// process's last copy kept to catch a ledger that went back (load).
+		// Decided again on the ledger as it is, this process's copy kept to catch one that went back.
 		b, from, polling, due, ledgerErr, err = r.look(ctx, live, now, true)
 	}
 	if errors.Is(err, errMoved) {
@@ -213,10 +184,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		cause := controllerCause(live, b, false)
 		switch err := patchBudgetStatus(ctx, r.Client, b, live); {
 		case err == nil:
-			r.writes.ObserveBudgetWrite(WriterController, cause, WriteWritten)
+			r.Metrics.ObserveBudgetWrite(WriterController, cause, WriteWritten)
 			r.Guard.learn(req.Namespace, "", nil, b)
 		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
-			r.writes.ObserveBudgetWrite(WriterController, cause, WriteConflict)
+			r.Metrics.ObserveBudgetWrite(WriterController, cause, WriteConflict)
 			return ctrl.Result{RequeueAfter: r.Retry}, nil
 		default:
 			return ctrl.Result{}, fmt.Errorf("writing the status of VideoBudget %s: %w", req.NamespacedName, err)
@@ -239,11 +210,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: after}, nil
 }
 
-// look decides the namespace's state at now: loaded (fresh: read from the API server), rolled,
-// folded and settled, and written to the ledger when it changed or the ledger was failing. It
-// returns the view to write (the ledger's state, or, when its write failed, what the ledger holds),
-// whether a job's end is polled, when a fact comes due, and the ledger's error; errMoved when the
-// write lost its lock.
+// look decides the namespace's state at now (fresh: read from the API server), written to the
+// ledger when it changed or the ledger was failing. It returns the view (what the ledger holds),
+// whether a job's end is polled, when a fact comes due, the ledger's error, or errMoved.
 func (r *Reconciler) look(ctx context.Context, live *videov1alpha1.VideoBudget, now time.Time, fresh bool) (
 	b *videov1alpha1.VideoBudget, from *stored, polling bool, due time.Time, ledgerErr, err error) {
 	ns := live.Namespace
@@ -270,7 +239,7 @@ func (r *Reconciler) look(ctx context.Context, live *videov1alpha1.VideoBudget, 
 	to, err := r.Ledgers.store(ctx, r.Client, ns, next(b, from), from.rv)
 	switch {
 	case errors.Is(err, errMoved):
-		r.writes.ObserveBudgetWrite(WriterController, cause, WriteConflict)
+		r.Metrics.ObserveBudgetWrite(WriterController, cause, WriteConflict)
 		return nil, from, false, due, nil, err
 	case err != nil:
 		// The view shows what the ledger holds, and why nothing is admitted.
@@ -280,7 +249,7 @@ func (r *Reconciler) look(ctx context.Context, live *videov1alpha1.VideoBudget, 
 		}
 		return b, from, polling, due, err, nil
 	}
-	r.writes.ObserveBudgetChanges(ChangeController, 1)
+	r.Metrics.ObserveBudgetChanges(ChangeController, 1)
 	r.Guard.learn(ns, from.rv, to, nil)
 	return b, from, polling, due, nil, nil
 }
@@ -309,16 +278,14 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 	return polling, nil
 }
 
-// settle decides one reservation: whether it is kept, and whether its job's end is polled. Past
-// the grace, one whose object is gone is charged (it may have been sent: the safe side), one whose
-// object shows no submission of that attempt and no job since is released.
+// settle decides one reservation: kept, and its job's end polled? Past the grace, one whose object
+// is gone is charged (it may have been sent), one whose object shows no such attempt is released.
 func (r *Reconciler) settle(ctx context.Context, b *videov1alpha1.VideoBudget, res *videov1alpha1.BudgetReservation,
 	now time.Time) (keep, poll bool, err error) {
 	log := logf.FromContext(ctx)
 	young := now.Sub(res.ReservedAt.Time) < r.Grace
 	obj := newHolder(res.Kind)
-	// From the cache, late but never wrong, when young or running: a busy budget, reconciled on each
-	// write, costs no API read per reservation. A render the cache shows gone is read again.
+	// From the cache, late but never wrong, when young or running: no API read per reservation.
 	reader := r.Reader
 	if young || res.JobID != "" {
 		reader = r.Client
@@ -329,8 +296,7 @@ func (r *Reconciler) settle(ctx context.Context, b *videov1alpha1.VideoBudget, r
 	}
 	if res.JobID != "" {
 		if gone {
-			// Deleted without its charge finalizer: its job's end is read here once the API server
-			// confirms (the cache may lag).
+			// Deleted without its charge finalizer, once the API server confirms: its end is read here.
 			obj = obj.DeepCopyObject().(client.Object)
 			if gone, err = readHolder(ctx, r.Reader, b.Namespace, *res, obj); err != nil {
 				return false, false, err
@@ -355,8 +321,7 @@ func (r *Reconciler) settle(ctx context.Context, b *videov1alpha1.VideoBudget, r
 	which := []any{"kind", res.Kind, "name", res.Name, "attempt", res.AttemptID}
 	if !gone {
 		st := videov1alpha1.JobStatusOf(obj)
-		// Young (one written ahead is reserved for its call: grant.go), in flight, or recorded a
-		// job (folded once foldAge old).
+		// Young (written ahead for its call: grant.go), in flight, or recorded a job (folded later).
 		if young || (st.Submission != nil && st.Submission.AttemptID == res.AttemptID) || recordedSince(st, *res) {
 			return true, false, nil
 		}
@@ -369,15 +334,14 @@ func (r *Reconciler) settle(ctx context.Context, b *videov1alpha1.VideoBudget, r
 		return true, false, nil // its job, named by its last state (objectGone), is read next
 	case deleted && last.inFlight != res.AttemptID && (last.recorded.IsZero() || !recordedFor(*res, last.recorded)):
 		// However young: an in-flight record written before the deletion is in its last state,
-		// and one written after failed, so nothing was sent (a reservation written ahead for a
-		// render deleted before it came back to pay).
+		// and one written after failed, so nothing was sent.
 		log.V(1).Info("Releasing the reservation of a deleted object whose last state shows it never sent", which...)
 		return false, false, nil
 	case young:
 		return true, false, nil
 	case (res.Unbounded || res.AICredits) && r.JobDeadline > 0 && now.Sub(res.ReservedAt.Time) < r.JobDeadline:
-		// Deleted, its finalizer stripped, while no manager ran, maybe after it recorded a job no
-		// write folded: a render that runs alone may still run. Held until the job deadline.
+		// Deleted, its finalizer stripped, while no manager ran, maybe after recording a job: a
+		// render that runs alone may still run. Held until the job deadline.
 		log.V(1).Info("Holding the room of a deleted object that may have a running job", which...)
 		return true, true, nil
 	}
@@ -386,9 +350,8 @@ func (r *Reconciler) settle(ctx context.Context, b *videov1alpha1.VideoBudget, r
 	return false, false, nil
 }
 
-// abandoned reports whether obj is being deleted without the charge finalizer: its controller
-// reads its job no more (a preview carries none; another finalizer may keep it for long), so the
-// job's end is read here.
+// abandoned reports whether obj is being deleted without the charge finalizer (a preview carries
+// none; another finalizer may keep it long): its controller reads its job no more.
 func abandoned(obj client.Object) bool {
 	return obj.GetDeletionTimestamp() != nil && !slices.Contains(obj.GetFinalizers(), videov1alpha1.FinalizerCharge)
 }
@@ -399,9 +362,8 @@ func chargeReserved(b *videov1alpha1.VideoBudget, res videov1alpha1.BudgetReserv
 	addUsageAt(b, estimateUsage(res), res.ReservedAt.Time)
 }
 
-// fillEstimate gives a render's reservation made by an older manager (no estimate; every one is
-// at least a second) its render's estimate (bound.Render), so that its flags hold; one with an
-// estimate takes the flags its render recorded with its job (an older reservation may lack one).
+// fillEstimate gives a render's reservation made by an older manager (no estimate) its render's
+// (bound.Render); one with an estimate takes the flags its render recorded with its job.
 func fillEstimate(res *videov1alpha1.BudgetReservation, obj client.Object) {
 	vr, ok := obj.(*videov1alpha1.VideoRender)
 	if !ok {
@@ -436,8 +398,8 @@ func newHolder(kind string) client.Object {
 	return &videov1alpha1.VideoRender{}
 }
 
-// readHolder reads the object that holds res into obj, and reports whether it is gone (absent, or
-// another of that name). An unreadable running job's line (v1alpha1.UnreadableRunningJob) is gone.
+// readHolder reads the object that holds res into obj, and reports whether it is gone (absent,
+// another of that name, or an unreadable running job's line: v1alpha1.UnreadableRunningJob).
 func readHolder(ctx context.Context, r client.Reader, ns string, res videov1alpha1.BudgetReservation, obj client.Object) (bool, error) {
 	if res.Name == "" || res.Name == videov1alpha1.UnreadableRunningJob {
 		return true, nil
@@ -449,9 +411,9 @@ func readHolder(ctx context.Context, r client.Reader, ns string, res videov1alph
 	return err != nil || string(obj.GetUID()) != res.UID, nil
 }
 
-// heldForEnd reads the end of a running job whose render will not charge it (gone, or moved on),
-// and charges it; it reports whether the reservation is held (the job runs, or its end cannot be
-// read yet). Past the job deadline, or for a job the service forgot, the estimate is charged.
+// heldForEnd reads the end of a running job whose render will not charge it (gone, moved on) and
+// charges it, or reports that it is held (running, or unreadable yet). Past the job deadline, or
+// for a job the service forgot, the estimate is charged.
 func (r *Reconciler) heldForEnd(ctx context.Context, b *videov1alpha1.VideoBudget, res videov1alpha1.BudgetReservation,
 	now time.Time) bool {
 	log := logf.FromContext(ctx).WithValues("kind", res.Kind, "name", res.Name, "jobID", res.JobID)
@@ -514,8 +476,7 @@ func recordedFor(res videov1alpha1.BudgetReservation, t time.Time) bool {
 }
 
 // recordedSince reports whether the object recorded a job submitted since res was made, with no
-// submission in flight (a previous job recorded in the second res was made in passes for res's
-// until the in-flight record shows): res was used.
+// submission in flight (until the in-flight record shows, a job of the same second passes): used.
 func recordedSince(st *videov1alpha1.JobStatus, res videov1alpha1.BudgetReservation) bool {
 	return st.Submission == nil && st.JobID != "" && st.SubmittedAt != nil && recordedFor(res, st.SubmittedAt.Time)
 }
@@ -578,7 +539,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // recorded wakes the budget of an object that recorded a fact to fold (a job, its end, its
-// deletion) once the fact is foldAge old: a budget write that comes sooner carries it.
+// deletion) once foldAge old: a budget write that comes sooner carries it.
 func (r *Reconciler) recorded(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	was, now := videov1alpha1.JobStatusOf(e.ObjectOld), videov1alpha1.JobStatusOf(e.ObjectNew)
 	if was == nil || now == nil {
@@ -604,9 +565,8 @@ func (r *Reconciler) deleted(_ context.Context, e event.DeleteEvent, _ workqueue
 	r.objectGone(e.Object, e.DeleteStateUnknown)
 }
 
-// objectGone keeps a render's or a preview's last state from its delete event (unknown: an older
-// copy, which tells nothing for certain): only it names the job of an object deleted before its
-// job's fold, and shows which attempts were never sent (the in-flight record precedes the paid call).
+// objectGone keeps a deleted object's last state (unknown: an older copy, which tells nothing): it
+// alone names a job deleted before its fold, and shows which attempts were never sent.
 func (r *Reconciler) objectGone(obj client.Object, unknown bool) {
 	st := videov1alpha1.JobStatusOf(obj)
 	if st == nil || unknown || r.Guard == nil {
@@ -614,8 +574,7 @@ func (r *Reconciler) objectGone(obj client.Object, unknown bool) {
 	}
 	ns := obj.GetNamespace()
 	if !r.Guard.budgeted(context.Background(), ns) {
-		// A namespace without a VideoBudget matters only while its ledger holds the limits of one
-		// deleted in this period (a free answer is kept: most namespaces cost no read per deletion).
+		// Without a VideoBudget, only while its ledger holds the limits of one deleted this period.
 		if held, _, err := r.Ledgers.holds(context.Background(), r.Reader, ns, r.Clock.Now()); err != nil || !held {
 			return
 		}
@@ -629,8 +588,7 @@ func (r *Reconciler) objectGone(obj client.Object, unknown bool) {
 	}
 	r.unsent.add(obj.GetUID(), last, max(r.JobDeadline, time.Hour))
 	if last.jobID != "" {
-		// Named only in this process's memory: written into the reservation at once, budget or
-		// not, for the job's end to be read.
+		// Named only in this process's memory: written into the reservation at once.
 		uid := string(obj.GetUID())
 		r.Guard.mutateThen(ns, ChangeFold, func(b *videov1alpha1.VideoBudget) bool {
 			i := slices.IndexFunc(b.Status.Reservations, func(res videov1alpha1.BudgetReservation) bool { return res.UID == uid })
@@ -650,8 +608,8 @@ func recordGone(b *videov1alpha1.VideoBudget, res *videov1alpha1.BudgetReservati
 	return true
 }
 
-// goneState is a deleted render's last state: its attempt in flight, its last job and when that
-// was recorded, and when it was deleted.
+// goneState is a deleted render's last state: its attempt in flight, its last job and when it
+// was recorded, and when the render was deleted.
 type goneState struct {
 	inFlight, jobID string
 	recorded, at    time.Time
@@ -668,7 +626,7 @@ func (u *unsentAttempts) add(uid types.UID, s goneState, keep time.Duration) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if s.at.Sub(u.swept) > time.Minute {
-		// Swept at most once a minute: a burst of deletions costs one pass, not one per deletion.
+		// Swept at most once a minute: a burst of deletions costs one pass.
 		u.swept = s.at
 		for id, old := range u.m {
 			if s.at.Sub(old.at) > keep {

@@ -29,21 +29,16 @@ import (
 
 // Settlement counts what SettleAll did to one budget.
 type Settlement struct {
-	// Charged are reservations counted as used: their submission may have been sent.
-	Charged int
-	// Released are reservations given back: their attempt was certainly never sent.
-	Released int
-	// Estimated are running jobs charged their estimate: their end will not be read.
-	Estimated int
-	// Folded are the jobs and ends objects recorded that no budget write had folded yet.
-	Folded int
+	Charged   int // reservations counted as used: their submission may have been sent
+	Released  int // reservations given back: their attempt was certainly never sent
+	Estimated int // running jobs charged their estimate: their end will not be read
+	Folded    int // jobs and ends objects recorded that no write had folded yet
 }
 
 // SettleAll settles every reservation of the namespace for an uninstall (docs/architecture.md
-// "Several managers, install and uninstall"). No manager will settle them later, so each is decided
-// now, on the safe side: a render's job running or recorded and not ended is charged its estimate,
-// as nobody will read its end; a reservation whose object is gone or still in flight is charged;
-// one whose object recorded a job since is counted as used; any other is released.
+// "Several managers, install and uninstall"): no manager will later, so each is decided now, on the
+// safe side. A render's job not ended is charged its estimate; a reservation whose object is gone
+// or in flight is charged; one whose object recorded a job since is used; any other is released.
 func (g *Guard) SettleAll(ctx context.Context, ns string) (Settlement, error) {
 	var s Settlement
 	var readErr error

@@ -31,13 +31,11 @@ import (
 
 // Submission is a paid submission the guard decides on.
 type Submission struct {
-	// Kind is VideoRender or VideoStoryboard.
-	Kind string
+	Kind string // VideoRender or VideoStoryboard
 	Obj  client.Object
 	// Attempt is status.submission.attemptId; Digest the approved preview a storyboardRef render pays.
 	Attempt, Digest string
-	// Est is the render's estimate (zero for a preview).
-	Est bound.Estimate
+	Est             bound.Estimate // the render's (zero for a preview)
 	// Sent reports whether a reservation it holds may have reached the service: used, not replaced.
 	Sent func(videov1alpha1.BudgetReservation) bool
 	// CallIn, when set, is how long the object waits before it pays: Reserve only queues its
@@ -60,8 +58,7 @@ func (g *Guard) Reserve(ctx context.Context, s Submission) (Decision, error) {
 
 // Standing is what the guard knows of an object, from the cache and this process's memory.
 type Standing struct {
-	// Budgeted is set when the object's namespace has a VideoBudget.
-	Budgeted bool
+	Budgeted bool // the object's namespace has a VideoBudget
 	// Attempt is the attempt written or queued ahead, to submit with; AttemptAt when it pays; or none.
 	Attempt   string
 	AttemptAt time.Time
