@@ -35,7 +35,8 @@ import (
 
 // Reservations written ahead (Submission.CallIn, docs/spend-guard.md "Before every paid
 // submission") need no memory to be safe: the controller keeps one younger than its grace, and its
-// render pays on it only within takeWithin of its reservedAt; after a crash, like any left.
+// render pays on it only within takeWithin of its reservedAt. A stopped process's renders submit a
+// new attempt; their reservations are released like any a crash left.
 
 const (
 	defaultTakeWithin = 10 * time.Second // until a VideoBudget controller tells its grace

@@ -157,8 +157,9 @@ type Decision struct {
 }
 
 // reserve holds room for attempt of obj, paying for preview digest. The object's earlier
-// reservation is replaced when its attempt did not reach the service; one that sent reports is
-// counted as used (a resubmission confirmed after an unknown outcome may pay twice).
+// reservation is replaced when its attempt did not reach the service, so a retried attempt never
+// takes room twice; one that sent reports is counted as used (a resubmission confirmed after an
+// unknown outcome may pay twice, and the budget says so).
 func (g *Guard) reserve(ctx context.Context, kind string, obj client.Object, attempt, digest string, est bound.Estimate,
 	sent func(videov1alpha1.BudgetReservation) bool) (Decision, error) {
 	var d Decision
@@ -254,7 +255,8 @@ func ledgerMessage(err error) string {
 }
 
 // withoutBudget decides for a namespace without a VideoBudget: not limited, unless its ledger keeps
-// the limits of a budget deleted in this period (a replace releases nothing in between).
+// the limits of a budget deleted in this period (a replace, delete then create, must release
+// nothing in between).
 func (g *Guard) withoutBudget(ctx context.Context, ns string) (Decision, error) {
 	if err := g.ledgers.failure(ns); err != nil {
 		// Fail closed: the ledger not written may have had to keep a deleted budget's limits.
@@ -305,18 +307,19 @@ func countUsed(b *videov1alpha1.VideoBudget, r videov1alpha1.BudgetReservation, 
 	}
 }
 
-// release removes the reservation of uid and attempt, and reports whether there was one.
+// release removes the reservation of uid and attempt, and reports whether there was one. One that
+// holds a recorded job leaves only by its charge: its attempt did create a job.
 func release(b *videov1alpha1.VideoBudget, uid, attempt string) bool {
 	n := len(b.Status.Reservations)
 	b.Status.Reservations = slices.DeleteFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
-		return r.UID == uid && r.AttemptID == attempt
+		return r.UID == uid && r.AttemptID == attempt && r.JobID == ""
 	})
 	return len(b.Status.Reservations) < n
 }
 
 // JobCharge is the charge of an ended job, the fold's and Charge's alike (change). A job holds a
-// pending reservation until its charge posts it; once it is gone the charge was made
-// (docs/spend-guard.md, "Durable, and folded from facts").
+// pending reservation until its charge posts it; once the reservation is gone the charge was made,
+// and is not made again (docs/spend-guard.md, "Durable, and folded from facts").
 type JobCharge struct {
 	JobID string
 	// UID, with Attempt (the job's submission) or Since (when it was recorded), finds the

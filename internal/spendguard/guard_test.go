@@ -173,6 +173,10 @@ func TestReleaseTakesOnlyThatAttemptsReservation(t *testing.T) {
 	if !release(b, "a", "1") || b.Status.Used.Renders != 0 || len(b.Status.Reservations) != 1 || b.Status.Reservations[0].UID != "c" {
 		t.Fatalf("releasing a render: %+v", b.Status)
 	}
+	b.Status.Reservations[0].JobID = "job-c"
+	if release(b, "c", "3") || len(b.Status.Reservations) != 1 {
+		t.Fatalf("released the reservation of a recorded job, whose end is then never charged: %+v", b.Status)
+	}
 }
 
 // Issue 15, "never counts less than was paid": a new attempt replaces the object's earlier

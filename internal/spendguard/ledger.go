@@ -48,7 +48,7 @@ import (
 // delete it would reset its month: docs/architecture.md "Records that outlive a version").
 // Decisions are written to it under its resourceVersion before anything is paid on them; the
 // VideoBudget's status is a view written after. So a budget deleted or restored, with or without
-// status, merges nothing; a second manager by mistake loses its lock; a ledger that cannot be
+// status, merges nothing; a second manager by mistake loses its lock and decides again; a ledger that cannot be
 // written admits nothing. With no budget, a ledger of the current period keeps its limits until
 // the platform deletes it. An older manager's state is migrated once (migrate).
 
@@ -289,7 +289,8 @@ func (s *Ledgers) load(ctx context.Context, c client.Client, r client.Reader, te
 	}
 	from.l = *l
 	// A ledger that went back (restored from a backup, edited by hand) is brought up to this
-	// process's later copy of the same ConfigMap (whole), or to the usage its view shows.
+	// process's later copy of the same ConfigMap (whole), or to the usage its view shows: never
+	// less than was decided.
 	if known != nil && known.uid == where.uid && known.l.Seq > l.Seq {
 		logf.FromContext(ctx).Info("The budget's ledger went back (restored from an older backup, or edited by hand); writing the later copy again",
 			"namespace", tenant, "writes", l.Seq, "later", known.l.Seq)

@@ -96,6 +96,10 @@ type JobEnd struct {
 
 // NewReconciler returns the VideoBudget reconciler.
 func NewReconciler(o ReconcilerOptions) *Reconciler {
+	if o.Guard != nil {
+		o.Guard.observeWrites(o.Metrics) // none: the guard keeps its own
+		o.Guard.setGrace(o.Grace)
+	}
 	if o.Metrics == nil {
 		o.Metrics = noMetrics{}
 	}
@@ -105,10 +109,6 @@ func NewReconciler(o ReconcilerOptions) *Reconciler {
 	o.JobPoll = cmp.Or(o.JobPoll, DefaultJobPoll)
 	r := &Reconciler{ReconcilerOptions: o, started: o.Clock.Now()}
 	r.unsent.m = map[types.UID]goneState{}
-	if o.Guard != nil {
-		o.Guard.observeWrites(o.Metrics)
-		o.Guard.setGrace(o.Grace)
-	}
 	return r
 }
 
@@ -279,7 +279,8 @@ func (r *Reconciler) settleInterrupted(ctx context.Context, b *videov1alpha1.Vid
 }
 
 // settle decides one reservation: kept, and its job's end polled? Past the grace, one whose object
-// is gone is charged (it may have been sent), one whose object shows no such attempt is released.
+// is gone is charged (it may have been sent); one whose object shows no such attempt in flight and
+// no job recorded since (then it was used) is released.
 func (r *Reconciler) settle(ctx context.Context, b *videov1alpha1.VideoBudget, res *videov1alpha1.BudgetReservation,
 	now time.Time) (keep, poll bool, err error) {
 	log := logf.FromContext(ctx)
@@ -334,7 +335,8 @@ func (r *Reconciler) settle(ctx context.Context, b *videov1alpha1.VideoBudget, r
 		return true, false, nil // its job, named by its last state (objectGone), is read next
 	case deleted && last.inFlight != res.AttemptID && (last.recorded.IsZero() || !recordedFor(*res, last.recorded)):
 		// However young: an in-flight record written before the deletion is in its last state,
-		// and one written after failed, so nothing was sent.
+		// and one written after failed, so nothing was sent (a reservation written ahead for a
+		// render deleted before it came back to pay).
 		log.V(1).Info("Releasing the reservation of a deleted object whose last state shows it never sent", which...)
 		return false, false, nil
 	case young:
@@ -566,7 +568,8 @@ func (r *Reconciler) deleted(_ context.Context, e event.DeleteEvent, _ workqueue
 }
 
 // objectGone keeps a deleted object's last state (unknown: an older copy, which tells nothing): it
-// alone names a job deleted before its fold, and shows which attempts were never sent.
+// alone names a job deleted before its fold, and shows which attempts were never sent (the
+// in-flight record precedes the paid call).
 func (r *Reconciler) objectGone(obj client.Object, unknown bool) {
 	st := videov1alpha1.JobStatusOf(obj)
 	if st == nil || unknown || r.Guard == nil {
