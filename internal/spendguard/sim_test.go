@@ -1371,9 +1371,13 @@ func TestSimulation(t *testing.T) {
 		mu      sync.Mutex
 		first   = map[string]failure{}
 		failing int
+		done    int
 		next    = *simFrom
 		wg      sync.WaitGroup
 	)
+	// A long search says how far it got (with -v, as it goes): a run stopped early still tells how
+	// many seeds ran clean, and a seed that runs long is named.
+	every := max(1000, *simSeeds/100)
 	for range max(1, *simWorkers) {
 		wg.Add(1)
 		go func() {
@@ -1387,11 +1391,19 @@ func TestSimulation(t *testing.T) {
 				if stop {
 					return
 				}
+				began := time.Now()
 				at, err := simRun(t, simGenerate(seed, *simSteps), false)
+				mu.Lock()
+				if took := time.Since(began); took > 10*time.Second {
+					t.Logf("seed %d took %s", seed, took.Round(time.Millisecond))
+				}
+				if done++; done%every == 0 {
+					t.Logf("%d of %d seeds in %s, %d failing", done, *simSeeds, time.Since(start).Round(time.Second), failing+btoi(err != nil))
+				}
 				if err == nil {
+					mu.Unlock()
 					continue
 				}
-				mu.Lock()
 				failing++
 				kind := violationKind(err)
 				if f, ok := first[kind]; !ok || seed < f.seed {
@@ -1442,4 +1454,11 @@ func (w *simWorld) queuedDue() {
 		}
 		ws.mu.Unlock()
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
