@@ -1404,6 +1404,7 @@ func TestSimulation(t *testing.T) {
 					mu.Unlock()
 					continue
 				}
+				t.Logf("seed %d failed at step %d (replay: -sim.seed=%d): %v", seed, at, seed, err)
 				failing++
 				kind := violationKind(err)
 				if f, ok := first[kind]; !ok || seed < f.seed {
