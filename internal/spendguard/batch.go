@@ -76,7 +76,7 @@ func (g *Guard) mutateThen(ns, kind string, change func(b *videov1alpha1.VideoBu
 	if len(s.queue)+1 >= flushQueued {
 		delay = 0
 	}
-	s.queue = append(s.queue, &op{kind: kind, change: change, done: make(chan struct{}), after: after, due: time.Now().Add(delay)})
+	s.queue = append(s.queue, &op{kind: kind, change: change, done: make(chan struct{}), after: after, due: g.timers.Now().Add(delay)})
 	w.mu.Unlock()
 	g.ledgers.wakeUp(ns, delay)
 }
@@ -85,7 +85,7 @@ func (g *Guard) mutateThen(ns, kind string, change func(b *videov1alpha1.VideoBu
 // write's whose changes were queued again: the workqueue's backoff retries them.
 func (g *Guard) flushDue(ctx context.Context, ns string) error {
 	w := &g.writers
-	now, cause := time.Now(), ""
+	now, cause := g.timers.Now(), ""
 	w.mu.Lock()
 	if s := w.slots[ns]; s != nil {
 		if i := slices.IndexFunc(s.queue, func(o *op) bool { return !now.Before(o.due) }); i >= 0 {
@@ -128,7 +128,7 @@ func (g *Guard) flushTurn(ctx context.Context, slot *budgetSlot, cause string) e
 	var again []*op
 	for _, o := range batch {
 		if failed != nil && o.after == nil && !o.due.IsZero() {
-			again = append(again, &op{kind: o.kind, change: o.change, done: make(chan struct{}), due: time.Now()})
+			again = append(again, &op{kind: o.kind, change: o.change, done: make(chan struct{}), due: g.timers.Now()})
 		}
 		o.err = err
 		close(o.done)

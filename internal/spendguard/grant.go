@@ -137,7 +137,7 @@ func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest str
 		queue()
 		return true
 	}
-	time.AfterFunc(wait-aheadLead, func() {
+	g.timers.AfterFunc(wait-aheadLead, func() {
 		gs.mu.Lock()
 		stale := gs.byUID[uid] != gr
 		gs.mu.Unlock()

@@ -57,8 +57,12 @@ const (
 type Guard struct {
 	client client.Client
 	// reader reads from the API server after a lost lock: the cache may be behind.
-	reader   client.Reader
-	clock    clock.Clock
+	reader client.Reader
+	clock  clock.Clock
+	// timers is the process's own time: when a queued change is due (batch.go) and when a grant's
+	// write is queued (grant.go). Real time, whatever clock decides the periods; the simulation
+	// drives it, so that its steps, not the machine's speed, decide what is due.
+	timers   clock.WithDelayedExecution
 	writers  budgetWriters
 	ledgers  *Ledgers
 	grants   grants
@@ -72,8 +76,8 @@ func New(c client.Client, reader client.Reader, clk clock.Clock, writeTimeout ti
 	if ledgers == nil {
 		ledgers = NewLedgers("")
 	}
-	return &Guard{client: c, reader: reader, clock: clk, writers: budgetWriters{timeout: writeTimeout}, ledgers: ledgers, started: clk.Now(),
-		observer: noMetrics{}}
+	return &Guard{client: c, reader: reader, clock: clk, timers: clock.RealClock{}, writers: budgetWriters{timeout: writeTimeout}, ledgers: ledgers,
+		started: clk.Now(), observer: noMetrics{}}
 }
 
 var errNoBudget = errors.New("the namespace has no VideoBudget")

@@ -33,6 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -132,6 +133,7 @@ type Ledgers struct {
 	Namespace string // the manager's own namespace
 
 	mu     sync.Mutex
+	timers clock.PassiveClock                       // the process's own time, for free (Guard.timers)
 	free   map[string]time.Time                     // namespaces whose ledger holds no limits, until when (holds)
 	failed map[string]error                         // namespaces whose last ledger write failed: they admit nothing
 	wake   func(tenant string, after time.Duration) // queues a look at a budget in the VideoBudget controller (Source)
@@ -139,7 +141,7 @@ type Ledgers struct {
 
 // NewLedgers returns the ledgers kept in namespace ns (DefaultLedgerNamespace when empty).
 func NewLedgers(ns string) *Ledgers {
-	return &Ledgers{Namespace: cmp.Or(ns, DefaultLedgerNamespace), free: map[string]time.Time{}, failed: map[string]error{}}
+	return &Ledgers{Namespace: cmp.Or(ns, DefaultLedgerNamespace), timers: clock.RealClock{}, free: map[string]time.Time{}, failed: map[string]error{}}
 }
 
 // Source is the VideoBudget controller's wake-ups (a ledger that starts or stops failing, changes
@@ -314,7 +316,7 @@ func (s *Ledgers) load(ctx context.Context, c client.Client, r client.Reader, te
 // period, and its end. A free answer is kept for freeTTL: unguarded renders cost no read each.
 func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now time.Time) (bool, time.Time, error) {
 	s.mu.Lock()
-	cached := time.Now().Before(s.free[tenant])
+	cached := s.timers.Now().Before(s.free[tenant])
 	s.mu.Unlock()
 	if cached {
 		return false, time.Time{}, nil
@@ -330,7 +332,7 @@ func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now
 	if len(s.free) >= maxFree {
 		clear(s.free)
 	}
-	s.free[tenant] = time.Now().Add(freeTTL)
+	s.free[tenant] = s.timers.Now().Add(freeTTL)
 	s.mu.Unlock()
 	return false, time.Time{}, nil
 }

@@ -458,6 +458,9 @@ func (w *simWorld) process(skew time.Duration) (*Guard, *Reconciler) {
 	clk := skewedClock{w.clk, skew}
 	ledgers := NewLedgers("ops")
 	g := New(w.c, w.c, clk, 10*time.Second, ledgers)
+	// The process's own time is the world's too: what is due follows the steps, never how fast
+	// the machine runs them, so a seed replays.
+	g.timers, ledgers.timers = clk, clk
 	return g, NewReconciler(ReconcilerOptions{Client: w.c, Reader: w.c, Clock: clk, Grace: time.Minute, Recheck: time.Hour,
 		Retry: time.Second, Ledgers: ledgers, Guard: g, Jobs: simService{w}, JobDeadline: simJobDeadline})
 }
@@ -1445,7 +1448,7 @@ func (w *simWorld) queuedDue() {
 	for _, r := range w.managers() {
 		ws := &r.Guard.writers
 		ws.mu.Lock()
-		now := time.Now()
+		now := r.Guard.timers.Now()
 		for _, s := range ws.slots {
 			for _, o := range s.queue {
 				if o.due.After(now) {
