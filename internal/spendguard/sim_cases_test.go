@@ -265,6 +265,39 @@ func TestSimulationCasesOfTheSearchTo30000(t *testing.T) {
 	runSimCases(t, cases)
 }
 
+// The shrunk sequences the search found once the process's time was the simulation's (every seed
+// replays).
+func TestSimulationCasesOfTheSearchTo110000(t *testing.T) {
+	cases := []simCase{{
+		// Seed 107039: "admitted under maxRenderSeconds 1200 while the jobs cost 1249 s", by the
+		// check, not the guard: render #22 paid on the reservation written ahead (61 s) at step
+		// 13, when 422 s were held; the 607 s render admitted at 906 s counted it, and passed the
+		// limit by one render. A render paying on its grant is checked against what the service
+		// knew when its reservation was first in the ledger (simAhead).
+		name: "a reservation queued ahead, renders paid, then the budget's status writes failing",
+		ops: []simOp{
+			{kind: opCreate, a: 192, b: 109},
+			{kind: opAdmit, a: 1},
+			{kind: opCreate, a: 0, b: 384},
+			{kind: opCreate, a: 34, b: 5},
+			{kind: opCreate, a: 160, b: 120},
+			{kind: opCreate, a: 0, b: 57},
+			{kind: opCreate, a: 230, b: 179},
+			{kind: opCreate, a: 61, b: 12},
+			{kind: opCreate, a: 73, b: 15},
+			{kind: opAdmit, a: 25},
+			{kind: opCreate, a: 423, b: 420},
+			{kind: opGather, a: 25},
+			{kind: opAdmit, a: 55},
+			{kind: opCreate, a: 607, b: 541},
+			{kind: opFailWrites, a: 3},
+			{kind: opAdmit, a: 41},
+			{kind: opAdmit, a: 22},
+		},
+	}}
+	runSimCases(t, cases)
+}
+
 // The shrunk sequences of a second manager over the namespace by mistake (-sim.managers=2), its
 // clock skewed, that are fixed (docs/spend-guard.md, "Two managers over one namespace").
 func TestSimulationCasesOfASecondManager(t *testing.T) {

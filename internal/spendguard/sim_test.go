@@ -18,11 +18,13 @@ package spendguard
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -327,9 +329,29 @@ type simRender struct {
 	gathered string
 	// backFrom is the gathered attempt it last came back to pay (admit).
 	backFrom string
+	// ahead is what the service knew when the reservation of gathered was first written in the
+	// ledger: the moment the guard decided it, whenever the render comes back to pay on it.
+	ahead *simAhead
 	// finalizer: its record write added the charge finalizer (its namespace had a VideoBudget).
 	finalizer bool
 }
+
+// simAhead is the truth of the period a reservation written ahead was decided in, and how many
+// jobs had been created then.
+type simAhead struct {
+	start              time.Time
+	submitted, seconds int64
+	unboundedRunning   bool
+	jobs               int
+}
+
+// simGrants is a manager's metrics: the outcome of the last grant its guard looked at (takeGrant).
+type simGrants struct {
+	noMetrics
+	last string
+}
+
+func (m *simGrants) ObserveGrant(result string) { m.last = result }
 
 // simPreview is a preview object of the model, and its job once it paid.
 type simPreview struct {
@@ -415,13 +437,21 @@ func newSimWorld(t testing.TB) *simWorld {
 			if err := failLedger(obj); err != nil {
 				return err
 			}
-			return c.Patch(ctx, obj, patch, opts...)
+			if err := c.Patch(ctx, obj, patch, opts...); err != nil {
+				return err
+			}
+			w.noteAhead(obj)
+			return nil
 		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if err := failLedger(obj); err != nil {
 				return err
 			}
-			return c.Create(ctx, obj, opts...)
+			if err := c.Create(ctx, obj, opts...); err != nil {
+				return err
+			}
+			w.noteAhead(obj)
+			return nil
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			if _, ok := obj.(*videov1alpha1.VideoBudget); ok && w.failWrites > 0 {
@@ -448,7 +478,7 @@ func newSimWorld(t testing.TB) *simWorld {
 func (w *simWorld) start() {
 	// The grants lived in the process (a crash): the renders come back with a new attempt.
 	for _, r := range w.renders {
-		r.gathered = ""
+		r.gathered, r.ahead = "", nil
 	}
 	w.g, w.r = w.process(w.skew)
 }
@@ -461,8 +491,10 @@ func (w *simWorld) process(skew time.Duration) (*Guard, *Reconciler) {
 	// The process's own time is the world's too: what is due follows the steps, never how fast
 	// the machine runs them, so a seed replays.
 	g.timers, ledgers.timers = clk, clk
-	return g, NewReconciler(ReconcilerOptions{Client: w.c, Reader: w.c, Clock: clk, Grace: time.Minute, Recheck: time.Hour,
+	r := NewReconciler(ReconcilerOptions{Client: w.c, Reader: w.c, Clock: clk, Grace: time.Minute, Recheck: time.Hour,
 		Retry: time.Second, Ledgers: ledgers, Guard: g, Jobs: simService{w}, JobDeadline: simJobDeadline})
+	g.observer = &simGrants{}
+	return g, r
 }
 
 // switchTo makes the other manager the active one, started with its clock skew off if none runs.
@@ -625,12 +657,18 @@ func (w *simWorld) pick(i int64, keep func(*simRender) bool) *simRender {
 // that ended in it plus what the running ones hold (a bounded job its real length, an unbounded
 // one its reservation, until its end is charged); and whether an unbounded job runs.
 func (w *simWorld) truth(start time.Time) (submitted, seconds int64, unboundedRunning bool) {
-	// The jobs the budget charged (its list holds far more than one run's jobs).
-	charged := map[string]bool{}
+	var charged []string
 	if b, ok := w.budget(); ok {
-		for _, id := range b.Status.ChargedJobs {
-			charged[id] = true
-		}
+		charged = b.Status.ChargedJobs
+	}
+	return w.truthOf(start, charged)
+}
+
+// truthOf is truth with the jobs the budget charged (its list holds far more than one run's jobs).
+func (w *simWorld) truthOf(start time.Time, chargedJobs []string) (submitted, seconds int64, unboundedRunning bool) {
+	charged := map[string]bool{}
+	for _, id := range chargedJobs {
+		charged[id] = true
 	}
 	for _, j := range w.jobs {
 		if j.unguarded {
@@ -706,17 +744,23 @@ func (w *simWorld) admit(r *simRender) error {
 	obj := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: r.name, UID: r.uid}}
 	var d Decision
 	var err error
+	var ahead *simAhead
+	onGrant := false
 	attempt := r.gathered
 	if attempt != "" {
 		// Back from the gather window: it pays on the reservation written ahead, or reserves the
 		// ordinary way (Reserve decides which), as the render reconciler does. It comes back when
 		// its call slot comes, after the budget write that carried its reservation was due (that
 		// write may fail, or another change of the budget may come first).
-		r.gathered, r.backFrom = "", attempt
+		r.gathered, r.backFrom, ahead = "", attempt, r.ahead
+		r.ahead = nil
 		w.clk.Step(time.Second) // its CallIn (opGather): the time its reservation was written for
 		w.queuedDue()
 		_ = w.g.flushDue(w.ctx, simNS)
+		grants := w.g.observer.(*simGrants)
+		grants.last = ""
 		d, err = w.g.Reserve(w.ctx, Submission{Kind: "VideoRender", Obj: obj, Attempt: attempt, Est: r.est})
+		onGrant = grants.last == GrantUsed
 	} else {
 		r.attempts++
 		attempt = fmt.Sprintf("a%d", r.attempts)
@@ -730,6 +774,13 @@ func (w *simWorld) admit(r *simRender) error {
 		// the limits (a reservation does not change them).
 		start := b.Status.PeriodStart.Time
 		submitted, seconds, unboundedRunning := w.truth(start)
+		jobs := len(w.jobs)
+		if onGrant && ahead != nil && ahead.start.Equal(start) {
+			// It pays on room decided when its reservation was written ahead: what the service
+			// knew then is what that decision is checked against (the renders admitted since
+			// counted that reservation).
+			submitted, seconds, unboundedRunning, jobs = ahead.submitted, ahead.seconds, ahead.unboundedRunning, ahead.jobs
+		}
 		if m := b.Spec.MaxRenders; m != nil && submitted >= *m {
 			return w.violation(violRenders, "admitted under maxRenders %d while %d jobs were submitted in the period from %s", *m, submitted, start.Format(time.RFC3339))
 		}
@@ -742,7 +793,7 @@ func (w *simWorld) admit(r *simRender) error {
 				return w.violation(violUnbounded, "a render without upper bound admitted under maxRenderSeconds %d while another such job runs at the service", *m)
 			}
 		}
-		if err := w.checkCreditJobs(r.est.Credits); err != nil {
+		if err := w.checkCreditJobs(r.est.Credits, jobs); err != nil {
 			return err
 		}
 	}
@@ -769,6 +820,33 @@ func (w *simWorld) admit(r *simRender) error {
 	}
 	// Nothing tells the budget: its next write folds the record (fold.go).
 	return nil
+}
+
+// noteAhead notes, for each render waiting to pay on a reservation written ahead, the truth when
+// a ledger write first holds that reservation (simAhead).
+func (w *simWorld) noteAhead(obj client.Object) {
+	cm, ok := obj.(*corev1.ConfigMap)
+	if !ok {
+		return
+	}
+	var l *ledger
+	for _, r := range w.renders {
+		if r.gathered == "" || r.ahead != nil {
+			continue
+		}
+		if l == nil {
+			l = &ledger{}
+			if json.Unmarshal([]byte(cm.Data[ledgerKey]), l) != nil || l.PeriodStart == nil {
+				return
+			}
+		}
+		if slices.ContainsFunc(l.Reservations, func(res videov1alpha1.BudgetReservation) bool {
+			return res.UID == string(r.uid) && res.AttemptID == r.gathered && res.JobID == ""
+		}) {
+			submitted, seconds, unboundedRunning := w.truthOf(l.PeriodStart.Time, l.ChargedJobs)
+			r.ahead = &simAhead{start: l.PeriodStart.Time, submitted: submitted, seconds: seconds, unboundedRunning: unboundedRunning, jobs: len(w.jobs)}
+		}
+	}
 }
 
 // writeEnds writes the ends of the ended jobs of live renders into their status, as the render
@@ -818,7 +896,7 @@ func (w *simWorld) preview(credits int64) error {
 		return nil
 	}
 	p.unguarded = !d.Budgeted
-	if err := w.checkCreditJobs(credits > 0); err != nil {
+	if err := w.checkCreditJobs(credits > 0, len(w.jobs)); err != nil {
 		return err
 	}
 	p.jobID, p.submitted = "pjob-"+p.name, w.now()
@@ -833,13 +911,13 @@ func (w *simWorld) preview(credits int64) error {
 // preview's) is admitted only while no other such job runs at the service, as far as the
 // operator can know (a job given up at the deadline no longer counts; a preview's, once its
 // credits are charged; one paid with no budget and no limits held, never).
-func (w *simWorld) checkCreditJobs(credits bool) error {
+func (w *simWorld) checkCreditJobs(credits bool, jobs int) error {
 	b, ok := w.budget()
 	if !credits || !ok || b.Spec.MaxAICredits == nil {
 		return nil
 	}
 	now := w.now()
-	for _, j := range w.jobs {
+	for _, j := range w.jobs[:jobs] {
 		if j.credits > 0 && j.ended == nil && !w.late(j) && !j.unguarded {
 			return w.violation(violCreditJobs, "admitted under maxAICredits %s while job %s, which may consume credits, runs", b.Spec.MaxAICredits, j.id)
 		}
@@ -1026,7 +1104,7 @@ func (w *simWorld) step(o simOp) error {
 			attempt := fmt.Sprintf("a%d", r.attempts)
 			obj := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: r.name, UID: r.uid}}
 			if d, _ := w.g.Reserve(w.ctx, Submission{Kind: "VideoRender", Obj: obj, Attempt: attempt, Est: r.est, CallIn: time.Second}); d.Budgeted {
-				r.gathered = attempt
+				r.gathered, r.ahead = attempt, nil
 			}
 		}
 	case opEnd:
