@@ -59,9 +59,8 @@ type Guard struct {
 	// reader reads from the API server after a lost lock: the cache may be behind.
 	reader client.Reader
 	clock  clock.Clock
-	// timers is the process's own time: when a queued change is due (batch.go) and when a grant's
-	// write is queued (grant.go). Real time, whatever clock decides the periods; the simulation
-	// drives it, so that its steps, not the machine's speed, decide what is due.
+	// timers is the process's time (a queued change's due, a grant's timer): real, whatever clock
+	// decides the periods; the simulation drives it, so its steps, not the machine, decide what is due.
 	timers   clock.WithDelayedExecution
 	writers  budgetWriters
 	ledgers  *Ledgers
