@@ -58,13 +58,10 @@ const (
 func (g *Guard) mutateBudget(ctx context.Context, ns, kind string, change func(b *videov1alpha1.VideoBudget) bool) error {
 	o := &op{kind: kind, change: change, done: make(chan struct{})}
 	slot, err := g.writers.join(ctx, ns, o)
-	if err != nil {
-		return err
-	}
-	if slot != nil {
+	if err == nil && slot != nil {
 		_ = g.flushTurn(ctx, slot, kind) // o.err is o's outcome; changes kept for a retry wake the controller
 	}
-	return o.err
+	return cmp.Or(err, o.err) // an error of join's left o unwritten
 }
 
 // mutateThen queues change for the namespace's next write, within delay (at once when flushQueued

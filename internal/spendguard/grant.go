@@ -222,16 +222,26 @@ func newerCopy(rv, than string) bool {
 }
 
 // noRoomNow reports whether the budget, less the render's own reservation, has no room for it (a
-// limit lowered since), or its ledger cannot be written.
+// limit lowered since) as its view shows it or as this process's copy of its ledger does (the view
+// lags it after a failed view write; without a copy, none), or whether its ledger cannot be written.
 func (g *Guard) noRoomNow(b *videov1alpha1.VideoBudget, kind string, uid types.UID, est bound.Estimate) bool {
 	if g.ledgers.failure(b.Namespace) != nil {
 		return true
 	}
-	now := b.DeepCopy()
-	now.Status.Reservations = slices.DeleteFunc(now.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
-		return r.UID == string(uid) && r.JobID == ""
-	})
-	recountReserved(now)
-	_, _, reached := exhausted(now, kind, est)
-	return reached
+	states := []*videov1alpha1.VideoBudget{b.DeepCopy()}
+	g.writers.mu.Lock()
+	if s := g.writers.slots[b.Namespace]; s != nil && s.ledger != nil {
+		states = append(states, working(b.Namespace, b, &s.ledger.l))
+	}
+	g.writers.mu.Unlock()
+	for _, now := range states {
+		now.Status.Reservations = slices.DeleteFunc(now.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
+			return r.UID == string(uid) && r.JobID == ""
+		})
+		recountReserved(now)
+		if _, _, reached := exhausted(now, kind, est); reached {
+			return true
+		}
+	}
+	return len(states) < 2
 }

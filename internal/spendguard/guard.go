@@ -59,8 +59,7 @@ type Guard struct {
 	// reader reads from the API server after a lost lock: the cache may be behind.
 	reader client.Reader
 	clock  clock.Clock
-	// timers is the process's time (a queued change's due, a grant's timer): real, whatever clock
-	// decides the periods; the simulation drives it, so its steps, not the machine, decide what is due.
+	// timers is the process's own time (what is due, a grant's timer): real, except in the simulation.
 	timers   clock.WithDelayedExecution
 	writers  budgetWriters
 	ledgers  *Ledgers
@@ -286,11 +285,8 @@ func (g *Guard) budgeted(ctx context.Context, ns string) bool {
 
 // cachedBudget is the namespace's VideoBudget as the cache shows it.
 func (g *Guard) cachedBudget(ctx context.Context, ns string) (*videov1alpha1.VideoBudget, error) {
-	var b videov1alpha1.VideoBudget
-	if err := readBudget(ctx, g.client, ns, &b); err != nil {
-		return nil, err
-	}
-	return &b, nil
+	b := &videov1alpha1.VideoBudget{}
+	return b, readBudget(ctx, g.client, ns, b)
 }
 
 // Release gives back the reservation of an attempt that certainly created no job.

@@ -294,6 +294,29 @@ func TestSimulationCasesOfTheSearchTo110000(t *testing.T) {
 			{kind: opAdmit, a: 41},
 			{kind: opAdmit, a: 22},
 		},
+	}, {
+		// Seed 49026 (the search to 100,000): a render paid on its reservation written ahead
+		// under maxRenderSeconds 300 while the period's jobs cost 764 s. The limit was lowered
+		// and the unbounded job's 764 s folded into the ledger, but the budget's status writes
+		// failed: the view still showed 0 s used, and the grant was checked against the view.
+		name: "a limit lowered while the budget's status writes fail, then a render pays on its reservation written ahead",
+		ops: []simOp{
+			{kind: opCreate, a: 46, b: 1},
+			{kind: opCreate, a: 509, b: 278},
+			{kind: opGather, a: 24},
+			{kind: opCreate, a: 0, b: 764},
+			{kind: opGather, a: 0},
+			{kind: opAdmit, a: 20},
+			{kind: opEnd, a: 60},
+			{kind: opCreate, a: 63, b: 6},
+			{kind: opCreate, a: 286, b: 39},
+			{kind: opFailWrites, a: 3},
+			{kind: opCreate, a: 340, b: 272},
+			{kind: opSetPeriod, a: weekly},
+			{kind: opSetSeconds, a: 300},
+			{kind: opPreview, a: 0},
+			{kind: opAdmit, a: 36},
+		},
 	}}
 	runSimCases(t, cases)
 }

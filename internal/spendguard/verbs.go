@@ -68,17 +68,14 @@ type Standing struct {
 
 // Standing reads what the guard knows of obj.
 func (g *Guard) Standing(ctx context.Context, obj client.Object) Standing {
-	if g == nil {
-		return Standing{}
-	}
 	var s Standing
-	s.Attempt, s.AttemptAt = g.grantOf(obj.GetUID())
-	b, err := g.cachedBudget(ctx, obj.GetNamespace())
-	if err != nil {
+	if g == nil {
 		return s
 	}
-	s.Budgeted = true
-	s.Unfolded = unfolded(b, obj)
+	s.Attempt, s.AttemptAt = g.grantOf(obj.GetUID())
+	if b, err := g.cachedBudget(ctx, obj.GetNamespace()); err == nil {
+		s.Budgeted, s.Unfolded = true, unfolded(b, obj)
+	}
 	return s
 }
 
