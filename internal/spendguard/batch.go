@@ -290,7 +290,7 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 
 // writeView writes b's status, the ledger's state, as the view of live, over this process's last
 // view write (the cache sees it late). A view not written is left to the VideoBudget controller:
-// nothing decides on it but grants, checked again (takeGrant), and a render's wait for its fold.
+// nothing decides on it but a render's wait for its fold (grants read the ledger, takeGrant).
 func (g *Guard) writeView(ctx context.Context, slot *budgetSlot, live, b *videov1alpha1.VideoBudget, cause string) {
 	base := live
 	if v := slot.view; v != nil && v.UID == live.UID && !newerCopy(live.ResourceVersion, v.ResourceVersion) {
@@ -314,8 +314,11 @@ func (g *Guard) writeView(ctx context.Context, slot *budgetSlot, live, b *videov
 			break
 		}
 		g.observer.ObserveBudgetWrite(WriterGuard, cause, WriteConflict)
+		shown := ledgerOf(base)
 		base = &videov1alpha1.VideoBudget{}
-		if readBudget(ctx, g.reader, live.Namespace, base) != nil || base.UID != live.UID {
+		// Another writer's view of the ledger may be later than b: written over, the view would go back.
+		if readBudget(ctx, g.reader, live.Namespace, base) != nil || base.UID != live.UID ||
+			!equality.Semantic.DeepEqual(ledgerOf(base), shown) {
 			break
 		}
 	}

@@ -170,8 +170,9 @@ func (g *Guard) grantOf(uid types.UID) (attempt string, payAt time.Time) {
 	return "", time.Time{}
 }
 
-// takeGrant reports whether the cached budget holds the reservation written ahead for this request:
-// the render pays without a write. The grant is spent either way (a queued write of it is void).
+// takeGrant reports whether the ledger, as the API server holds it now, holds the reservation
+// written ahead for this request and room for it: the render pays without a write. The grant is
+// spent either way (a queued write of it is void).
 func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, attempt, digest string, est bound.Estimate) (Decision, bool) {
 	gs := &g.grants
 	gs.mu.Lock()
@@ -187,61 +188,55 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 	if err != nil {
 		return Decision{}, false // unguarded, or unreadable: the ordinary way decides
 	}
-	i := slices.IndexFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
-		return r.UID == string(obj.GetUID()) && r.AttemptID == attempt && r.JobID == ""
-	})
-	outcome, now := "", g.clock.Now()
-	switch {
-	case gr == nil:
-		outcome = GrantNone
-	case spent.refused:
+	outcome, now := GrantNone, g.clock.Now()
+	if gr != nil {
 		outcome = GrantRefused
-	case i < 0 && !spent.ended:
-		outcome = GrantUnwritten
-	case i < 0 || spent.request != (request{kind, attempt, digest, est}):
-		outcome = GrantChanged
-	case now.Before(b.Status.Reservations[i].ReservedAt.Time) || !now.Before(b.Status.Reservations[i].ReservedAt.Add(within)):
-		// Earlier, its job would not count as recorded since it; later, the controller may release it.
-		outcome = GrantChanged
-	case unfolded(b, obj):
-		outcome = GrantChanged // the ended job is folded first, in the ordinary way's write
-	case g.noRoomNow(b, kind, obj.GetUID(), est):
-		outcome = GrantRefused // a limit lowered since, or the ledger failing
-	default:
-		g.observer.ObserveGrant(GrantUsed)
-		return Decision{Budgeted: true}, true
+		if !spent.refused {
+			outcome = g.grantOutcome(ctx, b, request{kind, attempt, digest, est}, spent, obj, now, within)
+		}
 	}
 	g.observer.ObserveGrant(outcome)
-	return Decision{}, false
+	return Decision{Budgeted: outcome == GrantUsed}, outcome == GrantUsed
+}
+
+// grantOutcome decides spent on the ledger read now, never on the view nor this process's copy:
+// both lag it (a view write failed or overtaken, another writer's fold or release) and neither is
+// rolled to a period changed since. Without a ledger that can be read and written, no grant.
+func (g *Guard) grantOutcome(ctx context.Context, live *videov1alpha1.VideoBudget, req request, spent grant, obj client.Object,
+	now time.Time, within time.Duration) string {
+	l, _, err := readLedgerAt(ctx, g.reader, g.ledgers.at(live.Namespace))
+	if err != nil || l == nil || g.ledgers.failure(live.Namespace) != nil {
+		return GrantRefused
+	}
+	b := working(live.Namespace, live, l)
+	RollPeriod(b, now)
+	i := slices.IndexFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
+		return r.UID == string(obj.GetUID()) && r.AttemptID == req.attempt && r.JobID == ""
+	})
+	switch {
+	case i < 0 && !spent.ended:
+		return GrantUnwritten
+	case i < 0 || spent.request != req:
+		return GrantChanged
+	case now.Before(b.Status.Reservations[i].ReservedAt.Time) || !now.Before(b.Status.Reservations[i].ReservedAt.Add(within)):
+		// Earlier, its job would not count as recorded since it; later, the controller may release it.
+		return GrantChanged
+	case unfolded(b, obj):
+		return GrantChanged // the ended job is folded first, in the ordinary way's write
+	}
+	// Room for it beside everything else the ledger holds now (a limit lowered since).
+	b.Status.Reservations = slices.DeleteFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
+		return r.UID == string(obj.GetUID()) && r.JobID == ""
+	})
+	recountReserved(b)
+	if _, _, reached := exhausted(b, req.kind, req.est); reached {
+		return GrantRefused
+	}
+	return GrantUsed
 }
 
 // newerCopy reports whether resourceVersion rv is newer than than (false when not comparable).
 func newerCopy(rv, than string) bool {
 	order, err := resourceversion.CompareResourceVersion(rv, than)
 	return err == nil && order > 0
-}
-
-// noRoomNow reports whether the budget, less the render's own reservation, has no room for it (a
-// limit lowered since) as its view shows it or as this process's copy of its ledger does (the view
-// lags it after a failed view write; without a copy, none), or whether its ledger cannot be written.
-func (g *Guard) noRoomNow(b *videov1alpha1.VideoBudget, kind string, uid types.UID, est bound.Estimate) bool {
-	if g.ledgers.failure(b.Namespace) != nil {
-		return true
-	}
-	states := []*videov1alpha1.VideoBudget{b.DeepCopy()}
-	g.writers.mu.Lock()
-	if s := g.writers.slots[b.Namespace]; s != nil && s.ledger != nil {
-		states = append(states, working(b.Namespace, b, &s.ledger.l))
-	}
-	g.writers.mu.Unlock()
-	for _, now := range states {
-		now.Status.Reservations = slices.DeleteFunc(now.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
-			return r.UID == string(uid) && r.JobID == ""
-		})
-		recountReserved(now)
-		if _, _, reached := exhausted(now, kind, est); reached {
-			return true
-		}
-	}
-	return len(states) < 2
 }

@@ -1,0 +1,335 @@
+/*
+Copyright 2026 The video-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spendguard
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
+
+	"testing"
+	"time"
+)
+
+// Adversarial review (branch break-review): sequences written by hand from a reading of grant.go.
+func TestBreakReviewSimulationCases(t *testing.T) {
+	cases := []simCase{{
+		// A second manager whose clock is ahead by more than the grant's margin (2 writes) releases
+		// a reservation written ahead by the first (to it, past the grace); its view write fails,
+		// so the first's cache and its own ledger copy still show the reservation: the render pays
+		// on a reservation the ledger no longer holds.
+		name: "a reservation written ahead, released by a manager whose clock is ahead, its view write failing",
+		ops: []simOp{
+			{kind: opCreate, a: 100, b: 50},
+			{kind: opGather, a: 0},
+			{kind: opCreate, a: 100, b: 50},
+			{kind: opAdmit, a: 1},
+			{kind: opSwitch, a: int64(5 * time.Minute)},
+			{kind: opFailWrites, a: 1},
+			{kind: opReconcile},
+			{kind: opSwitch, a: int64(5 * time.Minute)},
+			{kind: opAdmit, a: 0},
+		},
+	}}
+	runSimCases(t, cases)
+}
+
+// The same sequence step by step, with what the guard decided: the render pays on its grant
+// (GrantUsed) while the ledger holds no reservation of it, and its job is never counted.
+func TestBreakReviewAGrantPaysOnAReservationASkewedManagerReleased(t *testing.T) {
+	w := newSimWorld(t)
+	steps := []simOp{
+		{kind: opCreate, a: 100, b: 50},
+		{kind: opGather, a: 0},
+		{kind: opCreate, a: 100, b: 50},
+		{kind: opAdmit, a: 1},
+		{kind: opSwitch, a: int64(5 * time.Minute)},
+		{kind: opFailWrites, a: 1},
+		{kind: opReconcile},
+		{kind: opSwitch, a: int64(5 * time.Minute)},
+	}
+	for i, o := range steps {
+		if err := w.step(o); err != nil {
+			t.Fatalf("step %d (%s): %v", i, o, err)
+		}
+	}
+	r0 := w.renders[0]
+	if r0.gathered == "" {
+		t.Fatal("render #0 holds no grant")
+	}
+	l, _, err := readLedgerAt(w.ctx, w.server, w.g.ledgers.at(simNS))
+	if err != nil || l == nil {
+		t.Fatalf("reading the ledger: %v", err)
+	}
+	for _, r := range l.Reservations {
+		if r.UID == string(r0.uid) {
+			t.Fatalf("precondition: the ledger still holds render #0's reservation: %+v", r)
+		}
+	}
+	t.Logf("the ledger holds %d reservation(s), none of render #0; its view still shows them: the skewed manager's view write failed", len(l.Reservations))
+	if err := w.step(simOp{kind: opAdmit, a: 0}); err != nil {
+		t.Fatalf("admit: %v", err)
+	}
+	grant := w.g.observer.(*simGrants).last
+	if r0.job == nil {
+		t.Skip("render #0 did not pay")
+	}
+	w.step(simOp{kind: opReconcile})
+	w.clk.Step(2 * time.Minute)
+	for _, r := range w.managers() {
+		w.r = r
+		w.reconcile()
+	}
+	b, _ := w.budget()
+	if b.Status.Used.Renders < int64(len(w.jobs)) {
+		t.Fatalf("render #0 paid on its grant (%s) although the ledger held no reservation of it: %d jobs at the service, the budget counts %d renders",
+			grant, len(w.jobs), b.Status.Used.Renders)
+	}
+}
+
+// spec.period changed from daily to monthly while a reservation written ahead waits: the render
+// pays on it although the month's renders reached maxRenders. noRoomNow decides on the view and
+// the ledger copy as they are, not rolled to the budget's new period (the day's usage, not the
+// month's); the ordinary way (writeBatch) rolls first and waits.
+func TestBreakReviewAGrantPaysAfterThePeriodChangedToALongerOne(t *testing.T) {
+	w := newSimWorld(t)
+	steps := []simOp{
+		{kind: opSetPeriod, a: daily},
+		{kind: opSetRenders, a: 3},
+		{kind: opCreate, a: 100, b: 50}, {kind: opAdmit, a: 0}, // r0, today
+		{kind: opCreate, a: 100, b: 50}, {kind: opAdmit, a: 1}, // r1, today
+		{kind: opClock, a: int64(26 * time.Hour)},              // the next day: 0 renders in the day, 2 in the month
+		{kind: opCreate, a: 100, b: 50}, {kind: opAdmit, a: 0}, // r2: 1 in the day, 3 in the month
+		{kind: opCreate, a: 100, b: 50},
+		{kind: opGather, a: 0},  // r3 queues its reservation ahead (room in the day)
+		{kind: opPreview, a: 0}, // a write carries it
+		{kind: opSetPeriod, a: monthly},
+	}
+	for i, o := range steps {
+		if err := w.step(o); err != nil {
+			t.Fatalf("step %d (%s): %v", i, o, err)
+		}
+	}
+	r3 := w.renders[3]
+	if r3.gathered == "" {
+		t.Fatal("render #3 holds no grant")
+	}
+	if err := w.step(simOp{kind: opAdmit, a: 0}); err != nil { // r3 comes back to pay
+		t.Fatalf("admit: %v", err)
+	}
+	grant := w.g.observer.(*simGrants).last
+	// The ordinary way, for comparison: a render of the same namespace reserving now waits.
+	if err := w.step(simOp{kind: opCreate, a: 100, b: 50}); err != nil {
+		t.Fatal(err)
+	}
+	obj := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: w.renders[4].name, UID: w.renders[4].uid}}
+	if d, err := w.g.reserve(w.ctx, "VideoRender", obj, "probe", "", w.renders[4].est, nil); err == nil && d.Wait {
+		t.Logf("the ordinary way waits: %s", d.Message)
+	}
+	w.reconcile()
+	b, _ := w.budget()
+	var month int64
+	start, _ := PeriodBounds(videov1alpha1.BudgetPeriodMonthly, w.now())
+	for _, j := range w.jobs {
+		if !j.submitted.Before(start) {
+			month++
+		}
+	}
+	if r3.job != nil {
+		t.Fatalf("render #3 paid on its grant (%s) under monthly maxRenders %d while %d jobs were submitted in the month (budget used %d renders)",
+			grant, *b.Spec.MaxRenders, month-1, b.Status.Used.Renders)
+	}
+}
+
+// Seed 49026's hole (fixed in 5251c47 for one manager) with a second manager: the limit is
+// lowered, the second manager (clock 30 s ahead: the reservation written ahead is still young to
+// it) folds an unbounded job's 764 s into the ledger and its view write fails. The first
+// manager's view and its own ledger copy both still show 30 s: its render pays on its grant
+// under maxRenderSeconds 300 while the ledger holds 764 s used. The ordinary way waits.
+func TestBreakReviewAGrantPaysPastALoweredLimitAnotherManagerFolded(t *testing.T) {
+	w := newSimWorld(t)
+	steps := []simOp{
+		{kind: opCreate, a: 0, b: 764}, {kind: opAdmit, a: 0}, // r0, unbounded (30 s guessed), runs
+		{kind: opCreate, a: 100, b: 50},
+		{kind: opGather, a: 0},  // r1 queues its reservation ahead
+		{kind: opPreview, a: 0}, // a write carries it
+		{kind: opSetSeconds, a: 300},
+		{kind: opEnd, a: 0}, // r0's job ends: 764 s, written in its status
+		{kind: opSwitch, a: int64(30 * time.Second)},
+		{kind: opFailWrites, a: 1},
+		{kind: opReconcile}, // folds 764 s into the ledger; its view write fails
+		{kind: opSwitch, a: int64(30 * time.Second)},
+	}
+	for i, o := range steps {
+		if err := w.step(o); err != nil {
+			t.Fatalf("step %d (%s): %v", i, o, err)
+		}
+	}
+	r1 := w.renders[1]
+	if r1.gathered == "" {
+		t.Fatal("render #1 holds no grant")
+	}
+	l, _, err := readLedgerAt(w.ctx, w.server, w.g.ledgers.at(simNS))
+	if err != nil || l == nil || l.Used.RenderSeconds < 764 {
+		t.Fatalf("precondition: the ledger holds %+v (%v)", l, err)
+	}
+	if err := w.step(simOp{kind: opAdmit, a: 0}); err != nil {
+		t.Fatalf("admit: %v", err)
+	}
+	if r1.job != nil {
+		t.Fatalf("render #1 paid on its grant (%s) under maxRenderSeconds 300 while the ledger held %d s used",
+			w.g.observer.(*simGrants).last, l.Used.RenderSeconds)
+	}
+}
+
+// The same with ONE manager: the VideoBudget controller folds the unbounded job's 764 s into the
+// ledger while a guard write of the namespace holds the slot's turn (here: held by hand), so
+// learn() does not give the guard its new copy; the controller's view write then fails (in the
+// real race: a conflict with that guard write's own view write; the controller retries after
+// Retry). Until then the view and the guard's copy both show 30 s, and a grant pays past the
+// lowered limit.
+func TestBreakReviewAGrantPaysPastALoweredLimitWhenLearnFindsTheTurnTaken(t *testing.T) {
+	w := newSimWorld(t)
+	steps := []simOp{
+		{kind: opCreate, a: 0, b: 764}, {kind: opAdmit, a: 0},
+		{kind: opCreate, a: 100, b: 50},
+		{kind: opGather, a: 0},
+		{kind: opPreview, a: 0},
+		{kind: opSetSeconds, a: 300},
+		{kind: opEnd, a: 0},
+	}
+	for i, o := range steps {
+		if err := w.step(o); err != nil {
+			t.Fatalf("step %d (%s): %v", i, o, err)
+		}
+	}
+	r1 := w.renders[1]
+	if r1.gathered == "" {
+		t.Fatal("render #1 holds no grant")
+	}
+	w.clk.Step(6 * time.Second) // the end is foldAge old: the controller folds it
+	w.g.writers.mu.Lock()
+	slot := w.g.writers.slots[simNS]
+	w.g.writers.mu.Unlock()
+	slot.turn <- struct{}{} // a guard write of the namespace is in progress
+	w.failWrites = 1
+	w.reconcile()
+	<-slot.turn
+	l, _, err := readLedgerAt(w.ctx, w.server, w.g.ledgers.at(simNS))
+	if err != nil || l == nil || l.Used.RenderSeconds < 764 {
+		t.Fatalf("precondition: the ledger holds %+v (%v)", l, err)
+	}
+	if err := w.step(simOp{kind: opAdmit, a: 0}); err != nil {
+		t.Fatalf("admit: %v", err)
+	}
+	if r1.job != nil {
+		t.Fatalf("render #1 paid on its grant (%s) under maxRenderSeconds 300 while the ledger held %d s used",
+			w.g.observer.(*simGrants).last, l.Used.RenderSeconds)
+	}
+}
+
+// One manager, no injected failure: only the order of two writers. A guard write of the namespace
+// (another render's reservation) has written the ledger and is about to write its view; meanwhile
+// a render's unbounded job ends (764 s) and the VideoBudget controller folds it into the ledger
+// and writes its view. learn() finds the turn taken, so the guard's copy stays without the fold;
+// the guard's view write then loses its lock, reads the controller's view and writes its own
+// state over it: the view goes back (764 s used in the ledger, 0 s in the status), and a render
+// holding a grant pays under the lowered maxRenderSeconds 300.
+func TestBreakReviewAGuardViewWriteOverwritesTheControllersFoldAndAGrantPays(t *testing.T) {
+	w := newSimWorld(t)
+	steps := []simOp{
+		{kind: opCreate, a: 0, b: 764}, {kind: opAdmit, a: 0}, // r0, unbounded (30 s guessed), runs
+		{kind: opCreate, a: 100, b: 50},
+		{kind: opGather, a: 0},  // r1 queues its reservation ahead
+		{kind: opPreview, a: 0}, // a write carries it
+		{kind: opSetSeconds, a: 300},
+		{kind: opCreate, a: 10, b: 5}, // r2
+	}
+	for i, o := range steps {
+		if err := w.step(o); err != nil {
+			t.Fatalf("step %d (%s): %v", i, o, err)
+		}
+	}
+	r1, r2 := w.renders[1], w.renders[2]
+	if r1.gathered == "" {
+		t.Fatal("render #1 holds no grant")
+	}
+	// The guard's view writes pause once, before the API server sees the first one.
+	var armed atomic.Bool
+	reached, proceed := make(chan struct{}), make(chan struct{})
+	w.g.client = interceptor.NewClient(w.c.(client.WithWatch), interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if _, ok := obj.(*videov1alpha1.VideoBudget); ok && armed.CompareAndSwap(true, false) {
+				close(reached)
+				<-proceed
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	})
+	armed.Store(true)
+	done := make(chan error, 1)
+	go func() {
+		obj := &videov1alpha1.VideoRender{ObjectMeta: metav1.ObjectMeta{Namespace: simNS, Name: r2.name, UID: r2.uid}}
+		d, err := w.g.reserve(w.ctx, "VideoRender", obj, "a1", "", r2.est, nil)
+		if err == nil && d.Wait {
+			err = fmt.Errorf("render #2 waits: %s", d.Message)
+		}
+		done <- err
+	}()
+	<-reached                                                // render #2's reservation is in the ledger; its view write is next
+	if err := w.step(simOp{kind: opEnd, a: 0}); err != nil { // r0's job ends: 764 s in its status
+		t.Fatal(err)
+	}
+	w.clk.Step(6 * time.Second) // foldAge: the controller, woken by the render's update, folds it
+	w.reconcile()
+	if b := w.viewOf(t); b.Status.Used.RenderSeconds < 764 {
+		t.Fatalf("precondition: the controller's view shows %d s", b.Status.Used.RenderSeconds)
+	}
+	close(proceed)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	l, _, err := readLedgerAt(w.ctx, w.server, w.g.ledgers.at(simNS))
+	if err != nil || l == nil || l.Used.RenderSeconds < 764 {
+		t.Fatalf("precondition: the ledger holds %+v (%v)", l, err)
+	}
+	if v := w.viewOf(t); v.Status.Used.RenderSeconds < l.Used.RenderSeconds {
+		t.Errorf("the budget's status went back: it shows %d s used, the ledger holds %d s", v.Status.Used.RenderSeconds, l.Used.RenderSeconds)
+	}
+	if err := w.step(simOp{kind: opAdmit, a: 0}); err != nil {
+		t.Fatalf("admit: %v", err)
+	}
+	if r1.job != nil {
+		t.Errorf("render #1 paid on its grant (%s) under maxRenderSeconds 300 while the ledger held %d s used",
+			w.g.observer.(*simGrants).last, l.Used.RenderSeconds)
+	}
+}
+
+// viewOf is the budget's status as the API server holds it (the view, not the ledger).
+func (w *simWorld) viewOf(t *testing.T) *videov1alpha1.VideoBudget {
+	var b videov1alpha1.VideoBudget
+	if err := w.server.Get(w.ctx, client.ObjectKey{Namespace: simNS, Name: videov1alpha1.VideoBudgetName}, &b); err != nil {
+		t.Fatal(err)
+	}
+	return &b
+}
