@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -332,4 +333,52 @@ func (w *simWorld) viewOf(t *testing.T) *videov1alpha1.VideoBudget {
 		t.Fatal(err)
 	}
 	return &b
+}
+
+// A ledger restored from a backup taken after a reservation was written ahead holds it, but not
+// what was folded since: an unbounded job's 764 s under maxRenderSeconds lowered to 300. The
+// render pays on its reservation only as the ordinary way would after catching the ledger up to
+// this process's later copy: it waits.
+func TestBreakReviewAGrantDoesNotPayOnALedgerRestoredBehindIt(t *testing.T) {
+	w := newSimWorld(t)
+	steps := []simOp{
+		{kind: opCreate, a: 0, b: 764}, {kind: opAdmit, a: 0}, // r0, unbounded (30 s guessed), runs
+		{kind: opCreate, a: 100, b: 50},
+		{kind: opGather, a: 0},  // r1 queues its reservation ahead
+		{kind: opPreview, a: 0}, // a write carries it
+	}
+	for i, o := range steps {
+		if err := w.step(o); err != nil {
+			t.Fatalf("step %d (%s): %v", i, o, err)
+		}
+	}
+	at := w.g.ledgers.at(simNS)
+	var backup corev1.ConfigMap
+	if err := w.server.Get(w.ctx, at, &backup); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []simOp{{kind: opSetSeconds, a: 300}, {kind: opEnd, a: 0}} {
+		if err := w.step(o); err != nil {
+			t.Fatalf("%s: %v", o, err)
+		}
+	}
+	w.clk.Step(6 * time.Second) // the end is foldAge old: the controller folds it
+	w.reconcile()
+	if l, _, err := readLedgerAt(w.ctx, w.server, at); err != nil || l == nil || l.Used.RenderSeconds < 764 {
+		t.Fatalf("precondition: the ledger holds %+v (%v)", l, err)
+	}
+	var cur corev1.ConfigMap
+	if err := w.server.Get(w.ctx, at, &cur); err != nil {
+		t.Fatal(err)
+	}
+	cur.Data = backup.Data
+	if err := w.server.Update(w.ctx, &cur); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.step(simOp{kind: opAdmit, a: 0}); err != nil {
+		t.Fatalf("admit: %v", err)
+	}
+	if r1 := w.renders[1]; r1.job != nil {
+		t.Fatalf("render #1 paid on its grant (%s) on a ledger restored behind 764 s used under maxRenderSeconds 300", w.g.observer.(*simGrants).last)
+	}
 }

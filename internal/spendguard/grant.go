@@ -178,11 +178,7 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 	gs.mu.Lock()
 	gr := gs.byUID[obj.GetUID()]
 	delete(gs.byUID, obj.GetUID())
-	var spent grant
-	if gr != nil {
-		spent = *gr
-	}
-	within := gs.withinLocked()
+	spent, within := *cmp.Or(gr, &grant{}), gs.withinLocked() // a copy: its write's callback sets it
 	gs.mu.Unlock()
 	b, err := g.cachedBudget(ctx, obj.GetNamespace())
 	if err != nil {
@@ -204,9 +200,14 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 // rolled to a period changed since. Without a ledger that can be read and written, no grant.
 func (g *Guard) grantOutcome(ctx context.Context, live *videov1alpha1.VideoBudget, req request, spent grant, obj client.Object,
 	now time.Time, within time.Duration) string {
-	l, _, err := readLedgerAt(ctx, g.reader, g.ledgers.at(live.Namespace))
-	if err != nil || l == nil || g.ledgers.failure(live.Namespace) != nil {
+	l, where, err := readLedgerAt(ctx, g.reader, g.ledgers.at(live.Namespace))
+	if err != nil || l == nil || l.Version < ledgerVersion || g.ledgers.failure(live.Namespace) != nil {
 		return GrantRefused
+	}
+	// Behind this process's copy or the view (restored from a backup): the ordinary way catches it up.
+	if k, view := g.known(live.Namespace), ledgerOf(live); k != nil && k.uid == where.uid && k.l.Seq > l.Seq ||
+		live.Status.LedgerBudgetUID == string(live.UID) && laterCopy(&view, l) {
+		return GrantChanged
 	}
 	b := working(live.Namespace, live, l)
 	RollPeriod(b, now)
