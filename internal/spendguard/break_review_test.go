@@ -51,6 +51,24 @@ func TestBreakReviewSimulationCases(t *testing.T) {
 			{kind: opSwitch, a: int64(5 * time.Minute)},
 			{kind: opAdmit, a: 0},
 		},
+	}, {
+		// spec.period changed from daily to monthly while a reservation written ahead waits: the
+		// month holds 3 renders of maxRenders 3, the day 1. The simulation checks a render that
+		// pays against the period as set (spec.period), rolled or not.
+		name: "a reservation written ahead, then the period changed from daily to monthly",
+		ops: []simOp{
+			{kind: opSetPeriod, a: daily},
+			{kind: opSetRenders, a: 3},
+			{kind: opCreate, a: 100, b: 50}, {kind: opAdmit, a: 0},
+			{kind: opCreate, a: 100, b: 50}, {kind: opAdmit, a: 1},
+			{kind: opClock, a: int64(26 * time.Hour)},
+			{kind: opCreate, a: 100, b: 50}, {kind: opAdmit, a: 2},
+			{kind: opCreate, a: 100, b: 50},
+			{kind: opGather, a: 3},
+			{kind: opPreview, a: 0},
+			{kind: opSetPeriod, a: monthly},
+			{kind: opAdmit, a: 3},
+		},
 	}}
 	runSimCases(t, cases)
 }

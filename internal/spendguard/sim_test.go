@@ -773,6 +773,10 @@ func (w *simWorld) admit(r *simRender) error {
 		// The period the decision was taken in (the reservation rolled it over if it ended), and
 		// the limits (a reservation does not change them).
 		start := b.Status.PeriodStart.Time
+		if p := periodOf(b); b.Status.Period != p {
+			// spec.period changed since the last write rolled it: a grant pays in the period as set.
+			start, _ = PeriodBounds(p, w.now())
+		}
 		submitted, seconds, unboundedRunning := w.truth(start)
 		jobs := len(w.jobs)
 		if onGrant && ahead != nil && ahead.start.Equal(start) {
