@@ -87,19 +87,9 @@ func TestBreakReviewAGrantPaysOnAReservationASkewedManagerReleased(t *testing.T)
 		{kind: opReconcile},
 		{kind: opSwitch, a: int64(5 * time.Minute)},
 	}
-	for i, o := range steps {
-		if err := w.step(o); err != nil {
-			t.Fatalf("step %d (%s): %v", i, o, err)
-		}
-	}
-	r0 := w.renders[0]
-	if r0.gathered == "" {
-		t.Fatal("render #0 holds no grant")
-	}
-	l, _, err := readLedgerAt(w.ctx, w.server, w.g.ledgers.at(simNS))
-	if err != nil || l == nil {
-		t.Fatalf("reading the ledger: %v", err)
-	}
+	w.steps(t, steps)
+	r0 := w.holding(t, 0)
+	l := w.ledgerHolding(t, 0)
 	for _, r := range l.Reservations {
 		if r.UID == string(r0.uid) {
 			t.Fatalf("precondition: the ledger still holds render #0's reservation: %+v", r)
@@ -144,15 +134,8 @@ func TestBreakReviewAGrantPaysAfterThePeriodChangedToALongerOne(t *testing.T) {
 		{kind: opPreview, a: 0}, // a write carries it
 		{kind: opSetPeriod, a: monthly},
 	}
-	for i, o := range steps {
-		if err := w.step(o); err != nil {
-			t.Fatalf("step %d (%s): %v", i, o, err)
-		}
-	}
-	r3 := w.renders[3]
-	if r3.gathered == "" {
-		t.Fatal("render #3 holds no grant")
-	}
+	w.steps(t, steps)
+	r3 := w.holding(t, 3)
 	if err := w.step(simOp{kind: opAdmit, a: 0}); err != nil { // r3 comes back to pay
 		t.Fatalf("admit: %v", err)
 	}
@@ -187,38 +170,17 @@ func TestBreakReviewAGrantPaysAfterThePeriodChangedToALongerOne(t *testing.T) {
 // under maxRenderSeconds 300 while the ledger holds 764 s used. The ordinary way waits.
 func TestBreakReviewAGrantPaysPastALoweredLimitAnotherManagerFolded(t *testing.T) {
 	w := newSimWorld(t)
-	steps := []simOp{
-		{kind: opCreate, a: 0, b: 764}, {kind: opAdmit, a: 0}, // r0, unbounded (30 s guessed), runs
-		{kind: opCreate, a: 100, b: 50},
-		{kind: opGather, a: 0},  // r1 queues its reservation ahead
-		{kind: opPreview, a: 0}, // a write carries it
-		{kind: opSetSeconds, a: 300},
-		{kind: opEnd, a: 0}, // r0's job ends: 764 s, written in its status
-		{kind: opSwitch, a: int64(30 * time.Second)},
-		{kind: opFailWrites, a: 1},
-		{kind: opReconcile}, // folds 764 s into the ledger; its view write fails
-		{kind: opSwitch, a: int64(30 * time.Second)},
-	}
-	for i, o := range steps {
-		if err := w.step(o); err != nil {
-			t.Fatalf("step %d (%s): %v", i, o, err)
-		}
-	}
-	r1 := w.renders[1]
-	if r1.gathered == "" {
-		t.Fatal("render #1 holds no grant")
-	}
-	l, _, err := readLedgerAt(w.ctx, w.server, w.g.ledgers.at(simNS))
-	if err != nil || l == nil || l.Used.RenderSeconds < 764 {
-		t.Fatalf("precondition: the ledger holds %+v (%v)", l, err)
-	}
-	if err := w.step(simOp{kind: opAdmit, a: 0}); err != nil {
-		t.Fatalf("admit: %v", err)
-	}
-	if r1.job != nil {
-		t.Fatalf("render #1 paid on its grant (%s) under maxRenderSeconds 300 while the ledger held %d s used",
-			w.g.observer.(*simGrants).last, l.Used.RenderSeconds)
-	}
+	steps := append(aheadThenLowered(),
+		simOp{kind: opEnd, a: 0}, // r0's job ends: 764 s, written in its status
+		simOp{kind: opSwitch, a: int64(30 * time.Second)},
+		simOp{kind: opFailWrites, a: 1},
+		simOp{kind: opReconcile}, // folds 764 s into the ledger; its view write fails
+		simOp{kind: opSwitch, a: int64(30 * time.Second)},
+	)
+	w.steps(t, steps)
+	r1 := w.holding(t, 1)
+	l := w.ledgerHolding(t, 764)
+	w.unpaid(t, r1, fmt.Sprintf("under maxRenderSeconds 300 while the ledger held %d s used", l.Used.RenderSeconds))
 }
 
 // The same with ONE manager: the VideoBudget controller folds the unbounded job's 764 s into the
@@ -229,23 +191,11 @@ func TestBreakReviewAGrantPaysPastALoweredLimitAnotherManagerFolded(t *testing.T
 // lowered limit.
 func TestBreakReviewAGrantPaysPastALoweredLimitWhenLearnFindsTheTurnTaken(t *testing.T) {
 	w := newSimWorld(t)
-	steps := []simOp{
-		{kind: opCreate, a: 0, b: 764}, {kind: opAdmit, a: 0},
-		{kind: opCreate, a: 100, b: 50},
-		{kind: opGather, a: 0},
-		{kind: opPreview, a: 0},
-		{kind: opSetSeconds, a: 300},
-		{kind: opEnd, a: 0},
-	}
-	for i, o := range steps {
-		if err := w.step(o); err != nil {
-			t.Fatalf("step %d (%s): %v", i, o, err)
-		}
-	}
-	r1 := w.renders[1]
-	if r1.gathered == "" {
-		t.Fatal("render #1 holds no grant")
-	}
+	steps := append(aheadThenLowered(),
+		simOp{kind: opEnd, a: 0},
+	)
+	w.steps(t, steps)
+	r1 := w.holding(t, 1)
 	w.clk.Step(6 * time.Second) // the end is foldAge old: the controller folds it
 	w.g.writers.mu.Lock()
 	slot := w.g.writers.slots[simNS]
@@ -254,17 +204,8 @@ func TestBreakReviewAGrantPaysPastALoweredLimitWhenLearnFindsTheTurnTaken(t *tes
 	w.failWrites = 1
 	w.reconcile()
 	<-slot.turn
-	l, _, err := readLedgerAt(w.ctx, w.server, w.g.ledgers.at(simNS))
-	if err != nil || l == nil || l.Used.RenderSeconds < 764 {
-		t.Fatalf("precondition: the ledger holds %+v (%v)", l, err)
-	}
-	if err := w.step(simOp{kind: opAdmit, a: 0}); err != nil {
-		t.Fatalf("admit: %v", err)
-	}
-	if r1.job != nil {
-		t.Fatalf("render #1 paid on its grant (%s) under maxRenderSeconds 300 while the ledger held %d s used",
-			w.g.observer.(*simGrants).last, l.Used.RenderSeconds)
-	}
+	l := w.ledgerHolding(t, 764)
+	w.unpaid(t, r1, fmt.Sprintf("under maxRenderSeconds 300 while the ledger held %d s used", l.Used.RenderSeconds))
 }
 
 // One manager, no injected failure: only the order of two writers. A guard write of the namespace
@@ -276,23 +217,11 @@ func TestBreakReviewAGrantPaysPastALoweredLimitWhenLearnFindsTheTurnTaken(t *tes
 // holding a grant pays under the lowered maxRenderSeconds 300.
 func TestBreakReviewAGuardViewWriteOverwritesTheControllersFoldAndAGrantPays(t *testing.T) {
 	w := newSimWorld(t)
-	steps := []simOp{
-		{kind: opCreate, a: 0, b: 764}, {kind: opAdmit, a: 0}, // r0, unbounded (30 s guessed), runs
-		{kind: opCreate, a: 100, b: 50},
-		{kind: opGather, a: 0},  // r1 queues its reservation ahead
-		{kind: opPreview, a: 0}, // a write carries it
-		{kind: opSetSeconds, a: 300},
-		{kind: opCreate, a: 10, b: 5}, // r2
-	}
-	for i, o := range steps {
-		if err := w.step(o); err != nil {
-			t.Fatalf("step %d (%s): %v", i, o, err)
-		}
-	}
-	r1, r2 := w.renders[1], w.renders[2]
-	if r1.gathered == "" {
-		t.Fatal("render #1 holds no grant")
-	}
+	steps := append(aheadThenLowered(),
+		simOp{kind: opCreate, a: 10, b: 5}, // r2
+	)
+	w.steps(t, steps)
+	r1, r2 := w.holding(t, 1), w.renders[2]
 	// The guard's view writes pause once, before the API server sees the first one.
 	var armed atomic.Bool
 	reached, proceed := make(chan struct{}), make(chan struct{})
@@ -328,10 +257,7 @@ func TestBreakReviewAGuardViewWriteOverwritesTheControllersFoldAndAGrantPays(t *
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	l, _, err := readLedgerAt(w.ctx, w.server, w.g.ledgers.at(simNS))
-	if err != nil || l == nil || l.Used.RenderSeconds < 764 {
-		t.Fatalf("precondition: the ledger holds %+v (%v)", l, err)
-	}
+	l := w.ledgerHolding(t, 764)
 	if v := w.viewOf(t); v.Status.Used.RenderSeconds < l.Used.RenderSeconds {
 		t.Errorf("the budget's status went back: it shows %d s used, the ledger holds %d s", v.Status.Used.RenderSeconds, l.Used.RenderSeconds)
 	}
@@ -365,11 +291,7 @@ func TestBreakReviewAGrantDoesNotPayOnALedgerRestoredBehindIt(t *testing.T) {
 		{kind: opGather, a: 0},  // r1 queues its reservation ahead
 		{kind: opPreview, a: 0}, // a write carries it
 	}
-	for i, o := range steps {
-		if err := w.step(o); err != nil {
-			t.Fatalf("step %d (%s): %v", i, o, err)
-		}
-	}
+	w.steps(t, steps)
 	at := w.g.ledgers.at(simNS)
 	var backup corev1.ConfigMap
 	if err := w.server.Get(w.ctx, at, &backup); err != nil {
@@ -382,9 +304,7 @@ func TestBreakReviewAGrantDoesNotPayOnALedgerRestoredBehindIt(t *testing.T) {
 	}
 	w.clk.Step(6 * time.Second) // the end is foldAge old: the controller folds it
 	w.reconcile()
-	if l, _, err := readLedgerAt(w.ctx, w.server, at); err != nil || l == nil || l.Used.RenderSeconds < 764 {
-		t.Fatalf("precondition: the ledger holds %+v (%v)", l, err)
-	}
+	w.ledgerHolding(t, 764)
 	var cur corev1.ConfigMap
 	if err := w.server.Get(w.ctx, at, &cur); err != nil {
 		t.Fatal(err)
@@ -398,5 +318,59 @@ func TestBreakReviewAGrantDoesNotPayOnALedgerRestoredBehindIt(t *testing.T) {
 	}
 	if r1 := w.renders[1]; r1.job != nil {
 		t.Fatalf("render #1 paid on its grant (%s) on a ledger restored behind 764 s used under maxRenderSeconds 300", w.g.observer.(*simGrants).last)
+	}
+}
+
+// steps runs ops in w, failing t at the first step that returns an error.
+func (w *simWorld) steps(t *testing.T, ops []simOp) {
+	t.Helper()
+	for i, o := range ops {
+		if err := w.step(o); err != nil {
+			t.Fatalf("step %d (%s): %v", i, o, err)
+		}
+	}
+}
+
+// ledgerHolding is the namespace's ledger as the API server holds it, which must hold at least
+// seconds used (a spec's precondition).
+func (w *simWorld) ledgerHolding(t *testing.T, seconds int64) *ledger {
+	t.Helper()
+	l, _, err := readLedgerAt(w.ctx, w.server, w.g.ledgers.at(simNS))
+	if err != nil || l == nil || l.Used.RenderSeconds < seconds {
+		t.Fatalf("precondition: the ledger holds %+v (%v), not %d s used", l, err, seconds)
+	}
+	return l
+}
+
+// aheadThenLowered starts an unbounded render (30 s guessed, 764 s really) and writes a second
+// render's reservation ahead, then lowers maxRenderSeconds to 300.
+func aheadThenLowered() []simOp {
+	return []simOp{
+		{kind: opCreate, a: 0, b: 764}, {kind: opAdmit, a: 0}, // r0, unbounded, runs
+		{kind: opCreate, a: 100, b: 50},
+		{kind: opGather, a: 0},  // r1 queues its reservation ahead
+		{kind: opPreview, a: 0}, // a write carries it
+		{kind: opSetSeconds, a: 300},
+	}
+}
+
+// holding is render #i, which must hold a grant (its reservation queued or written ahead).
+func (w *simWorld) holding(t *testing.T, i int) *simRender {
+	t.Helper()
+	r := w.renders[i]
+	if r.gathered == "" {
+		t.Fatalf("render #%d holds no grant", i)
+	}
+	return r
+}
+
+// unpaid brings r back to pay (the next admit step), and fails t if it paid: why says on what.
+func (w *simWorld) unpaid(t *testing.T, r *simRender, why string) {
+	t.Helper()
+	if err := w.step(simOp{kind: opAdmit, a: 0}); err != nil {
+		t.Fatalf("admit: %v", err)
+	}
+	if r.job != nil {
+		t.Fatalf("%s paid on its grant (%s) %s", r.name, w.g.observer.(*simGrants).last, why)
 	}
 }
