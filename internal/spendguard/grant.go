@@ -24,7 +24,9 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -195,21 +197,22 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 	return Decision{Budgeted: outcome == GrantUsed}, outcome == GrantUsed
 }
 
-// grantOutcome decides spent on the ledger read now, never on the view nor this process's copy:
-// both lag it (a view write failed or overtaken, another writer's fold or release) and neither is
-// rolled to a period changed since. Without a ledger that can be read and written, no grant.
+// grantOutcome decides spent on the ledger as it is now: this process's copy of it when the API
+// server holds that very version (its metadata read; the ledger itself may hold a thousand
+// reservations, too much to read per render), never on the view nor an older copy: both lag it
+// (a view write failed or overtaken, a fold not learnt, another writer's fold or release, a
+// restore). Another version, or none, sends the render the ordinary way, which reads it.
 func (g *Guard) grantOutcome(ctx context.Context, live *videov1alpha1.VideoBudget, req request, spent grant, obj client.Object,
 	now time.Time, within time.Duration) string {
-	l, where, err := readLedgerAt(ctx, g.reader, g.ledgers.at(live.Namespace))
-	if err != nil || l == nil || l.Version < ledgerVersion || g.ledgers.failure(live.Namespace) != nil {
+	k, at := g.known(live.Namespace), &metav1.PartialObjectMetadata{}
+	at.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	if k == nil || g.ledgers.failure(live.Namespace) != nil {
 		return GrantRefused
 	}
-	// Behind this process's copy or the view (restored from a backup): the ordinary way catches it up.
-	if k, view := g.known(live.Namespace), ledgerOf(live); k != nil && k.uid == where.uid && k.l.Seq > l.Seq ||
-		live.Status.LedgerBudgetUID == string(live.UID) && laterCopy(&view, l) {
+	if err := g.reader.Get(ctx, g.ledgers.at(live.Namespace), at); err != nil || at.ResourceVersion != k.rv || at.UID != k.uid {
 		return GrantChanged
 	}
-	b := working(live.Namespace, live, l)
+	b := working(live.Namespace, live, &k.l)
 	RollPeriod(b, now)
 	i := slices.IndexFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
 		return r.UID == string(obj.GetUID()) && r.AttemptID == req.attempt && r.JobID == ""
