@@ -381,7 +381,7 @@ func patchBudgetStatus(ctx context.Context, c client.Client, b, base *videov1alp
 // keep records the ledger this process wrote last (nil: read it again); the caller holds the turn.
 func (w *budgetWriters) keep(s *budgetSlot, l *stored) {
 	w.mu.Lock()
-	s.ledger = l
+	s.ledger, s.seen = l, cmp.Or(l, s.seen)
 	w.mu.Unlock()
 }
 
@@ -398,7 +398,7 @@ func (g *Guard) learn(tenant, from string, to *stored, view *videov1alpha1.Video
 		w.mu.Unlock()
 		return
 	}
-	s.users++
+	s.users, s.seen = s.users+1, cmp.Or(to, s.seen)
 	w.mu.Unlock()
 	select {
 	case s.turn <- struct{}{}:

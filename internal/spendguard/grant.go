@@ -24,7 +24,6 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -172,9 +171,8 @@ func (g *Guard) grantOf(uid types.UID) (attempt string, payAt time.Time) {
 	return "", time.Time{}
 }
 
-// takeGrant reports whether the ledger, as the API server holds it now, holds the reservation
-// written ahead for this request and room for it: the render pays without a write. The grant is
-// spent either way (a queued write of it is void).
+// takeGrant reports whether the ledger holds the reservation written ahead for this request and
+// room for it: the render pays without a write. The grant is spent either way.
 func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, attempt, digest string, est bound.Estimate) (Decision, bool) {
 	gs := &g.grants
 	gs.mu.Lock()
@@ -189,7 +187,7 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 	outcome, now := GrantNone, g.clock.Now()
 	if gr != nil {
 		outcome = GrantRefused
-		if !spent.refused {
+		if !spent.refused && g.ledgers.failure(obj.GetNamespace()) == nil { // no grant while the ledger fails
 			outcome = g.grantOutcome(ctx, b, request{kind, attempt, digest, est}, spent, obj, now, within)
 		}
 	}
@@ -197,19 +195,20 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 	return Decision{Budgeted: outcome == GrantUsed}, outcome == GrantUsed
 }
 
-// grantOutcome decides spent on the ledger as it is now: this process's copy of it when the API
-// server holds that very version (its metadata read; the ledger itself may hold a thousand
-// reservations, too much to read per render), never on the view nor an older copy: both lag it
-// (a view write failed or overtaken, a fold not learnt, another writer's fold or release, a
-// restore). Another version, or none, sends the render the ordinary way, which reads it.
+// grantOutcome decides spent on the ledger as it is now: the last copy this process wrote when the
+// API server holds that very version (its metadata: a ledger may hold a thousand reservations),
+// never on the view nor an older copy, which lag it (a view write failed or overtaken, another
+// writer's fold or release, a restore). Another version sends the render the ordinary way.
 func (g *Guard) grantOutcome(ctx context.Context, live *videov1alpha1.VideoBudget, req request, spent grant, obj client.Object,
 	now time.Time, within time.Duration) string {
-	k, at := g.known(live.Namespace), &metav1.PartialObjectMetadata{}
-	at.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
-	if k == nil || g.ledgers.failure(live.Namespace) != nil {
-		return GrantRefused
+	var k *stored
+	g.writers.mu.Lock()
+	if s := g.writers.slots[live.Namespace]; s != nil {
+		k = s.seen
 	}
-	if err := g.reader.Get(ctx, g.ledgers.at(live.Namespace), at); err != nil || at.ResourceVersion != k.rv || at.UID != k.uid {
+	g.writers.mu.Unlock()
+	at := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}}
+	if k == nil || g.reader.Get(ctx, g.ledgers.at(live.Namespace), at) != nil || at.ResourceVersion != k.rv || at.UID != k.uid {
 		return GrantChanged
 	}
 	b := working(live.Namespace, live, &k.l)
@@ -228,7 +227,7 @@ func (g *Guard) grantOutcome(ctx context.Context, live *videov1alpha1.VideoBudge
 	case unfolded(b, obj):
 		return GrantChanged // the ended job is folded first, in the ordinary way's write
 	}
-	// Room for it beside everything else the ledger holds now (a limit lowered since).
+	// Room for it beside the rest the ledger holds (a limit lowered since).
 	b.Status.Reservations = slices.DeleteFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
 		return r.UID == string(obj.GetUID()) && r.JobID == ""
 	})

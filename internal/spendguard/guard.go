@@ -107,9 +107,9 @@ type budgetSlot struct {
 	// turn is held by the write in progress; a channel, so a cancelled context stops waiting.
 	turn chan struct{}
 	// ledger is the ledger as this process last wrote it (nil: read it); view the budget as its
-	// last view write left it (writeView).
-	ledger *stored
-	view   *videov1alpha1.VideoBudget
+	// last view write left it (writeView); seen the last ledger it wrote, with the turn or not.
+	ledger, seen *stored
+	view         *videov1alpha1.VideoBudget
 	// users hold or wait for the turn: a slot in use, or with changes queued, is never dropped.
 	users int
 	// queue are the changes for the next write (batch.go), guarded by budgetWriters.mu.
