@@ -25,7 +25,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -171,8 +170,8 @@ func (g *Guard) grantOf(uid types.UID) (attempt string, payAt time.Time) {
 	return "", time.Time{}
 }
 
-// takeGrant reports whether the ledger holds the reservation written ahead for this request and
-// room for it: the render pays without a write. The grant is spent either way.
+// takeGrant reports whether the cached budget holds the reservation written ahead for this request:
+// the render pays without a write. The grant is spent either way (a queued write of it is void).
 func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, attempt, digest string, est bound.Estimate) (Decision, bool) {
 	gs := &g.grants
 	gs.mu.Lock()
@@ -184,62 +183,64 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 	if err != nil {
 		return Decision{}, false // unguarded, or unreadable: the ordinary way decides
 	}
-	outcome, now := GrantNone, g.clock.Now()
-	if gr != nil {
-		outcome = GrantRefused
-		if !spent.refused && g.ledgers.failure(obj.GetNamespace()) == nil { // no grant while the ledger fails
-			outcome = g.grantOutcome(ctx, b, request{kind, attempt, digest, est}, spent, obj, now, within)
-		}
-	}
-	g.observer.ObserveGrant(outcome)
-	return Decision{Budgeted: outcome == GrantUsed}, outcome == GrantUsed
-}
-
-// grantOutcome decides spent on the ledger as it is now: the last copy this process wrote when the
-// API server holds that very version (its metadata: a ledger may hold a thousand reservations),
-// never on the view nor an older copy, which lag it (a view write failed or overtaken, another
-// writer's fold or release, a restore). Another version sends the render the ordinary way.
-func (g *Guard) grantOutcome(ctx context.Context, live *videov1alpha1.VideoBudget, req request, spent grant, obj client.Object,
-	now time.Time, within time.Duration) string {
-	var k *stored
-	g.writers.mu.Lock()
-	if s := g.writers.slots[live.Namespace]; s != nil {
-		k = s.seen
-	}
-	g.writers.mu.Unlock()
-	at := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}}
-	if k == nil || g.reader.Get(ctx, g.ledgers.at(live.Namespace), at) != nil || at.ResourceVersion != k.rv || at.UID != k.uid {
-		return GrantChanged
-	}
-	b := working(live.Namespace, live, &k.l)
-	RollPeriod(b, now)
 	i := slices.IndexFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
-		return r.UID == string(obj.GetUID()) && r.AttemptID == req.attempt && r.JobID == ""
+		return r.UID == string(obj.GetUID()) && r.AttemptID == attempt && r.JobID == ""
 	})
+	outcome, now := "", g.clock.Now()
 	switch {
+	case gr == nil:
+		outcome = GrantNone
+	case spent.refused:
+		outcome = GrantRefused
 	case i < 0 && !spent.ended:
-		return GrantUnwritten
-	case i < 0 || spent.request != req:
-		return GrantChanged
+		outcome = GrantUnwritten
+	case i < 0 || spent.request != (request{kind, attempt, digest, est}):
+		outcome = GrantChanged
 	case now.Before(b.Status.Reservations[i].ReservedAt.Time) || !now.Before(b.Status.Reservations[i].ReservedAt.Add(within)):
 		// Earlier, its job would not count as recorded since it; later, the controller may release it.
-		return GrantChanged
+		outcome = GrantChanged
 	case unfolded(b, obj):
-		return GrantChanged // the ended job is folded first, in the ordinary way's write
+		outcome = GrantChanged // the ended job is folded first, in the ordinary way's write
+	case g.noRoomNow(b, kind, obj.GetUID(), est):
+		outcome = GrantRefused // a limit lowered since, or the ledger failing
+	default:
+		g.observer.ObserveGrant(GrantUsed)
+		return Decision{Budgeted: true}, true
 	}
-	// Room for it beside the rest the ledger holds (a limit lowered since).
-	b.Status.Reservations = slices.DeleteFunc(b.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
-		return r.UID == string(obj.GetUID()) && r.JobID == ""
-	})
-	recountReserved(b)
-	if _, _, reached := exhausted(b, req.kind, req.est); reached {
-		return GrantRefused
-	}
-	return GrantUsed
+	g.observer.ObserveGrant(outcome)
+	return Decision{}, false
 }
 
 // newerCopy reports whether resourceVersion rv is newer than than (false when not comparable).
 func newerCopy(rv, than string) bool {
 	order, err := resourceversion.CompareResourceVersion(rv, than)
 	return err == nil && order > 0
+}
+
+// noRoomNow reports whether the budget, less the render's own reservation, has no room for it (a
+// limit lowered since) as its view shows it or as the last ledger this process wrote does (the view
+// lags it after a failed view write; without a copy, none), or whether its ledger cannot be written.
+// Both are this process's: no read per render (a round trip in every payment cost a burst of 10,000
+// renders half its submissions), so another manager's write its view does not show is not seen.
+func (g *Guard) noRoomNow(b *videov1alpha1.VideoBudget, kind string, uid types.UID, est bound.Estimate) bool {
+	if g.ledgers.failure(b.Namespace) != nil {
+		return true
+	}
+	states := []*videov1alpha1.VideoBudget{b.DeepCopy()}
+	g.writers.mu.Lock()
+	if s := g.writers.slots[b.Namespace]; s != nil && s.seen != nil {
+		states = append(states, working(b.Namespace, b, &s.seen.l))
+	}
+	g.writers.mu.Unlock()
+	for _, now := range states {
+		RollPeriod(now, g.clock.Now()) // to the period as set: spec.period may have changed since
+		now.Status.Reservations = slices.DeleteFunc(now.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
+			return r.UID == string(uid) && r.JobID == ""
+		})
+		recountReserved(now)
+		if _, _, reached := exhausted(now, kind, est); reached {
+			return true
+		}
+	}
+	return len(states) < 2
 }
