@@ -290,7 +290,7 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 
 // writeView writes b's status, the ledger's state, as the view of live, over this process's last
 // view write (the cache sees it late). A view not written is left to the VideoBudget controller:
-// nothing decides on it but a render's wait for its fold (grants read the ledger, takeGrant).
+// nothing decides on it but grants, checked again (takeGrant), and a render's wait for its fold.
 func (g *Guard) writeView(ctx context.Context, slot *budgetSlot, live, b *videov1alpha1.VideoBudget, cause string) {
 	base := live
 	if v := slot.view; v != nil && v.UID == live.UID && !newerCopy(live.ResourceVersion, v.ResourceVersion) {
@@ -381,7 +381,7 @@ func patchBudgetStatus(ctx context.Context, c client.Client, b, base *videov1alp
 // keep records the ledger this process wrote last (nil: read it again); the caller holds the turn.
 func (w *budgetWriters) keep(s *budgetSlot, l *stored) {
 	w.mu.Lock()
-	s.ledger, s.seen = l, cmp.Or(l, s.seen)
+	s.ledger, s.seen = l, later(s.seen, l)
 	w.mu.Unlock()
 }
 
@@ -398,7 +398,7 @@ func (g *Guard) learn(tenant, from string, to *stored, view *videov1alpha1.Video
 		w.mu.Unlock()
 		return
 	}
-	s.users, s.seen = s.users+1, cmp.Or(to, s.seen)
+	s.users, s.seen = s.users+1, later(s.seen, to)
 	w.mu.Unlock()
 	select {
 	case s.turn <- struct{}{}:
@@ -413,6 +413,14 @@ func (g *Guard) learn(tenant, from string, to *stored, view *videov1alpha1.Video
 	default:
 		w.leave(s)
 	}
+}
+
+// later is the later copy of a ledger: b, unless nil or behind a (the same ConfigMap's older version).
+func later(a, b *stored) *stored {
+	if b == nil || a != nil && a.uid == b.uid && !newerCopy(b.rv, a.rv) {
+		return a
+	}
+	return b
 }
 
 // known is this process's last copy of tenant's ledger, or nil.

@@ -33,20 +33,17 @@ import (
 	"github.com/videoops/video-operator/internal/bound"
 )
 
-// Reservations written ahead (Submission.CallIn, docs/spend-guard.md "Before every paid
-// submission") need no memory to be safe: the controller keeps one younger than its grace, and its
-// render pays on it only within takeWithin of its reservedAt. A stopped process's renders submit a
-// new attempt; their reservations are released like any a crash left.
+// Reservations written ahead (Submission.CallIn, docs/spend-guard.md) need no memory to be safe: the
+// controller keeps one younger than its grace, its render pays on it only within takeWithin of its
+// reservedAt, and a stopped process's are released like any a crash left (its renders start anew).
 
 const (
 	defaultTakeWithin = 10 * time.Second // until a VideoBudget controller tells its grace
 	maxGrants         = 100_000          // beyond it renders reserve the ordinary way
-	// aheadLead leaves time for the next write; longer, every write of the whole state carries a burst.
-	aheadLead   = 3 * time.Second
-	aheadWindow = 2 * time.Second // bounds how long a reservation queued ahead waits for others
+	aheadLead         = 3 * time.Second  // time for the next write; longer, every write of the state carries a burst
+	aheadWindow       = 2 * time.Second  // bounds how long a reservation queued ahead waits for others
 	// Written grantMargin before the call, yet minGrantDelay after queueing: a burst shares a write.
-	grantMargin   = 250 * time.Millisecond
-	minGrantDelay = 100 * time.Millisecond
+	grantMargin, minGrantDelay = 250 * time.Millisecond, 100 * time.Millisecond
 )
 
 // request is what a grant was asked for; paying on it asks for the same.
@@ -90,14 +87,9 @@ func (gs *grants) usableLocked(gr *grant, now time.Time) bool {
 // it; a grant for the same request still usable then is kept. False with too many grants.
 func (g *Guard) reserveAhead(kind string, obj client.Object, attempt, digest string, est bound.Estimate,
 	sent func(videov1alpha1.BudgetReservation) bool, wait time.Duration) bool {
-	now := g.clock.Now()
-	req := request{kind, attempt, digest, est}
-	uid := obj.GetUID()
+	now, req, uid := g.clock.Now(), request{kind, attempt, digest, est}, obj.GetUID()
 	gs := &g.grants
 	gs.mu.Lock()
-	if gs.byUID == nil {
-		gs.byUID = map[types.UID]*grant{}
-	}
 	if cur := gs.byUID[uid]; cur != nil && cur.request == req && gs.usableLocked(cur, now.Add(wait)) {
 		gs.mu.Unlock()
 		return true // it comes back in time to pay on it
@@ -217,11 +209,9 @@ func newerCopy(rv, than string) bool {
 	return err == nil && order > 0
 }
 
-// noRoomNow reports whether the budget, less the render's own reservation, has no room for it (a
-// limit lowered since) as its view shows it or as the last ledger this process wrote does (the view
-// lags it after a failed view write; without a copy, none), or whether its ledger cannot be written.
-// Both are this process's: no read per render (a round trip in every payment cost a burst of 10,000
-// renders half its submissions), so another manager's write its view does not show is not seen.
+// noRoomNow reports whether the budget, less the render's own reservation, has no room for it now
+// in its view or in the last ledger this process wrote (ahead of a failed view write; without it,
+// none), or its ledger cannot be written. No read: a round trip per payment halved a burst's pace.
 func (g *Guard) noRoomNow(b *videov1alpha1.VideoBudget, kind string, uid types.UID, est bound.Estimate) bool {
 	if g.ledgers.failure(b.Namespace) != nil {
 		return true

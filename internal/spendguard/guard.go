@@ -75,7 +75,7 @@ func New(c client.Client, reader client.Reader, clk clock.Clock, writeTimeout ti
 		ledgers = NewLedgers("")
 	}
 	return &Guard{client: c, reader: reader, clock: clk, timers: clock.RealClock{}, writers: budgetWriters{timeout: writeTimeout}, ledgers: ledgers,
-		started: clk.Now(), observer: noMetrics{}}
+		started: clk.Now(), observer: noMetrics{}, grants: grants{byUID: map[types.UID]*grant{}}}
 }
 
 var errNoBudget = errors.New("the namespace has no VideoBudget")
