@@ -24,8 +24,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -185,10 +188,38 @@ func (r *Reconcilers) SetupWithManager(ctx context.Context, mgr ctrl.Manager, co
 	if err := r.Render.SetupWithManager(mgr, concurrency, secrets); err != nil {
 		return fmt.Errorf("setting up the VideoRender controller: %w", err)
 	}
+	if err := watchLedgers(mgr, r.Budget.Ledgers); err != nil {
+		return err
+	}
 	if err := r.Budget.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the VideoBudget controller: %w", err)
 	}
 	return nil
+}
+
+// watchLedgers sends the budget ledgers to ledgers.Watch from a cache of their own: the
+// labelled ConfigMaps of the ledgers' namespace (the manager's Role there lists and watches them),
+// started with the controllers and waited for by nothing: a render pays on a reservation written
+// ahead only once the ledger was sent (docs/spend-guard.md).
+func watchLedgers(mgr ctrl.Manager, ledgers *spendguard.Ledgers) error {
+	labelled, err := labels.NewRequirement(videov1alpha1.LabelLedgerNamespace, selection.Exists, nil)
+	if err != nil {
+		return fmt.Errorf("selecting the budget ledgers: %w", err)
+	}
+	c, err := cache.New(mgr.GetConfig(), cache.Options{HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		DefaultNamespaces: map[string]cache.Config{ledgers.Namespace: {}}, DefaultLabelSelector: labels.NewSelector().Add(*labelled),
+		DefaultTransform: CacheTransform})
+	if err != nil {
+		return fmt.Errorf("making the budget ledgers' cache: %w", err)
+	}
+	informer, err := c.GetInformer(context.Background(), &corev1.ConfigMap{}, cache.BlockUntilSynced(false))
+	if err != nil {
+		return fmt.Errorf("watching the budget ledgers: %w", err)
+	}
+	if err := ledgers.Watch(informer); err != nil {
+		return fmt.Errorf("watching the budget ledgers: %w", err)
+	}
+	return mgr.Add(c)
 }
 
 // secretObject is the Secret type of the metadata-only watches: the manager holds Secret

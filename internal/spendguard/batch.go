@@ -225,7 +225,7 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 			}
 		}
 		now := g.clock.Now()
-		b, from, err := g.ledgers.load(ctx, g.client, g.reader, ns, live, slot.ledger, fresh, now, g.started)
+		b, from, err := g.ledgers.load(ctx, g.client, g.reader, ns, live, g.ledgers.copyOf(ns), fresh, now, g.started)
 		if err != nil || b == nil {
 			return cmp.Or(err, errNoBudget)
 		}
@@ -263,18 +263,15 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 			continue
 		}
 		if dirty {
-			to, err := g.ledgers.store(ctx, g.client, ns, next(b, from), from.rv)
+			err := g.ledgers.store(ctx, g.client, ns, next(b, from), from.rv)
 			if errors.Is(err, errMoved) {
 				g.observer.ObserveBudgetWrite(WriterGuard, cause, WriteConflict)
-				if fresh = true; errors.Is(err, errDeleted) {
-					g.writers.keep(slot, nil)
-				}
+				fresh = true // deleted (errDeleted): the watch forgets this process's copy
 				continue
 			}
 			if err != nil {
 				return err
 			}
-			g.writers.keep(slot, to)
 			for kind, n := range changes {
 				g.observer.ObserveBudgetChanges(kind, n)
 			}
@@ -293,7 +290,10 @@ func (g *Guard) writeBatch(ctx context.Context, slot *budgetSlot, batch []*op, c
 // nothing decides on it but grants, checked again (takeGrant), and a render's wait for its fold.
 func (g *Guard) writeView(ctx context.Context, slot *budgetSlot, live, b *videov1alpha1.VideoBudget, cause string) {
 	base := live
-	if v := slot.view; v != nil && v.UID == live.UID && !newerCopy(live.ResourceVersion, v.ResourceVersion) {
+	g.writers.mu.Lock()
+	v := slot.view
+	g.writers.mu.Unlock()
+	if v != nil && v.UID == live.UID && !newerCopy(live.ResourceVersion, v.ResourceVersion) {
 		base = v
 	}
 	for range 3 {
@@ -306,8 +306,7 @@ func (g *Guard) writeView(ctx context.Context, slot *budgetSlot, live, b *videov
 		err := patchBudgetStatus(ctx, g.client, view, base)
 		if err == nil {
 			g.observer.ObserveBudgetWrite(WriterGuard, cause, WriteWritten)
-			view.SetManagedFields(nil)
-			slot.view = view
+			g.writers.showView(slot.ns, view)
 			return
 		}
 		if !apierrors.IsConflict(err) {
@@ -322,7 +321,7 @@ func (g *Guard) writeView(ctx context.Context, slot *budgetSlot, live, b *videov
 			break
 		}
 	}
-	slot.view = nil
+	g.writers.showView(slot.ns, nil)
 	g.ledgers.wakeUp(live.Namespace, 0)
 }
 
@@ -378,61 +377,22 @@ func patchBudgetStatus(ctx context.Context, c client.Client, b, base *videov1alp
 	return nil
 }
 
-// keep records the ledger this process wrote last (nil: read it again); the caller holds the turn.
-func (w *budgetWriters) keep(s *budgetSlot, l *stored) {
-	w.mu.Lock()
-	s.ledger, s.seen = l, later(s.seen, l)
-	w.mu.Unlock()
-}
-
-// learn tells the guard that its VideoBudget controller wrote tenant's ledger over version from
-// (to; nil: it lost its lock) and its view: the next write starts from them unless one came between.
-func (g *Guard) learn(tenant, from string, to *stored, view *videov1alpha1.VideoBudget) {
-	if g == nil {
-		return
-	}
-	w := &g.writers
-	w.mu.Lock()
-	s := w.slots[tenant]
-	if s == nil {
-		w.mu.Unlock()
-		return
-	}
-	s.users, s.seen = s.users+1, later(s.seen, to)
-	w.mu.Unlock()
-	select {
-	case s.turn <- struct{}{}:
-		if known := g.known(tenant); known == nil || known.rv == from {
-			w.keep(s, to)
-		}
-		if view != nil && (s.view == nil || newerCopy(view.ResourceVersion, s.view.ResourceVersion)) {
-			s.view = view.DeepCopy()
-			s.view.SetManagedFields(nil)
-		}
-		w.release(s)
-	default:
-		w.leave(s)
+// learnView tells the guard the view its VideoBudget controller wrote: the next view write starts
+// from it unless a later one came between.
+func (g *Guard) learnView(tenant string, view *videov1alpha1.VideoBudget) {
+	if g != nil {
+		g.writers.showView(tenant, view)
 	}
 }
 
-// later is the later copy of a ledger: b, unless nil or behind a (the same ConfigMap's older version).
-func later(a, b *stored) *stored {
-	if b == nil || a != nil && a.uid == b.uid && !newerCopy(b.rv, a.rv) {
-		return a
-	}
-	return b
-}
-
-// known is this process's last copy of tenant's ledger, or nil.
-func (g *Guard) known(tenant string) *stored {
-	if g == nil {
-		return nil
-	}
-	w := &g.writers
+// showView keeps v as ns's last view write unless a later one is kept; nil forgets it.
+func (w *budgetWriters) showView(ns string, v *videov1alpha1.VideoBudget) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if s := w.slots[tenant]; s != nil {
-		return s.ledger
+	if s := w.slots[ns]; s != nil && (v == nil || s.view == nil || newerCopy(v.ResourceVersion, s.view.ResourceVersion)) {
+		s.view = v.DeepCopy()
+		if v != nil {
+			s.view.SetManagedFields(nil)
+		}
 	}
-	return nil
 }

@@ -31,10 +31,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -67,7 +69,7 @@ func newBatchHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, objs ...c
 	}
 	budget := &videov1alpha1.VideoBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: videov1alpha1.VideoBudgetName, UID: "b1"},
 		Spec: spec, Status: videov1alpha1.VideoBudgetStatus{LedgerBudgetUID: "b1"}}
-	server := fake.NewClientBuilder().WithScheme(s).WithObjects(append(objs, budget)...).WithStatusSubresource(budget).Build()
+	server := withUIDs(fake.NewClientBuilder().WithScheme(s).WithObjects(append(objs, budget)...).WithStatusSubresource(budget).Build())
 	h := &batchHarness{server: server, hold: make(chan struct{}), held: make(chan struct{})}
 	var once sync.Once
 	// The ledger's writes are the state's (ledger.go); the budget's status is their view.
@@ -85,21 +87,29 @@ func newBatchHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, objs ...c
 		}
 		return nil
 	}
+	// The first guard's ledger watch (Ledgers.Watch) sees each write through c at once.
+	ledgers := NewLedgers("ops")
+	sent := func(obj client.Object, err error) error {
+		if cm, ok := obj.(*corev1.ConfigMap); ok && err == nil {
+			ledgers.watcher().OnUpdate(nil, cm.DeepCopy())
+		}
+		return err
+	}
 	c := interceptor.NewClient(server, interceptor.Funcs{
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 			if err := write(obj); err != nil {
 				return err
 			}
-			return c.Patch(ctx, obj, patch, opts...)
+			return sent(obj, c.Patch(ctx, obj, patch, opts...))
 		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if err := write(obj); err != nil {
 				return err
 			}
-			return c.Create(ctx, obj, opts...)
+			return sent(obj, c.Create(ctx, obj, opts...))
 		},
 	})
-	h.g = New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second, NewLedgers("ops"))
+	h.g = New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second, ledgers)
 	return h
 }
 
@@ -111,7 +121,7 @@ func (h *batchHarness) editLedger(t *testing.T, edit func(*ledger)) {
 		t.Fatalf("reading the ledger: %v, %v", l, err)
 	}
 	edit(l)
-	if _, err := h.g.ledgers.store(t.Context(), h.server, "team-a", *l, rv); err != nil {
+	if err := h.g.ledgers.store(t.Context(), h.server, "team-a", *l, rv); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -704,13 +714,29 @@ func TestALedgerThatHoldsNoLimitsIsNotReadForEverySubmission(t *testing.T) {
 		},
 	})
 	g := New(c, c, clocktesting.NewFakeClock(time.Now()), 10*time.Second, NewLedgers("ops"))
-	for i := range 20 {
-		if d, err := g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", bound.Estimate{}, nil); err != nil || d.Wait || d.Budgeted {
-			t.Fatalf("render %d in a namespace without a budget: %+v %v", i, d, err)
+	submit := func(from int) {
+		for i := from; i < from+10; i++ {
+			if d, err := g.reserve(t.Context(), "VideoRender", batchRender(i), "a", "", bound.Estimate{}, nil); err != nil || d.Wait || d.Budgeted {
+				t.Fatalf("render %d in a namespace without a budget: %+v %v", i, d, err)
+			}
 		}
 	}
-	if n := reads.Load(); n != 1 {
-		t.Errorf("%d ledger reads for 20 submissions, want 1", n)
+	submit(0)
+	if n := reads.Load(); n != 10 {
+		t.Errorf("%d ledger reads for 10 submissions before the ledgers' watch synced, want 10", n)
+	}
+	inf := &fakeInformer{}
+	if err := g.ledgers.Watch(inf); err != nil {
+		t.Fatal(err)
+	}
+	submit(10)
+	if n := reads.Load(); n != 20 {
+		t.Errorf("%d ledger reads for 10 more submissions while the watch has not synced, want 10 more", n)
+	}
+	inf.synced.Store(true)
+	submit(20)
+	if n := reads.Load(); n != 20 {
+		t.Errorf("%d ledger reads for 10 more submissions once the watch synced, want none more", n-20)
 	}
 	// A budget of this period wrote the ledger, then was deleted: its limits hold at once.
 	now := time.Now()
@@ -724,6 +750,24 @@ func TestALedgerThatHoldsNoLimitsIsNotReadForEverySubmission(t *testing.T) {
 		t.Errorf("after the ledger was written by a budget now deleted: %+v %v; want a wait", d, err)
 	}
 }
+
+// fakeInformer is an informer whose initial list is done once synced is set; it sends nothing.
+type fakeInformer struct {
+	cache.Informer // not called
+	synced         atomic.Bool
+}
+
+func (f *fakeInformer) AddEventHandler(toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
+	return fakeRegistration{f: f}, nil
+}
+
+// fakeRegistration tells HasSynced only (the rest of the interface is not called).
+type fakeRegistration struct {
+	toolscache.ResourceEventHandlerRegistration
+	f *fakeInformer
+}
+
+func (r fakeRegistration) HasSynced() bool { return r.f.synced.Load() }
 
 // Renders that end close together write their ends in their own status, and nothing else: the
 // namespace's next budget write, here a reservation, carries them all, before its decision (the

@@ -17,7 +17,8 @@ limitations under the License.
 // Package spendguard keeps each namespace's spend under its VideoBudget: a ledger of pending and
 // posted costs (docs/spend-guard.md):
 //   - ledger.go: the namespace's state, a ConfigMap no tenant can write, written under its own
-//     optimistic lock before anything is paid on it; the budget's status is its view;
+//     optimistic lock before anything is paid on it; the budget's status is its view; the latest
+//     copy this process wrote or its watch sent is what it writes over and what grants check;
 //   - verbs.go, guard.go: Guard reserves the worst case before a paid submission, releases what no
 //     job used, and charges what no status records;
 //   - fold.go: every write folds what the objects recorded in their own status (a job: the

@@ -193,14 +193,11 @@ func (g *Guard) takeGrant(ctx context.Context, kind string, obj client.Object, a
 		outcome = GrantChanged
 	case unfolded(b, obj):
 		outcome = GrantChanged // the ended job is folded first, in the ordinary way's write
-	case g.noRoomNow(b, kind, obj.GetUID(), est):
-		outcome = GrantRefused // a limit lowered since, or the ledger failing
 	default:
-		g.observer.ObserveGrant(GrantUsed)
-		return Decision{Budgeted: true}, true
+		outcome = g.noRoomNow(b, kind, obj.GetUID(), attempt, est) // a limit lowered since, the ledger failing
 	}
-	g.observer.ObserveGrant(outcome)
-	return Decision{}, false
+	g.observer.ObserveGrant(cmp.Or(outcome, GrantUsed))
+	return Decision{Budgeted: outcome == ""}, outcome == ""
 }
 
 // newerCopy reports whether resourceVersion rv is newer than than (false when not comparable).
@@ -209,28 +206,27 @@ func newerCopy(rv, than string) bool {
 	return err == nil && order > 0
 }
 
-// noRoomNow reports whether the budget, less the render's own reservation, has no room for it now
-// in its view or in the last ledger this process wrote (ahead of a failed view write; without it,
-// none), or its ledger cannot be written. No read: a round trip per payment halved a burst's pace.
-func (g *Guard) noRoomNow(b *videov1alpha1.VideoBudget, kind string, uid types.UID, est bound.Estimate) bool {
-	if g.ledgers.failure(b.Namespace) != nil {
-		return true
+// noRoomNow is why a grant may not pay now ("": it may): its ledger failing, or its view or the
+// latest ledger this process wrote or was sent (Ledgers.Watch) no longer holding the render's
+// reservation, or without it no room for it. No read: a round trip per payment halved a burst's pace.
+func (g *Guard) noRoomNow(b *videov1alpha1.VideoBudget, kind string, uid types.UID, attempt string, est bound.Estimate) string {
+	sent := g.ledgers.copyOf(b.Namespace)
+	if g.ledgers.failure(b.Namespace) != nil || sent == nil {
+		return GrantRefused // without a copy, this process cannot tell the ledger from its view
 	}
-	states := []*videov1alpha1.VideoBudget{b.DeepCopy()}
-	g.writers.mu.Lock()
-	if s := g.writers.slots[b.Namespace]; s != nil && s.seen != nil {
-		states = append(states, working(b.Namespace, b, &s.seen.l))
-	}
-	g.writers.mu.Unlock()
-	for _, now := range states {
+	for _, now := range []*videov1alpha1.VideoBudget{b.DeepCopy(), working(b.Namespace, b, &sent.l)} {
 		RollPeriod(now, g.clock.Now()) // to the period as set: spec.period may have changed since
+		held := len(now.Status.Reservations)
 		now.Status.Reservations = slices.DeleteFunc(now.Status.Reservations, func(r videov1alpha1.BudgetReservation) bool {
-			return r.UID == string(uid) && r.JobID == ""
+			return r.UID == string(uid) && r.AttemptID == attempt && r.JobID == ""
 		})
+		if len(now.Status.Reservations) == held {
+			return GrantChanged // released, or never written: another manager by mistake wrote the ledger
+		}
 		recountReserved(now)
 		if _, _, reached := exhausted(now, kind, est); reached {
-			return true
+			return GrantRefused
 		}
 	}
-	return len(states) < 2
+	return ""
 }

@@ -94,8 +94,8 @@ var ErrBusy = errors.New("the VideoBudget kept changing during the write; trying
 // maxBudgetSlots bounds the namespaces whose state budgetWriters keeps a copy of.
 const maxBudgetSlots = 256
 
-// budgetWriters takes this process's writes of each namespace in turn, each from the ledger as the
-// previous one left it: the cache sees this process's own writes late, and a read per write costs.
+// budgetWriters takes this process's writes of each namespace in turn, each from the latest ledger
+// this process wrote or was sent (Ledgers.copyOf): a read per write costs.
 type budgetWriters struct {
 	timeout time.Duration // bounds the wait for a turn: a status write's time
 	mu      sync.Mutex
@@ -106,10 +106,8 @@ type budgetSlot struct {
 	ns string
 	// turn is held by the write in progress; a channel, so a cancelled context stops waiting.
 	turn chan struct{}
-	// ledger is the ledger as this process last wrote it (nil: read it); view the budget as its
-	// last view write left it (writeView); seen the last ledger it wrote, with the turn or not.
-	ledger, seen *stored
-	view         *videov1alpha1.VideoBudget
+	// view is the budget as this process's last view write left it (writeView, showView).
+	view *videov1alpha1.VideoBudget
 	// users hold or wait for the turn: a slot in use, or with changes queued, is never dropped.
 	users int
 	// queue are the changes for the next write (batch.go), guarded by budgetWriters.mu.

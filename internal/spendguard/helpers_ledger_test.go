@@ -19,6 +19,8 @@ package spendguard
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	videov1alpha1 "github.com/videoops/video-operator/api/v1alpha1"
 )
@@ -41,7 +44,7 @@ func (s *Ledgers) write(ctx context.Context, c client.Client, b *videov1alpha1.V
 	if l != nil {
 		next.Seq = l.Seq + 1
 	}
-	_, err = s.store(ctx, c, b.Namespace, next, rv)
+	err = s.store(ctx, c, b.Namespace, next, rv)
 	return err
 }
 
@@ -92,10 +95,9 @@ func (h *batchHarness) setState(t *testing.T, b *videov1alpha1.VideoBudget) erro
 	}
 	next := ledgerOf(b)
 	next.Seq = l.Seq + 1
-	if _, err := h.g.ledgers.store(t.Context(), h.server, b.Namespace, next, rv); err != nil {
+	if err := h.g.ledgers.store(t.Context(), h.server, b.Namespace, next, rv); err != nil {
 		return err
 	}
-	h.g.learn(b.Namespace, rv, nil, nil)
 	return nil
 }
 
@@ -103,4 +105,18 @@ func (h *batchHarness) setState(t *testing.T, b *videov1alpha1.VideoBudget) erro
 func (s *Ledgers) read(ctx context.Context, r client.Reader, tenant string) (*ledger, string, error) {
 	l, at, err := readLedgerAt(ctx, r, s.at(tenant))
 	return l, at.rv, err
+}
+
+// withUIDs gives each ConfigMap created in c a uid of its own, as an API server does and the fake
+// does not: a ledger deleted and created again is another ConfigMap (later).
+func withUIDs(c client.WithWatch) client.WithWatch {
+	var n atomic.Int64
+	return interceptor.NewClient(c, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*corev1.ConfigMap); ok && obj.GetUID() == "" {
+				obj.SetUID(types.UID(fmt.Sprintf("configmap-%d", n.Add(1))))
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	})
 }

@@ -32,9 +32,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -63,9 +64,6 @@ const (
 	ledgerKey              = "ledger.json"
 	// ledgerVersion marks a ledger that is the state, not an older manager's copy.
 	ledgerVersion = 2
-	// freeTTL is how long a "no limits" answer stands (holds); maxFree bounds those kept.
-	freeTTL = 30 * time.Second
-	maxFree = 10_000
 )
 
 // ledger is what the ConfigMap holds.
@@ -133,15 +131,15 @@ type Ledgers struct {
 	Namespace string // the manager's own namespace
 
 	mu     sync.Mutex
-	timers clock.PassiveClock                       // the process's own time, for free (Guard.timers)
-	free   map[string]time.Time                     // namespaces whose ledger holds no limits, until when (holds)
 	failed map[string]error                         // namespaces whose last ledger write failed: they admit nothing
+	sent   map[string]*stored                       // the latest ledgers this process wrote or was sent (Watch)
+	synced func() bool                              // whether the watch sent every ledger (nil: none)
 	wake   func(tenant string, after time.Duration) // queues a look at a budget in the VideoBudget controller (Source)
 }
 
 // NewLedgers returns the ledgers kept in namespace ns (DefaultLedgerNamespace when empty).
 func NewLedgers(ns string) *Ledgers {
-	return &Ledgers{Namespace: cmp.Or(ns, DefaultLedgerNamespace), timers: clock.RealClock{}, free: map[string]time.Time{}, failed: map[string]error{}}
+	return &Ledgers{Namespace: cmp.Or(ns, DefaultLedgerNamespace), failed: map[string]error{}, sent: map[string]*stored{}}
 }
 
 // Source is the VideoBudget controller's wake-ups (a ledger that starts or stops failing, changes
@@ -166,6 +164,69 @@ func (s *Ledgers) wakeUp(tenant string, after time.Duration) {
 	}
 }
 
+// Watch keeps the ledgers as the API server sends them (from inf, an informer of the ConfigMaps
+// labelled LabelLedgerNamespace in Namespace): with this process's own writes, the latest copy a
+// grant decides on with no read (Guard.noRoomNow), another manager's write whose view write
+// failed too; once it has synced, a namespace without a budget costs no read either (holds).
+func (s *Ledgers) Watch(inf cache.Informer) error {
+	reg, err := inf.AddEventHandler(s.watcher())
+	if err == nil {
+		s.mu.Lock()
+		s.synced = reg.HasSynced
+		s.mu.Unlock()
+	}
+	return err
+}
+
+func (s *Ledgers) watcher() toolscache.ResourceEventHandler {
+	observe := func(obj any, gone bool) {
+		if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		cm, ok := obj.(*corev1.ConfigMap)
+		if !ok || cm.Namespace != s.Namespace || !strings.HasPrefix(cm.Name, videov1alpha1.LedgerConfigMapPrefix) {
+			return
+		}
+		var l ledger
+		// One that cannot be read is no copy to pay on: the ordinary way ignores it, and says so (load).
+		gone = gone || json.Unmarshal([]byte(cm.Data[ledgerKey]), &l) != nil || l.Version < ledgerVersion
+		s.send(strings.TrimPrefix(cm.Name, videov1alpha1.LedgerConfigMapPrefix), &stored{l: l, rv: cm.ResourceVersion, uid: cm.UID}, gone)
+	}
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { observe(obj, false) },
+		UpdateFunc: func(_, obj any) { observe(obj, false) },
+		DeleteFunc: func(obj any) { observe(obj, true) },
+	}
+}
+
+// send keeps c as tenant's latest ledger unless it is an older version of the one kept; gone, it
+// forgets the one kept of that ConfigMap.
+func (s *Ledgers) send(tenant string, c *stored, gone bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cur := s.sent[tenant]; !gone {
+		s.sent[tenant] = later(cur, c)
+	} else if cur != nil && c != nil && cur.uid == c.uid {
+		delete(s.sent, tenant)
+	}
+}
+
+// copyOf is the latest copy of tenant's ledger this process wrote or was sent, or nil.
+func (s *Ledgers) copyOf(tenant string) *stored {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sent[tenant]
+}
+
+// later is the later copy of a ledger: b, unless nil or behind a, the same ConfigMap's version
+// with fewer writes (restored from a backup: load brings it up to a) or, as many, older.
+func later(a, b *stored) *stored {
+	if b == nil || a != nil && a.uid == b.uid && (b.l.Seq < a.l.Seq || b.l.Seq == a.l.Seq && !newerCopy(b.rv, a.rv)) {
+		return a
+	}
+	return b
+}
+
 // failure is the error of the last write of tenant's ledger when it failed, or nil.
 func (s *Ledgers) failure(tenant string) error {
 	s.mu.Lock()
@@ -180,7 +241,6 @@ func (s *Ledgers) noteWrite(tenant string, err error) {
 	first := (err != nil) == (s.failed[tenant] == nil)
 	if err == nil {
 		delete(s.failed, tenant)
-		delete(s.free, tenant)
 	} else {
 		s.failed[tenant] = err
 	}
@@ -212,11 +272,11 @@ var (
 )
 
 // store writes l over tenant's ledger at resourceVersion rv (empty: creates it).
-func (s *Ledgers) store(ctx context.Context, c client.Client, tenant string, l ledger, rv string) (*stored, error) {
+func (s *Ledgers) store(ctx context.Context, c client.Client, tenant string, l ledger, rv string) error {
 	l.Version = ledgerVersion
 	raw, err := json.Marshal(l)
 	if err != nil {
-		return nil, fmt.Errorf("encoding the budget ledger: %w", err)
+		return fmt.Errorf("encoding the budget ledger: %w", err)
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name(tenant)}}
 	if rv == "" {
@@ -231,16 +291,18 @@ func (s *Ledgers) store(ctx context.Context, c client.Client, tenant string, l l
 	switch {
 	case rv != "" && apierrors.IsNotFound(err) && errors.As(err, &status) && status.Status().Details != nil &&
 		status.Status().Details.Kind == "configmaps": // the ConfigMap, not its namespace
-		return nil, errDeleted
+		return errDeleted
 	case apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err):
-		return nil, errMoved
+		return errMoved
 	case err != nil:
 		err = fmt.Errorf("writing the budget ledger %s/%s: %w", s.Namespace, cm.Name, err)
 	}
-	s.noteWrite(tenant, err)
-	var written ledger // as the ConfigMap holds it (times to the second), so that copies compare
-	_ = json.Unmarshal(raw, &written)
-	return &stored{l: written, rv: cm.ResourceVersion, uid: cm.UID}, err
+	if s.noteWrite(tenant, err); err == nil {
+		var written ledger // as the ConfigMap holds it (times to the second), so that copies compare
+		_ = json.Unmarshal(raw, &written)
+		s.send(tenant, &stored{l: written, rv: cm.ResourceVersion, uid: cm.UID}, false)
+	}
+	return err
 }
 
 // at is where tenant's ledger is.
@@ -296,7 +358,7 @@ func (s *Ledgers) load(ctx context.Context, c client.Client, r client.Reader, te
 	if known != nil && known.uid == where.uid && known.l.Seq > l.Seq {
 		logf.FromContext(ctx).Info("The budget's ledger went back (restored from an older backup, or edited by hand); writing the later copy again",
 			"namespace", tenant, "writes", l.Seq, "later", known.l.Seq)
-		*l = known.l
+		*l, from.l.Seq = known.l, known.l.Seq // the writes count on from the later copy (later)
 	}
 	if live != nil && live.Status.LedgerBudgetUID == string(live.UID) {
 		if view := ledgerOf(live); laterCopy(&view, l) {
@@ -313,34 +375,22 @@ func (s *Ledgers) load(ctx context.Context, c client.Client, r client.Reader, te
 }
 
 // holds reports whether tenant's ledger keeps the limits of a budget deleted in the current
-// period, and its end. A free answer is kept for freeTTL: unguarded renders cost no read each.
+// period, and its end: from this process's copy once the watch has synced, else read.
 func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now time.Time) (bool, time.Time, error) {
 	s.mu.Lock()
-	cached := s.timers.Now().Before(s.free[tenant])
+	c, synced := cmp.Or(s.sent[tenant], &stored{}), s.synced != nil && s.synced()
 	s.mu.Unlock()
-	if cached {
-		return false, time.Time{}, nil
-	}
-	l, _, err := readLedgerAt(ctx, r, s.at(tenant))
-	if err != nil {
-		return false, time.Time{}, err
+	l := &c.l
+	if !synced {
+		var err error
+		if l, _, err = readLedgerAt(ctx, r, s.at(tenant)); err != nil {
+			return false, time.Time{}, err
+		}
 	}
 	if l != nil && l.BudgetUID != "" && l.PeriodEnd != nil && now.Before(l.PeriodEnd.Time) {
 		return true, l.PeriodEnd.Time, nil
 	}
-	s.mu.Lock()
-	if len(s.free) >= maxFree {
-		clear(s.free)
-	}
-	s.free[tenant] = s.timers.Now().Add(freeTTL)
-	s.mu.Unlock()
 	return false, time.Time{}, nil
-}
-
-func (s *Ledgers) forgetFree(tenant string) {
-	s.mu.Lock()
-	delete(s.free, tenant)
-	s.mu.Unlock()
 }
 
 // MergeLedger merges l, another copy of the namespace's state, into b's status: its charges

@@ -152,29 +152,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// stays in the ledger.
 		if err != nil {
 			r.Metrics.ForgetBudget(req.Namespace)
-			r.Ledgers.forgetFree(req.Namespace)
 		}
 		return ctrl.Result{}, nil
 	} else if err != nil {
 		return ctrl.Result{}, fmt.Errorf("getting VideoBudget %s: %w", req.NamespacedName, err)
 	}
 	now := r.Clock.Now()
-	b, from, polling, due, ledgerErr, err := r.look(ctx, live, now, false)
-	if errors.Is(err, errDeleted) {
-		r.Guard.learn(req.Namespace, from.rv, nil, nil)
-	}
-	if err == nil && from != nil && from == r.Guard.known(req.Namespace) &&
-		!equality.Semantic.DeepEqual(ledgerOf(live), ledgerOf(b)) {
+	known := r.Ledgers.copyOf(req.Namespace)
+	b, from, polling, due, ledgerErr, err := r.look(ctx, live, now, known, false)
+	if err == nil && from != nil && from == known && !equality.Semantic.DeepEqual(ledgerOf(live), ledgerOf(b)) {
 		// Decided on this process's copy without a write, and the view shows another state: another
 		// manager may have moved the ledger. The view shows the ledger, not a stale copy.
 		err = errMoved
 	}
 	if errors.Is(err, errMoved) {
 		// Decided again on the ledger as it is, this process's copy kept to catch one that went back.
-		b, from, polling, due, ledgerErr, err = r.look(ctx, live, now, true)
+		b, _, polling, due, ledgerErr, err = r.look(ctx, live, now, r.Ledgers.copyOf(req.Namespace), true)
 	}
 	if errors.Is(err, errMoved) {
-		r.Guard.learn(req.Namespace, from.rv, nil, nil)
 		return ctrl.Result{RequeueAfter: r.Retry}, nil
 	}
 	if err != nil {
@@ -185,7 +180,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		switch err := patchBudgetStatus(ctx, r.Client, b, live); {
 		case err == nil:
 			r.Metrics.ObserveBudgetWrite(WriterController, cause, WriteWritten)
-			r.Guard.learn(req.Namespace, "", nil, b)
+			r.Guard.learnView(req.Namespace, b)
 		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 			r.Metrics.ObserveBudgetWrite(WriterController, cause, WriteConflict)
 			return ctrl.Result{RequeueAfter: r.Retry}, nil
@@ -213,10 +208,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // look decides the namespace's state at now (fresh: read from the API server), written to the
 // ledger when it changed or the ledger was failing. It returns the view (what the ledger holds),
 // whether a job's end is polled, when a fact comes due, the ledger's error, or errMoved.
-func (r *Reconciler) look(ctx context.Context, live *videov1alpha1.VideoBudget, now time.Time, fresh bool) (
+func (r *Reconciler) look(ctx context.Context, live *videov1alpha1.VideoBudget, now time.Time, known *stored, fresh bool) (
 	b *videov1alpha1.VideoBudget, from *stored, polling bool, due time.Time, ledgerErr, err error) {
 	ns := live.Namespace
-	if b, from, err = r.Ledgers.load(ctx, r.Client, r.Reader, ns, live, r.Guard.known(ns), fresh, now, r.started); err != nil {
+	if b, from, err = r.Ledgers.load(ctx, r.Client, r.Reader, ns, live, known, fresh, now, r.started); err != nil {
 		return nil, nil, false, due, nil, err
 	}
 	RollPeriod(b, now)
@@ -236,7 +231,7 @@ func (r *Reconciler) look(ctx context.Context, live *videov1alpha1.VideoBudget, 
 		return b, from, polling, due, nil, nil
 	}
 	cause := controllerCause(live, b, from.rv == "")
-	to, err := r.Ledgers.store(ctx, r.Client, ns, next(b, from), from.rv)
+	err = r.Ledgers.store(ctx, r.Client, ns, next(b, from), from.rv)
 	switch {
 	case errors.Is(err, errMoved):
 		r.Metrics.ObserveBudgetWrite(WriterController, cause, WriteConflict)
@@ -250,7 +245,6 @@ func (r *Reconciler) look(ctx context.Context, live *videov1alpha1.VideoBudget, 
 		return b, from, polling, due, err, nil
 	}
 	r.Metrics.ObserveBudgetChanges(ChangeController, 1)
-	r.Guard.learn(ns, from.rv, to, nil)
 	return b, from, polling, due, nil, nil
 }
 

@@ -421,13 +421,15 @@ func TestDeployAppliesToAPIServer(t *testing.T) {
 		{"get", "coordination.k8s.io", "leases", "", namespace, true},
 		{"update", "coordination.k8s.io", "leases", "", namespace, true},
 		// The Lease lock needs no more than get, create and update; the ledgers no more than
-		// get, create and patch (a ledger is never listed, watched, replaced or deleted).
+		// get, list, watch, create and patch (watched from the manager's own namespace, never
+		// replaced or deleted).
 		{"list", "coordination.k8s.io", "leases", "", namespace, false},
 		{"watch", "coordination.k8s.io", "leases", "", namespace, false},
 		{"patch", "coordination.k8s.io", "leases", "", namespace, false},
 		{"delete", "coordination.k8s.io", "leases", "", namespace, false},
 		{"patch", "", "configmaps", "", namespace, true},
-		{"list", "", "configmaps", "", namespace, false},
+		{"list", "", "configmaps", "", namespace, true},
+		{"watch", "", "configmaps", "", namespace, true},
 		{"delete", "", "configmaps", "", namespace, false},
 		{"update", "", "configmaps", "", namespace, false},
 		// The installation's key fingerprint Secret, created once in the manager's own namespace
@@ -445,6 +447,7 @@ func TestDeployAppliesToAPIServer(t *testing.T) {
 		{"update", "", "secrets", "", "team-a", false},
 		{"create", "coordination.k8s.io", "leases", "", "team-a", false},
 		{"list", "", "configmaps", "", "team-a", false},
+		{"watch", "", "configmaps", "", "", false},
 	}
 	for _, tt := range tests {
 		name := strings.Join([]string{tt.verb, tt.resource, tt.subresource, tt.namespace}, " ")
