@@ -188,7 +188,7 @@ func (r *Reconcilers) SetupWithManager(ctx context.Context, mgr ctrl.Manager, co
 	if err := r.Render.SetupWithManager(mgr, concurrency, secrets); err != nil {
 		return fmt.Errorf("setting up the VideoRender controller: %w", err)
 	}
-	if err := watchLedgers(mgr, r.Budget.Ledgers); err != nil {
+	if err := watchLedgers(mgr, r.Budget.Ledgers, r.watchNamespaces); err != nil {
 		return err
 	}
 	if err := r.Budget.SetupWithManager(mgr); err != nil {
@@ -199,10 +199,15 @@ func (r *Reconcilers) SetupWithManager(ctx context.Context, mgr ctrl.Manager, co
 
 // watchLedgers sends the budget ledgers to ledgers.Watch from a cache of their own: the
 // labelled ConfigMaps of the ledgers' namespace (the manager's Role there lists and watches them),
-// started with the controllers and waited for by nothing: a render pays on a reservation written
-// ahead only once the ledger was sent (docs/spend-guard.md).
-func watchLedgers(mgr ctrl.Manager, ledgers *spendguard.Ledgers) error {
-	labelled, err := labels.NewRequirement(videov1alpha1.LabelLedgerNamespace, selection.Exists, nil)
+// of the watched namespaces only when they are listed (managers that share the ledgers' namespace
+// hold each other's none), started with the controllers and waited for by nothing: a render pays
+// on a reservation written ahead only once the ledger was sent (docs/spend-guard.md).
+func watchLedgers(mgr ctrl.Manager, ledgers *spendguard.Ledgers, tenants []string) error {
+	op := selection.Exists
+	if len(tenants) > 0 {
+		op = selection.In
+	}
+	labelled, err := labels.NewRequirement(videov1alpha1.LabelLedgerNamespace, op, tenants)
 	if err != nil {
 		return fmt.Errorf("selecting the budget ledgers: %w", err)
 	}

@@ -377,15 +377,8 @@ func patchBudgetStatus(ctx context.Context, c client.Client, b, base *videov1alp
 	return nil
 }
 
-// learnView tells the guard the view its VideoBudget controller wrote: the next view write starts
-// from it unless a later one came between.
-func (g *Guard) learnView(tenant string, view *videov1alpha1.VideoBudget) {
-	if g != nil {
-		g.writers.showView(tenant, view)
-	}
-}
-
-// showView keeps v as ns's last view write unless a later one is kept; nil forgets it.
+// showView keeps v as ns's last view write (the guard's, or its VideoBudget controller's) unless a
+// later one is kept; nil forgets it.
 func (w *budgetWriters) showView(ns string, v *videov1alpha1.VideoBudget) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -56,6 +56,8 @@ type batchHarness struct {
 	hold    chan struct{} // closed by the test to let the held write go
 	held    chan struct{} // closed when the first write is being held
 	onWrite func(n int32) error
+	// watchLags stops the ledger watch's events: it has not delivered the writes since.
+	watchLags atomic.Bool
 }
 
 func newBatchHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, objs ...client.Object) *batchHarness {
@@ -87,10 +89,11 @@ func newBatchHarness(t *testing.T, spec videov1alpha1.VideoBudgetSpec, objs ...c
 		}
 		return nil
 	}
-	// The first guard's ledger watch (Ledgers.Watch) sees each write through c at once.
+	// The first guard's ledger watch (Ledgers.Watch) sees each write through c at once, until
+	// watchLags is set.
 	ledgers := NewLedgers("ops")
 	sent := func(obj client.Object, err error) error {
-		if cm, ok := obj.(*corev1.ConfigMap); ok && err == nil {
+		if cm, ok := obj.(*corev1.ConfigMap); ok && err == nil && !h.watchLags.Load() {
 			ledgers.watcher().OnUpdate(nil, cm.DeepCopy())
 		}
 		return err

@@ -105,7 +105,7 @@ func TestBreakReviewAGrantPaysAfterThePeriodChangedToALongerOne(t *testing.T) {
 
 // The same with ONE manager: the VideoBudget controller folds the unbounded job's 764 s into the
 // ledger while a guard write of the namespace holds the slot's turn (here: held by hand), so
-// learn() does not give the guard its new copy; the controller's view write then fails (in the
+// learn() did not give the guard its new copy (on acb9f8d; since ed18289 both write one copy); the controller's view write then fails (in the
 // real race: a conflict with that guard write's own view write; the controller retries after
 // Retry). Until then the view and the guard's copy both show 30 s, and a grant pays past the
 // lowered limit.
@@ -131,7 +131,7 @@ func TestBreakReviewAGrantPaysPastALoweredLimitWhenLearnFindsTheTurnTaken(t *tes
 // One manager, no injected failure: only the order of two writers. A guard write of the namespace
 // (another render's reservation) has written the ledger and is about to write its view; meanwhile
 // a render's unbounded job ends (764 s) and the VideoBudget controller folds it into the ledger
-// and writes its view. learn() finds the turn taken, so the guard's copy stays without the fold;
+// and writes its view. learn() found the turn taken (acb9f8d), so the guard's copy stayed without the fold;
 // the guard's view write then loses its lock, reads the controller's view and writes its own
 // state over it: the view goes back (764 s used in the ledger, 0 s in the status), and a render
 // holding a grant pays under the lowered maxRenderSeconds 300.

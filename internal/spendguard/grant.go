@@ -211,8 +211,8 @@ func newerCopy(rv, than string) bool {
 // reservation, or without it no room for it. No read: a round trip per payment halved a burst's pace.
 func (g *Guard) noRoomNow(b *videov1alpha1.VideoBudget, kind string, uid types.UID, attempt string, est bound.Estimate) string {
 	sent := g.ledgers.copyOf(b.Namespace)
-	if g.ledgers.failure(b.Namespace) != nil || sent == nil {
-		return GrantRefused // without a copy, this process cannot tell the ledger from its view
+	if g.ledgers.failure(b.Namespace) != nil || sent == nil || sent.l.Version < ledgerVersion {
+		return GrantRefused // without a copy of this version's, this process cannot tell the ledger from its view
 	}
 	for _, now := range []*videov1alpha1.VideoBudget{b.DeepCopy(), working(b.Namespace, b, &sent.l)} {
 		RollPeriod(now, g.clock.Now()) // to the period as set: spec.period may have changed since

@@ -108,7 +108,7 @@ func (s *Ledgers) read(ctx context.Context, r client.Reader, tenant string) (*le
 }
 
 // withUIDs gives each ConfigMap created in c a uid of its own, as an API server does and the fake
-// does not: a ledger deleted and created again is another ConfigMap (later).
+// does not: a ledger deleted and created again is another ConfigMap (Ledgers.send).
 func withUIDs(c client.WithWatch) client.WithWatch {
 	var n atomic.Int64
 	return interceptor.NewClient(c, interceptor.Funcs{

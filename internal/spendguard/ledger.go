@@ -133,13 +133,15 @@ type Ledgers struct {
 	mu     sync.Mutex
 	failed map[string]error                         // namespaces whose last ledger write failed: they admit nothing
 	sent   map[string]*stored                       // the latest ledgers this process wrote or was sent (Watch)
+	uids   map[types.UID]bool                       // ledger ConfigMaps the watch sent (false) or deleted (true)
 	synced func() bool                              // whether the watch sent every ledger (nil: none)
 	wake   func(tenant string, after time.Duration) // queues a look at a budget in the VideoBudget controller (Source)
 }
 
 // NewLedgers returns the ledgers kept in namespace ns (DefaultLedgerNamespace when empty).
 func NewLedgers(ns string) *Ledgers {
-	return &Ledgers{Namespace: cmp.Or(ns, DefaultLedgerNamespace), failed: map[string]error{}, sent: map[string]*stored{}}
+	return &Ledgers{Namespace: cmp.Or(ns, DefaultLedgerNamespace), failed: map[string]error{}, sent: map[string]*stored{},
+		uids: map[types.UID]bool{}}
 }
 
 // Source is the VideoBudget controller's wake-ups (a ledger that starts or stops failing, changes
@@ -188,9 +190,9 @@ func (s *Ledgers) watcher() toolscache.ResourceEventHandler {
 			return
 		}
 		var l ledger
-		// One that cannot be read is no copy to pay on: the ordinary way ignores it, and says so (load).
-		gone = gone || json.Unmarshal([]byte(cm.Data[ledgerKey]), &l) != nil || l.Version < ledgerVersion
-		s.send(strings.TrimPrefix(cm.Name, videov1alpha1.LedgerConfigMapPrefix), &stored{l: l, rv: cm.ResourceVersion, uid: cm.UID}, gone)
+		// One that cannot be read is no copy: the ordinary way ignores it, and says so (load).
+		gone = gone || json.Unmarshal([]byte(cm.Data[ledgerKey]), &l) != nil
+		s.send(strings.TrimPrefix(cm.Name, videov1alpha1.LedgerConfigMapPrefix), &stored{l: l, rv: cm.ResourceVersion, uid: cm.UID}, true, gone)
 	}
 	return toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { observe(obj, false) },
@@ -199,15 +201,29 @@ func (s *Ledgers) watcher() toolscache.ResourceEventHandler {
 	}
 }
 
-// send keeps c as tenant's latest ledger unless it is an older version of the one kept; gone, it
-// forgets the one kept of that ConfigMap.
-func (s *Ledgers) send(tenant string, c *stored, gone bool) {
+// send keeps c, a copy of tenant's ledger this process wrote or its watch sent (watched), unless its
+// ConfigMap was deleted (gone: the watch says so) or it is older: of one ConfigMap, one with fewer
+// writes (a restore: load brings it up) or as many and an older version; of another (the ledger
+// created again), one the watch sent before it sent this process's (deleted before its create).
+func (s *Ledgers) send(tenant string, c *stored, watched, gone bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if cur := s.sent[tenant]; !gone {
-		s.sent[tenant] = later(cur, c)
-	} else if cur != nil && c != nil && cur.uid == c.uid {
-		delete(s.sent, tenant)
+	cur := s.sent[tenant]
+	other := cur != nil && cur.uid != c.uid
+	_, streamed := s.uids[cmp.Or(cur, c).uid]
+	switch {
+	case gone:
+		if s.uids[c.uid] = true; cur != nil && !other {
+			delete(s.sent, tenant)
+		}
+	case s.uids[c.uid], other && watched && !streamed:
+	case cur == nil || other || c.l.Seq > cur.l.Seq || c.l.Seq == cur.l.Seq && newerCopy(c.rv, cur.rv):
+		s.sent[tenant] = c
+		fallthrough
+	default:
+		if watched {
+			s.uids[c.uid] = false
+		}
 	}
 }
 
@@ -216,15 +232,6 @@ func (s *Ledgers) copyOf(tenant string) *stored {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.sent[tenant]
-}
-
-// later is the later copy of a ledger: b, unless nil or behind a, the same ConfigMap's version
-// with fewer writes (restored from a backup: load brings it up to a) or, as many, older.
-func later(a, b *stored) *stored {
-	if b == nil || a != nil && a.uid == b.uid && (b.l.Seq < a.l.Seq || b.l.Seq == a.l.Seq && !newerCopy(b.rv, a.rv)) {
-		return a
-	}
-	return b
 }
 
 // failure is the error of the last write of tenant's ledger when it failed, or nil.
@@ -300,7 +307,7 @@ func (s *Ledgers) store(ctx context.Context, c client.Client, tenant string, l l
 	if s.noteWrite(tenant, err); err == nil {
 		var written ledger // as the ConfigMap holds it (times to the second), so that copies compare
 		_ = json.Unmarshal(raw, &written)
-		s.send(tenant, &stored{l: written, rv: cm.ResourceVersion, uid: cm.UID}, false)
+		s.send(tenant, &stored{l: written, rv: cm.ResourceVersion, uid: cm.UID}, false, false)
 	}
 	return err
 }
@@ -333,7 +340,7 @@ func readLedgerAt(ctx context.Context, r client.Reader, at types.NamespacedName)
 // when an older manager kept it or none is beside a budget. b is nil without budget and ledger.
 func (s *Ledgers) load(ctx context.Context, c client.Client, r client.Reader, tenant string, live *videov1alpha1.VideoBudget,
 	known *stored, fresh bool, now, started time.Time) (b *videov1alpha1.VideoBudget, from *stored, err error) {
-	if known != nil && !fresh {
+	if known != nil && !fresh && known.l.Version == ledgerVersion { // an older manager's is migrated
 		return working(tenant, live, &known.l), known, nil
 	}
 	l, where, err := readLedgerAt(ctx, r, s.at(tenant))
@@ -358,7 +365,7 @@ func (s *Ledgers) load(ctx context.Context, c client.Client, r client.Reader, te
 	if known != nil && known.uid == where.uid && known.l.Seq > l.Seq {
 		logf.FromContext(ctx).Info("The budget's ledger went back (restored from an older backup, or edited by hand); writing the later copy again",
 			"namespace", tenant, "writes", l.Seq, "later", known.l.Seq)
-		*l, from.l.Seq = known.l, known.l.Seq // the writes count on from the later copy (later)
+		*l, from.l.Seq = known.l, known.l.Seq // the writes count on from the later copy (send)
 	}
 	if live != nil && live.Status.LedgerBudgetUID == string(live.UID) {
 		if view := ledgerOf(live); laterCopy(&view, l) {

@@ -180,7 +180,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		switch err := patchBudgetStatus(ctx, r.Client, b, live); {
 		case err == nil:
 			r.Metrics.ObserveBudgetWrite(WriterController, cause, WriteWritten)
-			r.Guard.learnView(req.Namespace, b)
+			if r.Guard != nil { // the guard's next view write starts from it
+				r.Guard.writers.showView(req.Namespace, b)
+			}
 		case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 			r.Metrics.ObserveBudgetWrite(WriterController, cause, WriteConflict)
 			return ctrl.Result{RequeueAfter: r.Retry}, nil
