@@ -24,7 +24,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,18 +36,6 @@ import (
 
 // Adversarial review of ed18289 (one copy of each ledger: the latest this process wrote or its
 // watch sent; holds answers from it once the watch synced).
-
-// watchScheme is a scheme with the operator's kinds and ConfigMaps.
-func watchScheme(t *testing.T) *runtime.Scheme {
-	t.Helper()
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{videov1alpha1.AddToScheme, corev1.AddToScheme} {
-		if err := add(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return s
-}
 
 // deletedBudgetThisMonth is budget b1 of team-a, deleted: its last status, of the current month.
 func deletedBudgetThisMonth(now time.Time) *videov1alpha1.VideoBudget {
@@ -76,7 +63,7 @@ func ledgerCM(t *testing.T, c client.Client) *corev1.ConfigMap {
 // has synced, holds answers from the copy; the watch drops a ledger whose version is below 2
 // (Ledgers.watcher: "gone"), so the copy is empty and the namespace pays without limits.
 func TestBreakWatchAnOlderManagersLedgerOfADeletedBudgetHoldsItsLimitsOnceTheWatchSynced(t *testing.T) {
-	server := withUIDs(fake.NewClientBuilder().WithScheme(watchScheme(t)).Build())
+	server := withUIDs(fake.NewClientBuilder().WithScheme(recordsScheme(t)).Build())
 	now := time.Now()
 	writeOlderLedger(t, server, deletedBudgetThisMonth(now))
 	cm := ledgerCM(t, server)
@@ -112,7 +99,7 @@ func TestBreakWatchAnOlderManagersLedgerOfADeletedBudgetHoldsItsLimitsOnceTheWat
 // namespace waits for the rest of the month (or a restart), the ledger gone.
 func TestBreakWatchALedgerDeletedRightAfterThisProcesssWriteStaysHeldUntilThePeriodEnds(t *testing.T) {
 	now := time.Now()
-	server := withUIDs(fake.NewClientBuilder().WithScheme(watchScheme(t)).Build())
+	server := withUIDs(fake.NewClientBuilder().WithScheme(recordsScheme(t)).Build())
 	ledgers := NewLedgers("ops")
 	if err := ledgers.write(t.Context(), server, deletedBudgetThisMonth(now)); err != nil {
 		t.Fatal(err)
@@ -233,6 +220,40 @@ func TestBreakWatchALateEventOfTheDeletedLedgerTakesTheCopyBackAndAGrantPaysPast
 			}
 			if !d.Wait || counted.got[GrantUsed] != 0 {
 				t.Errorf("r1 paid (grants %v, %+v) under maxRenderSeconds 300 while the ledger holds 764 s used", counted.got, d)
+			}
+		})
+	}
+}
+
+// Writes this process did not expect on its ledger's ConfigMap (the same uid): a ledger edited by
+// hand into nonsense, or an older manager's written over it (a second manager by mistake, rolled
+// back). The guard's next write loses its lock, reads the ledger and rebuilds the state
+// (migrate); its copy must be that write. On 2c1b0b5 the nonsense one marked the ConfigMap
+// deleted (the copy was gone for good), and the older one's write count (0) made the rebuilt
+// ledger's writes look fewer than the copy's, so the copy stayed the stale one and the next write
+// "caught up" to it, over the ledger.
+func TestTheLedgerCopyFollowsThisProcesssWriteOverANonsenseOrAnOlderManagersLedger(t *testing.T) {
+	for _, older := range []bool{false, true} {
+		t.Run(map[bool]string{false: "nonsense", true: "an older manager's"}[older], func(t *testing.T) {
+			h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxRenders: ptr.To[int64](10)}, batchRender(0), batchRender(1), batchRender(2))
+			close(h.hold)
+			payRender(t, h, 0)
+			payRender(t, h, 1)
+			if cm := storedLedger(t, h); older {
+				writeOlderLedger(t, h.server, h.budget(t))
+			} else if cm.Data[ledgerKey] = "not a ledger"; h.server.Update(t.Context(), cm) != nil {
+				t.Fatal("writing the nonsense")
+			}
+			h.g.ledgers.watcher().OnUpdate(nil, storedLedger(t, h))
+			payRender(t, h, 2)
+			payRender(t, h, 3)
+			got, want := h.g.ledgers.copyOf("team-a"), storedLedger(t, h)
+			if got == nil || got.rv != want.ResourceVersion {
+				t.Fatalf("the guard's copy of the ledger is %+v, not its last write (resourceVersion %s)", got, want.ResourceVersion)
+			}
+			l, _, err := readLedgerAt(t.Context(), h.server, h.g.ledgers.at("team-a"))
+			if err != nil || l == nil || l.Used.Renders != 4 || len(l.Reservations) != 4 {
+				t.Errorf("four renders paid and running; the ledger holds %+v (%v)", l, err)
 			}
 		})
 	}

@@ -83,7 +83,7 @@ func writeOlderLedger(t *testing.T, c client.Client, b *videov1alpha1.VideoBudge
 
 // setState writes b's status where the namespace's state is: its ledger once one is written (the
 // status then shows it too), else the budget's status (an older manager's state, or a budget no
-// write has looked at: the first write migrates it). The guard forgets its copy of the ledger.
+// write has looked at: the first write migrates it). The guard's copy of the ledger is that write.
 func (h *batchHarness) setState(t *testing.T, b *videov1alpha1.VideoBudget) error {
 	t.Helper()
 	if err := h.server.Status().Update(t.Context(), b); err != nil {

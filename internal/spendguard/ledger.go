@@ -166,10 +166,9 @@ func (s *Ledgers) wakeUp(tenant string, after time.Duration) {
 	}
 }
 
-// Watch keeps the ledgers as the API server sends them (from inf, an informer of the ConfigMaps
-// labelled LabelLedgerNamespace in Namespace): with this process's own writes, the latest copy a
-// grant decides on with no read (Guard.noRoomNow), another manager's write whose view write
-// failed too; once it has synced, a namespace without a budget costs no read either (holds).
+// Watch keeps the ledgers the API server sends (inf: an informer of the ConfigMaps labelled
+// LabelLedgerNamespace in Namespace) with this process's writes: the copy a grant checks with no
+// read (noRoomNow; another manager's writes too); once it has synced, holds needs no read either.
 func (s *Ledgers) Watch(inf cache.Informer) error {
 	reg, err := inf.AddEventHandler(s.watcher())
 	if err == nil {
@@ -189,9 +188,10 @@ func (s *Ledgers) watcher() toolscache.ResourceEventHandler {
 		if !ok || cm.Namespace != s.Namespace || !strings.HasPrefix(cm.Name, videov1alpha1.LedgerConfigMapPrefix) {
 			return
 		}
-		var l ledger
-		// One that cannot be read is no copy: the ordinary way ignores it, and says so (load).
-		gone = gone || json.Unmarshal([]byte(cm.Data[ledgerKey]), &l) != nil
+		var l ledger // one that cannot be read is an empty copy (load ignores it, and says so)
+		if json.Unmarshal([]byte(cm.Data[ledgerKey]), &l) != nil {
+			l = ledger{}
+		}
 		s.send(strings.TrimPrefix(cm.Name, videov1alpha1.LedgerConfigMapPrefix), &stored{l: l, rv: cm.ResourceVersion, uid: cm.UID}, true, gone)
 	}
 	return toolscache.ResourceEventHandlerFuncs{
@@ -202,9 +202,9 @@ func (s *Ledgers) watcher() toolscache.ResourceEventHandler {
 }
 
 // send keeps c, a copy of tenant's ledger this process wrote or its watch sent (watched), unless its
-// ConfigMap was deleted (gone: the watch says so) or it is older: of one ConfigMap, one with fewer
-// writes (a restore: load brings it up) or as many and an older version; of another (the ledger
-// created again), one the watch sent before it sent this process's (deleted before its create).
+// ConfigMap was deleted (gone: the watch says so) or it is older: of one ConfigMap, an older version,
+// or one sent with fewer writes (a restore: load brings it up); of another (the ledger created
+// again), one the watch sent before it sent this process's (deleted before its create).
 func (s *Ledgers) send(tenant string, c *stored, watched, gone bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -217,7 +217,8 @@ func (s *Ledgers) send(tenant string, c *stored, watched, gone bool) {
 			delete(s.sent, tenant)
 		}
 	case s.uids[c.uid], other && watched && !streamed:
-	case cur == nil || other || c.l.Seq > cur.l.Seq || c.l.Seq == cur.l.Seq && newerCopy(c.rv, cur.rv):
+	case cur == nil || other || !watched && newerCopy(c.rv, cur.rv) ||
+		watched && (c.l.Seq > cur.l.Seq || c.l.Seq == cur.l.Seq && newerCopy(c.rv, cur.rv)):
 		s.sent[tenant] = c
 		fallthrough
 	default:
