@@ -71,10 +71,7 @@ type Guard struct {
 // New returns the spend guard: c writes and reads the cache, reader the API server; ledgers are
 // shared with the VideoBudget reconciler. A write without its turn within writeTimeout is ErrBusy.
 func New(c client.Client, reader client.Reader, clk clock.Clock, writeTimeout time.Duration, ledgers *Ledgers) *Guard {
-	if ledgers == nil {
-		ledgers = NewLedgers("")
-	}
-	return &Guard{client: c, reader: reader, clock: clk, timers: clock.RealClock{}, writers: budgetWriters{timeout: writeTimeout}, ledgers: ledgers,
+	return &Guard{client: c, reader: reader, clock: clk, timers: clock.RealClock{}, writers: budgetWriters{timeout: writeTimeout}, ledgers: cmp.Or(ledgers, NewLedgers("")),
 		started: clk.Now(), observer: noMetrics{}, grants: grants{byUID: map[types.UID]*grant{}}}
 }
 

@@ -172,9 +172,7 @@ func (s *Ledgers) wakeUp(tenant string, after time.Duration) {
 func (s *Ledgers) Watch(inf cache.Informer) error {
 	reg, err := inf.AddEventHandler(s.watcher())
 	if err == nil {
-		s.mu.Lock()
-		s.synced = reg.HasSynced
-		s.mu.Unlock()
+		s.synced = reg.HasSynced // set up before the manager starts: nothing reads it yet
 	}
 	return err
 }
@@ -185,7 +183,8 @@ func (s *Ledgers) watcher() toolscache.ResourceEventHandler {
 			obj = d.Obj
 		}
 		cm, ok := obj.(*corev1.ConfigMap)
-		if !ok || cm.Namespace != s.Namespace || !strings.HasPrefix(cm.Name, videov1alpha1.LedgerConfigMapPrefix) {
+		if !ok || cm.Namespace != s.Namespace || !strings.HasPrefix(cm.Name, videov1alpha1.LedgerConfigMapPrefix) ||
+			gone && cm.Labels[videov1alpha1.LabelLedgerNamespace] == "" { // its label removed: out of the watch, not deleted
 			return
 		}
 		var l ledger // one that cannot be read is an empty copy (load ignores it, and says so)
@@ -287,12 +286,12 @@ func (s *Ledgers) store(ctx context.Context, c client.Client, tenant string, l l
 		return fmt.Errorf("encoding the budget ledger: %w", err)
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name(tenant)}}
+	labels := map[string]string{"app.kubernetes.io/managed-by": "video-operator", videov1alpha1.LabelLedgerNamespace: tenant}
 	if rv == "" {
-		cm.Labels = map[string]string{"app.kubernetes.io/managed-by": "video-operator", videov1alpha1.LabelLedgerNamespace: tenant}
-		cm.Data = map[string]string{ledgerKey: string(raw)}
+		cm.Labels, cm.Data = labels, map[string]string{ledgerKey: string(raw)}
 		err = c.Create(ctx, cm)
-	} else {
-		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": rv}, "data": map[string]string{ledgerKey: string(raw)}})
+	} else { // the labels again: one removed by hand takes the ledger out of the watch (Watch)
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": rv, "labels": labels}, "data": map[string]string{ledgerKey: string(raw)}})
 		err = c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch))
 	}
 	var status apierrors.APIStatus
@@ -353,8 +352,9 @@ func (s *Ledgers) load(ctx context.Context, c client.Client, r client.Reader, te
 	case where.rv == "" && live == nil:
 		return nil, nil, nil
 	case where.rv == "" || l == nil || l.Version < ledgerVersion:
-		if l != nil {
-			from.l = *l
+		from.l = *cmp.Or(l, &ledger{})
+		if known != nil && known.uid == where.uid { // rebuilt: its writes count on, or it looks like a restore (send)
+			from.l.Seq = max(from.l.Seq, known.l.Seq)
 		}
 		b, err = migrate(ctx, c, r, s, tenant, live, l, now, started)
 		return b, from, err
@@ -387,9 +387,10 @@ func (s *Ledgers) load(ctx context.Context, c client.Client, r client.Reader, te
 func (s *Ledgers) holds(ctx context.Context, r client.Reader, tenant string, now time.Time) (bool, time.Time, error) {
 	s.mu.Lock()
 	c, synced := cmp.Or(s.sent[tenant], &stored{}), s.synced != nil && s.synced()
+	_, streamed := s.uids[c.uid] // or this process's write, of a ConfigMap deleted while the watch was down
 	s.mu.Unlock()
 	l := &c.l
-	if !synced {
+	if !synced || c.uid != "" && !streamed {
 		var err error
 		if l, _, err = readLedgerAt(ctx, r, s.at(tenant)); err != nil {
 			return false, time.Time{}, err

@@ -864,6 +864,7 @@ func (w *simWorld) syncLedgers() {
 		case apierrors.IsNotFound(err):
 			if cur := g.ledgers.copyOf(simNS); cur != nil {
 				cm.Namespace, cm.Name, cm.UID = g.ledgers.Namespace, g.ledgers.Name(simNS), cur.uid
+				cm.Labels = map[string]string{videov1alpha1.LabelLedgerNamespace: simNS} // deleted, not unlabelled
 				g.ledgers.watcher().OnDelete(&cm)
 			}
 		case err == nil:
