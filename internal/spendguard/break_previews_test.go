@@ -255,7 +255,7 @@ func TestBreakPreviewsUninstallWithAPreviewRunningThenReinstallChargesItsCredits
 // running. The job ends at the service with 9 credits; a day passes (past the job deadline).
 // Want: the credits charged and the maxAICredits slot freed, as for a preview gone.
 func TestBreakPreviewsTerminatingPreviewDoesNotHoldTheAICreditsSlotForever(t *testing.T) {
-	h, sb := previewHarness(t)
+	h, sb := previewHarnessAt(t, time.Date(2026, 11, 10, 10, 0, 0, 0, time.UTC))
 	h.foldNow(t)
 	var cur videov1alpha1.VideoStoryboard
 	if err := h.server.Get(t.Context(), client.ObjectKeyFromObject(sb), &cur); err != nil {

@@ -18,9 +18,11 @@ package spendguard
 
 import (
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,8 +40,16 @@ import (
 // and recorded job "preview-job".
 func previewHarness(t *testing.T) (*batchHarness, *videov1alpha1.VideoStoryboard) {
 	t.Helper()
+	return previewHarnessAt(t, time.Now())
+}
+
+// previewHarnessAt is previewHarness with the guard's clock at now: a spec that lets a day pass
+// starts mid-month, so that it does not cross the month's end on the day it runs.
+func previewHarnessAt(t *testing.T, now time.Time) (*batchHarness, *videov1alpha1.VideoStoryboard) {
+	t.Helper()
 	sb := &videov1alpha1.VideoStoryboard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "p", UID: "sb-1"}}
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("100"))}, sb)
+	h.g.clock = clocktesting.NewFakeClock(now)
 	close(h.hold)
 	if d, err := h.g.reserve(t.Context(), kindStoryboard, sb, "a", "", bound.Estimate{Credits: true}, nil); err != nil || d.Wait {
 		t.Fatalf("reserving the preview: %+v %v", d, err)
