@@ -144,6 +144,7 @@ func TestBreakFixAVeoJobReservedBeforeTheUpgradeCountsItsUnreportedCreditsOnceIt
 // credit of the period.
 func TestBreakFixAnAvatarRenderGoneMidSubmissionIsCountedAsUnreportedCredits(t *testing.T) {
 	h := newBatchHarness(t, videov1alpha1.VideoBudgetSpec{MaxAICredits: ptr.To(resource.MustParse("100"))})
+	h.g.clock = clocktesting.NewFakeClock(time.Date(2026, 11, 10, 10, 0, 0, 0, time.UTC)) // a day later is the same month
 	close(h.hold)
 	est := bound.For(avatarVideo())
 	if !est.Unreported {
@@ -155,7 +156,7 @@ func TestBreakFixAnAvatarRenderGoneMidSubmissionIsCountedAsUnreportedCredits(t *
 	}
 	// The render is deleted while its paid call is in flight (outcome unknown); the controller
 	// looks once the reservation is past the grace.
-	clk := clocktesting.NewFakeClock(time.Now().Add(2 * time.Minute))
+	clk := clocktesting.NewFakeClock(h.g.clock.Now().Add(2 * time.Minute))
 	_, reconcile := goneJobsController(t, h, clk, &fakeJobs{ends: map[string]*JobEnd{}}, 24*time.Hour)
 	reconcile()
 	// A render that runs alone under maxAICredits may still run: its room is held until the job
